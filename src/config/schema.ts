@@ -1,0 +1,70 @@
+/**
+ * The one configuration schema. Every setting has a dotted key (as in `config.json`, nested), an
+ * `ENGRAM_*` environment variable, a type, a default and a description; the docs table and
+ * `engram config` are generated from this list.
+ */
+export type SettingType =
+  | { kind: 'string' }
+  | { kind: 'secret' }
+  | { kind: 'path' }
+  | { kind: 'integer'; min?: number; max?: number }
+  | { kind: 'number'; min?: number; max?: number }
+  | { kind: 'boolean' }
+  | { kind: 'enum'; values: readonly string[] }
+
+export interface SettingSpec {
+  key: string
+  env: string
+  type: SettingType
+  /** `undefined` means "not set" (the feature is off or resolved at run time). */
+  default: string | number | boolean | undefined
+  description: string
+}
+
+const s = (
+  key: string,
+  env: string,
+  type: SettingType,
+  defaultValue: SettingSpec['default'],
+  description: string,
+): SettingSpec => ({ key, env, type, default: defaultValue, description })
+
+export const LLM_PROVIDERS = ['none', 'openai', 'anthropic', 'openai-compatible'] as const
+export type LlmProviderName = (typeof LLM_PROVIDERS)[number]
+export const EMBED_PROVIDERS = ['offline', 'openai-compatible', 'onnx', 'none'] as const
+export type EmbedProviderName = (typeof EMBED_PROVIDERS)[number]
+export const MEMORY_MODES = ['autopilot', 'copilot', 'off'] as const
+export type MemoryMode = (typeof MEMORY_MODES)[number]
+
+export const SETTINGS: readonly SettingSpec[] = [
+  s('home', 'ENGRAM_HOME', { kind: 'path' }, undefined, 'The engram home folder (default ~/.engram).'),
+  s('agent', 'ENGRAM_AGENT', { kind: 'string' }, 'default', 'Which agent (mind) in the home to open.'),
+  s('project', 'ENGRAM_PROJECT', { kind: 'path' }, undefined, 'Project folder whose .engram/ holds project-scope memory.'),
+  s('memory.mode', 'ENGRAM_MEMORY_MODE', { kind: 'enum', values: MEMORY_MODES }, 'autopilot',
+    'Encoding gate: autopilot saves everything, copilot asks before saving what is not high-confidence, off saves nothing.'),
+  s('llm.provider', 'ENGRAM_LLM_PROVIDER', { kind: 'enum', values: LLM_PROVIDERS }, 'none',
+    'LLM used for summaries, consolidation and extraction; none = deterministic offline paths.'),
+  s('llm.baseUrl', 'ENGRAM_LLM_BASE_URL', { kind: 'string' }, undefined, 'Base URL of the LLM API (required for openai-compatible, e.g. http://localhost:11434/v1).'),
+  s('llm.apiKey', 'ENGRAM_LLM_API_KEY', { kind: 'secret' }, undefined, 'API key for the LLM provider.'),
+  s('llm.model', 'ENGRAM_LLM_MODEL', { kind: 'string' }, undefined, 'Model for the planning tier (consolidation, compaction).'),
+  s('llm.fastModel', 'ENGRAM_LLM_FAST_MODEL', { kind: 'string' }, undefined, 'Model for the fast tier (summaries, extraction); defaults to llm.model.'),
+  s('llm.timeoutMs', 'ENGRAM_LLM_TIMEOUT_MS', { kind: 'integer', min: 1 }, 60_000, 'Timeout of one LLM call, in milliseconds.'),
+  s('llm.maxRetries', 'ENGRAM_LLM_MAX_RETRIES', { kind: 'integer', min: 0, max: 10 }, 2, 'Retries of a failed LLM call (5xx, network).'),
+  s('embed.provider', 'ENGRAM_EMBED_PROVIDER', { kind: 'enum', values: EMBED_PROVIDERS }, 'offline',
+    'Embedder for dense recall: offline needs nothing, openai-compatible calls /v1/embeddings, onnx loads a local model folder, none disables vectors.'),
+  s('embed.baseUrl', 'ENGRAM_EMBED_BASE_URL', { kind: 'string' }, undefined, 'Base URL of an OpenAI-compatible embeddings API.'),
+  s('embed.apiKey', 'ENGRAM_EMBED_API_KEY', { kind: 'secret' }, undefined, 'API key for the embeddings API.'),
+  s('embed.model', 'ENGRAM_EMBED_MODEL', { kind: 'string' }, undefined, 'Embedding model name.'),
+  s('embed.dimensions', 'ENGRAM_EMBED_DIMENSIONS', { kind: 'integer', min: 8, max: 8192 }, undefined, 'Vector dimensions (asked of the API when it supports it).'),
+  s('embed.path', 'ENGRAM_EMBED_PATH', { kind: 'path' }, undefined, 'Folder of a local ONNX embedding model (model.onnx + tokenizer.json), for embed.provider=onnx.'),
+  s('embed.timeoutMs', 'ENGRAM_EMBED_TIMEOUT_MS', { kind: 'integer', min: 1 }, 30_000, 'Timeout of one embedding call, in milliseconds.'),
+  s('context.provider', 'ENGRAM_CONTEXT_PROVIDER', { kind: 'enum', values: ['lcm', 'simple'] }, 'lcm',
+    'Working-memory provider: lcm (summary DAG, lossless) or simple (sliding window). Both keep every message.'),
+  s('context.budget', 'ENGRAM_CONTEXT_BUDGET', { kind: 'integer', min: 256 }, 16_000, 'Token budget of the assembled conversation.'),
+  s('context.freshTail', 'ENGRAM_CONTEXT_FRESH_TAIL', { kind: 'integer', min: 1 }, 20, 'Newest messages always kept verbatim.'),
+  s('context.threshold', 'ENGRAM_CONTEXT_THRESHOLD', { kind: 'number', min: 0.1, max: 1 }, 0.75, 'Fraction of the budget that triggers compaction.'),
+  s('context.leafChunk', 'ENGRAM_CONTEXT_LEAF_CHUNK', { kind: 'integer', min: 2 }, 10, 'Minimum messages folded into one leaf summary.'),
+  s('log.level', 'ENGRAM_LOG_LEVEL', { kind: 'enum', values: ['silent', 'error', 'warn', 'info', 'debug'] }, 'warn', 'Log level (logs go to stderr).'),
+]
+
+export const SETTINGS_BY_KEY: ReadonlyMap<string, SettingSpec> = new Map(SETTINGS.map((spec) => [spec.key, spec]))

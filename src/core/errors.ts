@@ -1,0 +1,81 @@
+/**
+ * One error type for everything engram raises on purpose.
+ *
+ * Like the AI SDK's errors: a stable string `code` callers can switch on, a `category` that says
+ * whose move it is (`user`: fix your input or config; `system`: the machine or a file; `provider`:
+ * the LLM or embedding service), the `cause`, structured `details`, and a `fix` sentence.
+ * `EngramError.is()` works across copies of the package (a `Symbol.for` marker, not `instanceof`).
+ */
+const marker = Symbol.for('engram.error')
+
+export type ErrorCategory = 'user' | 'system' | 'provider'
+
+export interface EngramErrorOptions {
+  code: string
+  message: string
+  category: ErrorCategory
+  /** What the reader should do about it; name the option and the environment variable. */
+  fix?: string
+  details?: Record<string, unknown>
+  cause?: unknown
+}
+
+export class EngramError extends Error {
+  readonly [marker] = true
+  readonly code: string
+  readonly category: ErrorCategory
+  readonly fix: string | undefined
+  readonly details: Record<string, unknown>
+
+  constructor(options: EngramErrorOptions) {
+    super(options.fix ? `${options.message}\nFix: ${options.fix}` : options.message, {
+      cause: options.cause,
+    })
+    this.name = 'EngramError'
+    this.code = options.code
+    this.category = options.category
+    this.fix = options.fix
+    this.details = options.details ?? {}
+  }
+
+  static is(value: unknown): value is EngramError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      code: this.code,
+      category: this.category,
+      message: this.message,
+      fix: this.fix,
+      details: this.details,
+    }
+  }
+}
+
+/** Stable error codes. Adding one is a decision: callers and the CLI's exit codes depend on them. */
+export const ErrorCode = {
+  configInvalid: 'config_invalid',
+  homeInvalid: 'home_invalid',
+  notFound: 'not_found',
+  invalidArgument: 'invalid_argument',
+  pathOutsideMemory: 'path_outside_memory',
+  lockBusy: 'lock_busy',
+  storageCorrupt: 'storage_corrupt',
+  storageUnavailable: 'storage_unavailable',
+  unsupported: 'unsupported',
+  llmNotConfigured: 'llm_not_configured',
+  llmCallFailed: 'llm_call_failed',
+  llmTimeout: 'llm_timeout',
+  llmInvalidOutput: 'llm_invalid_output',
+  embedFailed: 'embed_failed',
+} as const
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode]
+
+/** A readable one-line description of any thrown value, for logs and tool results. */
+export function describeError(error: unknown): string {
+  if (EngramError.is(error)) return error.message
+  if (error instanceof Error) return `${error.name}: ${error.message}`
+  return String(error)
+}

@@ -1,0 +1,337 @@
+/**
+ * The storage seams. Each is a small interface: a required core plus capabilities the engine
+ * checks once. Memory systems depend on these interfaces only, never on a concrete backend; one
+ * contract suite per seam runs against every implementation (embedded files + SQLite always,
+ * PostgreSQL when a server is given).
+ *
+ * All methods are async so that a networked backend fits the same seam; the embedded ones are
+ * synchronous underneath.
+ */
+import type { ActivityEvent, ActivityType } from '../core/activity.ts'
+import type { EngramEntry, EngramScope, RuleKind } from '../core/engram.ts'
+import type { DocKind, Frontmatter, MemoryDoc } from '../core/memory-doc.ts'
+import type { ContextItem, MessageInput, StoredMessage, Summary, SummaryKind, SummaryMethod } from '../core/message.ts'
+
+/** A line a parser could not read. It is kept in the file as it is, and reported. */
+export interface ParseProblem {
+  /** Path relative to the engram home (or absolute for files outside it). */
+  file: string
+  line: number
+  text: string
+  reason: string
+}
+
+export type EncodeOutcome = { kind: 'added'; entry: EngramEntry } | { kind: 'duplicate'; existing: EngramEntry }
+
+export const ENGRAM_FILES = ['profile', 'rules', 'lessons'] as const
+export type EngramFile = (typeof ENGRAM_FILES)[number]
+
+/**
+ * Declarative memory of one scope (Anton's Hippocampus): `profile.md`, `rules.md`,
+ * `lessons.md`, `topics/<slug>.md`. It stores and reads; it does not decide what to remember.
+ */
+export interface EngramStore {
+  readonly scope: EngramScope
+  /** Where the scope lives, for messages (a folder for files, a label for rows). */
+  readonly location: string
+  recallIdentity(): Promise<EngramEntry[]>
+  recallRules(): Promise<Record<RuleKind, EngramEntry[]>>
+  /** Lessons, most recent first, as many as fit in `tokenBudget` (all when omitted). */
+  recallLessons(tokenBudget?: number): Promise<EngramEntry[]>
+  /** The topic file's markdown, or null. */
+  recallTopic(slug: string): Promise<string | null>
+  listTopics(): Promise<string[]>
+  /** "when" rules and lessons tagged for `tool` (all tools when omitted): tool wisdom. */
+  recallToolWisdom(tool?: string): Promise<EngramEntry[]>
+  /** Insert a rule under its `## Always/Never/When` section; deduplicated; under a lock. */
+  encodeRule(entry: EngramEntry): Promise<EncodeOutcome>
+  /** Append a lesson (and cross-file it into `topics/<topic>.md`); deduplicated; under a lock. */
+  encodeLesson(entry: EngramEntry): Promise<EncodeOutcome>
+  /** Replace the identity snapshot (profile.md) atomically. */
+  rewriteIdentity(entries: EngramEntry[]): Promise<void>
+  /** Replace a whole file's entries atomically (compaction). Unreadable lines are kept. */
+  rewriteAll(file: EngramFile, entries: EngramEntry[]): Promise<void>
+  /** Every entry of a file, plus the lines that could not be parsed. */
+  read(file: EngramFile): Promise<{ entries: EngramEntry[]; problems: ParseProblem[] }>
+}
+
+export interface DocRef {
+  kind: DocKind
+  slug: string
+  path: string
+  hash: string
+  /** Last modification, ISO-8601. */
+  modifiedAt: string
+}
+
+export type ArchiveReason = 'versions' | 'merged' | 'forgotten' | 'procedure_versions'
+
+export interface DocWriteOptions {
+  /** Why the document changed; recorded with the archived version. */
+  reason?: string
+}
+
+/**
+ * Documents with frontmatter (AnimaWorks' archive): knowledge, procedures, episodes, user
+ * profiles, state and prompt layers. Every rewrite first saves the old version under `archive/`.
+ */
+export interface DocumentStore {
+  list(kind: DocKind): Promise<DocRef[]>
+  read(kind: DocKind, slug: string): Promise<MemoryDoc | null>
+  /** Create or replace; an existing file is versioned into `archive/versions/` first. */
+  write(kind: DocKind, slug: string, frontmatter: Frontmatter, body: string, options?: DocWriteOptions): Promise<MemoryDoc>
+  /** Append text to the body (episodes, logs); creates the file when missing. No versioning. */
+  append(kind: DocKind, slug: string, text: string, frontmatter?: Frontmatter): Promise<MemoryDoc>
+  /** Move a document out of the live set into `archive/<reason>/`; returns the archive path. */
+  archive(kind: DocKind, slug: string, reason: Exclude<ArchiveReason, 'versions'>): Promise<string>
+  /** Bring an archived document back; returns it. */
+  restore(kind: DocKind, slug: string, reason: Exclude<ArchiveReason, 'versions'>): Promise<MemoryDoc>
+  /** Archived copies of a document, newest first. */
+  versions(kind: DocKind, slug: string): Promise<Array<{ path: string; archivedAt: string }>>
+  /** Files whose frontmatter could not be parsed (kept as they are, body read as plain text). */
+  problems(): Promise<ParseProblem[]>
+}
+
+export interface Conversation {
+  id: number
+  sessionId: string
+  agent: string
+  user: string | undefined
+  createdAt: string
+}
+
+export interface NewSummary {
+  kind: SummaryKind
+  depth: number
+  content: string
+  tokenCount: number
+  sourceTokenCount: number
+  earliestAt: string
+  latestAt: string
+  method: SummaryMethod
+  /** For a leaf: the messages it folds. */
+  messageIds?: number[]
+  /** For a condensed summary: the summaries it folds. */
+  parentIds?: string[]
+}
+
+export interface SessionInfo {
+  sessionId: string
+  info: Record<string, unknown>
+  updatedAt: string
+}
+
+/**
+ * The lossless context store (anna's `ctx_*` tables): conversations, messages (never deleted),
+ * summaries and their DAG edges, the ordered context items, per-user-per-agent notes, session
+ * info and review marks.
+ */
+export interface ContextStore {
+  /** Find or create the conversation of a session. */
+  conversation(sessionId: string, owner: { agent: string; user?: string }): Promise<Conversation>
+  findConversation(sessionId: string, agent: string): Promise<Conversation | null>
+  listConversations(agent?: string): Promise<Conversation[]>
+  /** Append messages in order and add one context item each; atomic. */
+  appendMessages(conversationId: number, messages: Array<MessageInput & { at: string; tokenCount: number }>): Promise<StoredMessage[]>
+  messages(conversationId: number, range?: { fromSeq?: number; toSeq?: number; limit?: number }): Promise<StoredMessage[]>
+  messagesById(ids: number[]): Promise<StoredMessage[]>
+  messageCount(conversationId: number): Promise<number>
+  /** The current context window, in order. */
+  items(conversationId: number): Promise<ContextItem[]>
+  /**
+   * Record a summary and make it replace the context items at `positions` (contiguous), in one
+   * transaction: either the DAG and the items change together or nothing changes.
+   */
+  replaceWithSummary(conversationId: number, positions: number[], summary: NewSummary): Promise<Summary>
+  summary(id: string): Promise<Summary | null>
+  summariesById(ids: string[]): Promise<Summary[]>
+  /** Edges of the DAG: the messages a leaf folds, the summaries a condensed summary folds. */
+  summaryChildren(id: string): Promise<{ messageIds: number[]; summaryIds: string[] }>
+  /** The summaries that fold this summary or message (upwards edges). */
+  summaryParents(target: { summaryId: string } | { messageId: number }): Promise<string[]>
+  getNotes(user: string, agent: string): Promise<string | null>
+  setNotes(user: string, agent: string, content: string): Promise<void>
+  saveSessionInfo(sessionId: string, agent: string, info: Record<string, unknown>): Promise<void>
+  loadSessionInfo(sessionId: string, agent: string): Promise<SessionInfo | null>
+  listSessionInfo(agent: string): Promise<SessionInfo[]>
+  /** Review marks (self-improvement review): the highest reviewed seq per conversation. */
+  reviewedUpTo(conversationId: number): Promise<number>
+  markReviewed(conversationId: number, seq: number): Promise<void>
+}
+
+export const UNIT_KINDS = [
+  'message',
+  'summary',
+  'episode',
+  'activity',
+  'lesson',
+  'rule',
+  'profile',
+  'topic',
+  'knowledge',
+  'procedure',
+  'skill',
+  'user',
+] as const
+export type UnitKind = (typeof UNIT_KINDS)[number]
+
+/** One retrievable unit in the search index. */
+export interface IndexUnit {
+  /** Stable id, e.g. `msg:12`, `doc:knowledge/tea#2`, `rule:global:<hash>`. */
+  id: string
+  kind: UnitKind
+  text: string
+  /** Where it came from: a file path relative to the home, or `conv:<id>`. */
+  source: string
+  /** Ids of the messages or documents this unit stands for (for expansion and scoring). */
+  provenance: string[]
+  scope?: EngramScope
+  agent?: string
+  user?: string
+  /** ISO-8601 instant the memory is about (message time, document creation). */
+  createdAt: string
+  updatedAt?: string
+  /** sha256 of `text` plus anything else that, when changed, needs re-embedding. */
+  hash: string
+  vector?: Float32Array
+  /** Explicit links (`[[slug]]`) to other units' ids or sources. */
+  links?: string[]
+  meta?: Record<string, unknown>
+}
+
+export interface IndexFilter {
+  kinds?: UnitKind[]
+  scope?: EngramScope
+  agent?: string
+  user?: string
+  /** Only units created at or after this instant. */
+  since?: string
+  until?: string
+  sources?: string[]
+}
+
+export interface IndexQuery extends IndexFilter {
+  /** Full-text query (plain words; the index escapes it). */
+  text?: string
+  vector?: Float32Array
+  /** How many candidates each channel returns. */
+  limit: number
+}
+
+export interface IndexCandidate {
+  id: string
+  kind: UnitKind
+  /** Lexical score, higher is better (BM25 negated), when the unit matched the text. */
+  lexical?: number
+  /** Cosine similarity in [-1, 1], when a vector was given and the unit has one. */
+  dense?: number
+}
+
+export interface StoredUnit extends Omit<IndexUnit, 'vector'> {
+  accessCount: number
+  lastAccessAt: string | undefined
+}
+
+export interface IndexCapabilities {
+  fullText: boolean
+  /** How vectors are searched: a native extension, plain TypeScript, or not at all. */
+  vectors: 'sqlite-vec' | 'pgvector' | 'typescript' | false
+}
+
+/**
+ * One index over every retrievable unit. It returns raw candidates per channel (lexical, dense);
+ * fusion and spreading activation are done above it, in memory/retrieval.
+ */
+export interface SearchIndex {
+  readonly capabilities: IndexCapabilities
+  upsert(units: IndexUnit[]): Promise<void>
+  remove(ids: string[]): Promise<void>
+  /** Remove every unit of a source (a file that was deleted or rewritten). */
+  removeSource(source: string): Promise<number>
+  /** Ids and hashes of the units of a source, to skip unchanged ones on reindex. */
+  hashes(source: string): Promise<Map<string, string>>
+  sources(): Promise<string[]>
+  search(query: IndexQuery): Promise<IndexCandidate[]>
+  get(ids: string[]): Promise<StoredUnit[]>
+  recordAccess(ids: string[], at: string): Promise<void>
+  count(): Promise<Record<UnitKind, number>>
+}
+
+export interface ActivityQuery {
+  /** Inclusive ISO instants. */
+  since?: string
+  until?: string
+  types?: ActivityType[]
+  /** Newest first when set. */
+  limit?: number
+}
+
+export interface ActivityRecord extends ActivityEvent {
+  /** Where the event is stored: `activity/<date>.jsonl#L<line>`. */
+  ref: string
+}
+
+/** The unified activity log, one JSONL file per day. */
+export interface ActivityLog {
+  /** Append one event. Never throws into the caller: failures are reported by `onError`. */
+  append(event: ActivityEvent): Promise<void>
+  /** Events in chronological order (or newest first when `limit` is given). */
+  read(query?: ActivityQuery): Promise<ActivityRecord[]>
+  /** Days that have a log, `YYYY-MM-DD`, ascending. */
+  days(): Promise<string[]>
+  /** Lines that could not be parsed (a cut-off last line after a crash), kept and reported. */
+  problems(): Promise<ParseProblem[]>
+}
+
+export type LockOutcome<T> = { kind: 'done'; value: T } | { kind: 'busy'; holder?: string }
+
+/** Named exclusive locks, safe across processes sharing a home. */
+export interface Locks {
+  /**
+   * Run `fn` holding `name`. With `wait` (default) it retries until `timeoutMs` and then throws
+   * `lock_busy`; without, it returns `{ kind: 'busy' }` at once when someone else holds it.
+   */
+  withLock<T>(name: string, fn: () => Promise<T>, options?: { wait?: boolean; timeoutMs?: number }): Promise<LockOutcome<T>>
+}
+
+export type JobStatus = 'ok' | 'skipped' | 'failed'
+
+export interface JobRun {
+  id: number
+  job: string
+  agent: string
+  startedAt: string
+  finishedAt: string
+  status: JobStatus
+  details: Record<string, unknown>
+}
+
+/** Scheduled background work: which runs happened, so jobs are idempotent and catch up. */
+export interface Jobs {
+  record(run: Omit<JobRun, 'id'>): Promise<JobRun>
+  lastRun(job: string, agent: string, status?: JobStatus): Promise<JobRun | null>
+  runs(options?: { job?: string; agent?: string; limit?: number }): Promise<JobRun[]>
+}
+
+/** What a backend can do, checked once by the engine. */
+export interface BackendCapabilities {
+  fullText: boolean
+  vectors: IndexCapabilities['vectors']
+  transactions: boolean
+  /** Human-readable facts for `engram doctor` (SQLite version, extension versions). */
+  facts: Record<string, string>
+}
+
+/** A storage backend: every seam for one home (or database). */
+export interface Backend {
+  readonly name: 'embedded' | 'postgres'
+  readonly capabilities: BackendCapabilities
+  engrams(scope: EngramScope): EngramStore | undefined
+  readonly documents: DocumentStore
+  readonly context: ContextStore
+  readonly index: SearchIndex
+  readonly activity: ActivityLog
+  readonly locks: Locks
+  readonly jobs: Jobs
+  close(): Promise<void>
+}
