@@ -3,7 +3,16 @@
  * tokens of the o200k encoding (GPT-4o and later); other models' tokenizers differ by a few
  * percent, which the budgets' margins absorb.
  */
-import { countTokens as o200kCount } from 'gpt-tokenizer/encoding/o200k_base'
+import { createRequire } from 'node:module'
+
+// The o200k tables take ~80 ms to load; commands that never count tokens should not pay for them,
+// so the encoder is required synchronously on first use rather than imported at start-up.
+const require = createRequire(import.meta.url)
+let o200kCount: ((text: string) => number) | undefined
+function encoder(): (text: string) => number {
+  o200kCount ??= (require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: (text: string) => number }).countTokens
+  return o200kCount
+}
 
 // Short strings are the common case on the hot path (entries, messages); caching them avoids
 // re-encoding the same rule or lesson on every turn. Bounded so that it cannot grow without limit.
@@ -14,10 +23,10 @@ const CACHEABLE_LENGTH = 2_000
 /** Exact number of o200k tokens in `text`. */
 export function countTokens(text: string): number {
   if (text.length === 0) return 0
-  if (text.length > CACHEABLE_LENGTH) return o200kCount(text)
+  if (text.length > CACHEABLE_LENGTH) return encoder()(text)
   const hit = cache.get(text)
   if (hit !== undefined) return hit
-  const n = o200kCount(text)
+  const n = encoder()(text)
   if (cache.size >= CACHE_LIMIT) cache.clear()
   cache.set(text, n)
   return n

@@ -1,0 +1,63 @@
+/**
+ * Benchmark: time to open a home and print `engram status`, beside a bare `node -e ''` measured in
+ * the same run (the floor any CLI pays). Run: `npm run bench -- startup [--runs N]`.
+ *
+ * The home is seeded with a realistic small memory (rules, 300 lessons, 30 knowledge files, 2,000
+ * messages) so that opening includes the hand-edit check over every file.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createMind } from '../../src/mind.ts'
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '15' } } })
+const runs = Number(values.runs)
+const root = resolve(import.meta.dirname, '../..')
+const dir = mkdtempSync(join(tmpdir(), 'engram-bench-startup-'))
+const home = join(dir, 'home')
+const env = { HOME: join(dir, 'user-home'), PATH: process.env.PATH ?? '' }
+
+const mind = await createMind({ home, env })
+const store = mind.backend.engrams('global')!
+for (let i = 0; i < 20; i++) await store.encodeRule({ kind: i % 3 === 0 ? 'never' : 'always', text: `Rule number ${i} about tool ${i * 7}`, confidence: 'high', source: 'user', meta: {} })
+for (let i = 0; i < 300; i++) await store.encodeLesson({ kind: 'lesson', text: `Lesson ${i}: service ${i % 17} answers in ${i * 3} ms under load`, topic: `service-${i % 17}`, confidence: 'medium', source: 'llm', meta: {} })
+for (let i = 0; i < 30; i++) await mind.backend.documents.write('knowledge', `topic-${i}`, { confidence: 0.8 }, `# Topic ${i}\n\n${'Some durable fact about the system. '.repeat(40)}\n`)
+const conversation = await mind.backend.context.conversation('bench', { agent: mind.agent })
+const at = new Date().toISOString()
+for (let batch = 0; batch < 20; batch++) {
+  await mind.backend.context.appendMessages(conversation.id, Array.from({ length: 100 }, (_, i) => ({ role: i % 2 ? ('assistant' as const) : ('user' as const), content: `message ${batch * 100 + i}`, at, tokenCount: 3 })))
+}
+await mind.reindex()
+await mind.close()
+
+function time(args: string[]): number[] {
+  const samples: number[] = []
+  for (let i = 0; i < runs + 2; i++) {
+    const start = performance.now()
+    execFileSync(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    if (i >= 2) samples.push(performance.now() - start) // two warm-up runs fill the OS file cache
+  }
+  return samples.sort((a, b) => a - b)
+}
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number
+
+// The published package runs compiled JavaScript; from a clone, Node strips the types of the
+// sources on every start. Both are measured.
+const built = join(root, '.bench', 'dist')
+rmSync(built, { recursive: true, force: true })
+execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', built], { cwd: root, stdio: 'inherit' })
+
+const bare = time(['-e', ''])
+const status = time(['src/interfaces/cli/bin.ts', 'status', '--home', home, '--json'])
+const statusBuilt = time([join(built, 'interfaces/cli/bin.js'), 'status', '--home', home, '--json'])
+
+console.log(`engram status vs bare node (${runs} runs each, Node ${process.version}, ${process.platform}/${process.arch})`)
+console.log('| command | p50 ms | p95 ms |')
+console.log('|---|---|---|')
+console.log(`| node -e '' (baseline) | ${pct(bare, 0.5).toFixed(0)} | ${pct(bare, 0.95).toFixed(0)} |`)
+console.log(`| engram status, compiled (dist/, as installed from the registry) | ${pct(statusBuilt, 0.5).toFixed(0)} | ${pct(statusBuilt, 0.95).toFixed(0)} |`)
+console.log(`| engram status, from the TypeScript sources (a clone) | ${pct(status, 0.5).toFixed(0)} | ${pct(status, 0.95).toFixed(0)} |`)
+rmSync(dir, { recursive: true, force: true })
+rmSync(join(root, '.bench'), { recursive: true, force: true })

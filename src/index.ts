@@ -1,0 +1,38 @@
+/**
+ * engram's public API. Every name here is a decision: adding one makes it public interface.
+ * Test helpers live at `engram/test`.
+ */
+export { createMind, listAgents } from './mind.ts'
+export type { CreateMindOptions, Mind } from './mind.ts'
+export type { MindStatus, ScopeCounts } from './memory/status.ts'
+export type { ReindexReport } from './memory/retrieval/indexer.ts'
+
+export { resolveConfig } from './config/resolve.ts'
+export type { ConfigValues, ResolvedConfig, ResolveConfigOptions, ValueSource, ConfigProblem } from './config/resolve.ts'
+export { SETTINGS } from './config/schema.ts'
+export type { SettingSpec, MemoryMode, LlmProviderName, EmbedProviderName } from './config/schema.ts'
+
+export { EngramError, ErrorCode, describeError } from './core/errors.ts'
+export type { ErrorCategory, EngramErrorOptions, ErrorCodeValue } from './core/errors.ts'
+export { systemClock } from './core/clock.ts'
+export type { Clock } from './core/clock.ts'
+export { countTokens, truncateToTokens } from './core/tokens.ts'
+export { ENGRAM_KINDS, ENGRAM_SCOPES, CONFIDENCES, ENGRAM_SOURCES } from './core/engram.ts'
+export type { Engram, EngramEntry, EngramKind, EngramScope, Confidence, EngramSource } from './core/engram.ts'
+export type { MessageInput, MessageRole, StoredMessage, Summary, SummaryKind, SummaryMethod, ContextItem } from './core/message.ts'
+export type { MemoryDoc, DocKind, Frontmatter, KnowledgeFrontmatter, ProcedureFrontmatter } from './core/memory-doc.ts'
+export { ACTIVITY_TYPES, ACTIVITY_LABELS } from './core/activity.ts'
+export type { ActivityEvent, ActivityType } from './core/activity.ts'
+
+export type * from './storage/contracts.ts'
+export { openEmbeddedBackend } from './storage/embedded.ts'
+export type { EmbeddedBackendOptions } from './storage/embedded.ts'
+export { homeLayout } from './storage/home-layout.ts'
+export type { HomeLayout } from './storage/home-layout.ts'
+
+export type { Llm, LlmTier, LlmMessage, GenerateObjectOptions, GenerateTextOptions, Embedder, EmbedPurpose, ProbeResult } from './llm/contracts.ts'
+export { createLlm } from './llm/create-llm.ts'
+export { createEmbedder } from './llm/embedders/create-embedder.ts'
+
+export { runCli } from './interfaces/cli/run-cli.ts'
+export type { CliIo } from './interfaces/cli/io.ts'

@@ -1,0 +1,31 @@
+import type { ParseArgsConfig } from 'node:util'
+import type { CliIo } from './io.ts'
+
+export type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & { description: string; valueName?: string }
+
+export interface CommandContext {
+  io: CliIo
+  /** Positionals after the command words. */
+  args: string[]
+  /** Parsed options (global and the command's own). */
+  options: Record<string, string | boolean | string[] | undefined>
+  json: boolean
+  /** Settings from global flags, by dotted key, for `createMind`. */
+  settings: Record<string, unknown>
+}
+
+/** A result the shell prints: `data` as JSON, or `human` text on a terminal. */
+export interface CommandResult {
+  data: unknown
+  human: string
+  exitCode?: number
+}
+
+export interface Command {
+  /** Words that select it: `['status']`, `['context', 'append']`. */
+  path: string[]
+  summary: string
+  usage?: string
+  options?: Record<string, OptionSpec>
+  run(context: CommandContext): Promise<CommandResult>
+}

@@ -1,0 +1,34 @@
+import type { Command } from '../../command.ts'
+import { makeStyle } from '../../format.ts'
+import { displayValue, resolveConfig } from '../../../../config/resolve.ts'
+import { SETTINGS } from '../../../../config/schema.ts'
+
+export const configCommand: Command = {
+  path: ['config'],
+  summary: 'Show every setting, its value and where it came from (default, file, env, flag)',
+  options: {
+    docs: { type: 'boolean', description: 'print the settings reference as a markdown table' },
+  },
+  async run(context) {
+    if (context.options.docs) {
+      const rows = SETTINGS.map((s) => `| \`${s.key}\` | \`${s.env}\` | ${s.default === undefined ? '—' : `\`${String(s.default)}\``} | ${s.description} |`)
+      const markdown = ['| setting | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n')
+      return { data: { markdown }, human: markdown }
+    }
+    const config = resolveConfig({ env: context.io.env, flags: context.settings })
+    const settings = SETTINGS.map((spec) => ({
+      key: spec.key,
+      env: spec.env,
+      value: displayValue(config, spec.key),
+      source: config.sources[spec.key] ?? 'unset',
+      description: spec.description,
+    }))
+    const s = makeStyle(context.io.isTTY)
+    const width = Math.max(...settings.map((x) => x.key.length))
+    const human = [
+      s.bold(`engram configuration${config.file ? ` (file: ${config.file})` : ' (no config.json)'}`),
+      ...settings.map((x) => `  ${x.key.padEnd(width)}  ${x.value.padEnd(24)} ${s.dim(`${x.source}${x.source === 'unset' ? '' : ''}  ${x.env}`)}`),
+    ].join('\n')
+    return { data: { file: config.file, settings }, human }
+  },
+}

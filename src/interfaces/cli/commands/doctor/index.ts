@@ -1,0 +1,91 @@
+import { rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Command } from '../../command.ts'
+import { makeStyle } from '../../format.ts'
+import { ExitCode } from '../../io.ts'
+import { openMind } from '../../open-mind.ts'
+import { describeError, EngramError } from '../../../../core/errors.ts'
+import { probeEmbedder, probeLlm } from '../../../../llm/probe.ts'
+
+export interface DoctorCheck {
+  name: string
+  status: 'ok' | 'warn' | 'fail'
+  detail: string
+  fix?: string
+}
+
+export const doctorCommand: Command = {
+  path: ['doctor'],
+  summary: 'Check SQLite features, vector search, the LLM and the embedder, each with the fix when missing',
+  async run(context) {
+    const checks: DoctorCheck[] = []
+    const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
+    checks.push(
+      major > 22 || (major === 22 && minor >= 13)
+        ? { name: 'node', status: 'ok', detail: `Node ${process.version}` }
+        : { name: 'node', status: 'fail', detail: `Node ${process.version} is too old`, fix: 'install Node 22.13 or newer (npm test / npm run demo fetch Node 24 by themselves)' },
+    )
+
+    let mind: Awaited<ReturnType<typeof openMind>> | undefined
+    try {
+      mind = await openMind(context, { reindexOnOpen: false })
+      checks.push({ name: 'config', status: 'ok', detail: mind.config.file ? `read ${mind.config.file}` : 'defaults and environment (no config.json)' })
+    } catch (error) {
+      checks.push({
+        name: 'config',
+        status: 'fail',
+        detail: describeError(error),
+        fix: EngramError.is(error) ? (error.fix ?? 'see the problems above') : 'see the message above',
+      })
+    }
+
+    if (mind) {
+      try {
+        const probe = join(mind.home, `.doctor-${process.pid}`)
+        writeFileSync(probe, 'ok')
+        rmSync(probe)
+        checks.push({ name: 'home', status: 'ok', detail: `${mind.home} is writable` })
+      } catch (error) {
+        checks.push({ name: 'home', status: 'fail', detail: describeError(error), fix: 'give the user write access to the home, or pick another with --home / ENGRAM_HOME' })
+      }
+      const facts = mind.backend.capabilities.facts
+      checks.push({ name: 'sqlite', status: 'ok', detail: Object.entries(facts).map(([k, v]) => `${k}: ${v}`).join('; ') })
+      checks.push(
+        mind.backend.capabilities.fullText
+          ? { name: 'full-text search', status: 'ok', detail: 'FTS5 with BM25' }
+          : { name: 'full-text search', status: 'fail', detail: 'this SQLite has no FTS5', fix: 'use Node 22.13+ whose built-in SQLite includes FTS5' },
+      )
+      const vectors = mind.backend.capabilities.vectors
+      checks.push(
+        vectors === 'sqlite-vec' || vectors === 'pgvector'
+          ? { name: 'vector search', status: 'ok', detail: vectors }
+          : vectors === 'typescript'
+            ? { name: 'vector search', status: 'warn', detail: 'sqlite-vec not loadable; vectors searched in plain TypeScript (slower past ~100k units)', fix: 'reinstall engram so that the sqlite-vec package for this platform is present' }
+            : { name: 'vector search', status: 'warn', detail: 'off', fix: 'set ENGRAM_EMBED_PROVIDER to offline, openai-compatible or onnx' },
+      )
+      const llm = await probeLlm(mind.llm)
+      checks.push(
+        llm.ok
+          ? { name: 'llm', status: 'ok', detail: llm.detail }
+          : { name: 'llm', status: mind.llm.available ? 'fail' : 'warn', detail: llm.detail, fix: llm.fix },
+      )
+      const embed = await probeEmbedder(mind.embedder)
+      checks.push(
+        embed.ok
+          ? { name: 'embedder', status: 'ok', detail: embed.detail }
+          : { name: 'embedder', status: mind.embedder ? 'fail' : 'warn', detail: embed.detail, fix: embed.fix },
+      )
+      await mind.close()
+    }
+
+    const healthy = checks.every((c) => c.status !== 'fail')
+    const s = makeStyle(context.io.isTTY)
+    const mark = { ok: s.green('ok  '), warn: s.yellow('warn'), fail: s.red('FAIL') }
+    const human = [
+      ...checks.map((c) => `${mark[c.status]}  ${c.name.padEnd(17)} ${c.detail}${c.fix && c.status !== 'ok' ? `\n      ${' '.repeat(17)} fix: ${c.fix}` : ''}`),
+      '',
+      healthy ? 'engram is ready.' : 'engram cannot work until the failures above are fixed.',
+    ].join('\n')
+    return { data: { healthy, checks }, human, exitCode: healthy ? ExitCode.ok : ExitCode.unhealthy }
+  },
+}

@@ -1,0 +1,9 @@
+import type { Command } from '../command.ts'
+import { configCommand } from './config/index.ts'
+import { doctorCommand } from './doctor/index.ts'
+import { initCommand } from './init/index.ts'
+import { reindexCommand } from './reindex/index.ts'
+import { statusCommand } from './status/index.ts'
+
+/** Every command. Adding one here is a decision: it becomes public interface. */
+export const COMMANDS: readonly Command[] = [initCommand, statusCommand, configCommand, doctorCommand, reindexCommand]

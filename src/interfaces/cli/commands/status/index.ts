@@ -1,0 +1,63 @@
+import type { Command } from '../../command.ts'
+import { makeStyle, table } from '../../format.ts'
+import { withMind } from '../../open-mind.ts'
+import type { MindStatus } from '../../../../memory/status.ts'
+
+export const statusCommand: Command = {
+  path: ['status'],
+  summary: 'Count every kind of memory and show what this mind can do',
+  async run(context) {
+    return withMind(context, async (mind) => {
+      const status = await mind.status()
+      return { data: status, human: renderStatus(status, context.io.isTTY) }
+    })
+  },
+}
+
+export function renderStatus(status: MindStatus, colour: boolean): string {
+  const s = makeStyle(colour)
+  const scope = (name: string, counts: MindStatus['memory']['global'] | undefined): Array<[string, string]> =>
+    counts
+      ? [
+          [`${name} rules`, `${counts.rules.always} always, ${counts.rules.never} never, ${counts.rules.when} when`],
+          [`${name} lessons`, String(counts.lessons)],
+          [`${name} topics`, String(counts.topics)],
+        ]
+      : []
+  const m = status.memory
+  const caps = status.capabilities
+  const lines = [
+    s.bold(`engram — agent "${status.agent}" in ${status.home}`),
+    '',
+    s.bold('Memory'),
+    table([
+      ['profile facts', String(m.global.profile)],
+      ...scope('global', m.global),
+      ...scope('project', m.project),
+      ['knowledge', String(m.knowledge)],
+      ['procedures', String(m.procedures)],
+      ['skills', String(m.skills)],
+      ['episode days', String(m.episodes)],
+      ['user profiles', String(m.users)],
+      ['activity days', String(m.activityDays)],
+      ['conversations', `${status.context.conversations} (${status.context.messages} messages)`],
+      ['index units', String(status.index.units)],
+    ]),
+    '',
+    s.bold('Capabilities'),
+    table([
+      ['storage', `${caps.backend} (SQLite + markdown files)`],
+      ['full-text search', caps.fullText ? s.green('yes (FTS5, BM25)') : s.red('no')],
+      ['vector search', caps.vectors ? s.green(String(caps.vectors)) : s.yellow('off')],
+      ['embedder', caps.embedder ? `${caps.embedder.id} (${caps.embedder.kind})` : s.yellow('none')],
+      ['LLM', caps.llm.available ? `${caps.llm.provider} (${caps.llm.planningModel ?? '?'})` : s.yellow('none — offline paths, output marked as such')],
+      ['memory mode', caps.memoryMode],
+    ]),
+  ]
+  if (status.problems.length > 0) {
+    lines.push('', s.yellow(`Unreadable lines kept as they are (${status.problems.length}):`))
+    for (const p of status.problems.slice(0, 10)) lines.push(`  ${p.file}:${p.line}  ${p.reason}: ${JSON.stringify(p.text.slice(0, 80))}`)
+    if (status.problems.length > 10) lines.push(`  … and ${status.problems.length - 10} more (engram status --json lists all)`)
+  }
+  return lines.join('\n')
+}

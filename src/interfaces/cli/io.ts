@@ -1,0 +1,24 @@
+/** What a CLI run may touch. Real streams in `bin.ts`; strings in tests. */
+export interface CliIo {
+  stdout: { write(text: string): unknown }
+  stderr: { write(text: string): unknown }
+  env: Record<string, string | undefined>
+  cwd: string
+  /** Whether stdout is a terminal: decides JSON by default and colour. */
+  isTTY: boolean
+}
+
+/** Exit codes are stable: scripts and agents depend on them. */
+export const ExitCode = {
+  ok: 0,
+  /** Something unexpected: a bug in engram. */
+  internal: 1,
+  /** The command line was wrong (unknown command or flag, missing argument). */
+  usage: 2,
+  /** Input or configuration was wrong; the message says how to fix it. */
+  user: 3,
+  /** The machine, a file or a provider failed. */
+  system: 4,
+  /** `engram doctor` found something required missing. */
+  unhealthy: 5,
+} as const

@@ -1,0 +1,146 @@
+/**
+ * The `engram` command: a thin shell over the library. `runCli(argv, io)` returns an exit code and
+ * never calls `process.exit`, so tests drive it in-process and `bin.ts` drives it for real.
+ *
+ * Output is a JSON envelope (`{ ok, command, data }` / `{ ok: false, error }`) when `--json` is given
+ * or stdout is not a terminal, else human text. Expected errors become exit codes with their fix;
+ * unexpected ones say "please report" with the versions.
+ */
+import { parseArgs } from 'node:util'
+import { EngramError } from '../../core/errors.ts'
+import type { Command, CommandContext, OptionSpec } from './command.ts'
+import { COMMANDS } from './commands/index.ts'
+import { GLOBAL_OPTIONS } from './global-options.ts'
+import { type CliIo, ExitCode } from './io.ts'
+import { ENGRAM_VERSION } from './version.ts'
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const words = commandWords(argv)
+  const command = findCommand(words)
+  const wantsJson = argv.includes('--json') || (!io.isTTY && !argv.includes('--human'))
+
+  if (argv.includes('--version')) {
+    io.stdout.write(wantsJson ? `${JSON.stringify({ ok: true, command: 'version', data: { version: ENGRAM_VERSION } })}\n` : `engram ${ENGRAM_VERSION}\n`)
+    return ExitCode.ok
+  }
+  if (!command) {
+    if (words.length === 0 || argv.includes('--help') || argv.includes('-h')) {
+      io.stdout.write(helpText())
+      return words.length === 0 && !argv.includes('--help') && !argv.includes('-h') ? ExitCode.usage : ExitCode.ok
+    }
+    return fail(io, wantsJson, words.join(' '), 'usage', `unknown command "${words.join(' ')}"`, 'run `engram --help` to see the commands', ExitCode.usage)
+  }
+  const name = command.path.join(' ')
+
+  const specs: Record<string, OptionSpec> = { ...GLOBAL_OPTIONS, ...command.options }
+  let parsed: ReturnType<typeof parseArgs>
+  try {
+    parsed = parseArgs({ args: argv, options: stripDescriptions(specs), allowPositionals: true, strict: true })
+  } catch (error) {
+    return fail(io, wantsJson, name, 'usage', (error as Error).message, `run \`engram ${name} --help\``, ExitCode.usage)
+  }
+  const options = parsed.values as CommandContext['options']
+  if (options.help) {
+    io.stdout.write(commandHelp(command))
+    return ExitCode.ok
+  }
+
+  const settings: Record<string, unknown> = {}
+  for (const key of ['home', 'agent', 'project'] as const) if (typeof options[key] === 'string') settings[key] = options[key]
+  for (const pair of (options.set as string[] | undefined) ?? []) {
+    const eq = pair.indexOf('=')
+    if (eq <= 0) return fail(io, wantsJson, name, 'usage', `--set expects KEY=VALUE, got "${pair}"`, 'write e.g. --set memory.mode=copilot', ExitCode.usage)
+    settings[pair.slice(0, eq)] = pair.slice(eq + 1)
+  }
+
+  try {
+    const result = await command.run({
+      io,
+      args: parsed.positionals.slice(command.path.length),
+      options,
+      json: wantsJson,
+      settings,
+    })
+    const exitCode = result.exitCode ?? ExitCode.ok
+    if (wantsJson) io.stdout.write(`${JSON.stringify({ ok: exitCode === ExitCode.ok, command: name, data: result.data })}\n`)
+    else io.stdout.write(result.human.endsWith('\n') ? result.human : `${result.human}\n`)
+    return exitCode
+  } catch (error) {
+    if (EngramError.is(error)) {
+      const exit = error.category === 'user' ? ExitCode.user : ExitCode.system
+      return fail(io, wantsJson, name, error.code, error.message, error.fix, exit, error.details)
+    }
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
+    return fail(io, wantsJson, name, 'internal', `unexpected error: ${detail}`,
+      `this is a bug in engram ${ENGRAM_VERSION} (Node ${process.version}); please report it with this output`, ExitCode.internal)
+  }
+}
+
+function fail(io: CliIo, json: boolean, command: string, code: string, message: string, fix: string | undefined, exit: number, details?: Record<string, unknown>): number {
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ ok: false, command, error: { code, message, fix, ...(details && Object.keys(details).length > 0 ? { details } : {}) } })}\n`)
+  } else {
+    const fixLine = fix && !message.includes(`Fix: ${fix}`) ? `\nFix: ${fix}` : ''
+    io.stderr.write(`engram ${command}: ${message}${fixLine}\n`)
+  }
+  return exit
+}
+
+/** Positionals of the command line, skipping the values of options that take one. */
+function commandWords(argv: string[]): string[] {
+  const all: Record<string, OptionSpec> = { ...GLOBAL_OPTIONS }
+  for (const command of COMMANDS) Object.assign(all, command.options)
+  try {
+    return parseArgs({ args: argv, options: stripDescriptions(all), allowPositionals: true, strict: false }).positionals
+  } catch {
+    return argv.filter((arg) => !arg.startsWith('-'))
+  }
+}
+
+function findCommand(words: string[]): Command | undefined {
+  let best: Command | undefined
+  for (const command of COMMANDS) {
+    const matches = command.path.every((word, i) => words[i] === word)
+    if (matches && (!best || command.path.length > best.path.length)) best = command
+  }
+  return best
+}
+
+function stripDescriptions(specs: Record<string, OptionSpec>): NonNullable<Parameters<typeof parseArgs>[0]>['options'] {
+  const out: Record<string, unknown> = {}
+  for (const [key, { description: _d, valueName: _v, ...rest }] of Object.entries(specs)) out[key] = rest
+  return out as NonNullable<Parameters<typeof parseArgs>[0]>['options']
+}
+
+function optionLines(specs: Record<string, OptionSpec>): string {
+  return Object.entries(specs)
+    .map(([key, spec]) => {
+      const flag = `--${key}${spec.type === 'string' ? ` ${spec.valueName ?? 'VALUE'}` : ''}`
+      return `  ${flag.padEnd(24)} ${spec.description}`
+    })
+    .join('\n')
+}
+
+function helpText(): string {
+  const lines = COMMANDS.map((c) => `  ${c.path.join(' ').padEnd(24)} ${c.summary}`)
+  return `engram ${ENGRAM_VERSION} — long-term memory for LLM agents
+
+Usage: engram [--home DIR] [--agent NAME] [--json] <command> [options]
+
+Commands:
+${lines.join('\n')}
+
+Global options:
+${optionLines(GLOBAL_OPTIONS)}
+`
+}
+
+function commandHelp(command: Command): string {
+  return `Usage: engram ${command.usage ?? command.path.join(' ')}
+
+${command.summary}
+${command.options ? `\nOptions:\n${optionLines(command.options)}\n` : ''}
+Global options:
+${optionLines(GLOBAL_OPTIONS)}
+`
+}

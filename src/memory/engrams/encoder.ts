@@ -1,0 +1,34 @@
+/**
+ * The one write path for declarative memory. Every producer — the `memorize` tool, consolidation,
+ * the error learner, the pattern monitor, identity extraction, `write_memory_file`, an import —
+ * hands Engrams to an `Encoder`; it applies the encoding gate and routes each engram to the store
+ * of its scope. (Implementation: `encode.ts`.)
+ */
+import type { Engram, EngramEntry } from '../../core/engram.ts'
+
+export interface PendingConfirmation {
+  /** Stable id used to accept or reject it. */
+  id: string
+  engram: Engram
+  /** ISO instant it was queued. */
+  queuedAt: string
+  /** Why it waits (e.g. `copilot mode: confidence medium`). */
+  reason: string
+}
+
+export interface EncodeReport {
+  /** Written to a store. */
+  saved: Array<{ engram: Engram; entry: EngramEntry }>
+  /** Already known (deduplicated); nothing written. */
+  duplicates: Engram[]
+  /** Held for confirmation (copilot mode); shown after the answer, before the next prompt. */
+  pending: PendingConfirmation[]
+  /** Not saved because the memory mode is `off`. */
+  suppressed: Engram[]
+  /** Refused as invalid (empty text, project scope without a project, …), with the reason. */
+  rejected: Array<{ engram: Engram; reason: string }>
+}
+
+export interface Encoder {
+  encode(engrams: Engram[]): Promise<EncodeReport>
+}

@@ -1,0 +1,197 @@
+/**
+ * Keeps the search index in step with the files a person can edit. Files are the truth; the index
+ * is derived. On open and on `engram reindex`, every memory file is read, cut into units, and each
+ * unit's content hash compared with the index: changed units are re-embedded and replaced, units of
+ * deleted files or removed lines are dropped, unchanged ones cost nothing but the hash.
+ */
+import type { Clock } from '../../core/clock.ts'
+import type { EngramEntry, EngramScope } from '../../core/engram.ts'
+import { contentHash } from '../../core/hash.ts'
+import type { DocKind, MemoryDoc } from '../../core/memory-doc.ts'
+import type { Backend, EngramFile, IndexUnit, ParseProblem, UnitKind } from '../../storage/contracts.ts'
+import { ENGRAM_FILES } from '../../storage/contracts.ts'
+import type { Embedder } from '../../llm/contracts.ts'
+import { chunkMarkdown } from './chunking.ts'
+
+export interface ReindexReport {
+  /** Sources (files) looked at. */
+  sources: number
+  added: number
+  updated: number
+  removed: number
+  unchanged: number
+  /** Lines and files that could not be parsed; they were kept as they are. */
+  problems: ParseProblem[]
+  /** Set when units were indexed without vectors because the embedder failed. */
+  embedError?: string
+  ms: number
+}
+
+export interface IndexerDeps {
+  backend: Backend
+  embedder: Embedder | null
+  clock: Clock
+  agent: string
+}
+
+/** Documents of these kinds are indexed (state and prompt layers are read whole, not recalled). */
+const INDEXED_DOC_KINDS: ReadonlyArray<{ kind: DocKind; unit: UnitKind }> = [
+  { kind: 'knowledge', unit: 'knowledge' },
+  { kind: 'procedure', unit: 'procedure' },
+  { kind: 'episode', unit: 'episode' },
+  { kind: 'user', unit: 'user' },
+]
+
+const FILE_UNIT: Record<EngramFile, UnitKind> = { profile: 'profile', rules: 'rule', lessons: 'lesson' }
+
+/** The source label of an engram file: a path relative to the home, or `project:` for the project scope. */
+export function engramSource(scope: EngramScope, agent: string, file: string): string {
+  return scope === 'global' ? `agents/${agent}/memory/${file}` : `project:.engram/memory/${file}`
+}
+
+/** Bring the index up to date with every memory file. */
+export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean } = {}): Promise<ReindexReport> {
+  const started = performance.now()
+  const report: ReindexReport = { sources: 0, added: 0, updated: 0, removed: 0, unchanged: 0, problems: [], ms: 0 }
+  const wanted = new Map<string, IndexUnit[]>()
+
+  for (const scope of ['global', 'project'] as const) {
+    const store = deps.backend.engrams(scope)
+    if (!store) continue
+    for (const file of ENGRAM_FILES) {
+      const { entries, problems } = await store.read(file)
+      report.problems.push(...problems)
+      const source = engramSource(scope, deps.agent, `${file}.md`)
+      wanted.set(source, entries.map((entry) => engramUnit(entry, scope, file, source, deps)))
+    }
+    for (const slug of await store.listTopics()) {
+      const markdown = await store.recallTopic(slug)
+      if (markdown === null) continue
+      const source = engramSource(scope, deps.agent, `topics/${slug}.md`)
+      wanted.set(source, chunkMarkdown(markdown).map((chunk) => ({
+        id: `${source}#${chunk.index}`,
+        kind: 'topic' as const,
+        text: chunk.text,
+        source,
+        provenance: [source],
+        scope,
+        agent: deps.agent,
+        createdAt: deps.clock.now().toISOString(),
+        hash: contentHash(chunk.text),
+        meta: { topic: slug },
+      })))
+    }
+  }
+
+  for (const { kind, unit } of INDEXED_DOC_KINDS) {
+    for (const ref of await deps.backend.documents.list(kind)) {
+      const doc = await deps.backend.documents.read(kind, ref.slug)
+      if (!doc) continue
+      wanted.set(doc.path, docUnits(doc, unit, ref.modifiedAt, deps))
+    }
+  }
+  report.problems.push(...(await deps.backend.documents.problems()))
+
+  const index = deps.backend.index
+  const fileSources = new Set(wanted.keys())
+  // Sources that no longer exist (a deleted or archived file) leave the index entirely.
+  for (const source of await index.sources()) {
+    if (!fileSources.has(source) && isFileSource(source)) report.removed += await index.removeSource(source)
+  }
+
+  const toEmbed: IndexUnit[] = []
+  const toWrite: IndexUnit[] = []
+  for (const [source, units] of wanted) {
+    report.sources++
+    const known = options.full ? new Map<string, string>() : await index.hashes(source)
+    const seen = new Set<string>()
+    for (const unit of units) {
+      if (seen.has(unit.id)) continue // the same line twice in a file: one unit
+      seen.add(unit.id)
+      const hash = known.get(unit.id)
+      if (hash === unit.hash) {
+        report.unchanged++
+        continue
+      }
+      if (hash === undefined) report.added++
+      else report.updated++
+      toWrite.push(unit)
+    }
+    const stale = [...known.keys()].filter((id) => !seen.has(id))
+    if (stale.length > 0) {
+      await index.remove(stale)
+      report.removed += stale.length
+    }
+  }
+
+  if (deps.embedder && toWrite.length > 0) toEmbed.push(...toWrite)
+  if (toEmbed.length > 0 && deps.embedder) {
+    try {
+      const batch = 256
+      for (let i = 0; i < toEmbed.length; i += batch) {
+        const slice = toEmbed.slice(i, i + batch)
+        const vectors = await deps.embedder.embed(slice.map((u) => u.text), 'document')
+        slice.forEach((unit, j) => {
+          unit.vector = vectors[j]
+        })
+      }
+    } catch (error) {
+      // Vectors are an enhancement: the text still goes into the index and stays findable by
+      // words. The failure is reported, and the next reindex retries (hashes stay blank).
+      report.embedError = (error as Error).message
+      for (const unit of toEmbed) {
+        unit.vector = undefined
+        unit.hash = ''
+      }
+    }
+  }
+  for (let i = 0; i < toWrite.length; i += 500) await index.upsert(toWrite.slice(i, i + 500))
+
+  report.ms = Math.round(performance.now() - started)
+  return report
+}
+
+/** Sources the file indexer owns (conversation units are kept by the context store's path). */
+function isFileSource(source: string): boolean {
+  return source.startsWith('agents/') || source.startsWith('shared/') || source.startsWith('project:')
+}
+
+function engramUnit(entry: EngramEntry, scope: EngramScope, file: EngramFile, source: string, deps: IndexerDeps): IndexUnit {
+  const key = contentHash(`${entry.kind}\n${entry.text}`).slice(0, 16)
+  return {
+    id: `${source}#${key}`,
+    kind: FILE_UNIT[file],
+    text: entry.text,
+    source,
+    provenance: [source],
+    scope,
+    agent: deps.agent,
+    createdAt: entry.ts ? `${entry.ts}T00:00:00.000Z` : deps.clock.now().toISOString(),
+    hash: contentHash(`${entry.kind}\n${entry.text}\n${entry.ts ?? ''}`),
+    meta: { engramKind: entry.kind, ...(entry.topic ? { topic: entry.topic } : {}), ...(entry.tool ? { tool: entry.tool } : {}) },
+  }
+}
+
+function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: IndexerDeps): IndexUnit[] {
+  const fm = doc.frontmatter
+  const createdAt = typeof fm.created_at === 'string' && !Number.isNaN(Date.parse(fm.created_at)) ? new Date(fm.created_at).toISOString() : modifiedAt
+  const description = typeof fm.description === 'string' ? fm.description : undefined
+  const links = [...doc.body.matchAll(/\[\[([^\]\n]{1,200})\]\]/g)].map((m) => (m[1] as string).trim())
+  return chunkMarkdown(doc.body).map((chunk) => {
+    const text = chunk.index === 0 && description ? `${description}\n${chunk.text}` : chunk.text
+    return {
+      id: `${doc.path}#${chunk.index}`,
+      kind: unit,
+      text,
+      source: doc.path,
+      provenance: [doc.path],
+      agent: unit === 'user' ? undefined : deps.agent,
+      user: unit === 'user' ? doc.slug : undefined,
+      createdAt,
+      updatedAt: modifiedAt,
+      hash: contentHash(text),
+      links: links.length > 0 ? links : undefined,
+      meta: { slug: doc.slug, ...(chunk.heading ? { heading: chunk.heading } : {}) },
+    }
+  })
+}

@@ -1,0 +1,128 @@
+/** `engram status`: what a mind holds, counted, and what it can do. */
+import { readdirSync } from 'node:fs'
+import type { ResolvedConfig } from '../config/resolve.ts'
+import { RULE_KINDS } from '../core/engram.ts'
+import type { DocKind } from '../core/memory-doc.ts'
+import type { Backend, ParseProblem, UnitKind } from '../storage/contracts.ts'
+import type { HomeLayout } from '../storage/home-layout.ts'
+import type { Embedder, Llm } from '../llm/contracts.ts'
+import type { ReindexReport } from './retrieval/indexer.ts'
+
+export interface ScopeCounts {
+  rules: { always: number; never: number; when: number }
+  lessons: number
+  profile: number
+  topics: number
+}
+
+export interface MindStatus {
+  home: string
+  agent: string
+  project: string | undefined
+  memory: {
+    global: ScopeCounts
+    project: ScopeCounts | undefined
+    knowledge: number
+    procedures: number
+    skills: number
+    episodes: number
+    users: number
+    activityDays: number
+  }
+  context: { conversations: number; messages: number }
+  index: { units: number; byKind: Record<UnitKind, number> }
+  capabilities: {
+    backend: string
+    fullText: boolean
+    vectors: string | false
+    llm: { provider: string; available: boolean; planningModel?: string; fastModel?: string }
+    embedder: { id: string; kind: string; dimensions: number } | null
+    memoryMode: string
+  }
+  facts: Record<string, string>
+  /** Lines and files that could not be parsed; kept as they are. */
+  problems: ParseProblem[]
+}
+
+export interface StatusDeps {
+  backend: Backend
+  layout: HomeLayout
+  llm: Llm
+  embedder: Embedder | null
+  config: ResolvedConfig
+  lastReindex: ReindexReport | undefined
+}
+
+export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
+  const { backend, layout } = deps
+  const problems: ParseProblem[] = []
+  const scopeCounts = async (scope: 'global' | 'project'): Promise<ScopeCounts | undefined> => {
+    const store = backend.engrams(scope)
+    if (!store) return undefined
+    const rules = await store.read('rules')
+    const lessons = await store.read('lessons')
+    const profile = await store.read('profile')
+    problems.push(...rules.problems, ...lessons.problems, ...profile.problems)
+    const byKind = { always: 0, never: 0, when: 0 }
+    for (const entry of rules.entries) if ((RULE_KINDS as readonly string[]).includes(entry.kind)) byKind[entry.kind as 'always']++
+    return { rules: byKind, lessons: lessons.entries.length, profile: profile.entries.length, topics: (await store.listTopics()).length }
+  }
+  const docs = async (kind: DocKind) => (await backend.documents.list(kind)).length
+  problems.push(...(await backend.documents.problems()), ...(await backend.activity.problems()))
+
+  let messages = 0
+  const conversations = await backend.context.listConversations(layout.agent)
+  for (const conversation of conversations) messages += await backend.context.messageCount(conversation.id)
+  const byKind = await backend.index.count()
+
+  return {
+    home: layout.home,
+    agent: layout.agent,
+    project: deps.config.values.project,
+    memory: {
+      global: (await scopeCounts('global')) as ScopeCounts,
+      project: await scopeCounts('project'),
+      knowledge: await docs('knowledge'),
+      procedures: await docs('procedure'),
+      skills: countDirs(layout.skillsDir),
+      episodes: await docs('episode'),
+      users: await docs('user'),
+      activityDays: (await backend.activity.days()).length,
+    },
+    context: { conversations: conversations.length, messages },
+    index: { units: Object.values(byKind).reduce((a, b) => a + b, 0), byKind },
+    capabilities: {
+      backend: backend.name,
+      fullText: backend.capabilities.fullText,
+      vectors: backend.capabilities.vectors,
+      llm: {
+        provider: deps.llm.provider,
+        available: deps.llm.available,
+        planningModel: deps.llm.modelFor('planning'),
+        fastModel: deps.llm.modelFor('fast'),
+      },
+      embedder: deps.embedder ? { id: deps.embedder.id, kind: deps.embedder.kind, dimensions: deps.embedder.dimensions } : null,
+      memoryMode: deps.config.values.memory.mode,
+    },
+    facts: backend.capabilities.facts,
+    problems: dedupeProblems(problems),
+  }
+}
+
+function countDirs(dir: string): number {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).length
+  } catch {
+    return 0
+  }
+}
+
+function dedupeProblems(problems: ParseProblem[]): ParseProblem[] {
+  const seen = new Set<string>()
+  return problems.filter((p) => {
+    const key = `${p.file}:${p.line}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}

@@ -1,0 +1,310 @@
+/**
+ * Contract suite for ContextStore: the SQLite and PostgreSQL stores must both pass it. It uses
+ * the interface only, so it says what every backend promises: messages are never lost or
+ * reordered, and the context window and the summary DAG change together or not at all.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { EngramError } from '../../core/errors.ts'
+import type { MessageInput } from '../../core/message.ts'
+import type { ContextStore, NewSummary } from '../contracts.ts'
+
+export interface ContextStoreFixture {
+  store: ContextStore
+  cleanup(): Promise<void>
+}
+
+const T0 = Date.parse('2026-03-01T10:00:00.000Z')
+
+function at(minute: number): string {
+  return new Date(T0 + minute * 60_000).toISOString()
+}
+
+function messages(count: number, from = 0, role: MessageInput['role'] = 'user'): Array<MessageInput & { at: string; tokenCount: number }> {
+  return Array.from({ length: count }, (_, i) => ({ role, content: `message ${from + i}`, at: at(from + i), tokenCount: 10 + i }))
+}
+
+function leaf(messageIds: number[], content = 'a leaf summary'): NewSummary {
+  return {
+    kind: 'leaf',
+    depth: 0,
+    content,
+    tokenCount: 5,
+    sourceTokenCount: 50,
+    earliestAt: at(0),
+    latestAt: at(9),
+    method: 'llm-normal',
+    messageIds,
+  }
+}
+
+async function rejectsWithCode(promise: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(EngramError.is(error), `expected an EngramError, got ${String(error)}`)
+    assert.equal(error.code, code)
+    return true
+  })
+}
+
+/** Registers the ContextStore contract tests under `describe(name)`. */
+export function runContextStoreContract(name: string, make: () => Promise<ContextStoreFixture>): void {
+  async function withStore(fn: (store: ContextStore) => Promise<void>): Promise<void> {
+    const fixture = await make()
+    try {
+      await fn(fixture.store)
+    } finally {
+      await fixture.cleanup()
+    }
+  }
+
+  describe(`ContextStore contract: ${name}`, () => {
+    test('a session has one conversation per agent, found again by session id', () =>
+      withStore(async (store) => {
+        const first = await store.conversation('s1', { agent: 'alpha', user: 'ann' })
+        assert.equal(first.sessionId, 's1')
+        assert.equal(first.agent, 'alpha')
+        assert.equal(first.user, 'ann')
+        assert.ok(!Number.isNaN(Date.parse(first.createdAt)))
+        const again = await store.conversation('s1', { agent: 'alpha' })
+        assert.equal(again.id, first.id)
+        assert.equal(again.user, 'ann', 'an existing user is kept')
+        const otherAgent = await store.conversation('s1', { agent: 'beta' })
+        assert.notEqual(otherAgent.id, first.id)
+        assert.equal(otherAgent.user, undefined)
+        assert.deepEqual(await store.findConversation('s1', 'alpha'), first)
+        assert.equal(await store.findConversation('nope', 'alpha'), null)
+        assert.deepEqual(
+          (await store.listConversations('alpha')).map((c) => c.id),
+          [first.id],
+        )
+        assert.equal((await store.listConversations()).length, 2)
+      }))
+
+    test('appended messages get 1-based seqs that continue across calls, and one item each', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        const first = await store.appendMessages(conv.id, [
+          { role: 'user', content: 'hello', at: at(0), tokenCount: 1, name: 'ann', meta: { channel: 'dm', n: 1 } },
+          { role: 'assistant', content: 'hi there', at: at(1), tokenCount: 2 },
+        ])
+        const second = await store.appendMessages(conv.id, messages(3, 2, 'tool'))
+        assert.deepEqual(
+          [...first, ...second].map((m) => m.seq),
+          [1, 2, 3, 4, 5],
+        )
+        assert.equal(first[0]!.name, 'ann')
+        assert.deepEqual(first[0]!.meta, { channel: 'dm', n: 1 })
+        assert.equal(first[1]!.name, undefined)
+        assert.equal(first[1]!.meta, undefined)
+        assert.equal(first[0]!.at, at(0))
+        assert.equal(first[0]!.conversationId, conv.id)
+        assert.equal(await store.messageCount(conv.id), 5)
+        const stored = await store.messages(conv.id)
+        assert.deepEqual(stored, [...first, ...second])
+        const items = await store.items(conv.id)
+        assert.deepEqual(
+          items.map((item) => (item.kind === 'message' ? item.messageId : null)),
+          stored.map((m) => m.id),
+        )
+        assert.ok(items.every((item, i) => i === 0 || item.position > items[i - 1]!.position), 'positions increase')
+        assert.deepEqual(await store.appendMessages(conv.id, []), [])
+      }))
+
+    test('messages can be read by seq range, with a limit, and by id in the order asked', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        const stored = await store.appendMessages(conv.id, messages(10))
+        assert.deepEqual(
+          (await store.messages(conv.id, { fromSeq: 3, toSeq: 6 })).map((m) => m.seq),
+          [3, 4, 5, 6],
+        )
+        assert.deepEqual(
+          (await store.messages(conv.id, { fromSeq: 8 })).map((m) => m.seq),
+          [8, 9, 10],
+        )
+        assert.deepEqual(
+          (await store.messages(conv.id, { limit: 2 })).map((m) => m.seq),
+          [1, 2],
+        )
+        const ids = [stored[7]!.id, stored[2]!.id, 999_999]
+        assert.deepEqual(
+          (await store.messagesById(ids)).map((m) => m.seq),
+          [8, 3],
+        )
+        assert.deepEqual(await store.messagesById([]), [])
+      }))
+
+    test('appending to an unknown conversation or with a bad role fails and stores nothing', () =>
+      withStore(async (store) => {
+        await rejectsWithCode(store.appendMessages(424242, messages(1)), 'not_found')
+        const conv = await store.conversation('s', { agent: 'a' })
+        const bad = [...messages(2), { role: 'robot' as MessageInput['role'], content: 'x', at: at(5), tokenCount: 1 }]
+        await rejectsWithCode(store.appendMessages(conv.id, bad), 'invalid_argument')
+        assert.equal(await store.messageCount(conv.id), 0)
+        assert.deepEqual(await store.items(conv.id), [])
+      }))
+
+    test('a leaf summary replaces a contiguous run of items and records its edges', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        const stored = await store.appendMessages(conv.id, messages(12))
+        const before = await store.items(conv.id)
+        const run = before.slice(2, 7)
+        const foldedIds = stored.slice(2, 7).map((m) => m.id)
+        const summary = await store.replaceWithSummary(
+          conv.id,
+          run.map((item) => item.position),
+          leaf(foldedIds),
+        )
+        assert.match(summary.id, /^sum_[0-9a-f]+$/)
+        assert.equal(summary.kind, 'leaf')
+        assert.equal(summary.conversationId, conv.id)
+        assert.equal(summary.content, 'a leaf summary')
+        assert.equal(summary.sourceTokenCount, 50)
+        assert.equal(summary.method, 'llm-normal')
+        assert.deepEqual(await store.summary(summary.id), summary)
+
+        const after = await store.items(conv.id)
+        assert.equal(after.length, 12 - 5 + 1)
+        assert.deepEqual(after[2], { position: run[0]!.position, kind: 'summary', summaryId: summary.id })
+        assert.deepEqual(after.slice(0, 2), before.slice(0, 2))
+        assert.deepEqual(after.slice(3), before.slice(7))
+
+        assert.deepEqual(await store.summaryChildren(summary.id), { messageIds: foldedIds, summaryIds: [] })
+        assert.deepEqual(await store.summaryParents({ messageId: foldedIds[0]! }), [summary.id])
+        assert.deepEqual(await store.summaryParents({ messageId: stored[0]!.id }), [])
+        assert.equal(await store.messageCount(conv.id), 12, 'lossless: every message is still stored')
+      }))
+
+    test('a condensed summary folds summaries; the DAG can be walked both ways', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        const stored = await store.appendMessages(conv.id, messages(8))
+        let items = await store.items(conv.id)
+        const first = await store.replaceWithSummary(
+          conv.id,
+          items.slice(0, 4).map((i) => i.position),
+          leaf(stored.slice(0, 4).map((m) => m.id), 'first'),
+        )
+        items = await store.items(conv.id)
+        const second = await store.replaceWithSummary(
+          conv.id,
+          items.slice(1, 5).map((i) => i.position),
+          leaf(stored.slice(4, 8).map((m) => m.id), 'second'),
+        )
+        items = await store.items(conv.id)
+        assert.deepEqual(
+          items.map((i) => i.kind),
+          ['summary', 'summary'],
+        )
+        const condensed = await store.replaceWithSummary(
+          conv.id,
+          items.map((i) => i.position),
+          {
+            kind: 'condensed',
+            depth: 1,
+            content: 'both',
+            tokenCount: 3,
+            sourceTokenCount: 10,
+            earliestAt: at(0),
+            latestAt: at(7),
+            method: 'extractive',
+            parentIds: [first.id, second.id],
+          },
+        )
+        items = await store.items(conv.id)
+        assert.deepEqual(items, [{ position: items[0]!.position, kind: 'summary', summaryId: condensed.id }])
+        assert.deepEqual(await store.summaryChildren(condensed.id), { messageIds: [], summaryIds: [first.id, second.id] })
+        assert.deepEqual(await store.summaryParents({ summaryId: first.id }), [condensed.id])
+        assert.deepEqual(await store.summaryParents({ summaryId: condensed.id }), [])
+        assert.deepEqual(
+          (await store.summariesById([second.id, 'sum_missing', first.id])).map((s) => s.content),
+          ['second', 'first'],
+        )
+        assert.equal(await store.summary('sum_missing'), null)
+
+        // New messages land after the summary.
+        const later = await store.appendMessages(conv.id, messages(1, 8))
+        items = await store.items(conv.id)
+        assert.deepEqual(items[1], { position: items[1]!.position, kind: 'message', messageId: later[0]!.id })
+        assert.ok(items[1]!.position > items[0]!.position)
+      }))
+
+    test('positions that are not a contiguous run of current items change nothing', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        const stored = await store.appendMessages(conv.id, messages(6))
+        const items = await store.items(conv.id)
+        const ids = stored.map((m) => m.id)
+        await rejectsWithCode(store.replaceWithSummary(conv.id, [items[0]!.position, items[2]!.position], leaf(ids.slice(0, 2))), 'invalid_argument')
+        await rejectsWithCode(store.replaceWithSummary(conv.id, [items[5]!.position + 100], leaf(ids.slice(0, 1))), 'invalid_argument')
+        await rejectsWithCode(store.replaceWithSummary(conv.id, [], leaf(ids.slice(0, 1))), 'invalid_argument')
+        assert.deepEqual(await store.items(conv.id), items)
+        assert.deepEqual(await store.summaryParents({ messageId: ids[0]! }), [])
+      }))
+
+    test('a summary whose edges are invalid leaves items and DAG unchanged', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        const other = await store.conversation('other', { agent: 'a' })
+        const stored = await store.appendMessages(conv.id, messages(4))
+        const foreign = await store.appendMessages(other.id, messages(1))
+        const items = await store.items(conv.id)
+        const positions = items.slice(0, 2).map((i) => i.position)
+        await assert.rejects(
+          store.replaceWithSummary(conv.id, positions, {
+            ...leaf([stored[0]!.id]),
+            kind: 'condensed',
+            depth: 1,
+            messageIds: undefined,
+            parentIds: ['sum_does_not_exist'],
+          }),
+        )
+        await assert.rejects(store.replaceWithSummary(conv.id, positions, leaf([stored[0]!.id, foreign[0]!.id])))
+        await assert.rejects(store.replaceWithSummary(conv.id, positions, leaf([])))
+        assert.deepEqual(await store.items(conv.id), items)
+        assert.deepEqual(await store.summaryParents({ messageId: stored[0]!.id }), [])
+        assert.deepEqual(await store.summaryParents({ messageId: foreign[0]!.id }), [])
+      }))
+
+    test('per-user-per-agent notes are replaced whole and kept apart', () =>
+      withStore(async (store) => {
+        assert.equal(await store.getNotes('ann', 'alpha'), null)
+        await store.setNotes('ann', 'alpha', 'likes tea')
+        await store.setNotes('ann', 'beta', 'beta notes')
+        await store.setNotes('bob', 'alpha', 'bob notes')
+        await store.setNotes('ann', 'alpha', 'likes green tea\nlives in Oslo')
+        assert.equal(await store.getNotes('ann', 'alpha'), 'likes green tea\nlives in Oslo')
+        assert.equal(await store.getNotes('ann', 'beta'), 'beta notes')
+        assert.equal(await store.getNotes('bob', 'alpha'), 'bob notes')
+      }))
+
+    test('session info is saved, replaced, loaded and listed per agent', () =>
+      withStore(async (store) => {
+        assert.equal(await store.loadSessionInfo('s1', 'a'), null)
+        await store.saveSessionInfo('s1', 'a', { title: 'first', tags: ['x'] })
+        await store.saveSessionInfo('s2', 'a', { title: 'second' })
+        await store.saveSessionInfo('s1', 'b', { title: 'other agent' })
+        await store.saveSessionInfo('s1', 'a', { title: 'renamed', nested: { n: 1 } })
+        const loaded = await store.loadSessionInfo('s1', 'a')
+        assert.equal(loaded?.sessionId, 's1')
+        assert.deepEqual(loaded?.info, { title: 'renamed', nested: { n: 1 } })
+        assert.ok(!Number.isNaN(Date.parse(loaded!.updatedAt)))
+        const listed = await store.listSessionInfo('a')
+        assert.deepEqual(listed.map((s) => s.sessionId).sort(), ['s1', 's2'])
+        assert.deepEqual((await store.listSessionInfo('b')).map((s) => s.info), [{ title: 'other agent' }])
+      }))
+
+    test('review marks start at 0 and never move backwards', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        assert.equal(await store.reviewedUpTo(conv.id), 0)
+        await store.markReviewed(conv.id, 5)
+        assert.equal(await store.reviewedUpTo(conv.id), 5)
+        await store.markReviewed(conv.id, 3)
+        assert.equal(await store.reviewedUpTo(conv.id), 5)
+        await store.markReviewed(conv.id, 9)
+        assert.equal(await store.reviewedUpTo(conv.id), 9)
+      }))
+  })
+}

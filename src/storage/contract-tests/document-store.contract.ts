@@ -1,0 +1,161 @@
+/**
+ * Contract suite for DocumentStore: every backend (files, PostgreSQL rows) must pass it.
+ * Call it from a `*.test.ts` file with a factory that returns a fresh, empty store.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import type { ManualClock } from '../../core/clock.ts'
+import type { DocumentStore } from '../contracts.ts'
+
+export interface DocumentStoreFixture {
+  store: DocumentStore
+  cleanup(): Promise<void>
+  /** The store's clock, when the factory controls it: enables the version-ordering checks. */
+  clock?: ManualClock
+}
+
+const KNOWLEDGE = {
+  created_at: '2026-02-18T03:00:00+09:00',
+  updated_at: '2026-02-18T03:00:00+09:00',
+  source_episodes: 3,
+  confidence: 0.9,
+  auto_consolidated: true,
+  version: 1,
+}
+
+/** Registers the DocumentStore contract tests under `describe(name)`. */
+export function runDocumentStoreContract(name: string, make: () => Promise<DocumentStoreFixture>): void {
+  async function withStore(fn: (fixture: DocumentStoreFixture) => Promise<void>): Promise<void> {
+    const fixture = await make()
+    try {
+      await fn(fixture)
+    } finally {
+      await fixture.cleanup()
+    }
+  }
+
+  describe(`DocumentStore contract: ${name}`, () => {
+    test('write, read and list a document; frontmatter dates stay strings', () =>
+      withStore(async ({ store }) => {
+        assert.equal(await store.read('knowledge', 'green-tea'), null)
+        assert.deepEqual(await store.list('knowledge'), [])
+        const written = await store.write('knowledge', 'green-tea', KNOWLEDGE, '# Green tea\nBrew at 80°C.\n')
+        assert.equal(written.kind, 'knowledge')
+        assert.equal(written.slug, 'green-tea')
+        assert.match(written.path, /(^|\/)knowledge\/green-tea\.md$/)
+        assert.match(written.hash, /^[0-9a-f]{64}$/)
+        const read = await store.read('knowledge', 'green-tea')
+        assert.deepEqual(read, written)
+        assert.deepEqual(read?.frontmatter, KNOWLEDGE)
+        assert.equal(read?.body, '# Green tea\nBrew at 80°C.\n')
+        const [ref, ...rest] = await store.list('knowledge')
+        assert.deepEqual(rest, [])
+        assert.equal(ref?.slug, 'green-tea')
+        assert.equal(ref?.path, written.path)
+        assert.equal(ref?.hash, written.hash)
+        assert.ok(!Number.isNaN(Date.parse(ref?.modifiedAt ?? '')))
+        assert.deepEqual(await store.list('procedure'), [], 'kinds do not mix')
+      }))
+
+    test('every kind round-trips', () =>
+      withStore(async ({ store }) => {
+        await store.write('procedure', 'deploy', { description: 'How to deploy', success_count: 0, failure_count: 0 }, '1. build\n')
+        await store.write('episode', '2026-03-04', {}, '## 10:00 Talked about tea\n')
+        await store.write('state', 'current_task', {}, 'Writing docs\n')
+        await store.write('prompt', 'SOUL', {}, 'You are curious.\n')
+        await store.write('user', 'ada', { name: 'Ada' }, 'Likes maths.\n')
+        assert.equal((await store.read('procedure', 'deploy'))?.frontmatter.description, 'How to deploy')
+        assert.equal((await store.read('episode', '2026-03-04'))?.body, '## 10:00 Talked about tea\n')
+        assert.deepEqual((await store.read('state', 'current_task'))?.frontmatter, {})
+        assert.equal((await store.read('prompt', 'SOUL'))?.body, 'You are curious.\n')
+        assert.equal((await store.read('user', 'ada'))?.body, 'Likes maths.\n')
+        assert.deepEqual(
+          (await store.list('prompt')).map((r) => r.slug),
+          ['SOUL'],
+        )
+        assert.deepEqual(
+          (await store.list('user')).map((r) => r.slug),
+          ['ada'],
+        )
+      }))
+
+    test('a rewrite keeps the old version; versions are newest first', () =>
+      withStore(async ({ store, clock }) => {
+        const first = await store.write('knowledge', 'tea', { version: 1 }, 'first\n')
+        assert.deepEqual(await store.versions('knowledge', 'tea'), [])
+        clock?.advance(60_000)
+        const second = await store.write('knowledge', 'tea', { version: 2 }, 'second\n', { reason: 'reconsolidated' })
+        assert.notEqual(second.hash, first.hash)
+        clock?.advance(60_000)
+        await store.write('knowledge', 'tea', { version: 3 }, 'third\n')
+        const versions = await store.versions('knowledge', 'tea')
+        assert.equal(versions.length, 2)
+        if (clock) assert.ok((versions[0]?.archivedAt ?? '') > (versions[1]?.archivedAt ?? ''), 'newest first')
+        for (const version of versions) assert.ok(!Number.isNaN(Date.parse(version.archivedAt)), version.archivedAt)
+        assert.equal((await store.read('knowledge', 'tea'))?.body, 'third\n')
+        assert.deepEqual(await store.versions('knowledge', 'te'), [], 'a prefix of the slug is another document')
+      }))
+
+    test('append creates, then appends without versioning', () =>
+      withStore(async ({ store }) => {
+        const created = await store.append('episode', '2026-03-04', '## 09:00 Start\n', { date: '2026-03-04' })
+        assert.equal(created.body, '## 09:00 Start\n')
+        assert.deepEqual(created.frontmatter, { date: '2026-03-04' })
+        const appended = await store.append('episode', '2026-03-04', '## 10:00 More\n')
+        assert.equal(appended.body, '## 09:00 Start\n## 10:00 More\n')
+        assert.deepEqual(appended.frontmatter, { date: '2026-03-04' })
+        assert.deepEqual(await store.read('episode', '2026-03-04'), appended)
+        assert.deepEqual(await store.versions('episode', '2026-03-04'), [])
+      }))
+
+    test('archive moves a document out; restore brings it back', () =>
+      withStore(async ({ store }) => {
+        const original = await store.write('knowledge', 'old-fact', { confidence: 0.2 }, 'Outdated.\n')
+        const where = await store.archive('knowledge', 'old-fact', 'forgotten')
+        assert.match(where, /archive\/forgotten\/knowledge\/old-fact\.md$/)
+        assert.equal(await store.read('knowledge', 'old-fact'), null)
+        assert.deepEqual(await store.list('knowledge'), [])
+        await assert.rejects(store.restore('knowledge', 'old-fact', 'merged'), { code: 'not_found' })
+        const restored = await store.restore('knowledge', 'old-fact', 'forgotten')
+        assert.equal(restored.hash, original.hash)
+        assert.deepEqual(restored.frontmatter, { confidence: 0.2 })
+        assert.equal((await store.list('knowledge')).length, 1)
+        await assert.rejects(store.archive('knowledge', 'missing', 'forgotten'), { code: 'not_found' })
+      }))
+
+    test('restore refuses to replace a live document, with a fix', () =>
+      withStore(async ({ store }) => {
+        await store.write('knowledge', 'fact', {}, 'old\n')
+        await store.archive('knowledge', 'fact', 'merged')
+        await store.write('knowledge', 'fact', {}, 'new\n')
+        await assert.rejects(store.restore('knowledge', 'fact', 'merged'), (error: unknown) => {
+          const e = error as { code?: string; fix?: string }
+          assert.equal(e.code, 'invalid_argument')
+          assert.match(e.fix ?? '', /first/)
+          return true
+        })
+        assert.equal((await store.read('knowledge', 'fact'))?.body, 'new\n', 'the live document is untouched')
+      }))
+
+    test('archiving the same slug twice loses neither copy', () =>
+      withStore(async ({ store }) => {
+        await store.write('procedure', 'p', {}, 'one\n')
+        await store.archive('procedure', 'p', 'forgotten')
+        await store.write('procedure', 'p', {}, 'two\n')
+        await store.archive('procedure', 'p', 'forgotten')
+        assert.equal((await store.restore('procedure', 'p', 'forgotten')).body, 'two\n')
+        assert.equal((await store.versions('procedure', 'p')).length, 1, 'the older archived copy became a version')
+      }))
+
+    test('unsafe slugs are rejected with invalid_argument', () =>
+      withStore(async ({ store }) => {
+        for (const slug of ['', '../escape', 'a/b', '/etc/passwd', 'x\u0000y', '..', 'a\\b']) {
+          await assert.rejects(store.write('knowledge', slug, {}, 'x'), { code: 'invalid_argument' }, JSON.stringify(slug))
+          await assert.rejects(store.read('knowledge', slug), { code: 'invalid_argument' }, JSON.stringify(slug))
+        }
+        await assert.rejects(store.write('episode', 'yesterday', {}, 'x'), { code: 'invalid_argument' })
+        await assert.rejects(store.write('prompt', 'OTHER', {}, 'x'), { code: 'invalid_argument' })
+        assert.deepEqual(await store.problems(), [])
+      }))
+  })
+}

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict'
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { ManualClock } from '../../core/clock.ts'
+import { makeTempHome } from '../../testing/temp-home.ts'
+import { runActivityLogContract } from '../contract-tests/activity-log.contract.ts'
+import { createFileActivityLog, dayOf } from './activity-log.ts'
+
+function setup() {
+  const temp = makeTempHome()
+  const dir = join(temp.home, 'agents', 'default', 'activity')
+  const errors: unknown[] = []
+  const clock = new ManualClock('2026-03-04T10:00:00Z')
+  const log = createFileActivityLog({ dir, clock, onError: (error) => errors.push(error) })
+  return { temp, dir, errors, clock, log }
+}
+
+runActivityLogContract('files', async () => {
+  const { temp, log, errors } = setup()
+  return { log, errors, cleanup: async () => temp.cleanup() }
+})
+
+describe('file ActivityLog', () => {
+  test('one JSON object per line, seed field names and order, one file per UTC day', async () => {
+    const { temp, dir, log } = setup()
+    try {
+      await log.append({ ts: '2026-02-17T14:30:00', type: 'message_received', content: '...', from: 'user', channel: 'chat' })
+      await log.append({ ts: '2026-02-17T15:00:00', type: 'tool_use', tool: 'web_search', summary: '検索実行' })
+      // 01:00 in Tokyo is still the previous day in UTC.
+      await log.append({ ts: '2026-02-18T01:00:00+09:00', type: 'human_notify', via: 'slack', content: 'done' })
+      assert.equal(
+        readFileSync(join(dir, '2026-02-17.jsonl'), 'utf8'),
+        '{"ts":"2026-02-17T14:30:00","type":"message_received","content":"...","from":"user","channel":"chat"}\n' +
+          '{"ts":"2026-02-17T15:00:00","type":"tool_use","summary":"検索実行","tool":"web_search"}\n' +
+          '{"ts":"2026-02-18T01:00:00+09:00","type":"human_notify","content":"done","via":"slack"}\n',
+      )
+      assert.equal(dayOf('2026-02-18T01:00:00+09:00'), '2026-02-17')
+      assert.equal(dayOf('2026-02-17T23:30:00'), '2026-02-17', 'times without a zone are UTC')
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('an event without a usable time is logged at the clock time', async () => {
+    const { temp, dir, log } = setup()
+    try {
+      await log.append({ ts: 'not a time', type: 'cron_executed', summary: 'daily' })
+      const [record] = await log.read()
+      assert.equal(record?.ts, '2026-03-04T10:00:00.000Z')
+      assert.ok(readFileSync(join(dir, '2026-03-04.jsonl'), 'utf8').includes('daily'))
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('a last line cut off mid-write: earlier events read, broken line reported, appends still work', async () => {
+    const { temp, dir, log } = setup()
+    try {
+      await log.append({ ts: '2026-03-04T09:00:00Z', type: 'message_received', content: 'first' })
+      await log.append({ ts: '2026-03-04T09:01:00Z', type: 'response_sent', content: 'second' })
+      appendFileSync(join(dir, '2026-03-04.jsonl'), '{"ts":"2026-03-04T09:02:00Z","type":"respo')
+      assert.deepEqual(
+        (await log.read()).map((r) => r.content),
+        ['first', 'second'],
+      )
+      const problems = await log.problems()
+      assert.equal(problems.length, 1)
+      assert.equal(problems[0]?.file, 'activity/2026-03-04.jsonl')
+      assert.equal(problems[0]?.line, 3)
+      assert.equal(problems[0]?.text, '{"ts":"2026-03-04T09:02:00Z","type":"respo')
+      await log.append({ ts: '2026-03-04T09:03:00Z', type: 'response_sent', content: 'after the crash' })
+      const records = await log.read()
+      assert.deepEqual(
+        records.map((r) => [r.content, r.ref]),
+        [
+          ['first', 'activity/2026-03-04.jsonl#L1'],
+          ['second', 'activity/2026-03-04.jsonl#L2'],
+          ['after the crash', 'activity/2026-03-04.jsonl#L4'],
+        ],
+      )
+      assert.equal((await log.problems()).length, 1, 'the broken line is kept, and still reported')
+      assert.ok(readFileSync(join(dir, '2026-03-04.jsonl'), 'utf8').includes('"type":"respo\n'))
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('reading a range only opens the day files in that range', async () => {
+    const { temp, dir, log } = setup()
+    try {
+      for (let day = 1; day <= 28; day++) {
+        await log.append({ ts: `2026-02-${String(day).padStart(2, '0')}T12:00:00Z`, type: 'heartbeat_start', summary: `day ${day}` })
+      }
+      // A "day file" that cannot be opened as a file: reading it would throw.
+      mkdirSync(join(dir, '2026-01-15.jsonl'))
+      writeFileSync(join(dir, 'notes.txt'), 'ignored')
+      const week = await log.read({ since: '2026-02-10T00:00:00Z', until: '2026-02-16T23:59:59Z' })
+      assert.deepEqual(
+        week.map((r) => r.summary),
+        ['day 10', 'day 11', 'day 12', 'day 13', 'day 14', 'day 15', 'day 16'],
+      )
+      const latest = await log.read({ limit: 3 })
+      assert.deepEqual(
+        latest.map((r) => r.summary),
+        ['day 28', 'day 27', 'day 26'],
+      )
+      await assert.rejects(log.read({ until: '2026-01-31T00:00:00Z' }), { code: 'storage_unavailable' })
+    } finally {
+      temp.cleanup()
+    }
+  })
+})

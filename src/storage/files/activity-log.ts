@@ -1,0 +1,251 @@
+/**
+ * The unified activity log as JSONL files (AnimaWorks): `activity/<YYYY-MM-DD>.jsonl`, one file per
+ * UTC day, one event per line, field names as in the seed (`ts`, `type`, `content`, `summary`,
+ * `from`, `to`, `channel`, `tool`, `via`) plus `session` and `meta`; empty fields are omitted.
+ *
+ * Tool events are cut so the log cannot bloat: for `tool_use`, `meta.input` (the call's
+ * arguments; JSON-serialized when not a string) is cut to TOOL_INPUT_LIMIT characters, and
+ * `meta.result` and `content` (what the tool returned) to TOOL_RESULT_LIMIT. When something was
+ * cut, `meta.truncated` records the original lengths (`{ input?: n, result?: n, content?: n }`),
+ * so a reader knows it is looking at a shortened record.
+ *
+ * Appends are one `O_APPEND` write per line (safe across processes) and never throw. Reading skips
+ * lines that do not parse (a line cut off by a crash) and reports them; it opens only the day
+ * files inside the requested range.
+ */
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { type ActivityEvent, isActivityType, TOOL_INPUT_LIMIT, TOOL_RESULT_LIMIT } from '../../core/activity.ts'
+import { type Clock, isoDay } from '../../core/clock.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import type { ActivityLog, ActivityQuery, ActivityRecord, ParseProblem } from '../contracts.ts'
+import { appendLine } from './atomic-write.ts'
+
+export interface FileActivityLogOptions {
+  /** The agent's `activity/` folder. */
+  dir: string
+  clock: Clock
+  /** Receives append failures (appends never throw into the caller). */
+  onError?: (error: unknown) => void
+}
+
+const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/
+const FIELD_ORDER = ['ts', 'type', 'content', 'summary', 'from', 'to', 'channel', 'tool', 'via', 'session', 'meta'] as const
+const STRING_FIELDS = ['content', 'summary', 'from', 'to', 'channel', 'tool', 'via', 'session'] as const
+const HAS_ZONE = /(Z|[+-]\d{2}:?\d{2})$/i
+
+/**
+ * Milliseconds of an event time. The seed's examples have no zone (`2026-02-17T14:30:00`); those
+ * are read as UTC so that the day file and range filters never depend on the machine's zone.
+ */
+export function instantOf(ts: string): number {
+  const iso = /^\d{4}-\d{2}-\d{2}T[^Z+-]*$/.test(ts) && !HAS_ZONE.test(ts) ? `${ts}Z` : ts
+  return Date.parse(iso)
+}
+
+/** The UTC day (`YYYY-MM-DD`) an event time belongs to, or undefined when it is not a time. */
+export function dayOf(ts: string): string | undefined {
+  const ms = instantOf(ts)
+  return Number.isNaN(ms) ? undefined : isoDay(new Date(ms))
+}
+
+/** Cuts `text` to at most `limit` UTF-16 units without splitting a surrogate pair. */
+function cut(text: string, limit: number): string {
+  if (text.length <= limit) return text
+  const end = /[\uD800-\uDBFF]/.test(text[limit - 1] ?? '') ? limit - 1 : limit
+  return text.slice(0, end)
+}
+
+function asText(value: unknown): string {
+  if (typeof value === 'string') return value
+  return JSON.stringify(value) ?? String(value)
+}
+
+/** The object written for an event: seed field order, empty fields dropped, tool data cut. */
+export function toLogRecord(event: ActivityEvent): Record<string, unknown> {
+  const source: Record<string, unknown> = { ...event }
+  if (event.type === 'tool_use') {
+    const meta: Record<string, unknown> = { ...(event.meta ?? {}) }
+    const truncated: Record<string, number> = {}
+    if (meta.input !== undefined && meta.input !== null) {
+      const input = asText(meta.input)
+      meta.input = cut(input, TOOL_INPUT_LIMIT)
+      if (input.length > TOOL_INPUT_LIMIT) truncated.input = input.length
+    }
+    if (meta.result !== undefined && meta.result !== null) {
+      const result = asText(meta.result)
+      meta.result = cut(result, TOOL_RESULT_LIMIT)
+      if (result.length > TOOL_RESULT_LIMIT) truncated.result = result.length
+    }
+    if (typeof event.content === 'string' && event.content.length > TOOL_RESULT_LIMIT) {
+      truncated.content = event.content.length
+      source.content = cut(event.content, TOOL_RESULT_LIMIT)
+    }
+    if (Object.keys(truncated).length > 0) meta.truncated = truncated
+    source.meta = meta
+  }
+  const record: Record<string, unknown> = {}
+  for (const field of FIELD_ORDER) {
+    const value = source[field]
+    if (value === undefined || value === null || value === '') continue
+    if (field === 'meta' && typeof value === 'object' && Object.keys(value as object).length === 0) continue
+    record[field] = value
+  }
+  // Fields outside the seed's set are kept rather than silently dropped.
+  for (const [key, value] of Object.entries(source)) {
+    if (!(FIELD_ORDER as readonly string[]).includes(key) && value !== undefined && value !== null && value !== '') record[key] = value
+  }
+  return record
+}
+
+type LineParse = { ok: true; event: ActivityEvent } | { ok: false; reason: string }
+
+function parseLine(line: string): LineParse {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch (error) {
+    return { ok: false, reason: `not valid JSON (${(error as Error).message}); probably cut off by a crash` }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' }
+  const record = value as Record<string, unknown>
+  if (typeof record.ts !== 'string' || Number.isNaN(instantOf(record.ts))) return { ok: false, reason: 'missing or invalid "ts"' }
+  if (!isActivityType(record.type)) return { ok: false, reason: `unknown event type ${JSON.stringify(record.type)}` }
+  for (const field of STRING_FIELDS) {
+    if (record[field] !== undefined && typeof record[field] !== 'string') return { ok: false, reason: `"${field}" is not a string` }
+  }
+  if (record.meta !== undefined && (typeof record.meta !== 'object' || record.meta === null || Array.isArray(record.meta))) {
+    return { ok: false, reason: '"meta" is not an object' }
+  }
+  return { ok: true, event: record as unknown as ActivityEvent }
+}
+
+/** Creates the log. The folder is created on the first append. */
+export function createFileActivityLog(options: FileActivityLogOptions): ActivityLog {
+  const { dir, clock, onError } = options
+
+  function report(error: unknown): void {
+    try {
+      onError?.(error)
+    } catch {
+      // The reporter failing must not turn a logging problem into a crash of the agent.
+    }
+  }
+
+  async function days(): Promise<string[]> {
+    try {
+      const names = await readdir(dir)
+      return names
+        .map((name) => DAY_FILE.exec(name)?.[1])
+        .filter((day): day is string => day !== undefined)
+        .sort()
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      throw error
+    }
+  }
+
+  async function readDay(day: string): Promise<{ records: ActivityRecord[]; problems: ParseProblem[] }> {
+    const file = `${day}.jsonl`
+    let text: string
+    try {
+      text = await readFile(join(dir, file), 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], problems: [] }
+      throw new EngramError({
+        code: ErrorCode.storageUnavailable,
+        category: 'system',
+        message: `Cannot read activity log ${join(dir, file)}: ${(error as Error).message}`,
+        fix: 'Check the file permissions of the activity folder under the engram home (ENGRAM_HOME).',
+        cause: error,
+      })
+    }
+    const records: ActivityRecord[] = []
+    const problems: ParseProblem[] = []
+    const lines = text.split('\n')
+    lines.forEach((line, index) => {
+      if (line.trim().length === 0) return
+      const ref = `activity/${file}#L${index + 1}`
+      const parsed = parseLine(line)
+      if (parsed.ok) records.push({ ...parsed.event, ref })
+      else problems.push({ file: `activity/${file}`, line: index + 1, text: line.length > 300 ? `${line.slice(0, 300)}…` : line, reason: parsed.reason })
+    })
+    return { records, problems }
+  }
+
+  return {
+    async append(event) {
+      try {
+        const ts = typeof event.ts === 'string' && dayOf(event.ts) !== undefined ? event.ts : clock.now().toISOString()
+        if (!isActivityType(event.type)) {
+          throw new EngramError({
+            code: ErrorCode.invalidArgument,
+            category: 'user',
+            message: `Unknown activity type ${JSON.stringify(event.type)}; the event was not logged.`,
+            fix: 'Use one of the ACTIVITY_TYPES from src/core/activity.ts.',
+          })
+        }
+        const line = JSON.stringify(toLogRecord({ ...event, ts }))
+        await appendLine(join(dir, `${dayOf(ts)}.jsonl`), line)
+      } catch (error) {
+        report(error)
+      }
+    },
+
+    async read(query: ActivityQuery = {}) {
+      const since = query.since === undefined ? undefined : instantOf(query.since)
+      const until = query.until === undefined ? undefined : instantOf(query.until)
+      for (const [name, value] of [
+        ['since', since],
+        ['until', until],
+      ] as const) {
+        if (value !== undefined && Number.isNaN(value)) {
+          throw new EngramError({
+            code: ErrorCode.invalidArgument,
+            category: 'user',
+            message: `Activity query "${name}" is not an ISO-8601 time: ${JSON.stringify(query[name])}.`,
+            fix: 'Pass times like 2026-03-04T10:00:00Z.',
+          })
+        }
+      }
+      const sinceDay = since === undefined ? undefined : isoDay(new Date(since))
+      const untilDay = until === undefined ? undefined : isoDay(new Date(until))
+      const inRange = (await days()).filter((day) => (sinceDay === undefined || day >= sinceDay) && (untilDay === undefined || day <= untilDay))
+      const types = query.types === undefined ? undefined : new Set<string>(query.types)
+      const keep = (record: ActivityRecord): boolean => {
+        const at = instantOf(record.ts)
+        return (since === undefined || at >= since) && (until === undefined || at <= until) && (types === undefined || types.has(record.type))
+      }
+      const order = (a: ActivityRecord, b: ActivityRecord): number => instantOf(a.ts) - instantOf(b.ts) || refOrder(a.ref, b.ref)
+
+      if (query.limit === undefined) {
+        const all: ActivityRecord[] = []
+        for (const day of inRange) all.push(...(await readDay(day)).records.filter(keep))
+        return all.sort(order)
+      }
+      // Newest first: walk days backwards and stop once a whole day has filled the limit.
+      const limit = Math.max(0, Math.floor(query.limit))
+      const found: ActivityRecord[] = []
+      for (const day of [...inRange].reverse()) {
+        if (found.length >= limit) break
+        found.push(...(await readDay(day)).records.filter(keep))
+      }
+      return found.sort((a, b) => order(b, a)).slice(0, limit)
+    },
+
+    days,
+
+    async problems() {
+      const problems: ParseProblem[] = []
+      for (const day of await days()) problems.push(...(await readDay(day)).problems)
+      return problems
+    },
+  }
+}
+
+/** Orders refs `activity/<day>.jsonl#L<n>` by day, then line number. */
+function refOrder(a: string, b: string): number {
+  const [dayA = '', lineA = '0'] = a.split('#L')
+  const [dayB = '', lineB = '0'] = b.split('#L')
+  return dayA.localeCompare(dayB) || Number(lineA) - Number(lineB)
+}

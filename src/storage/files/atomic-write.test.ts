@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict'
+import { mkdirSync, readdirSync, readFileSync, statSync, chmodSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { makeTempHome } from '../../testing/temp-home.ts'
+import { appendLine, isTempFileName, writeFileAtomic } from './atomic-write.ts'
+import { runChild } from './test-support/run-children.ts'
+
+const APPEND_LINES = join(import.meta.dirname, 'test-support', 'append-lines.ts')
+
+describe('writeFileAtomic', () => {
+  test('creates folders, replaces the file, leaves no temp file, keeps the mode', async () => {
+    const temp = makeTempHome()
+    try {
+      const path = join(temp.home, 'a', 'b', 'file.md')
+      await writeFileAtomic(path, 'one\n')
+      assert.equal(readFileSync(path, 'utf8'), 'one\n')
+      chmodSync(path, 0o600)
+      await writeFileAtomic(path, new TextEncoder().encode('two\n'))
+      assert.equal(readFileSync(path, 'utf8'), 'two\n')
+      assert.equal(statSync(path).mode & 0o777, 0o600)
+      assert.deepEqual(readdirSync(join(temp.home, 'a', 'b')), ['file.md'])
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('concurrent writers: the file is always one whole version', async () => {
+    const temp = makeTempHome()
+    try {
+      const path = join(temp.home, 'race.txt')
+      const versions = Array.from({ length: 20 }, (_, i) => `${String(i).repeat(10_000)}\n`)
+      await Promise.all(versions.map((text) => writeFileAtomic(path, text)))
+      assert.ok(versions.includes(readFileSync(path, 'utf8')))
+      assert.deepEqual(readdirSync(temp.home).filter(isTempFileName), [])
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('a failed write leaves the old file and no temp file', async () => {
+    const temp = makeTempHome()
+    try {
+      const path = join(temp.home, 'target')
+      mkdirSync(path, { recursive: true })
+      writeFileSync(join(path, 'inside'), 'x')
+      // Renaming a file over a non-empty folder fails.
+      await assert.rejects(writeFileAtomic(path, 'data'))
+      assert.deepEqual(readdirSync(temp.home), ['target'])
+    } finally {
+      temp.cleanup()
+    }
+  })
+})
+
+describe('appendLine', () => {
+  test('appends whole lines and repairs a missing final newline', async () => {
+    const temp = makeTempHome()
+    try {
+      const path = join(temp.home, 'log', 'x.jsonl')
+      await appendLine(path, 'one')
+      writeFileSync(path, 'one\ncut-off', { flag: 'w' })
+      await appendLine(path, 'two')
+      assert.equal(readFileSync(path, 'utf8'), 'one\ncut-off\ntwo\n')
+      await assert.rejects(appendLine(path, 'a\nb'), { code: 'invalid_argument' })
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('4 processes appending long lines at once never interleave', async () => {
+    const temp = makeTempHome()
+    try {
+      const path = join(temp.home, 'shared.jsonl')
+      const workers = 4
+      const count = 150
+      await Promise.all(Array.from({ length: workers }, (_, w) => runChild(APPEND_LINES, [path, String(w), String(count)])))
+      const text = readFileSync(path, 'utf8')
+      assert.ok(text.endsWith('\n'))
+      // A rare blank line is allowed (see endsMidLine); a partial or merged line is not.
+      const lines = text.split('\n').filter((line) => line.length > 0)
+      assert.equal(lines.length, workers * count)
+      const seen = new Set<string>()
+      for (const line of lines) {
+        const record = JSON.parse(line) as { worker: string; i: number; padding: string }
+        assert.equal(record.padding.length, 6000)
+        seen.add(`${record.worker}:${record.i}`)
+      }
+      assert.equal(seen.size, workers * count)
+    } finally {
+      temp.cleanup()
+    }
+  })
+})

@@ -1,0 +1,119 @@
+/**
+ * Crash-safe file writes.
+ *
+ * `writeFileAtomic`: a reader (or a crash) sees either the old file or the new one, never half of
+ * each — temp file in the same folder, fsync, rename over the target, fsync the folder so the
+ * rename itself survives a power cut.
+ *
+ * `appendLine`: one whole line per `write(2)` on an `O_APPEND` descriptor. For a regular local
+ * file the kernel positions and writes each such call as a unit, so appenders in several
+ * processes never interleave parts of their lines.
+ */
+import { randomBytes } from 'node:crypto'
+import { constants } from 'node:fs'
+import { type FileHandle, mkdir, open, rename, stat, unlink } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+
+/** Suffix of the temp files `writeFileAtomic` leaves behind only when the process dies mid-write. */
+export const TEMP_SUFFIX = '.tmp'
+
+/** True for the temp files of an interrupted atomic write (listings skip them). */
+export function isTempFileName(name: string): boolean {
+  return name.startsWith('.') && name.endsWith(TEMP_SUFFIX)
+}
+
+/** Replaces `path` with `data` atomically; creates missing folders. Keeps an existing file's mode. */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const folder = dirname(path)
+  await mkdir(folder, { recursive: true })
+  const mode = await stat(path).then(
+    (info) => info.mode & 0o777,
+    () => 0o644,
+  )
+  const temp = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`)
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode)
+    await handle.writeFile(data)
+    await handle.sync()
+    await handle.close()
+    handle = undefined
+    await rename(temp, path)
+  } catch (error) {
+    await handle?.close().catch(() => {})
+    await unlink(temp).catch(() => {})
+    throw error
+  }
+  await syncFolder(folder)
+}
+
+/** fsync a folder so a rename or create in it is durable. Not every platform allows it. */
+export async function syncFolder(folder: string): Promise<void> {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(folder, 'r')
+    await handle.sync()
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    // Windows cannot open folders; some filesystems refuse fsync on them. The data is already
+    // renamed into place; only durability across a power cut is weaker there.
+    if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'EBADF') throw error
+  } finally {
+    await handle?.close().catch(() => {})
+  }
+}
+
+/**
+ * Whether the file's last line lacks its newline. Another process's append can be seen half
+ * copied, so a missing newline is looked at again after a moment: only one that stays is a line
+ * cut off by a crash. (Guessing wrong costs one blank line, which readers skip.)
+ */
+async function endsMidLine(handle: FileHandle): Promise<boolean> {
+  const last = Buffer.alloc(1)
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const size = (await handle.stat()).size
+    if (size === 0) return false
+    await handle.read(last, 0, 1, size - 1)
+    if (last[0] === 0x0a) return false
+    await sleep(1)
+  }
+  return true
+}
+
+/**
+ * Appends `line` plus a newline in a single write with O_APPEND; creates the file and its folder.
+ * If the file does not end with a newline (a line cut off by a crash), a newline is written first
+ * in the same write, so the new line is never glued onto the broken one. Readers must skip blank
+ * lines.
+ * Throws `invalid_argument` when `line` contains a line break.
+ */
+export async function appendLine(path: string, line: string): Promise<void> {
+  if (line.includes('\n') || line.includes('\r')) {
+    throw new EngramError({
+      code: ErrorCode.invalidArgument,
+      category: 'system',
+      message: `Cannot append to ${path}: the line contains a line break and would become two records.`,
+      fix: 'Serialize the record on one line (JSON.stringify escapes line breaks).',
+    })
+  }
+  await mkdir(dirname(path), { recursive: true })
+  const handle = await open(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o644)
+  try {
+    const prefix = (await endsMidLine(handle)) ? '\n' : ''
+    const bytes = Buffer.from(`${prefix}${line}\n`, 'utf8')
+    const { bytesWritten } = await handle.write(bytes, 0, bytes.length)
+    if (bytesWritten !== bytes.length) {
+      throw new EngramError({
+        code: ErrorCode.storageUnavailable,
+        category: 'system',
+        message: `Short write appending to ${path}: ${bytesWritten} of ${bytes.length} bytes.`,
+        fix: 'Check free disk space and quotas on the engram home (ENGRAM_HOME).',
+        details: { path, bytesWritten, expected: bytes.length },
+      })
+    }
+  } finally {
+    await handle.close()
+  }
+}

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { ManualClock } from '../../core/clock.ts'
+import { contentHash } from '../../core/hash.ts'
+import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
+import { runDocumentStoreContract } from '../contract-tests/document-store.contract.ts'
+import type { DocumentStore } from '../contracts.ts'
+import { createFileDocumentStore } from './document-store.ts'
+import { createFileLocks } from './locks.ts'
+
+function setup(agent = 'default'): { temp: TempHome; clock: ManualClock; store: DocumentStore } {
+  const temp = makeTempHome()
+  const clock = new ManualClock('2026-03-04T10:00:00Z')
+  const store = createFileDocumentStore({ home: temp.home, agent, clock, locks: createFileLocks({ dir: join(temp.home, 'locks') }) })
+  return { temp, clock, store }
+}
+
+runDocumentStoreContract('files', async () => {
+  const { temp, store, clock } = setup()
+  return { store, clock, cleanup: async () => temp.cleanup() }
+})
+
+describe('file DocumentStore', () => {
+  test('files land in the documented layout', async () => {
+    const { temp, store } = setup('ada-bot')
+    try {
+      const cases = [
+        ['knowledge', 'tea', 'agents/ada-bot/knowledge/tea.md'],
+        ['procedure', 'deploy', 'agents/ada-bot/procedures/deploy.md'],
+        ['episode', '2026-03-04', 'agents/ada-bot/episodes/2026-03-04.md'],
+        ['state', 'current_task', 'agents/ada-bot/state/current_task.md'],
+        ['prompt', 'SYSTEM', 'agents/ada-bot/SYSTEM.md'],
+        ['user', 'ada', 'shared/users/ada.md'],
+      ] as const
+      for (const [kind, slug, path] of cases) {
+        const doc = await store.write(kind, slug, { title: slug }, 'body\n')
+        assert.equal(doc.path, path)
+        const bytes = readFileSync(join(temp.home, path))
+        assert.equal(bytes.toString(), `---\ntitle: ${slug}\n---\nbody\n`)
+        assert.equal(doc.hash, contentHash(bytes))
+      }
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('versions and archive paths carry the clock time and the reason', async () => {
+    const { temp, clock, store } = setup()
+    try {
+      await store.write('procedure', 'deploy', { version: 1 }, 'v1\n')
+      await store.write('procedure', 'deploy', { version: 2 }, 'v2\n', { reason: 'reconsolidated after failure' })
+      // Same instant again: a second copy, not an overwrite.
+      await store.write('procedure', 'deploy', { version: 3 }, 'v3\n')
+      clock.advance(1500)
+      await store.write('procedure', 'deploy', { version: 4 }, 'v4\n')
+      const versions = await store.versions('procedure', 'deploy')
+      assert.deepEqual(versions, [
+        { path: 'agents/default/archive/versions/procedure/deploy.2026-03-04T10-00-01-500Z.md', archivedAt: '2026-03-04T10:00:01.500Z' },
+        { path: 'agents/default/archive/versions/procedure/deploy.2026-03-04T10-00-00-000Z-2.md', archivedAt: '2026-03-04T10:00:00.000Z' },
+        { path: 'agents/default/archive/versions/procedure/deploy.2026-03-04T10-00-00-000Z.md', archivedAt: '2026-03-04T10:00:00.000Z' },
+      ])
+      assert.equal(readFileSync(join(temp.home, versions[2]?.path ?? ''), 'utf8'), '---\nversion: 1\n---\nv1\n')
+      const log = readFileSync(join(temp.home, 'agents/default/archive/versions/versions.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+      assert.equal(log.length, 3)
+      assert.equal(log[0].reason, 'reconsolidated after failure', 'the write that replaced v1 says why')
+      assert.equal(log[1].reason, undefined)
+      assert.equal(await store.archive('procedure', 'deploy', 'procedure_versions'), 'agents/default/archive/procedure_versions/procedure/deploy.md')
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('broken frontmatter: reported as a problem, body kept, file never rewritten by a read', async () => {
+    const { temp, store } = setup()
+    try {
+      const dir = join(temp.home, 'agents/default/knowledge')
+      mkdirSync(dir, { recursive: true })
+      const broken = '---\ntitle: ok\nconfidence: [0.9\n---\nStill readable.\n'
+      writeFileSync(join(dir, 'broken.md'), broken)
+      writeFileSync(join(dir, 'plain.md'), 'No frontmatter here.\n')
+      const doc = await store.read('knowledge', 'broken')
+      assert.equal(doc?.body, broken)
+      assert.deepEqual(doc?.frontmatter, {})
+      assert.deepEqual((await store.read('knowledge', 'plain'))?.frontmatter, {})
+      const problems = await store.problems()
+      assert.equal(problems.length, 1)
+      assert.equal(problems[0]?.file, 'agents/default/knowledge/broken.md')
+      assert.match(problems[0]?.reason ?? '', /YAML/)
+      assert.ok((problems[0]?.line ?? 0) >= 2)
+      // Appending keeps the broken block byte for byte.
+      await store.append('knowledge', 'broken', 'More.\n')
+      assert.equal(readFileSync(join(dir, 'broken.md'), 'utf8'), `${broken}More.\n`)
+      assert.equal(readFileSync(join(dir, 'broken.md'), 'utf8').startsWith(broken), true)
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('hand edits are read; stray files and temp files are not listed', async () => {
+    const { temp, store } = setup()
+    try {
+      const written = await store.write('knowledge', 'tea', { version: 1 }, 'Brew at 80°C.\n')
+      const path = join(temp.home, written.path)
+      writeFileSync(path, '---\nversion: 1\n---\nBrew at 75°C.\n')
+      const read = await store.read('knowledge', 'tea')
+      assert.equal(read?.body, 'Brew at 75°C.\n')
+      assert.notEqual(read?.hash, written.hash)
+      const dir = join(temp.home, 'agents/default/knowledge')
+      writeFileSync(join(dir, '.tea.md.123.abc.tmp'), 'half written')
+      writeFileSync(join(dir, 'notes.txt'), 'not markdown')
+      assert.deepEqual(
+        (await store.list('knowledge')).map((r) => r.slug),
+        ['tea'],
+      )
+      // Prompt listing only sees the prompt layers, not other markdown at the agent root.
+      writeFileSync(join(temp.home, 'agents/default/README.md'), 'hi')
+      assert.deepEqual(await store.list('prompt'), [])
+      assert.ok(existsSync(join(temp.home, 'agents/default/README.md')))
+      assert.deepEqual(readdirSync(dir).sort(), ['.tea.md.123.abc.tmp', 'notes.txt', 'tea.md'])
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('an unsafe agent name is rejected', () => {
+    const temp = makeTempHome()
+    try {
+      assert.throws(
+        () => createFileDocumentStore({ home: temp.home, agent: '../x', clock: new ManualClock(), locks: createFileLocks({ dir: join(temp.home, 'locks') }) }),
+        { code: 'invalid_argument' },
+      )
+    } finally {
+      temp.cleanup()
+    }
+  })
+})

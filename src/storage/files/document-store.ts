@@ -1,0 +1,367 @@
+/**
+ * The file-backed DocumentStore (AnimaWorks' archive): markdown documents with YAML frontmatter.
+ *
+ * Layout under the engram home (`<a>` is the agent):
+ *   knowledge → agents/<a>/knowledge/<slug>.md     procedure → agents/<a>/procedures/<slug>.md
+ *   episode   → agents/<a>/episodes/<YYYY-MM-DD>.md state     → agents/<a>/state/<slug>.md
+ *   prompt    → agents/<a>/<SYSTEM|SOUL>.md         user      → shared/users/<slug>.md
+ * Every rewrite first copies the old file to `agents/<a>/archive/versions/<kind>/<slug>.<time>.md`
+ * (and records why in `archive/versions/versions.jsonl`); archiving moves a file to
+ * `agents/<a>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted.
+ */
+import { constants } from 'node:fs'
+import { copyFile, link, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { dirname, isAbsolute, join } from 'node:path'
+import type { Clock } from '../../core/clock.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { parseFrontmatter, serializeFrontmatter } from '../../core/frontmatter.ts'
+import { contentHash } from '../../core/hash.ts'
+import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../../core/memory-doc.ts'
+import type { ArchiveReason, DocRef, DocumentStore, Locks, ParseProblem } from '../contracts.ts'
+import { appendLine, isTempFileName, syncFolder, writeFileAtomic } from './atomic-write.ts'
+
+export interface FileDocumentStoreOptions {
+  /** The engram home. */
+  home: string
+  agent: string
+  clock: Clock
+  locks: Locks
+}
+
+const PROMPT_SLUGS = ['SYSTEM', 'SOUL'] as const
+const EPISODE_SLUG = /^\d{4}-\d{2}-\d{2}$/
+const ARCHIVE_REASONS = ['forgotten', 'merged', 'procedure_versions'] as const
+// `2026-01-01T09-00-00-000Z`, optionally `-2`, `-3`… when one instant archives twice.
+const VERSION_STAMP = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z(?:-(\d+))?\.md$/
+
+function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
+}
+
+/**
+ * Throws `invalid_argument` unless `slug` names one file inside its folder: not empty, no `/` or
+ * `\`, no `..`, not absolute, no NUL or other control characters, no leading dot (temp files).
+ */
+export function assertSafeSlug(slug: string, what = 'slug'): void {
+  const bad =
+    typeof slug !== 'string' ||
+    slug.length === 0 ||
+    slug.length > 200 ||
+    slug.includes('/') ||
+    slug.includes('\\') ||
+    slug.includes('..') ||
+    slug.startsWith('.') ||
+    isAbsolute(slug) ||
+    /[\u0000-\u001f\u007f]/.test(slug)
+  if (bad) {
+    throw invalid(
+      `Invalid ${what} ${JSON.stringify(slug)}: it must name one file inside its folder.`,
+      `Use a ${what} without "/", "\\", "..", a leading dot or control characters, such as "green-tea".`,
+      { [what]: slug },
+    )
+  }
+}
+
+/** A file-name-safe stamp of an instant: `2026-01-01T09-00-00-000Z`. */
+function stampOf(date: Date): string {
+  return date.toISOString().replace(/[:.]/g, '-')
+}
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT'
+}
+
+/** Creates the store for one agent. Nothing is touched on disk until the first write. */
+export function createFileDocumentStore(options: FileDocumentStoreOptions): DocumentStore {
+  const { home, agent, clock, locks } = options
+  assertSafeSlug(agent, 'agent')
+  const agentRel = `agents/${agent}`
+
+  function folderOf(kind: DocKind): string {
+    switch (kind) {
+      case 'knowledge':
+        return `${agentRel}/knowledge`
+      case 'procedure':
+        return `${agentRel}/procedures`
+      case 'episode':
+        return `${agentRel}/episodes`
+      case 'state':
+        return `${agentRel}/state`
+      case 'prompt':
+        return agentRel
+      case 'user':
+        return 'shared/users'
+    }
+  }
+
+  function checkSlug(kind: DocKind, slug: string): void {
+    if (!(DOC_KINDS as readonly string[]).includes(kind)) {
+      throw invalid(`Unknown document kind "${kind}".`, `Use one of: ${DOC_KINDS.join(', ')}.`, { kind })
+    }
+    assertSafeSlug(slug)
+    if (kind === 'episode' && !EPISODE_SLUG.test(slug)) {
+      throw invalid(`Episode slug "${slug}" is not a date.`, 'Episodes are one file per day: use the date, YYYY-MM-DD.', { slug })
+    }
+    if (kind === 'prompt' && !(PROMPT_SLUGS as readonly string[]).includes(slug)) {
+      throw invalid(`Prompt slug "${slug}" is not a prompt layer.`, `Use one of: ${PROMPT_SLUGS.join(', ')}.`, { slug })
+    }
+  }
+
+  const relOf = (kind: DocKind, slug: string): string => `${folderOf(kind)}/${slug}.md`
+  const abs = (rel: string): string => join(home, ...rel.split('/'))
+  const archiveRel = (reason: string, kind: DocKind, slug: string): string => `${agentRel}/archive/${reason}/${kind}/${slug}.md`
+  const versionsRel = (kind: DocKind): string => `${agentRel}/archive/versions/${kind}`
+  const lockName = (kind: DocKind, slug: string): string => `docs:${kind === 'user' ? 'shared' : agent}:${kind}:${slug}`
+
+  async function locked<T>(kind: DocKind, slug: string, fn: () => Promise<T>): Promise<T> {
+    const outcome = await locks.withLock(lockName(kind, slug), fn)
+    if (outcome.kind === 'done') return outcome.value
+    throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Document ${relOf(kind, slug)} is locked.` })
+  }
+
+  async function readBytes(path: string): Promise<Buffer | null> {
+    try {
+      return await readFile(path)
+    } catch (error) {
+      if (isMissing(error)) return null
+      throw new EngramError({
+        code: ErrorCode.storageUnavailable,
+        category: 'system',
+        message: `Cannot read ${path}: ${(error as Error).message}`,
+        fix: 'Check the file permissions under the engram home (ENGRAM_HOME).',
+        cause: error,
+      })
+    }
+  }
+
+  function docOf(kind: DocKind, slug: string, rel: string, bytes: Buffer): MemoryDoc {
+    const parsed = parseFrontmatter(bytes.toString('utf8'))
+    return { kind, slug, frontmatter: parsed.frontmatter, body: parsed.body, path: rel, hash: contentHash(bytes) }
+  }
+
+  async function exists(path: string): Promise<boolean> {
+    return stat(path).then(
+      () => true,
+      (error: unknown) => {
+        if (isMissing(error)) return false
+        throw error
+      },
+    )
+  }
+
+  /** Copies the live file into archive/versions under a fresh stamp; returns its relative path. */
+  async function saveVersion(kind: DocKind, slug: string, sourceRel: string, reason: string | undefined): Promise<string> {
+    const folderRel = versionsRel(kind)
+    await mkdir(abs(folderRel), { recursive: true })
+    const stamp = stampOf(clock.now())
+    for (let n = 1; ; n++) {
+      const rel = `${folderRel}/${slug}.${stamp}${n === 1 ? '' : `-${n}`}.md`
+      try {
+        await copyFile(abs(sourceRel), abs(rel), constants.COPYFILE_EXCL)
+        await syncFolder(abs(folderRel))
+        await appendLine(
+          abs(`${agentRel}/archive/versions/versions.jsonl`),
+          JSON.stringify({ at: clock.now().toISOString(), kind, slug, path: rel, ...(reason ? { reason } : {}) }),
+        )
+        return rel
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      }
+    }
+  }
+
+  /** Moves a file without ever replacing one at the destination (`link` fails when it exists). */
+  async function moveNoClobber(fromRel: string, toRel: string): Promise<void> {
+    await mkdir(dirname(abs(toRel)), { recursive: true })
+    try {
+      await link(abs(fromRel), abs(toRel))
+      await unlink(abs(fromRel))
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'EEXIST' || code === 'ENOENT') throw error
+      // Filesystems without hard links: the caller holds the document's lock and checked first.
+      if (await exists(abs(toRel))) throw Object.assign(new Error(`${toRel} exists`), { code: 'EEXIST' })
+      await rename(abs(fromRel), abs(toRel))
+    }
+    await syncFolder(dirname(abs(toRel)))
+    await syncFolder(dirname(abs(fromRel)))
+  }
+
+  async function slugsIn(folderRel: string): Promise<string[]> {
+    try {
+      const names = await readdir(abs(folderRel))
+      return names.filter((name) => name.endsWith('.md') && !isTempFileName(name)).map((name) => name.slice(0, -3))
+    } catch (error) {
+      if (isMissing(error)) return []
+      throw error
+    }
+  }
+
+  function listableSlug(kind: DocKind, slug: string): boolean {
+    try {
+      checkSlug(kind, slug)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  const store: DocumentStore = {
+    async list(kind) {
+      const slugs = (await slugsIn(folderOf(kind))).filter((slug) => listableSlug(kind, slug)).sort()
+      const refs: DocRef[] = []
+      for (const slug of slugs) {
+        const rel = relOf(kind, slug)
+        const bytes = await readBytes(abs(rel))
+        if (bytes === null) continue
+        const info = await stat(abs(rel)).catch(() => null)
+        if (info === null || !info.isFile()) continue
+        refs.push({ kind, slug, path: rel, hash: contentHash(bytes), modifiedAt: info.mtime.toISOString() })
+      }
+      return refs
+    },
+
+    async read(kind, slug) {
+      checkSlug(kind, slug)
+      const rel = relOf(kind, slug)
+      const bytes = await readBytes(abs(rel))
+      return bytes === null ? null : docOf(kind, slug, rel, bytes)
+    },
+
+    async write(kind, slug, frontmatter, body, writeOptions) {
+      checkSlug(kind, slug)
+      const rel = relOf(kind, slug)
+      const text = serializeFrontmatter(frontmatter, body)
+      return locked(kind, slug, async () => {
+        if (await exists(abs(rel))) await saveVersion(kind, slug, rel, writeOptions?.reason)
+        const bytes = Buffer.from(text, 'utf8')
+        await writeFileAtomic(abs(rel), bytes)
+        return docOf(kind, slug, rel, bytes)
+      })
+    },
+
+    async append(kind, slug, text, frontmatter?: Frontmatter) {
+      checkSlug(kind, slug)
+      const rel = relOf(kind, slug)
+      return locked(kind, slug, async () => {
+        const old = await readBytes(abs(rel))
+        let next: string
+        if (old === null) {
+          next = serializeFrontmatter(frontmatter ?? {}, text)
+        } else {
+          // Appended to the bytes as they are: a file whose frontmatter does not parse keeps it.
+          const current = old.toString('utf8')
+          next = current.length === 0 || current.endsWith('\n') ? current + text : `${current}\n${text}`
+        }
+        const bytes = Buffer.from(next, 'utf8')
+        await writeFileAtomic(abs(rel), bytes)
+        return docOf(kind, slug, rel, bytes)
+      })
+    },
+
+    async archive(kind, slug, reason) {
+      checkSlug(kind, slug)
+      assertReason(reason)
+      const rel = relOf(kind, slug)
+      const target = archiveRel(reason, kind, slug)
+      return locked(kind, slug, async () => {
+        if (!(await exists(abs(rel)))) {
+          throw new EngramError({
+            code: ErrorCode.notFound,
+            category: 'user',
+            message: `Cannot archive ${rel}: there is no such document.`,
+            fix: 'List the documents of that kind to find the right slug.',
+            details: { kind, slug },
+          })
+        }
+        // A document archived earlier under the same slug becomes a version, never overwritten.
+        if (await exists(abs(target))) {
+          await saveVersion(kind, slug, target, `replaced in archive/${reason} by a newer archived copy`)
+          await unlink(abs(target))
+        }
+        await moveNoClobber(rel, target)
+        return target
+      })
+    },
+
+    async restore(kind, slug, reason) {
+      checkSlug(kind, slug)
+      assertReason(reason)
+      const rel = relOf(kind, slug)
+      const source = archiveRel(reason, kind, slug)
+      return locked(kind, slug, async () => {
+        if (!(await exists(abs(source)))) {
+          throw new EngramError({
+            code: ErrorCode.notFound,
+            category: 'user',
+            message: `Cannot restore ${kind} "${slug}": nothing is archived at ${source}.`,
+            fix: `Check the slug and the reason it was archived with (${ARCHIVE_REASONS.join(', ')}).`,
+            details: { kind, slug, reason },
+          })
+        }
+        const conflict = (): EngramError =>
+          new EngramError({
+            code: ErrorCode.invalidArgument,
+            category: 'user',
+            message: `Cannot restore ${kind} "${slug}": a live document already exists at ${rel}.`,
+            fix: `Archive or rename the live document ${rel} first, then restore; or merge the archived copy ${source} into it by hand.`,
+            details: { kind, slug, reason, live: rel, archived: source },
+          })
+        if (await exists(abs(rel))) throw conflict()
+        try {
+          await moveNoClobber(source, rel)
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw conflict()
+          throw error
+        }
+        const bytes = await readBytes(abs(rel))
+        if (bytes === null) throw new EngramError({ code: ErrorCode.storageCorrupt, category: 'system', message: `Restored ${rel} vanished.` })
+        return docOf(kind, slug, rel, bytes)
+      })
+    },
+
+    async versions(kind, slug) {
+      checkSlug(kind, slug)
+      const folderRel = versionsRel(kind)
+      let names: string[]
+      try {
+        names = await readdir(abs(folderRel))
+      } catch (error) {
+        if (isMissing(error)) return []
+        throw error
+      }
+      const found: Array<{ path: string; archivedAt: string; n: number }> = []
+      for (const name of names) {
+        if (!name.startsWith(`${slug}.`)) continue
+        const match = VERSION_STAMP.exec(name.slice(slug.length + 1))
+        if (!match) continue
+        const [, day, hh, mm, ss, ms, n] = match
+        found.push({ path: `${folderRel}/${name}`, archivedAt: `${day}T${hh}:${mm}:${ss}.${ms}Z`, n: Number(n ?? 1) })
+      }
+      found.sort((a, b) => b.archivedAt.localeCompare(a.archivedAt) || b.n - a.n)
+      return found.map(({ path, archivedAt }) => ({ path, archivedAt }))
+    },
+
+    async problems() {
+      const problems: ParseProblem[] = []
+      for (const kind of DOC_KINDS) {
+        for (const slug of (await slugsIn(folderOf(kind))).filter((s) => listableSlug(kind, s)).sort()) {
+          const rel = relOf(kind, slug)
+          const bytes = await readBytes(abs(rel))
+          if (bytes === null) continue
+          const text = bytes.toString('utf8')
+          const problem = parseFrontmatter(text).problem
+          if (problem) problems.push({ file: rel, line: problem.line, text: text.split('\n')[problem.line - 1] ?? '', reason: problem.reason })
+        }
+      }
+      return problems
+    },
+  }
+  return store
+}
+
+function assertReason(reason: string): asserts reason is Exclude<ArchiveReason, 'versions'> {
+  if (!(ARCHIVE_REASONS as readonly string[]).includes(reason)) {
+    throw invalid(`Unknown archive reason "${reason}".`, `Use one of: ${ARCHIVE_REASONS.join(', ')}.`, { reason })
+  }
+}

@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { ManualClock } from '../../core/clock.ts'
+import type { EngramEntry } from '../../core/engram.ts'
+import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
+import { runEngramStoreContract } from '../contract-tests/engram-store.contract.ts'
+import type { EngramStore } from '../contracts.ts'
+import { createFileEngramStore, topicSlug } from './engram-store.ts'
+import { createFileLocks } from './locks.ts'
+import { runChild } from './test-support/run-children.ts'
+
+const ENCODE_LESSONS = join(import.meta.dirname, 'test-support', 'encode-lessons.ts')
+
+function setup(): { temp: TempHome; dir: string; locksDir: string; clock: ManualClock; store: EngramStore } {
+  const temp = makeTempHome()
+  const dir = join(temp.home, 'agents', 'default', 'memory')
+  const locksDir = join(temp.home, 'locks')
+  const clock = new ManualClock('2026-03-04T10:00:00Z')
+  const store = createFileEngramStore({ dir, scope: 'global', locks: createFileLocks({ dir: locksDir }), clock })
+  return { temp, dir, locksDir, clock, store }
+}
+
+function lesson(text: string, extra: Partial<EngramEntry> = {}): EngramEntry {
+  return { text, kind: 'lesson', meta: {}, ...extra }
+}
+
+runEngramStoreContract('files', async () => {
+  const { temp, store, clock } = setup()
+  return { store, clock, cleanup: async () => temp.cleanup() }
+})
+
+describe('file EngramStore', () => {
+  test('files are created lazily, with their headers', async () => {
+    const { temp, dir, store } = setup()
+    try {
+      await store.recallRules()
+      assert.throws(() => readdirSync(dir), { code: 'ENOENT' }, 'reading creates nothing')
+      await store.encodeRule({ text: 'Use httpx instead of requests', kind: 'always', meta: {}, confidence: 'high', source: 'user' })
+      assert.equal(
+        readFileSync(join(dir, 'rules.md'), 'utf8'),
+        '# Rules\n\n## Always\n- Use httpx instead of requests <!-- confidence:high source:user ts:2026-03-04 -->\n\n## Never\n\n## When\n',
+      )
+      await store.encodeLesson(lesson('CoinGecko free tier rate-limits at ~50 req/min', { topic: 'api-coingecko' }))
+      assert.equal(readFileSync(join(dir, 'lessons.md'), 'utf8'), '# Lessons\n- CoinGecko free tier rate-limits at ~50 req/min <!-- topic:api-coingecko ts:2026-03-04 -->\n')
+      assert.equal(readFileSync(join(dir, 'topics', 'api-coingecko.md'), 'utf8'), '# api-coingecko\n- CoinGecko free tier rate-limits at ~50 req/min <!-- topic:api-coingecko ts:2026-03-04 -->\n')
+      await store.rewriteIdentity([{ text: 'Name: Jorge', kind: 'profile', meta: {} }])
+      assert.equal(readFileSync(join(dir, 'profile.md'), 'utf8'), '# Profile\n- Name: Jorge\n')
+      assert.deepEqual(readdirSync(dir).sort(), ['lessons.md', 'profile.md', 'rules.md', 'topics'], 'no temp files left behind')
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('garbage lines: valid entries kept, garbage reported with line numbers and kept verbatim', async () => {
+    const { temp, dir, store } = setup()
+    try {
+      mkdirSync(dir, { recursive: true })
+      const original = [
+        '# Lessons',
+        '- First real lesson <!-- ts:2026-01-01 -->',
+        'TODO: tidy this file up',
+        '- Second real lesson <!-- topic:pandas ts:2026-01-02 -->',
+        '<div>html pasted here</div>',
+        '- broken <!-- ts 2026 -->',
+        '',
+      ].join('\n')
+      writeFileSync(join(dir, 'lessons.md'), original)
+      const read = await store.read('lessons')
+      assert.deepEqual(
+        read.entries.map((e) => e.text),
+        ['First real lesson', 'Second real lesson'],
+      )
+      assert.deepEqual(
+        read.problems.map((p) => [p.file, p.line, p.text]),
+        [
+          [join(dir, 'lessons.md'), 3, 'TODO: tidy this file up'],
+          [join(dir, 'lessons.md'), 5, '<div>html pasted here</div>'],
+          [join(dir, 'lessons.md'), 6, '- broken <!-- ts 2026 -->'],
+        ],
+      )
+      await store.encodeLesson(lesson('Third lesson'))
+      await store.rewriteAll('lessons', [lesson('Only lesson now', { ts: '2026-02-02' })])
+      const text = readFileSync(join(dir, 'lessons.md'), 'utf8')
+      for (const garbage of ['TODO: tidy this file up', '<div>html pasted here</div>', '- broken <!-- ts 2026 -->']) {
+        assert.ok(text.split('\n').includes(garbage), `kept: ${garbage}`)
+      }
+      assert.deepEqual(
+        (await store.recallLessons()).map((e) => e.text),
+        ['Only lesson now'],
+      )
+      assert.equal((await store.read('lessons')).problems.length, 3)
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('hand edits are seen at once, and survive the next write', async () => {
+    const { temp, dir, store } = setup()
+    try {
+      await store.encodeRule({ text: 'Be brief', kind: 'always', meta: {} })
+      const path = join(dir, 'rules.md')
+      // Same size and same second: a cache keyed on mtime alone would miss this edit.
+      writeFileSync(path, readFileSync(path, 'utf8').replace('Be brief', 'Be kind!').replace('## Never\n', '## Never\n- Guess facts\n'))
+      const rules = await store.recallRules()
+      assert.deepEqual(rules.always.map((e) => e.text), ['Be kind!'])
+      assert.deepEqual(rules.never.map((e) => e.text), ['Guess facts'])
+      await store.encodeRule({ text: 'Cite sources', kind: 'always', meta: {} })
+      const after = await store.recallRules()
+      assert.deepEqual(after.always.map((e) => e.text), ['Be kind!', 'Cite sources'])
+      assert.deepEqual(after.never.map((e) => e.text), ['Guess facts'])
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('topic slugs are sanitized to [a-z0-9-]', () => {
+    assert.equal(topicSlug('API: CoinGecko / v3'), 'api-coingecko-v3')
+    assert.equal(topicSlug('../../etc/passwd'), 'etc-passwd')
+    assert.equal(topicSlug('Café Crème'), 'cafe-creme')
+    assert.equal(topicSlug('!!!'), '')
+  })
+
+  test('8 processes × 200 lessons at once: exactly 1,600 entries, each once', async () => {
+    const { temp, dir, locksDir, store } = setup()
+    try {
+      const workers = 8
+      const perWorker = 200
+      const results = await Promise.all(Array.from({ length: workers }, (_, w) => runChild(ENCODE_LESSONS, [dir, locksDir, String(w), String(perWorker)])))
+      assert.deepEqual(
+        results.map((r) => r.stdout.trim()),
+        Array(workers).fill(String(perWorker)),
+      )
+      const { entries, problems } = await store.read('lessons')
+      assert.deepEqual(problems, [])
+      assert.equal(entries.length, workers * perWorker)
+      assert.equal(new Set(entries.map((e) => e.text)).size, workers * perWorker)
+      for (let w = 0; w < workers; w++) {
+        const topic = await store.recallTopic(`worker-${w}`)
+        assert.equal(topic?.split('\n').filter((line) => line.startsWith('- ')).length, perWorker)
+      }
+      // Each worker's lessons are in its own order (appends go to the end).
+      const mine = entries.filter((e) => e.text.startsWith('worker 3 ')).map((e) => Number(e.text.split(' ').pop()))
+      assert.deepEqual(mine, [...mine].sort((a, b) => a - b))
+    } finally {
+      temp.cleanup()
+    }
+  })
+})

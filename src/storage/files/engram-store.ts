@@ -1,0 +1,249 @@
+/**
+ * The file-backed EngramStore (Anton's Hippocampus): one scope's `memory/` folder with
+ * `profile.md`, `rules.md`, `lessons.md` and `topics/<slug>.md`.
+ *
+ * Every write takes that file's lock, re-reads the file (a hand edit or another process may have
+ * changed it), deduplicates, and replaces the file atomically. Reads go to the files every time:
+ * there is no cache that could hide a hand edit. Lines the codec cannot read are kept verbatim
+ * through every write and reported by `read()`.
+ */
+import { createHash } from 'node:crypto'
+import { readdir, readFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { type Clock, isoDay } from '../../core/clock.ts'
+import { dedupeKey, type EngramEntry, type EngramScope, RULE_KINDS, type RuleKind } from '../../core/engram.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import {
+  emptyMemoryFile,
+  entriesOf,
+  insertEntry,
+  type MemoryFileDocument,
+  type MemoryFileKind,
+  parseMemoryFile,
+  problemsOf,
+  replaceEntries,
+  serializeMemoryFile,
+} from '../../core/markdown-entry.ts'
+import type { EncodeOutcome, EngramFile, EngramStore, Locks, ParseProblem } from '../contracts.ts'
+import { isTempFileName, writeFileAtomic } from './atomic-write.ts'
+
+export interface FileEngramStoreOptions {
+  /** The scope's `memory/` folder. Created on the first write. */
+  dir: string
+  scope: EngramScope
+  locks: Locks
+  clock: Clock
+}
+
+/**
+ * A topic name as a file slug: lower case, `[a-z0-9-]`, no leading/trailing dashes, at most 80
+ * characters. Returns '' when nothing usable is left.
+ */
+export function topicSlug(topic: string): string {
+  return topic
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80)
+    .replace(/-+$/, '')
+}
+
+// Every encode compares the new entry with every entry of its file; normalising the same texts
+// over and over dominated the cost of a write to a large file. Bounded like the token cache.
+const dedupeKeys = new Map<string, string>()
+const DEDUPE_CACHE_LIMIT = 50_000
+
+function cachedDedupeKey(text: string): string {
+  let key = dedupeKeys.get(text)
+  if (key === undefined) {
+    if (dedupeKeys.size >= DEDUPE_CACHE_LIMIT) dedupeKeys.clear()
+    key = dedupeKey(text)
+    dedupeKeys.set(text, key)
+  }
+  return key
+}
+
+function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
+}
+
+/** Creates the store. Nothing is touched on disk until the first write. */
+export function createFileEngramStore(options: FileEngramStoreOptions): EngramStore {
+  const { dir, scope, locks, clock } = options
+  // Lock names must differ between a home's global memory and each project's memory.
+  const dirKey = createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 12)
+  const topicsDir = join(dir, 'topics')
+
+  function pathOf(file: EngramFile): string {
+    return join(dir, `${file}.md`)
+  }
+
+  async function readText(path: string): Promise<string | null> {
+    try {
+      return await readFile(path, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw new EngramError({
+        code: ErrorCode.storageUnavailable,
+        category: 'system',
+        message: `Cannot read memory file ${path}: ${(error as Error).message}`,
+        fix: 'Check the file permissions in the memory folder.',
+        cause: error,
+      })
+    }
+  }
+
+  async function load(path: string, kind: MemoryFileKind, topic?: string): Promise<MemoryFileDocument> {
+    const text = await readText(path)
+    return text === null ? emptyMemoryFile(kind, topic) : parseMemoryFile(text, kind)
+  }
+
+  async function entriesIn(file: EngramFile): Promise<EngramEntry[]> {
+    return entriesOf(await load(pathOf(file), file))
+  }
+
+  async function locked<T>(file: string, fn: () => Promise<T>): Promise<T> {
+    const outcome = await locks.withLock(`engrams:${dirKey}:${file}`, fn)
+    if (outcome.kind === 'done') return outcome.value
+    // withLock only reports busy when asked not to wait; waiting ends in a thrown lock_busy.
+    throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Memory file ${file} is locked.` })
+  }
+
+  function prepared(entry: EngramEntry): EngramEntry {
+    if (typeof entry.text !== 'string' || entry.text.trim().length === 0) {
+      throw invalid('A memory entry needs text; this one is empty.', 'Pass the memory as a non-empty line of text.')
+    }
+    return { ...entry, meta: { ...(entry.meta ?? {}) }, ts: entry.ts ?? isoDay(clock.now()) }
+  }
+
+  /** Adds `entry` to a file unless an entry with the same dedupe key (and kind) is there. */
+  async function encodeInto(path: string, kind: MemoryFileKind, lockName: string, entry: EngramEntry, topic?: string): Promise<EncodeOutcome> {
+    return locked(lockName, async () => {
+      const doc = await load(path, kind, topic)
+      const key = cachedDedupeKey(entry.text)
+      const existing = entriesOf(doc).find((other) => other.kind === entry.kind && cachedDedupeKey(other.text) === key)
+      if (existing) return { kind: 'duplicate', existing }
+      await writeFileAtomic(path, serializeMemoryFile(insertEntry(doc, entry, topic)))
+      return { kind: 'added', entry }
+    })
+  }
+
+  async function rewrite(file: EngramFile, entries: EngramEntry[]): Promise<void> {
+    await locked(file, async () => {
+      const doc = await load(pathOf(file), file)
+      await writeFileAtomic(pathOf(file), serializeMemoryFile(replaceEntries(doc, entries)))
+    })
+  }
+
+  function lessonMatchesTool(entry: EngramEntry, tool: string | undefined): boolean {
+    if (tool === undefined) return entry.tool !== undefined
+    if (entry.tool === tool) return true
+    return entry.topic !== undefined && topicSlug(entry.topic) === topicSlug(tool) && topicSlug(tool) !== ''
+  }
+
+  const store: EngramStore = {
+    scope,
+    location: dir,
+
+    async recallIdentity() {
+      return entriesIn('profile')
+    },
+
+    async recallRules() {
+      const grouped: Record<RuleKind, EngramEntry[]> = { always: [], never: [], when: [] }
+      for (const entry of await entriesIn('rules')) {
+        if ((RULE_KINDS as readonly string[]).includes(entry.kind)) grouped[entry.kind as RuleKind].push(entry)
+      }
+      return grouped
+    },
+
+    async recallLessons(tokenBudget) {
+      const lessons = (await entriesIn('lessons')).map((entry, index) => ({ entry, index }))
+      // Most recent first: by `ts`, then later lines first (appends go to the end).
+      lessons.sort((a, b) => (b.entry.ts ?? '').localeCompare(a.entry.ts ?? '') || b.index - a.index)
+      if (tokenBudget === undefined) return lessons.map(({ entry }) => entry)
+      // Loaded on first use: the o200k tables take ~0.5 s to load, which writers never need.
+      const { countTokens } = await import('../../core/tokens.ts')
+      const chosen: EngramEntry[] = []
+      let left = tokenBudget
+      for (const { entry } of lessons) {
+        // A lesson too large for what is left is skipped; older, shorter ones may still fit.
+        const cost = countTokens(entry.text)
+        if (cost > left) continue
+        chosen.push(entry)
+        left -= cost
+      }
+      return chosen
+    },
+
+    async recallTopic(slug) {
+      const clean = topicSlug(slug)
+      if (clean === '') return null
+      return readText(join(topicsDir, `${clean}.md`))
+    },
+
+    async listTopics() {
+      try {
+        const names = await readdir(topicsDir)
+        return names
+          .filter((name) => name.endsWith('.md') && !isTempFileName(name))
+          .map((name) => name.slice(0, -3))
+          .sort()
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+        throw error
+      }
+    },
+
+    async recallToolWisdom(tool) {
+      const rules = (await entriesIn('rules')).filter(
+        (entry) => entry.kind === 'when' && (tool === undefined || entry.tool === undefined || entry.tool === tool),
+      )
+      const lessons = (await store.recallLessons()).filter((entry) => lessonMatchesTool(entry, tool))
+      return [...rules, ...lessons]
+    },
+
+    async encodeRule(entry) {
+      if (!(RULE_KINDS as readonly string[]).includes(entry.kind)) {
+        throw invalid(`encodeRule takes always, never or when rules, not "${entry.kind}".`, 'Encode lessons with encodeLesson and profile facts with rewriteIdentity.', {
+          kind: entry.kind,
+        })
+      }
+      return encodeInto(pathOf('rules'), 'rules', 'rules', prepared(entry))
+    },
+
+    async encodeLesson(entry) {
+      if (entry.kind !== 'lesson') {
+        throw invalid(`encodeLesson takes lessons, not "${entry.kind}".`, 'Encode always/never/when rules with encodeRule.', { kind: entry.kind })
+      }
+      const lesson = prepared(entry)
+      const outcome = await encodeInto(pathOf('lessons'), 'lessons', 'lessons', lesson)
+      const slug = lesson.topic === undefined ? '' : topicSlug(lesson.topic)
+      // Cross-file even when lessons.md already had it: a crash between the two writes, or a
+      // hand-deleted topic file, is repaired by encoding the lesson again.
+      if (slug !== '') await encodeInto(join(topicsDir, `${slug}.md`), 'topic', `topic:${slug}`, lesson, lesson.topic)
+      return outcome
+    },
+
+    async rewriteIdentity(entries) {
+      await rewrite(
+        'profile',
+        entries.map((entry) => ({ ...entry, kind: 'profile' as const, meta: { ...(entry.meta ?? {}) } })),
+      )
+    },
+
+    async rewriteAll(file, entries) {
+      await rewrite(file, entries)
+    },
+
+    async read(file) {
+      const path = pathOf(file)
+      const doc = await load(path, file)
+      const problems: ParseProblem[] = problemsOf(doc).map((problem) => ({ file: path, ...problem }))
+      return { entries: entriesOf(doc), problems }
+    },
+  }
+  return store
+}

@@ -1,0 +1,436 @@
+/**
+ * The lossless context store on SQLite (anna's `ctx_*` tables): messages are only ever appended,
+ * summaries and their DAG edges are only ever added, and the context window (`ctx_items`) is the
+ * one thing that changes — always in the same transaction as the DAG that explains the change.
+ *
+ * Item positions are integers that only grow. An append takes max + 1; `replaceWithSummary` gives
+ * the summary the first position of the run it replaces and deletes the rest. Order is therefore
+ * kept without renumbering (no rewrite of every later row, positions a caller holds stay valid
+ * until that very item is folded), at the price of gaps: "contiguous" means adjacent in order, not
+ * numerically consecutive.
+ */
+import { randomBytes } from 'node:crypto'
+import type { Clock } from '../../core/clock.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { type ContextItem, MESSAGE_ROLES, type MessageInput, SUMMARY_KINDS, SUMMARY_METHODS } from '../../core/message.ts'
+import type { ContextStore, NewSummary, SessionInfo } from '../contracts.ts'
+import {
+  type ConversationRow,
+  type ItemRow,
+  MESSAGE_COLUMNS,
+  type MessageRow,
+  SUMMARY_COLUMNS,
+  type SummaryRow,
+  toConversation,
+  toMessage,
+  toSummary,
+} from './context-rows.ts'
+import type { SqliteHandle } from './database.ts'
+import { parseJsonObject } from './json.ts'
+
+export interface SqliteContextStoreOptions {
+  clock: Clock
+}
+
+function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
+}
+
+function requireCount(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw invalid(`${what} must be a non-negative integer, got ${JSON.stringify(value)}.`, `Pass a whole number for ${what}.`)
+  }
+  return value
+}
+
+function requireInstant(value: unknown, what: string): string {
+  if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
+    throw invalid(`${what} must be an ISO-8601 instant, got ${JSON.stringify(value)}.`, `Pass ${what} as new Date(...).toISOString().`)
+  }
+  return value
+}
+
+/** Reorder rows to follow the ids asked for (callers pass ids in the order they want back). */
+function inRequestedOrder<K, T>(ids: readonly K[], rows: T[], key: (row: T) => K): T[] {
+  const byKey = new Map(rows.map((row) => [key(row), row]))
+  const out: T[] = []
+  const seen = new Set<K>()
+  for (const id of ids) {
+    const row = byKey.get(id)
+    if (row && !seen.has(id)) {
+      seen.add(id)
+      out.push(row)
+    }
+  }
+  return out
+}
+
+/** A new summary id: `sum_` + 16 random hex digits. */
+export function newSummaryId(): string {
+  return `sum_${randomBytes(8).toString('hex')}`
+}
+
+/**
+ * A ContextStore over `handle`. Every write is one IMMEDIATE transaction, so several processes
+ * can append to the same conversation: seqs never collide and each writer's order is kept.
+ */
+export function createSqliteContextStore(handle: SqliteHandle, options: SqliteContextStoreOptions): ContextStore {
+  const { db } = handle
+  const { clock } = options
+
+  const selectConversation = db.prepare(
+    'SELECT id, session_id, agent_id, user_id, created_at FROM ctx_conversations WHERE session_id = ? AND agent_id = ?',
+  )
+  const selectConversationById = db.prepare('SELECT id FROM ctx_conversations WHERE id = ?')
+
+  function requireConversation(conversationId: number): void {
+    if (!Number.isInteger(conversationId) || !selectConversationById.get(conversationId)) {
+      throw new EngramError({
+        code: ErrorCode.notFound,
+        category: 'user',
+        message: `There is no conversation ${conversationId}.`,
+        fix: 'Get the id from conversation(sessionId, owner) first.',
+        details: { conversationId },
+      })
+    }
+  }
+
+  function validateSummary(conversationId: number, summary: NewSummary): { messageIds: number[]; parentIds: string[] } {
+    if (!(SUMMARY_KINDS as readonly string[]).includes(summary.kind)) {
+      throw invalid(`Unknown summary kind ${JSON.stringify(summary.kind)}.`, `Use one of ${SUMMARY_KINDS.join(', ')}.`)
+    }
+    if (!(SUMMARY_METHODS as readonly string[]).includes(summary.method)) {
+      throw invalid(`Unknown summary method ${JSON.stringify(summary.method)}.`, `Use one of ${SUMMARY_METHODS.join(', ')}.`)
+    }
+    requireCount(summary.depth, 'summary.depth')
+    requireCount(summary.tokenCount, 'summary.tokenCount')
+    requireCount(summary.sourceTokenCount, 'summary.sourceTokenCount')
+    requireInstant(summary.earliestAt, 'summary.earliestAt')
+    requireInstant(summary.latestAt, 'summary.latestAt')
+    if (typeof summary.content !== 'string') throw invalid('summary.content must be a string.', 'Pass the summary text.')
+    const messageIds = summary.messageIds ?? []
+    const parentIds = summary.parentIds ?? []
+    if (messageIds.length === 0 && parentIds.length === 0) {
+      throw invalid(
+        'A summary must fold at least one message or summary; without edges it could never be expanded.',
+        'Pass messageIds for a leaf summary or parentIds for a condensed one.',
+      )
+    }
+    if (new Set(messageIds).size !== messageIds.length || new Set(parentIds).size !== parentIds.length) {
+      throw invalid('A summary lists the same message or summary twice.', 'Pass each folded id once.')
+    }
+    if (messageIds.length > 0) {
+      const found = db
+        .prepare('SELECT count(*) AS n FROM ctx_messages WHERE conversation_id = ? AND id IN (SELECT value FROM json_each(?))')
+        .get(conversationId, JSON.stringify(messageIds)) as { n: number }
+      if (found.n !== messageIds.length) {
+        throw invalid(`Some messageIds are not messages of conversation ${conversationId}.`, 'Fold only messages of the same conversation.', {
+          messageIds,
+        })
+      }
+    }
+    if (parentIds.length > 0) {
+      const found = db
+        .prepare('SELECT count(*) AS n FROM ctx_summaries WHERE conversation_id = ? AND id IN (SELECT value FROM json_each(?))')
+        .get(conversationId, JSON.stringify(parentIds)) as { n: number }
+      if (found.n !== parentIds.length) {
+        throw invalid(`Some parentIds are not summaries of conversation ${conversationId}.`, 'Fold only summaries of the same conversation.', {
+          parentIds,
+        })
+      }
+    }
+    return { messageIds, parentIds }
+  }
+
+  /** The positions must be existing items of the conversation with no other item between them. */
+  function validateRun(conversationId: number, positions: number[]): number[] {
+    if (positions.length === 0) throw invalid('replaceWithSummary needs at least one position.', 'Pass the positions of the items to fold.')
+    if (!positions.every((p) => Number.isInteger(p))) {
+      throw invalid('Item positions are integers.', 'Pass positions exactly as items() returned them.', { positions })
+    }
+    const sorted = [...positions].sort((a, b) => a - b)
+    if (new Set(sorted).size !== sorted.length) throw invalid('A position is listed twice.', 'Pass each position once.', { positions })
+    const first = sorted[0]!
+    const last = sorted[sorted.length - 1]!
+    const between = db
+      .prepare('SELECT position FROM ctx_items WHERE conversation_id = ? AND position BETWEEN ? AND ? ORDER BY position')
+      .all(conversationId, first, last) as Array<{ position: number }>
+    const contiguous = between.length === sorted.length && between.every((row, i) => row.position === sorted[i])
+    if (!contiguous) {
+      throw invalid(
+        `Positions ${sorted.join(', ')} are not a contiguous run of current items of conversation ${conversationId}.`,
+        'Read items() again (another process may have compacted meanwhile) and pass adjacent positions.',
+        { positions: sorted, found: between.map((row) => row.position) },
+      )
+    }
+    return sorted
+  }
+
+  const store: ContextStore = {
+    async conversation(sessionId, owner) {
+      if (typeof sessionId !== 'string' || sessionId === '') throw invalid('sessionId must be a non-empty string.', 'Pass the session id.')
+      if (typeof owner.agent !== 'string' || owner.agent === '') throw invalid('owner.agent must be a non-empty string.', 'Pass the agent id.')
+      // Every turn asks for its conversation: answer from a plain read when nothing must be written,
+      // so the common case never takes the write lock.
+      const known = selectConversation.get(sessionId, owner.agent) as ConversationRow | undefined
+      if (known && (known.user_id !== null || owner.user === undefined)) return toConversation(known)
+      return handle.transaction(() => {
+        const existing = selectConversation.get(sessionId, owner.agent) as ConversationRow | undefined
+        if (existing) {
+          // A session first seen without a user learns it later; an existing user is never overwritten.
+          if (existing.user_id === null && owner.user !== undefined) {
+            db.prepare('UPDATE ctx_conversations SET user_id = ? WHERE id = ?').run(owner.user, existing.id)
+            return toConversation({ ...existing, user_id: owner.user })
+          }
+          return toConversation(existing)
+        }
+        db.prepare('INSERT INTO ctx_conversations (session_id, agent_id, user_id, created_at) VALUES (?, ?, ?, ?)').run(
+          sessionId,
+          owner.agent,
+          owner.user ?? null,
+          clock.now().toISOString(),
+        )
+        return toConversation(selectConversation.get(sessionId, owner.agent) as unknown as ConversationRow)
+      })
+    },
+
+    async findConversation(sessionId, agent) {
+      const row = selectConversation.get(sessionId, agent) as ConversationRow | undefined
+      return row ? toConversation(row) : null
+    },
+
+    async listConversations(agent) {
+      const rows = (
+        agent === undefined
+          ? db.prepare('SELECT id, session_id, agent_id, user_id, created_at FROM ctx_conversations ORDER BY id').all()
+          : db.prepare('SELECT id, session_id, agent_id, user_id, created_at FROM ctx_conversations WHERE agent_id = ? ORDER BY id').all(agent)
+      ) as unknown as ConversationRow[]
+      return rows.map(toConversation)
+    },
+
+    async appendMessages(conversationId, messages) {
+      for (const [i, message] of messages.entries()) {
+        if (!(MESSAGE_ROLES as readonly string[]).includes(message.role)) {
+          throw invalid(`messages[${i}].role ${JSON.stringify(message.role)} is not a message role.`, `Use one of ${MESSAGE_ROLES.join(', ')}.`)
+        }
+        if (typeof message.content !== 'string') throw invalid(`messages[${i}].content must be a string.`, 'Pass the message text.')
+        requireInstant(message.at, `messages[${i}].at`)
+        requireCount(message.tokenCount, `messages[${i}].tokenCount`)
+      }
+      if (messages.length === 0) return []
+      return handle.transaction(() => {
+        requireConversation(conversationId)
+        // Read inside the IMMEDIATE transaction: no other process can append between this read
+        // and our inserts, so seq and position never collide across processes.
+        const top = db
+          .prepare(
+            `SELECT (SELECT coalesce(max(seq), 0) FROM ctx_messages WHERE conversation_id = ?1) AS seq,
+                    (SELECT coalesce(max(position), 0) FROM ctx_items WHERE conversation_id = ?1) AS position`,
+          )
+          .get(conversationId) as { seq: number; position: number }
+        const insertMessage = db.prepare(
+          `INSERT INTO ctx_messages (conversation_id, seq, role, name, content, token_count, created_at, meta)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${MESSAGE_COLUMNS}`,
+        )
+        const insertItem = db.prepare('INSERT INTO ctx_items (conversation_id, position, message_id) VALUES (?, ?, ?)')
+        return messages.map((message: MessageInput & { at: string; tokenCount: number }, i) => {
+          const row = insertMessage.get(
+            conversationId,
+            top.seq + i + 1,
+            message.role,
+            message.name ?? null,
+            message.content,
+            message.tokenCount,
+            message.at,
+            message.meta === undefined ? null : JSON.stringify(message.meta),
+          ) as unknown as MessageRow
+          insertItem.run(conversationId, top.position + i + 1, row.id)
+          return toMessage(row)
+        })
+      })
+    },
+
+    async messages(conversationId, range = {}) {
+      const rows = db
+        .prepare(
+          `SELECT ${MESSAGE_COLUMNS} FROM ctx_messages
+           WHERE conversation_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
+        )
+        .all(
+          conversationId,
+          range.fromSeq ?? 1,
+          range.toSeq ?? Number.MAX_SAFE_INTEGER,
+          range.limit === undefined ? -1 : requireCount(range.limit, 'range.limit'),
+        ) as unknown as MessageRow[]
+      return rows.map(toMessage)
+    },
+
+    async messagesById(ids) {
+      if (ids.length === 0) return []
+      const rows = db
+        .prepare(`SELECT ${MESSAGE_COLUMNS} FROM ctx_messages WHERE id IN (SELECT value FROM json_each(?))`)
+        .all(JSON.stringify(ids)) as unknown as MessageRow[]
+      return inRequestedOrder(ids, rows, (row) => row.id).map(toMessage)
+    },
+
+    async messageCount(conversationId) {
+      const row = db.prepare('SELECT count(*) AS n FROM ctx_messages WHERE conversation_id = ?').get(conversationId) as { n: number }
+      return row.n
+    },
+
+    async items(conversationId) {
+      const rows = db
+        .prepare('SELECT position, message_id, summary_id FROM ctx_items WHERE conversation_id = ? ORDER BY position')
+        .all(conversationId) as unknown as ItemRow[]
+      return rows.map(
+        (row): ContextItem =>
+          row.summary_id !== null
+            ? { position: row.position, kind: 'summary', summaryId: row.summary_id }
+            : { position: row.position, kind: 'message', messageId: row.message_id! },
+      )
+    },
+
+    async replaceWithSummary(conversationId, positions, summary) {
+      return handle.transaction(() => {
+        requireConversation(conversationId)
+        // Validation runs inside the transaction: the items read are the items replaced.
+        const run = validateRun(conversationId, positions)
+        const { messageIds, parentIds } = validateSummary(conversationId, summary)
+        const id = newSummaryId()
+        const row = db
+          .prepare(
+            `INSERT INTO ctx_summaries (${SUMMARY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${SUMMARY_COLUMNS}`,
+          )
+          .get(
+            id,
+            conversationId,
+            summary.kind,
+            summary.depth,
+            summary.content,
+            summary.tokenCount,
+            summary.sourceTokenCount,
+            summary.earliestAt,
+            summary.latestAt,
+            summary.method,
+            clock.now().toISOString(),
+          ) as unknown as SummaryRow
+        const insertMessageEdge = db.prepare('INSERT INTO ctx_summary_messages (summary_id, message_id, ord) VALUES (?, ?, ?)')
+        for (const [ord, messageId] of messageIds.entries()) insertMessageEdge.run(id, messageId, ord)
+        const insertSummaryEdge = db.prepare('INSERT INTO ctx_summary_parents (summary_id, folded_summary_id, ord) VALUES (?, ?, ?)')
+        for (const [ord, foldedId] of parentIds.entries()) insertSummaryEdge.run(id, foldedId, ord)
+        db.prepare('DELETE FROM ctx_items WHERE conversation_id = ? AND position BETWEEN ? AND ?').run(
+          conversationId,
+          run[0]!,
+          run[run.length - 1]!,
+        )
+        db.prepare('INSERT INTO ctx_items (conversation_id, position, summary_id) VALUES (?, ?, ?)').run(conversationId, run[0]!, id)
+        return toSummary(row)
+      })
+    },
+
+    async summary(id) {
+      const row = db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM ctx_summaries WHERE id = ?`).get(id) as SummaryRow | undefined
+      return row ? toSummary(row) : null
+    },
+
+    async summariesById(ids) {
+      if (ids.length === 0) return []
+      const rows = db
+        .prepare(`SELECT ${SUMMARY_COLUMNS} FROM ctx_summaries WHERE id IN (SELECT value FROM json_each(?))`)
+        .all(JSON.stringify(ids)) as unknown as SummaryRow[]
+      return inRequestedOrder(ids, rows, (row) => row.id).map(toSummary)
+    },
+
+    async summaryChildren(id) {
+      const messages = db.prepare('SELECT message_id FROM ctx_summary_messages WHERE summary_id = ? ORDER BY ord').all(id) as Array<{
+        message_id: number
+      }>
+      const summaries = db
+        .prepare('SELECT folded_summary_id FROM ctx_summary_parents WHERE summary_id = ? ORDER BY ord')
+        .all(id) as Array<{ folded_summary_id: string }>
+      return { messageIds: messages.map((row) => row.message_id), summaryIds: summaries.map((row) => row.folded_summary_id) }
+    },
+
+    async summaryParents(target) {
+      const rows = (
+        'summaryId' in target
+          ? db
+              .prepare(
+                `SELECT p.summary_id FROM ctx_summary_parents p JOIN ctx_summaries s ON s.id = p.summary_id
+                 WHERE p.folded_summary_id = ? ORDER BY s.created_at, p.summary_id`,
+              )
+              .all(target.summaryId)
+          : db
+              .prepare(
+                `SELECT m.summary_id FROM ctx_summary_messages m JOIN ctx_summaries s ON s.id = m.summary_id
+                 WHERE m.message_id = ? ORDER BY s.created_at, m.summary_id`,
+              )
+              .all(target.messageId)
+      ) as Array<{ summary_id: string }>
+      return rows.map((row) => row.summary_id)
+    },
+
+    async getNotes(user, agent) {
+      const row = db.prepare('SELECT content FROM ctx_agent_memory WHERE user_id = ? AND agent_id = ?').get(user, agent) as
+        | { content: string }
+        | undefined
+      return row ? row.content : null
+    },
+
+    async setNotes(user, agent, content) {
+      if (typeof content !== 'string') throw invalid('Notes content must be a string.', 'Pass the whole notes text.')
+      handle.transaction(() => {
+        db.prepare(
+          `INSERT INTO ctx_agent_memory (user_id, agent_id, content, updated_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (user_id, agent_id) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
+        ).run(user, agent, content, clock.now().toISOString())
+      })
+    },
+
+    async saveSessionInfo(sessionId, agent, info) {
+      if (info === null || typeof info !== 'object' || Array.isArray(info)) {
+        throw invalid('Session info must be a plain object.', 'Pass an object of JSON values.')
+      }
+      handle.transaction(() => {
+        db.prepare(
+          `INSERT INTO ctx_session_info (session_id, agent_id, info, updated_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (session_id, agent_id) DO UPDATE SET info = excluded.info, updated_at = excluded.updated_at`,
+        ).run(sessionId, agent, JSON.stringify(info), clock.now().toISOString())
+      })
+    },
+
+    async loadSessionInfo(sessionId, agent) {
+      const row = db.prepare('SELECT session_id, info, updated_at FROM ctx_session_info WHERE session_id = ? AND agent_id = ?').get(sessionId, agent) as
+        | { session_id: string; info: string; updated_at: string }
+        | undefined
+      return row ? { sessionId: row.session_id, info: parseJsonObject(row.info), updatedAt: row.updated_at } : null
+    },
+
+    async listSessionInfo(agent) {
+      const rows = db
+        .prepare('SELECT session_id, info, updated_at FROM ctx_session_info WHERE agent_id = ? ORDER BY updated_at DESC, session_id')
+        .all(agent) as Array<{ session_id: string; info: string; updated_at: string }>
+      return rows.map((row): SessionInfo => ({ sessionId: row.session_id, info: parseJsonObject(row.info), updatedAt: row.updated_at }))
+    },
+
+    async reviewedUpTo(conversationId) {
+      const row = db.prepare('SELECT reviewed_seq FROM ctx_review_marks WHERE conversation_id = ?').get(conversationId) as
+        | { reviewed_seq: number }
+        | undefined
+      return row?.reviewed_seq ?? 0
+    },
+
+    async markReviewed(conversationId, seq) {
+      requireCount(seq, 'seq')
+      handle.transaction(() => {
+        requireConversation(conversationId)
+        // max(): a late reviewer finishing an older range must not move the mark backwards.
+        db.prepare(
+          `INSERT INTO ctx_review_marks (conversation_id, reviewed_seq, updated_at) VALUES (?, ?, ?)
+           ON CONFLICT (conversation_id) DO UPDATE SET reviewed_seq = max(reviewed_seq, excluded.reviewed_seq), updated_at = excluded.updated_at`,
+        ).run(conversationId, seq, clock.now().toISOString())
+      })
+    },
+  }
+  return store
+}
