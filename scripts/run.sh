@@ -4,7 +4,7 @@
 # It makes a fresh clone work with no step before it:
 #  1. finds a Node.js new enough for engram (>= 22.13: node:sqlite, type stripping); when the
 #     machine's Node is older it installs Node 24 from the npm registry into .tools/ (~6 s, once);
-#  2. installs the locked dependencies with *that* Node (npm ci), again only when the lockfile
+#  2. installs the locked dependencies with *that* Node, again only when the lockfile
 #     changed since the last install, so install, test and CI always use the same Node;
 #  3. runs the task with that Node.
 set -euo pipefail
@@ -43,8 +43,11 @@ ensure_deps() {
   local want
   want="$("$NODE" -e 'const c=require("node:crypto"),f=require("node:fs");process.stdout.write(c.createHash("sha256").update(f.readFileSync("package-lock.json")).update(process.version).digest("hex"))')"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
-  log "installing dependencies with Node $("$NODE" --version) (npm ci)…"
-  npm ci --no-audit --no-fund --loglevel=error >&2
+  log "installing dependencies with Node $("$NODE" --version)…"
+  # `npm install`, not `npm ci`: npm 11 writes lockfiles without the other platforms' optional
+  # binaries (biome's), and `npm ci` then refuses that same lockfile. With a lockfile present,
+  # `npm install` installs exactly the locked versions.
+  npm install --no-audit --no-fund --loglevel=error >&2
   printf '%s' "$want" > "$stamp"
 }
 ensure_deps
