@@ -42,6 +42,7 @@ export interface ConfigValues {
     threshold: number
     leafChunk: number
   }
+  learning: { patternMonitorMode: 'off' | 'passive' | 'active' }
   log: { level: 'silent' | 'error' | 'warn' | 'info' | 'debug' }
 }
 

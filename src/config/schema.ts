@@ -64,6 +64,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   s('context.freshTail', 'ENGRAM_CONTEXT_FRESH_TAIL', { kind: 'integer', min: 1 }, 20, 'Newest messages always kept verbatim.'),
   s('context.threshold', 'ENGRAM_CONTEXT_THRESHOLD', { kind: 'number', min: 0.1, max: 1 }, 0.75, 'Fraction of the budget that triggers compaction.'),
   s('context.leafChunk', 'ENGRAM_CONTEXT_LEAF_CHUNK', { kind: 'integer', min: 2 }, 10, 'Minimum messages folded into one leaf summary.'),
+  s('learning.patternMonitorMode', 'ENGRAM_PATTERN_MONITOR_MODE', { kind: 'enum', values: ['off', 'passive', 'active'] }, 'passive',
+    'Pattern monitor (the ACC): off, passive (learn rules at end of turn) or active (also nudge the model mid-turn, once per detector).'),
   s('log.level', 'ENGRAM_LOG_LEVEL', { kind: 'enum', values: ['silent', 'error', 'warn', 'info', 'debug'] }, 'warn', 'Log level (logs go to stderr).'),
 ]
 

@@ -3,7 +3,8 @@ import { configCommand } from './config/index.ts'
 import { doctorCommand } from './doctor/index.ts'
 import { initCommand } from './init/index.ts'
 import { reindexCommand } from './reindex/index.ts'
+import { SKILLS_COMMANDS } from './skills/index.ts'
 import { statusCommand } from './status/index.ts'
 
 /** Every command. Adding one here is a decision: it becomes public interface. */
-export const COMMANDS: readonly Command[] = [initCommand, statusCommand, configCommand, doctorCommand, reindexCommand]
+export const COMMANDS: readonly Command[] = [initCommand, statusCommand, configCommand, doctorCommand, reindexCommand, ...SKILLS_COMMANDS]

@@ -1,0 +1,115 @@
+/**
+ * `engram skills …` end to end on a real temp home: the Command objects run as the CLI runs them,
+ * against a mind opened from flags, with the LLM behind the fake OpenAI-compatible server.
+ */
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { EngramError } from '../src/core/errors.ts'
+import type { CommandContext, CommandResult } from '../src/interfaces/cli/command.ts'
+import { SKILLS_COMMANDS } from '../src/interfaces/cli/commands/skills/index.ts'
+import { createMind } from '../src/mind.ts'
+import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
+import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+
+let server: FakeOpenAiServer
+before(async () => {
+  server = await startFakeOpenAiServer()
+})
+after(() => server.close())
+
+function command(name: string) {
+  const found = SKILLS_COMMANDS.find((c) => c.path.join(' ') === name)
+  assert.ok(found, name)
+  return found
+}
+
+async function run(tmp: TempHome, name: string, args: string[] = [], options: CommandContext['options'] = {}, env: Record<string, string> = {}): Promise<CommandResult> {
+  const out: string[] = []
+  return command(name).run({
+    io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: () => {} }, env: { ...tmp.env, ...env }, cwd: tmp.project, isTTY: false },
+    args,
+    options,
+    json: true,
+    settings: { home: tmp.home },
+  })
+}
+
+const llmEnv = () => ({ ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'planner', ENGRAM_LLM_MAX_RETRIES: '0' })
+
+test('save --from a markdown file offline, list, show with a typo, remove to the archive', async (t) => {
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  const { mkdirSync } = await import('node:fs')
+  mkdirSync(tmp.project, { recursive: true })
+  writeFileSync(join(tmp.project, 'csv.md'), '# CSV Summary\n\nWhen to use: User asks to explore, summarize, or describe a CSV file.\n\n1. Load with pandas.\n2. describe().\n')
+  const saved = await run(tmp, 'skills save', [], { from: 'csv.md' })
+  const data = saved.data as { label: string; when_to_use: string }
+  assert.equal(data.label, 'csv_summary')
+  assert.equal(data.when_to_use, 'User asks to explore, summarize, or describe a CSV file.')
+  const folder = join(tmp.home, 'agents', 'default', 'skills', 'csv_summary')
+  assert.equal(readFileSync(join(folder, 'declarative.md'), 'utf8'), '# CSV Summary\n\n1. Load with pandas.\n2. describe().\n')
+  assert.equal(JSON.parse(readFileSync(join(folder, 'meta.json'), 'utf8')).provenance.source, 'user')
+
+  const again = await run(tmp, 'skills save', [], { from: 'csv.md' })
+  assert.equal((again.data as { label: string }).label, 'csv_summary_2', 'a second save never overwrites the first')
+
+  const list = await run(tmp, 'skills list')
+  assert.deepEqual((list.data as { skills: Array<{ label: string }> }).skills.map((s) => s.label), ['csv_summary', 'csv_summary_2'])
+
+  const show = await run(tmp, 'skills show', ['csv_sumary'])
+  assert.equal((show.data as { label: string; resolvedFrom: string }).label, 'csv_summary')
+  assert.equal((show.data as { resolvedFrom: string }).resolvedFrom, 'csv_sumary')
+  assert.match(show.human, /1\. Load with pandas\./)
+
+  await assert.rejects(run(tmp, 'skills remove', ['csv_sumary']), (e) => EngramError.is(e) && e.code === 'not_found' && /engram skills remove csv_summary/.test(e.fix ?? ''))
+  assert.ok(existsSync(folder), 'a typo never removes anything')
+  const removed = await run(tmp, 'skills remove', ['csv_summary_2'])
+  assert.ok(existsSync((removed.data as { archivedTo: string }).archivedTo))
+  assert.deepEqual(((await run(tmp, 'skills list')).data as { skills: Array<{ label: string }> }).skills.map((s) => s.label), ['csv_summary'])
+})
+
+test('save without --from and without an LLM is a clear error naming both fixes', async (t) => {
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  await assert.rejects(run(tmp, 'skills save', ['csv summary']), (e) => EngramError.is(e) && e.code === 'llm_not_configured' && /--from FILE\.md/.test(e.fix ?? '') && /ENGRAM_LLM_PROVIDER/.test(e.fix ?? ''))
+  const { mkdirSync } = await import('node:fs')
+  mkdirSync(tmp.project, { recursive: true })
+  writeFileSync(join(tmp.project, 'nocue.md'), '# Steps\n1. do it\n')
+  await assert.rejects(run(tmp, 'skills save', [], { from: 'nocue.md' }), (e) => EngramError.is(e) && /When to use/.test(e.fix ?? ''))
+  assert.ok(!existsSync(join(tmp.home, 'agents', 'default', 'skills', 'steps')))
+})
+
+test('save drafts a skill from recent activity with the LLM; a failed draft saves nothing', async (t) => {
+  server.reset()
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  const mind = await createMind({ home: tmp.home, env: tmp.env, reindexOnOpen: false })
+  await mind.backend.activity.append({ ts: '2026-04-11T10:00:00Z', type: 'message_received', content: 'Take a quick look at sales_q3.csv' })
+  await mind.backend.activity.append({ ts: '2026-04-11T10:00:05Z', type: 'tool_use', tool: 'workspace', content: 'df = pd.read_csv("sales_q3.csv"); df.describe()' })
+  await mind.backend.activity.append({ ts: '2026-04-11T10:00:09Z', type: 'response_sent', content: "Here's what I found..." })
+  await mind.close()
+
+  server.enqueue({ fail: { status: 500 } })
+  await assert.rejects(run(tmp, 'skills save', ['csv summary'], {}, llmEnv()), (e) => EngramError.is(e) && e.code === 'llm_call_failed')
+  server.enqueue({ json: { label: 'csv_summary' } })
+  await assert.rejects(run(tmp, 'skills save', [], {}, llmEnv()), (e) => EngramError.is(e) && e.code === 'llm_invalid_output')
+  assert.ok(!existsSync(join(tmp.home, 'agents', 'default', 'skills', 'csv_summary')))
+
+  server.enqueue({
+    json: {
+      label: 'csv_summary',
+      name: 'CSV Summary',
+      when_to_use: 'User asks to explore, summarize, or describe a CSV file.',
+      declarative_md: '1. Load the CSV with pandas.\n2. Infer the schema.\n3. Print describe() and plot distributions.',
+    },
+  })
+  const saved = await run(tmp, 'skills save', ['csv summary'], {}, llmEnv())
+  assert.equal((saved.data as { label: string }).label, 'csv_summary')
+  const prompt = JSON.stringify(server.requests.at(-1)?.body)
+  assert.match(prompt, /MSG<: Take a quick look at sales_q3\.csv\\n.*TOOL workspace: df = pd\.read_csv/)
+  const meta = JSON.parse(readFileSync(join(tmp.home, 'agents', 'default', 'skills', 'csv_summary', 'meta.json'), 'utf8'))
+  assert.equal(meta.provenance.source, 'llm')
+  assert.equal(meta.provenance.model, 'planner')
+})
