@@ -1,10 +1,25 @@
 import type { Command } from '../command.ts'
 import { configCommand } from './config/index.ts'
+import { confirmCommand } from './confirm/index.ts'
 import { doctorCommand } from './doctor/index.ts'
+import { importCommand } from './import/index.ts'
 import { initCommand } from './init/index.ts'
+import { memoryContextCommand } from './memory/index.ts'
 import { reindexCommand } from './reindex/index.ts'
+import { rememberCommand } from './remember/index.ts'
 import { SKILLS_COMMANDS } from './skills/index.ts'
 import { statusCommand } from './status/index.ts'
 
 /** Every command. Adding one here is a decision: it becomes public interface. */
-export const COMMANDS: readonly Command[] = [initCommand, statusCommand, configCommand, doctorCommand, reindexCommand, ...SKILLS_COMMANDS]
+export const COMMANDS: readonly Command[] = [
+  initCommand,
+  statusCommand,
+  configCommand,
+  doctorCommand,
+  reindexCommand,
+  rememberCommand,
+  memoryContextCommand,
+  confirmCommand,
+  importCommand,
+  ...SKILLS_COMMANDS,
+]

@@ -1,0 +1,51 @@
+/** `engram context describe ID` and `engram context expand ID`: inspect the summary DAG. */
+import type { Command } from '../../command.ts'
+import { hasExplorer } from '../../../../memory/context/provider.ts'
+import { intOption, unsupported, usage, withContext } from './shared.ts'
+
+export const contextDescribeCommand: Command = {
+  path: ['context', 'describe'],
+  summary: 'Show a summary’s (or message’s) metadata and lineage',
+  usage: 'context describe ID',
+  async run(context) {
+    const id = context.args[0]
+    if (!id) throw usage('engram context describe needs an id.', 'Pass a summary id (sum_…) or a message id (msg:<n>).')
+    return withContext(context, async (provider, mind) => {
+      if (!hasExplorer(provider)) throw unsupported(provider, 'describe')
+      const description = await provider.describe(mind.agent, id)
+      const human =
+        description.kind === 'message'
+          ? `message msg:${description.id} #${description.seq} (${description.role}) in ${description.sessionId} at ${description.at}; folded by: ${description.foldedBy.join(', ') || 'none'}`
+          : [
+              `summary ${description.id} in ${description.sessionId}: ${description.summaryKind}, depth ${description.depth}, method ${description.method}${description.degraded ? ' (fallback, not LLM-written)' : ''}`,
+              `${description.messageCount} messages${description.seqRange ? ` #${description.seqRange.from}–#${description.seqRange.to}` : ''}, ${description.earliestAt} → ${description.latestAt}`,
+              `${description.tokenCount} tokens for ${description.sourceTokenCount}; folds ${description.children.summaryIds.length} summaries + ${description.children.messageIds.length} messages; folded by: ${description.foldedBy.join(', ') || 'none'}${description.inContext ? '; in the context window' : ''}`,
+            ].join('\n')
+      return { data: description, human }
+    })
+  },
+}
+
+export const contextExpandCommand: Command = {
+  path: ['context', 'expand'],
+  summary: 'Open a summary into what it folds (--messages: down to the raw messages)',
+  usage: 'context expand ID [--messages] [--limit N]',
+  options: {
+    messages: { type: 'boolean', description: 'go all the way down to the raw messages' },
+    limit: { type: 'string', description: 'most nodes returned', valueName: 'N' },
+  },
+  async run(context) {
+    const id = context.args[0]
+    if (!id) throw usage('engram context expand needs a summary id.', 'Pass a summary id (sum_…), from assemble or search.')
+    return withContext(context, async (provider, mind) => {
+      if (!hasExplorer(provider)) throw unsupported(provider, 'expand')
+      const limit = intOption(context, 'limit', undefined, 1)
+      const expansion = await provider.expand(mind.agent, id, { toMessages: Boolean(context.options.messages), ...(limit !== undefined ? { limit } : {}) })
+      const lines = expansion.nodes.map((node) =>
+        node.kind === 'message' ? `msg:${node.id} #${node.seq} [${node.at}] ${node.name ?? node.role}: ${node.content}` : `${node.id} [depth ${node.depth}, ${node.method}]\n${node.content}`,
+      )
+      if (expansion.truncated) lines.push('… (more: raise --limit)')
+      return { data: expansion, human: lines.join('\n') }
+    })
+  },
+}

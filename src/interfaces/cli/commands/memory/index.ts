@@ -1,0 +1,15 @@
+import type { Command } from '../../command.ts'
+import { withDeclarativeMemory } from './open-declarative-memory.ts'
+
+export const memoryContextCommand: Command = {
+  path: ['memory', 'context'],
+  summary: 'Print the memory context an agent gets in its system prompt (labelled sections within budgets)',
+  async run(context) {
+    return withDeclarativeMemory(context, async (memory) => {
+      const built = await memory.buildContext()
+      const summary = built.sections.map((s) => `  ${s.name.padEnd(20)} ${String(s.entries).padStart(4)} entries ${String(s.tokens).padStart(5)} tokens${s.truncated ? ' (truncated to budget)' : ''}`)
+      const human = [built.text === '' ? '(no memory yet)' : built.text, '', 'sections:', ...summary].join('\n')
+      return { data: built, human }
+    })
+  },
+}

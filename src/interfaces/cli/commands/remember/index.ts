@@ -1,0 +1,51 @@
+import { CONFIDENCES, type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES, type EngramKind, type EngramScope } from '../../../../core/engram.ts'
+import { EngramError, ErrorCode } from '../../../../core/errors.ts'
+import type { Command } from '../../command.ts'
+import { withDeclarativeMemory } from '../memory/open-declarative-memory.ts'
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], option: string, fallback?: T): T {
+  if (value === undefined && fallback !== undefined) return fallback
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T
+  throw new EngramError({
+    code: ErrorCode.invalidArgument,
+    category: 'user',
+    message: `--${option} must be one of ${allowed.join(', ')}${value === undefined ? '' : `, not "${String(value)}"`}.`,
+    fix: `Pass --${option} ${allowed[0]}.`,
+  })
+}
+
+export const rememberCommand: Command = {
+  path: ['remember'],
+  summary: 'Save a memory through the encoding gate (rules, lessons, profile facts)',
+  usage: 'engram remember TEXT --kind always|never|when|lesson|profile [--scope global|project] [--topic T] [--confidence high|medium|low]',
+  options: {
+    kind: { type: 'string', description: 'always, never, when, lesson or profile', valueName: 'KIND' },
+    scope: { type: 'string', description: 'global (default) or project', valueName: 'SCOPE' },
+    topic: { type: 'string', description: 'lessons: topic slug (cross-filed into topics/)', valueName: 'TOPIC' },
+    confidence: { type: 'string', description: 'high (default), medium or low; in copilot mode only high is saved at once', valueName: 'LEVEL' },
+  },
+  async run(context) {
+    const text = context.args.join(' ').trim()
+    if (text === '') {
+      throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'remember needs the text of the memory.', fix: 'engram remember "Use httpx instead of requests" --kind always' })
+    }
+    const engram: Engram = {
+      text,
+      kind: oneOf<EngramKind>(context.options.kind, ENGRAM_KINDS, 'kind'),
+      scope: oneOf<EngramScope>(context.options.scope, ENGRAM_SCOPES, 'scope', 'global'),
+      confidence: oneOf<Confidence>(context.options.confidence, CONFIDENCES, 'confidence', 'high'),
+      source: 'user',
+      ...(typeof context.options.topic === 'string' ? { topic: context.options.topic } : {}),
+    }
+    return withDeclarativeMemory(context, async (memory) => {
+      const report = await memory.encoder.encode([engram])
+      let human: string
+      if (report.saved.length > 0) human = `saved [${engram.kind}, ${engram.scope}] ${text}`
+      else if (report.duplicates.length > 0) human = `already remembered: ${text}`
+      else if (report.pending.length > 0) human = `waiting for confirmation (id ${report.pending[0]?.id}, ${report.pending[0]?.reason}); run engram confirm`
+      else if (report.suppressed.length > 0) human = 'not saved: memory mode is off (ENGRAM_MEMORY_MODE / --set memory.mode=autopilot)'
+      else human = `not saved: ${report.rejected[0]?.reason ?? 'unknown reason'}`
+      return { data: report, human, exitCode: report.rejected.length > 0 ? 3 : 0 }
+    })
+  },
+}

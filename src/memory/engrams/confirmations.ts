@@ -1,0 +1,191 @@
+/**
+ * Pending confirmations (copilot mode): engrams the encoding gate held back until the user says
+ * yes or no. They are rows in SQLite (`memory_confirmations`, migration 2), so they survive a
+ * restart, and a UI reads them only after an answer, before the next prompt: `pending()` is a
+ * plain read and nothing here pushes anything at the user mid-turn.
+ *
+ * The queue only records decisions. Saving an accepted engram is the encoder's job
+ * (`EngramEncoder.acceptConfirmations`): it encodes first and marks the row accepted after, so a
+ * crash in between leaves the row pending and a second accept finds the memory already saved
+ * (deduplicated) instead of losing it.
+ *
+ * The database is typed structurally (what we call on it), so this memory system does not depend
+ * on a concrete backend; the embedded backend's `node:sqlite` handle fits.
+ */
+import type { Clock } from '../../core/clock.ts'
+import { dedupeKey, type Engram, ENGRAM_SCOPES, isEngramKind } from '../../core/engram.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import type { PendingConfirmation } from './encoder.ts'
+
+/** Which pending confirmations an answer is about: some ids, or every one still pending. */
+export type ConfirmationSelection = string[] | 'all'
+
+export interface ConfirmationQueue {
+  /** Still waiting, oldest first. A read: calling it changes nothing. */
+  pending(): Promise<PendingConfirmation[]>
+  /** Queue an engram; the same engram already pending (same scope, kind and text) is returned instead. */
+  enqueue(engram: Engram, reason: string): Promise<PendingConfirmation>
+  /** Mark pending ones accepted and return them; unknown or already decided ids are ignored. */
+  accept(selection: ConfirmationSelection): Promise<PendingConfirmation[]>
+  /** Mark pending ones rejected and return them; unknown or already decided ids are ignored. */
+  reject(selection: ConfirmationSelection): Promise<PendingConfirmation[]>
+}
+
+interface Statement {
+  run(...params: Array<string | number | null>): unknown
+  get(...params: Array<string | number | null>): unknown
+  all(...params: Array<string | number | null>): unknown[]
+}
+
+/** The part of a SQLite handle the queue uses (`SqliteHandle` from the embedded backend fits). */
+export interface ConfirmationDatabase {
+  readonly db: { prepare(sql: string): Statement }
+  transaction<T>(fn: () => T): T
+}
+
+export interface SqliteConfirmationQueueOptions {
+  agent: string
+  /** The open project folder; project-scope confirmations are kept per project. */
+  project?: string
+  clock: Clock
+}
+
+interface Row {
+  id: number
+  engram: string
+  reason: string
+  queued_at: string
+}
+
+function dedupeOf(engram: Engram): string {
+  return `${engram.kind}\u0000${dedupeKey(engram.text)}`
+}
+
+function engramOf(text: string, id: number): Engram {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw corrupt(id, 'its engram is not JSON', error)
+  }
+  const engram = value as Partial<Engram> | null
+  if (!engram || typeof engram.text !== 'string' || !isEngramKind(engram.kind) || !(ENGRAM_SCOPES as readonly string[]).includes(engram.scope ?? '')) {
+    throw corrupt(id, 'its engram lacks text, kind or scope')
+  }
+  return engram as Engram
+}
+
+function corrupt(id: number, why: string, cause?: unknown): EngramError {
+  return new EngramError({
+    code: ErrorCode.storageCorrupt,
+    category: 'system',
+    message: `Pending confirmation ${id} cannot be read: ${why}.`,
+    fix: `Reject it with \`engram confirm --reject ${id}\`, or delete the row from memory_confirmations in engram.db.`,
+    details: { id },
+    cause,
+  })
+}
+
+function toPending(row: Row): PendingConfirmation {
+  return { id: String(row.id), engram: engramOf(row.engram, row.id), queuedAt: row.queued_at, reason: row.reason }
+}
+
+function idsOf(selection: ConfirmationSelection): number[] | 'all' {
+  if (selection === 'all') return 'all'
+  const ids: number[] = []
+  for (const raw of selection) {
+    const id = Number(String(raw).trim())
+    if (!Number.isSafeInteger(id) || id <= 0) {
+      throw new EngramError({
+        code: ErrorCode.invalidArgument,
+        category: 'user',
+        message: `"${raw}" is not the id of a pending confirmation.`,
+        fix: 'Use the numbers `engram confirm` lists, e.g. --accept 1,3.',
+        details: { id: raw },
+      })
+    }
+    ids.push(id)
+  }
+  return ids
+}
+
+/** The confirmation queue in the `memory_confirmations` table of an engram database. */
+export function createSqliteConfirmationQueue(database: ConfirmationDatabase, options: SqliteConfirmationQueueOptions): ConfirmationQueue {
+  const { agent, clock } = options
+  const project = options.project ?? ''
+  // Global-scope confirmations belong to the agent wherever it runs; project-scope ones only make
+  // sense (and can only be saved) in their own project.
+  const visible = `agent = ? AND status = 'pending' AND (scope = 'global' OR project = ?)`
+
+  function selectPending(ids: number[] | 'all'): Row[] {
+    const rows = database.db.prepare(`SELECT id, engram, reason, queued_at FROM memory_confirmations WHERE ${visible} ORDER BY id`).all(agent, project) as unknown as Row[]
+    if (ids === 'all') return rows
+    const wanted = new Set(ids)
+    return rows.filter((row) => wanted.has(row.id))
+  }
+
+  function decide(selection: ConfirmationSelection, status: 'accepted' | 'rejected'): PendingConfirmation[] {
+    const ids = idsOf(selection)
+    return database.transaction(() => {
+      const rows = selectPending(ids)
+      const update = database.db.prepare(`UPDATE memory_confirmations SET status = ?, decided_at = ? WHERE id = ? AND status = 'pending'`)
+      const at = clock.now().toISOString()
+      for (const row of rows) update.run(status, at, row.id)
+      return rows.map(toPending)
+    })
+  }
+
+  return {
+    async pending() {
+      return selectPending('all').map(toPending)
+    },
+
+    async enqueue(engram, reason) {
+      const dedupe = dedupeOf(engram)
+      const scopeProject = engram.scope === 'project' ? project : ''
+      return database.transaction(() => {
+        const existing = database.db
+          .prepare(`SELECT id, engram, reason, queued_at FROM memory_confirmations WHERE agent = ? AND project = ? AND scope = ? AND dedupe = ? AND status = 'pending'`)
+          .get(agent, scopeProject, engram.scope, dedupe) as Row | undefined
+        if (existing) return toPending(existing)
+        const queuedAt = clock.now().toISOString()
+        const row = database.db
+          .prepare(
+            `INSERT INTO memory_confirmations (agent, project, scope, engram, dedupe, reason, queued_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING id, engram, reason, queued_at`,
+          )
+          .get(agent, scopeProject, engram.scope, JSON.stringify(engram), dedupe, reason, queuedAt) as Row
+        return toPending(row)
+      })
+    },
+
+    async accept(selection) {
+      return decide(selection, 'accepted')
+    },
+
+    async reject(selection) {
+      return decide(selection, 'rejected')
+    },
+  }
+}
+
+/**
+ * Reads a person's answer to the list of pending confirmations, as Anton asks it ("Save to
+ * memory? (y/n/pick numbers)"): `y`/`yes`/`all` accepts every one, `n`/`no`/`none` rejects every
+ * one, and numbers (`1 3`, `1,3`) pick those by their position in the list, rejecting the rest.
+ * Returns null when the answer is none of these (ask again).
+ */
+export function parseConfirmationAnswer(answer: string, pending: PendingConfirmation[]): { accept: string[]; reject: string[] } | null {
+  const text = answer.trim().toLowerCase()
+  const all = pending.map((item) => item.id)
+  if (['y', 'yes', 'all', 'a'].includes(text)) return { accept: all, reject: [] }
+  if (['n', 'no', 'none', ''].includes(text)) return { accept: [], reject: all }
+  const parts = text.split(/[\s,]+/).filter(Boolean)
+  if (!parts.every((part) => /^\d+$/.test(part))) return null
+  const picked = new Set<string>()
+  for (const part of parts) {
+    const item = pending[Number(part) - 1]
+    if (!item) return null
+    picked.add(item.id)
+  }
+  return { accept: all.filter((id) => picked.has(id)), reject: all.filter((id) => !picked.has(id)) }
+}

@@ -1,0 +1,139 @@
+/**
+ * Identity extraction (Anton's Default Mode Network): every few turns, the user's recent messages
+ * are checked for facts about who they are, and those facts are merged into profile.md by key
+ * ("Name: …" replaces "Name: …"). With a model, the fast tier extracts them; without one, or when
+ * the call fails, explicit statements are picked out by patterns ("my name is", "I live in",
+ * "I prefer", "call me", "I work at/as", "my timezone is") and the result says so
+ * (`method: 'explicit'`). Facts go through `encode()` like every other memory.
+ */
+import { z } from 'zod'
+import { describeError } from '../../core/errors.ts'
+import type { Engram } from '../../core/engram.ts'
+import type { Llm } from '../../llm/contracts.ts'
+import type { EngramStore } from '../../storage/contracts.ts'
+import type { EngramEncoder } from './encode.ts'
+import type { EncodeReport } from './encoder.ts'
+
+/** Anton fires identity extraction every 5 conversation turns. */
+export const IDENTITY_EVERY_TURNS = 5
+
+export interface ConversationMessage {
+  role: string
+  content: string
+}
+
+export type IdentityUpdate =
+  | { kind: 'updated'; method: 'llm' | 'explicit'; facts: string[]; report: EncodeReport; llmError?: string }
+  | { kind: 'skipped'; reason: string }
+
+export interface IdentityUpdaterOptions {
+  encoder: EngramEncoder
+  /** The global store, to show the model the current profile. */
+  global: EngramStore
+  /** Without one (or when unavailable) only explicit statements are extracted. */
+  llm?: Llm
+  everyTurns?: number
+  timeoutMs?: number
+}
+
+export interface IdentityUpdater {
+  /**
+   * Runs on every `everyTurns`-th turn (turn numbers start at 1), looking at the user messages
+   * among `messages` (the recent turns). Never throws for a model failure.
+   */
+  maybeUpdateIdentity(messages: ConversationMessage[], turnNumber: number): Promise<IdentityUpdate>
+}
+
+const identitySchema = z.object({
+  facts: z
+    .array(z.string().describe('One fact as "Key: value", e.g. "Name: Jorge", "Timezone: PST", "Tools: prefers uv over pip".'))
+    .describe('Facts about the user themselves that the messages state explicitly. Empty when there are none. Use the same key as the current profile when a fact updates it.'),
+})
+
+const SYSTEM = [
+  'You maintain the profile of the user an assistant works with: short "Key: value" facts about who they are',
+  '(name, location, timezone, work, expertise, preferences, communication style, tools).',
+  'Extract only facts the user states about themselves in the messages; never guess, never include facts about',
+  'other people or the task at hand. Answer with an empty list when there is nothing new.',
+].join(' ')
+
+// Values end at sentence punctuation or a conjunction that starts another clause.
+const VALUE = String.raw`([^.,;!?\n]+?)(?=\s*(?:[.,;!?\n]|\s+(?:and|but|so|because)\s|$))`
+
+const PATTERNS: Array<{ pattern: RegExp; fact: (value: string) => string }> = [
+  { pattern: new RegExp(String.raw`\bmy name is\s+${VALUE}`, 'gi'), fact: (v) => `Name: ${v}` },
+  { pattern: new RegExp(String.raw`\bcall me\s+${VALUE}`, 'gi'), fact: (v) => `Name: ${v}` },
+  { pattern: new RegExp(String.raw`\bmy time ?zone is\s+${VALUE}`, 'gi'), fact: (v) => `Timezone: ${v}` },
+  { pattern: new RegExp(String.raw`\bI live in\s+${VALUE}`, 'gi'), fact: (v) => `Location: ${v}` },
+  { pattern: new RegExp(String.raw`\bI work at\s+${VALUE}`, 'gi'), fact: (v) => `Works at: ${v}` },
+  { pattern: new RegExp(String.raw`\bI work as\s+(?:an?\s+)?${VALUE}`, 'gi'), fact: (v) => `Role: ${v}` },
+  { pattern: new RegExp(String.raw`\bI prefer\s+${VALUE}`, 'gi'), fact: (v) => `Prefers ${v}` },
+]
+
+/**
+ * Explicit self-statements in `text`, as profile facts. Deterministic and offline. "I prefer"
+ * facts have no key (a person has many preferences; a new one must not replace the others).
+ */
+export function extractExplicitFacts(text: string): string[] {
+  const facts: string[] = []
+  for (const { pattern, fact } of PATTERNS) {
+    for (const match of text.matchAll(pattern)) {
+      const value = match[1]?.trim().replace(/\s+/g, ' ')
+      // A long capture is a sentence, not a value ("my name is not important here …").
+      if (!value || value.length > 60 || value.split(' ').length > 6 || /^(not|no|never)\b/i.test(value)) continue
+      const line = fact(value)
+      if (!facts.includes(line)) facts.push(line)
+    }
+  }
+  return facts
+}
+
+/** Creates the updater; the turn counter is the caller's (the session knows its turns). */
+export function createIdentityUpdater(options: IdentityUpdaterOptions): IdentityUpdater {
+  const every = options.everyTurns ?? IDENTITY_EVERY_TURNS
+  return {
+    async maybeUpdateIdentity(messages, turnNumber) {
+      if (options.encoder.mode === 'off') return { kind: 'skipped', reason: 'memory mode is off' }
+      if (!Number.isInteger(turnNumber) || turnNumber < 1 || turnNumber % every !== 0) {
+        return { kind: 'skipped', reason: `runs every ${every} turns; this is turn ${turnNumber}` }
+      }
+      const userText = messages
+        .filter((message) => message.role === 'user' && typeof message.content === 'string')
+        .map((message) => message.content)
+        .join('\n\n')
+      if (userText.trim() === '') return { kind: 'skipped', reason: 'no user messages' }
+
+      let facts: string[] | undefined
+      let llmError: string | undefined
+      if (options.llm?.available) {
+        try {
+          const profile = (await options.global.recallIdentity()).map((entry) => `- ${entry.text}`).join('\n') || '(empty)'
+          const answer = await options.llm.generateObject({
+            schema: identitySchema,
+            name: 'identity_facts',
+            system: SYSTEM,
+            messages: [{ role: 'user', content: `Current profile:\n${profile}\n\nThe user's recent messages:\n${userText}` }],
+            tier: 'fast',
+            ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          })
+          facts = answer.facts.map((fact) => fact.replace(/\s+/g, ' ').trim()).filter((fact) => fact.length > 0 && fact.length <= 200)
+        } catch (error) {
+          llmError = describeError(error)
+        }
+      }
+      const method = facts ? 'llm' : 'explicit'
+      const found = facts ?? extractExplicitFacts(userText)
+      if (found.length === 0) return { kind: 'skipped', reason: llmError ? `no explicit facts (the model call failed: ${llmError})` : 'no identity facts in these messages' }
+      const engrams: Engram[] = found.map((text) => ({
+        text,
+        kind: 'profile',
+        scope: 'global',
+        // The user said it in so many words; a model's reading of it is less certain.
+        confidence: method === 'explicit' ? 'high' : 'medium',
+        source: method === 'explicit' ? 'user' : 'llm',
+      }))
+      const report = await options.encoder.encode(engrams)
+      return { kind: 'updated', method, facts: found, report, ...(llmError ? { llmError } : {}) }
+    },
+  }
+}

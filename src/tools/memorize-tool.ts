@@ -1,0 +1,99 @@
+/**
+ * The `memorize` tool: how the agent deliberately saves a memory mid-conversation (Anton's
+ * memorize). Explicit calls are trusted — confidence high, source user — and go through the
+ * same `encode()` and gate as every other memory. Bad arguments come back as a readable
+ * `isError` result that says how to fix the call, never as a thrown error.
+ */
+import { z } from 'zod'
+import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES } from '../core/engram.ts'
+import { describeError } from '../core/errors.ts'
+import type { Encoder, EncodeReport } from '../memory/engrams/encoder.ts'
+
+export const memorizeInputSchema = z.object({
+  entries: z
+    .array(
+      z.object({
+        text: z.string().trim().min(1).max(2000).describe('The memory, one line of plain text.'),
+        kind: z
+          .enum(ENGRAM_KINDS)
+          .describe('always / never: something to always or never do; when: a conditional rule ("if X then Y"); lesson: a fact learned; profile: a fact about the user ("Key: value").'),
+        scope: z.enum(ENGRAM_SCOPES).optional().describe('global (default): useful in any project; project: only in this project.'),
+        topic: z.string().trim().min(1).max(80).optional().describe('Lessons: a short topic slug, e.g. "api-coingecko"; the lesson is also filed under that topic.'),
+      }),
+    )
+    .min(1)
+    .max(50)
+    .describe('The memories to save.'),
+})
+export type MemorizeInput = z.infer<typeof memorizeInputSchema>
+
+export interface ToolResult {
+  isError?: boolean
+  text: string
+  /** The encode report, for callers that want more than the text. */
+  data?: EncodeReport
+}
+
+export interface MemorizeTool {
+  name: 'memorize'
+  description: string
+  inputSchema: typeof memorizeInputSchema
+  /** JSON Schema of the input, for MCP and raw provider APIs. */
+  jsonSchema: Record<string, unknown>
+  execute(input: unknown): Promise<ToolResult>
+}
+
+const DESCRIPTION = [
+  'Save something to your long-term memory so it is there in future sessions.',
+  'Use it for durable things: rules the user gives you (always/never/when), facts you learned (lesson), and facts about the user (profile).',
+  'Do not save passing details of the current task.',
+].join(' ')
+
+function summarize(report: EncodeReport): string {
+  const lines: string[] = []
+  for (const { engram } of report.saved) lines.push(`saved [${engram.kind}, ${engram.scope}] ${engram.text}`)
+  for (const engram of report.duplicates) lines.push(`already remembered: ${engram.text}`)
+  for (const item of report.pending) lines.push(`waiting for the user's confirmation (${item.reason}): ${item.engram.text}`)
+  for (const engram of report.suppressed) lines.push(`not saved, memory mode is off: ${engram.text}`)
+  for (const { engram, reason } of report.rejected) lines.push(`not saved (${reason}): ${engram.text}`)
+  return lines.join('\n')
+}
+
+/** The memorize tool over an encoder. */
+export function buildMemorizeTool(encoder: Encoder): MemorizeTool {
+  return {
+    name: 'memorize',
+    description: DESCRIPTION,
+    inputSchema: memorizeInputSchema,
+    jsonSchema: z.toJSONSchema(memorizeInputSchema) as Record<string, unknown>,
+    async execute(input) {
+      const parsed = memorizeInputSchema.safeParse(input)
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`)
+        return {
+          isError: true,
+          text: [
+            'memorize was called with invalid arguments:',
+            ...problems.map((problem) => `- ${problem}`),
+            `Fix: pass {"entries": [{"text": "...", "kind": "${ENGRAM_KINDS.join('|')}", "scope": "global|project", "topic": "optional-slug"}]} with non-empty text.`,
+          ].join('\n'),
+        }
+      }
+      const engrams: Engram[] = parsed.data.entries.map((entry) => ({
+        text: entry.text,
+        kind: entry.kind,
+        scope: entry.scope ?? 'global',
+        confidence: 'high' satisfies Confidence,
+        source: 'user',
+        ...(entry.topic ? { topic: entry.topic } : {}),
+      }))
+      try {
+        const report = await encoder.encode(engrams)
+        const failed = report.rejected.length > 0 && report.saved.length + report.duplicates.length + report.pending.length === 0
+        return { ...(failed ? { isError: true } : {}), text: summarize(report), data: report }
+      } catch (error) {
+        return { isError: true, text: `memorize failed: ${describeError(error)}` }
+      }
+    },
+  }
+}
