@@ -5,6 +5,7 @@ import { doctorCommand } from './doctor/index.ts'
 import { importCommand } from './import/index.ts'
 import { initCommand } from './init/index.ts'
 import { memoryContextCommand } from './memory/index.ts'
+import { recallCommand } from './recall/index.ts'
 import { reindexCommand } from './reindex/index.ts'
 import { rememberCommand } from './remember/index.ts'
 import { SKILLS_COMMANDS } from './skills/index.ts'
@@ -21,5 +22,6 @@ export const COMMANDS: readonly Command[] = [
   memoryContextCommand,
   confirmCommand,
   importCommand,
+  recallCommand,
   ...SKILLS_COMMANDS,
 ]

@@ -1,0 +1,74 @@
+/**
+ * The `recall` tool: how the agent deliberately looks back at what happened in earlier sessions
+ * (Anton's `recall`, with its `query` / `max_results` / `days_back` arguments). Results are ranked
+ * and each names its source so the agent can open the original. Bad arguments come back as a
+ * readable `isError` result with the fix, never as a thrown error.
+ */
+import { z } from 'zod'
+import { describeError, EngramError } from '../core/errors.ts'
+import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT, type Recall, type RecallResult } from '../memory/episodes/recall.ts'
+import type { ToolResult } from './dispatcher.ts'
+
+export const recallInputSchema = z.object({
+  query: z.string().trim().min(1).max(500).describe('What to look for: a few distinctive words (names, tools, errors, topics).'),
+  max_results: z.number().int().min(1).max(RECALL_MAX_LIMIT).optional().describe(`Most results to return (default ${RECALL_DEFAULT_LIMIT}).`),
+  days_back: z.number().positive().max(36_500).optional().describe(`Only look at the last N days (default ${RECALL_DEFAULT_DAYS}).`),
+})
+export type RecallInput = z.infer<typeof recallInputSchema>
+
+export interface RecallTool {
+  name: 'recall'
+  description: string
+  inputSchema: typeof recallInputSchema
+  /** JSON Schema of the input, for MCP and raw provider APIs. */
+  jsonSchema: Record<string, unknown>
+  execute(input: unknown): Promise<ToolResult>
+}
+
+const DESCRIPTION = [
+  'Search your episodic memory: summaries of past sessions and the log of what you did (messages, tool calls, errors, resolved issues).',
+  'Use it when the user refers to earlier work ("last time", "what did we decide about X") or when you need what happened before.',
+  'Results are ranked by relevance, newest first among equals, and each names its source file.',
+].join(' ')
+
+/** Formats results for the model: one block per result with its source. */
+export function formatRecallResults(query: string, results: RecallResult[]): string {
+  if (results.length === 0) return `No memories match "${query}". Try other words or a larger days_back.`
+  const blocks = results.map((result, index) => {
+    const when = result.ts.slice(0, 16).replace('T', ' ')
+    return `${index + 1}. [${when}] ${result.source === 'episode' ? result.title : result.text}\n   source: ${result.ref}${result.source === 'episode' ? `\n   ${result.text.replace(/\n/g, '\n   ')}` : ''}`
+  })
+  return `${results.length} memor${results.length === 1 ? 'y' : 'ies'} for "${query}":\n\n${blocks.join('\n\n')}`
+}
+
+/** The recall tool over a `recall` function (`createEpisodicRecall`). */
+export function buildRecallTool(recall: Recall): RecallTool {
+  return {
+    name: 'recall',
+    description: DESCRIPTION,
+    inputSchema: recallInputSchema,
+    jsonSchema: z.toJSONSchema(recallInputSchema) as Record<string, unknown>,
+    async execute(input) {
+      const parsed = recallInputSchema.safeParse(input)
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`)
+        return {
+          isError: true,
+          text: [
+            'recall was called with invalid arguments:',
+            ...problems.map((problem) => `- ${problem}`),
+            `Fix: pass {"query": "words to find", "max_results": 1-${RECALL_MAX_LIMIT} (optional), "days_back": a positive number of days (optional)}.`,
+          ].join('\n'),
+        }
+      }
+      const { query, max_results: limit, days_back: daysBack } = parsed.data
+      try {
+        const results = await recall(query, { ...(limit !== undefined ? { limit } : {}), ...(daysBack !== undefined ? { daysBack } : {}) })
+        return { text: formatRecallResults(query, results), data: results }
+      } catch (error) {
+        if (EngramError.is(error)) return { isError: true, text: error.message }
+        return { isError: true, text: `recall failed: ${describeError(error)}\nFix: retry; if it fails again, run \`engram doctor\`.` }
+      }
+    },
+  }
+}
