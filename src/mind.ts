@@ -13,6 +13,20 @@ import { createLlm } from './llm/create-llm.ts'
 import { createEmbedder } from './llm/embedders/create-embedder.ts'
 import { type ReindexReport, reindexFiles } from './memory/retrieval/indexer.ts'
 import { collectStatus, type MindStatus } from './memory/status.ts'
+import { createDeclarativeMemory, type DeclarativeMemory } from './memory/engrams/declarative-memory.ts'
+import type { EncodeReport } from './memory/engrams/encoder.ts'
+import type { Engram } from './core/engram.ts'
+import type { ConfirmationSelection, PendingConfirmation } from './storage/contracts.ts'
+import { type ActivityRecorder, createActivityRecorder } from './memory/episodes/recorder.ts'
+import { createImmediateEncoder } from './memory/episodes/immediate-encoding.ts'
+import { type BoundaryOutcome, createSessionTracker, type SessionTracker } from './memory/episodes/boundaries.ts'
+import { createEpisodicRecall, type Recall } from './memory/episodes/recall.ts'
+import { createStreamingJournal, type StreamingJournal } from './memory/journal/streaming-journal.ts'
+import type { JournalRecovery } from './memory/journal/journal-recovery.ts'
+import { createSkillStore, type SkillStore } from './memory/skills/skill-store.ts'
+import { createProcedureStore, type ProcedureStore } from './memory/procedures/procedure-store.ts'
+import { describeError } from './core/errors.ts'
+import { join } from 'node:path'
 
 export interface CreateMindOptions {
   /** Engram home (default: ENGRAM_HOME, then ~/.engram). */
@@ -47,11 +61,39 @@ export interface Mind {
   readonly embedder: Embedder | null
   /** What the last reindex (on open or explicit) found. */
   readonly lastReindex: ReindexReport | undefined
+  /** Declarative memory: the encoder behind the gate, identity, memory context, tool wisdom, compaction. */
+  readonly memory: DeclarativeMemory
+  /** Typed helpers that write the activity log (never throw). */
+  readonly activity: ActivityRecorder
+  /** Session boundaries and immediate encoding of episodes. */
+  readonly sessions: SessionTracker
+  /** Ranked search over episodes and the activity log (`daysBack`). */
+  readonly recall: Recall
+  readonly skills: SkillStore
+  readonly procedures: ProcedureStore
+  /** The write-ahead log of the turn being streamed. */
+  readonly journal: StreamingJournal
+  /** What was recovered from an orphaned journal when this mind opened (a crash mid-stream). */
+  readonly recoveredJournal: JournalRecovery | undefined
+  /** The one write path for declarative memory: gate → store of the engram's scope → index. */
+  encode(engrams: Engram[]): Promise<EncodeReport>
+  /** Memories the gate holds for the user's yes/no; show them after an answer, before the next prompt. */
+  pendingConfirmations(): Promise<PendingConfirmation[]>
+  /** Accept (save) or reject pending confirmations: some ids, or `'all'`. */
+  confirm(decision: { accept?: ConfirmationSelection; reject?: ConfirmationSelection }): Promise<{ saved: number; rejected: number }>
+  /** Run whatever background work is due: idle session boundaries, memory-file compaction. */
+  maintain(): Promise<MaintenanceReport>
   /** Counts of every kind of memory, the capabilities, and any unreadable lines. */
   status(): Promise<MindStatus>
   /** Re-read every memory file and update the index (`full` re-embeds everything). */
   reindex(options?: { full?: boolean }): Promise<ReindexReport>
   close(): Promise<void>
+}
+
+export interface MaintenanceReport {
+  boundaries: BoundaryOutcome[]
+  compaction: Array<{ file: string; location: string; kind: string; reason?: string }>
+  warnings: string[]
 }
 
 /** Open a mind: one agent's memory in one home. */
@@ -82,6 +124,60 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   }
   if (options.reindexOnOpen !== false) await reindex()
 
+  const warnings: string[] = []
+  const warn = (message: string): void => {
+    warnings.push(message)
+    if (warnings.length > 100) warnings.shift()
+  }
+  // Saved memories reach the index at once, so the next recall can find them.
+  let indexing: Promise<unknown> = Promise.resolve()
+  const reindexSoon = (): void => {
+    indexing = indexing.then(() => reindex()).catch((error) => warn(`reindex after a write failed: ${describeError(error)}`))
+  }
+  const memory = createDeclarativeMemory({
+    backend,
+    mode: values.memory.mode,
+    confirmations: backend.confirmations,
+    clock,
+    llm,
+    ...(values.project ? { projectDir: values.project } : {}),
+    onSaved: reindexSoon,
+    onError: (error) => warn(`memory: ${describeError(error)}`),
+  })
+
+  const immediate = createImmediateEncoder({
+    agent: values.agent,
+    activity: backend.activity,
+    documents: backend.documents,
+    jobs: backend.jobs,
+    locks: backend.locks,
+    llm,
+    clock,
+    resolutionsFile: layout.resolutionsFile,
+    onWarning: warn,
+  })
+  const boundaries: BoundaryOutcome[] = []
+  const sessions = createSessionTracker({
+    encoder: immediate,
+    clock,
+    activity: backend.activity,
+    onBoundary: (outcome) => {
+      boundaries.push(outcome)
+      if (outcome.kind === 'recorded') reindexSoon()
+    },
+  })
+  const activity = createActivityRecorder({
+    log: backend.activity,
+    clock,
+    onError: (error) => warn(`activity log: ${describeError(error)}`),
+    onRecorded: (event) => sessions.observe(event),
+  })
+  const journal = createStreamingJournal({ dir: layout.journalDir, clock, onError: (error) => warn(`journal: ${describeError(error)}`) })
+  const recoveredJournal = await recoverJournal(journal, backend, values.agent, clock, warn)
+
+  const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills') })
+  const procedures = createProcedureStore({ documents: backend.documents, locks: backend.locks, clock })
+
   return {
     config,
     home: values.home,
@@ -95,9 +191,69 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     get lastReindex() {
       return lastReindex
     },
+    memory,
+    activity,
+    sessions,
+    recall: createEpisodicRecall({ activity: backend.activity, documents: backend.documents, clock }),
+    skills,
+    procedures,
+    journal,
+    recoveredJournal,
+    encode: (engrams) => memory.encoder.encode(engrams),
+    pendingConfirmations: () => memory.encoder.pendingConfirmations(),
+    async confirm(decision) {
+      const accepted = decision.accept ? await memory.encoder.acceptConfirmations(decision.accept) : undefined
+      const rejected = decision.reject ? await memory.encoder.rejectConfirmations(decision.reject) : undefined
+      return { saved: accepted?.report.saved.length ?? 0, rejected: rejected?.rejected.length ?? 0 }
+    },
+    async maintain() {
+      boundaries.length = 0
+      await sessions.checkIdle()
+      const compaction = (await memory.compact()).map((result) => ({
+        file: result.file,
+        location: result.location,
+        kind: result.kind,
+        ...('reason' in result && typeof result.reason === 'string' ? { reason: result.reason } : {}),
+      }))
+      await indexing
+      return { boundaries: [...boundaries], compaction, warnings: warnings.splice(0) }
+    },
     status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex }),
     reindex,
-    close: () => backend.close(),
+    async close() {
+      await indexing
+      await backend.close()
+    },
+  }
+}
+
+/**
+ * A journal left by a crash mid-stream: its text goes back into the conversation it belonged to
+ * (marked as recovered, and whether the turn had finished), so nothing the agent said is lost.
+ */
+async function recoverJournal(journal: StreamingJournal, backend: Backend, agent: string, clock: Clock, warn: (message: string) => void): Promise<JournalRecovery | undefined> {
+  if (!journal.hasOrphan()) return undefined
+  try {
+    const recovery = journal.recover()
+    if (!recovery) return undefined
+    const sessionId = recovery.session?.sessionId
+    if (sessionId && recovery.text.trim() !== '') {
+      const conversation = await backend.context.conversation(sessionId, { agent })
+      const { countTokens } = await import('./core/tokens.ts')
+      await backend.context.appendMessages(conversation.id, [
+        {
+          role: 'assistant',
+          content: recovery.text,
+          at: recovery.lastEventAt ?? clock.now().toISOString(),
+          tokenCount: countTokens(recovery.text),
+          meta: { recovered: true, finished: recovery.finished, toolCalls: recovery.toolCalls.length, journal: recovery.archivedTo },
+        },
+      ])
+    }
+    return recovery
+  } catch (error) {
+    warn(`journal recovery: ${describeError(error)}`)
+    return undefined
   }
 }
 

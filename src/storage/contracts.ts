@@ -8,7 +8,7 @@
  * synchronous underneath.
  */
 import type { ActivityEvent, ActivityType } from '../core/activity.ts'
-import type { EngramEntry, EngramScope, RuleKind } from '../core/engram.ts'
+import type { Engram, EngramEntry, EngramScope, RuleKind } from '../core/engram.ts'
 import type { DocKind, Frontmatter, MemoryDoc } from '../core/memory-doc.ts'
 import type { ContextItem, MessageInput, StoredMessage, Summary, SummaryKind, SummaryMethod } from '../core/message.ts'
 
@@ -313,6 +313,35 @@ export interface Jobs {
   runs(options?: { job?: string; agent?: string; limit?: number }): Promise<JobRun[]>
 }
 
+/** An engram the encoding gate holds until the user says yes or no (copilot mode). */
+export interface PendingConfirmation {
+  /** Stable id used to accept or reject it. */
+  id: string
+  engram: Engram
+  /** ISO instant it was queued. */
+  queuedAt: string
+  /** Why it waits (e.g. `copilot mode: confidence medium`). */
+  reason: string
+}
+
+/** Which pending confirmations an answer is about: some ids, or every one still pending. */
+export type ConfirmationSelection = string[] | 'all'
+
+/**
+ * Pending confirmations that survive a restart. A UI reads them only after an answer, before the
+ * next prompt; nothing here pushes anything at the user mid-turn.
+ */
+export interface ConfirmationQueue {
+  /** Still waiting, oldest first. A read: calling it changes nothing. */
+  pending(): Promise<PendingConfirmation[]>
+  /** Queue an engram; the same engram already pending (same scope, kind and text) is returned instead. */
+  enqueue(engram: Engram, reason: string): Promise<PendingConfirmation>
+  /** Mark pending ones accepted and return them; unknown or already decided ids are ignored. */
+  accept(selection: ConfirmationSelection): Promise<PendingConfirmation[]>
+  /** Mark pending ones rejected and return them; unknown or already decided ids are ignored. */
+  reject(selection: ConfirmationSelection): Promise<PendingConfirmation[]>
+}
+
 /** What a backend can do, checked once by the engine. */
 export interface BackendCapabilities {
   fullText: boolean
@@ -333,5 +362,7 @@ export interface Backend {
   readonly activity: ActivityLog
   readonly locks: Locks
   readonly jobs: Jobs
+  /** Pending confirmations of this agent (and its open project). */
+  readonly confirmations: ConfirmationQueue
   close(): Promise<void>
 }

@@ -11,6 +11,7 @@ import { createFileActivityLog } from './files/activity-log.ts'
 import { createFileDocumentStore } from './files/document-store.ts'
 import { createFileEngramStore } from './files/engram-store.ts'
 import { createFileLocks } from './files/locks.ts'
+import { createSqliteConfirmationQueue } from './sqlite/confirmation-queue.ts'
 import { createSqliteContextStore } from './sqlite/context-store.ts'
 import { openSqlite } from './sqlite/database.ts'
 import { createSqliteJobs } from './sqlite/jobs.ts'
@@ -61,6 +62,7 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): Backend {
     activity: createFileActivityLog({ dir: layout.activityDir, clock: options.clock, onError: options.onActivityError }),
     locks,
     jobs: createSqliteJobs(handle),
+    confirmations: createSqliteConfirmationQueue(handle, { agent: options.agent, ...(options.project ? { project: options.project } : {}), clock: options.clock }),
     close: async () => handle.close(),
   }
 }

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, it } from 'node:test'
 import type { Engram } from '../../core/engram.ts'
-import { parseConfirmationAnswer } from './confirmations.ts'
+import { parseConfirmationAnswer } from './confirmation-answer.ts'
 import { type OpenedMemory, openMemory } from './test-support/open-memory.ts'
 
 const lesson = (text: string, extra: Partial<Engram> = {}): Engram => ({ text, kind: 'lesson', scope: 'global', confidence: 'high', source: 'llm', ...extra })

@@ -20,7 +20,7 @@ import {
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import type { MemoryMode } from '../../config/schema.ts'
 import type { ActivityLog, EngramStore, Locks } from '../../storage/contracts.ts'
-import type { ConfirmationQueue, ConfirmationSelection } from './confirmations.ts'
+import type { ConfirmationQueue, ConfirmationSelection } from '../../storage/contracts.ts'
 import type { EncodeReport, Encoder, PendingConfirmation } from './encoder.ts'
 import { mergeProfileFact } from './profile-facts.ts'
 

@@ -5,16 +5,10 @@
  * of its scope. (Implementation: `encode.ts`.)
  */
 import type { Engram, EngramEntry } from '../../core/engram.ts'
+import type { PendingConfirmation } from '../../storage/contracts.ts'
 
-export interface PendingConfirmation {
-  /** Stable id used to accept or reject it. */
-  id: string
-  engram: Engram
-  /** ISO instant it was queued. */
-  queuedAt: string
-  /** Why it waits (e.g. `copilot mode: confidence medium`). */
-  reason: string
-}
+export type { PendingConfirmation }
+
 
 export interface EncodeReport {
   /** Written to a store. */

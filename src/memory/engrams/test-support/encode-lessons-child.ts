@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { systemClock } from '../../../core/clock.ts'
 import { openEmbeddedBackend } from '../../../storage/embedded.ts'
 import { openSqlite } from '../../../storage/sqlite/database.ts'
-import { createSqliteConfirmationQueue } from '../confirmations.ts'
+import { createSqliteConfirmationQueue } from '../../../storage/sqlite/confirmation-queue.ts'
 import { createDeclarativeMemory } from '../declarative-memory.ts'
 
 const [home, worker, count] = process.argv.slice(2)

@@ -7,7 +7,7 @@ import type { Backend } from '../../../storage/contracts.ts'
 import { openEmbeddedBackend } from '../../../storage/embedded.ts'
 import { openSqlite, type SqliteHandle } from '../../../storage/sqlite/database.ts'
 import { makeTempHome, type TempHome } from '../../../testing/temp-home.ts'
-import { createSqliteConfirmationQueue } from '../confirmations.ts'
+import { createSqliteConfirmationQueue } from '../../../storage/sqlite/confirmation-queue.ts'
 import { createDeclarativeMemory, type DeclarativeMemory } from '../declarative-memory.ts'
 
 export interface OpenedMemory {

@@ -15,21 +15,11 @@
 import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type Engram, ENGRAM_SCOPES, isEngramKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import type { PendingConfirmation } from './encoder.ts'
+import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation } from '../contracts.ts'
 
-/** Which pending confirmations an answer is about: some ids, or every one still pending. */
-export type ConfirmationSelection = string[] | 'all'
+export type { ConfirmationQueue, ConfirmationSelection }
 
-export interface ConfirmationQueue {
-  /** Still waiting, oldest first. A read: calling it changes nothing. */
-  pending(): Promise<PendingConfirmation[]>
-  /** Queue an engram; the same engram already pending (same scope, kind and text) is returned instead. */
-  enqueue(engram: Engram, reason: string): Promise<PendingConfirmation>
-  /** Mark pending ones accepted and return them; unknown or already decided ids are ignored. */
-  accept(selection: ConfirmationSelection): Promise<PendingConfirmation[]>
-  /** Mark pending ones rejected and return them; unknown or already decided ids are ignored. */
-  reject(selection: ConfirmationSelection): Promise<PendingConfirmation[]>
-}
+
 
 interface Statement {
   run(...params: Array<string | number | null>): unknown
@@ -166,26 +156,4 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
       return decide(selection, 'rejected')
     },
   }
-}
-
-/**
- * Reads a person's answer to the list of pending confirmations, as Anton asks it ("Save to
- * memory? (y/n/pick numbers)"): `y`/`yes`/`all` accepts every one, `n`/`no`/`none` rejects every
- * one, and numbers (`1 3`, `1,3`) pick those by their position in the list, rejecting the rest.
- * Returns null when the answer is none of these (ask again).
- */
-export function parseConfirmationAnswer(answer: string, pending: PendingConfirmation[]): { accept: string[]; reject: string[] } | null {
-  const text = answer.trim().toLowerCase()
-  const all = pending.map((item) => item.id)
-  if (['y', 'yes', 'all', 'a'].includes(text)) return { accept: all, reject: [] }
-  if (['n', 'no', 'none', ''].includes(text)) return { accept: [], reject: all }
-  const parts = text.split(/[\s,]+/).filter(Boolean)
-  if (!parts.every((part) => /^\d+$/.test(part))) return null
-  const picked = new Set<string>()
-  for (const part of parts) {
-    const item = pending[Number(part) - 1]
-    if (!item) return null
-    picked.add(item.id)
-  }
-  return { accept: all.filter((id) => picked.has(id)), reject: all.filter((id) => !picked.has(id)) }
 }
