@@ -49,8 +49,12 @@ export interface EngramStore {
   encodeLesson(entry: EngramEntry): Promise<EncodeOutcome>
   /** Replace the identity snapshot (profile.md) atomically. */
   rewriteIdentity(entries: EngramEntry[]): Promise<void>
-  /** Replace a whole file's entries atomically (compaction). Unreadable lines are kept. */
-  rewriteAll(file: EngramFile, entries: EngramEntry[]): Promise<void>
+  /**
+   * Replace a whole file's entries atomically (compaction). Unreadable lines are kept. Given a
+   * function, it is called with the entries as they are *inside the lock* and returns the new list
+   * (or null to leave the file alone), so that nothing encoded meanwhile by another process is lost.
+   */
+  rewriteAll(file: EngramFile, entries: EngramEntry[] | ((current: EngramEntry[]) => EngramEntry[] | null)): Promise<void>
   /** Every entry of a file, plus the lines that could not be parsed. */
   read(file: EngramFile): Promise<{ entries: EngramEntry[]; problems: ParseProblem[] }>
 }

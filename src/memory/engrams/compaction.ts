@@ -127,33 +127,46 @@ export async function compactFile(store: EngramStore, file: EngramFile, options:
         const keptInstead = snapshot[item.keptInstead - 1] as EngramEntry
         removed.set(identity(entry), { entry, keptInstead, reason: item.reason })
       }
-      // Re-read: entries encoded while the model was thinking must survive the rewrite. Only
-      // lines that were in the snapshot and that the model named are removed (each exactly once,
-      // so that a duplicate pair loses one copy, not both).
-      const current = (await store.read(file)).entries
-      const toRemove = new Map<string, number>()
-      for (const item of answer.drop) {
-        const key = identity(snapshot[item.entry - 1] as EngramEntry)
-        toRemove.set(key, (toRemove.get(key) ?? 0) + 1)
-      }
-      const kept: EngramEntry[] = []
-      for (const entry of current) {
-        const key = identity(entry)
-        const left = toRemove.get(key) ?? 0
-        if (left > 0) {
-          toRemove.set(key, left - 1)
-          continue
+      // Applied to the file as it is inside the store's lock: entries encoded while the model was
+      // thinking (by this or another process) survive. Only lines that were in the snapshot and
+      // that the model named are removed (each exactly once, so a duplicate pair loses one copy).
+      let verdict: CompactionResult | undefined
+      let before = 0
+      let after = 0
+      await store.rewriteAll(file, (current) => {
+        const toRemove = new Map<string, number>()
+        for (const item of answer.drop) {
+          const key = identity(snapshot[item.entry - 1] as EngramEntry)
+          toRemove.set(key, (toRemove.get(key) ?? 0) + 1)
         }
-        kept.push(entry)
-      }
-      // Never leave a meaning with no line at all: each removed line's keeper must still be there.
-      const keptKeys = new Set(kept.map(identity))
-      for (const { keptInstead } of removed.values()) {
-        if (!keptKeys.has(identity(keptInstead))) return skipped('the file changed while compacting: an entry kept instead of a removed one is gone')
-      }
-      if (kept.length === current.length) return { kind: 'unchanged', file, location, entries: current.length }
-      await store.rewriteAll(file, kept)
-      return { kind: 'compacted', file, location, before: current.length, after: kept.length, removed: [...removed.values()] }
+        const kept: EngramEntry[] = []
+        for (const entry of current) {
+          const key = identity(entry)
+          const left = toRemove.get(key) ?? 0
+          if (left > 0) {
+            toRemove.set(key, left - 1)
+            continue
+          }
+          kept.push(entry)
+        }
+        // Never leave a meaning with no line at all: each removed line's keeper must still be there.
+        const keptKeys = new Set(kept.map(identity))
+        for (const { keptInstead } of removed.values()) {
+          if (!keptKeys.has(identity(keptInstead))) {
+            verdict = skipped('the file changed while compacting: an entry kept instead of a removed one is gone')
+            return null
+          }
+        }
+        if (kept.length === current.length) {
+          verdict = { kind: 'unchanged', file, location, entries: current.length }
+          return null
+        }
+        before = current.length
+        after = kept.length
+        return kept
+      })
+      if (verdict) return verdict
+      return { kind: 'compacted', file, location, before, after, removed: [...removed.values()] }
     },
     { wait: false },
   )

@@ -117,3 +117,28 @@ export async function appendLine(path: string, line: string): Promise<void> {
     await handle.close()
   }
 }
+
+/**
+ * Append `text` (whole lines) to an existing file in one O_APPEND write and fsync it. Used where a
+ * file only grows at its end; a crash can at worst leave a cut-off last line, which readers report
+ * and keep rather than drop.
+ */
+export async function appendText(path: string, text: string): Promise<void> {
+  const handle = await open(path, constants.O_WRONLY | constants.O_APPEND)
+  try {
+    const bytes = Buffer.from(text, 'utf8')
+    const { bytesWritten } = await handle.write(bytes, 0, bytes.length)
+    if (bytesWritten !== bytes.length) {
+      throw new EngramError({
+        code: ErrorCode.storageUnavailable,
+        category: 'system',
+        message: `Short write appending to ${path}: ${bytesWritten} of ${bytes.length} bytes.`,
+        fix: 'Check free disk space and quotas on the engram home (ENGRAM_HOME).',
+        details: { path, bytesWritten, expected: bytes.length },
+      })
+    }
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}

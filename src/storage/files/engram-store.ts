@@ -25,7 +25,7 @@ import {
   serializeMemoryFile,
 } from '../../core/markdown-entry.ts'
 import type { EncodeOutcome, EngramFile, EngramStore, Locks, ParseProblem } from '../contracts.ts'
-import { isTempFileName, writeFileAtomic } from './atomic-write.ts'
+import { appendText, isTempFileName, writeFileAtomic } from './atomic-write.ts'
 
 export interface FileEngramStoreOptions {
   /** The scope's `memory/` folder. Created on the first write. */
@@ -121,19 +121,27 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
   /** Adds `entry` to a file unless an entry with the same dedupe key (and kind) is there. */
   async function encodeInto(path: string, kind: MemoryFileKind, lockName: string, entry: EngramEntry, topic?: string): Promise<EncodeOutcome> {
     return locked(lockName, async () => {
-      const doc = await load(path, kind, topic)
+      const text = await readText(path)
+      const doc = text === null ? emptyMemoryFile(kind, topic) : parseMemoryFile(text, kind)
       const key = cachedDedupeKey(entry.text)
       const existing = entriesOf(doc).find((other) => other.kind === entry.kind && cachedDedupeKey(other.text) === key)
       if (existing) return { kind: 'duplicate', existing }
-      await writeFileAtomic(path, serializeMemoryFile(insertEntry(doc, entry, topic)))
+      const after = serializeMemoryFile(insertEntry(doc, entry, topic))
+      // Lessons and topics grow at the end: appending the new line (one O_APPEND write, fsync'd)
+      // instead of rewriting the file keeps encoding O(1) in the file's size on disk. Anything else
+      // (a rule inserted mid-file, a new file) is rewritten atomically.
+      if (text !== null && text.length > 0 && after.startsWith(text)) await appendText(path, after.slice(text.length))
+      else await writeFileAtomic(path, after)
       return { kind: 'added', entry }
     })
   }
 
-  async function rewrite(file: EngramFile, entries: EngramEntry[]): Promise<void> {
+  async function rewrite(file: EngramFile, entries: EngramEntry[] | ((current: EngramEntry[]) => EngramEntry[] | null)): Promise<void> {
     await locked(file, async () => {
       const doc = await load(pathOf(file), file)
-      await writeFileAtomic(pathOf(file), serializeMemoryFile(replaceEntries(doc, entries)))
+      const next = typeof entries === 'function' ? entries(entriesOf(doc)) : entries
+      if (next === null) return
+      await writeFileAtomic(pathOf(file), serializeMemoryFile(replaceEntries(doc, next)))
     })
   }
 
