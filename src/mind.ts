@@ -27,6 +27,15 @@ import { createSkillStore, type SkillStore } from './memory/skills/skill-store.t
 import { createProcedureStore, type ProcedureStore } from './memory/procedures/procedure-store.ts'
 import { describeError } from './core/errors.ts'
 import { join } from 'node:path'
+import { createContextProvider, type ContextProviderKind } from './memory/context/create-provider.ts'
+import type { ContextProvider } from './memory/context/provider.ts'
+import { createRetriever, type Retriever } from './memory/retrieval/search.ts'
+import { retrievalSettingsFromConfig } from './memory/retrieval/settings.ts'
+import { createPrimer, type Primer } from './memory/priming/prime.ts'
+import { primingSettingsFromConfig } from './memory/priming/settings.ts'
+import { createSession, type Session, type SessionOptions } from './session/session.ts'
+import { buildAgentTools } from './tools/agent-tools.ts'
+import type { EngramTool } from './tools/tool.ts'
 
 export interface CreateMindOptions {
   /** Engram home (default: ENGRAM_HOME, then ~/.engram). */
@@ -75,12 +84,28 @@ export interface Mind {
   readonly journal: StreamingJournal
   /** What was recovered from an orphaned journal when this mind opened (a crash mid-stream). */
   readonly recoveredJournal: JournalRecovery | undefined
+  /** Working memory: every message kept, older turns folded into summaries (LCM or sliding window). */
+  readonly context: ContextProvider
+  /** Hybrid search with spreading activation over every retrievable unit. */
+  readonly retriever: Retriever
+  /** Automatic recall before a turn. */
+  readonly primer: Primer
+  /** Open a conversation: `begin` before the model call, `end` after it. */
+  session(sessionId: string, options?: SessionOptions): Session
+  /** The agent tools (memorize, recall, search_memory, read/write_memory_file, recall_skill, report_procedure_outcome, memory). */
+  agentTools(session?: { sessionId: string; user?: string }): EngramTool[]
+  /** The agent tools as Vercel AI SDK tools (loads the AI SDK on first use). */
+  tools(session?: { sessionId: string; user?: string }): Promise<import('ai').ToolSet>
+  /** Resolves when the background work scheduled so far (compaction, learning, identity) is done. */
+  idle(): Promise<void>
   /** The one write path for declarative memory: gate → store of the engram's scope → index. */
   encode(engrams: Engram[]): Promise<EncodeReport>
   /** Memories the gate holds for the user's yes/no; show them after an answer, before the next prompt. */
   pendingConfirmations(): Promise<PendingConfirmation[]>
   /** Accept (save) or reject pending confirmations: some ids, or `'all'`. */
   confirm(decision: { accept?: ConfirmationSelection; reject?: ConfirmationSelection }): Promise<{ saved: number; rejected: number }>
+  /** Resolves when every write made so far is in the search index. */
+  indexed(): Promise<void>
   /** Run whatever background work is due: idle session boundaries, memory-file compaction. */
   maintain(): Promise<MaintenanceReport>
   /** Counts of every kind of memory, the capabilities, and any unreadable lines. */
@@ -178,7 +203,35 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills') })
   const procedures = createProcedureStore({ documents: backend.documents, locks: backend.locks, clock })
 
-  return {
+  const context = createContextProvider(values.context.provider as ContextProviderKind, {
+    store: backend.context,
+    locks: backend.locks,
+    clock,
+    llm,
+    index: backend.index,
+    documents: backend.documents,
+    settings: { freshTail: values.context.freshTail, threshold: values.context.threshold, leafChunk: values.context.leafChunk },
+  })
+  const retriever = createRetriever({ index: backend.index, embedder, clock, settings: retrievalSettingsFromConfig(values.retrieval) })
+  const primer = createPrimer({
+    documents: backend.documents,
+    activity: backend.activity,
+    index: backend.index,
+    retriever,
+    clock,
+    agent: values.agent,
+    procedures,
+    skills,
+    settings: primingSettingsFromConfig(values.priming),
+  })
+
+  // Work after a turn (compaction, learning, identity) runs in order, off the turn's path.
+  let background: Promise<unknown> = Promise.resolve()
+  const schedule = (label: string, task: () => Promise<unknown>): void => {
+    background = background.then(task).catch((error) => warn(`${label}: ${describeError(error)}`))
+  }
+
+  const mind: Mind = {
     config,
     home: values.home,
     agent: values.agent,
@@ -192,6 +245,43 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       return lastReindex
     },
     memory,
+    context,
+    retriever,
+    primer,
+    session: (sessionId, sessionOptions) =>
+      createSession(
+        {
+          agent: values.agent,
+          project: values.project,
+          clock,
+          llm,
+          context,
+          primer,
+          memory,
+          documents: backend.documents,
+          activity,
+          tracker: sessions,
+          journal,
+          skills,
+          contextBudget: values.context.budget,
+          freshTail: values.context.freshTail,
+          patternMonitorMode: values.learning.patternMonitorMode,
+          agentTools: (session) => buildAgentTools(mind, session),
+          background: schedule,
+          warn,
+        },
+        sessionId,
+        sessionOptions,
+      ),
+    agentTools: (session) => buildAgentTools(mind, session),
+    async tools(session) {
+      const { toAiSdkTools } = await import('./interfaces/ai-sdk/tools.ts')
+      return toAiSdkTools(buildAgentTools(mind, session))
+    },
+    async idle() {
+      await background
+      await indexing
+    },
     activity,
     sessions,
     recall: createEpisodicRecall({ activity: backend.activity, documents: backend.documents, clock }),
@@ -206,9 +296,13 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       const rejected = decision.reject ? await memory.encoder.rejectConfirmations(decision.reject) : undefined
       return { saved: accepted?.report.saved.length ?? 0, rejected: rejected?.rejected.length ?? 0 }
     },
+    async indexed() {
+      await indexing
+    },
     async maintain() {
       boundaries.length = 0
       await sessions.checkIdle()
+      await background
       const compaction = (await memory.compact()).map((result) => ({
         file: result.file,
         location: result.location,
@@ -221,10 +315,13 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex }),
     reindex,
     async close() {
+      await background
       await indexing
+      await context.close()
       await backend.close()
     },
   }
+  return mind
 }
 
 /**

@@ -44,6 +44,26 @@ export interface ConfigValues {
   }
   learning: { patternMonitorMode: 'off' | 'passive' | 'active' }
   log: { level: 'silent' | 'error' | 'warn' | 'info' | 'debug' }
+  retrieval: {
+    fusion: 'weighted' | 'rrf'
+    lexicalWeight: number
+    denseWeight: number
+    recencyWeight: number
+    recencyHalfLifeDays: number
+    frequencyWeight: number
+    graph: boolean
+    graphWeight: number
+    candidates: number
+    dense: 'auto' | 'knn' | 'rerank' | 'off'
+    denseKnnMaxUnits: number
+  }
+  priming: {
+    greetingBudget: number
+    questionBudget: number
+    requestBudget: number
+    heartbeatBudget: number
+    activityHours: number
+  }
 }
 
 export interface ResolvedConfig {

@@ -19,6 +19,8 @@ export interface CommandResult {
   data: unknown
   human: string
   exitCode?: number
+  /** The command wrote stdout itself (a protocol, like `engram mcp`): print no envelope. */
+  quiet?: boolean
 }
 
 export interface Command {

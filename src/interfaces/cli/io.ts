@@ -1,7 +1,10 @@
 /** What a CLI run may touch. Real streams in `bin.ts`; strings in tests. */
+import type { Readable } from 'node:stream'
 export interface CliIo {
   stdout: { write(text: string): unknown }
   stderr: { write(text: string): unknown }
+  /** Standard input, for commands that speak a protocol on stdio (`engram mcp`). */
+  stdin?: Readable
   env: Record<string, string | undefined>
   cwd: string
   /** Whether stdout is a terminal: decides JSON by default and colour. */

@@ -62,6 +62,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       settings,
     })
     const exitCode = result.exitCode ?? ExitCode.ok
+    if (result.quiet) return exitCode
     if (wantsJson) io.stdout.write(`${JSON.stringify({ ok: exitCode === ExitCode.ok, command: name, data: result.data })}\n`)
     else io.stdout.write(result.human.endsWith('\n') ? result.human : `${result.human}\n`)
     return exitCode

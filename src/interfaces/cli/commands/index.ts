@@ -1,9 +1,11 @@
 import type { Command } from '../command.ts'
 import { configCommand } from './config/index.ts'
 import { confirmCommand } from './confirm/index.ts'
+import { contextCommands } from './context/index.ts'
 import { doctorCommand } from './doctor/index.ts'
 import { importCommand } from './import/index.ts'
 import { initCommand } from './init/index.ts'
+import { mcpCommand } from './mcp/index.ts'
 import { memoryContextCommand } from './memory/index.ts'
 import { recallCommand } from './recall/index.ts'
 import { reindexCommand } from './reindex/index.ts'
@@ -23,5 +25,7 @@ export const COMMANDS: readonly Command[] = [
   confirmCommand,
   importCommand,
   recallCommand,
+  mcpCommand,
   ...SKILLS_COMMANDS,
+  ...contextCommands,
 ]

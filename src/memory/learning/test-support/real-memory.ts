@@ -10,7 +10,7 @@ import type { EngramStore, Locks } from '../../../storage/contracts.ts'
 import { createFileEngramStore } from '../../../storage/files/engram-store.ts'
 import { createFileLocks } from '../../../storage/files/locks.ts'
 import { openSqlite } from '../../../storage/sqlite/database.ts'
-import { createSqliteConfirmationQueue } from '../../engrams/confirmations.ts'
+import { createSqliteConfirmationQueue } from '../../../storage/sqlite/confirmation-queue.ts'
 import { createEncoder, type EngramEncoder } from '../../engrams/encode.ts'
 
 export interface RealMemory {

@@ -1,0 +1,38 @@
+/**
+ * `engram mcp`: serve this agent's memory to an MCP client over stdio — the agent tools, the
+ * memory files as resources, and the `primed_context` prompt. The mind stays open until the
+ * client closes stdin (or SIGINT / SIGTERM), then closes cleanly.
+ *
+ * Nothing but protocol goes to stdout while serving; the CLI's closing envelope is sent to stderr
+ * (see below), and logs always go there.
+ */
+import { createMindMcpServer } from '../../../mcp/mind-server.ts'
+import { serveStdio } from '../../../mcp/stdio.ts'
+import type { Command } from '../../command.ts'
+import { openMind } from '../../open-mind.ts'
+
+export const mcpCommand: Command = {
+  path: ['mcp'],
+  summary: 'Serve this agent\'s memory over MCP on stdio: tools, memory files as resources, a primed_context prompt',
+  usage: 'mcp [--session ID] [--user NAME]',
+  options: {
+    session: { type: 'string', description: 'conversation the memory tool works on (default "mcp")', valueName: 'ID' },
+    user: { type: 'string', description: 'user of that conversation, for the memory tool\'s profile actions', valueName: 'NAME' },
+  },
+  async run(context) {
+    const sessionId = typeof context.options.session === 'string' ? context.options.session : 'mcp'
+    const user = typeof context.options.user === 'string' ? context.options.user : undefined
+    const mind = await openMind(context)
+    let ended: string
+    try {
+      const server = createMindMcpServer(mind, { session: { sessionId, ...(user !== undefined ? { user } : {}) } })
+      ended = await serveStdio(server, { stdin: context.io.stdin ?? process.stdin, stdout: process.stdout, stderr: process.stderr }, { signals: true })
+    } finally {
+      await mind.close()
+    }
+    // The client may still be reading stdout until this process exits, and anything that is not
+    // JSON-RPC there is a protocol error on its side: the end of the session is told on stderr.
+    context.io.stderr.write(`engram mcp: session ended (${ended})\n`)
+    return { data: { served: true, agent: mind.agent, ended }, human: '', quiet: true }
+  },
+}

@@ -1,0 +1,112 @@
+/**
+ * The agent's memory files as MCP resources. A resource URI is `engram://memory/<memory path>`
+ * (the namespace of `tools/memory-paths.ts`, each segment percent-encoded), so a client that lists
+ * resources sees the same paths the agent's tools use, and reading one goes through the same
+ * confinement as `read_memory_file`.
+ */
+import type { Dirent } from 'node:fs'
+import { readdir, realpath, stat } from 'node:fs/promises'
+import { join, sep } from 'node:path'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import type { HomeLayout } from '../../storage/home-layout.ts'
+import { readMemoryText } from '../../tools/memory-files.ts'
+import { memoryRootFiles, memoryRoots } from '../../tools/memory-paths.ts'
+
+export const MEMORY_URI_PREFIX = 'engram://memory/'
+/** Listing stops here; the archive (old versions) is listed last, so live files come first. */
+export const MAX_LISTED_RESOURCES = 2000
+
+export interface MemoryResourceEntry {
+  uri: string
+  name: string
+  mimeType: string
+  size?: number
+  description?: string
+}
+
+export interface MemoryResourceContent {
+  uri: string
+  mimeType: string
+  text: string
+}
+
+/** What the MCP server needs to offer resources. */
+export interface ResourceProvider {
+  list(): Promise<MemoryResourceEntry[]>
+  read(uri: string): Promise<MemoryResourceContent>
+}
+
+/** The URI of a memory path. */
+export function memoryUri(path: string): string {
+  return MEMORY_URI_PREFIX + path.split('/').map(encodeURIComponent).join('/')
+}
+
+/** The memory path of a URI; throws `invalid_argument` for URIs that are not engram memory. */
+export function memoryPathOfUri(uri: string): string {
+  if (!uri.startsWith(MEMORY_URI_PREFIX)) {
+    throw new EngramError({
+      code: ErrorCode.invalidArgument,
+      category: 'user',
+      message: `"${uri}" is not an engram memory resource.`,
+      fix: `use a URI from the resource list, such as ${MEMORY_URI_PREFIX}memory/rules.md`,
+    })
+  }
+  try {
+    return uri.slice(MEMORY_URI_PREFIX.length).split('/').map(decodeURIComponent).join('/')
+  } catch {
+    throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `"${uri}" is not a valid URI.`, fix: 'percent-encode each path segment' })
+  }
+}
+
+export function mimeTypeOf(path: string): string {
+  if (path.endsWith('.md')) return 'text/markdown'
+  if (path.endsWith('.jsonl')) return 'application/x-ndjson'
+  if (path.endsWith('.json')) return 'application/json'
+  return 'text/plain'
+}
+
+/** Resources over the memory files of one agent (and its open project). */
+export function createMemoryResources(layout: HomeLayout): ResourceProvider {
+  async function walk(dir: string, prefix: string, rootReal: string, out: Array<{ path: string; size: number }>): Promise<void> {
+    let entries: Dirent[]
+    try {
+      entries = await readdir(dir, { withFileTypes: true })
+    } catch {
+      return
+    }
+    entries.sort((a, b) => a.name.localeCompare(b.name))
+    for (const entry of entries) {
+      if (out.length >= MAX_LISTED_RESOURCES) return
+      if (entry.name.startsWith('.')) continue
+      const absolute = join(dir, entry.name)
+      const path = `${prefix}/${entry.name}`
+      // Links are followed only while they stay inside the root, as read_memory_file would.
+      const real = await realpath(absolute).catch(() => null)
+      if (real === null || !(real === rootReal || real.startsWith(rootReal + sep))) continue
+      const info = await stat(real).catch(() => null)
+      if (info?.isDirectory()) await walk(absolute, path, rootReal, out)
+      else if (info?.isFile()) out.push({ path, size: info.size })
+    }
+  }
+
+  return {
+    async list() {
+      const files: Array<{ path: string; size: number }> = []
+      for (const name of memoryRootFiles()) {
+        const info = await stat(join(layout.agentDir, name)).catch(() => null)
+        if (info?.isFile()) files.push({ path: name, size: info.size })
+      }
+      const roots = memoryRoots(layout)
+      const ordered = [...roots.filter((root) => root.name !== 'archive'), ...roots.filter((root) => root.name === 'archive')]
+      for (const root of ordered) {
+        const rootReal = await realpath(root.dir).catch(() => null)
+        if (rootReal !== null) await walk(root.dir, root.name, rootReal, files)
+      }
+      return files.map((file) => ({ uri: memoryUri(file.path), name: file.path, mimeType: mimeTypeOf(file.path), size: file.size }))
+    },
+    async read(uri) {
+      const { path, text } = await readMemoryText(memoryPathOfUri(uri), layout)
+      return { uri: memoryUri(path), mimeType: mimeTypeOf(path), text }
+    },
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Serving an MCP server over stdio until the client goes away. The SDK's stdio transport reads
+ * stdin and writes stdout but does not notice the end of stdin; this does, so `engram mcp` closes
+ * its mind and exits when its client closes the pipe (or on SIGINT / SIGTERM).
+ *
+ * stdout carries nothing but JSON-RPC: while serving, `console.log` / `info` / `debug` (ours or a
+ * dependency's) are routed to stderr, where logs belong in stdio mode.
+ */
+import type { Readable, Writable } from 'node:stream'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+
+export interface StdioStreams {
+  stdin: Readable
+  stdout: Writable
+  /** Where stray console output goes while serving. */
+  stderr: Writable
+}
+
+/** Why serving ended. */
+export type StdioEnd = 'stdin_closed' | 'transport_closed' | 'signal'
+
+/** Serves `server` on the streams; resolves once the client is gone and the server is closed. */
+export async function serveStdio(server: McpServer, streams: StdioStreams, options: { signals?: boolean } = {}): Promise<StdioEnd> {
+  const consoleMethods = ['log', 'info', 'debug'] as const
+  const saved = consoleMethods.map((name) => [name, console[name]] as const)
+  const toStderr = (...args: unknown[]): void => {
+    streams.stderr.write(`${args.map((arg) => (typeof arg === 'string' ? arg : JSON.stringify(arg))).join(' ')}\n`)
+  }
+  for (const name of consoleMethods) console[name] = toStderr
+
+  let finish: (why: StdioEnd) => void = () => {}
+  const ended = new Promise<StdioEnd>((resolve) => {
+    finish = resolve
+  })
+  const onEnd = (): void => finish('stdin_closed')
+  const onSignal = (): void => finish('signal')
+  streams.stdin.once('end', onEnd)
+  streams.stdin.once('close', onEnd)
+  if (options.signals) {
+    process.once('SIGINT', onSignal)
+    process.once('SIGTERM', onSignal)
+  }
+  const transport = new StdioServerTransport(streams.stdin, streams.stdout)
+  try {
+    await server.connect(transport)
+    // Set after connect: the server installs its own onclose on the transport when connecting.
+    const serverOnClose = transport.onclose
+    transport.onclose = () => {
+      serverOnClose?.()
+      finish('transport_closed')
+    }
+    return await ended
+  } finally {
+    streams.stdin.off('end', onEnd)
+    streams.stdin.off('close', onEnd)
+    if (options.signals) {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    }
+    await server.close().catch(() => {})
+    for (const [name, fn] of saved) console[name] = fn
+  }
+}

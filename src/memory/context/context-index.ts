@@ -1,0 +1,164 @@
+/**
+ * Keeps messages and summaries in the search index (units of kind `message` / `summary`, source
+ * `conv:<id>`, provenance = the message ids they stand for), and searches them.
+ *
+ * The store write and the index write are two transactions: a process killed between them leaves
+ * stored messages that are not indexed. Nothing is lost (the store is the truth); the first search
+ * of a conversation in a process catches the index up.
+ */
+import { contentHash } from '../../core/hash.ts'
+import type { StoredMessage, Summary } from '../../core/message.ts'
+import type { Conversation, ContextStore, IndexUnit, SearchIndex } from '../../storage/contracts.ts'
+import { allSummaryIds, type MessageIdResolver } from './dag.ts'
+import type { SearchHit, SearchResult } from './provider.ts'
+
+export const sourceOf = (conversationId: number): string => `conv:${conversationId}`
+
+export function messageUnit(conversation: Conversation, message: StoredMessage): IndexUnit {
+  const unit: IndexUnit = {
+    id: `msg:${message.id}`,
+    kind: 'message',
+    text: message.content,
+    source: sourceOf(conversation.id),
+    provenance: [String(message.id)],
+    agent: conversation.agent,
+    createdAt: message.at,
+    hash: contentHash(message.content),
+    meta: { conversationId: conversation.id, sessionId: conversation.sessionId, seq: message.seq, role: message.role },
+  }
+  if (conversation.user !== undefined) unit.user = conversation.user
+  return unit
+}
+
+export function summaryUnit(conversation: Conversation, summary: Summary, messageIds: number[]): IndexUnit {
+  const unit: IndexUnit = {
+    id: `sum:${summary.id}`,
+    kind: 'summary',
+    text: summary.content,
+    source: sourceOf(conversation.id),
+    provenance: messageIds.map(String),
+    agent: conversation.agent,
+    createdAt: summary.latestAt,
+    hash: contentHash(summary.content),
+    meta: { conversationId: conversation.id, sessionId: conversation.sessionId, summaryId: summary.id, depth: summary.depth, method: summary.method },
+  }
+  if (conversation.user !== undefined) unit.user = conversation.user
+  return unit
+}
+
+export interface ContextIndexer {
+  indexMessages(conversation: Conversation, messages: StoredMessage[]): Promise<void>
+  indexSummary(conversation: Conversation, summary: Summary): Promise<void>
+  search(conversations: Conversation[], query: string, limit: number): Promise<SearchResult>
+}
+
+function snippet(text: string, query: string, width = 160): string {
+  const terms = query.toLowerCase().split(/\s+/).filter((term) => term.length > 1)
+  const lower = text.toLowerCase()
+  let at = -1
+  for (const term of terms) {
+    const found = lower.indexOf(term)
+    if (found >= 0 && (at < 0 || found < at)) at = found
+  }
+  const start = Math.max(0, at < 0 ? 0 : at - Math.floor(width / 3))
+  const cut = text.slice(start, start + width).replace(/\s+/g, ' ').trim()
+  return `${start > 0 ? '…' : ''}${cut}${start + width < text.length ? '…' : ''}`
+}
+
+/** An indexer over `index`; without an index or without full-text search it scans (substring match) and says so. */
+export function createContextIndexer(store: ContextStore, index: SearchIndex | undefined, resolver: MessageIdResolver): ContextIndexer {
+  const caughtUp = new Set<number>()
+
+  async function catchUp(target: SearchIndex, conversation: Conversation): Promise<void> {
+    if (caughtUp.has(conversation.id)) return
+    const known = await target.hashes(sourceOf(conversation.id))
+    const missing: IndexUnit[] = []
+    const PAGE = 2_000
+    for (let fromSeq = 1; ; fromSeq += PAGE) {
+      const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
+      for (const message of page) if (!known.has(`msg:${message.id}`)) missing.push(messageUnit(conversation, message))
+      if (page.length < PAGE) break
+    }
+    const items = await store.items(conversation.id)
+    const absent = (await allSummaryIds(store, items)).filter((id) => !known.has(`sum:${id}`))
+    for (const summary of await store.summariesById(absent)) missing.push(summaryUnit(conversation, summary, await resolver.messageIds(summary.id)))
+    for (let i = 0; i < missing.length; i += 500) await target.upsert(missing.slice(i, i + 500))
+    caughtUp.add(conversation.id)
+  }
+
+  async function scan(conversations: Conversation[], query: string, limit: number): Promise<SearchHit[]> {
+    const terms = query.toLowerCase().split(/\s+/).filter(Boolean)
+    const hits: SearchHit[] = []
+    const consider = (text: string, hit: Omit<SearchHit, 'score' | 'snippet'>): void => {
+      const lower = text.toLowerCase()
+      const score = terms.filter((term) => lower.includes(term)).length
+      if (score > 0) hits.push({ ...hit, score, snippet: snippet(text, query) })
+    }
+    for (const conversation of conversations) {
+      const PAGE = 2_000
+      for (let fromSeq = 1; ; fromSeq += PAGE) {
+        const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
+        for (const m of page) {
+          consider(m.content, { id: `msg:${m.id}`, kind: 'message', sessionId: conversation.sessionId, conversationId: conversation.id, at: m.at, messageIds: [m.id], messageId: m.id })
+        }
+        if (page.length < PAGE) break
+      }
+      const ids = await allSummaryIds(store, await store.items(conversation.id))
+      for (const s of await store.summariesById(ids)) {
+        consider(s.content, {
+          id: `sum:${s.id}`,
+          kind: 'summary',
+          sessionId: conversation.sessionId,
+          conversationId: conversation.id,
+          at: s.latestAt,
+          messageIds: await resolver.messageIds(s.id),
+          summaryId: s.id,
+        })
+      }
+    }
+    return hits.sort((a, b) => b.score - a.score || b.at.localeCompare(a.at)).slice(0, limit)
+  }
+
+  return {
+    async indexMessages(conversation, messages) {
+      if (index && messages.length > 0) await index.upsert(messages.map((message) => messageUnit(conversation, message)))
+    },
+    async indexSummary(conversation, summary) {
+      if (index) await index.upsert([summaryUnit(conversation, summary, await resolver.messageIds(summary.id))])
+    },
+    async search(conversations, query, limit) {
+      if (!index?.capabilities.fullText) return { hits: await scan(conversations, query, limit), via: 'scan' }
+      if (conversations.length === 0) return { hits: [], via: 'index' }
+      for (const conversation of conversations) await catchUp(index, conversation)
+      const byId = new Map(conversations.map((conversation) => [conversation.id, conversation]))
+      const candidates = await index.search({
+        text: query,
+        kinds: ['message', 'summary'],
+        sources: conversations.map((conversation) => sourceOf(conversation.id)),
+        limit,
+      })
+      const units = new Map((await index.get(candidates.map((candidate) => candidate.id))).map((unit) => [unit.id, unit]))
+      const hits: SearchHit[] = []
+      for (const candidate of candidates) {
+        const unit = units.get(candidate.id)
+        const conversationId = Number(unit?.meta?.conversationId)
+        const conversation = byId.get(conversationId)
+        if (!unit || !conversation) continue
+        const hit: SearchHit = {
+          id: unit.id,
+          kind: unit.kind === 'summary' ? 'summary' : 'message',
+          sessionId: conversation.sessionId,
+          conversationId,
+          snippet: snippet(unit.text, query),
+          at: unit.createdAt,
+          messageIds: unit.provenance.map(Number),
+          score: candidate.lexical ?? 0,
+        }
+        if (hit.kind === 'message') hit.messageId = Number(unit.id.slice(4))
+        else hit.summaryId = unit.id.slice(4)
+        hits.push(hit)
+      }
+      return { hits, via: 'index' }
+    },
+  }
+}

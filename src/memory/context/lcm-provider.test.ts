@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { EngramError } from '../../core/errors.ts'
+import { countTokens } from '../../core/tokens.ts'
+import { checkContextConsistency } from './consistency.ts'
+import { hasCompactor, hasExplorer, hasProfileStore, hasReviewSource, hasSearcher, hasSessionManager, providerCapabilities } from './provider.ts'
+import { openHarness } from './test-support/harness.ts'
+
+const session = { sessionId: 'chat-1', agent: 'default', user: 'ada' }
+
+function turns(n: number, start = 0) {
+  return Array.from({ length: n }, (_, i) => ({
+    role: (i % 2 === 0 ? 'user' : 'assistant') as 'user' | 'assistant',
+    content: `Turn ${start + i}: we discussed item ${start + i} of the Atlas rollout. The decision was to ship version ${start + i}.0 on Friday because QA signed off.`,
+  }))
+}
+
+test('the LCM provider has every capability; the simple one has core, profiles and sessions', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm')
+  const simple = h.provider('simple')
+  assert.deepEqual(providerCapabilities(lcm), ['compactor', 'searcher', 'explorer', 'profiles', 'sessions', 'review'])
+  assert.deepEqual(providerCapabilities(simple), ['profiles', 'sessions'])
+  assert.equal(hasCompactor(simple), false)
+  assert.equal(hasSearcher(simple) || hasExplorer(simple) || hasReviewSource(simple), false)
+  assert.ok(hasProfileStore(simple) && hasSessionManager(simple))
+})
+
+test('append keeps order and seq; assemble returns the fresh tail in order and respects the budget', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm', { autoCompact: false })
+  const stored = await lcm.append(session, turns(30))
+  assert.deepEqual(
+    stored.map((m) => m.seq),
+    Array.from({ length: 30 }, (_, i) => i + 1),
+  )
+  assert.equal(stored[0]!.tokenCount, countTokens(stored[0]!.content))
+
+  const all = await lcm.assemble(session, 100_000, 5)
+  assert.equal(all.items.length, 30)
+  assert.equal(all.freshTailCount, 5)
+  assert.deepEqual(
+    all.items.map((i) => i.seq),
+    stored.map((m) => m.seq),
+  )
+
+  const tailTokens = stored.slice(-5).reduce((s, m) => s + m.tokenCount, 0)
+  const tight = await lcm.assemble(session, tailTokens + stored[24]!.tokenCount, 5)
+  assert.deepEqual(
+    tight.items.map((i) => i.seq),
+    [25, 26, 27, 28, 29, 30],
+  )
+  assert.ok(tight.tokens <= tight.budget)
+  assert.equal(tight.omittedItems, 24)
+
+  const over = await lcm.assemble(session, 10, 5)
+  assert.equal(over.overBudget, true)
+  assert.deepEqual(
+    over.items.map((i) => i.seq),
+    [26, 27, 28, 29, 30],
+    'only the tail when the tail alone is over budget',
+  )
+
+  await assert.rejects(lcm.assemble(session, -1, 5), (e) => EngramError.is(e) && e.code === 'invalid_argument')
+  await assert.rejects(lcm.append(session, [{ role: 'robot' as 'user', content: 'x' }]), (e) => EngramError.is(e) && e.code === 'invalid_argument')
+  assert.equal((await lcm.stats(session)).messages, 30, 'a refused batch writes nothing')
+})
+
+test('compaction folds older runs, leaves the tail raw, keeps every message reachable, and says when it skipped', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm', { autoCompact: false })
+  await lcm.append(session, turns(15))
+  const skipped = await lcm.compact(session, { freshTail: 10 })
+  assert.equal(skipped.kind, 'skipped', 'only 5 messages outside the tail: fewer than leafChunk')
+
+  await lcm.append(session, turns(45, 15))
+  const result = await lcm.compact(session, { freshTail: 10 })
+  assert.equal(result.kind, 'compacted')
+  if (result.kind !== 'compacted') return
+  assert.equal(result.leafSummaries, 5)
+  assert.equal(result.condensedSummaries, 1, 'the 5 leaves fold into one (a remainder of 1 joins the last group of 4)')
+  assert.deepEqual(result.methods, { extractive: 6 })
+  assert.equal(result.degraded, true)
+  assert.ok(result.tokensAfter < result.tokensBefore)
+
+  const conv = (await h.backend.context.findConversation('chat-1', 'default'))!
+  const report = await checkContextConsistency(h.backend.context, conv.id)
+  assert.deepEqual(report.problems, [])
+  const items = await h.backend.context.items(conv.id)
+  assert.deepEqual(
+    items.slice(-10).map((i) => i.kind),
+    Array(10).fill('message'),
+  )
+
+  const assembled = await lcm.assemble(session, 100_000, 10)
+  const covered = assembled.items.flatMap((i) => i.messageIds)
+  assert.equal(new Set(covered).size, 60, 'every message is stood for by exactly one item')
+  const summary = assembled.items.find((i) => i.kind === 'summary')!
+  assert.match(summary.content, /^\[summary sum_[0-9a-f]+, extractive — not LLM-written; depth 1; \d+ messages/)
+  assert.equal(summary.degraded, true)
+  assert.equal(summary.tokens, countTokens(summary.content))
+
+  assert.equal((await lcm.compact(session, { mode: 'full', freshTail: 10 })).kind, 'skipped', 'nothing left to fold')
+  await lcm.append(session, turns(100, 60))
+  const full = await lcm.compact(session, { mode: 'full', freshTail: 10 })
+  assert.equal(full.kind, 'compacted')
+  if (full.kind === 'compacted') assert.ok(full.rounds >= 2, 'full mode repeats passes')
+  const again = await lcm.compact(session, { mode: 'full', freshTail: 10 })
+  assert.equal(again.kind, 'skipped', 'full compaction reached a fixed point')
+  assert.deepEqual((await checkContextConsistency(h.backend.context, conv.id)).problems, [])
+})
+
+test('assemble compacts first when the window passes threshold × budget', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm', { freshTail: 6 })
+  const stored = await lcm.append(session, turns(40))
+  const total = stored.reduce((s, m) => s + m.tokenCount, 0)
+  assert.equal(await lcm.needsCompaction(session, total * 2), false)
+  assert.equal(await lcm.needsCompaction(session, total), true)
+  const quiet = await lcm.assemble(session, total * 2)
+  assert.equal(quiet.compaction, undefined)
+  const assembled = await lcm.assemble(session, total)
+  assert.equal(assembled.compaction?.kind, 'compacted')
+  assert.ok(assembled.items.some((i) => i.kind === 'summary'))
+  assert.ok(assembled.tokens <= total)
+})
+
+test('search, describe and expand walk the DAG back to raw messages', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm', { autoCompact: false, freshTail: 4 })
+  await lcm.append(session, turns(20))
+  await lcm.append(session, [{ role: 'user', name: 'ada', content: 'The staging database lives on host zephyr-7, remember that.' }])
+  await lcm.append(session, turns(30, 20))
+  await lcm.append({ sessionId: 'other', agent: 'someone-else' }, [{ role: 'user', content: 'zephyr-7 belongs to another agent' }])
+  const result = await lcm.compact(session, { mode: 'full', freshTail: 4 })
+  assert.equal(result.kind, 'compacted')
+
+  const found = await lcm.search('default', 'zephyr')
+  assert.equal(found.via, 'index')
+  const messageHit = found.hits.find((hit) => hit.kind === 'message')
+  assert.ok(messageHit, 'the raw message is found')
+  assert.equal(messageHit.sessionId, 'chat-1')
+  assert.ok(found.hits.every((hit) => hit.sessionId === 'chat-1'), "another agent's conversation is not searched")
+
+  const top = (await lcm.assemble(session, 100_000, 4)).items.find((i) => i.kind === 'summary')!
+  const description = await lcm.describe('default', top.summaryId!)
+  assert.equal(description.kind, 'summary')
+  if (description.kind !== 'summary') return
+  assert.equal(description.inContext, true)
+  assert.deepEqual(description.foldedBy, [])
+  assert.equal(description.messageCount, top.messageIds.length)
+  assert.equal(description.seqRange?.from, 1)
+  assert.equal(description.method, 'extractive')
+
+  const children = await lcm.expand('default', top.summaryId!)
+  assert.ok(children.nodes.length >= 2)
+  const raw = await lcm.expand('default', top.summaryId!, { toMessages: true })
+  assert.equal(raw.nodes.length, top.messageIds.length)
+  assert.ok(raw.nodes.some((n) => n.kind === 'message' && n.content.includes('zephyr-7')))
+
+  const msg = await lcm.describe('default', messageHit.id)
+  assert.equal(msg.kind, 'message')
+  if (msg.kind === 'message') assert.equal(msg.foldedBy.length, 1)
+  await assert.rejects(lcm.describe('someone-else', top.summaryId!), (e) => EngramError.is(e) && e.code === 'not_found')
+  await assert.rejects(lcm.expand('default', 'sum_ffff'), (e) => EngramError.is(e) && e.code === 'not_found')
+})
+
+test('search catches up messages a crashed process stored but never indexed', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const conv = await h.backend.context.conversation('chat-1', { agent: 'default' })
+  // Written straight to the store: as if the process died before indexing.
+  await h.backend.context.appendMessages(conv.id, [{ role: 'user', content: 'the kraken password rotates monthly', at: h.clock.now().toISOString(), tokenCount: 7 }])
+  const lcm = h.provider('lcm')
+  const found = await lcm.search('default', 'kraken')
+  assert.equal(found.hits.length, 1)
+  assert.equal(found.hits[0]!.messageIds.length, 1)
+})
+
+test('switching providers keeps every message: simple reads raw messages, LCM sees what simple appended', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm', { autoCompact: false })
+  await lcm.append(session, turns(40))
+  await lcm.compact(session, { mode: 'full', freshTail: 5 })
+  const simple = h.provider('simple')
+  await simple.append(session, turns(3, 40))
+  const window = await simple.assemble(session, 1_000_000, 5)
+  assert.equal(window.items.length, 43, 'the sliding window reads raw messages even where LCM summarized')
+  assert.ok(window.items.every((i) => i.kind === 'message'))
+  const tight = await simple.assemble(session, 200, 5)
+  assert.ok(tight.tokens <= 200 || tight.overBudget)
+  assert.deepEqual(
+    tight.items.slice(-5).map((i) => i.seq),
+    [39, 40, 41, 42, 43],
+  )
+
+  const back = await lcm.assemble(session, 1_000_000, 5)
+  assert.equal(new Set(back.items.flatMap((i) => i.messageIds)).size, 43)
+  const conv = (await h.backend.context.findConversation('chat-1', 'default'))!
+  assert.deepEqual((await checkContextConsistency(h.backend.context, conv.id)).problems, [])
+})
+
+test('profiles, session info and review marks', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm')
+  assert.equal(await lcm.getProfile(session), null)
+  await lcm.setProfile(session, 'Prefers metric units.')
+  assert.equal(await h.provider('simple').getProfile(session), 'Prefers metric units.', 'same table for both providers')
+  await assert.rejects(lcm.getProfile({ sessionId: 's', agent: 'default' }), (e) => EngramError.is(e) && e.code === 'invalid_argument' && /--user/.test(e.fix ?? ''))
+
+  await lcm.saveInfo(session, { title: 'Atlas rollout' })
+  assert.deepEqual((await lcm.loadInfo(session))?.info, { title: 'Atlas rollout' })
+  assert.equal((await lcm.listInfo('default')).length, 1)
+
+  await lcm.append(session, turns(6))
+  assert.equal((await lcm.loadHistory(session, { fromSeq: 5 })).length, 2)
+  const unreviewed = await lcm.listUnreviewed('default')
+  assert.deepEqual(
+    unreviewed.map((u) => [u.sessionId, u.reviewedUpTo, u.lastSeq]),
+    [['chat-1', 0, 6]],
+  )
+  const review = await lcm.buildReviewContext(session, 60)
+  assert.ok(review)
+  assert.equal(review.fromSeq, 1)
+  assert.ok(review.toSeq >= 1 && review.toSeq < 6, 'the budget limits how much is reviewed at once')
+  assert.match(review.text, /^\[2026-03-01 09:00\] user: Turn 0/)
+  await lcm.markReviewed(session, review.toSeq)
+  assert.equal((await lcm.buildReviewContext(session))?.fromSeq, review.toSeq + 1)
+  await lcm.markReviewed(session, 6)
+  assert.equal(await lcm.buildReviewContext(session), null)
+  assert.deepEqual(await lcm.listUnreviewed('default'), [])
+})

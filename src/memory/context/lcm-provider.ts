@@ -1,0 +1,342 @@
+/**
+ * The LCM provider (lossless context management, anna's `memory/lcm`): every message kept, older
+ * turns folded into a DAG of summaries, assembly within a token budget, search, describe and
+ * expand, profiles, session info and review marks — every capability.
+ *
+ * Appends and compactions of one session take the session's named lock, so they never interleave,
+ * also across processes sharing a home. Assembly only reads (unless it must compact first).
+ */
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import type { StoredMessage } from '../../core/message.ts'
+import { countTokens, truncateToTokens } from '../../core/tokens.ts'
+import type { Conversation } from '../../storage/contracts.ts'
+import { assembleContext, summaryItem, validateBudget, windowExceeds } from './assembler.ts'
+import { compactConversation } from './compaction.ts'
+import { type ContextIndexer, createContextIndexer } from './context-index.ts'
+import { loadItems, MessageIdResolver } from './dag.ts'
+import type {
+  Compactor,
+  ContextProvider,
+  ContextStats,
+  ExpandedNode,
+  Explorer,
+  ProfileStore,
+  ReviewSource,
+  Searcher,
+  SessionManager,
+} from './provider.ts'
+import { isDegradedMethod, transcriptLine } from './render.ts'
+import { createSessionSupport } from './session-support.ts'
+import { type ContextProviderDeps, resolveSettings } from './settings.ts'
+import { createSummarizer } from './summarizer.ts'
+
+export type LcmContextProvider = ContextProvider & Compactor & Searcher & Explorer & ProfileStore & SessionManager & ReviewSource
+
+function notFound(what: string, fix: string): EngramError {
+  return new EngramError({ code: ErrorCode.notFound, category: 'user', message: `${what} was not found.`, fix })
+}
+
+/** `msg:12`, `12` → 12; anything else → undefined. */
+function parseMessageId(id: string): number | undefined {
+  const match = /^(?:msg:)?(\d+)$/.exec(id.trim())
+  return match ? Number(match[1]) : undefined
+}
+
+/** `sum:sum_ab12`, `sum_ab12` → `sum_ab12`. */
+function parseSummaryId(id: string): string | undefined {
+  const trimmed = id.trim().replace(/^sum:/, '')
+  return /^sum_[0-9a-f]+$/.test(trimmed) ? trimmed : undefined
+}
+
+export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider {
+  const settings = resolveSettings(deps.settings)
+  const { store } = deps
+  const support = createSessionSupport({ store, locks: deps.locks, clock: deps.clock, lockTimeoutMs: settings.lockTimeoutMs })
+  const resolver = new MessageIdResolver(store)
+  const indexer: ContextIndexer = createContextIndexer(store, deps.index, resolver)
+  // After an automatic compaction found nothing to do, the window it saw (item count and last
+  // position). Until the window changes, retrying on every assemble would only cost a lock and a scan.
+  const fruitless = new Map<number, string>()
+  const windowSignature = async (conversationId: number): Promise<string> => {
+    const items = await store.items(conversationId)
+    return `${items.length}:${items.at(-1)?.position ?? 0}`
+  }
+
+  async function conversationOfAgent(agent: string, conversationId: number): Promise<Conversation> {
+    const owned = (await store.listConversations(agent)).find((conversation) => conversation.id === conversationId)
+    if (!owned) throw notFound(`Conversation ${conversationId} of agent ${agent}`, 'Use ids from this agent’s own search results or assembled context.')
+    return owned
+  }
+
+  async function isInWindow(conversationId: number, target: { messageId: number } | { summaryId: string }): Promise<boolean> {
+    const items = await store.items(conversationId)
+    return items.some((item) =>
+      'messageId' in target ? item.kind === 'message' && item.messageId === target.messageId : item.kind === 'summary' && item.summaryId === target.summaryId,
+    )
+  }
+
+  const provider: LcmContextProvider = {
+    kind: 'lcm',
+
+    async bootstrap(session) {
+      return { conversationId: (await support.conversation(session)).id }
+    },
+
+    async append(session, messages) {
+      const { conversation, stored } = await support.append(session, messages)
+      // After the store's commit: a crash here leaves messages unindexed, never lost (search catches up).
+      await indexer.indexMessages(conversation, stored)
+      return stored
+    },
+
+    async assemble(session, budget, freshTail = settings.freshTail, options = {}) {
+      validateBudget(budget, freshTail)
+      const conversation = await support.findConversation(session)
+      if (!conversation) return { items: [], tokens: 0, budget, freshTailCount: 0, overBudget: false, omittedItems: 0 }
+      const autoCompact = options.autoCompact ?? settings.autoCompact
+      let compaction: Awaited<ReturnType<Compactor['compact']>> | undefined
+      if (autoCompact && (await provider.needsCompaction(session, budget))) {
+        const seen = fruitless.get(conversation.id)
+        if (seen === undefined || seen !== (await windowSignature(conversation.id))) {
+          compaction = await provider.compact(session, { mode: 'incremental', freshTail })
+          if (compaction.kind === 'skipped') fruitless.set(conversation.id, await windowSignature(conversation.id))
+          else fruitless.delete(conversation.id)
+        }
+      }
+      const assembled = await assembleContext({ store, resolver, conversationId: conversation.id, budget, freshTail })
+      return compaction ? { ...assembled, compaction } : assembled
+    },
+
+    async stats(session) {
+      const conversation = await support.findConversation(session)
+      const stats: ContextStats = {
+        sessionId: session.sessionId,
+        conversationId: conversation?.id,
+        messages: 0,
+        messageTokens: 0,
+        items: 0,
+        contextTokens: 0,
+        summaries: 0,
+        maxDepth: 0,
+        degradedSummaries: 0,
+      }
+      if (!conversation) return stats
+      const PAGE = 2_000
+      for (let fromSeq = 1; ; fromSeq += PAGE) {
+        const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
+        stats.messages += page.length
+        for (const message of page) stats.messageTokens += message.tokenCount
+        if (page.length < PAGE) break
+      }
+      const items = await store.items(conversation.id)
+      const loaded = await loadItems(store, items)
+      stats.items = items.length
+      for (const message of loaded.messages.values()) stats.contextTokens += message.tokenCount
+      for (const item of items) {
+        if (item.kind !== 'summary') continue
+        const summary = loaded.summaries.get(item.summaryId)
+        if (!summary) continue
+        stats.summaries++
+        stats.maxDepth = Math.max(stats.maxDepth, summary.depth)
+        if (isDegradedMethod(summary.method)) stats.degradedSummaries++
+        stats.contextTokens += (await summaryItem(item.position, summary, resolver)).tokens
+      }
+      return stats
+    },
+
+    async close() {},
+
+    async needsCompaction(session, budget) {
+      validateBudget(budget, settings.freshTail)
+      const conversation = await support.findConversation(session)
+      if (!conversation) return false
+      return windowExceeds({ store, resolver, conversationId: conversation.id }, settings.threshold * budget)
+    },
+
+    async compact(session, options = {}) {
+      const mode = options.mode ?? 'incremental'
+      const freshTail = options.freshTail ?? settings.freshTail
+      const conversation = await support.findConversation(session)
+      if (!conversation) return { kind: 'skipped', mode, reason: `session ${session.sessionId} has no messages yet` }
+      return support.withSessionLock(session, () =>
+        compactConversation({
+          store,
+          conversationId: conversation.id,
+          mode,
+          settings: { freshTail, leafChunk: settings.leafChunk, condenseChunk: settings.condenseChunk, maxRounds: settings.fullCompactionRounds },
+          summarizer: createSummarizer({
+            llm: deps.llm,
+            maxSummaryTokens: settings.maxSummaryTokens,
+            ...(settings.summaryTimeoutMs !== undefined ? { timeoutMs: settings.summaryTimeoutMs } : {}),
+          }),
+          onSummary: async (summary) => {
+            await indexer.indexSummary(conversation, summary)
+          },
+        }),
+      )
+    },
+
+    async search(agent, query, options = {}) {
+      if (typeof query !== 'string' || query.trim() === '') {
+        throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'The search query is empty.', fix: 'Pass one or more words to look for.' })
+      }
+      const limit = options.limit ?? 10
+      let conversations: Conversation[]
+      if (options.sessionId !== undefined) {
+        const one = await store.findConversation(options.sessionId, agent)
+        conversations = one ? [one] : []
+      } else {
+        conversations = await store.listConversations(agent)
+      }
+      return indexer.search(conversations, query, limit)
+    },
+
+    async describe(agent, id) {
+      const summaryId = parseSummaryId(id)
+      if (summaryId) {
+        const summary = await store.summary(summaryId)
+        if (!summary) throw notFound(`Summary ${summaryId}`, 'Use a summary id from the assembled context or a search hit.')
+        const conversation = await conversationOfAgent(agent, summary.conversationId)
+        const [children, foldedBy, messageIds] = await Promise.all([
+          store.summaryChildren(summary.id),
+          store.summaryParents({ summaryId: summary.id }),
+          resolver.messageIds(summary.id),
+        ])
+        const ends = await store.messagesById(messageIds.length > 0 ? [messageIds[0]!, messageIds[messageIds.length - 1]!] : [])
+        return {
+          kind: 'summary',
+          id: summary.id,
+          conversationId: summary.conversationId,
+          sessionId: conversation.sessionId,
+          summaryKind: summary.kind,
+          depth: summary.depth,
+          method: summary.method,
+          degraded: isDegradedMethod(summary.method),
+          earliestAt: summary.earliestAt,
+          latestAt: summary.latestAt,
+          createdAt: summary.createdAt,
+          tokenCount: summary.tokenCount,
+          sourceTokenCount: summary.sourceTokenCount,
+          children,
+          foldedBy,
+          messageCount: messageIds.length,
+          seqRange: ends.length > 0 ? { from: ends[0]!.seq, to: ends[ends.length - 1]!.seq } : undefined,
+          inContext: foldedBy.length === 0 && (await isInWindow(summary.conversationId, { summaryId: summary.id })),
+        }
+      }
+      const messageId = parseMessageId(id)
+      const [message] = messageId === undefined ? [] : await store.messagesById([messageId])
+      if (!message) throw notFound(`"${id}"`, 'Pass a summary id (sum_…) or a message id (msg:<n>).')
+      const conversation = await conversationOfAgent(agent, message.conversationId)
+      const foldedBy = await store.summaryParents({ messageId: message.id })
+      return {
+        kind: 'message',
+        id: message.id,
+        conversationId: message.conversationId,
+        sessionId: conversation.sessionId,
+        seq: message.seq,
+        role: message.role,
+        ...(message.name !== undefined ? { name: message.name } : {}),
+        at: message.at,
+        tokenCount: message.tokenCount,
+        foldedBy,
+        inContext: foldedBy.length === 0 && (await isInWindow(message.conversationId, { messageId: message.id })),
+      }
+    },
+
+    async expand(agent, id, options = {}) {
+      const summaryId = parseSummaryId(id)
+      if (!summaryId) throw notFound(`Summary "${id}"`, 'expand takes a summary id (sum_…); a raw message has nothing below it.')
+      const summary = await store.summary(summaryId)
+      if (!summary) throw notFound(`Summary ${summaryId}`, 'Use a summary id from the assembled context or a search hit.')
+      await conversationOfAgent(agent, summary.conversationId)
+      const limit = options.limit ?? Number.POSITIVE_INFINITY
+      const nodes: ExpandedNode[] = []
+      let total: number
+      if (options.toMessages) {
+        const ids = await resolver.messageIds(summaryId)
+        total = ids.length
+        for (const message of await store.messagesById(ids.slice(0, Math.min(ids.length, limit)))) nodes.push(messageNode(message))
+      } else {
+        const children = await store.summaryChildren(summaryId)
+        total = children.messageIds.length + children.summaryIds.length
+        for (const message of await store.messagesById(children.messageIds.slice(0, limit))) nodes.push(messageNode(message))
+        for (const child of await store.summariesById(children.summaryIds.slice(0, Math.max(0, limit - nodes.length)))) {
+          nodes.push({
+            kind: 'summary',
+            id: child.id,
+            depth: child.depth,
+            method: child.method,
+            degraded: isDegradedMethod(child.method),
+            earliestAt: child.earliestAt,
+            latestAt: child.latestAt,
+            content: child.content,
+            tokenCount: child.tokenCount,
+          })
+        }
+      }
+      return { id: summaryId, nodes, truncated: nodes.length < total }
+    },
+
+    ...support.profiles,
+    ...support.sessions,
+
+    async listUnreviewed(agent) {
+      const out = []
+      for (const conversation of await store.listConversations(agent)) {
+        const [reviewedUpTo, lastSeq] = await Promise.all([store.reviewedUpTo(conversation.id), store.messageCount(conversation.id)])
+        if (lastSeq > reviewedUpTo) out.push({ sessionId: conversation.sessionId, conversationId: conversation.id, reviewedUpTo, lastSeq })
+      }
+      return out
+    },
+
+    async buildReviewContext(session, maxTokens = 8_000) {
+      const conversation = await support.findConversation(session)
+      if (!conversation) return null
+      const reviewed = await store.reviewedUpTo(conversation.id)
+      const lines: string[] = []
+      let used = 0
+      let toSeq = reviewed
+      const PAGE = 200
+      outer: for (let fromSeq = reviewed + 1; ; fromSeq += PAGE) {
+        const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
+        for (const message of page) {
+          let line = transcriptLine(message)
+          const tokens = countTokens(line)
+          if (used + tokens > maxTokens) {
+            // The first message always goes in (cut if it must), so a review always moves forward.
+            if (lines.length > 0) break outer
+            line = truncateToTokens(line, maxTokens)
+          }
+          lines.push(line)
+          used += countTokens(line)
+          toSeq = message.seq
+        }
+        if (page.length < PAGE) break
+      }
+      if (lines.length === 0) return null
+      return { sessionId: session.sessionId, text: lines.join('\n'), fromSeq: reviewed + 1, toSeq, messages: lines.length }
+    },
+
+    async markReviewed(session, upToSeq) {
+      const conversation = await support.findConversation(session)
+      if (!conversation) throw notFound(`Session ${session.sessionId}`, 'Append messages to the session before marking it reviewed.')
+      await store.markReviewed(conversation.id, upToSeq)
+    },
+  }
+
+  return provider
+}
+
+function messageNode(message: StoredMessage): ExpandedNode {
+  return {
+    kind: 'message',
+    id: message.id,
+    seq: message.seq,
+    role: message.role,
+    ...(message.name !== undefined ? { name: message.name } : {}),
+    at: message.at,
+    content: message.content,
+    tokenCount: message.tokenCount,
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * The working-memory provider seam (anna's `memory.Provider`): a required core every provider has,
+ * and optional capabilities that callers detect once at run time with the type guards below —
+ * never base-class methods that throw when called.
+ *
+ * Two providers ship: `lcm` (lossless context management: a DAG of summaries, all capabilities)
+ * and `simple` (a sliding window: the core, profiles and sessions). Both use the same ContextStore
+ * tables, so switching between them keeps every stored message.
+ */
+import type { MessageInput, MessageRole, StoredMessage, SummaryKind, SummaryMethod } from '../../core/message.ts'
+import type { SessionInfo } from '../../storage/contracts.ts'
+
+/** Whose conversation: one session of one agent, optionally with a known user. */
+export interface ContextSession {
+  sessionId: string
+  agent: string
+  user?: string
+}
+
+/** Defaults from anna's LCM (DESIGN.md §5). */
+export const CONTEXT_DEFAULTS = Object.freeze({
+  freshTail: 20,
+  threshold: 0.75,
+  leafChunk: 10,
+  /** Summaries folded into one condensed summary at most (a run of 2+ is always folded). */
+  condenseChunk: 4,
+  /** A summary never aims above this, however large its source (input/3 would grow without end). */
+  maxSummaryTokens: 1200,
+  fullCompactionRounds: 10,
+  budget: 16_000,
+})
+
+/** One slot of an assembled context, in chronological order. */
+export interface AssembledItem {
+  kind: 'message' | 'summary'
+  /** The role to hand the model; summaries are recalled memory, given as `user` text. */
+  role: MessageRole
+  /** What the model sees: the message content, or the labelled summary. */
+  content: string
+  /** Tokens of `content` (o200k). */
+  tokens: number
+  /** Position in the context window. */
+  position: number
+  /** Every message this item stands for (a summary: transitively, down to raw messages), by seq order. */
+  messageIds: number[]
+  messageId?: number
+  seq?: number
+  at?: string
+  name?: string
+  summaryId?: string
+  depth?: number
+  method?: SummaryMethod
+  /** True when a fallback (not an LLM) wrote this summary. */
+  degraded?: boolean
+}
+
+export interface AssembledContext {
+  items: AssembledItem[]
+  tokens: number
+  budget: number
+  /** How many items at the end are the fresh tail (raw messages, always included). */
+  freshTailCount: number
+  /** True only when the fresh tail alone exceeds the budget (then `items` is exactly the tail). */
+  overBudget: boolean
+  /** Older items that did not fit. */
+  omittedItems: number
+  /** The compaction that ran first, when the context had passed `threshold × budget`. */
+  compaction?: CompactionResult
+}
+
+export interface AssembleOptions {
+  /** Compact first when the context passes `threshold × budget` (LCM; default: the provider's setting). */
+  autoCompact?: boolean
+}
+
+export interface ContextStats {
+  sessionId: string
+  conversationId: number | undefined
+  messages: number
+  /** Sum of every stored message's tokens. */
+  messageTokens: number
+  /** Current context window: items and their rendered tokens. */
+  items: number
+  contextTokens: number
+  summaries: number
+  maxDepth: number
+  /** Summaries in the window written by a fallback (extractive or deterministic). */
+  degradedSummaries: number
+}
+
+export interface ContextProvider {
+  readonly kind: string
+  /** Ensure the session's conversation exists; returns its id. */
+  bootstrap(session: ContextSession): Promise<{ conversationId: number }>
+  /** Store messages in order (never lost, never rewritten) and add them to the context window. */
+  append(session: ContextSession, messages: MessageInput[]): Promise<StoredMessage[]>
+  /** The context within `budget` tokens: the fresh tail always, then older items newest first while they fit. */
+  assemble(session: ContextSession, budget: number, freshTail?: number, options?: AssembleOptions): Promise<AssembledContext>
+  stats(session: ContextSession): Promise<ContextStats>
+  close(): Promise<void>
+}
+
+export type CompactionMode = 'incremental' | 'full'
+
+export interface CompactionWarning {
+  type: 'llm_failed'
+  code: string
+  message: string
+}
+
+export type CompactionResult =
+  | {
+      kind: 'compacted'
+      mode: CompactionMode
+      rounds: number
+      leafSummaries: number
+      condensedSummaries: number
+      /** Summary ids created, in order. */
+      created: string[]
+      methods: Partial<Record<SummaryMethod, number>>
+      tokensBefore: number
+      tokensAfter: number
+      /** True when any summary came from a fallback rather than an LLM. */
+      degraded: boolean
+      warnings: CompactionWarning[]
+    }
+  | { kind: 'skipped'; mode: CompactionMode; reason: string }
+
+export interface Compactor {
+  needsCompaction(session: ContextSession, budget: number): Promise<boolean>
+  compact(session: ContextSession, options?: { mode?: CompactionMode; freshTail?: number }): Promise<CompactionResult>
+}
+
+export interface SearchHit {
+  /** `msg:<id>` or `sum:<summary id>`. */
+  id: string
+  kind: 'message' | 'summary'
+  sessionId: string
+  conversationId: number
+  /** A short excerpt around the match. */
+  snippet: string
+  at: string
+  /** Messages this hit stands for (provenance). */
+  messageIds: number[]
+  score: number
+  messageId?: number
+  summaryId?: string
+}
+
+export interface SearchOptions {
+  /** Limit to this session of the agent (default: every conversation of the agent). */
+  sessionId?: string
+  limit?: number
+}
+
+export interface SearchResult {
+  hits: SearchHit[]
+  /** `index` (FTS5 BM25) or `scan` (substring match, when full-text search is unavailable: degraded). */
+  via: 'index' | 'scan'
+}
+
+export interface Searcher {
+  search(agent: string, query: string, options?: SearchOptions): Promise<SearchResult>
+}
+
+export interface SummaryDescription {
+  kind: 'summary'
+  id: string
+  conversationId: number
+  sessionId: string
+  summaryKind: SummaryKind
+  depth: number
+  method: SummaryMethod
+  degraded: boolean
+  earliestAt: string
+  latestAt: string
+  createdAt: string
+  tokenCount: number
+  sourceTokenCount: number
+  /** What it folds (downwards edges). */
+  children: { messageIds: number[]; summaryIds: string[] }
+  /** The summaries that fold it (upwards edges); empty while it is in the context window. */
+  foldedBy: string[]
+  /** Raw messages it stands for, transitively, and their seq range. */
+  messageCount: number
+  seqRange: { from: number; to: number } | undefined
+  inContext: boolean
+}
+
+export interface MessageDescription {
+  kind: 'message'
+  id: number
+  conversationId: number
+  sessionId: string
+  seq: number
+  role: MessageRole
+  name?: string
+  at: string
+  tokenCount: number
+  foldedBy: string[]
+  inContext: boolean
+}
+
+export type ExpandedNode =
+  | { kind: 'message'; id: number; seq: number; role: MessageRole; name?: string; at: string; content: string; tokenCount: number }
+  | { kind: 'summary'; id: string; depth: number; method: SummaryMethod; degraded: boolean; earliestAt: string; latestAt: string; content: string; tokenCount: number }
+
+export interface Expansion {
+  id: string
+  /** Direct children, or every raw message when `toMessages` was asked. */
+  nodes: ExpandedNode[]
+  /** True when `limit` cut the list. */
+  truncated: boolean
+}
+
+export interface Explorer {
+  /** Metadata and lineage of a summary (`sum_…`) or a message (`msg:<id>` or the number). */
+  describe(agent: string, id: string): Promise<SummaryDescription | MessageDescription>
+  /** A summary's children, or (`toMessages`) every raw message it stands for. */
+  expand(agent: string, id: string, options?: { toMessages?: boolean; limit?: number }): Promise<Expansion>
+}
+
+export interface ProfileStore {
+  /** The per-user-per-agent notes (null when none). Needs `session.user`. */
+  getProfile(session: ContextSession): Promise<string | null>
+  setProfile(session: ContextSession, content: string): Promise<void>
+}
+
+export interface SessionManager {
+  saveInfo(session: ContextSession, info: Record<string, unknown>): Promise<void>
+  loadInfo(session: ContextSession): Promise<SessionInfo | null>
+  listInfo(agent: string): Promise<SessionInfo[]>
+  /** Raw stored messages of the session, oldest first. */
+  loadHistory(session: ContextSession, range?: { fromSeq?: number; limit?: number }): Promise<StoredMessage[]>
+}
+
+export interface UnreviewedConversation {
+  sessionId: string
+  conversationId: number
+  reviewedUpTo: number
+  lastSeq: number
+}
+
+export interface ReviewContext {
+  sessionId: string
+  /** The unreviewed messages rendered with speaker and time, oldest first, within the budget. */
+  text: string
+  fromSeq: number
+  /** Pass this to `markReviewed` once the review is done. */
+  toSeq: number
+  messages: number
+}
+
+export interface ReviewSource {
+  listUnreviewed(agent: string): Promise<UnreviewedConversation[]>
+  /** Null when nothing is unreviewed. */
+  buildReviewContext(session: ContextSession, maxTokens?: number): Promise<ReviewContext | null>
+  markReviewed(session: ContextSession, upToSeq: number): Promise<void>
+}
+
+function hasMethods(value: unknown, names: string[]): boolean {
+  return typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+}
+
+export function hasCompactor<P extends ContextProvider>(provider: P): provider is P & Compactor {
+  return hasMethods(provider, ['needsCompaction', 'compact'])
+}
+export function hasSearcher<P extends ContextProvider>(provider: P): provider is P & Searcher {
+  return hasMethods(provider, ['search'])
+}
+export function hasExplorer<P extends ContextProvider>(provider: P): provider is P & Explorer {
+  return hasMethods(provider, ['describe', 'expand'])
+}
+export function hasProfileStore<P extends ContextProvider>(provider: P): provider is P & ProfileStore {
+  return hasMethods(provider, ['getProfile', 'setProfile'])
+}
+export function hasSessionManager<P extends ContextProvider>(provider: P): provider is P & SessionManager {
+  return hasMethods(provider, ['saveInfo', 'loadInfo', 'listInfo', 'loadHistory'])
+}
+export function hasReviewSource<P extends ContextProvider>(provider: P): provider is P & ReviewSource {
+  return hasMethods(provider, ['listUnreviewed', 'buildReviewContext', 'markReviewed'])
+}
+
+/** The capability names a provider has, for `status` and tool generation. */
+export function providerCapabilities(provider: ContextProvider): string[] {
+  const out: string[] = []
+  if (hasCompactor(provider)) out.push('compactor')
+  if (hasSearcher(provider)) out.push('searcher')
+  if (hasExplorer(provider)) out.push('explorer')
+  if (hasProfileStore(provider)) out.push('profiles')
+  if (hasSessionManager(provider)) out.push('sessions')
+  if (hasReviewSource(provider)) out.push('review')
+  return out
+}

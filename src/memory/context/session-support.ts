@@ -1,0 +1,149 @@
+/**
+ * What both providers share: resolving a session to its conversation (cached: the mapping never
+ * changes), the per-session lock, appending, per-user-per-agent notes and session info. Both write
+ * the same ContextStore tables, so switching providers keeps every message.
+ */
+import type { Clock } from '../../core/clock.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { MESSAGE_ROLES, type MessageInput, type StoredMessage } from '../../core/message.ts'
+import { countTokens } from '../../core/tokens.ts'
+import type { Conversation, ContextStore, Locks } from '../../storage/contracts.ts'
+import type { ContextSession, ProfileStore, SessionManager } from './provider.ts'
+
+export interface SessionSupportDeps {
+  store: ContextStore
+  locks: Locks
+  clock: Clock
+  /** How long an append or a compaction waits for the session's lock (a compaction calling an LLM can take a while). */
+  lockTimeoutMs: number
+}
+
+function invalid(message: string, fix: string): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
+}
+
+export function validateSession(session: ContextSession): void {
+  if (typeof session?.sessionId !== 'string' || session.sessionId.trim() === '') {
+    throw invalid('A context session needs a non-empty sessionId.', 'Pass { sessionId, agent } (the CLI takes --session).')
+  }
+  if (typeof session.agent !== 'string' || session.agent === '') {
+    throw invalid('A context session needs the agent name.', 'Pass { sessionId, agent } (agent defaults to ENGRAM_AGENT / --agent).')
+  }
+}
+
+/** Validate messages before anything is written: one bad message refuses the batch, with its index. */
+export function validateMessages(messages: MessageInput[]): void {
+  if (!Array.isArray(messages)) throw invalid('append expects an array of messages.', 'Pass [{ role, content }].')
+  messages.forEach((message, i) => {
+    if (typeof message !== 'object' || message === null) throw invalid(`messages[${i}] is not an object.`, 'Pass { role, content }.')
+    if (!(MESSAGE_ROLES as readonly string[]).includes(message.role)) {
+      throw invalid(`messages[${i}].role ${JSON.stringify(message.role)} is not a message role.`, `Use one of ${MESSAGE_ROLES.join(', ')}.`)
+    }
+    if (typeof message.content !== 'string') throw invalid(`messages[${i}].content must be a string.`, 'Pass the message text as content.')
+    if (message.at !== undefined && (typeof message.at !== 'string' || Number.isNaN(Date.parse(message.at)))) {
+      throw invalid(`messages[${i}].at must be an ISO-8601 instant, got ${JSON.stringify(message.at)}.`, 'Pass new Date(...).toISOString(), or omit it for now.')
+    }
+  })
+}
+
+export interface SessionSupport {
+  conversation(session: ContextSession): Promise<Conversation>
+  /** The conversation when it exists (reads never create one). */
+  findConversation(session: ContextSession): Promise<Conversation | null>
+  withSessionLock<T>(session: ContextSession, fn: () => Promise<T>): Promise<T>
+  append(session: ContextSession, messages: MessageInput[]): Promise<{ conversation: Conversation; stored: StoredMessage[] }>
+  profiles: ProfileStore
+  sessions: SessionManager
+}
+
+export function lockName(session: ContextSession): string {
+  return `context:${session.agent}:${session.sessionId}`
+}
+
+export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
+  const { store, locks, clock } = deps
+  const cache = new Map<string, Conversation>()
+  const key = (session: ContextSession): string => `${session.agent}\u0000${session.sessionId}`
+
+  async function conversation(session: ContextSession): Promise<Conversation> {
+    validateSession(session)
+    const hit = cache.get(key(session))
+    // A session first seen without its user learns it later: ask the store once more then.
+    if (hit && (hit.user !== undefined || session.user === undefined)) return hit
+    const owner = session.user === undefined ? { agent: session.agent } : { agent: session.agent, user: session.user }
+    const found = await store.conversation(session.sessionId, owner)
+    cache.set(key(session), found)
+    return found
+  }
+
+  function requireUser(session: ContextSession): string {
+    validateSession(session)
+    if (typeof session.user !== 'string' || session.user === '') {
+      throw invalid('User notes belong to a user, and this session has none.', 'Pass { user } with the session (the CLI takes --user).')
+    }
+    return session.user
+  }
+
+  const support: SessionSupport = {
+    conversation,
+    async findConversation(session) {
+      validateSession(session)
+      const hit = cache.get(key(session))
+      if (hit) return hit
+      const found = await store.findConversation(session.sessionId, session.agent)
+      if (found) cache.set(key(session), found)
+      return found
+    },
+    async withSessionLock(session, fn) {
+      const outcome = await locks.withLock(lockName(session), fn, { wait: true, timeoutMs: deps.lockTimeoutMs })
+      if (outcome.kind === 'done') return outcome.value
+      // With wait: true a busy lock throws lock_busy; this is only reached by a Locks that answers busy anyway.
+      throw new EngramError({
+        code: ErrorCode.lockBusy,
+        category: 'system',
+        message: `The context of session ${session.sessionId} is locked${outcome.holder ? ` by ${outcome.holder}` : ''}.`,
+        fix: 'Another process is appending to or compacting this session; retry shortly.',
+      })
+    },
+    async append(session, messages) {
+      validateMessages(messages)
+      const conv = await conversation(session)
+      if (messages.length === 0) return { conversation: conv, stored: [] }
+      const now = clock.now().toISOString()
+      const rows = messages.map((message) => ({ ...message, at: message.at ?? now, tokenCount: countTokens(message.content) }))
+      const stored = await support.withSessionLock(session, () => store.appendMessages(conv.id, rows))
+      return { conversation: conv, stored }
+    },
+    profiles: {
+      async getProfile(session) {
+        return store.getNotes(requireUser(session), session.agent)
+      },
+      async setProfile(session, content) {
+        if (typeof content !== 'string') throw invalid('Profile notes must be a string.', 'Pass the whole notes text.')
+        await store.setNotes(requireUser(session), session.agent, content)
+      },
+    },
+    sessions: {
+      async saveInfo(session, info) {
+        validateSession(session)
+        await store.saveSessionInfo(session.sessionId, session.agent, info)
+      },
+      async loadInfo(session) {
+        validateSession(session)
+        return store.loadSessionInfo(session.sessionId, session.agent)
+      },
+      async listInfo(agent) {
+        return store.listSessionInfo(agent)
+      },
+      async loadHistory(session, range = {}) {
+        const conv = await support.findConversation(session)
+        if (!conv) return []
+        return store.messages(conv.id, {
+          ...(range.fromSeq !== undefined ? { fromSeq: range.fromSeq } : {}),
+          ...(range.limit !== undefined ? { limit: range.limit } : {}),
+        })
+      },
+    },
+  }
+  return support
+}

@@ -1,0 +1,108 @@
+/**
+ * The simple provider: a sliding window over the raw messages (anna's `memory/simple`). It keeps
+ * the newest messages that fit the budget, the fresh tail always; no summaries, no compaction, no
+ * search. It reads `ctx_messages` directly, so a conversation the LCM provider compacted still
+ * assembles here from its raw messages, and appends still add context items, so switching back to
+ * LCM loses nothing.
+ */
+import type { StoredMessage } from '../../core/message.ts'
+import { validateBudget } from './assembler.ts'
+import type { AssembledContext, AssembledItem, ContextProvider, ContextStats, ProfileStore, SessionManager } from './provider.ts'
+import { createSessionSupport } from './session-support.ts'
+import { type ContextProviderDeps, resolveSettings } from './settings.ts'
+
+export type SimpleContextProvider = ContextProvider & ProfileStore & SessionManager
+
+function asItem(message: StoredMessage): AssembledItem {
+  const item: AssembledItem = {
+    kind: 'message',
+    role: message.role,
+    content: message.content,
+    tokens: message.tokenCount,
+    // The sliding window has no context items of its own: the seq is its position.
+    position: message.seq,
+    messageIds: [message.id],
+    messageId: message.id,
+    seq: message.seq,
+    at: message.at,
+  }
+  if (message.name !== undefined) item.name = message.name
+  return item
+}
+
+export function createSimpleProvider(deps: ContextProviderDeps): SimpleContextProvider {
+  const settings = resolveSettings(deps.settings)
+  const { store } = deps
+  const support = createSessionSupport({ store, locks: deps.locks, clock: deps.clock, lockTimeoutMs: settings.lockTimeoutMs })
+
+  return {
+    kind: 'simple',
+    async bootstrap(session) {
+      return { conversationId: (await support.conversation(session)).id }
+    },
+    async append(session, messages) {
+      return (await support.append(session, messages)).stored
+    },
+    async assemble(session, budget, freshTail = settings.freshTail) {
+      validateBudget(budget, freshTail)
+      const conversation = await support.findConversation(session)
+      const empty: AssembledContext = { items: [], tokens: 0, budget, freshTailCount: 0, overBudget: false, omittedItems: 0 }
+      if (!conversation) return empty
+      const last = await store.messageCount(conversation.id)
+      const picked: AssembledItem[] = []
+      let used = 0
+      let tailCount = 0
+      const PAGE = 64
+      let stopped = false
+      for (let toSeq = last; toSeq >= 1 && !stopped; toSeq -= PAGE) {
+        const page = await store.messages(conversation.id, { fromSeq: Math.max(1, toSeq - PAGE + 1), toSeq })
+        for (let i = page.length - 1; i >= 0; i--) {
+          const message = page[i]!
+          if (tailCount < freshTail) {
+            picked.push(asItem(message))
+            used += message.tokenCount
+            tailCount++
+            continue
+          }
+          if (used > budget || used + message.tokenCount > budget) {
+            stopped = true
+            break
+          }
+          picked.push(asItem(message))
+          used += message.tokenCount
+        }
+      }
+      picked.reverse()
+      return { items: picked, tokens: used, budget, freshTailCount: tailCount, overBudget: used > budget, omittedItems: last - picked.length }
+    },
+    async stats(session) {
+      const conversation = await support.findConversation(session)
+      const stats: ContextStats = {
+        sessionId: session.sessionId,
+        conversationId: conversation?.id,
+        messages: 0,
+        messageTokens: 0,
+        items: 0,
+        contextTokens: 0,
+        summaries: 0,
+        maxDepth: 0,
+        degradedSummaries: 0,
+      }
+      if (!conversation) return stats
+      const PAGE = 2_000
+      for (let fromSeq = 1; ; fromSeq += PAGE) {
+        const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
+        stats.messages += page.length
+        for (const message of page) stats.messageTokens += message.tokenCount
+        if (page.length < PAGE) break
+      }
+      // The window of a sliding-window provider is every raw message.
+      stats.items = stats.messages
+      stats.contextTokens = stats.messageTokens
+      return stats
+    },
+    async close() {},
+    ...support.profiles,
+    ...support.sessions,
+  }
+}

@@ -1,0 +1,298 @@
+/**
+ * Priming — automatic recall before every turn (the seed's priming layer; the hippocampus
+ * completing a pattern before anyone asks). Four channels run in parallel:
+ *
+ *   A  sender profile      exact lookup of shared/users/<user>.md
+ *   B  recent activity     the activity log of the last hours, grouped, with pointers
+ *   C  related memories    hybrid retrieval over knowledge, lessons, rules, topics, episodes,
+ *                          messages, summaries and procedures
+ *   D  skills/procedures   the 3-stage matcher ([keyword], lexical) over the skill and procedure
+ *                          stores, then retrieval over skill/procedure units for what is left
+ *
+ * The budget depends on the message type (classifyMessage); its split is in settings.ts. The
+ * result is the framed block and the list of what was injected, from where, and why.
+ */
+import type { Clock } from '../../core/clock.ts'
+import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
+import { truncateToTokens } from '../../core/tokens.ts'
+import type { ActivityLog, DocumentStore, SearchIndex, UnitKind } from '../../storage/contracts.ts'
+import { escapeRecalled } from '../engrams/escape-recalled.ts'
+import { matchProcedures, type MatchCandidate } from '../procedures/matching.ts'
+import type { ProcedureStore } from '../procedures/procedure-store.ts'
+import { analyseQuery } from '../retrieval/query-analysis.ts'
+import type { Retriever, RetrievalHit } from '../retrieval/search.ts'
+import type { SkillStore } from '../skills/skill-store.ts'
+import { groupActivity } from './activity-format.ts'
+import { classifyMessage, type MessageType } from './classify.ts'
+import { frameCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
+import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
+
+/** Kinds channel C recalls (profiles are channel A's; skills channel D's). */
+export const RELATED_KINDS: readonly UnitKind[] = ['knowledge', 'lesson', 'rule', 'topic', 'episode', 'message', 'summary', 'procedure']
+const SKILL_KINDS: UnitKind[] = ['skill', 'procedure']
+
+export interface InjectedMemory {
+  channel: PrimingChannel
+  /** Unit id, document path, or activity pointer. */
+  id: string
+  kind: string
+  /** File relative to the home, `conv:<id>`, or `activity/<date>.jsonl`. */
+  source: string
+  /** The messages, documents or log lines it stands for. */
+  provenance: string[]
+  tokens: number
+  /** Why it was recalled: score terms for retrieval, the stage for skill matching, the rule otherwise. */
+  why: Record<string, number | string>
+}
+
+export interface PrimeInput {
+  message: string
+  /** The sender; their profile is channel A. */
+  user?: string
+  /** The current session: its own messages are already in the conversation, so activity leaves them out. */
+  sessionId?: string
+  /** Now, for recency and the activity window (default the clock). */
+  asOf?: Date | string
+  /** Override the classification. */
+  type?: MessageType
+  /** Override the type's budget, in tokens. */
+  budget?: number
+  /** Message ids already in the assembled conversation (channel C leaves them out). */
+  excludeMessageIds?: Iterable<string | number>
+}
+
+export interface PrimingResult {
+  /** The framed block, or '' when nothing was recalled. Never more than `budget` tokens. */
+  text: string
+  type: MessageType
+  budget: number
+  /** Exact o200k tokens of `text`. */
+  tokens: number
+  injected: InjectedMemory[]
+  /** Channels that failed or degraded; the others still delivered. */
+  warnings: string[]
+  ms: number
+}
+
+export interface PrimerDeps {
+  documents: DocumentStore
+  activity: ActivityLog
+  /** For recording access of what was injected. */
+  index: SearchIndex
+  retriever: Retriever
+  clock: Clock
+  /** Restrict recalled units to this agent's (profiles and shared units have none and pass). */
+  agent?: string
+  procedures?: ProcedureStore
+  skills?: SkillStore
+  settings?: Partial<PrimingSettings>
+}
+
+export interface Primer {
+  readonly settings: Readonly<PrimingSettings>
+  prime(input: PrimeInput): Promise<PrimingResult>
+}
+
+type Meta = Omit<InjectedMemory, 'tokens'>
+
+const HEADINGS: Record<PrimingChannel, (user?: string) => string> = {
+  profile: (user) => `### About ${escapeRecalled(user ?? 'the sender')}`,
+  activity: () => '### Recent activity',
+  related: () => '### Related memories',
+  skills: () => '### Skills and procedures',
+}
+
+function invalid(message: string, fix: string): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
+}
+
+function day(iso: string): string {
+  return iso.slice(0, 10)
+}
+
+/** A related memory as one line: kind, date, text (cut with a pointer when long), source. */
+function relatedLine(hit: RetrievalHit, itemTokens: number): string {
+  const unit = hit.unit
+  const text = escapeRecalled(unit.text)
+  const pointer = unit.kind === 'message' || unit.kind === 'summary' ? `${unit.source}#${unit.id}` : unit.source
+  const cut = truncateToTokens(text, itemTokens)
+  const body = cut.length < text.length ? `${cut}… (-> ${pointer})` : `${text} (-> ${pointer})`
+  return `- [${unit.kind} ${day(unit.createdAt)}] ${body}`
+}
+
+function whyOf(hit: RetrievalHit): Record<string, number> {
+  const round = (n: number): number => Math.round(n * 1000) / 1000
+  return { score: round(hit.score), ...Object.fromEntries(Object.entries(hit.terms).map(([k, v]) => [k, round(v)])) }
+}
+
+/** A primer over the given stores; settings resolved and checked once. */
+export function createPrimer(deps: PrimerDeps): Primer {
+  const settings = Object.freeze(resolvePrimingSettings(deps.settings))
+
+  async function profileItems(user: string | undefined): Promise<Array<PackItem<Meta>>> {
+    if (user === undefined || user.trim() === '') return []
+    const doc = await deps.documents.read('user', user)
+    if (!doc) return []
+    const lines = doc.body
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'))
+    // One item per line, so a long profile is cut at a line, and all of them are one injected memory.
+    return lines.map((line) => ({
+      text: `- ${escapeRecalled(line.replace(/^[-*]\s+/, ''))}`,
+      meta: { channel: 'profile', id: doc.path, kind: 'user', source: doc.path, provenance: [doc.path], why: { match: 'exact user lookup', user } },
+    }))
+  }
+
+  async function activityItems(asOf: Date, sessionId: string | undefined): Promise<Array<PackItem<Meta>>> {
+    const since = new Date(asOf.getTime() - settings.activityHours * 3_600_000).toISOString()
+    const records = (await deps.activity.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })).reverse()
+    const outside = sessionId === undefined ? records : records.filter((r) => !(r.session === sessionId && (r.type === 'message_received' || r.type === 'response_sent')))
+    // Newest first: packing keeps the most recent that fit; they are put back in order afterwards.
+    return groupActivity(outside)
+      .reverse()
+      .map((block) => ({
+        text: block.text,
+        meta: {
+          channel: 'activity',
+          id: block.pointer,
+          kind: 'activity',
+          source: block.pointer.split('#')[0] ?? block.pointer,
+          provenance: block.refs,
+          why: { group: block.kind, at: block.latestTs },
+        },
+      }))
+  }
+
+  async function relatedHits(message: string, input: PrimeInput, asOf: Date, share: number): Promise<RetrievalHit[]> {
+    // Enough candidates to fill the share with short memories; the retriever bounds the work.
+    const limit = Math.max(3, Math.min(20, Math.round(share / 40)))
+    const result = await deps.retriever.search(message, {
+      kinds: [...RELATED_KINDS],
+      limit,
+      asOf,
+      recordAccess: false,
+      excludeMessageIds: input.excludeMessageIds,
+    })
+    return result.hits.filter((hit) => deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent)
+  }
+
+  async function skillItems(message: string, asOf: Date): Promise<Array<PackItem<Meta>>> {
+    const items: Array<PackItem<Meta>> = []
+    const taken = new Set<string>()
+    if (deps.procedures || deps.skills) {
+      const [procedures, skills] = await Promise.all([deps.procedures?.list() ?? [], deps.skills?.listSummaries() ?? []])
+      const candidates: MatchCandidate[] = [
+        ...procedures.map((p) => ({ kind: 'procedure' as const, id: p.slug, description: p.description })),
+        ...skills.map((s) => ({ kind: 'skill' as const, id: s.label, name: s.name, whenToUse: s.when_to_use })),
+      ]
+      const bySlug = new Map(procedures.map((p) => [p.slug, p]))
+      const bySkill = new Map(skills.map((s) => [s.label, s]))
+      // Stages 1 and 2 here; stage 3 (similarity) through the index below, whose vectors are already computed.
+      const { matches } = await matchProcedures(message, candidates, { limit: settings.skillMatches })
+      for (const match of matches) {
+        const procedure = match.kind === 'procedure' ? bySlug.get(match.id) : undefined
+        const skill = match.kind === 'skill' ? bySkill.get(match.id) : undefined
+        const description = procedure?.description ?? (skill ? `${skill.name}: ${skill.when_to_use}` : '')
+        const source = procedure?.path ?? `skills/${match.id}`
+        taken.add(source)
+        items.push({
+          text: `- [${match.kind} ${escapeRecalled(match.id)}] ${escapeRecalled(description)}${procedure ? ` (-> ${procedure.path})` : ' (recall_skill)'}`,
+          meta: { channel: 'skills', id: source, kind: match.kind, source, provenance: [source], why: { stage: match.stage, score: Math.round(match.score * 1000) / 1000, reason: match.reason } },
+        })
+      }
+    }
+    if (items.length < settings.skillMatches) {
+      const result = await deps.retriever.search(message, { kinds: SKILL_KINDS, limit: settings.skillMatches, asOf, recordAccess: false, graph: false })
+      for (const hit of result.hits) {
+        if (items.length >= settings.skillMatches) break
+        if (taken.has(hit.unit.source)) continue
+        taken.add(hit.unit.source)
+        items.push({
+          text: relatedLine(hit, Math.min(settings.itemTokens, 80)),
+          meta: { channel: 'skills', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: { stage: 'index', ...whyOf(hit) } },
+        })
+      }
+    }
+    return items
+  }
+
+  return {
+    settings,
+    async prime(input) {
+      const started = performance.now()
+      if (typeof input?.message !== 'string') throw invalid('prime() needs the message text.', 'Pass { message: "…" }.')
+      const asOf = input.asOf === undefined ? deps.clock.now() : new Date(input.asOf)
+      if (Number.isNaN(asOf.getTime())) throw invalid(`asOf must be a date or ISO-8601 instant, got ${JSON.stringify(input.asOf)}.`, 'Pass asOf as new Date(...) or its toISOString().')
+      const type = input.type ?? classifyMessage(input.message)
+      const budget = input.budget ?? settings.budgets[type]
+      if (!(Number.isInteger(budget) && budget >= 0)) throw invalid(`budget must be a whole number of tokens ≥ 0, got ${budget}.`, 'Pass a budget such as 1500, or leave it out to use the message type’s.')
+      const shares = settings.shares[type]
+      const warnings: string[] = []
+      const body = budget - frameCost()
+      const share = (channel: PrimingChannel): number => Math.max(0, Math.floor(body * shares[channel]))
+
+      // A failing channel degrades priming; it does not cancel the turn.
+      const guard = async <T>(channel: PrimingChannel, run: () => Promise<T>, fallback: T): Promise<T> => {
+        if (body <= 0) return fallback
+        try {
+          return await run()
+        } catch (error) {
+          warnings.push(`${channel}: ${describeError(error)}`)
+          return fallback
+        }
+      }
+      const message = input.message
+      // "hi, how are you?" has no content word to associate from; searching its function words
+      // would score most of the index (measured: the p95 of priming at 1M units) for nothing.
+      const associative = !analyseQuery(message, 16).onlyStopWords
+      const [profile, activity, related, skills] = await Promise.all([
+        guard('profile', () => profileItems(input.user), []),
+        guard('activity', () => activityItems(asOf, input.sessionId), []),
+        guard('related', async () => (associative ? relatedHits(message, input, asOf, share('related') + share('profile') + share('skills')) : []), []),
+        guard('skills', async () => (associative ? skillItems(message, asOf) : []), []),
+      ])
+
+      const sections: Array<PackedSection<Meta>> = []
+      const profileSection = packSection('profile', HEADINGS.profile(input.user), profile, share('profile'))
+      const activitySection = packSection('activity', HEADINGS.activity(), activity, share('activity'))
+      activitySection.items.reverse()
+      const skillsSection = packSection('skills', HEADINGS.skills(), skills, share('skills'))
+      // Unused shares flow to related memories.
+      const relatedBudget = Math.max(0, body - sectionCost(profileSection) - sectionCost(activitySection) - sectionCost(skillsSection))
+      const shownSkills = new Set(skillsSection.items.map((item) => item.meta.source))
+      const relatedItems: Array<PackItem<Meta>> = related
+        .filter((hit) => !shownSkills.has(hit.unit.source))
+        .map((hit) => ({
+          text: relatedLine(hit, settings.itemTokens),
+          meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit) },
+        }))
+      const relatedSection = packSection('related', HEADINGS.related(), relatedItems, relatedBudget)
+      sections.push(profileSection, activitySection, relatedSection, skillsSection)
+
+      const { text, tokens } = renderWithinBudget(sections, budget, ['related', 'activity', 'skills', 'profile'])
+      const injected: InjectedMemory[] = []
+      if (text !== '') {
+        for (const section of sections) {
+          for (const item of section.items) {
+            // Profile lines are one memory: merge them.
+            const same = injected.find((m) => m.channel === section.channel && m.id === item.meta.id)
+            if (same) same.tokens += item.tokens
+            else injected.push({ ...item.meta, tokens: item.tokens })
+          }
+        }
+      }
+
+      // The Hebbian term: what priming put in front of the agent was recalled.
+      const recalledUnits = injected.filter((m) => m.channel === 'related' || (m.channel === 'skills' && m.why.stage === 'index')).map((m) => m.id)
+      if (recalledUnits.length > 0) {
+        try {
+          await deps.index.recordAccess(recalledUnits, deps.clock.now().toISOString())
+        } catch (error) {
+          warnings.push(`access: ${describeError(error)}`)
+        }
+      }
+      return { text, type, budget, tokens, injected, warnings, ms: performance.now() - started }
+    },
+  }
+}

@@ -1,0 +1,421 @@
+/**
+ * Hybrid retrieval with spreading activation — the one recall path behind priming, the
+ * `search_memory` / `recall` tools and the retrieval benchmark.
+ *
+ * The stages are explicit so each can be measured and replaced on its own:
+ *
+ *   query analysis → candidates per channel (lexical BM25; dense KNN or dense re-ranking)
+ *   → fusion → activation terms (recency, frequency) → graph diffusion (PPR)
+ *   → filtering and exclusions → diversification → threshold → record access
+ *
+ * Packing into a token budget is the caller's (priming packs per channel).
+ *
+ * Fast by construction (DESIGN principle 7): every stage works on a bounded candidate set; the
+ * only index-wide operations are the FTS5 query (bounded by dropping function words and capping
+ * query terms) and, while the index is small, the exact vector KNN. Above `denseKnnMaxUnits` the
+ * dense channel re-ranks the lexical candidates instead of scanning every vector (measured in
+ * docs/decisions/0011-retrieval-hot-path.md).
+ */
+import type { Clock } from '../../core/clock.ts'
+import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
+import type { EngramScope } from '../../core/engram.ts'
+import type { Embedder } from '../../llm/contracts.ts'
+import { cosineSimilarity } from '../../llm/embedders/vector-math.ts'
+import type { IndexCandidate, SearchIndex, StoredUnit, UnitKind } from '../../storage/contracts.ts'
+import { frequencyTerm, recencyTerm } from './activation.ts'
+import { fuseScores } from './fusion.ts'
+import { personalizedPageRank } from './graph-diffusion.ts'
+import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine, setJaccard } from './query-analysis.ts'
+import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
+
+/** Why a hit ranks where it does: each term of its score. */
+export interface ScoreTerms {
+  /** BM25 normalised by the best lexical candidate (0–1); 0 when it did not match the words. */
+  lexical: number
+  /** Cosine similarity to the query (0 when the dense channel did not run or the unit has no vector). */
+  dense: number
+  /** Fused relevance (0–1). */
+  fused: number
+  recency: number
+  frequency: number
+  graph: number
+}
+
+export interface RetrievalHit {
+  unit: StoredUnit
+  /** fused + recency + frequency + graph. */
+  score: number
+  terms: ScoreTerms
+  /** The messages or documents the unit stands for. */
+  provenance: string[]
+}
+
+export interface RetrievalOptions {
+  /** How many hits (default 10). */
+  limit?: number
+  kinds?: UnitKind[]
+  scope?: EngramScope
+  agent?: string
+  user?: string
+  /** Only memories created at or after / at or before these instants. */
+  since?: string
+  until?: string
+  sources?: string[]
+  /** The instant recency is measured from (default: the clock's now). */
+  asOf?: Date | string
+  /** Count this recall in each hit's access statistics (default true). */
+  recordAccess?: boolean
+  /**
+   * Hits scoring below this are dropped — unless that would drop all of them: then the best are
+   * returned anyway and `belowThreshold` is set (a threshold must never silently empty a result).
+   */
+  minScore?: number
+  /** Units to leave out by id (e.g. already shown). */
+  excludeIds?: Iterable<string>
+  /**
+   * Message ids already in the assembled conversation: message units for them, and summaries
+   * that stand only for them, are left out (the agent already sees those words).
+   */
+  excludeMessageIds?: Iterable<string | number>
+  /** Override `retrieval.graph` for this query. */
+  graph?: boolean
+}
+
+export type RetrievalWarning =
+  | { type: 'dense_skipped'; reason: string }
+  | { type: 'embed_failed'; message: string }
+
+export interface RetrievalResult {
+  hits: RetrievalHit[]
+  /** Set when `minScore` would have removed every hit and the best were returned anyway. */
+  belowThreshold: boolean
+  warnings: RetrievalWarning[]
+  /** How the query ran, for benchmarks and the dashboard. */
+  stats: { terms: string[]; candidates: number; dense: 'knn' | 'rerank' | 'off'; graphNodes: number; ms: number }
+}
+
+export interface RetrieverDeps {
+  index: SearchIndex
+  embedder: Embedder | null
+  clock: Clock
+  settings?: Partial<RetrievalSettings>
+}
+
+export interface Retriever {
+  readonly settings: Readonly<RetrievalSettings>
+  /** Ranked hits for `query` (see RetrievalOptions). Throws `invalid_argument` on bad options. */
+  search(query: string, options?: RetrievalOptions): Promise<RetrievalResult>
+}
+
+interface Scored {
+  unit: StoredUnit
+  lexical?: number
+  dense?: number
+  terms: ScoreTerms
+  score: number
+  words?: Set<string>
+}
+
+/*
+ * The unit count decides between dense KNN and re-ranking. Counting a million rows costs tens of
+ * milliseconds, so it is cached; a minute of staleness only delays the switch, never breaks a query.
+ */
+const INDEX_SIZE_TTL_MS = 60_000
+/** Direct links followed per graph seed, so one hub note cannot blow up the graph. */
+const LINKS_PER_SEED = 8
+
+function invalid(message: string, fix: string): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
+}
+
+function instant(value: Date | string | undefined, what: string, fallback: Date): Date {
+  if (value === undefined) return fallback
+  const date = value instanceof Date ? value : new Date(value)
+  if (Number.isNaN(date.getTime())) throw invalid(`${what} must be a date or an ISO-8601 instant, got ${JSON.stringify(value)}.`, `Pass ${what} as new Date(...) or its toISOString().`)
+  return date
+}
+
+/** Does a stored unit pass the filter? (Linked units found by the graph did not come through the index's filter.) */
+function passesFilter(unit: StoredUnit, options: RetrievalOptions, since: number | undefined, until: number | undefined): boolean {
+  if (options.kinds !== undefined && !options.kinds.includes(unit.kind)) return false
+  if (options.scope !== undefined && unit.scope !== options.scope) return false
+  if (options.agent !== undefined && unit.agent !== options.agent) return false
+  if (options.user !== undefined && unit.user !== options.user) return false
+  if (options.sources !== undefined && !options.sources.includes(unit.source)) return false
+  const at = Date.parse(unit.createdAt)
+  if (since !== undefined && !(at >= since)) return false
+  if (until !== undefined && !(at <= until)) return false
+  return true
+}
+
+/** Ids a `[[link]]` may name: a unit id, a source's first chunk, or a note of the agent by slug. */
+export function linkTargets(link: string, agent: string | undefined): string[] {
+  const target = (link.split('|')[0] ?? '').trim()
+  if (target === '') return []
+  const out = [target, `${target}#0`]
+  const file = target.endsWith('.md') ? target : `${target}.md`
+  if (!target.includes('/') && agent !== undefined) {
+    out.push(`agents/${agent}/knowledge/${file}#0`, `agents/${agent}/procedures/${file}#0`, `agents/${agent}/episodes/${file}#0`, `shared/users/${file}#0`)
+  } else if (agent !== undefined && !target.startsWith('agents/') && !target.startsWith('shared/')) {
+    out.push(`agents/${agent}/${file}#0`)
+  } else {
+    out.push(`${file}#0`)
+  }
+  return out
+}
+
+/** A retriever over `deps.index`. Settings are resolved (and checked) once, here. */
+export function createRetriever(deps: RetrieverDeps): Retriever {
+  const settings = Object.freeze(resolveRetrievalSettings(deps.settings))
+  const { index, embedder, clock } = deps
+  let sizeCache: { units: number; atMs: number } | undefined
+
+  async function indexSize(): Promise<number> {
+    const nowMs = clock.now().getTime()
+    if (sizeCache && Math.abs(nowMs - sizeCache.atMs) < INDEX_SIZE_TTL_MS) return sizeCache.units
+    const counts = await index.count()
+    const units = Object.values(counts).reduce((sum, n) => sum + n, 0)
+    sizeCache = { units, atMs: nowMs }
+    return units
+  }
+
+  /** Stage 2: candidates from each channel, and which dense strategy ran. */
+  async function candidates(
+    query: AnalysedQuery,
+    options: RetrievalOptions,
+    perChannel: number,
+    warnings: RetrievalWarning[],
+  ): Promise<{ found: IndexCandidate[]; dense: 'knn' | 'rerank' | 'off'; queryVector: Float32Array | undefined }> {
+    const filter = {
+      kinds: options.kinds,
+      scope: options.scope,
+      agent: options.agent,
+      user: options.user,
+      since: options.since,
+      until: options.until,
+      sources: options.sources,
+    }
+    let dense: 'knn' | 'rerank' | 'off' = 'off'
+    if (embedder && index.capabilities.vectors !== false && settings.dense !== 'off' && settings.denseWeight > 0 && query.text !== '') {
+      if (settings.dense === 'knn') dense = 'knn'
+      else if (settings.dense === 'rerank') dense = 'rerank'
+      else dense = (await indexSize()) <= settings.denseKnnMaxUnits ? 'knn' : 'rerank'
+      // Re-ranking embeds the candidates' texts at query time: free for the built-in embedder, a
+      // network round trip per query for a remote one — not on the hot path (principle 7).
+      if (dense === 'rerank' && embedder.kind !== 'offline') {
+        warnings.push({ type: 'dense_skipped', reason: `the index is larger than retrieval.denseKnnMaxUnits (${settings.denseKnnMaxUnits}) and re-ranking with the ${embedder.kind} embedder would embed every candidate per query` })
+        dense = 'off'
+      }
+    }
+    let queryVector: Float32Array | undefined
+    if (dense !== 'off' && embedder) {
+      try {
+        ;[queryVector] = await embedder.embed([query.text], 'query')
+      } catch (error) {
+        warnings.push({ type: 'embed_failed', message: `dense channel skipped: ${describeError(error)}` })
+        dense = 'off'
+      }
+    }
+    const found = await index.search({
+      ...filter,
+      text: query.lexicalText === '' ? undefined : query.lexicalText,
+      vector: dense === 'knn' ? queryVector : undefined,
+      limit: perChannel,
+    })
+    return { found, dense, queryVector }
+  }
+
+  /** Stage 2b (large indexes): dense similarity of the best lexical candidates only. */
+  async function rerankDense(scored: Scored[], queryVector: Float32Array, warnings: RetrievalWarning[]): Promise<boolean> {
+    if (!embedder) return false
+    const subset = [...scored].sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0)).slice(0, settings.denseRerankCandidates)
+    try {
+      const vectors = await embedder.embed(subset.map((s) => s.unit.text), 'document')
+      subset.forEach((s, i) => {
+        const vector = vectors[i]
+        if (vector) s.dense = cosineSimilarity(queryVector, vector)
+      })
+      return true
+    } catch (error) {
+      warnings.push({ type: 'embed_failed', message: `dense re-ranking skipped: ${describeError(error)}` })
+      return false
+    }
+  }
+
+  /** Stage 5: personalized PageRank around the best candidates; may add linked units. */
+  async function diffuse(scored: Scored[], options: RetrievalOptions, since: number | undefined, until: number | undefined): Promise<number> {
+    const seeds = [...scored].sort((a, b) => b.score - a.score).slice(0, settings.graphSeeds)
+    if (seeds.length === 0) return 0
+    const byId = new Map(scored.map((s) => [s.unit.id, s]))
+    const nodes = new Map<string, Scored>(seeds.map((s) => [s.unit.id, s]))
+    const edges: Array<{ a: string; b: string; weight: number }> = []
+
+    // Explicit [[links]] of the seeds, resolved in one batched read.
+    const wanted = new Map<string, string[]>()
+    for (const seed of seeds) {
+      for (const link of (seed.unit.links ?? []).slice(0, LINKS_PER_SEED)) wanted.set(`${seed.unit.id}\u0000${link}`, linkTargets(link, seed.unit.agent ?? options.agent))
+    }
+    if (wanted.size > 0) {
+      const guesses = [...new Set([...wanted.values()].flat())].filter((id) => !byId.has(id))
+      const fetched = new Map((await index.get(guesses)).map((unit) => [unit.id, unit]))
+      for (const [key, targets] of wanted) {
+        const from = key.slice(0, key.indexOf('\u0000'))
+        for (const id of targets) {
+          let node = byId.get(id) ?? nodes.get(id)
+          if (!node) {
+            const unit = fetched.get(id)
+            if (!unit || !passesFilter(unit, options, since, until)) continue
+            node = { unit, terms: { lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0 }, score: 0 }
+          }
+          if (node.unit.id === from) break
+          nodes.set(node.unit.id, node)
+          edges.push({ a: from, b: node.unit.id, weight: 1 })
+          break
+        }
+      }
+    }
+
+    // Strong-similarity edges among the nodes (content-word cosine; cheap on a few dozen texts).
+    const list = [...nodes.values()]
+    for (const node of list) node.words ??= contentWordSet(node.unit.text)
+    for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        const a = list[i] as Scored
+        const b = list[j] as Scored
+        const similarity = setCosine(a.words as Set<string>, b.words as Set<string>)
+        if (similarity >= settings.similarityEdge) edges.push({ a: a.unit.id, b: b.unit.id, weight: similarity })
+      }
+    }
+    if (edges.length === 0) return nodes.size
+
+    const personalization = new Map(seeds.map((s) => [s.unit.id, Math.max(s.terms.fused, 1e-6)]))
+    const rank = personalizedPageRank({ nodes: [...nodes.keys()], edges, personalization })
+    let max = 0
+    for (const value of rank.values()) if (value > max) max = value
+    if (max === 0) return nodes.size
+    for (const [id, value] of rank) {
+      const node = nodes.get(id) as Scored
+      node.terms.graph = settings.graphWeight * (value / max)
+      if (!byId.has(id)) {
+        // A linked unit reached only through the graph: its own activation terms count too.
+        scored.push(node)
+        byId.set(id, node)
+      }
+    }
+    return nodes.size
+  }
+
+  return {
+    settings,
+    async search(queryText, options = {}) {
+      const started = performance.now()
+      if (typeof queryText !== 'string') throw invalid('The query must be a string.', 'Pass the words to search for.')
+      const limit = options.limit ?? 10
+      if (!Number.isInteger(limit) || limit < 1) throw invalid(`limit must be a whole number ≥ 1, got ${JSON.stringify(options.limit)}.`, 'Pass how many hits you want.')
+      if (options.minScore !== undefined && !Number.isFinite(options.minScore)) throw invalid(`minScore must be a number, got ${options.minScore}.`, 'Pass a score such as 0.3, or leave it out.')
+      const asOf = instant(options.asOf, 'asOf', clock.now())
+      const since = options.since === undefined ? undefined : instant(options.since, 'since', asOf).getTime()
+      const until = options.until === undefined ? undefined : instant(options.until, 'until', asOf).getTime()
+      const warnings: RetrievalWarning[] = []
+
+      // Stage 1: query analysis.
+      const query = analyseQuery(queryText, settings.maxQueryTerms)
+      const empty = (dense: 'knn' | 'rerank' | 'off'): RetrievalResult => ({
+        hits: [],
+        belowThreshold: false,
+        warnings,
+        stats: { terms: query.terms, candidates: 0, dense, graphNodes: 0, ms: performance.now() - started },
+      })
+      if (query.terms.length === 0) return empty('off')
+
+      // Stage 2: candidates. Exclusions and the duplicate filter remove some later, so ask for more.
+      const excludeIds = new Set(options.excludeIds ?? [])
+      const excludeMessages = new Set([...(options.excludeMessageIds ?? [])].map(String))
+      const perChannel = Math.max(settings.candidates, limit * 3) + excludeIds.size + Math.min(excludeMessages.size, 200)
+      const { found, dense, queryVector } = await candidates(query, options, perChannel, warnings)
+      if (found.length === 0) return empty(dense)
+      const units = new Map((await index.get(found.map((c) => c.id))).map((unit) => [unit.id, unit]))
+      const excluded = (unit: StoredUnit): boolean => {
+        if (excludeIds.has(unit.id)) return true
+        if (excludeMessages.size === 0 || (unit.kind !== 'message' && unit.kind !== 'summary') || unit.provenance.length === 0) return false
+        return unit.provenance.every((id) => excludeMessages.has(id))
+      }
+      const zero = (): ScoreTerms => ({ lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0 })
+      const scored: Scored[] = []
+      for (const candidate of found) {
+        const unit = units.get(candidate.id)
+        if (!unit || excluded(unit)) continue
+        scored.push({ unit, lexical: candidate.lexical, dense: candidate.dense, terms: zero(), score: 0 })
+      }
+      let denseRan = dense === 'knn'
+      if (dense === 'rerank' && queryVector) denseRan = await rerankDense(scored, queryVector, warnings)
+
+      // Stage 3: fusion.
+      const fused = fuseScores(
+        scored.map((s) => ({ id: s.unit.id, lexical: s.lexical, dense: s.dense })),
+        { method: settings.fusion, lexicalWeight: settings.lexicalWeight, denseWeight: settings.denseWeight, rrfK: settings.rrfK, channels: { lexical: query.lexicalText !== '', dense: denseRan } },
+      )
+      let maxLexical = 0
+      for (const s of scored) if ((s.lexical ?? 0) > maxLexical) maxLexical = s.lexical ?? 0
+
+      // Stage 4: activation terms.
+      const activate = (s: Scored): void => {
+        s.terms.lexical = maxLexical > 0 && s.lexical !== undefined ? Math.max(0, s.lexical) / maxLexical : 0
+        s.terms.dense = s.dense ?? 0
+        s.terms.fused = fused.get(s.unit.id) ?? 0
+        s.terms.recency = recencyTerm(s.unit.createdAt, asOf, settings.recencyWeight, settings.recencyHalfLifeDays)
+        s.terms.frequency = frequencyTerm(s.unit.accessCount, settings.frequencyWeight)
+        s.score = s.terms.fused + s.terms.recency + s.terms.frequency
+      }
+      scored.forEach(activate)
+
+      // Stage 5: graph diffusion.
+      let graphNodes = 0
+      if ((options.graph ?? settings.graph) && settings.graphWeight > 0) {
+        const before = scored.length
+        graphNodes = await diffuse(scored, options, since, until)
+        for (let i = before; i < scored.length; i++) {
+          const s = scored[i] as Scored
+          if (excluded(s.unit)) s.score = Number.NEGATIVE_INFINITY
+          else {
+            const graph = s.terms.graph
+            activate(s)
+            s.terms.graph = graph
+          }
+        }
+        for (const s of scored) if (s.score !== Number.NEGATIVE_INFINITY) s.score = s.terms.fused + s.terms.recency + s.terms.frequency + s.terms.graph
+      }
+
+      // Stage 6: diversification — a repeat of a better hit adds nothing the agent has not seen.
+      scored.sort((a, b) => b.score - a.score || a.unit.id.localeCompare(b.unit.id))
+      const kept: Scored[] = []
+      for (const s of scored) {
+        if (s.score === Number.NEGATIVE_INFINITY) continue
+        s.words ??= contentWordSet(s.unit.text)
+        if (kept.some((k) => setJaccard(k.words as Set<string>, s.words as Set<string>) >= settings.duplicateSimilarity)) continue
+        kept.push(s)
+        if (kept.length >= limit) break
+      }
+
+      // Stage 7: threshold, never emptying the list silently.
+      let hits = kept
+      let belowThreshold = false
+      if (options.minScore !== undefined) {
+        const above = kept.filter((s) => s.score >= (options.minScore as number))
+        if (above.length > 0) hits = above
+        else if (kept.length > 0) belowThreshold = true
+      }
+
+      const result: RetrievalResult = {
+        hits: hits.map((s) => ({ unit: s.unit, score: s.score, terms: { ...s.terms }, provenance: s.unit.provenance })),
+        belowThreshold,
+        warnings,
+        stats: { terms: query.terms, candidates: found.length, dense: denseRan ? dense : 'off', graphNodes, ms: 0 },
+      }
+      // Stage 8: the Hebbian term — every recall strengthens what it recalled (one batched write).
+      if (options.recordAccess !== false && result.hits.length > 0) await index.recordAccess(result.hits.map((h) => h.unit.id), clock.now().toISOString())
+      result.stats.ms = performance.now() - started
+      return result
+    },
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Retrieval settings: the weights of fusion and of the spreading-activation terms, and the bounds
+ * that keep recall fast at a million units. Defaults follow the seed (recency 0.2 with a 30-day
+ * half-life, frequency 0.1, graph 0.5) and docs/decisions/0011-retrieval-hot-path.md (fusion,
+ * candidate counts, when dense retrieval runs as a full KNN and when as a re-ranking).
+ */
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+
+export const FUSION_METHODS = ['weighted', 'rrf'] as const
+export type FusionMethod = (typeof FUSION_METHODS)[number]
+
+/**
+ * How the dense channel runs. `knn`: exact nearest neighbours over every vector in the index;
+ * `rerank`: similarity of the lexical candidates only; `auto`: knn while the index holds at most
+ * `denseKnnMaxUnits` units, rerank above; `off`: lexical only.
+ */
+export const DENSE_MODES = ['auto', 'knn', 'rerank', 'off'] as const
+export type DenseMode = (typeof DENSE_MODES)[number]
+
+export interface RetrievalSettings {
+  fusion: FusionMethod
+  lexicalWeight: number
+  denseWeight: number
+  /** The k of reciprocal rank fusion (the classic 60). */
+  rrfK: number
+  recencyWeight: number
+  recencyHalfLifeDays: number
+  frequencyWeight: number
+  graph: boolean
+  graphWeight: number
+  /** How many of the best candidates seed the graph (with their direct links). */
+  graphSeeds: number
+  /** Cosine of content-word sets above which two candidates are joined by a similarity edge. */
+  similarityEdge: number
+  /** Candidates asked of each channel (at least 3× the requested hits). */
+  candidates: number
+  dense: DenseMode
+  denseKnnMaxUnits: number
+  /** How many lexical candidates the dense re-ranking embeds. */
+  denseRerankCandidates: number
+  /** Content words kept from a long query (the longest, which tend to be the rarest). */
+  maxQueryTerms: number
+  /** Hits whose content words overlap an earlier hit's this much (Jaccard) are dropped as repeats. */
+  duplicateSimilarity: number
+}
+
+export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.freeze({
+  fusion: 'weighted',
+  lexicalWeight: 0.7,
+  denseWeight: 0.3,
+  rrfK: 60,
+  recencyWeight: 0.2,
+  recencyHalfLifeDays: 30,
+  frequencyWeight: 0.1,
+  graph: true,
+  graphWeight: 0.5,
+  graphSeeds: 20,
+  similarityEdge: 0.5,
+  candidates: 50,
+  dense: 'auto',
+  denseKnnMaxUnits: 5_000,
+  denseRerankCandidates: 40,
+  maxQueryTerms: 16,
+  duplicateSimilarity: 0.9,
+})
+
+function invalid(key: string, message: string): EngramError {
+  return new EngramError({
+    code: ErrorCode.invalidArgument,
+    category: 'user',
+    message: `retrieval.${key} ${message}`,
+    fix: `Set retrieval.${key} in config.json (or its ENGRAM_RETRIEVAL_* variable) to a valid value.`,
+  })
+}
+
+/** Defaults overlaid with `partial`, checked; throws `invalid_argument` naming the bad key. */
+export function resolveRetrievalSettings(partial: Partial<RetrievalSettings> = {}): RetrievalSettings {
+  const settings: RetrievalSettings = { ...DEFAULT_RETRIEVAL_SETTINGS }
+  for (const [key, value] of Object.entries(partial)) if (value !== undefined) (settings as unknown as Record<string, unknown>)[key] = value
+  const nonNegative = ['lexicalWeight', 'denseWeight', 'recencyWeight', 'frequencyWeight', 'graphWeight'] as const
+  for (const key of nonNegative) if (!(Number.isFinite(settings[key]) && settings[key] >= 0)) throw invalid(key, `must be a number ≥ 0, got ${settings[key]}.`)
+  if (settings.lexicalWeight + settings.denseWeight === 0) throw invalid('lexicalWeight', 'and retrieval.denseWeight cannot both be 0.')
+  const positiveInts = ['rrfK', 'graphSeeds', 'candidates', 'denseKnnMaxUnits', 'denseRerankCandidates', 'maxQueryTerms'] as const
+  for (const key of positiveInts) if (!(Number.isInteger(settings[key]) && settings[key] >= 1)) throw invalid(key, `must be a whole number ≥ 1, got ${settings[key]}.`)
+  if (!(settings.recencyHalfLifeDays > 0)) throw invalid('recencyHalfLifeDays', `must be > 0, got ${settings.recencyHalfLifeDays}.`)
+  for (const key of ['similarityEdge', 'duplicateSimilarity'] as const) {
+    if (!(settings[key] > 0 && settings[key] <= 1)) throw invalid(key, `must be in (0, 1], got ${settings[key]}.`)
+  }
+  if (!FUSION_METHODS.includes(settings.fusion)) throw invalid('fusion', `must be one of ${FUSION_METHODS.join(', ')}.`)
+  if (!DENSE_MODES.includes(settings.dense)) throw invalid('dense', `must be one of ${DENSE_MODES.join(', ')}.`)
+  return settings
+}
+
+/** The retrieval settings of a resolved configuration (`config.values.retrieval`). */
+export function retrievalSettingsFromConfig(values: {
+  fusion: FusionMethod
+  lexicalWeight: number
+  denseWeight: number
+  recencyWeight: number
+  recencyHalfLifeDays: number
+  frequencyWeight: number
+  graph: boolean
+  graphWeight: number
+  candidates: number
+  dense: DenseMode
+  denseKnnMaxUnits: number
+}): Partial<RetrievalSettings> {
+  return { ...values }
+}

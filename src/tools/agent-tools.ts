@@ -1,0 +1,126 @@
+/**
+ * The agent's tool belt for one open mind, in one place: what `mind.tools()`, the OpenAI-style
+ * definitions and the MCP server all expose (issue 5). Each tool is built from the subsystem that
+ * owns its behaviour; this file only wires them and normalises them to `EngramTool`.
+ */
+import { join } from 'node:path'
+import { describeError } from '../core/errors.ts'
+import type { Mind } from '../mind.ts'
+import type { ContextSession } from '../memory/context/provider.ts'
+import type { Locks } from '../storage/contracts.ts'
+import { createFileLocks } from '../storage/files/locks.ts'
+import { toEngramTool, toEngramTools } from './adapters.ts'
+import { buildMemorizeTool } from './memorize-tool.ts'
+import { buildReadMemoryFileTool, buildWriteMemoryFileTool } from './memory-files.ts'
+import { buildMemoryTool } from './memory-tool.ts'
+import { buildRecallTool } from './recall-tool.ts'
+import { createRecallSkillTool } from './recall-skill-tool.ts'
+import { createReportProcedureOutcomeTool } from './report-procedure-outcome-tool.ts'
+import { buildSearchMemoryTool, type MemorySearch } from './search-memory-tool.ts'
+import type { EngramTool } from './tool.ts'
+
+/** The tool names, in the order they are offered. */
+export const AGENT_TOOL_NAMES = [
+  'memorize',
+  'recall',
+  'search_memory',
+  'read_memory_file',
+  'write_memory_file',
+  'recall_skill',
+  'report_procedure_outcome',
+  'memory',
+] as const
+
+export interface AgentToolsSession {
+  /** The conversation the `memory` tool works on. */
+  sessionId: string
+  /** The user of that conversation (the `memory` tool's profile actions need one). */
+  user?: string
+}
+
+export interface AgentToolsOptions {
+  /**
+   * The retrieval engine behind `search_memory`. Default: the index's lexical (BM25) channel
+   * alone (`lexicalIndexSearch`), for a host that has not wired hybrid retrieval.
+   */
+  search?: MemorySearch
+  /** Called after `write_memory_file` wrote a file. Default: `mind.reindex()` (unchanged files cost a hash). */
+  onWritten?: (relativePath: string, info: { source: string; absolutePath: string }) => void | Promise<void>
+}
+
+/** The project scope's locks: the same folder `openEmbeddedBackend` gives the project engram store. */
+function projectLocksOf(mind: Mind): Locks | undefined {
+  const dir = mind.layout.projectMemoryDir
+  return dir ? createFileLocks({ dir: join(dir, '..', '.locks') }) : undefined
+}
+
+/**
+ * What the agent memorizes must be findable by its very next call (search_memory in the same
+ * turn), so a successful save waits for the index to catch up before the result goes back.
+ */
+function indexedBeforeReturning(tool: EngramTool, mind: Mind): EngramTool {
+  return {
+    ...tool,
+    async execute(input) {
+      const result = await tool.execute(input)
+      if (result.isError) return result
+      try {
+        await mind.indexed()
+        return result
+      } catch (error) {
+        return { ...result, text: `${result.text}\n(saved; the search index catches up on the next \`engram reindex\`: ${describeError(error)})` }
+      }
+    },
+  }
+}
+
+/**
+ * Every agent tool over an open mind, as `EngramTool`s in `AGENT_TOOL_NAMES` order. Without a
+ * session the `memory` tool (which works on one conversation) is left out.
+ */
+export function buildAgentTools(mind: Mind, session?: AgentToolsSession, options: AgentToolsOptions = {}): EngramTool[] {
+  const search = options.search ?? retrieverSearch(mind)
+  const projectLocks = projectLocksOf(mind)
+  const tools = toEngramTools([
+    indexedBeforeReturning(toEngramTool(buildMemorizeTool(mind.memory.encoder)), mind),
+    buildRecallTool(mind.recall),
+    buildSearchMemoryTool({ search, layout: mind.layout }),
+    buildReadMemoryFileTool({ layout: mind.layout }),
+    buildWriteMemoryFileTool({
+      layout: mind.layout,
+      documents: mind.backend.documents,
+      activity: mind.backend.activity,
+      locks: mind.backend.locks,
+      ...(projectLocks ? { projectLocks } : {}),
+      clock: mind.clock,
+      onWritten:
+        options.onWritten ??
+        (async () => {
+          await mind.reindex()
+        }),
+    }),
+    createRecallSkillTool(mind.skills),
+    createReportProcedureOutcomeTool(mind.procedures),
+  ])
+  if (session) {
+    const contextSession: ContextSession = { sessionId: session.sessionId, agent: mind.agent, ...(session.user !== undefined ? { user: session.user } : {}) }
+    tools.push(...toEngramTools([buildMemoryTool(mind.context, contextSession)]))
+  }
+  return tools
+}
+
+/** search_memory over the mind's hybrid retriever (lexical + dense + spreading activation). */
+function retrieverSearch(mind: Mind): MemorySearch {
+  return async (query, options) => {
+    const result = await mind.retriever.search(query, { limit: options.limit, ...(options.kinds ? { kinds: options.kinds } : {}) })
+    return result.hits.map((hit) => ({
+      id: hit.unit.id,
+      kind: hit.unit.kind,
+      text: hit.unit.text,
+      source: hit.unit.source,
+      score: hit.score,
+      createdAt: hit.unit.createdAt,
+      provenance: hit.provenance,
+    }))
+  }
+}

@@ -1,0 +1,395 @@
+/**
+ * `read_memory_file` and `write_memory_file`: the agent opens its own memory files (the sources
+ * that recall, search_memory and priming point at) and keeps notes in the few folders that are
+ * its to write — AnimaWorks' direct file access, confined to the namespace of
+ * `memory-paths.ts`. Writes of knowledge, procedures and state go through the `DocumentStore`, so
+ * a rewrite first saves the old version under `archive/versions/`; topic files are written
+ * atomically under the same lock the engram store takes. Every write is logged as a
+ * `memory_write` activity event and then reported to `onWritten` (the index update).
+ *
+ * Neither tool throws: every failure is a readable `isError` result whose text ends with the fix,
+ * and whose `data.code` is the stable error code (`path_outside_memory`, `not_found`, …).
+ */
+import { createHash } from 'node:crypto'
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { z } from 'zod'
+import type { Clock } from '../core/clock.ts'
+import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
+import { parseFrontmatter } from '../core/frontmatter.ts'
+import type { DocKind, Frontmatter } from '../core/memory-doc.ts'
+import type { ActivityLog, DocumentStore, Locks } from '../storage/contracts.ts'
+import { writeFileAtomic } from '../storage/files/atomic-write.ts'
+import type { HomeLayout } from '../storage/home-layout.ts'
+import { assertWritable, confine, locateMemoryPath, type MemoryLocation, memoryRootFiles, memoryRoots, WRITABLE_FOLDERS } from './memory-paths.ts'
+import type { EngramTool, ToolResult } from './tool.ts'
+
+export const READ_MEMORY_FILE_TOOL_NAME = 'read_memory_file'
+export const WRITE_MEMORY_FILE_TOOL_NAME = 'write_memory_file'
+
+/** Lines returned when no `limit` is given. */
+export const READ_DEFAULT_LIMIT = 200
+export const READ_MAX_LIMIT = 2000
+/** A window never carries more than this many characters, whatever the line count. */
+export const READ_MAX_CHARS = 16_000
+/** Largest file read at all (activity logs of a busy day stay well below). */
+const READ_MAX_BYTES = 32 * 1024 * 1024
+export const WRITE_MAX_CHARS = 100_000
+
+export interface MemoryFileToolsDeps {
+  layout: HomeLayout
+  documents: DocumentStore
+  activity: ActivityLog
+  /** The home's locks (global topic files are written under the engram store's lock). */
+  locks: Locks
+  /** Locks of the project scope (`<project>/.engram/.locks`), for `project/topics/…`. */
+  projectLocks?: Locks
+  clock: Clock
+  /** Called after a successful write with the memory path and the index source of the file. */
+  onWritten?: (relativePath: string, info: { source: string; absolutePath: string }) => void | Promise<void>
+}
+
+export const readMemoryFileInputSchema = z.object({
+  path: z
+    .string()
+    .max(1000)
+    .describe(
+      'The memory path, e.g. "knowledge/tea.md", "memory/rules.md", "episodes/2026-01-05.md", "users/ada.md", "project/lessons.md"; a pointer such as "activity/2026-01-05.jsonl#L12-20" reads those lines. A folder path lists its files; "" lists your memory folders.',
+    ),
+  offset: z.number().int().min(1).optional().describe('First line to read, 1-based (default 1).'),
+  limit: z.number().int().min(1).max(READ_MAX_LIMIT).optional().describe(`How many lines to read (default ${READ_DEFAULT_LIMIT}).`),
+})
+export type ReadMemoryFileInput = z.infer<typeof readMemoryFileInputSchema>
+
+export const writeMemoryFileInputSchema = z.object({
+  path: z.string().min(1).max(1000).describe(`Where to write: ${WRITABLE_FOLDERS.map((f) => `"${f}/<name>.md"`).join(', ')}.`),
+  content: z.string().max(WRITE_MAX_CHARS).describe('The markdown to write. For knowledge and procedures, optional YAML frontmatter first.'),
+  mode: z.enum(['overwrite', 'append']).optional().describe('overwrite (default) replaces the file, keeping the old version in the archive; append adds to its end.'),
+})
+export type WriteMemoryFileInput = z.infer<typeof writeMemoryFileInputSchema>
+
+function errorResult(error: unknown, tool: string): ToolResult {
+  if (EngramError.is(error)) return { isError: true, text: error.message, data: { code: error.code } }
+  return {
+    isError: true,
+    text: `${tool} failed: ${describeError(error)}\nFix: retry; if it fails again, run \`engram doctor\`.`,
+    data: { code: 'internal' },
+  }
+}
+
+function invalidInput(tool: string, issues: z.core.$ZodIssue[], example: string): ToolResult {
+  const problems = issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`)
+  return { isError: true, text: [`${tool} was called with invalid arguments:`, ...problems, `Fix: pass ${example}.`].join('\n'), data: { code: ErrorCode.invalidArgument } }
+}
+
+function notFound(path: string, fix: string): EngramError {
+  return new EngramError({ code: ErrorCode.notFound, category: 'user', message: `There is no memory file at ${JSON.stringify(path)}.`, fix, details: { path } })
+}
+
+/** Splits `activity/2026-01-05.jsonl#L12-20` or `episodes/2026-01-05.md#Heading` into path and anchor. */
+function splitAnchor(raw: string): { path: string; lines?: { from: number; to: number }; heading?: string } {
+  const hash = raw.indexOf('#')
+  if (hash < 0) return { path: raw }
+  const path = raw.slice(0, hash)
+  const anchor = raw.slice(hash + 1)
+  const range = /^L(\d+)(?:-L?(\d+))?$/.exec(anchor)
+  if (range) {
+    const from = Number(range[1])
+    const to = range[2] === undefined ? from : Number(range[2])
+    return { path, lines: { from: Math.max(1, Math.min(from, to)), to: Math.max(from, to) } }
+  }
+  return { path, heading: anchor.trim() }
+}
+
+function decodeText(bytes: Buffer, path: string): string {
+  const notText = (): EngramError =>
+    new EngramError({
+      code: ErrorCode.invalidArgument,
+      category: 'user',
+      message: `${path} is not a text file.`,
+      fix: 'read markdown (.md), JSON or JSONL memory files; binary files cannot be shown',
+      details: { path },
+    })
+  if (bytes.subarray(0, 8192).includes(0)) throw notText()
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    throw notText()
+  }
+}
+
+/** The 0-based [start, end) line span of the section under a markdown heading, or undefined. */
+function sectionSpan(lines: string[], heading: string): { start: number; end: number } | undefined {
+  const wanted = heading.toLowerCase()
+  for (let i = 0; i < lines.length; i++) {
+    const match = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(lines[i] ?? '')
+    if (!match || match[2]?.toLowerCase() !== wanted) continue
+    const level = match[1]?.length ?? 1
+    let end = i + 1
+    while (end < lines.length) {
+      const next = /^(#{1,6})\s/.exec(lines[end] ?? '')
+      if (next && (next[1]?.length ?? 7) <= level) break
+      end++
+    }
+    return { start: i, end }
+  }
+  return undefined
+}
+
+async function listFolder(location: MemoryLocation, layout: HomeLayout): Promise<ToolResult> {
+  if (location.path === '') {
+    const folders = memoryRoots(layout).map((root) => `${root.name}/`)
+    const text = [
+      'Your memory folders (read any file with read_memory_file; write with write_memory_file):',
+      ...folders.map((folder) => `- ${folder}`),
+      ...memoryRootFiles().map((file) => `- ${file}`),
+      `Writable: ${WRITABLE_FOLDERS.map((f) => `${f}/<name>.md`).join(', ')}.`,
+    ].join('\n')
+    return { text, data: { path: '', entries: [...folders, ...memoryRootFiles()] } }
+  }
+  const entries = await readdir(location.absolute, { withFileTypes: true })
+  const visible = entries.filter((entry) => !entry.name.startsWith('.')).sort((a, b) => a.name.localeCompare(b.name))
+  const names: string[] = []
+  for (const entry of visible) {
+    if (entry.isDirectory()) names.push(`${entry.name}/`)
+    else if (entry.isFile() || entry.isSymbolicLink()) names.push(entry.name)
+  }
+  const text =
+    names.length === 0
+      ? `${location.path}/ is empty.`
+      : [`${location.path}/ holds ${names.length} entr${names.length === 1 ? 'y' : 'ies'}:`, ...names.map((name) => `- ${location.path}/${name}`)].join('\n')
+  return { text, data: { path: location.path, entries: names } }
+}
+
+/** Reads a window of a memory file (or lists a folder). Throws EngramError on refusal. */
+async function readWindow(input: ReadMemoryFileInput, layout: HomeLayout): Promise<ToolResult> {
+  const anchor = splitAnchor(input.path)
+  const location = locateMemoryPath(anchor.path, layout)
+  const real = await confine(location)
+  if (real === null) {
+    const parent = location.path.includes('/') ? location.path.slice(0, location.path.lastIndexOf('/')) : ''
+    throw notFound(location.path, `read "${parent}" to list what is there${parent === '' ? ' (your memory folders)' : ''}`)
+  }
+  const info = await stat(real)
+  if (info.isDirectory()) return listFolder(location, layout)
+  if (!info.isFile()) throw notFound(location.path, 'only regular files can be read')
+  if (info.size > READ_MAX_BYTES) {
+    throw new EngramError({
+      code: ErrorCode.invalidArgument,
+      category: 'user',
+      message: `${location.path} is ${info.size} bytes, more than the ${READ_MAX_BYTES} this tool reads.`,
+      fix: 'search it with search_memory or recall instead',
+      details: { path: location.path },
+    })
+  }
+  const text = decodeText(await readFile(real), location.path)
+  const lines = text.split('\n')
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop()
+  const total = lines.length
+
+  let start = 0
+  let end = total
+  let what = ''
+  if (anchor.heading !== undefined && anchor.heading !== '') {
+    const span = sectionSpan(lines, anchor.heading)
+    if (!span) throw notFound(`${location.path}#${anchor.heading}`, `read "${location.path}" without "#${anchor.heading}" to see its headings`)
+    start = span.start
+    end = span.end
+    what = ` section "${anchor.heading}"`
+  } else if (anchor.lines) {
+    start = anchor.lines.from - 1
+    end = Math.min(total, anchor.lines.to)
+  }
+  if (input.offset !== undefined) start = Math.max(start, input.offset - 1)
+  const limit = input.limit ?? (anchor.lines ? end - start : READ_DEFAULT_LIMIT)
+  end = Math.min(end, start + Math.max(1, limit))
+  if (start >= total && total > 0) {
+    throw new EngramError({
+      code: ErrorCode.invalidArgument,
+      category: 'user',
+      message: `${location.path} has ${total} lines; line ${start + 1} is past its end.`,
+      fix: `use an offset between 1 and ${total}`,
+      details: { path: location.path, lines: total },
+    })
+  }
+
+  const shown: string[] = []
+  let chars = 0
+  for (let i = start; i < end; i++) {
+    const line = lines[i] ?? ''
+    if (chars + line.length + 1 > READ_MAX_CHARS) {
+      // A single line longer than the window is cut rather than shown as nothing.
+      if (shown.length === 0) shown.push(`${line.slice(0, READ_MAX_CHARS)} […line cut at ${READ_MAX_CHARS} characters]`)
+      break
+    }
+    shown.push(line)
+    chars += line.length + 1
+  }
+  const last = start + shown.length
+  const header = total === 0 ? `${location.path} is empty.` : `${location.path}${what} — lines ${start + 1}-${last} of ${total}`
+  const parts = [header]
+  if (shown.length > 0) parts.push(shown.join('\n'))
+  const rangeEnd = anchor.heading !== undefined || anchor.lines ? end : total
+  if (last < rangeEnd) {
+    parts.push(`[${rangeEnd - last} more line${rangeEnd - last === 1 ? '' : 's'}; read on with {"path": "${location.path}", "offset": ${last + 1}, "limit": ${READ_DEFAULT_LIMIT}}]`)
+  }
+  return { text: parts.join('\n'), data: { path: location.path, from: start + 1, to: last, totalLines: total } }
+}
+
+/**
+ * The whole text of one memory file (MCP resources, the dashboard). Throws `path_outside_memory`
+ * for a path that escapes the namespace, `not_found`, or `invalid_argument` for a folder, a
+ * binary file or one over the size limit.
+ */
+export async function readMemoryText(rawPath: string, layout: HomeLayout): Promise<{ path: string; text: string }> {
+  const location = locateMemoryPath(rawPath, layout)
+  const real = await confine(location)
+  if (real === null) throw notFound(location.path, 'list the memory files to find the right path')
+  const info = await stat(real)
+  if (!info.isFile() || info.size > READ_MAX_BYTES) {
+    throw new EngramError({
+      code: ErrorCode.invalidArgument,
+      category: 'user',
+      message: `${location.path} is ${info.isFile() ? `larger than ${READ_MAX_BYTES} bytes` : 'not a file'}.`,
+      fix: 'read a single memory file; search large logs with search_memory or recall',
+      details: { path: location.path },
+    })
+  }
+  return { path: location.path, text: decodeText(await readFile(real), location.path) }
+}
+
+/** The `read_memory_file` tool. */
+export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout'>): EngramTool<ReadMemoryFileInput> {
+  return {
+    name: READ_MEMORY_FILE_TOOL_NAME,
+    description: [
+      'Read one of your own memory files: the sources that search_memory, recall and your primed memories point at.',
+      'Paths are relative to your memory (knowledge/, procedures/, memory/ for rules, lessons, profile and topics, episodes/, activity/, state/, skills/, archive/, users/, project/).',
+      'A pointer like "activity/2026-01-05.jsonl#L12-20" reads those lines; long files come back in windows with the offset to read on.',
+    ].join(' '),
+    inputSchema: readMemoryFileInputSchema,
+    jsonSchema: z.toJSONSchema(readMemoryFileInputSchema) as Record<string, unknown>,
+    async execute(input) {
+      const parsed = readMemoryFileInputSchema.safeParse(input)
+      if (!parsed.success) return invalidInput(READ_MEMORY_FILE_TOOL_NAME, parsed.error.issues, '{"path": "knowledge/<name>.md", "offset": 1 (optional), "limit": 200 (optional)}')
+      try {
+        return await readWindow(parsed.data, deps.layout)
+      } catch (error) {
+        return errorResult(error, READ_MEMORY_FILE_TOOL_NAME)
+      }
+    },
+  }
+}
+
+const DOC_KIND_OF: Partial<Record<(typeof WRITABLE_FOLDERS)[number], DocKind>> = { knowledge: 'knowledge', procedures: 'procedure', state: 'state' }
+
+/** The name the file engram store locks a topic under; the two must agree (engram-store.ts). */
+function topicLockName(memoryDir: string, slug: string): string {
+  const dirKey = createHash('sha256').update(resolve(memoryDir)).digest('hex').slice(0, 12)
+  return `engrams:${dirKey}:topic:${slug}`
+}
+
+function indexSourceOf(path: string, agent: string): string {
+  return path.startsWith('project/') ? `project:.engram/memory/${path.slice('project/'.length)}` : `agents/${agent}/${path}`
+}
+
+async function writeDocument(deps: MemoryFileToolsDeps, kind: DocKind, slug: string, content: string, mode: 'overwrite' | 'append'): Promise<{ versioned: boolean }> {
+  const now = deps.clock.now().toISOString()
+  const existing = await deps.documents.read(kind, slug)
+  if (mode === 'append') {
+    const frontmatter: Frontmatter = kind === 'state' ? {} : { created_at: now, updated_at: now }
+    await deps.documents.append(kind, slug, content.endsWith('\n') ? content : `${content}\n`, frontmatter)
+    return { versioned: false }
+  }
+  const given = parseFrontmatter(content)
+  // The agent rewrites the body; the bookkeeping it did not restate (created_at, success counts,
+  // version) is kept, so a rewrite never resets a procedure's track record.
+  const frontmatter: Frontmatter = { ...(existing?.frontmatter ?? {}), ...given.frontmatter }
+  if (kind !== 'state') {
+    if (frontmatter.created_at === undefined) frontmatter.created_at = now
+    frontmatter.updated_at = now
+    if (existing && typeof existing.frontmatter.version === 'number' && given.frontmatter.version === undefined) frontmatter.version = existing.frontmatter.version + 1
+  }
+  await deps.documents.write(kind, slug, frontmatter, given.body, { reason: 'write_memory_file' })
+  return { versioned: existing !== null }
+}
+
+async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, slug: string, content: string, mode: 'overwrite' | 'append'): Promise<void> {
+  const project = location.root === 'project'
+  const memoryDir = project ? deps.layout.projectMemoryDir : deps.layout.globalMemoryDir
+  const locks = project ? deps.projectLocks : deps.locks
+  if (!memoryDir || !locks) {
+    throw new EngramError({ code: ErrorCode.unsupported, category: 'system', message: 'Project topic files cannot be written: the project scope has no locks.', fix: 'pass projectLocks to the memory file tools' })
+  }
+  const outcome = await locks.withLock(topicLockName(memoryDir, slug), async () => {
+    let next = content
+    if (mode === 'append') {
+      const old = await readFile(location.absolute, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return ''
+        throw error
+      })
+      next = old === '' || old.endsWith('\n') ? old + content : `${old}\n${content}`
+    }
+    await writeFileAtomic(location.absolute, next.endsWith('\n') ? next : `${next}\n`)
+  })
+  if (outcome.kind !== 'done') throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Topic ${location.path} is locked.`, fix: 'retry in a moment' })
+}
+
+/** The `write_memory_file` tool. */
+export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<WriteMemoryFileInput> {
+  return {
+    name: WRITE_MEMORY_FILE_TOOL_NAME,
+    description: [
+      'Write a markdown note into your own memory: knowledge you worked out (knowledge/<name>.md), a procedure (procedures/<name>.md), your current task (state/current_task.md), or a topic file (memory/topics/<name>.md, project/topics/<name>.md).',
+      'overwrite keeps the previous version in your archive; append adds to the end.',
+      'Rules, lessons and facts about the user go through memorize instead.',
+    ].join(' '),
+    inputSchema: writeMemoryFileInputSchema,
+    jsonSchema: z.toJSONSchema(writeMemoryFileInputSchema) as Record<string, unknown>,
+    async execute(input) {
+      const parsed = writeMemoryFileInputSchema.safeParse(input)
+      if (!parsed.success) {
+        return invalidInput(WRITE_MEMORY_FILE_TOOL_NAME, parsed.error.issues, `{"path": "knowledge/<name>.md", "content": "markdown, at most ${WRITE_MAX_CHARS} characters", "mode": "overwrite|append"}`)
+      }
+      const { path, content } = parsed.data
+      const mode = parsed.data.mode ?? 'overwrite'
+      try {
+        if (content.includes('\u0000')) {
+          throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'The content contains a NUL byte; memory files are text.', fix: 'send plain markdown text' })
+        }
+        const location = locateMemoryPath(path, deps.layout)
+        const { folder, slug } = assertWritable(location)
+        const real = await confine(location)
+        if (real !== null && !(await stat(real)).isFile()) throw notFound(location.path, 'write to a file name ending in .md, not a folder')
+        const kind = DOC_KIND_OF[folder]
+        let versioned = false
+        if (kind) ({ versioned } = await writeDocument(deps, kind, slug, content, mode))
+        else await writeTopic(deps, location, slug, content, mode)
+
+        const source = indexSourceOf(location.path, deps.layout.agent)
+        await deps.activity.append({
+          ts: deps.clock.now().toISOString(),
+          type: 'memory_write',
+          tool: WRITE_MEMORY_FILE_TOOL_NAME,
+          content: location.path,
+          summary: `${mode} ${location.path} (${content.length} chars)`,
+          meta: { path: location.path, mode, chars: content.length, versioned },
+        })
+        let note = ''
+        try {
+          await deps.onWritten?.(location.path, { source, absolutePath: join(location.absolute) })
+        } catch (error) {
+          // The file is written and safe; only the index lags until the next reindex.
+          note = `\n(the search index was not updated: ${describeError(error)}; it catches up on the next \`engram reindex\`)`
+        }
+        const verb = mode === 'append' ? 'Appended' : versioned ? 'Rewrote' : 'Wrote'
+        return {
+          text: `${verb} ${location.path} (${content.length} characters)${versioned ? '; the previous version is kept in archive/versions/' : ''}.${note}`,
+          data: { path: location.path, mode, versioned, source },
+        }
+      } catch (error) {
+        return errorResult(error, WRITE_MEMORY_FILE_TOOL_NAME)
+      }
+    },
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * The `memory` tool, generated from what the context provider can do (anna's `memory.BuildTool`):
+ * `status` always; `search` with a Searcher; `describe` and `expand` with an Explorer;
+ * `profile_get` and `profile_update` with a ProfileStore. The JSON schema, the description and the
+ * dispatch follow the same list, so a provider with fewer capabilities yields a smaller tool and
+ * the model is never offered an action that cannot work.
+ *
+ * Bad arguments and failures come back as readable `isError` results that say how to fix the
+ * call; `execute` never throws.
+ */
+import { z } from 'zod'
+import { describeError } from '../core/errors.ts'
+import {
+  type ContextProvider,
+  type ContextSession,
+  hasExplorer,
+  hasProfileStore,
+  hasSearcher,
+  type MessageDescription,
+  type SummaryDescription,
+} from '../memory/context/provider.ts'
+import type { EngramTool, ToolResult } from './tool.ts'
+
+export const MEMORY_ACTIONS = ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'] as const
+export type MemoryAction = (typeof MEMORY_ACTIONS)[number]
+
+export interface MemoryToolInput {
+  action: MemoryAction
+  query?: string
+  id?: string
+  toMessages?: boolean
+  limit?: number
+  content?: string
+}
+
+const ACTION_HELP: Record<MemoryAction, string> = {
+  status: 'status: how many messages and tokens this conversation holds, and how much is summarized.',
+  search: 'search {query}: find past messages and summaries of your conversations by words; hits give ids to describe or expand.',
+  describe: 'describe {id}: what a summary (sum_…) covers — time range, depth, how it was written, what it folds.',
+  expand: 'expand {id, toMessages?}: open a summary into what it folds; toMessages=true goes down to the original messages.',
+  profile_get: 'profile_get: read your notes about the current user.',
+  profile_update: 'profile_update {content}: replace your notes about the current user with content (keep what still holds).',
+}
+
+/** The actions a provider supports, in a stable order. */
+export function memoryActionsFor(provider: ContextProvider): MemoryAction[] {
+  const actions: MemoryAction[] = ['status']
+  if (hasSearcher(provider)) actions.push('search')
+  if (hasExplorer(provider)) actions.push('describe', 'expand')
+  if (hasProfileStore(provider)) actions.push('profile_get', 'profile_update')
+  return actions
+}
+
+function inputSchemaFor(actions: MemoryAction[]): z.ZodType<MemoryToolInput> {
+  const has = (action: MemoryAction): boolean => actions.includes(action)
+  const shape: Record<string, z.ZodType> = {
+    action: z.enum(actions as [MemoryAction, ...MemoryAction[]]).describe('What to do; see the tool description.'),
+  }
+  if (has('search')) shape.query = z.string().trim().min(1).max(500).optional().describe('search: the words to look for.')
+  if (has('search') || has('expand')) shape.limit = z.number().int().min(1).max(200).optional().describe('search / expand: at most this many results (default 10 / 50).')
+  if (has('describe')) {
+    shape.id = z.string().trim().min(1).max(100).optional().describe('describe / expand: a summary id (sum_…) or, for describe, a message id (msg:<n>).')
+    shape.toMessages = z.boolean().optional().describe('expand: true to go all the way down to the original messages.')
+  }
+  if (has('profile_update')) shape.content = z.string().max(20_000).optional().describe('profile_update: the complete new notes about the user.')
+  return z.object(shape).strict() as unknown as z.ZodType<MemoryToolInput>
+}
+
+function requireField(input: MemoryToolInput, field: 'query' | 'id' | 'content', example: string): ToolResult | undefined {
+  const value = input[field]
+  if (typeof value === 'string' && (field === 'content' || value.trim() !== '')) return undefined
+  return { isError: true, text: `memory ${input.action} needs "${field}". Fix: call it as ${example}.` }
+}
+
+function describeText(description: SummaryDescription | MessageDescription): string {
+  if (description.kind === 'message') {
+    const folded = description.foldedBy.length > 0 ? `folded into ${description.foldedBy.join(', ')}` : 'not summarized'
+    return `message msg:${description.id} #${description.seq} by ${description.name ?? description.role} at ${description.at}, ${description.tokenCount} tokens, ${folded}${description.inContext ? ', in your context now' : ''}.`
+  }
+  const range = description.seqRange ? `messages #${description.seqRange.from}–#${description.seqRange.to}` : 'no messages'
+  return [
+    `summary ${description.id} (${description.summaryKind}, depth ${description.depth}, written by ${description.method}${description.degraded ? ' — a fallback, not an LLM' : ''})`,
+    `covers ${description.messageCount} ${range}, ${description.earliestAt} → ${description.latestAt}; ${description.tokenCount} tokens standing for ${description.sourceTokenCount}`,
+    `folds ${description.children.summaryIds.length > 0 ? `summaries ${description.children.summaryIds.join(', ')}` : `${description.children.messageIds.length} messages`}`,
+    description.foldedBy.length > 0 ? `folded into ${description.foldedBy.join(', ')}` : description.inContext ? 'in your context now' : 'top level',
+  ].join('\n')
+}
+
+/** Build the memory tool for one session over `provider`. */
+export function buildMemoryTool(provider: ContextProvider, session: ContextSession): EngramTool<MemoryToolInput> {
+  const actions = memoryActionsFor(provider)
+  const inputSchema = inputSchemaFor(actions)
+  const description = [
+    'Your working memory of this and earlier conversations: nothing said is ever lost, older turns are folded into summaries you can open again.',
+    'Actions:',
+    ...actions.map((action) => `- ${ACTION_HELP[action]}`),
+  ].join('\n')
+
+  async function run(input: MemoryToolInput): Promise<ToolResult> {
+    switch (input.action) {
+      case 'status': {
+        const stats = await provider.stats(session)
+        return {
+          text: `${stats.messages} messages (${stats.messageTokens} tokens) stored; context window: ${stats.items} items, ${stats.contextTokens} tokens, ${stats.summaries} summaries (max depth ${stats.maxDepth}${stats.degradedSummaries > 0 ? `, ${stats.degradedSummaries} written by a fallback` : ''}).`,
+          data: stats,
+        }
+      }
+      case 'search': {
+        if (!hasSearcher(provider)) break
+        const missing = requireField(input, 'query', '{"action": "search", "query": "words to find"}')
+        if (missing) return missing
+        const result = await provider.search(session.agent, input.query!, { limit: input.limit ?? 10 })
+        const note = result.via === 'scan' ? ' (substring scan: full-text search is unavailable)' : ''
+        if (result.hits.length === 0) return { text: `No messages or summaries match "${input.query}"${note}.`, data: result }
+        const lines = result.hits.map((hit) => `${hit.id} [${hit.kind}, session ${hit.sessionId}, ${hit.at}] ${hit.snippet}`)
+        return { text: `${result.hits.length} hits${note}:\n${lines.join('\n')}`, data: result }
+      }
+      case 'describe': {
+        if (!hasExplorer(provider)) break
+        const missing = requireField(input, 'id', '{"action": "describe", "id": "sum_…"}')
+        if (missing) return missing
+        const description = await provider.describe(session.agent, input.id!)
+        return { text: describeText(description), data: description }
+      }
+      case 'expand': {
+        if (!hasExplorer(provider)) break
+        const missing = requireField(input, 'id', '{"action": "expand", "id": "sum_…"}')
+        if (missing) return missing
+        const expansion = await provider.expand(session.agent, input.id!, { toMessages: input.toMessages ?? false, limit: input.limit ?? 50 })
+        const lines = expansion.nodes.map((node) =>
+          node.kind === 'message'
+            ? `msg:${node.id} #${node.seq} [${node.at}] ${node.name ?? node.role}: ${node.content}`
+            : `${node.id} [summary, depth ${node.depth}, ${node.method}${node.degraded ? ', fallback' : ''}, ${node.earliestAt} → ${node.latestAt}]\n${node.content}`,
+        )
+        if (expansion.truncated) lines.push('(more: raise limit to see the rest)')
+        return { text: lines.join('\n'), data: expansion }
+      }
+      case 'profile_get': {
+        if (!hasProfileStore(provider)) break
+        const notes = await provider.getProfile(session)
+        return { text: notes ?? 'No notes about this user yet.', data: { notes } }
+      }
+      case 'profile_update': {
+        if (!hasProfileStore(provider)) break
+        const missing = requireField(input, 'content', '{"action": "profile_update", "content": "the complete notes"}')
+        if (missing) return missing
+        await provider.setProfile(session, input.content!)
+        return { text: `Saved notes about ${session.user} (${input.content!.length} characters).` }
+      }
+    }
+    return { isError: true, text: `memory ${input.action} is not available here. Fix: use one of ${actions.join(', ')}.` }
+  }
+
+  return {
+    name: 'memory',
+    description,
+    inputSchema,
+    jsonSchema: z.toJSONSchema(inputSchema) as Record<string, unknown>,
+    async execute(input) {
+      const parsed = inputSchema.safeParse(input)
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`)
+        return {
+          isError: true,
+          text: [`memory was called with invalid arguments:`, ...problems, `Fix: pass {"action": one of ${actions.map((a) => `"${a}"`).join(', ')}, …} with the fields that action needs.`].join('\n'),
+        }
+      }
+      try {
+        return await run(parsed.data)
+      } catch (error) {
+        return { isError: true, text: `memory ${parsed.data.action} failed: ${describeError(error)}` }
+      }
+    },
+  }
+}

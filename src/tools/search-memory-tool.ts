@@ -1,0 +1,141 @@
+/**
+ * `search_memory`: the agent's deliberate search over everything it remembers — one index over
+ * messages, summaries, episodes, rules, lessons, topics, knowledge, procedures, skills and user
+ * profiles (DESIGN.md §5 "Retrieval"). The tool is a shell: ranking belongs to the retrieval
+ * engine, injected as a `MemorySearch` function. Each hit names a source that `read_memory_file`
+ * opens (or, for conversation messages, an id the `memory` tool expands).
+ */
+import { z } from 'zod'
+import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
+import type { HomeLayout } from '../storage/home-layout.ts'
+import { type SearchIndex, UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
+import { memoryPathOfSource } from './memory-paths.ts'
+import type { EngramTool, ToolResult } from './tool.ts'
+
+export const SEARCH_MEMORY_TOOL_NAME = 'search_memory'
+export const SEARCH_DEFAULT_LIMIT = 10
+export const SEARCH_MAX_LIMIT = 50
+/** Characters of a hit's text shown inline; the full text is one read_memory_file away. */
+const SNIPPET_CHARS = 320
+
+/** One ranked result of the retrieval engine. */
+export interface MemorySearchHit {
+  /** Index unit id, e.g. `agents/default/knowledge/tea.md#0`, `msg:12`. */
+  id: string
+  kind: UnitKind
+  text: string
+  /** The unit's source: a home-relative file path, `project:.engram/memory/…`, or `conv:<id>`. */
+  source: string
+  /** Higher is better; only the order matters to the tool. */
+  score: number
+  createdAt?: string
+  /** Ids of the messages or documents the unit stands for. */
+  provenance?: string[]
+}
+
+export interface MemorySearchOptions {
+  kinds?: UnitKind[]
+  limit: number
+}
+
+/** The retrieval engine as the tool sees it. Must not apply a threshold that silently empties results. */
+export type MemorySearch = (query: string, options: MemorySearchOptions) => Promise<MemorySearchHit[]>
+
+export const searchMemoryInputSchema = z.object({
+  query: z.string().trim().min(1).max(500).describe('What to look for: a few distinctive words (names, topics, errors, tools).'),
+  kinds: z
+    .array(z.enum(UNIT_KINDS))
+    .min(1)
+    .optional()
+    .describe('Only these kinds of memory (default: all): message, summary, episode, activity, lesson, rule, profile, topic, knowledge, procedure, skill, user.'),
+  limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional().describe(`Most results to return (default ${SEARCH_DEFAULT_LIMIT}).`),
+})
+export type SearchMemoryInput = z.infer<typeof searchMemoryInputSchema>
+
+/** Where the agent can open a hit: a memory path (with its anchor) or the raw source. */
+export function hitReference(hit: MemorySearchHit, layout: HomeLayout): string {
+  const hash = hit.source.indexOf('#')
+  const file = hash < 0 ? hit.source : hit.source.slice(0, hash)
+  const anchor = hash < 0 ? '' : hit.source.slice(hash)
+  const path = memoryPathOfSource(file, layout)
+  if (path !== undefined) return `${path}${anchor}`
+  return hit.source
+}
+
+function snippet(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  return flat.length <= SNIPPET_CHARS ? flat : `${flat.slice(0, SNIPPET_CHARS - 1)}…`
+}
+
+/** Compact text for the model: one line of header and one of text per hit, each with its source. */
+export function formatSearchHits(query: string, hits: MemorySearchHit[], layout: HomeLayout): string {
+  if (hits.length === 0) return `Nothing in your memory matches "${query}". Try other or fewer words, or drop the kinds filter.`
+  const lines = [`${hits.length} result${hits.length === 1 ? '' : 's'} for "${query}" (best first):`]
+  hits.forEach((hit, index) => {
+    const ref = hitReference(hit, layout)
+    const opener = ref.startsWith('conv:') ? `memory tool: expand ${hit.id}` : `read_memory_file ${ref}`
+    const when = hit.createdAt ? ` ${hit.createdAt.slice(0, 10)}` : ''
+    lines.push(`${index + 1}. [${hit.kind}${when}] ${snippet(hit.text)}`)
+    lines.push(`   source: ${ref} (open with ${opener})`)
+  })
+  return lines.join('\n')
+}
+
+/** The search_memory tool over a retrieval function. */
+export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: HomeLayout }): EngramTool<SearchMemoryInput> {
+  return {
+    name: SEARCH_MEMORY_TOOL_NAME,
+    description: [
+      'Search everything you remember — rules, lessons, topics, knowledge, procedures, skills, user profiles, episodes and past conversations — by relevance.',
+      'Use it before answering when earlier knowledge could matter. Each result names its source; open the full text with read_memory_file.',
+    ].join(' '),
+    inputSchema: searchMemoryInputSchema,
+    jsonSchema: z.toJSONSchema(searchMemoryInputSchema) as Record<string, unknown>,
+    async execute(input): Promise<ToolResult> {
+      const parsed = searchMemoryInputSchema.safeParse(input)
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`)
+        return {
+          isError: true,
+          text: [
+            'search_memory was called with invalid arguments:',
+            ...problems,
+            `Fix: pass {"query": "words to find", "kinds": ["knowledge", "lesson", …] (optional), "limit": 1-${SEARCH_MAX_LIMIT} (optional)}.`,
+          ].join('\n'),
+          data: { code: ErrorCode.invalidArgument },
+        }
+      }
+      const { query, kinds } = parsed.data
+      const limit = parsed.data.limit ?? SEARCH_DEFAULT_LIMIT
+      try {
+        const hits = (await deps.search(query, { ...(kinds ? { kinds } : {}), limit })).slice(0, limit)
+        return { text: formatSearchHits(query, hits, deps.layout), data: { hits: hits.map((hit) => ({ ...hit, ref: hitReference(hit, deps.layout) })) } }
+      } catch (error) {
+        if (EngramError.is(error)) return { isError: true, text: error.message, data: { code: error.code } }
+        return { isError: true, text: `search_memory failed: ${describeError(error)}\nFix: retry; if it fails again, run \`engram reindex\` and \`engram doctor\`.`, data: { code: 'internal' } }
+      }
+    },
+  }
+}
+
+/**
+ * A `MemorySearch` over the index's lexical (BM25) channel alone, for hosts that have no hybrid
+ * retrieval engine wired: no vectors, no recency or frequency terms. Results of other agents are
+ * left out. Every returned unit has its access recorded (the Hebbian term of later ranking).
+ */
+export function lexicalIndexSearch(deps: { index: SearchIndex; agent: string; now: () => Date }): MemorySearch {
+  return async (query, options) => {
+    const candidates = await deps.index.search({ text: query, limit: options.limit * 3, ...(options.kinds ? { kinds: options.kinds } : {}) })
+    const ranked = candidates.filter((candidate) => candidate.lexical !== undefined).sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0))
+    const units = new Map((await deps.index.get(ranked.map((candidate) => candidate.id))).map((unit) => [unit.id, unit]))
+    const hits: MemorySearchHit[] = []
+    for (const candidate of ranked) {
+      const unit = units.get(candidate.id)
+      if (!unit || (unit.agent !== undefined && unit.agent !== deps.agent)) continue
+      hits.push({ id: unit.id, kind: unit.kind, text: unit.text, source: unit.source, score: candidate.lexical ?? 0, createdAt: unit.createdAt, provenance: unit.provenance })
+      if (hits.length >= options.limit) break
+    }
+    if (hits.length > 0) await deps.index.recordAccess(hits.map((hit) => hit.id), deps.now().toISOString())
+    return hits
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The `engram context …` commands, run in-process through their Command objects against a temp
+ * home (the shell's JSON envelope and exit-code mapping are tested in cli.test.ts).
+ */
+import assert from 'node:assert/strict'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { EngramError } from '../src/core/errors.ts'
+import type { Command, CommandResult } from '../src/interfaces/cli/command.ts'
+import { contextCommands } from '../src/interfaces/cli/commands/context/index.ts'
+import { ExitCode } from '../src/interfaces/cli/io.ts'
+import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+
+function command(name: string): Command {
+  const found = contextCommands.find((c) => c.path.join(' ') === `context ${name}`)
+  assert.ok(found, name)
+  return found
+}
+
+async function run(tmp: TempHome, name: string, args: string[], options: Record<string, string | boolean>): Promise<CommandResult> {
+  return command(name).run({
+    io: { stdout: { write: () => true }, stderr: { write: () => true }, env: tmp.env, cwd: tmp.project, isTTY: false },
+    args,
+    options,
+    json: true,
+    settings: { home: tmp.home },
+  })
+}
+
+test('append (text and JSONL with broken lines), assemble, compact, search, describe, expand, stats', async (t) => {
+  const tmp = makeTempHome('engram-context-cli-')
+  t.after(tmp.cleanup)
+  const one = await run(tmp, 'append', [], { session: 'cli', role: 'user', text: 'The vault code is 7731.', user: 'ada' })
+  assert.equal(one.exitCode, undefined)
+  assert.deepEqual((one.data as { seqs: unknown }).seqs, { from: 1, to: 1 })
+
+  const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ role: i % 2 ? 'assistant' : 'user', content: `Line ${i}: we tuned the heron cache to ${i * 3} MB.`, at: `2026-03-01T10:${String(i).padStart(2, '0')}:00Z` }))
+  lines.splice(5, 0, '{"role": "user", "content": "cut off')
+  lines.splice(12, 0, '{"role": "robot", "content": "who am I"}')
+  lines.push('')
+  mkdirSync(tmp.project, { recursive: true })
+  writeFileSync(join(tmp.project, 'turns.jsonl'), lines.join('\n'))
+  const bulk = await run(tmp, 'append', [], { session: 'cli', file: 'turns.jsonl' })
+  assert.equal(bulk.exitCode, ExitCode.user, 'exit 3 when some lines were bad')
+  const data = bulk.data as { appended: number; badLines: Array<{ line: number; reason: string }> }
+  assert.equal(data.appended, 40, 'every valid line is appended')
+  assert.deepEqual(
+    data.badLines.map((b) => b.line),
+    [6, 13],
+  )
+  assert.match(data.badLines[1]!.reason, /role "robot"/)
+
+  const stats = (await run(tmp, 'stats', [], { session: 'cli' })).data as { messages: number; provider: string }
+  assert.equal(stats.messages, 41)
+  assert.equal(stats.provider, 'lcm')
+
+  const compacted = (await run(tmp, 'compact', [], { session: 'cli', full: true, 'fresh-tail': '5' })).data as { kind: string; degraded: boolean }
+  assert.equal(compacted.kind, 'compacted')
+  assert.equal(compacted.degraded, true, 'offline: extractive, marked degraded')
+
+  const assembled = (await run(tmp, 'assemble', [], { session: 'cli', budget: '400', 'fresh-tail': '5' })).data as {
+    tokens: number
+    items: Array<{ kind: string; summaryId?: string }>
+  }
+  assert.ok(assembled.tokens <= 400)
+  const summaryId = assembled.items.find((i) => i.kind === 'summary')?.summaryId
+  assert.ok(summaryId)
+
+  const search = (await run(tmp, 'search', ['vault', 'code'], {})).data as { hits: Array<{ id: string }> }
+  assert.ok(search.hits.some((h) => h.id === 'msg:1'))
+  const described = (await run(tmp, 'describe', [summaryId], {})).data as { kind: string; messageCount: number }
+  assert.equal(described.kind, 'summary')
+  const expanded = (await run(tmp, 'expand', [summaryId], { messages: true })).data as { nodes: unknown[] }
+  assert.equal(expanded.nodes.length, described.messageCount)
+
+  await assert.rejects(run(tmp, 'assemble', [], { session: 'cli', budget: 'lots' }), (e) => EngramError.is(e) && /--budget/.test(e.message))
+  await assert.rejects(run(tmp, 'append', [], { role: 'user', text: 'x' }), (e) => EngramError.is(e) && /--session/.test(e.fix ?? ''))
+  await assert.rejects(run(tmp, 'describe', ['sum_00'], {}), (e) => EngramError.is(e) && e.code === 'not_found')
+
+  const simple = await command('compact').run({
+    io: { stdout: { write: () => true }, stderr: { write: () => true }, env: tmp.env, cwd: tmp.project, isTTY: false },
+    args: [],
+    options: { session: 'cli' },
+    json: true,
+    settings: { home: tmp.home, 'context.provider': 'simple' },
+  }).catch((e: unknown) => e)
+  assert.ok(EngramError.is(simple) && simple.code === 'unsupported', 'the simple provider has no compaction, and says so')
+})
