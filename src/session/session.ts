@@ -29,6 +29,7 @@ import { compactSkillList } from '../memory/skills/skill-prompt.ts'
 import type { DocumentStore } from '../storage/contracts.ts'
 import type { Llm } from '../llm/contracts.ts'
 import { createToolDispatcher, type ToolDefinition, type ToolDispatcher, type ToolResult } from '../tools/dispatcher.ts'
+import { toEngramTools } from '../tools/adapters.ts'
 import type { EngramTool } from '../tools/tool.ts'
 import type { SystemParts, Turn, TurnEnd, TurnMessage, TurnReply } from './turn.ts'
 
@@ -94,6 +95,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
   const learner = createErrorLearner({ encoder: deps.memory.encoder, llm: deps.llm })
   const monitor = createPatternMonitor({ mode: deps.patternMonitorMode })
   const memoryTools = deps.agentTools({ sessionId, ...(user !== undefined ? { user } : {}) })
+  const ownTools = toEngramTools([...(options.tools ?? [])])
   const dispatcher: ToolDispatcher = createToolDispatcher({
     tools: [...(options.tools ?? []), ...memoryTools.map(asDefinition)],
     observers: [learner],
@@ -105,7 +107,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
   let streaming = false
   const recent: Array<{ role: string; content: string }> = []
 
-  return {
+  const session: Session = {
     id: sessionId,
     user,
 
@@ -130,7 +132,10 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         deps.project ? readProjectInstructions(deps.project) : Promise.resolve(undefined),
       ])
       warnings.push(...primed.warnings)
-      const tools = await Promise.all(memoryTools.map((tool) => deps.memory.decorateToolDescription(tool)))
+      // Tools handed to the model run through this session's dispatcher, so the error learner and the
+      // pattern monitor see every call, whichever way the host exposes them (AI SDK, OpenAI, MCP).
+      const decorated = await Promise.all([...ownTools, ...memoryTools].map((tool) => deps.memory.decorateToolDescription(tool)))
+      const tools: EngramTool[] = decorated.map((tool) => ({ ...tool, execute: (input: unknown) => session.execute(tool.name, input) }))
 
       const systemParts: SystemParts = {
         base: layers.base.text,
@@ -247,6 +252,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       steps.length = 0
     },
   }
+  return session
 }
 
 function asDefinition(tool: EngramTool): ToolDefinition<unknown> {

@@ -1,0 +1,134 @@
+/**
+ * The agent loop end to end, as an agent built on the AI SDK runs it: several sessions across
+ * simulated days, `session.begin` → the model (a fake OpenAI-compatible server, through the real
+ * AI SDK provider code) → engram's tools → `session.end`. What was said on day 1 must be primed on
+ * day 3 when it is relevant, every prompt part within its budget, with the provenance of each
+ * injected memory reported.
+ */
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
+import { generateText, stepCountIs } from 'ai'
+import { ManualClock } from '../src/core/clock.ts'
+import { countTokens } from '../src/core/tokens.ts'
+import { toAiSdkTools } from '../src/interfaces/ai-sdk/tools.ts'
+import { createMind, type Mind } from '../src/mind.ts'
+import type { Turn } from '../src/session/turn.ts'
+import { type FakeChatRequest, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
+import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+
+/** The scripted model: memorizes when asked to remember, otherwise answers from what it was shown. */
+function agentModel(request: FakeChatRequest) {
+  const last = request.messages.at(-1)
+  if (last?.role === 'tool') return { text: 'Done, I will keep that in mind.' }
+  const user = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? ''
+  const remember = /please remember (?:that )?(.+)$/i.exec(user)
+  if (remember) {
+    return {
+      raw: JSON.stringify({
+        id: 'chatcmpl-x',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model: 'agent-model',
+        choices: [
+          {
+            index: 0,
+            finish_reason: 'tool_calls',
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'memorize', arguments: JSON.stringify({ entries: [{ text: remember[1], kind: 'lesson', topic: 'pets' }] }) } }],
+            },
+          },
+        ],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+      contentType: 'application/json',
+    }
+  }
+  const system = request.messages.find((m) => m.role === 'system')?.content ?? ''
+  return { text: /chicken/i.test(system) ? 'Not chicken: Miso is allergic to it. Tuna is a safe choice.' : 'Sure.' }
+}
+
+let tmp: TempHome
+let server: FakeOpenAiServer
+let mind: Mind
+const clock = new ManualClock('2026-03-02T09:00:00Z')
+
+before(async () => {
+  tmp = makeTempHome()
+  server = await startFakeOpenAiServer({ onChat: agentModel })
+  mind = await createMind({ home: tmp.home, env: tmp.env, clock })
+})
+after(async () => {
+  await mind?.close()
+  await server?.close()
+  tmp?.cleanup()
+})
+
+async function runTurn(sessionId: string, message: string): Promise<{ turn: Turn; reply: string }> {
+  const session = mind.session(sessionId, { user: 'ada' })
+  const turn = await session.begin(message)
+  const model = createOpenAICompatible({ name: 'agent', baseURL: server.url, apiKey: 'test' })('agent-model')
+  const result = await generateText({
+    model,
+    system: turn.system,
+    messages: turn.messages.map((m) => ({ role: m.role === 'assistant' ? 'assistant' : 'user', content: m.content })),
+    tools: toAiSdkTools(turn.tools),
+    stopWhen: stepCountIs(3),
+  })
+  await session.end(turn, result.text)
+  await mind.idle()
+  return { turn, reply: result.text }
+}
+
+test('what was said on day 1 is primed on day 3, within budgets, with provenance', async () => {
+  // Day 1: the user tells the agent something worth keeping; the model memorizes it through the tool.
+  const day1 = await runTurn('day1', 'Please remember that my cat Miso is allergic to chicken')
+  assert.equal(day1.reply, 'Done, I will keep that in mind.')
+  assert.match(readFileSync(join(tmp.home, 'agents/default/memory/lessons.md'), 'utf8'), /Miso is allergic to chicken <!-- topic:pets/)
+  await runTurn('day1', 'Thanks! Also, the vet appointment went fine.')
+
+  // Day 2: unrelated work; the day-1 session closes at the idle boundary and becomes an episode.
+  clock.advanceDays(1)
+  await mind.maintain()
+  assert.match(readFileSync(join(tmp.home, 'agents/default/episodes/2026-03-02.md'), 'utf8'), /Miso|allergic|chicken/)
+  for (const message of ['Can you draft the quarterly report outline?', 'Add a section on hiring.', 'Move the budget table to the end.']) {
+    await runTurn('day2', message)
+  }
+
+  // Day 3: a new session; the relevant memory must come back unasked.
+  clock.advanceDays(1)
+  await mind.maintain()
+  const { turn, reply } = await runTurn('day3', 'What should I feed Miso tonight?')
+  assert.match(turn.systemParts.primed, /allergic to chicken/, 'priming recalls the day-1 memory')
+  assert.equal(reply, 'Not chicken: Miso is allergic to it. Tuna is a safe choice.')
+
+  // Provenance: every injected memory says where it came from and why.
+  assert.ok(turn.provenance.primed.length > 0)
+  for (const item of turn.provenance.primed) {
+    assert.ok(item.source.length > 0 && item.channel.length > 0, JSON.stringify(item))
+    assert.ok(item.tokens > 0)
+    assert.ok(Object.keys(item.why).length > 0)
+  }
+  const recalled = turn.provenance.primed.find((item) => item.channel === 'related' && /lessons\.md|conv:|episodes/.test(item.source))
+  assert.ok(recalled, `a related memory with its source: ${JSON.stringify(turn.provenance.primed)}`)
+
+  // Budgets: priming within its type's budget, the memory context within Anton's section budgets,
+  // the conversation within the context budget.
+  assert.equal(turn.type, 'question')
+  assert.ok(turn.budgets.priming.tokens <= turn.budgets.priming.budget)
+  assert.equal(countTokens(turn.systemParts.primed), turn.budgets.priming.tokens)
+  assert.ok(turn.budgets.memory.tokens <= 300 + 2 * 1500 + 2 * 1000 + 200, `memory context ${turn.budgets.memory.tokens} tokens`)
+  assert.match(turn.systemParts.memory, /## Your memory — Global lessons[\s\S]*allergic to chicken/)
+  assert.ok(turn.budgets.context.tokens <= turn.budgets.context.budget)
+  assert.equal(turn.messages.at(-1)?.content, 'What should I feed Miso tonight?')
+
+  // Every message of every session was kept.
+  const conversations = await mind.backend.context.listConversations('default')
+  let total = 0
+  for (const conversation of conversations) total += await mind.backend.context.messageCount(conversation.id)
+  assert.equal(total, 12, 'six user messages and six replies')
+})
