@@ -1,10 +1,12 @@
 /**
- * `npm run demo`: what engram holds and can do, on the embedded default (SQLite + markdown files
- * in a local home, no API key). Each capability adds a chapter.
+ * `npm run demo`: what engram does, on the embedded default (SQLite + markdown files in a local
+ * home, no API key, no LLM). A few simulated days of an agent's life, then a look inside.
  */
 import { appendFileSync, readFileSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { createMind } from '../src/mind.ts'
+import { ManualClock } from '../src/core/clock.ts'
+import { hasCompactor, hasExplorer } from '../src/memory/context/provider.ts'
+import { createMind, type Mind } from '../src/mind.ts'
 import { renderStatus } from '../src/interfaces/cli/commands/status/index.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
 
@@ -14,73 +16,126 @@ const project = join(root, '.demo', 'project')
 const tty = Boolean(process.stdout.isTTY)
 const bold = (t: string) => (tty ? `\u001b[1m${t}\u001b[22m` : t)
 const dim = (t: string) => (tty ? `\u001b[2m${t}\u001b[22m` : t)
-const chapter = (n: number, title: string) => console.log(`\n${bold(`── ${n}. ${title} ${'─'.repeat(Math.max(0, 60 - title.length))}`)}`)
-const show = (label: string, text: string) => console.log(`${dim(label)}\n${text.trimEnd().split('\n').map((l) => `  ${l}`).join('\n')}`)
+let chapterNo = 0
+const chapter = (title: string) => console.log(`\n${bold(`── ${++chapterNo}. ${title} ${'─'.repeat(Math.max(0, 62 - title.length))}`)}`)
+const show = (label: string, text: string, max = 30) => {
+  const lines = text.trimEnd().split('\n')
+  console.log(dim(label))
+  for (const line of lines.slice(0, max)) console.log(`  ${line}`)
+  if (lines.length > max) console.log(dim(`  … ${lines.length - max} more lines`))
+}
 
 // A clean demo home every run, inside the repository (ignored by git), never ~/.engram.
 rmSync(join(root, '.demo'), { recursive: true, force: true })
 const env = { HOME: join(root, '.demo', 'user-home'), PATH: process.env.PATH }
+const clock = new ManualClock('2026-03-02T09:00:00Z')
 
 console.log(bold('engram — long-term memory for LLM agents'))
-console.log(dim(`demo home: ${home}   (no API key, no server: SQLite + markdown files)`))
+console.log(dim(`demo home: ${home}   (no API key, no server: SQLite + markdown files; simulated clock)`))
 
-chapter(1, 'Open a mind')
-const mind = await createMind({ home, project, env })
-console.log(`agent "${mind.agent}" opened; storage: ${mind.backend.name}, full-text: ${mind.backend.capabilities.fullText}, vectors: ${mind.backend.capabilities.vectors}`)
-console.log(`LLM: ${mind.llm.available ? mind.llm.provider : 'none (offline paths, their output marked as such)'}; embedder: ${mind.embedder?.id ?? 'none'}`)
+const mind = await createMind({ home, project, env, clock })
+console.log(`agent "${mind.agent}": storage ${mind.backend.name}, full-text ${mind.backend.capabilities.fullText}, vectors ${mind.backend.capabilities.vectors}`)
+console.log(`LLM: ${mind.llm.available ? mind.llm.provider : 'none — offline paths, their output marked as such'}; embedder: ${mind.embedder?.id ?? 'none'}`)
 
-chapter(2, 'Declarative memory is markdown a person can read')
-const global = mind.backend.engrams('global')!
-const projectScope = mind.backend.engrams('project')!
-await global.encodeRule({ kind: 'always', text: 'Answer in British English', confidence: 'high', source: 'user', meta: {} })
-await global.encodeRule({ kind: 'never', text: 'Commit secrets or API keys to git', confidence: 'high', source: 'user', meta: {} })
-await projectScope.encodeRule({ kind: 'when', text: 'If the tests touch PostgreSQL → start the test server first', confidence: 'medium', source: 'consolidation', meta: {} })
-await global.encodeLesson({ kind: 'lesson', text: 'The billing API rate-limits at about 50 requests per minute', topic: 'billing-api', confidence: 'medium', source: 'llm', meta: {} })
-const again = await global.encodeLesson({ kind: 'lesson', text: 'The billing API rate-limits at about 50 requests per minute.', topic: 'billing-api', confidence: 'medium', source: 'llm', meta: {} })
-console.log(`encoding the same lesson twice → ${again.kind}`)
-await global.rewriteIdentity([
-  { kind: 'profile', text: 'Name: Ada', meta: {} },
-  { kind: 'profile', text: 'Timezone: Europe/London', meta: {} },
-])
-show('agents/default/memory/rules.md', readFileSync(join(mind.layout.globalMemoryDir, 'rules.md'), 'utf8'))
-show('agents/default/memory/lessons.md', readFileSync(join(mind.layout.globalMemoryDir, 'lessons.md'), 'utf8'))
+/** One turn of a scripted agent: the "model" is a canned reply; tools run through the session. */
+async function turn(m: Mind, sessionId: string, message: string, reply: string, tool?: { name: string; input: unknown }) {
+  const session = m.session(sessionId, { user: 'ada' })
+  const t = await session.begin(message)
+  if (tool) await session.execute(tool.name, tool.input)
+  await session.end(t, reply)
+  await m.idle()
+  return t
+}
 
-chapter(3, 'Documents with frontmatter, versioned on every rewrite')
-await mind.backend.documents.write('knowledge', 'deploy-process', { confidence: 0.9, version: 1 }, '# Deploy process\n\nDeploys go out on Tuesdays after the staging smoke test passes.\n')
-await mind.backend.documents.write('knowledge', 'deploy-process', { confidence: 0.9, version: 2 }, '# Deploy process\n\nDeploys go out on Tuesdays and Thursdays after the staging smoke test passes.\n', { reason: 'schedule changed' })
-const versions = await mind.backend.documents.versions('knowledge', 'deploy-process')
-console.log(`knowledge/deploy-process.md is at version 2; the old text is kept: ${versions.map((v) => v.path).join(', ')}`)
+chapter('Day 1 — a conversation; the agent memorizes what matters')
 await mind.backend.documents.write('user', 'ada', {}, '# Ada\n\n- Lead engineer on the billing service\n- Prefers short answers\n')
+await turn(mind, 'mon', 'Hi! I am Ada. The invoice export to accounting failed again last night.', 'Looking into it.')
+clock.advance(120_000)
+await turn(mind, 'mon', 'It returned HTTP 429 after about 50 requests.', 'The billing API rate-limits at ~50 requests/minute; I will batch the calls.', {
+  name: 'memorize',
+  input: { entries: [{ text: 'The billing API rate-limits at about 50 requests per minute', kind: 'lesson', topic: 'billing-api' }, { text: 'Batch calls to the billing API', kind: 'always' }] },
+})
+clock.advance(120_000)
+await turn(mind, 'mon', 'Great, batching fixed it.\nresolved: invoice export failing', 'Glad it works now.')
+show('agents/default/memory/lessons.md', readFileSync(join(mind.layout.globalMemoryDir, 'lessons.md'), 'utf8'))
+show('agents/default/memory/rules.md', readFileSync(join(mind.layout.globalMemoryDir, 'rules.md'), 'utf8'))
 
-chapter(4, 'Every message kept; every event on the activity log')
-const conversation = await mind.backend.context.conversation('chat-1', { agent: mind.agent, user: 'ada' })
-const now = mind.clock.now().toISOString()
-await mind.backend.context.appendMessages(conversation.id, [
-  { role: 'user', content: 'Can you check why the billing export failed last night?', at: now, tokenCount: 12 },
-  { role: 'assistant', content: 'The export hit the billing API rate limit; I will batch the calls.', at: now, tokenCount: 15 },
-])
-await mind.backend.activity.append({ ts: now, type: 'message_received', from: 'ada', channel: 'chat', content: 'Can you check why the billing export failed last night?' })
-await mind.backend.activity.append({ ts: now, type: 'tool_use', tool: 'http_get', summary: 'GET /billing/export → 429 Too Many Requests' })
-console.log(`conversation chat-1 holds ${await mind.backend.context.messageCount(conversation.id)} messages; activity log days: ${(await mind.backend.activity.days()).join(', ')}`)
+chapter('Between sessions — immediate encoding at the idle boundary')
+clock.advance(15 * 60_000)
+const maintenance = await mind.maintain()
+console.log(`session boundaries: ${maintenance.boundaries.map((b) => `${b.kind}${'session' in b ? ` (${b.session})` : ''}`).join(', ')}`)
+show('agents/default/episodes/2026-03-02.md', readFileSync(join(mind.layout.episodesDir, '2026-03-02.md'), 'utf8'), 14)
+show('shared/resolutions.jsonl', readFileSync(join(home, 'shared', 'resolutions.jsonl'), 'utf8'), 3)
 
-chapter(5, 'Hand edits are memories too')
+chapter('Day 2 — other work')
+clock.advanceDays(1)
+for (const [message, reply] of [
+  ['Can you outline the Q2 hiring plan?', 'Here is an outline: roles, timeline, budget.'],
+  ['Move the budget section to the end.', 'Moved.'],
+  ['Add a note that interviews start in May.', 'Added.'],
+]) await turn(mind, 'tue', message as string, reply as string)
+
+chapter('Day 3 — a new question; engram recalls before the model is called')
+clock.advanceDays(1)
+await mind.maintain()
+const day3 = mind.session('wed', { user: 'ada' })
+const t = await day3.begin('The accounting export is failing with 429 errors again — what did we do last time?')
+console.log(`message type: ${t.type}; priming budget ${t.budgets.priming.budget} tokens, used ${t.budgets.priming.tokens}`)
+show('primed memory (part of turn.system)', t.systemParts.primed, 24)
+console.log(dim('why each memory was injected (provenance, score terms):'))
+for (const item of t.provenance.primed.slice(0, 6)) {
+  const why = Object.entries(item.why).map(([k, v]) => `${k}=${v}`).join(' ')
+  console.log(`  [${item.channel}] ${item.kind} from ${item.source} — ${why}`)
+}
+console.log(`system prompt: ${t.system.length} chars in parts ${Object.entries(t.systemParts).filter(([, v]) => v !== '').map(([k]) => k).join(' → ')}`)
+console.log(`conversation handed to the model: ${t.messages.length} message(s); tools: ${t.tools.map((x) => x.name).join(', ')}`)
+await day3.end(t, 'Last time the billing API rate limit (about 50 requests/minute) caused it; batching the calls fixed it.')
+await mind.idle()
+
+chapter('Lossless working memory — a long conversation folds into summaries')
+const long = { sessionId: 'long-chat', agent: mind.agent, user: 'ada' }
+for (let i = 0; i < 60; i++) {
+  clock.advance(60_000)
+  await mind.context.append(long, [
+    { role: 'user', content: `Step ${i}: we checked invoice batch ${i}; it had ${i * 3} line items and ${i % 4} corrections.` },
+    { role: 'assistant', content: `Noted batch ${i}. The totals match the ledger after ${i % 4} corrections.` },
+  ])
+}
+if (hasCompactor(mind.context)) {
+  const result = await mind.context.compact(long, { mode: 'full' })
+  if (result.kind === 'compacted') console.log(`compaction: ${result.leafSummaries} leaf + ${result.condensedSummaries} condensed summaries, ${result.tokensBefore} → ${result.tokensAfter} tokens, methods ${JSON.stringify(result.methods)} (degraded: ${result.degraded})`)
+  else console.log(`compaction skipped: ${result.reason}`)
+}
+const assembled = await mind.context.assemble(long, 1200, 6)
+console.log(`assembled within 1200 tokens: ${assembled.items.length} items, ${assembled.tokens} tokens, standing for ${new Set(assembled.items.flatMap((i) => i.messageIds)).size} of 120 messages`)
+const summary = assembled.items.find((i) => i.kind === 'summary')
+if (summary) {
+  show('the oldest item (a summary, marked as not LLM-written)', summary.content, 6)
+  if (hasExplorer(mind.context) && summary.summaryId) {
+    const expansion = await mind.context.expand(mind.agent, summary.summaryId, { toMessages: true, limit: 3 })
+    console.log(dim(`expand ${summary.summaryId} → back to the original messages:`))
+    for (const node of expansion.nodes) console.log(`  ${JSON.stringify(node).slice(0, 110)}`)
+  }
+}
+
+chapter('Hand edits are memories too')
 const lessonsFile = join(mind.layout.globalMemoryDir, 'lessons.md')
 appendFileSync(lessonsFile, '- Invoices are archived to cold storage after 18 months <!-- topic:billing-api ts:2026-03-02 -->\nthis line is not a memory entry\n')
-console.log('appended by hand to lessons.md: one lesson and one line that is not an entry')
 const report = await mind.reindex()
-console.log(`reindex: ${report.added} added, ${report.updated} updated, ${report.removed} removed, ${report.unchanged} unchanged, in ${report.ms} ms`)
-for (const problem of report.problems) console.log(`kept and reported: ${problem.file}:${problem.line} — ${problem.reason}`)
-const hits = await mind.backend.index.search({ text: 'when are invoices archived', limit: 3 })
-const units = await mind.backend.index.get(hits.map((h) => h.id))
-console.log(`search "when are invoices archived" → ${units.map((u) => `[${u.kind}] ${u.text.slice(0, 70)}`).join(' | ') || '(nothing)'}`)
+console.log(`appended by hand, then reindexed: ${report.added} added, ${report.unchanged} unchanged, ${report.ms} ms`)
+for (const problem of report.problems) console.log(`kept and reported: ${problem.file.replace(`${home}/`, '')}:${problem.line} — ${problem.reason}`)
+const found = await mind.retriever.search('when are invoices archived', { limit: 1 })
+console.log(`search "when are invoices archived" → ${found.hits.map((h) => `[${h.unit.kind}] ${h.unit.text}`).join('') || '(nothing)'}`)
+const episodes = await mind.recall('invoice export 429', { daysBack: 7 })
+console.log(`recall "invoice export 429" (episodes and activity, 7 days) → ${episodes.length} results; best: ${episodes[0]?.ref ?? '-'}`)
 
-chapter(6, 'engram status')
+chapter('engram status')
 console.log(renderStatus(await mind.status(), tty))
 await mind.close()
 
-chapter(7, 'engram doctor')
+chapter('engram doctor')
 const out: string[] = []
-await runCli(['doctor', '--home', home, '--human'], { stdout: { write: (t: string) => out.push(t) }, stderr: process.stderr, env, cwd: root, isTTY: tty })
+await runCli(['doctor', '--home', home, '--human'], { stdout: { write: (text: string) => out.push(text) }, stderr: process.stderr, env, cwd: root, isTTY: tty })
 console.log(out.join('').trimEnd())
 
-console.log(`\n${dim(`Look around: ${home}  (try: npm run engram -- status --home ${home})`)}`)
+console.log(`\n${dim(`Look around: ${home}  (try: npm run engram -- status --home ${home}; engram mcp serves it to an MCP client)`)}`)

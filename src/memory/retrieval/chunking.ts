@@ -39,6 +39,8 @@ export function chunkMarkdown(body: string, maxTokens = CHUNK_TOKENS): Chunk[] {
 
   const chunks: Chunk[] = []
   for (const section of sections) {
+    // A heading with nothing under it (a file's title line) is not a memory of its own.
+    if (!section.lines.some((line) => line.trim() !== '' && !/^#{1,6}\s/.test(line))) continue
     const text = section.lines.join('\n').trim()
     if (approxTokens(text) <= maxTokens) {
       chunks.push({ index: chunks.length, heading: section.heading, text })

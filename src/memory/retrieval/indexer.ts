@@ -5,7 +5,7 @@
  * deleted files or removed lines are dropped, unchanged ones cost nothing but the hash.
  */
 import type { Clock } from '../../core/clock.ts'
-import type { EngramEntry, EngramScope } from '../../core/engram.ts'
+import { dedupeKey, type EngramEntry, type EngramScope } from '../../core/engram.ts'
 import { contentHash } from '../../core/hash.ts'
 import type { DocKind, MemoryDoc } from '../../core/memory-doc.ts'
 import type { Backend, EngramFile, IndexUnit, ParseProblem, UnitKind } from '../../storage/contracts.ts'
@@ -64,11 +64,23 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
       const source = engramSource(scope, deps.agent, `${file}.md`)
       wanted.set(source, entries.map((entry) => engramUnit(entry, scope, file, source, deps)))
     }
+    // Topic files hold copies of lessons (cross-filed) plus whatever a person wrote there. The
+    // copies are already units of lessons.md; only the rest is indexed, without metadata comments.
+    const lessonKeys = new Set((await store.read('lessons')).entries.map((entry) => dedupeKey(entry.text)))
     for (const slug of await store.listTopics()) {
       const markdown = await store.recallTopic(slug)
       if (markdown === null) continue
       const source = engramSource(scope, deps.agent, `topics/${slug}.md`)
-      wanted.set(source, chunkMarkdown(markdown).map((chunk) => ({
+      const own = markdown
+        .split('\n')
+        .filter((line) => {
+          const entry = /^\s*-\s+(.*?)\s*(<!--.*-->)?\s*$/.exec(line)
+          return !(entry && lessonKeys.has(dedupeKey(entry[1] ?? '')))
+        })
+        .join('\n')
+        .replace(/\s*<!--[\s\S]*?-->/g, '')
+      const chunks = chunkMarkdown(own).filter((chunk) => chunk.text.split('\n').some((line) => line.trim() !== '' && !/^#{1,6}\s/.test(line)))
+      wanted.set(source, chunks.map((chunk) => ({
         id: `${source}#${chunk.index}`,
         kind: 'topic' as const,
         text: chunk.text,
@@ -174,7 +186,9 @@ function engramUnit(entry: EngramEntry, scope: EngramScope, file: EngramFile, so
 
 function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: IndexerDeps): IndexUnit[] {
   const fm = doc.frontmatter
-  const createdAt = typeof fm.created_at === 'string' && !Number.isNaN(Date.parse(fm.created_at)) ? new Date(fm.created_at).toISOString() : modifiedAt
+  // An episode file is named by its day: that day, not the file's modification time, is when it happened.
+  const day = unit === 'episode' && /^\d{4}-\d{2}-\d{2}$/.test(doc.slug) ? `${doc.slug}T00:00:00.000Z` : undefined
+  const createdAt = typeof fm.created_at === 'string' && !Number.isNaN(Date.parse(fm.created_at)) ? new Date(fm.created_at).toISOString() : (day ?? modifiedAt)
   const description = typeof fm.description === 'string' ? fm.description : undefined
   const links = [...doc.body.matchAll(/\[\[([^\]\n]{1,200})\]\]/g)].map((m) => (m[1] as string).trim())
   return chunkMarkdown(doc.body).map((chunk) => {
