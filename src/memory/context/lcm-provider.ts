@@ -17,7 +17,6 @@ import { loadItems, MessageIdResolver } from './dag.ts'
 import type {
   Compactor,
   ContextProvider,
-  ContextStats,
   ExpandedNode,
   Explorer,
   ProfileStore,
@@ -26,7 +25,7 @@ import type {
   SessionManager,
 } from './provider.ts'
 import { isDegradedMethod, transcriptLine } from './render.ts'
-import { createSessionSupport } from './session-support.ts'
+import { createSessionSupport, messageStats } from './session-support.ts'
 import { type ContextProviderDeps, resolveSettings } from './settings.ts'
 import { createSummarizer } from './summarizer.ts'
 
@@ -109,25 +108,8 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
 
     async stats(session) {
       const conversation = await support.findConversation(session)
-      const stats: ContextStats = {
-        sessionId: session.sessionId,
-        conversationId: conversation?.id,
-        messages: 0,
-        messageTokens: 0,
-        items: 0,
-        contextTokens: 0,
-        summaries: 0,
-        maxDepth: 0,
-        degradedSummaries: 0,
-      }
+      const stats = await messageStats(store, session, conversation)
       if (!conversation) return stats
-      const PAGE = 2_000
-      for (let fromSeq = 1; ; fromSeq += PAGE) {
-        const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
-        stats.messages += page.length
-        for (const message of page) stats.messageTokens += message.tokenCount
-        if (page.length < PAGE) break
-      }
       const items = await store.items(conversation.id)
       const loaded = await loadItems(store, items)
       stats.items = items.length

@@ -8,7 +8,7 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { MESSAGE_ROLES, type MessageInput, type StoredMessage } from '../../core/message.ts'
 import { countTokens } from '../../core/tokens.ts'
 import type { Conversation, ContextStore, Locks } from '../../storage/contracts.ts'
-import type { ContextSession, ProfileStore, SessionManager } from './provider.ts'
+import type { ContextSession, ContextStats, ProfileStore, SessionManager } from './provider.ts'
 
 export interface SessionSupportDeps {
   store: ContextStore
@@ -146,4 +146,28 @@ export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
     },
   }
   return support
+}
+
+/** Message counts of a session, shared by every provider's `stats` (windows differ, messages do not). */
+export async function messageStats(store: ContextStore, session: ContextSession, conversation: Conversation | null | undefined): Promise<ContextStats> {
+  const stats: ContextStats = {
+    sessionId: session.sessionId,
+    conversationId: conversation?.id,
+    messages: 0,
+    messageTokens: 0,
+    items: 0,
+    contextTokens: 0,
+    summaries: 0,
+    maxDepth: 0,
+    degradedSummaries: 0,
+  }
+  if (!conversation) return stats
+  const PAGE = 2_000
+  for (let fromSeq = 1; ; fromSeq += PAGE) {
+    const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
+    stats.messages += page.length
+    for (const message of page) stats.messageTokens += message.tokenCount
+    if (page.length < PAGE) break
+  }
+  return stats
 }

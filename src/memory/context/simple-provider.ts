@@ -7,8 +7,8 @@
  */
 import type { StoredMessage } from '../../core/message.ts'
 import { validateBudget } from './assembler.ts'
-import type { AssembledContext, AssembledItem, ContextProvider, ContextStats, ProfileStore, SessionManager } from './provider.ts'
-import { createSessionSupport } from './session-support.ts'
+import type { AssembledContext, AssembledItem, ContextProvider, ProfileStore, SessionManager } from './provider.ts'
+import { createSessionSupport, messageStats } from './session-support.ts'
 import { type ContextProviderDeps, resolveSettings } from './settings.ts'
 
 export type SimpleContextProvider = ContextProvider & ProfileStore & SessionManager
@@ -77,25 +77,8 @@ export function createSimpleProvider(deps: ContextProviderDeps): SimpleContextPr
     },
     async stats(session) {
       const conversation = await support.findConversation(session)
-      const stats: ContextStats = {
-        sessionId: session.sessionId,
-        conversationId: conversation?.id,
-        messages: 0,
-        messageTokens: 0,
-        items: 0,
-        contextTokens: 0,
-        summaries: 0,
-        maxDepth: 0,
-        degradedSummaries: 0,
-      }
+      const stats = await messageStats(store, session, conversation)
       if (!conversation) return stats
-      const PAGE = 2_000
-      for (let fromSeq = 1; ; fromSeq += PAGE) {
-        const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
-        stats.messages += page.length
-        for (const message of page) stats.messageTokens += message.tokenCount
-        if (page.length < PAGE) break
-      }
       // The window of a sliding-window provider is every raw message.
       stats.items = stats.messages
       stats.contextTokens = stats.messageTokens
