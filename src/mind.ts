@@ -142,9 +142,10 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     dimensions: embedder?.dimensions,
   })
 
+  const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills') })
   let lastReindex: ReindexReport | undefined
   const reindex = async (reindexOptions: { full?: boolean } = {}): Promise<ReindexReport> => {
-    lastReindex = await reindexFiles({ backend, embedder, clock, agent: values.agent }, reindexOptions)
+    lastReindex = await reindexFiles({ backend, embedder, clock, agent: values.agent, skills }, reindexOptions)
     return lastReindex
   }
   if (options.reindexOnOpen !== false) await reindex()
@@ -200,7 +201,6 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   const journal = createStreamingJournal({ dir: layout.journalDir, clock, onError: (error) => warn(`journal: ${describeError(error)}`) })
   const recoveredJournal = await recoverJournal(journal, backend, values.agent, clock, warn)
 
-  const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills') })
   const procedures = createProcedureStore({ documents: backend.documents, locks: backend.locks, clock })
 
   const context = createContextProvider(values.context.provider as ContextProviderKind, {
@@ -303,6 +303,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       boundaries.length = 0
       await sessions.checkIdle()
       await background
+      // Files written outside the write path (by hand, by another process, a saved skill) reach the index.
+      reindexSoon()
       const compaction = (await memory.compact()).map((result) => ({
         file: result.file,
         location: result.location,

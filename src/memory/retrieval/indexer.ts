@@ -11,6 +11,7 @@ import type { DocKind, MemoryDoc } from '../../core/memory-doc.ts'
 import type { Backend, EngramFile, IndexUnit, ParseProblem, UnitKind } from '../../storage/contracts.ts'
 import { ENGRAM_FILES } from '../../storage/contracts.ts'
 import type { Embedder } from '../../llm/contracts.ts'
+import type { SkillStore } from '../skills/skill-store.ts'
 import { chunkMarkdown } from './chunking.ts'
 
 export interface ReindexReport {
@@ -32,6 +33,8 @@ export interface IndexerDeps {
   embedder: Embedder | null
   clock: Clock
   agent: string
+  /** Skills are folders (meta.json + declarative.md), not documents; indexed when given. */
+  skills?: SkillStore
 }
 
 /** Documents of these kinds are indexed (state and prompt layers are read whole, not recalled). */
@@ -103,6 +106,30 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
     }
   }
   report.problems.push(...(await deps.backend.documents.problems()))
+
+  if (deps.skills) {
+    const listing = await deps.skills.list()
+    for (const skill of listing.skills) {
+      const source = `agents/${deps.agent}/skills/${skill.label}/declarative.md`
+      const text = [`${skill.meta.name}: ${skill.meta.when_to_use}`, skill.meta.description ?? '', skill.declarative.slice(0, 1500)].filter((part) => part.trim() !== '').join('\n')
+      wanted.set(source, [
+        {
+          id: `${source}#0`,
+          kind: 'skill',
+          text,
+          source,
+          provenance: [source],
+          agent: deps.agent,
+          createdAt: Number.isNaN(Date.parse(skill.meta.created_at)) ? deps.clock.now().toISOString() : new Date(skill.meta.created_at).toISOString(),
+          hash: contentHash(text),
+          meta: { label: skill.label },
+        },
+      ])
+    }
+    for (const problem of listing.problems) {
+      report.problems.push({ file: `agents/${deps.agent}/skills/${problem.label}`, line: 0, text: '', reason: problem.reason })
+    }
+  }
 
   const index = deps.backend.index
   const fileSources = new Set(wanted.keys())
