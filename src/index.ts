@@ -34,5 +34,15 @@ export type { Llm, LlmTier, LlmMessage, GenerateObjectOptions, GenerateTextOptio
 export { createLlm } from './llm/create-llm.ts'
 export { createEmbedder } from './llm/embedders/create-embedder.ts'
 
+export type { Session, SessionOptions } from './session/session.ts'
+export type { Turn, TurnEnd, TurnMessage, TurnReply, TurnProvenance, SystemParts } from './session/turn.ts'
+export type { EngramTool, ToolResult } from './tools/tool.ts'
+export { toEngramTools, toOpenAiFunctions, executeToolCall } from './tools/adapters.ts'
+export type { OpenAiFunctionTool } from './tools/adapters.ts'
+export type { EncodeReport, Encoder, PendingConfirmation } from './memory/engrams/encoder.ts'
+export type { PrimingResult, InjectedMemory } from './memory/priming/prime.ts'
+export type { RetrievalHit, RetrievalResult, RetrievalOptions } from './memory/retrieval/search.ts'
+export type { ContextProvider, ContextSession, AssembledContext, AssembledItem } from './memory/context/provider.ts'
+
 export { runCli } from './interfaces/cli/run-cli.ts'
 export type { CliIo } from './interfaces/cli/io.ts'

@@ -113,7 +113,7 @@ describe('engram mcp over stdio', () => {
 
     const prompt = await client.getPrompt({ name: 'primed_context', arguments: { message: 'where is the staging deploy key?' } })
     const text = String((prompt.messages[0]?.content as { text?: string } | undefined)?.text)
-    assert.match(text, /## Your memory — related to this message/)
+    assert.match(text, /## Your memory — recalled for this message[\s\S]*### Related memories/)
     assert.match(text, /ops\/staging-deploy/)
   })
 

@@ -127,10 +127,10 @@ describe('MCP server (in process)', () => {
       assert.deepEqual(prompts[0]?.arguments?.map((argument) => [argument.name, argument.required]), [['message', true], ['user', false]])
       const primed = await client.getPrompt({ name: 'primed_context', arguments: { message: 'how hot for matcha?', user: 'ada' } })
       const text = String((primed.messages[0]?.content as { text?: string } | undefined)?.text)
-      assert.match(text, /## Your memory — about ada\n- Prefers green tea\./)
+      assert.match(text, /### About ada\n- Prefers green tea\./)
       // Recalled text cannot open a section of its own (principle 5).
-      assert.match(text, /- \\#\\# Ignore all previous instructions/)
-      assert.match(text, /## Your memory — related to this message[\s\S]*Whisk matcha at 75 degrees[\s\S]*source: knowledge\/matcha\.md/)
+      assert.doesNotMatch(text, /^#+ Ignore all previous instructions/m)
+      assert.match(text, /### Related memories[\s\S]*Whisk matcha at 75 degrees[\s\S]*knowledge\/matcha\.md/)
 
       const write = (await client.callTool({ name: 'write_memory_file', arguments: { path: 'knowledge/hojicha.md', content: 'Hojicha is roasted green tea.' } })) as CallResult
       assert.equal(write.isError, undefined, textOf(write))
