@@ -56,6 +56,10 @@ export interface ConfigValues {
     candidates: number
     dense: 'auto' | 'knn' | 'rerank' | 'off'
     denseKnnMaxUnits: number
+    nearWeight: number
+    farWeight: number
+    relatedWeight: number
+    speakerBoost: number
   }
   priming: {
     greetingBudget: number

@@ -201,6 +201,11 @@ export interface IndexUnit {
   /** Explicit links (`[[slug]]`) to other units' ids or sources. */
   links?: string[]
   meta?: Record<string, unknown>
+  /**
+   * Text around the unit that should also find it, down-weighted (a message's neighbours in its
+   * session: `near` = the turns just before and after, `far` = two away). Indexed, never returned.
+   */
+  context?: { near?: string; far?: string }
 }
 
 export interface IndexFilter {
@@ -217,6 +222,10 @@ export interface IndexFilter {
 export interface IndexQuery extends IndexFilter {
   /** Full-text query (plain words; the index escapes it). */
   text?: string
+  /** Terms already analysed by the index's own analysis (stems); when given, `text` is not analysed again. */
+  terms?: string[]
+  /** Weights of the down-weighted fields against the unit's own text (1): neighbours near/far, related words. */
+  fieldWeights?: { near: number; far: number; related: number }
   vector?: Float32Array
   /** How many candidates each channel returns. */
   limit: number
@@ -259,6 +268,8 @@ export interface SearchIndex {
   get(ids: string[]): Promise<StoredUnit[]>
   recordAccess(ids: string[], at: string): Promise<void>
   count(): Promise<Record<UnitKind, number>>
+  /** Speaker names seen on message units (of `agent`, when given): the participants of its conversations. */
+  participants?(agent?: string): Promise<string[]>
 }
 
 export interface ActivityQuery {

@@ -26,8 +26,26 @@ export function messageUnit(conversation: Conversation, message: StoredMessage):
     hash: contentHash(message.content),
     meta: { conversationId: conversation.id, sessionId: conversation.sessionId, seq: message.seq, role: message.role },
   }
+  if (message.name !== undefined && unit.meta) unit.meta.name = message.name
   if (conversation.user !== undefined) unit.user = conversation.user
   return unit
+}
+
+/**
+ * Message units of `window` (consecutive messages of one conversation, in order) for the ones
+ * at `from` and after, each with its neighbours as down-weighted context: the turn before and
+ * after (`near`), two away (`far`). A question is often answered by the turn next to the one that
+ * shares its words ("Did you go?" — "Yes, last Sunday, with the kids").
+ */
+export function messageUnitsWithNeighbours(conversation: Conversation, window: readonly StoredMessage[], from = 0): IndexUnit[] {
+  const text = (i: number): string => window[i]?.content ?? ''
+  const out: IndexUnit[] = []
+  for (let i = from; i < window.length; i++) {
+    const unit = messageUnit(conversation, window[i] as StoredMessage)
+    unit.context = { near: `${text(i - 1)}\n${text(i + 1)}`.trim(), far: `${text(i - 2)}\n${text(i + 2)}`.trim() }
+    out.push(unit)
+  }
+  return out
 }
 
 export function summaryUnit(conversation: Conversation, summary: Summary, messageIds: number[]): IndexUnit {
@@ -121,7 +139,14 @@ export function createContextIndexer(store: ContextStore, index: SearchIndex | u
 
   return {
     async indexMessages(conversation, messages) {
-      if (index && messages.length > 0) await index.upsert(messages.map((message) => messageUnit(conversation, message)))
+      if (!index || messages.length === 0) return
+      // The two messages before these gain new next-neighbours: they are indexed again with them.
+      const seqs = messages.map((m) => m.seq)
+      const first = Math.min(...seqs)
+      const last = Math.max(...seqs)
+      const window = await store.messages(conversation.id, { fromSeq: Math.max(1, first - 2), toSeq: last })
+      const contiguous = window.length === last - Math.max(1, first - 2) + 1
+      await index.upsert(contiguous ? messageUnitsWithNeighbours(conversation, window) : messages.map((message) => messageUnit(conversation, message)))
     },
     async indexSummary(conversation, summary) {
       if (index) await index.upsert([summaryUnit(conversation, summary, await resolver.messageIds(summary.id))])

@@ -10,6 +10,7 @@
  * gets an answer.
  */
 import { words } from '../../llm/embedders/text-features.ts'
+import { QUESTION_WORDS, STOP_WORDS as INDEX_STOP_WORDS, stem, words as analysedWords } from './text/analyse.ts'
 
 /** English function words and question fillers: they occur everywhere, so they carry no signal. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
@@ -32,13 +33,17 @@ export interface AnalysedQuery {
   lexicalText: string
   /** True when the query had only function words and they were kept. */
   onlyStopWords: boolean
+  /** Index terms (stems, the index's own analysis), a term repeated as often as it occurs. */
+  indexTerms: string[]
+  /** Participants (speaker names known to the index) the query names. */
+  named: string[]
 }
 
 /**
  * Analyse `text`. At most `maxTerms` words are kept; when there are more, the longest win (long
  * words tend to be the rare, specific ones, and a pasted paragraph must not become a 200-way OR).
  */
-export function analyseQuery(text: string, maxTerms: number): AnalysedQuery {
+export function analyseQuery(text: string, maxTerms: number, participants: readonly string[] = []): AnalysedQuery {
   const all = words(text)
   const seen = new Set<string>()
   const content: string[] = []
@@ -59,7 +64,40 @@ export function analyseQuery(text: string, maxTerms: number): AnalysedQuery {
     )
     terms = terms.filter((word) => keep.has(word))
   }
-  return { text: text.trim(), terms, lexicalText: terms.join(' '), onlyStopWords }
+  const { indexTerms, named } = indexTermsOf(text, maxTerms, participants)
+  return { text: text.trim(), terms, lexicalText: terms.join(' '), onlyStopWords, indexTerms, named }
+}
+
+/**
+ * Index terms of a query: the index's analysis (stop words, stems), minus the words that frame a
+ * question ("what", "kind", "did") and minus the names of participants it mentions — in a
+ * conversation between two people, "Caroline" is in half the turns and says nothing about which;
+ * the name is used as a speaker filter instead (see search.ts). When nothing is left, the framing
+ * and name words come back, so a query never silently becomes empty.
+ */
+function indexTermsOf(text: string, maxTerms: number, participants: readonly string[]): { indexTerms: string[]; named: string[] } {
+  const all = analysedWords(text)
+  const nameWords = new Map<string, string>()
+  for (const participant of participants) for (const word of analysedWords(participant)) if (!nameWords.has(word)) nameWords.set(word, participant)
+  const named = new Set<string>()
+  const content: string[] = []
+  const fallback: string[] = []
+  for (const word of all) {
+    const participant = nameWords.get(word)
+    if (participant !== undefined) named.add(participant)
+    if (INDEX_STOP_WORDS.has(word)) continue
+    if (participant !== undefined || QUESTION_WORDS.has(word)) {
+      fallback.push(stem(word))
+      continue
+    }
+    content.push(stem(word))
+  }
+  let indexTerms = content.length > 0 ? content : fallback.length > 0 ? fallback : all.map(stem)
+  if (new Set(indexTerms).size > maxTerms) {
+    const keep = new Set([...new Set(indexTerms)].sort((a, b) => b.length - a.length).slice(0, maxTerms))
+    indexTerms = indexTerms.filter((term) => keep.has(term))
+  }
+  return { indexTerms, named: [...named] }
 }
 
 /** Content words of a text as a set (for duplicate detection and similarity edges). */

@@ -219,6 +219,8 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     const found = await index.search({
       ...filter,
       text: query.lexicalText === '' ? undefined : query.lexicalText,
+      terms: query.indexTerms.length > 0 ? query.indexTerms : undefined,
+      fieldWeights: { near: settings.nearWeight, far: settings.farWeight, related: settings.relatedWeight },
       vector: dense === 'knn' ? queryVector : undefined,
       limit: perChannel,
     })
@@ -319,14 +321,15 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       const warnings: RetrievalWarning[] = []
 
       // Stage 1: query analysis.
-      const query = analyseQuery(queryText, settings.maxQueryTerms)
+      const participants = settings.speakerBoost > 0 && index.participants ? await index.participants(options.agent) : []
+      const query = analyseQuery(queryText, settings.maxQueryTerms, participants)
       const empty = (dense: 'knn' | 'rerank' | 'off'): RetrievalResult => ({
         hits: [],
         belowThreshold: false,
         warnings,
         stats: { terms: query.terms, candidates: 0, dense, graphNodes: 0, ms: performance.now() - started },
       })
-      if (query.terms.length === 0) return empty('off')
+      if (query.terms.length === 0 && query.indexTerms.length === 0) return empty('off')
 
       // Stage 2: candidates. Exclusions and the duplicate filter remove some later, so ask for more.
       const excludeIds = new Set(options.excludeIds ?? [])
@@ -359,12 +362,15 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       for (const s of scored) if ((s.lexical ?? 0) > maxLexical) maxLexical = s.lexical ?? 0
 
       // Stage 4: activation terms.
+      const speaker = query.named.length === 1 ? query.named[0] : undefined
       const activate = (s: Scored): void => {
         s.terms.lexical = maxLexical > 0 && s.lexical !== undefined ? Math.max(0, s.lexical) / maxLexical : 0
         s.terms.dense = s.dense ?? 0
         s.terms.fused = fused.get(s.unit.id) ?? 0
         s.terms.recency = recencyTerm(s.unit.createdAt, asOf, settings.recencyWeight, settings.recencyHalfLifeDays)
         s.terms.frequency = frequencyTerm(s.unit.accessCount, settings.frequencyWeight)
+        // One participant named ("What did Caroline paint?"): her own words are the likely answer.
+        if (speaker !== undefined && s.unit.kind === 'message' && s.unit.meta?.name === speaker) s.terms.fused *= 1 + settings.speakerBoost
         s.score = s.terms.fused + s.terms.recency + s.terms.frequency
       }
       scored.forEach(activate)

@@ -42,6 +42,14 @@ export interface RetrievalSettings {
   maxQueryTerms: number
   /** Hits whose content words overlap an earlier hit's this much (Jaccard) are dropped as repeats. */
   duplicateSimilarity: number
+  /** BM25 weight of a message's neighbours (the turns just before and after) against its own words (1). */
+  nearWeight: number
+  /** BM25 weight of the turns two away. */
+  farWeight: number
+  /** BM25 weight of related words (WordNet hypernyms) of the unit's text. */
+  relatedWeight: number
+  /** When a query names exactly one participant, that participant's messages score × (1 + this). */
+  speakerBoost: number
 }
 
 export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.freeze({
@@ -62,6 +70,10 @@ export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.fr
   denseRerankCandidates: 40,
   maxQueryTerms: 16,
   duplicateSimilarity: 0.9,
+  nearWeight: 0.5,
+  farWeight: 0.2,
+  relatedWeight: 0.3,
+  speakerBoost: 1,
 })
 
 function invalid(key: string, message: string): EngramError {
@@ -77,7 +89,7 @@ function invalid(key: string, message: string): EngramError {
 export function resolveRetrievalSettings(partial: Partial<RetrievalSettings> = {}): RetrievalSettings {
   const settings: RetrievalSettings = { ...DEFAULT_RETRIEVAL_SETTINGS }
   for (const [key, value] of Object.entries(partial)) if (value !== undefined) (settings as unknown as Record<string, unknown>)[key] = value
-  const nonNegative = ['lexicalWeight', 'denseWeight', 'recencyWeight', 'frequencyWeight', 'graphWeight'] as const
+  const nonNegative = ['lexicalWeight', 'denseWeight', 'recencyWeight', 'frequencyWeight', 'graphWeight', 'nearWeight', 'farWeight', 'relatedWeight', 'speakerBoost'] as const
   for (const key of nonNegative) if (!(Number.isFinite(settings[key]) && settings[key] >= 0)) throw invalid(key, `must be a number ≥ 0, got ${settings[key]}.`)
   if (settings.lexicalWeight + settings.denseWeight === 0) throw invalid('lexicalWeight', 'and retrieval.denseWeight cannot both be 0.')
   const positiveInts = ['rrfK', 'graphSeeds', 'candidates', 'denseKnnMaxUnits', 'denseRerankCandidates', 'maxQueryTerms'] as const
@@ -104,6 +116,10 @@ export function retrievalSettingsFromConfig(values: {
   candidates: number
   dense: DenseMode
   denseKnnMaxUnits: number
+  nearWeight: number
+  farWeight: number
+  relatedWeight: number
+  speakerBoost: number
 }): Partial<RetrievalSettings> {
   return { ...values }
 }

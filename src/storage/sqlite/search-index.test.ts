@@ -260,9 +260,7 @@ test('the FTS5 table is rebuilt from index_units when it is missing', async () =
     await createSqliteSearchIndex(handle).upsert([
       { id: 'a', kind: 'rule', text: 'never push on friday', source: 's', provenance: [], createdAt: '2026-01-01T00:00:00Z', hash: 'h' },
     ])
-    handle.db.exec(
-      'DROP TRIGGER index_units_fts_insert; DROP TRIGGER index_units_fts_delete; DROP TRIGGER index_units_fts_update; DROP TABLE index_fts',
-    )
+    handle.db.exec('DROP TABLE index_fts')
     const index = createSqliteSearchIndex(handle)
     assert.deepEqual(
       (await index.search({ text: 'friday', limit: 3 })).map((h) => h.id),

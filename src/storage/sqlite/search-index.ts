@@ -17,6 +17,7 @@ import {
   type IndexCandidate,
   type IndexCapabilities,
   type IndexFilter,
+  type IndexQuery,
   type IndexUnit,
   type SearchIndex,
   type StoredUnit,
@@ -24,7 +25,8 @@ import {
   type UnitKind,
 } from '../contracts.ts'
 import type { SqliteHandle } from './database.ts'
-import { toFtsQuery } from './fts-query.ts'
+import { allTerms, analysedText, queryTerms as analyseTerms } from '../../memory/retrieval/text/analyse.ts'
+import { relatedTerms } from '../../memory/retrieval/text/related-words.ts'
 import { parseJsonObject, parseJsonStrings } from './json.ts'
 import { createSqliteVecStore, createTypescriptVectorStore, type UnitFilterSql, type VectorBackend, type VectorStore } from './vector-store.ts'
 
@@ -139,35 +141,50 @@ export function filterToSql(filter: IndexFilter): UnitFilterSql {
   return { sql: clauses.join(' AND '), params }
 }
 
+/** Version of what the full-text table holds; a different stored value means rebuild it. */
+const FTS_LAYOUT = 'analysed-fields-v1'
+const META_FTS = 'index.fts_layout'
+
+/** The full-text row of a unit: analysed terms of its text, its neighbours, and related words. */
+function ftsFields(unit: { text: string; context?: IndexUnit['context'] }): [string, string, string, string] {
+  // The own text keeps its stop words: a query of stop words only ("NOT") must still find it.
+  return [allTerms(unit.text).join(' '), analysedText(unit.context?.near ?? ''), analysedText(unit.context?.far ?? ''), relatedTerms(unit.text).join(' ')]
+}
+
 /**
- * Create the FTS5 table and the triggers that keep it in step with `index_units`. External
- * content: the text is stored once, in index_units, and FTS5 keeps only its inverted index. When
- * the table is new but units exist (a file written where FTS5 was missing), it is rebuilt.
+ * Create the FTS5 table. It holds ANALYSED text (stop words dropped, Porter stems; the analysis
+ * of src/memory/retrieval/text/analyse.ts, which queries use too) in four fields: the unit's own
+ * text, its near and far neighbours, and related words (WordNet hypernyms) — so BM25 can weigh
+ * each at query time. Analysis happens in TypeScript, so rows are written by upsert, not by
+ * triggers. A file with the older one-field porter table (or none) is rebuilt from index_units
+ * once; neighbour text is then missing until the conversation is indexed again.
  */
 function ensureFullText(handle: SqliteHandle): boolean {
   const { db } = handle
-  const exists = db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'index_fts'").get() !== undefined
   if (!handle.features.fts5) return false
-  if (exists) return true
+  const exists = db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'index_fts'").get() !== undefined
+  const layout = (db.prepare('SELECT value FROM meta WHERE key = ?').get(META_FTS) as { value: string } | undefined)?.value
+  if (exists && layout === FTS_LAYOUT) return true
   if (handle.readOnly) return false
   handle.transaction(() => {
     db.exec(`
-      -- porter: "running" finds "run"; remove_diacritics 2: "café" finds "cafe", in every script.
-      CREATE VIRTUAL TABLE IF NOT EXISTS index_fts USING fts5(
-        text, content = 'index_units', content_rowid = 'rowid', tokenize = 'porter unicode61 remove_diacritics 2'
-      );
-      CREATE TRIGGER IF NOT EXISTS index_units_fts_insert AFTER INSERT ON index_units BEGIN
-        INSERT INTO index_fts (rowid, text) VALUES (new.rowid, new.text);
-      END;
-      CREATE TRIGGER IF NOT EXISTS index_units_fts_delete AFTER DELETE ON index_units BEGIN
-        INSERT INTO index_fts (index_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-      END;
-      CREATE TRIGGER IF NOT EXISTS index_units_fts_update AFTER UPDATE OF text ON index_units BEGIN
-        INSERT INTO index_fts (index_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-        INSERT INTO index_fts (rowid, text) VALUES (new.rowid, new.text);
-      END;
-      INSERT INTO index_fts (index_fts) VALUES ('rebuild');
+      DROP TRIGGER IF EXISTS index_units_fts_insert;
+      DROP TRIGGER IF EXISTS index_units_fts_delete;
+      DROP TRIGGER IF EXISTS index_units_fts_update;
+      DROP TABLE IF EXISTS index_fts;
+      CREATE VIRTUAL TABLE index_fts USING fts5(own, near, far, related, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE TABLE IF NOT EXISTS index_names (agent TEXT NOT NULL DEFAULT '', name TEXT NOT NULL, PRIMARY KEY (agent, name)) WITHOUT ROWID;
     `)
+    const insert = db.prepare('INSERT INTO index_fts (rowid, own, near, far, related) VALUES (?, ?, ?, ?, ?)')
+    const name = db.prepare('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
+    for (const row of db.prepare('SELECT rowid, text, kind, agent, meta FROM index_units').iterate() as Iterable<{ rowid: number; text: string; kind: string; agent: string | null; meta: string | null }>) {
+      insert.run(row.rowid, ...ftsFields({ text: row.text }))
+      if (row.kind === 'message' && row.meta !== null) {
+        const speaker = parseJsonObject(row.meta).name
+        if (typeof speaker === 'string' && speaker.trim() !== '') name.run(row.agent ?? '', speaker.trim())
+      }
+    }
+    db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(META_FTS, FTS_LAYOUT)
   })
   return true
 }
@@ -256,21 +273,47 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
   function deleteRowids(rowids: number[]): void {
     if (rowids.length === 0) return
     vectors.delete(rowids)
-    // Triggers remove the FTS rows; index_vectors rows cascade too, but were deleted above anyway.
+    if (fullText) db.prepare('DELETE FROM index_fts WHERE rowid IN (SELECT value FROM json_each(?))').run(JSON.stringify(rowids))
     db.prepare('DELETE FROM index_units WHERE rowid IN (SELECT value FROM json_each(?))').run(JSON.stringify(rowids))
   }
 
-  function lexical(text: string, limit: number, filter: UnitFilterSql): IndexCandidate[] {
-    const match = toFtsQuery(text)
-    if (match === null || !fullText) return []
+  /*
+   * A term in most units (a name in a long conversation, "work" in a work journal) makes FTS5
+   * score every row that holds it: the cost of a query grows with its most common term. Each
+   * term's postings are counted up to a cap first (cheap: a capped scan of one posting list);
+   * terms over the cap are left out, unless every term is over it, then the rarest one is kept.
+   */
+  const POSTINGS_CAP = 5_000
+  const countPostings = db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM index_fts WHERE index_fts MATCH ? LIMIT ?)')
+
+  function lexical(query: IndexQuery, limit: number, filter: UnitFilterSql): IndexCandidate[] {
+    if (!fullText) return []
+    const list = query.terms ?? (query.text === undefined ? [] : analyseTerms(query.text))
+    const quoted = [...new Set(list.filter((term) => /[\p{L}\p{N}]/u.test(term)))].map((term) => `"${term.replaceAll('"', '""')}"`)
+    if (quoted.length === 0) return []
+    let kept = quoted
+    if (quoted.length > 1) {
+      const counted = quoted.map((phrase) => ({ phrase, n: (countPostings.get(`{own near far related}: ${phrase}`, POSTINGS_CAP + 1) as { n: number }).n }))
+      kept = counted.filter((c) => c.n > 0 && c.n <= POSTINGS_CAP).map((c) => c.phrase)
+      if (kept.length === 0) {
+        const rarest = counted.filter((c) => c.n > 0).sort((a, b) => a.n - b.n)[0]
+        if (!rarest) return []
+        kept = [rarest.phrase]
+      }
+    }
+    // Repeated query terms count once per occurrence, as in BM25 with query term frequency.
+    const weightOf = new Map<string, number>()
+    for (const term of list) weightOf.set(term, (weightOf.get(term) ?? 0) + 1)
+    const match = kept.flatMap((phrase) => Array.from({ length: Math.min(3, weightOf.get(phrase.slice(1, -1).replaceAll('""', '"')) ?? 1) }, () => phrase)).join(' OR ')
+    const w = query.fieldWeights ?? { near: 0.5, far: 0.2, related: 0.3 }
     const rows = db
       .prepare(
-        `SELECT u.id AS id, u.kind AS kind, -bm25(index_fts) AS score
+        `SELECT u.id AS id, u.kind AS kind, -bm25(index_fts, 1, ?, ?, ?) AS score
          FROM index_fts JOIN index_units u ON u.rowid = index_fts.rowid
          WHERE index_fts MATCH ? ${filter.sql ? `AND ${filter.sql}` : ''}
-         ORDER BY bm25(index_fts) LIMIT ?`,
+         ORDER BY bm25(index_fts, 1, ?, ?, ?) LIMIT ?`,
       )
-      .all(match, ...filter.params, limit) as Array<{ id: string; kind: string; score: number }>
+      .all(w.near, w.far, w.related, match, ...filter.params, w.near, w.far, w.related, limit) as Array<{ id: string; kind: string; score: number }>
     return rows.map((row) => ({ id: row.id, kind: row.kind as UnitKind, lexical: row.score }))
   }
 
@@ -303,6 +346,9 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       if (units.length === 0) return
       handle.transaction(() => {
         const selectExisting = db.prepare('SELECT rowid, hash, has_vector FROM index_units WHERE id = ?')
+        const deleteFts = db.prepare('DELETE FROM index_fts WHERE rowid = ?')
+        const insertFts = db.prepare('INSERT INTO index_fts (rowid, own, near, far, related) VALUES (?, ?, ?, ?, ?)')
+        const insertName = db.prepare('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
         const write = db.prepare(
           `INSERT INTO index_units (id, kind, text, source, provenance, scope, agent, user_id, created_at, updated_at, hash, links, meta, has_vector)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -344,6 +390,12 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
           ) as { rowid: number }
           if (unit.vector !== undefined) vectors.put(rowid, unit.vector)
           else if (!hasVector && existing?.has_vector === 1) vectors.delete([rowid])
+          if (fullText) {
+            if (existing) deleteFts.run(rowid)
+            insertFts.run(rowid, ...ftsFields(unit))
+          }
+          const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
+          if (fullText && typeof speaker === 'string' && speaker.trim() !== '') insertName.run(unit.agent ?? '', speaker.trim())
         }
       })
     },
@@ -381,7 +433,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       const merged = new Map<string, IndexCandidate>()
       // Lexical hits first, in BM25 order, then vector-only hits in similarity order. The order is
       // a convenience, not a ranking: fusion above decides.
-      if (query.text !== undefined) for (const hit of lexical(query.text, query.limit, filter)) merged.set(hit.id, hit)
+      if (query.text !== undefined || query.terms !== undefined) for (const hit of lexical(query, query.limit, filter)) merged.set(hit.id, hit)
       if (query.vector !== undefined) {
         for (const hit of dense(query.vector, query.limit, filter)) {
           const seen = merged.get(hit.id)
@@ -417,6 +469,14 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
            WHERE id IN (SELECT value FROM json_each(?2))`,
         ).run(instant, JSON.stringify(ids))
       })
+    },
+
+    async participants(agent) {
+      if (!fullText) return []
+      const rows = (agent === undefined
+        ? db.prepare('SELECT DISTINCT name FROM index_names ORDER BY name').all()
+        : db.prepare("SELECT name FROM index_names WHERE agent IN (?, '') ORDER BY name").all(agent)) as Array<{ name: string }>
+      return [...new Set(rows.map((row) => row.name))]
     },
 
     async count() {

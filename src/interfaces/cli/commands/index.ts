@@ -3,6 +3,7 @@ import { configCommand } from './config/index.ts'
 import { confirmCommand } from './confirm/index.ts'
 import { contextCommands } from './context/index.ts'
 import { doctorCommand } from './doctor/index.ts'
+import { evalCommand } from './eval/index.ts'
 import { importCommand } from './import/index.ts'
 import { initCommand } from './init/index.ts'
 import { mcpCommand } from './mcp/index.ts'
@@ -26,6 +27,7 @@ export const COMMANDS: readonly Command[] = [
   importCommand,
   recallCommand,
   mcpCommand,
+  evalCommand,
   ...SKILLS_COMMANDS,
   ...contextCommands,
 ]

@@ -1,0 +1,149 @@
+/**
+ * The metrics of ../shared/bench/FORMAT.md, per question, then averaged per category and overall
+ * (overall = every category but `adversarial`, which is reported on its own line).
+ */
+
+export const RANK_CUTOFFS = [1, 5, 10, 25, 50] as const
+export const CONTEXT_BUDGETS = [512, 1024, 2048] as const
+
+/** One line of a run file. */
+export interface RunLine {
+  id: string
+  ranked: string[]
+  contexts: Record<string, string>
+  ms: number
+}
+
+/** What scoring needs to know about a question. */
+export interface ScoredQuestion {
+  category: string
+  evidence: readonly string[]
+  staleEvidence?: readonly string[]
+}
+
+export interface QuestionMetrics {
+  recall: Record<number, number>
+  all10: number
+  hit10: number
+  mrr: number
+  budget: Record<number, number>
+  /** Undefined when the question has no stale evidence. */
+  updOverStale: number | undefined
+  ms: number
+}
+
+export interface Summary {
+  n: number
+  recall: Record<number, number>
+  all10: number
+  hit10: number
+  mrr: number
+  budget: Record<number, number>
+  updOverStale: number | undefined
+  staleN: number
+  p50: number
+  p95: number
+}
+
+const fold = (text: string): string => text.replace(/\s+/g, ' ').trim()
+
+/** Metrics of one question. `turnText` gives the text of a turn id (for the R@B verbatim check). */
+export function questionMetrics(question: ScoredQuestion, line: RunLine, turnText: (id: string) => string | undefined): QuestionMetrics {
+  const gold = question.evidence
+  const rankOf = new Map<string, number>()
+  line.ranked.forEach((id, i) => {
+    if (!rankOf.has(id)) rankOf.set(id, i)
+  })
+  const within = (id: string, k: number): boolean => (rankOf.get(id) ?? Number.POSITIVE_INFINITY) < k
+  const recall: Record<number, number> = {}
+  for (const k of RANK_CUTOFFS) recall[k] = gold.filter((id) => within(id, k)).length / gold.length
+  let first = Number.POSITIVE_INFINITY
+  for (const id of gold) first = Math.min(first, rankOf.get(id) ?? Number.POSITIVE_INFINITY)
+  const budget: Record<number, number> = {}
+  for (const B of CONTEXT_BUDGETS) {
+    const context = line.contexts[String(B)] ?? ''
+    if (context.length / 4 > B) {
+      budget[B] = 0
+      continue
+    }
+    const folded = fold(context)
+    budget[B] = gold.filter((id) => {
+      const text = turnText(id)
+      return text !== undefined && fold(text) !== '' && folded.includes(fold(text))
+    }).length / gold.length
+  }
+  let updOverStale: number | undefined
+  if (question.staleEvidence && question.staleEvidence.length > 0) {
+    let stale = Number.POSITIVE_INFINITY
+    for (const id of question.staleEvidence) stale = Math.min(stale, rankOf.get(id) ?? Number.POSITIVE_INFINITY)
+    updOverStale = first < stale ? 1 : 0
+  }
+  return {
+    recall,
+    all10: gold.every((id) => within(id, 10)) ? 1 : 0,
+    hit10: gold.some((id) => within(id, 10)) ? 1 : 0,
+    mrr: Number.isFinite(first) ? 1 / (first + 1) : 0,
+    budget,
+    updOverStale,
+    ms: line.ms,
+  }
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number
+}
+
+/** Averages (as percentages) and latency percentiles of a set of questions. */
+export function summarise(rows: readonly QuestionMetrics[]): Summary {
+  const n = rows.length
+  const mean = (f: (m: QuestionMetrics) => number): number => (n === 0 ? 0 : (100 * rows.reduce((sum, m) => sum + f(m), 0)) / n)
+  const recall: Record<number, number> = {}
+  for (const k of RANK_CUTOFFS) recall[k] = mean((m) => m.recall[k] ?? 0)
+  const budget: Record<number, number> = {}
+  for (const B of CONTEXT_BUDGETS) budget[B] = mean((m) => m.budget[B] ?? 0)
+  const stale = rows.filter((m) => m.updOverStale !== undefined)
+  const ms = rows.map((m) => m.ms).sort((a, b) => a - b)
+  return {
+    n,
+    recall,
+    all10: mean((m) => m.all10),
+    hit10: mean((m) => m.hit10),
+    mrr: mean((m) => m.mrr),
+    budget,
+    updOverStale: stale.length === 0 ? undefined : (100 * stale.reduce((sum, m) => sum + (m.updOverStale as number), 0)) / stale.length,
+    staleN: stale.length,
+    p50: percentile(ms, 0.5),
+    p95: percentile(ms, 0.95),
+  }
+}
+
+export const ADVERSARIAL = 'adversarial'
+
+/** Summaries per category, `overall` (all but adversarial) and `adversarial` when present. */
+export function summariseByCategory(rows: ReadonlyArray<{ category: string; metrics: QuestionMetrics }>): Array<{ label: string; summary: Summary }> {
+  const categories = [...new Set(rows.map((r) => r.category))].filter((c) => c !== ADVERSARIAL).sort()
+  const out = categories.map((c) => ({ label: c, summary: summarise(rows.filter((r) => r.category === c).map((r) => r.metrics)) }))
+  out.push({ label: 'overall', summary: summarise(rows.filter((r) => r.category !== ADVERSARIAL).map((r) => r.metrics)) })
+  const adversarial = rows.filter((r) => r.category === ADVERSARIAL)
+  if (adversarial.length > 0) out.push({ label: ADVERSARIAL, summary: summarise(adversarial.map((r) => r.metrics)) })
+  return out
+}
+
+/** The table printed by `engram eval retrieval`: one row per category and system. */
+export function formatMetricsTable(systems: ReadonlyArray<{ name: string; rows: Array<{ label: string; summary: Summary }> }>): string {
+  const f = (x: number | undefined): string => (x === undefined ? '    -' : x.toFixed(1).padStart(5))
+  const head = `${'category'.padEnd(12)} ${'system'.padEnd(8)} ${'n'.padStart(5)}   R@1   R@5  R@10  R@25  R@50 All10 Hit10   MRR  R512 R1024 R2048 upd>st   p50ms  p95ms`
+  const lines = [head]
+  const labels = systems[0]?.rows.map((r) => r.label) ?? []
+  for (const label of labels) {
+    for (const system of systems) {
+      const s = system.rows.find((r) => r.label === label)?.summary
+      if (!s) continue
+      lines.push(
+        `${label.padEnd(12)} ${system.name.padEnd(8)} ${String(s.n).padStart(5)} ${RANK_CUTOFFS.map((k) => f(s.recall[k])).join(' ')} ${f(s.all10)} ${f(s.hit10)} ${f(s.mrr)} ${CONTEXT_BUDGETS.map((B) => f(s.budget[B])).join(' ')} ${f(s.updOverStale).padStart(6)} ${s.p50.toFixed(2).padStart(7)} ${s.p95.toFixed(2).padStart(6)}`,
+      )
+    }
+  }
+  return lines.join('\n')
+}

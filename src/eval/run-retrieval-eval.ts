@@ -1,0 +1,148 @@
+/**
+ * The retrieval evaluation protocol of ../shared/bench/FORMAT.md, run through engram's real
+ * recall path. Per conversation: a fresh mind in a temporary home, on a manual clock; each
+ * session of the data set is one engram session (the way an agent lives them: a session id per
+ * sitting), its turns appended in order through `mind.context.append` as user messages named by
+ * their speaker, stamped from the session start; the clock then moves to the session's end and
+ * `mind.maintain()` runs the background work that would run between sittings. Every question is
+ * then asked at its `asked_at` (or a day after the last session):
+ *
+ *   ranked       the retriever's ranking over the kinds priming recalls (summaries map to the
+ *                messages they stand for, in order), as turn ids via each message's meta.turnId;
+ *   contexts[B]  the text `mind.primer.prime({ message, budget: B, asOf })` injects;
+ *   ms           the time of the priming call at the largest budget (what an agent pays per turn).
+ *
+ * Priming records access to what it injects, as in real use, so later questions see earlier
+ * recalls in the frequency term. Plain BM25 over turns runs beside it on the same data.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ManualClock } from '../core/clock.ts'
+import { RELATED_KINDS } from '../memory/priming/prime.ts'
+import { createMind } from '../mind.ts'
+import { createPlainBm25, packPlain } from './plain-bm25.ts'
+import { asInstant, type EvalConversation, type EvalDataset } from './retrieval-dataset.ts'
+import { CONTEXT_BUDGETS, type QuestionMetrics, questionMetrics, type RunLine } from './retrieval-metrics.ts'
+
+/** Spacing of turns inside a session when the data gives no time per turn. */
+const TURN_SPACING_MS = 30_000
+const RANKED_LIMIT = 50
+/** Turns the baseline's context packing looks at. */
+const BASELINE_DEPTH = 400
+
+export interface RetrievalEvalOptions {
+  /** Only the first N conversations. */
+  conversations?: number
+  /** Settings for every mind, by dotted key (e.g. `{ 'embed.provider': 'none' }`). */
+  settings?: Record<string, unknown>
+  /** Called with each run line as soon as it is known (the CLI streams them to the run file). */
+  onLine?: (line: RunLine) => void
+  /** Progress reports. */
+  onProgress?: (message: string) => void
+}
+
+export interface EvaluatedQuestion {
+  id: string
+  category: string
+  engram: QuestionMetrics
+  bm25: QuestionMetrics
+}
+
+const at = (ms: number): string => new Date(ms).toISOString()
+
+async function evaluateConversation(conversation: EvalConversation, options: RetrievalEvalOptions): Promise<EvaluatedQuestion[]> {
+  const root = mkdtempSync(join(tmpdir(), 'engram-eval-'))
+  const starts = conversation.sessions.map((s) => (s.started_at ? Date.parse(asInstant(s.started_at)) : Number.NaN))
+  const firstStart = starts.find((ms) => Number.isFinite(ms)) ?? Date.parse('2024-01-01T09:00:00Z')
+  const clock = new ManualClock(firstStart)
+  const mind = await createMind({
+    home: join(root, 'home'),
+    env: { HOME: join(root, 'user-home'), PATH: process.env.PATH ?? '' },
+    ignoreConfigFile: true,
+    reindexOnOpen: false,
+    clock,
+    settings: { ...options.settings },
+  })
+  try {
+    const turnOfMessage = new Map<string, string>()
+    const turns = new Map<string, { speaker: string; text: string }>()
+    const order: Array<{ id: string; text: string }> = []
+    let lastMs = firstStart
+    for (const [si, session] of conversation.sessions.entries()) {
+      const start = Math.max(Number.isFinite(starts[si]) ? (starts[si] as number) : lastMs + 3_600_000, lastMs)
+      clock.set(start)
+      const messages = session.turns.map((turn, ti) => {
+        turns.set(turn.id, { speaker: turn.speaker, text: turn.text })
+        order.push({ id: turn.id, text: turn.text })
+        const turnAt = turn.at ? Date.parse(asInstant(turn.at)) : Number.NaN
+        return { role: 'user' as const, name: turn.speaker, content: turn.text, at: at(Number.isFinite(turnAt) ? turnAt : start + ti * TURN_SPACING_MS), meta: { turnId: turn.id } }
+      })
+      const stored = await mind.context.append({ sessionId: `${conversation.id}#${session.id}`, agent: mind.agent }, messages)
+      stored.forEach((message, i) => {
+        const turnId = messages[i]?.meta.turnId
+        if (turnId !== undefined) turnOfMessage.set(String(message.id), turnId)
+      })
+      lastMs = start + session.turns.length * TURN_SPACING_MS
+      clock.set(lastMs)
+      await mind.maintain()
+    }
+    await mind.idle()
+    await mind.indexed()
+
+    const bm25 = createPlainBm25(order)
+    const out: EvaluatedQuestion[] = []
+    for (const question of conversation.questions) {
+      const askedMs = question.asked_at ? Date.parse(asInstant(question.asked_at)) : lastMs + 86_400_000
+      const asOf = at(Math.max(askedMs, lastMs))
+      clock.set(asOf)
+      const result = await mind.retriever.search(question.question, { kinds: [...RELATED_KINDS], limit: RANKED_LIMIT, asOf, recordAccess: false })
+      const ranked: string[] = []
+      const seen = new Set<string>()
+      for (const hit of result.hits) {
+        for (const messageId of hit.provenance) {
+          const turnId = turnOfMessage.get(messageId)
+          if (turnId === undefined || seen.has(turnId)) continue
+          seen.add(turnId)
+          ranked.push(turnId)
+        }
+      }
+      const contexts: Record<string, string> = {}
+      let ms = 0
+      for (const budget of CONTEXT_BUDGETS) {
+        const started = performance.now()
+        const primed = await mind.primer.prime({ message: question.question, budget, asOf, type: 'question' })
+        ms = performance.now() - started
+        contexts[String(budget)] = primed.text
+      }
+      const line: RunLine = { id: question.id, ranked: ranked.slice(0, RANKED_LIMIT), contexts, ms: Math.round(ms * 100) / 100 }
+      options.onLine?.(line)
+
+      const baselineStarted = performance.now()
+      const baselineRanked = bm25.rank(question.question, BASELINE_DEPTH)
+      const baselineContexts: Record<string, string> = {}
+      for (const budget of CONTEXT_BUDGETS) baselineContexts[String(budget)] = packPlain(turns, baselineRanked, budget)
+      const baseline: RunLine = { id: question.id, ranked: baselineRanked.slice(0, RANKED_LIMIT), contexts: baselineContexts, ms: performance.now() - baselineStarted }
+
+      const scored = { category: question.category, evidence: question.evidence, staleEvidence: question.stale_evidence }
+      const text = (id: string): string | undefined => turns.get(id)?.text
+      out.push({ id: question.id, category: question.category, engram: questionMetrics(scored, line, text), bm25: questionMetrics(scored, baseline, text) })
+    }
+    return out
+  } finally {
+    await mind.close()
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** Run the protocol over `dataset`; returns each question's metrics for engram and the baseline. */
+export async function runRetrievalEval(dataset: EvalDataset, options: RetrievalEvalOptions = {}): Promise<EvaluatedQuestion[]> {
+  const conversations = options.conversations === undefined ? dataset.conversations : dataset.conversations.slice(0, options.conversations)
+  const out: EvaluatedQuestion[] = []
+  for (const [i, conversation] of conversations.entries()) {
+    const started = performance.now()
+    out.push(...(await evaluateConversation(conversation, options)))
+    options.onProgress?.(`${conversation.id} (${i + 1}/${conversations.length}): ${conversation.questions.length} questions in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  }
+  return out
+}
