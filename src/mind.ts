@@ -106,14 +106,17 @@ export interface Mind {
   confirm(decision: { accept?: ConfirmationSelection; reject?: ConfirmationSelection }): Promise<{ saved: number; rejected: number }>
   /** Resolves when every write made so far is in the search index. */
   indexed(): Promise<void>
-  /** Run whatever background work is due: idle session boundaries, memory-file compaction. */
-  maintain(): Promise<MaintenanceReport>
+  /** Run whatever background work is due: idle session boundaries, memory-file compaction (daily). */
+  maintain(options?: { forceCompaction?: boolean }): Promise<MaintenanceReport>
   /** Counts of every kind of memory, the capabilities, and any unreadable lines. */
   status(): Promise<MindStatus>
   /** Re-read every memory file and update the index (`full` re-embeds everything). */
   reindex(options?: { full?: boolean }): Promise<ReindexReport>
   close(): Promise<void>
 }
+
+const COMPACTION_JOB = 'memory-compaction'
+const COMPACTION_INTERVAL_MS = 24 * 60 * 60 * 1000
 
 export interface MaintenanceReport {
   boundaries: BoundaryOutcome[]
@@ -299,18 +302,33 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     async indexed() {
       await indexing
     },
-    async maintain() {
+    async maintain(options = {}) {
       boundaries.length = 0
       await sessions.checkIdle()
       await background
       // Files written outside the write path (by hand, by another process, a saved skill) reach the index.
       reindexSoon()
-      const compaction = (await memory.compact()).map((result) => ({
-        file: result.file,
-        location: result.location,
-        kind: result.kind,
-        ...('reason' in result && typeof result.reason === 'string' ? { reason: result.reason } : {}),
-      }))
+      // Memory-file compaction asks the LLM to review a whole file: at most once a day (a job run is
+      // recorded either way), not on every maintenance tick.
+      let compaction: MaintenanceReport['compaction'] = []
+      const last = await backend.jobs.lastRun(COMPACTION_JOB, values.agent)
+      if (options.forceCompaction || !last || clock.now().getTime() - Date.parse(last.startedAt) >= COMPACTION_INTERVAL_MS) {
+        const startedAt = clock.now().toISOString()
+        compaction = (await memory.compact()).map((result) => ({
+          file: result.file,
+          location: result.location,
+          kind: result.kind,
+          ...('reason' in result && typeof result.reason === 'string' ? { reason: result.reason } : {}),
+        }))
+        await backend.jobs.record({
+          job: COMPACTION_JOB,
+          agent: values.agent,
+          startedAt,
+          finishedAt: clock.now().toISOString(),
+          status: compaction.some((c) => c.kind === 'compacted') ? 'ok' : 'skipped',
+          details: { results: compaction },
+        })
+      }
       await indexing
       return { boundaries: [...boundaries], compaction, warnings: warnings.splice(0) }
     },

@@ -114,3 +114,34 @@ test('skills and procedures through the mind; a streamed turn survives a crash',
   assert.equal(messages.at(-1)?.meta?.recovered, true)
   await reopened.close()
 })
+
+test('with an LLM configured, maintain() compacts a memory file past 20 entries, at most once a day', async (t) => {
+  const { startFakeOpenAiServer } = await import('../src/testing/fake-openai-server.ts')
+  const server = await startFakeOpenAiServer()
+  const tmp = makeTempHome()
+  t.after(async () => {
+    await server.close()
+    tmp.cleanup()
+  })
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+  const env = { ...tmp.env, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake-model', ENGRAM_LLM_MAX_RETRIES: '0' }
+  const mind = await createMind({ home: tmp.home, env, clock })
+  const lessons = Array.from({ length: 21 }, (_, i) => ({ text: `Service ${i} answers within ${i + 1} seconds`, kind: 'lesson' as const, scope: 'global' as const, confidence: 'high' as const, source: 'user' as const }))
+  lessons.push({ text: 'Service 0 answers within 1 second', kind: 'lesson', scope: 'global', confidence: 'high', source: 'user' })
+  await mind.encode(lessons)
+  // The model says entry 22 restates entry 1; every other call (identity, rules file) finds nothing.
+  server.enqueue({ json: { drop: [{ entry: 22, keptInstead: 1, reason: 'restatement' }] } })
+  const first = await mind.maintain()
+  const compacted = first.compaction.find((c) => c.file === 'lessons')
+  assert.equal(compacted?.kind, 'compacted', JSON.stringify(first.compaction))
+  const file = readFileSync(join(tmp.home, 'agents/default/memory/lessons.md'), 'utf8')
+  assert.doesNotMatch(file, /within 1 second </)
+  assert.match(file, /Service 0 answers within 1 seconds/)
+  const calls = server.requests.length
+  assert.equal((await mind.maintain()).compaction.length, 0, 'not again the same day')
+  assert.equal(server.requests.length, calls)
+  clock.advanceDays(1)
+  server.enqueue({ json: { drop: [] } })
+  assert.equal((await mind.maintain()).compaction.find((c) => c.file === 'lessons')?.kind, 'unchanged')
+  await mind.close()
+})
