@@ -6,6 +6,7 @@ import { doctorCommand } from './doctor/index.ts'
 import { evalCommand } from './eval/index.ts'
 import { importCommand } from './import/index.ts'
 import { initCommand } from './init/index.ts'
+import { maintainCommand } from './maintain/index.ts'
 import { mcpCommand } from './mcp/index.ts'
 import { memoryContextCommand } from './memory/index.ts'
 import { recallCommand } from './recall/index.ts'
@@ -21,6 +22,7 @@ export const COMMANDS: readonly Command[] = [
   configCommand,
   doctorCommand,
   reindexCommand,
+  maintainCommand,
   rememberCommand,
   memoryContextCommand,
   confirmCommand,

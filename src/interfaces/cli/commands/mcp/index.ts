@@ -11,6 +11,8 @@ import { serveStdio } from '../../../mcp/stdio.ts'
 import type { Command } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
 
+const MAINTAIN_EVERY_MS = 5 * 60_000
+
 export const mcpCommand: Command = {
   path: ['mcp'],
   summary: 'Serve this agent\'s memory over MCP on stdio: tools, memory files as resources, a primed_context prompt',
@@ -24,10 +26,19 @@ export const mcpCommand: Command = {
     const user = typeof context.options.user === 'string' ? context.options.user : undefined
     const mind = await openMind(context)
     let ended: string
+    // A long-lived server is where background work becomes due (idle session boundaries, daily
+    // compaction): it runs every few minutes, off the protocol, without keeping the process alive.
+    let maintaining: Promise<unknown> = Promise.resolve()
+    const timer = setInterval(() => {
+      maintaining = maintaining.then(() => mind.maintain()).catch((error) => context.io.stderr.write(`engram mcp: maintenance failed: ${String(error)}\n`))
+    }, MAINTAIN_EVERY_MS)
+    timer.unref()
     try {
       const server = createMindMcpServer(mind, { session: { sessionId, ...(user !== undefined ? { user } : {}) } })
       ended = await serveStdio(server, { stdin: context.io.stdin ?? process.stdin, stdout: process.stdout, stderr: process.stderr }, { signals: true })
     } finally {
+      clearInterval(timer)
+      await maintaining
       await mind.close()
     }
     // The client may still be reading stdout until this process exits, and anything that is not
