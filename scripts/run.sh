@@ -68,6 +68,7 @@ case "$task" in
   lint)  exec "$NODE" node_modules/@biomejs/biome/bin/biome lint src test scripts ;;
   engram) exec "$NODE" src/interfaces/cli/bin.ts "$@" ;;
   bench) exec "$NODE" "scripts/bench/$1.ts" "${@:2}" ;;
+  docs)  exec "$NODE" scripts/gen-config-docs.ts ;;
   node)  exec "$NODE" "$@" ;;
-  *) log "usage: scripts/run.sh test|demo|build|lint|engram|bench|node [args]"; exit 2 ;;
+  *) log "usage: scripts/run.sh test|demo|build|lint|engram|bench|docs|node [args]"; exit 2 ;;
 esac

@@ -11,8 +11,7 @@ export const configCommand: Command = {
   },
   async run(context) {
     if (context.options.docs) {
-      const rows = SETTINGS.map((s) => `| \`${s.key}\` | \`${s.env}\` | ${s.default === undefined ? '—' : `\`${String(s.default)}\``} | ${s.description} |`)
-      const markdown = ['| setting | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n')
+      const markdown = configDocs()
       return { data: { markdown }, human: markdown }
     }
     const config = resolveConfig({ env: context.io.env, flags: context.settings })
@@ -31,4 +30,22 @@ export const configCommand: Command = {
     ].join('\n')
     return { data: { file: config.file, settings }, human }
   },
+}
+
+/** The settings reference, generated from the schema (docs/configuration.md is this text). */
+export function configDocs(): string {
+  const rows = SETTINGS.map((s) => `| \`${s.key}\` | \`${s.env}\` | ${s.default === undefined ? '—' : `\`${String(s.default)}\``} | ${s.description.replaceAll('|', '\\|')} |`)
+  return [
+    '# Configuration',
+    '',
+    'Every setting, its environment variable and its default. Values come from defaults < `<home>/config.json`',
+    '(nested: `{"memory": {"mode": "copilot"}}`) < `ENGRAM_*` environment variables < flags (`--set key=value`).',
+    '`engram config` shows the value in force and where it came from. Generated from `src/config/schema.ts`',
+    'by `npm run docs` — do not edit by hand.',
+    '',
+    '| setting | environment | default | meaning |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n')
 }
