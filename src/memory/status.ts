@@ -30,6 +30,8 @@ export interface MindStatus {
     activityDays: number
   }
   context: { conversations: number; messages: number }
+  /** Memories the encoding gate holds for the user's yes/no (`engram confirm`). */
+  pendingConfirmations: number
   index: { units: number; byKind: Record<UnitKind, number> }
   capabilities: {
     backend: string
@@ -90,6 +92,7 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
       activityDays: (await backend.activity.days()).length,
     },
     context: { conversations: conversations.length, messages },
+    pendingConfirmations: (await backend.confirmations.pending()).length,
     index: { units: Object.values(byKind).reduce((a, b) => a + b, 0), byKind },
     capabilities: {
       backend: backend.name,

@@ -42,6 +42,7 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
       ['activity days', String(m.activityDays)],
       ['conversations', `${status.context.conversations} (${status.context.messages} messages)`],
       ['index units', String(status.index.units)],
+      ['awaiting confirmation', status.pendingConfirmations === 0 ? '0' : s.yellow(`${status.pendingConfirmations} (engram confirm)`)],
     ]),
     '',
     s.bold('Capabilities'),
