@@ -9,7 +9,8 @@
  *
  *   ranked       the retriever's ranking over the kinds priming recalls (summaries map to the
  *                messages they stand for, in order), as turn ids via each message's meta.turnId;
- *   contexts[B]  the text `mind.primer.prime({ message, budget: B, asOf })` injects;
+ *   contexts[B]  the text `mind.primer.prime({ message, budget: B, maxChars: 4B, asOf })` injects
+ *                (the format counts characters / 4 as tokens);
  *   ms           the time of the priming call at the largest budget (what an agent pays per turn).
  *
  * Priming records access to what it injects, as in real use, so later questions see earlier
@@ -28,6 +29,8 @@ import { CONTEXT_BUDGETS, type QuestionMetrics, questionMetrics, type RunLine } 
 /** Spacing of turns inside a session when the data gives no time per turn. */
 const TURN_SPACING_MS = 30_000
 const RANKED_LIMIT = 50
+/** FORMAT.md counts a context's tokens as its characters / 4. */
+const CHARS_PER_TOKEN = 4
 /** Turns the baseline's context packing looks at. */
 const BASELINE_DEPTH = 400
 
@@ -111,7 +114,10 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
       let ms = 0
       for (const budget of CONTEXT_BUDGETS) {
         const started = performance.now()
-        const primed = await mind.primer.prime({ message: question.question, budget, asOf, type: 'question' })
+        // FORMAT.md scores a context by characters / 4, not by o200k tokens (conversational
+        // English runs about 4.3 characters a token): ask priming to respect that cap too, as a
+        // host that budgets by characters would.
+        const primed = await mind.primer.prime({ message: question.question, budget, maxChars: budget * CHARS_PER_TOKEN, asOf, type: 'question' })
         ms = performance.now() - started
         contexts[String(budget)] = primed.text
       }

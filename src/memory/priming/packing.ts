@@ -1,10 +1,15 @@
 /**
- * Packing recalled items into a token budget, and framing them as the agent's own memory.
+ * Packing recalled items into a budget, and framing them as the agent's own memory.
  *
- * Each channel packs its lines within its share (counted exactly with the o200k tokenizer, one
- * extra token per line break). Token counts of joined text are not always the sum of the parts,
- * so the final block is counted once more as a whole and, while it is over budget, the
- * lowest-priority line is dropped: the block can never exceed its budget.
+ * The budget is in o200k tokens, counted exactly (one extra token per line break). A host may
+ * also cap the characters (its own model's tokenizer is not o200k, or it budgets by characters,
+ * as the retrieval benchmark does with characters / 4): a `BudgetMeter` then charges each line
+ * the larger of its tokens and its characters scaled to the budget, so that sums of line costs
+ * within the budget keep both the tokens and the characters within theirs.
+ *
+ * Each channel packs its lines within its share. Token counts of joined text are not always the
+ * sum of the parts, so the final block is measured once more as a whole and, while it is over,
+ * the lowest-priority line is dropped: the block can never exceed its budget.
  */
 import { countTokens } from '../../core/tokens.ts'
 import type { PrimingChannel } from './settings.ts'
@@ -15,10 +20,35 @@ export interface PackItem<T> {
   meta: T
 }
 
+export interface PackedItem<T> extends PackItem<T> {
+  /** Exact o200k tokens of the text and its line break. */
+  tokens: number
+  /** What it was charged against the budget (≥ tokens; more when characters are capped). */
+  cost: number
+}
+
 export interface PackedSection<T> {
   channel: PrimingChannel
   heading: string
-  items: Array<PackItem<T> & { tokens: number }>
+  items: Array<PackedItem<T>>
+  /**
+   * Removes the section's weakest memory when the whole block is over budget, when the section's
+   * items are not independent lines (conversation excerpts share their group headers). Returns
+   * false when there is nothing left to remove. Without it, the last item is removed.
+   */
+  dropWeakest?: () => boolean
+}
+
+/** Measures text against one priming budget (tokens, and optionally characters). */
+export interface BudgetMeter {
+  /** In tokens. */
+  readonly budget: number
+  /** Characters allowed, or undefined when only tokens count. */
+  readonly maxChars: number | undefined
+  /** What a line and its line break cost, in budget units. */
+  line(text: string): number
+  /** Whether a whole rendered block is within the budget. */
+  within(text: string): boolean
 }
 
 export const MEMORY_HEADER = '## Your memory — recalled for this message'
@@ -29,28 +59,45 @@ export function lineCost(text: string): number {
   return countTokens(text) + 1
 }
 
+/** A meter for `budget` tokens and, when given, at most `maxChars` characters. */
+export function createBudgetMeter(budget: number, maxChars?: number): BudgetMeter {
+  const charCap = maxChars !== undefined && Number.isFinite(maxChars) ? maxChars : undefined
+  // Characters in budget units; rounding each line up keeps the sum an upper bound.
+  const charCost = (chars: number): number => (charCap === undefined ? 0 : charCap === 0 ? Number.POSITIVE_INFINITY : Math.ceil((chars * budget) / charCap))
+  return {
+    budget,
+    maxChars: charCap,
+    line: (text) => Math.max(lineCost(text), charCost(text.length + 1)),
+    within: (text) => (charCap === undefined || text.length <= charCap) && countTokens(text) <= budget,
+  }
+}
+
+/** What a heading costs: its line and the blank line before it. */
+export function headingCost(heading: string, meter: BudgetMeter): number {
+  return meter.line(heading) + 1
+}
+
 /**
  * Keep items in order while they fit in `budget` (the heading counts once, when anything is
  * kept). An item that does not fit is skipped, so a shorter one after it can still fit.
  */
-export function packSection<T>(channel: PrimingChannel, heading: string, items: ReadonlyArray<PackItem<T>>, budget: number): PackedSection<T> {
+export function packSection<T>(channel: PrimingChannel, heading: string, items: ReadonlyArray<PackItem<T>>, budget: number, meter: BudgetMeter): PackedSection<T> {
   const section: PackedSection<T> = { channel, heading, items: [] }
-  const headingCost = lineCost(heading) + 1 // and the blank line before it
-  let left = budget - headingCost
+  let left = budget - headingCost(heading, meter)
   if (left <= 0) return section
   for (const item of items) {
-    const cost = lineCost(item.text)
+    const cost = meter.line(item.text)
     if (cost > left) continue
-    section.items.push({ ...item, tokens: cost })
+    section.items.push({ ...item, tokens: lineCost(item.text), cost })
     left -= cost
   }
   return section
 }
 
-/** Tokens a packed section costs (0 when empty: empty sections are not printed). */
-export function sectionCost(section: PackedSection<unknown>): number {
+/** Budget units a packed section costs (0 when empty: empty sections are not printed). */
+export function sectionCost(section: PackedSection<unknown>, meter: BudgetMeter): number {
   if (section.items.length === 0) return 0
-  return lineCost(section.heading) + 1 + section.items.reduce((sum, item) => sum + item.tokens, 0)
+  return headingCost(section.heading, meter) + section.items.reduce((sum, item) => sum + item.cost, 0)
 }
 
 /** The framed block: header, note, then each non-empty section. '' when every section is empty. */
@@ -60,24 +107,25 @@ export function renderBlock(sections: ReadonlyArray<PackedSection<unknown>>): st
   return `${MEMORY_HEADER}\n${MEMORY_NOTE}\n\n${parts.join('\n\n')}`
 }
 
-/** Tokens of the header and note, which every non-empty block pays. */
-export function frameCost(): number {
-  return lineCost(MEMORY_HEADER) + lineCost(MEMORY_NOTE) + 1
+/** Budget units of the header and note, which every non-empty block pays. */
+export function frameCost(meter: BudgetMeter): number {
+  return meter.line(MEMORY_HEADER) + meter.line(MEMORY_NOTE) + 1
 }
 
 /**
- * Render within `budget` exactly: drop items from the end of the sections in `dropOrder`
- * (lowest priority first) until the whole block counts at most `budget` tokens.
+ * Render within the meter's budget exactly: drop items from the sections in `dropOrder` (lowest
+ * priority first) until the whole block is within it.
  */
-export function renderWithinBudget<T>(sections: Array<PackedSection<T>>, budget: number, dropOrder: readonly PrimingChannel[]): { text: string; tokens: number } {
+export function renderWithinBudget<T>(sections: Array<PackedSection<T>>, meter: BudgetMeter, dropOrder: readonly PrimingChannel[]): { text: string; tokens: number } {
   for (;;) {
     const text = renderBlock(sections)
-    const tokens = countTokens(text)
-    if (tokens <= budget) return { text, tokens }
+    if (meter.within(text)) return { text, tokens: countTokens(text) }
     const victim = dropOrder.map((channel) => sections.find((s) => s.channel === channel && s.items.length > 0)).find((s) => s !== undefined)
     if (!victim) return { text: '', tokens: 0 }
     // Recent activity is chronological: its oldest line matters least. Elsewhere the last is the weakest.
-    if (victim.channel === 'activity') victim.items.shift()
+    if (victim.dropWeakest) {
+      if (!victim.dropWeakest()) victim.items.length = 0
+    } else if (victim.channel === 'activity') victim.items.shift()
     else victim.items.pop()
   }
 }

@@ -24,12 +24,16 @@ import type { Retriever, RetrievalHit } from '../retrieval/search.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { groupActivity } from './activity-format.ts'
 import { classifyMessage, type MessageType } from './classify.ts'
-import { frameCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
+import { isConversational, packRelated, type RelatedCandidate } from './conversation-excerpts.ts'
+import { createBudgetMeter, frameCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
 import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
 
 /** Kinds channel C recalls (profiles are channel A's; skills channel D's). */
 export const RELATED_KINDS: readonly UnitKind[] = ['knowledge', 'lesson', 'rule', 'topic', 'episode', 'message', 'summary', 'procedure']
 const SKILL_KINDS: UnitKind[] = ['skill', 'procedure']
+/** Most related hits asked of the retriever, and the size of a short turn that sets how many. */
+const RELATED_LIMIT = 400
+const TOKENS_PER_SHORT_MEMORY = 16
 
 export interface InjectedMemory {
   channel: PrimingChannel
@@ -57,6 +61,11 @@ export interface PrimeInput {
   type?: MessageType
   /** Override the type's budget, in tokens. */
   budget?: number
+  /**
+   * Also never more than this many characters (for hosts whose model does not count in o200k
+   * tokens, or that budget by characters; the retrieval benchmark passes budget × 4).
+   */
+  maxChars?: number
   /** Message ids already in the assembled conversation (channel C leaves them out). */
   excludeMessageIds?: Iterable<string | number>
 }
@@ -165,8 +174,9 @@ export function createPrimer(deps: PrimerDeps): Primer {
   }
 
   async function relatedHits(message: string, input: PrimeInput, asOf: Date, share: number): Promise<RetrievalHit[]> {
-    // Enough candidates to fill the share with short memories; the retriever bounds the work.
-    const limit = Math.max(3, Math.min(20, Math.round(share / 40)))
+    // Enough candidates to fill the share with short turns (packing skips those that do not fit
+    // and goes on down the ranking); the retriever bounds the work.
+    const limit = Math.max(3, Math.min(RELATED_LIMIT, Math.round(share / TOKENS_PER_SHORT_MEMORY)))
     const result = await deps.retriever.search(message, {
       kinds: [...RELATED_KINDS],
       limit,
@@ -227,9 +237,13 @@ export function createPrimer(deps: PrimerDeps): Primer {
       const type = input.type ?? classifyMessage(input.message)
       const budget = input.budget ?? settings.budgets[type]
       if (!(Number.isInteger(budget) && budget >= 0)) throw invalid(`budget must be a whole number of tokens ≥ 0, got ${budget}.`, 'Pass a budget such as 1500, or leave it out to use the message type’s.')
+      if (input.maxChars !== undefined && !(Number.isInteger(input.maxChars) && input.maxChars >= 0)) {
+        throw invalid(`maxChars must be a whole number of characters ≥ 0, got ${input.maxChars}.`, 'Pass maxChars such as 6000, or leave it out to count tokens only.')
+      }
+      const meter = createBudgetMeter(budget, input.maxChars)
       const shares = settings.shares[type]
       const warnings: string[] = []
-      const body = budget - frameCost()
+      const body = budget - frameCost(meter)
       const share = (channel: PrimingChannel): number => Math.max(0, Math.floor(body * shares[channel]))
 
       // A failing channel degrades priming; it does not cancel the turn.
@@ -249,31 +263,38 @@ export function createPrimer(deps: PrimerDeps): Primer {
       const [profile, activity, related, skills] = await Promise.all([
         guard('profile', () => profileItems(input.user), []),
         guard('activity', () => activityItems(asOf, input.sessionId), []),
-        guard('related', async () => (associative ? relatedHits(message, input, asOf, share('related') + share('profile') + share('skills')) : []), []),
+        // Related memories get whatever the other channels leave, so ask for enough to fill the body.
+        guard('related', async () => (associative ? relatedHits(message, input, asOf, body) : []), []),
         guard('skills', async () => (associative ? skillItems(message, asOf) : []), []),
       ])
 
       const sections: Array<PackedSection<Meta>> = []
-      const profileSection = packSection('profile', HEADINGS.profile(input.user), profile, share('profile'))
-      const activitySection = packSection('activity', HEADINGS.activity(), activity, share('activity'))
+      const profileSection = packSection('profile', HEADINGS.profile(input.user), profile, share('profile'), meter)
+      const activitySection = packSection('activity', HEADINGS.activity(), activity, share('activity'), meter)
       activitySection.items.reverse()
-      const skillsSection = packSection('skills', HEADINGS.skills(), skills, share('skills'))
+      const skillsSection = packSection('skills', HEADINGS.skills(), skills, share('skills'), meter)
       // Unused shares flow to related memories.
-      const relatedBudget = Math.max(0, body - sectionCost(profileSection) - sectionCost(activitySection) - sectionCost(skillsSection))
+      const relatedBudget = Math.max(0, body - sectionCost(profileSection, meter) - sectionCost(activitySection, meter) - sectionCost(skillsSection, meter))
       const shownSkills = new Set(skillsSection.items.map((item) => item.meta.source))
-      const relatedItems: Array<PackItem<Meta>> = related
+      const relatedCandidates: Array<RelatedCandidate<Meta>> = related
         .filter((hit) => !shownSkills.has(hit.unit.source))
         .map((hit) => ({
-          text: relatedLine(hit, settings.itemTokens),
+          unit: hit.unit,
+          line: isConversational(hit.unit) ? '' : relatedLine(hit, settings.itemTokens),
           meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit) },
         }))
-      const relatedSection = packSection('related', HEADINGS.related(), relatedItems, relatedBudget)
-      sections.push(profileSection, activitySection, relatedSection, skillsSection)
+      const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, relatedBudget, meter, settings.itemTokens)
+      sections.push(profileSection, activitySection, relatedPack.section, skillsSection)
 
-      const { text, tokens } = renderWithinBudget(sections, budget, ['related', 'activity', 'skills', 'profile'])
+      const { text, tokens } = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'])
       const injected: InjectedMemory[] = []
       if (text !== '') {
         for (const section of sections) {
+          if (section === relatedPack.section) {
+            // Excerpt groups hold several memories each: list every one shown.
+            for (const item of relatedPack.packed()) injected.push({ ...item.meta, tokens: item.tokens })
+            continue
+          }
           for (const item of section.items) {
             // Profile lines are one memory: merge them.
             const same = injected.find((m) => m.channel === section.channel && m.id === item.meta.id)

@@ -1,0 +1,189 @@
+/**
+ * The related-memories channel packed the way a reader takes in a conversation: what was said,
+ * by whom, on which day, in the order it was said.
+ *
+ * Ranked hits are taken down the ranking while they fit (one that does not fit is skipped, so a
+ * shorter one further down can still be taken). Messages and summaries of a conversation
+ * (`conv:<id>` sources) are then shown as excerpts, grouped by conversation and day, each group
+ * under one compact header and in chronological order inside:
+ *
+ *   [2023-05-08 · session conv-26#1]
+ *   Caroline: I went to a LGBTQ support group yesterday and it was so powerful.
+ *   Melanie: That's great! What happened there?
+ *
+ * A per-line `- [message date] … (-> pointer)` frame costs about a dozen tokens, as much as a short
+ * turn; paid once per group instead, the same budget holds many more of the turns an answer needs.
+ * Other kinds (knowledge, lessons, rules, episodes…) keep their compact line each, above the
+ * excerpts. Message text stays verbatim: only what could break out of the memory block (line
+ * breaks, tag-like `<`) is neutralised.
+ */
+import { truncateToTokens } from '../../core/tokens.ts'
+import type { StoredUnit } from '../../storage/contracts.ts'
+import { escapeRecalled } from '../engrams/escape-recalled.ts'
+import { type BudgetMeter, headingCost, lineCost, type PackedSection } from './packing.ts'
+import type { PrimingChannel } from './settings.ts'
+
+/** A ranked candidate for the section: its unit, and its compact line when it is not conversational. */
+export interface RelatedCandidate<T> {
+  unit: StoredUnit
+  /** The compact line shown for units that are not conversation messages or summaries. */
+  line: string
+  meta: T
+}
+
+export interface RelatedPack<T> {
+  section: PackedSection<T>
+  /** Every memory shown, in rank order, with the exact tokens of its own line. */
+  packed(): Array<{ meta: T; tokens: number }>
+}
+
+/** Below this many budget units left, nothing else could fit: stop counting. */
+const NOTHING_FITS = 4
+
+// Anything a reader or a model could take as a line break, and the other controls.
+const LINE_BREAKS_AND_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g
+// The opening `<` of a tag, closing tag, comment or processing instruction — what could close
+// or forge a wrapper such as `</memory>` or `<system>`. "I <3 it" and "a < b" are left alone.
+const TAG_OPEN = /<(?=[/!?]|[A-Za-z][\w:.-]*(?:[\s/>]|$))/g
+
+/**
+ * What someone said, on one line of an excerpt, unchanged but for what could break out of it:
+ * line breaks and controls become spaces (runs of whitespace fold to one), and the `<` that
+ * opens something tag-like is written `&lt;`. Headings cannot start mid-line, so `#` stays.
+ */
+export function escapeSpoken(text: string): string {
+  return text.replace(LINE_BREAKS_AND_CONTROLS, ' ').replace(TAG_OPEN, '&lt;').replace(/\s+/g, ' ').trim()
+}
+
+/** Whether a unit is part of a conversation (shown as an excerpt line). */
+export function isConversational(unit: StoredUnit): boolean {
+  return (unit.kind === 'message' || unit.kind === 'summary') && unit.source.startsWith('conv:')
+}
+
+const day = (iso: string): string => iso.slice(0, 10)
+
+function speakerOf(unit: StoredUnit): string {
+  const name = unit.meta?.name
+  const role = unit.meta?.role
+  const who = typeof name === 'string' && name.trim() !== '' ? name : typeof role === 'string' && role !== '' ? role : 'someone'
+  // A name is one word group before the colon: it must not carry a colon or a line of its own.
+  return escapeRecalled(who).replace(/:/g, ' ').trim() || 'someone'
+}
+
+function sessionOf(unit: StoredUnit): string | undefined {
+  const session = unit.meta?.sessionId
+  return typeof session === 'string' && session.trim() !== '' ? escapeRecalled(session) : undefined
+}
+
+function groupHeader(unit: StoredUnit): string {
+  const session = sessionOf(unit)
+  return session === undefined ? `[${day(unit.createdAt)}]` : `[${day(unit.createdAt)} · session ${session}]`
+}
+
+/**
+ * The excerpt line of a message or summary. A message longer than `longest` budget units (a
+ * pasted document, a log) is cut, with a pointer to where it can be read in full, so that one
+ * of them cannot crowd out every other memory; conversational turns are far shorter.
+ */
+function excerptLine(unit: StoredUnit, longest: number, itemTokens: number, meter: BudgetMeter): string {
+  const pointer = `${unit.source}#${unit.id}`
+  if (unit.kind === 'summary') {
+    const text = escapeRecalled(unit.text)
+    const cut = truncateToTokens(text, itemTokens)
+    return cut.length < text.length ? `(summary) ${cut}… (-> ${pointer})` : `(summary) ${text} (-> ${pointer})`
+  }
+  const line = `${speakerOf(unit)}: ${escapeSpoken(unit.text)}`
+  if (meter.line(line) <= longest) return line
+  return `${truncateToTokens(line, Math.max(itemTokens, Math.floor(longest * 0.8)))}… (-> ${pointer})`
+}
+
+const seqOf = (unit: StoredUnit): number => (typeof unit.meta?.seq === 'number' ? unit.meta.seq : Number.POSITIVE_INFINITY)
+
+function chronological(a: StoredUnit, b: StoredUnit): number {
+  return a.createdAt.localeCompare(b.createdAt) || seqOf(a) - seqOf(b) || a.id.localeCompare(b.id)
+}
+
+interface Chosen<T> {
+  rank: number
+  candidate: RelatedCandidate<T>
+  line: string
+  /** Grouping key for excerpts; undefined for compact lines. */
+  group: string | undefined
+  header: string | undefined
+}
+
+/**
+ * Pack `candidates` (best first) into `budget` units under `heading`: down the ranking, each
+ * taken if it still fits (a new excerpt group pays its header and the blank line before it).
+ * Compact lines come first in rank order, then the excerpt groups in chronological order.
+ */
+export function packRelated<T>(
+  channel: PrimingChannel,
+  heading: string,
+  candidates: ReadonlyArray<RelatedCandidate<T>>,
+  budget: number,
+  meter: BudgetMeter,
+  itemTokens: number,
+): RelatedPack<T> {
+  const chosen: Array<Chosen<T>> = []
+  let left = budget - headingCost(heading, meter)
+  const longest = Math.max(itemTokens, Math.floor(budget / 4))
+  const openGroups = new Set<string>()
+  for (const [rank, candidate] of candidates.entries()) {
+    if (left < NOTHING_FITS) break
+    const unit = candidate.unit
+    if (!isConversational(unit)) {
+      const cost = meter.line(candidate.line)
+      if (cost > left) continue
+      chosen.push({ rank, candidate, line: candidate.line, group: undefined, header: undefined })
+      left -= cost
+      continue
+    }
+    const line = excerptLine(unit, longest, itemTokens, meter)
+    const group = `${unit.source}\u0000${day(unit.createdAt)}`
+    const header = groupHeader(unit)
+    const cost = meter.line(line) + (openGroups.has(group) ? 0 : meter.line(header) + 1)
+    if (cost > left) continue
+    openGroups.add(group)
+    chosen.push({ rank, candidate, line, group, header })
+    left -= cost
+  }
+
+  const section: PackedSection<T> = { channel, heading, items: [] }
+  const render = (): void => {
+    section.items = []
+    const compact = chosen.filter((c) => c.group === undefined)
+    for (const c of compact) section.items.push({ text: c.line, meta: c.candidate.meta, tokens: lineCost(c.line), cost: meter.line(c.line) })
+    const groups = new Map<string, Array<Chosen<T>>>()
+    for (const c of chosen) {
+      if (c.group === undefined) continue
+      const members = groups.get(c.group)
+      if (members) members.push(c)
+      else groups.set(c.group, [c])
+    }
+    const ordered = [...groups.values()].map((members) => members.sort((a, b) => chronological(a.candidate.unit, b.candidate.unit)))
+    ordered.sort((a, b) => chronological((a[0] as Chosen<T>).candidate.unit, (b[0] as Chosen<T>).candidate.unit))
+    for (const members of ordered) {
+      const first = members[0] as Chosen<T>
+      // One item per group: its lines are rendered together; the blank line separates groups.
+      const lead = section.items.length > 0 ? '\n' : ''
+      const text = `${lead}${first.header}\n${members.map((m) => m.line).join('\n')}`
+      const cost = meter.line(first.header as string) + 1 + members.reduce((sum, m) => sum + meter.line(m.line), 0)
+      section.items.push({ text, meta: first.candidate.meta, tokens: lineCost(text), cost })
+    }
+  }
+  render()
+  section.dropWeakest = () => {
+    if (chosen.length === 0) return false
+    // The weakest is the lowest-ranked memory taken, wherever it is shown.
+    let weakest = 0
+    for (let i = 1; i < chosen.length; i++) if ((chosen[i] as Chosen<T>).rank > (chosen[weakest] as Chosen<T>).rank) weakest = i
+    chosen.splice(weakest, 1)
+    render()
+    return true
+  }
+  return {
+    section,
+    packed: () => [...chosen].sort((a, b) => a.rank - b.rank).map((c) => ({ meta: c.candidate.meta, tokens: lineCost(c.line) })),
+  }
+}
