@@ -60,7 +60,10 @@ const clock = new ManualClock('2026-03-02T09:00:00Z')
 before(async () => {
   tmp = makeTempHome()
   server = await startFakeOpenAiServer({ onChat: agentModel })
-  mind = await createMind({ home: tmp.home, env: tmp.env, clock })
+  // The real default offline embedder (GloVe), as an agent gets it out of the box.
+  const { ENGRAM_EMBED_MODEL: _small, ...env } = tmp.env
+  mind = await createMind({ home: tmp.home, env, clock })
+  assert.equal(mind.embedder?.id.startsWith('offline:glove'), true, mind.embedder?.id)
 })
 after(async () => {
   await mind?.close()

@@ -60,6 +60,9 @@ export interface ConfigValues {
     farWeight: number
     relatedWeight: number
     speakerBoost: number
+    sessionWeight: number
+    expansionWeight: number
+    wordVectorRerankCandidates: number
   }
   priming: {
     greetingBudget: number

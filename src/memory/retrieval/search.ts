@@ -20,6 +20,7 @@ import type { Clock } from '../../core/clock.ts'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import type { EngramScope } from '../../core/engram.ts'
 import type { Embedder } from '../../llm/contracts.ts'
+import { wordVectorsOf } from '../../llm/embedders/glove-embedder.ts'
 import { cosineSimilarity } from '../../llm/embedders/vector-math.ts'
 import type { IndexCandidate, SearchIndex, StoredUnit, UnitKind } from '../../storage/contracts.ts'
 import { frequencyTerm, recencyTerm } from './activation.ts'
@@ -27,6 +28,7 @@ import { fuseScores } from './fusion.ts'
 import { personalizedPageRank } from './graph-diffusion.ts'
 import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine, setJaccard } from './query-analysis.ts'
 import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
+import { createQueryExpander, type QueryExpander } from './text/query-expansion.ts'
 
 /** Why a hit ranks where it does: each term of its score. */
 export interface ScoreTerms {
@@ -123,6 +125,8 @@ interface Scored {
 const INDEX_SIZE_TTL_MS = 60_000
 /** Direct links followed per graph seed, so one hub note cannot blow up the graph. */
 const LINKS_PER_SEED = 8
+/** Embedders built from word vectors (glove-embedder.ts): dense re-ranking only, never KNN. */
+const WORD_VECTOR_EMBEDDER_PREFIX = 'offline:glove'
 
 function invalid(message: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
@@ -169,6 +173,30 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   const settings = Object.freeze(resolveRetrievalSettings(deps.settings))
   const { index, embedder, clock } = deps
   let sizeCache: { units: number; atMs: number } | undefined
+  const loadWordVectors = embedder ? wordVectorsOf(embedder) : undefined
+  const wordVectorEmbedder = embedder?.id.startsWith(WORD_VECTOR_EMBEDDER_PREFIX) === true
+  const rerankCandidates = wordVectorEmbedder ? settings.wordVectorRerankCandidates : settings.denseRerankCandidates
+  const vocabularyOf = index.vocabulary?.bind(index)
+  let expander: QueryExpander | undefined
+  let vocabularyAtMs: number | undefined
+
+  /** Expansion stems of the query with their cosine (empty when expansion is off or unavailable). */
+  async function expansionOf(query: AnalysedQuery, warnings: RetrievalWarning[]): Promise<Map<string, number>> {
+    if (!loadWordVectors || !vocabularyOf || settings.expansionWeight <= 0 || query.contentWords.length === 0) return new Map()
+    try {
+      expander ??= createQueryExpander(loadWordVectors())
+      // The index's vocabulary grows as memories arrive: re-read it at most once a minute.
+      const nowMs = clock.now().getTime()
+      if (vocabularyAtMs === undefined || Math.abs(nowMs - vocabularyAtMs) >= INDEX_SIZE_TTL_MS) {
+        expander.setVocabulary(await vocabularyOf())
+        vocabularyAtMs = nowMs
+      }
+      return expander.expand(query.contentWords, new Set(query.indexTerms))
+    } catch (error) {
+      warnings.push({ type: 'embed_failed', message: `query expansion skipped: ${describeError(error)}` })
+      return new Map()
+    }
+  }
 
   async function indexSize(): Promise<number> {
     const nowMs = clock.now().getTime()
@@ -199,6 +227,9 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     if (embedder && index.capabilities.vectors !== false && settings.dense !== 'off' && settings.denseWeight > 0 && query.text !== '') {
       if (settings.dense === 'knn') dense = 'knn'
       else if (settings.dense === 'rerank') dense = 'rerank'
+      // Word-vector means are a topical signal, not a retriever: measured on LoCoMo, they help as a
+      // re-ranking of what the words found and would flood a KNN with merely on-topic units.
+      else if (wordVectorEmbedder) dense = 'rerank'
       else dense = (await indexSize()) <= settings.denseKnnMaxUnits ? 'knn' : 'rerank'
       // Re-ranking embeds the candidates' texts at query time: free for the built-in embedder, a
       // network round trip per query for a remote one — not on the hot path (principle 7).
@@ -216,26 +247,53 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         dense = 'off'
       }
     }
+    const fieldWeights = { near: settings.nearWeight, far: settings.farWeight, related: settings.relatedWeight }
+    const limit = dense === 'rerank' ? Math.max(perChannel, rerankCandidates) : perChannel
     const found = await index.search({
       ...filter,
       text: query.lexicalText === '' ? undefined : query.lexicalText,
       terms: query.indexTerms.length > 0 ? query.indexTerms : undefined,
-      fieldWeights: { near: settings.nearWeight, far: settings.farWeight, related: settings.relatedWeight },
+      fieldWeights,
       vector: dense === 'knn' ? queryVector : undefined,
-      limit: perChannel,
+      limit,
     })
-    return { found, dense, queryVector }
+    const expansion = await expansionOf(query, warnings)
+    if (expansion.size === 0) return { found, dense, queryVector }
+    // FTS5 cannot weigh query terms: the expansion terms run as a second query whose BM25 is added
+    // at weight × their mean cosine (the prototype weighed each term by 0.2 × its own cosine).
+    let cosineSum = 0
+    for (const cosine of expansion.values()) cosineSum += cosine
+    const weight = settings.expansionWeight * (cosineSum / expansion.size)
+    const expanded = await index.search({ ...filter, terms: [...expansion.keys()], fieldWeights, limit })
+    const byId = new Map(found.map((candidate) => [candidate.id, { ...candidate }]))
+    for (const extra of expanded) {
+      const add = weight * Math.max(0, extra.lexical ?? 0)
+      const known = byId.get(extra.id)
+      if (known) known.lexical = (known.lexical ?? 0) + add
+      else byId.set(extra.id, { ...extra, lexical: add })
+    }
+    return { found: [...byId.values()], dense, queryVector }
   }
 
   /** Stage 2b (large indexes): dense similarity of the best lexical candidates only. */
   async function rerankDense(scored: Scored[], queryVector: Float32Array, warnings: RetrievalWarning[]): Promise<boolean> {
     if (!embedder) return false
-    const subset = [...scored].sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0)).slice(0, settings.denseRerankCandidates)
+    const subset = [...scored].sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0)).slice(0, rerankCandidates)
     try {
       const vectors = await embedder.embed(subset.map((s) => s.unit.text), 'document')
-      subset.forEach((s, i) => {
+      const cosines = subset.map((_, i) => {
         const vector = vectors[i]
-        if (vector) s.dense = cosineSimilarity(queryVector, vector)
+        return vector ? cosineSimilarity(queryVector, vector) : undefined
+      })
+      // Cosines of one query against similar texts sit in a narrow band; what ranks is how far a
+      // candidate stands above the others: (cos − mean) / (max − mean), clipped at 0.
+      const present = cosines.filter((c): c is number => c !== undefined)
+      const mean = present.reduce((sum, c) => sum + c, 0) / Math.max(1, present.length)
+      const spread = Math.max(...present, mean) - mean
+      subset.forEach((s, i) => {
+        const cosine = cosines[i]
+        // With nothing to compare against (one candidate, or all alike) the cosine itself is what is known.
+        if (cosine !== undefined) s.dense = spread > 1e-9 ? Math.max(0, (cosine - mean) / spread) : Math.max(0, cosine)
       })
       return true
     } catch (error) {
@@ -361,12 +419,24 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       let maxLexical = 0
       for (const s of scored) if ((s.lexical ?? 0) > maxLexical) maxLexical = s.lexical ?? 0
 
+      // Stage 3b: session context. A turn in a session that is about the question as a whole is a
+      // better answer than the same words in passing: each message gains its session's share of
+      // the lexical evidence (sum over its candidate messages, normalised by the best session).
+      const sessionShare = new Map<string, number>()
+      if (settings.sessionWeight > 0 && maxLexical > 0) {
+        for (const s of scored) if (s.unit.kind === 'message' && (s.lexical ?? 0) > 0) sessionShare.set(s.unit.source, (sessionShare.get(s.unit.source) ?? 0) + (s.lexical as number) / maxLexical)
+        let best = 0
+        for (const value of sessionShare.values()) if (value > best) best = value
+        for (const [key, value] of sessionShare) sessionShare.set(key, best > 0 ? value / best : 0)
+      }
+
       // Stage 4: activation terms.
       const speaker = query.named.length === 1 ? query.named[0] : undefined
       const activate = (s: Scored): void => {
         s.terms.lexical = maxLexical > 0 && s.lexical !== undefined ? Math.max(0, s.lexical) / maxLexical : 0
         s.terms.dense = s.dense ?? 0
         s.terms.fused = fused.get(s.unit.id) ?? 0
+        if (s.unit.kind === 'message') s.terms.fused += settings.sessionWeight * (sessionShare.get(s.unit.source) ?? 0)
         s.terms.recency = recencyTerm(s.unit.createdAt, asOf, settings.recencyWeight, settings.recencyHalfLifeDays)
         s.terms.frequency = frequencyTerm(s.unit.accessCount, settings.frequencyWeight)
         // One participant named ("What did Caroline paint?"): her own words are the likely answer.

@@ -38,6 +38,11 @@ export interface RetrievalSettings {
   denseKnnMaxUnits: number
   /** How many lexical candidates the dense re-ranking embeds. */
   denseRerankCandidates: number
+  /**
+   * The same for a word-vector embedder (glove-100d-sif), which always re-ranks: its vectors cost
+   * nothing to compute, and 200 keeps the measured gain (docs/decisions/0012-offline-retrieval-pipeline.md).
+   */
+  wordVectorRerankCandidates: number
   /** Content words kept from a long query (the longest, which tend to be the rarest). */
   maxQueryTerms: number
   /** Hits whose content words overlap an earlier hit's this much (Jaccard) are dropped as repeats. */
@@ -50,6 +55,13 @@ export interface RetrievalSettings {
   relatedWeight: number
   /** When a query names exactly one participant, that participant's messages score × (1 + this). */
   speakerBoost: number
+  /**
+   * Weight of query expansion by word vectors (nearest words the memory holds, cosine ≥ 0.5, 10 per
+   * word): their BM25 is added × this × their mean cosine. Runs only with a word-vector embedder; 0 turns it off.
+   */
+  expansionWeight: number
+  /** Weight of a message's session share of the lexical evidence (see search.ts, stage 3b); 0 turns it off. */
+  sessionWeight: number
 }
 
 export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.freeze({
@@ -68,12 +80,15 @@ export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.fr
   dense: 'auto',
   denseKnnMaxUnits: 5_000,
   denseRerankCandidates: 40,
+  wordVectorRerankCandidates: 200,
   maxQueryTerms: 16,
   duplicateSimilarity: 0.9,
   nearWeight: 0.5,
   farWeight: 0.2,
   relatedWeight: 0.3,
   speakerBoost: 1,
+  expansionWeight: 0,
+  sessionWeight: 0.15,
 })
 
 function invalid(key: string, message: string): EngramError {
@@ -89,10 +104,10 @@ function invalid(key: string, message: string): EngramError {
 export function resolveRetrievalSettings(partial: Partial<RetrievalSettings> = {}): RetrievalSettings {
   const settings: RetrievalSettings = { ...DEFAULT_RETRIEVAL_SETTINGS }
   for (const [key, value] of Object.entries(partial)) if (value !== undefined) (settings as unknown as Record<string, unknown>)[key] = value
-  const nonNegative = ['lexicalWeight', 'denseWeight', 'recencyWeight', 'frequencyWeight', 'graphWeight', 'nearWeight', 'farWeight', 'relatedWeight', 'speakerBoost'] as const
+  const nonNegative = ['lexicalWeight', 'denseWeight', 'recencyWeight', 'frequencyWeight', 'graphWeight', 'nearWeight', 'farWeight', 'relatedWeight', 'speakerBoost', 'expansionWeight', 'sessionWeight'] as const
   for (const key of nonNegative) if (!(Number.isFinite(settings[key]) && settings[key] >= 0)) throw invalid(key, `must be a number ≥ 0, got ${settings[key]}.`)
   if (settings.lexicalWeight + settings.denseWeight === 0) throw invalid('lexicalWeight', 'and retrieval.denseWeight cannot both be 0.')
-  const positiveInts = ['rrfK', 'graphSeeds', 'candidates', 'denseKnnMaxUnits', 'denseRerankCandidates', 'maxQueryTerms'] as const
+  const positiveInts = ['rrfK', 'graphSeeds', 'candidates', 'denseKnnMaxUnits', 'denseRerankCandidates', 'wordVectorRerankCandidates', 'maxQueryTerms'] as const
   for (const key of positiveInts) if (!(Number.isInteger(settings[key]) && settings[key] >= 1)) throw invalid(key, `must be a whole number ≥ 1, got ${settings[key]}.`)
   if (!(settings.recencyHalfLifeDays > 0)) throw invalid('recencyHalfLifeDays', `must be > 0, got ${settings.recencyHalfLifeDays}.`)
   for (const key of ['similarityEdge', 'duplicateSimilarity'] as const) {
@@ -120,6 +135,9 @@ export function retrievalSettingsFromConfig(values: {
   farWeight: number
   relatedWeight: number
   speakerBoost: number
+  sessionWeight: number
+  expansionWeight: number
+  wordVectorRerankCandidates: number
 }): Partial<RetrievalSettings> {
   return { ...values }
 }

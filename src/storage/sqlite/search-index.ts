@@ -338,7 +338,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
 
   const capabilities: IndexCapabilities = Object.freeze({ fullText, vectors: backend })
 
-  const index: SearchIndex = {
+  const index: SearchIndex & { vocabulary(): Promise<Set<string>> } = {
     capabilities,
 
     async upsert(units) {
@@ -477,6 +477,18 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
         ? db.prepare('SELECT DISTINCT name FROM index_names ORDER BY name').all()
         : db.prepare("SELECT name FROM index_names WHERE agent IN (?, '') ORDER BY name").all(agent)) as Array<{ name: string }>
       return [...new Set(rows.map((row) => row.name))]
+    },
+
+    /*
+     * Distinct terms of the units' own words (fts5vocab over the FTS index, created on first use;
+     * it is a view, it stores nothing). Query expansion looks for neighbours of a query word only
+     * among words the memory actually holds. Not part of the SearchIndex contract yet: optional.
+     */
+    async vocabulary() {
+      if (!fullText) return new Set<string>()
+      db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_vocab USING fts5vocab(main, 'index_fts', 'col')")
+      const rows = db.prepare("SELECT term FROM temp.index_vocab WHERE col = 'own'").all() as Array<{ term: string }>
+      return new Set(rows.map((row) => row.term))
     },
 
     async count() {

