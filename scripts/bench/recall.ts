@@ -21,7 +21,10 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ManualClock } from '../../src/core/clock.ts'
 import { countTokens } from '../../src/core/tokens.ts'
-import { createOfflineHashEmbedder } from '../../src/llm/embedders/offline-hash-embedder.ts'
+import { DEFAULT_OFFLINE_EMBEDDER, OFFLINE_EMBEDDERS } from '../../src/llm/embedders/create-embedder.ts'
+import { GLOVE_EMBEDDER_MODEL } from '../../src/llm/embedders/glove-embedder.ts'
+import { installedWordVectors } from '../../src/llm/embedders/glove.ts'
+import type { Embedder } from '../../src/llm/contracts.ts'
 import { createMind } from '../../src/mind.ts'
 import { createPrimer } from '../../src/memory/priming/prime.ts'
 import { analyseQuery } from '../../src/memory/retrieval/query-analysis.ts'
@@ -37,8 +40,17 @@ const { values } = parseArgs({
     queries: { type: 'string', default: '100' },
     'vectors-up-to': { type: 'string', default: '20000' },
     keep: { type: 'boolean', default: false },
+    embedder: { type: 'string', default: DEFAULT_OFFLINE_EMBEDDER },
   },
 })
+const embedderName = String(values.embedder)
+const embedder0 = embedderName
+const makeEmbedder = OFFLINE_EMBEDDERS[embedderName]
+if (!makeEmbedder) throw new Error(`--embedder must be one of ${Object.keys(OFFLINE_EMBEDDERS).join(', ')}`)
+// A word-vector embedder (GloVe) only ever re-ranks lexical candidates, so no vectors are stored;
+// its corpus is made of real English words so that the vectors are actually looked up.
+const wordVectors = embedderName === GLOVE_EMBEDDER_MODEL
+const contentWords = wordVectors ? installedWordVectors().words.filter((w) => /^[a-z]{3,}$/.test(w)).slice(50, 40_050) : []
 const sizes = String(values.sizes).split(',').map((s) => Number(s.trim()))
 const queryCount = Number(values.queries)
 const vectorsUpTo = Number(values['vectors-up-to'])
@@ -122,11 +134,11 @@ for (const size of sizes) {
   rmSync(root, { recursive: true, force: true })
   mkdirSync(root, { recursive: true })
   const home = join(root, 'home')
-  const withVectors = size <= vectorsUpTo
+  const withVectors = !wordVectors && size <= vectorsUpTo
   const clock = new ManualClock(NOW)
-  const embedder = createOfflineHashEmbedder()
+  const embedder = makeEmbedder(undefined)
   const mind = await createMind({ home, env: { HOME: join(root, 'user-home') }, ignoreConfigFile: true, clock, embedder, reindexOnOpen: false })
-  const corpus = makeCorpus({ now: NOW, agent: mind.agent })
+  const corpus = makeCorpus({ now: NOW, agent: mind.agent, contentWords })
   const random = seededRandom(size)
 
   // Bulk load: FTS insert trigger off, rows in big transactions, one FTS rebuild at the end.
@@ -221,7 +233,7 @@ for (const size of sizes) {
   }
   texts.length = 0
 
-  if (size <= vectorsUpTo) quality.push(...(await fusionQuality(mind.backend.index, embedder, clock, random, size)))
+  if (withVectors) quality.push(...(await fusionQuality(mind.backend.index, embedder, clock, random, size)))
 
   rows.push({
     size,
@@ -243,7 +255,7 @@ for (const size of sizes) {
 /** R@10 of lexical only, weighted fusion and RRF on queries made from a unit with typos and inflections. */
 async function fusionQuality(
   index: Parameters<typeof createRetriever>[0]['index'],
-  embedder: ReturnType<typeof createOfflineHashEmbedder>,
+  embedder: Embedder,
   clock: ManualClock,
   random: () => number,
   size: number,
@@ -284,7 +296,7 @@ async function fusionQuality(
   return lines
 }
 
-console.log(`Recall benchmark (Node ${process.version}, ${process.platform}/${process.arch}, ${queryCount} queries and ${queryCount} priming messages per size)`)
+console.log(`Recall benchmark (Node ${process.version}, ${process.platform}/${process.arch}, embedder ${embedder0}, ${queryCount} queries and ${queryCount} priming messages per size)`)
 console.log('')
 console.log('| units | vectors | build s | search p50 / p95 ms | prime p50 / p95 ms | prime tokens (mean) | brute-force BM25 p50 / p95 ms (queries) | RSS MB | DB MB |')
 console.log('|---|---|---|---|---|---|---|---|---|')

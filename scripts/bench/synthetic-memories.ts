@@ -28,9 +28,17 @@ const FUNCTION_WORDS =
   )
 const SYLLABLES = 'ka lo mi ra ten vo su pel dra no qui ber tas mon fi gru sel ta ve zor pa lin cho mer dav kos ul ri an te bo'.split(' ')
 
-/** A vocabulary of `size` words: function words first, then pronounceable made-up content words. */
-export function makeVocabulary(size: number, random: () => number): string[] {
+/**
+ * A vocabulary of `size` words: function words first, then content words — real English words in
+ * frequency order when given (so word-vector embedders see words they know), else pronounceable
+ * made-up ones.
+ */
+export function makeVocabulary(size: number, random: () => number, contentWords: readonly string[] = []): string[] {
   const words = new Set<string>(FUNCTION_WORDS)
+  for (const word of contentWords) {
+    if (words.size >= size) break
+    words.add(word)
+  }
   while (words.size < size) {
     const parts = 2 + Math.floor(random() * 2)
     let word = ''
@@ -64,6 +72,8 @@ export function zipfSampler(n: number, s: number, random: () => number): () => n
 export interface CorpusOptions {
   seed?: number
   vocabulary?: number
+  /** Real content words in frequency order (see makeVocabulary). */
+  contentWords?: readonly string[]
   /** The instant the newest memory is from; memories spread over the year before it. */
   now: Date
   agent?: string
@@ -92,7 +102,7 @@ export interface Corpus {
 /** A corpus generator; `unit(i)` builds units one at a time so a million never sit in memory. */
 export function makeCorpus(options: CorpusOptions): Corpus {
   const random = seededRandom(options.seed ?? 42)
-  const vocabulary = makeVocabulary(options.vocabulary ?? 30_000, random)
+  const vocabulary = makeVocabulary(options.vocabulary ?? 30_000, random, options.contentWords)
   const nextWord = zipfSampler(vocabulary.length, 1.05, random)
   const agent = options.agent ?? 'default'
   const yearMs = 365 * 86_400_000

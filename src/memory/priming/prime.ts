@@ -28,6 +28,8 @@ import { isConversational, packRelated, type RelatedCandidate } from './conversa
 import { createBudgetMeter, frameCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
 import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
 
+const PROCEDURE_LIST_TTL_MS = 2_000
+
 /** Kinds channel C recalls (profiles are channel A's; skills channel D's). */
 export const RELATED_KINDS: readonly UnitKind[] = ['knowledge', 'lesson', 'rule', 'topic', 'episode', 'message', 'summary', 'procedure']
 const SKILL_KINDS: UnitKind[] = ['skill', 'procedure']
@@ -187,11 +189,28 @@ export function createPrimer(deps: PrimerDeps): Primer {
     return result.hits.filter((hit) => deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent)
   }
 
+  // Listing procedures reads and parses every procedure file (≈9 ms for 20 files); priming runs
+  // before every turn, so the list is reused for a moment. A procedure written in the last two
+  // seconds is still found by stage 3 (the index) meanwhile.
+  let procedureCache: { at: number; list: Promise<Awaited<ReturnType<ProcedureStore['list']>>> } | undefined
+  function listProcedures(): Promise<Awaited<ReturnType<ProcedureStore['list']>>> {
+    if (!deps.procedures) return Promise.resolve([])
+    const now = performance.now()
+    if (!procedureCache || now - procedureCache.at > PROCEDURE_LIST_TTL_MS) {
+      const list = deps.procedures.list()
+      procedureCache = { at: now, list }
+      list.catch(() => {
+        procedureCache = undefined
+      })
+    }
+    return procedureCache.list
+  }
+
   async function skillItems(message: string, asOf: Date): Promise<Array<PackItem<Meta>>> {
     const items: Array<PackItem<Meta>> = []
     const taken = new Set<string>()
     if (deps.procedures || deps.skills) {
-      const [procedures, skills] = await Promise.all([deps.procedures?.list() ?? [], deps.skills?.listSummaries() ?? []])
+      const [procedures, skills] = await Promise.all([listProcedures(), deps.skills?.listSummaries() ?? []])
       const candidates: MatchCandidate[] = [
         ...procedures.map((p) => ({ kind: 'procedure' as const, id: p.slug, description: p.description })),
         ...skills.map((s) => ({ kind: 'skill' as const, id: s.label, name: s.name, whenToUse: s.when_to_use })),

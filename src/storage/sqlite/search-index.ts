@@ -142,13 +142,24 @@ export function filterToSql(filter: IndexFilter): UnitFilterSql {
 }
 
 /** Version of what the full-text table holds; a different stored value means rebuild it. */
-const FTS_LAYOUT = 'analysed-fields-v1'
+const FTS_LAYOUT = 'analysed-fields-v2'
+/** The layout before units' kinds were indexed too; migrated by copying its rows. */
+const FTS_LAYOUT_V1 = 'analysed-fields-v1'
 const META_FTS = 'index.fts_layout'
 
 /** The full-text row of a unit: analysed terms of its text, its neighbours, and related words. */
-function ftsFields(unit: { text: string; context?: IndexUnit['context'] }): [string, string, string, string] {
+function ftsFields(unit: { text: string; kind: string; context?: IndexUnit['context'] }): [string, string, string, string, string] {
   // The own text keeps its stop words: a query of stop words only ("NOT") must still find it.
-  return [allTerms(unit.text).join(' '), analysedText(unit.context?.near ?? ''), analysedText(unit.context?.far ?? ''), relatedTerms(unit.text).join(' ')]
+  return [allTerms(unit.text).join(' '), analysedText(unit.context?.near ?? ''), analysedText(unit.context?.far ?? ''), relatedTerms(unit.text).join(' '), kindToken(unit.kind)]
+}
+
+/**
+ * The unit's kind as a token of its own column: a kind filter then narrows the match inside FTS5
+ * (`kind: (kskill OR kprocedure)`), instead of ranking every match and dropping most (measured:
+ * a skill lookup at 100k units went from ranking ~800 rows to ranking only skills).
+ */
+function kindToken(kind: string): string {
+  return `k${kind.replace(/[^a-z]/g, '')}`
 }
 
 /**
@@ -166,19 +177,34 @@ function ensureFullText(handle: SqliteHandle): boolean {
   const layout = (db.prepare('SELECT value FROM meta WHERE key = ?').get(META_FTS) as { value: string } | undefined)?.value
   if (exists && layout === FTS_LAYOUT) return true
   if (handle.readOnly) return false
+  if (exists && layout === FTS_LAYOUT_V1) {
+    // Same analysed fields plus the kind: copy the rows (neighbour text included) rather than
+    // re-analysing units, which would lose the neighbours until conversations are indexed again.
+    handle.transaction(() => {
+      db.exec(`
+        CREATE VIRTUAL TABLE index_fts_v2 USING fts5(own, near, far, related, kind, tokenize = 'unicode61 remove_diacritics 2');
+        INSERT INTO index_fts_v2 (rowid, own, near, far, related, kind)
+          SELECT f.rowid, f.own, f.near, f.far, f.related, 'k' || u.kind FROM index_fts f JOIN index_units u ON u.rowid = f.rowid;
+        DROP TABLE index_fts;
+        ALTER TABLE index_fts_v2 RENAME TO index_fts;
+      `)
+      db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(META_FTS, FTS_LAYOUT)
+    })
+    return true
+  }
   handle.transaction(() => {
     db.exec(`
       DROP TRIGGER IF EXISTS index_units_fts_insert;
       DROP TRIGGER IF EXISTS index_units_fts_delete;
       DROP TRIGGER IF EXISTS index_units_fts_update;
       DROP TABLE IF EXISTS index_fts;
-      CREATE VIRTUAL TABLE index_fts USING fts5(own, near, far, related, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE index_fts USING fts5(own, near, far, related, kind, tokenize = 'unicode61 remove_diacritics 2');
       CREATE TABLE IF NOT EXISTS index_names (agent TEXT NOT NULL DEFAULT '', name TEXT NOT NULL, PRIMARY KEY (agent, name)) WITHOUT ROWID;
     `)
-    const insert = db.prepare('INSERT INTO index_fts (rowid, own, near, far, related) VALUES (?, ?, ?, ?, ?)')
+    const insert = db.prepare('INSERT INTO index_fts (rowid, own, near, far, related, kind) VALUES (?, ?, ?, ?, ?, ?)')
     const name = db.prepare('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
     for (const row of db.prepare('SELECT rowid, text, kind, agent, meta FROM index_units').iterate() as Iterable<{ rowid: number; text: string; kind: string; agent: string | null; meta: string | null }>) {
-      insert.run(row.rowid, ...ftsFields({ text: row.text }))
+      insert.run(row.rowid, ...ftsFields({ text: row.text, kind: row.kind }))
       if (row.kind === 'message' && row.meta !== null) {
         const speaker = parseJsonObject(row.meta).name
         if (typeof speaker === 'string' && speaker.trim() !== '') name.run(row.agent ?? '', speaker.trim())
@@ -283,8 +309,28 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
    * term's postings are counted up to a cap first (cheap: a capped scan of one posting list);
    * terms over the cap are left out, unless every term is over it, then the rarest one is kept.
    */
-  const POSTINGS_CAP = 5_000
+  const POSTINGS_CAP = 3_000
+  /** Postings scored per query at most (the rarest term is always kept). */
+  const POSTINGS_BUDGET = 3_000
   const countPostings = db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM index_fts WHERE index_fts MATCH ? LIMIT ?)')
+  const FTS_PAGE_COUNT = 'SELECT count(*) AS n FROM (SELECT 1 FROM index_fts WHERE index_fts MATCH ? LIMIT ?)'
+  /**
+   * Ranked rows fetched per wanted hit when a filter may drop some. Selective kind filters are
+   * applied inside FTS5, so what remains (agent, broad kinds, time) drops few rows.
+   */
+  const LEXICAL_OVERFETCH = 1.5
+  const LEXICAL_MIN_FETCH = 200
+  // Statements are prepared once per distinct SQL (the filter changes the text, not often).
+  const statements = new Map<string, ReturnType<typeof db.prepare>>()
+  const cachedStatement = (sql: string): ReturnType<typeof db.prepare> => {
+    let statement = statements.get(sql)
+    if (!statement) {
+      statement = db.prepare(sql)
+      if (statements.size > 200) statements.clear()
+      statements.set(sql, statement)
+    }
+    return statement
+  }
 
   function lexical(query: IndexQuery, limit: number, filter: UnitFilterSql): IndexCandidate[] {
     if (!fullText) return []
@@ -294,26 +340,58 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     let kept = quoted
     if (quoted.length > 1) {
       const counted = quoted.map((phrase) => ({ phrase, n: (countPostings.get(`{own near far related}: ${phrase}`, POSTINGS_CAP + 1) as { n: number }).n }))
-      kept = counted.filter((c) => c.n > 0 && c.n <= POSTINGS_CAP).map((c) => c.phrase)
-      if (kept.length === 0) {
-        const rarest = counted.filter((c) => c.n > 0).sort((a, b) => a.n - b.n)[0]
-        if (!rarest) return []
-        kept = [rarest.phrase]
+      // Rarest terms first, while the postings to score stay within a budget: the cost of a query
+      // is bounded however common its words are, and the rare words carry the ranking anyway.
+      const present = counted.filter((c) => c.n > 0).sort((a, b) => a.n - b.n)
+      if (present.length === 0) return []
+      kept = []
+      let postings = 0
+      for (const term of present) {
+        if (kept.length > 0 && (term.n > POSTINGS_CAP || postings + term.n > POSTINGS_BUDGET)) break
+        kept.push(term.phrase)
+        postings += term.n
       }
     }
     // Repeated query terms count once per occurrence, as in BM25 with query term frequency.
     const weightOf = new Map<string, number>()
     for (const term of list) weightOf.set(term, (weightOf.get(term) ?? 0) + 1)
-    const match = kept.flatMap((phrase) => Array.from({ length: Math.min(3, weightOf.get(phrase.slice(1, -1).replaceAll('""', '"')) ?? 1) }, () => phrase)).join(' OR ')
+    const terms = kept.flatMap((phrase) => Array.from({ length: Math.min(3, weightOf.get(phrase.slice(1, -1).replaceAll('""', '"')) ?? 1) }, () => phrase)).join(' OR ')
+    // A selective kind filter (skills among messages) narrows the match inside FTS5; a broad one
+    // (most kinds) would make FTS5 intersect huge posting lists, so the SQL filter does it instead.
+    let kinds = ''
+    if (query.kinds && query.kinds.length > 0) {
+      const clause = `kind: (${query.kinds.map(kindToken).join(' OR ')})`
+      if ((countPostings.get(clause, POSTINGS_CAP + 1) as { n: number }).n <= POSTINGS_CAP) kinds = ` AND ${clause}`
+    }
+    const match = `{own near far related}: (${terms})${kinds}`
     const w = query.fieldWeights ?? { near: 0.5, far: 0.2, related: 0.3 }
-    const rows = db
-      .prepare(
-        `SELECT u.id AS id, u.kind AS kind, -bm25(index_fts, 1, ?, ?, ?) AS score
-         FROM index_fts JOIN index_units u ON u.rowid = index_fts.rowid
-         WHERE index_fts MATCH ? ${filter.sql ? `AND ${filter.sql}` : ''}
-         ORDER BY bm25(index_fts, 1, ?, ?, ?) LIMIT ?`,
-      )
-      .all(w.near, w.far, w.related, match, ...filter.params, w.near, w.far, w.related, limit) as Array<{ id: string; kind: string; score: number }>
+    const weights = [w.near, w.far, w.related]
+    type Row = { id: string; kind: string; score: number }
+    // Rank inside FTS5 first and join the few best rows to their units, rather than joining every
+    // match before sorting (a common term can match tens of thousands of rows). CROSS JOIN keeps
+    // that order: given a kind filter, the planner would otherwise scan every unit of those kinds
+    // and probe the matches (measured 2x slower at 100k units). With a filter, the ranking
+    // over-fetches; when the filter leaves too few of a full page, the exact query runs.
+    const ranked = (fetch: number): Row[] =>
+      cachedStatement(
+        `SELECT u.id AS id, u.kind AS kind, f.score AS score
+         FROM (SELECT rowid, -bm25(index_fts, 1, ?, ?, ?, 0) AS score FROM index_fts WHERE index_fts MATCH ?
+               ORDER BY bm25(index_fts, 1, ?, ?, ?, 0) LIMIT ?) f
+         CROSS JOIN index_units u ON u.rowid = f.rowid
+         ${filter.sql ? `WHERE ${filter.sql}` : ''}
+         ORDER BY f.score DESC`,
+      ).all(...weights, match, ...weights, fetch, ...filter.params) as Row[]
+    const fetch = filter.sql ? Math.max(Math.ceil(limit * LEXICAL_OVERFETCH), LEXICAL_MIN_FETCH) : limit
+    let rows = ranked(fetch)
+    if (filter.sql && rows.length < limit && (cachedStatement(FTS_PAGE_COUNT).get(match, fetch + 1) as { n: number }).n > fetch) {
+      rows = cachedStatement(
+        `SELECT u.id AS id, u.kind AS kind, -bm25(index_fts, 1, ?, ?, ?, 0) AS score
+         FROM index_fts CROSS JOIN index_units u ON u.rowid = index_fts.rowid
+         WHERE index_fts MATCH ? AND ${filter.sql}
+         ORDER BY bm25(index_fts, 1, ?, ?, ?, 0) LIMIT ?`,
+      ).all(...weights, match, ...filter.params, ...weights, limit) as Row[]
+    }
+    rows = rows.slice(0, limit)
     return rows.map((row) => ({ id: row.id, kind: row.kind as UnitKind, lexical: row.score }))
   }
 
@@ -347,7 +425,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       handle.transaction(() => {
         const selectExisting = db.prepare('SELECT rowid, hash, has_vector FROM index_units WHERE id = ?')
         const deleteFts = db.prepare('DELETE FROM index_fts WHERE rowid = ?')
-        const insertFts = db.prepare('INSERT INTO index_fts (rowid, own, near, far, related) VALUES (?, ?, ?, ?, ?)')
+        const insertFts = db.prepare('INSERT INTO index_fts (rowid, own, near, far, related, kind) VALUES (?, ?, ?, ?, ?, ?)')
         const insertName = db.prepare('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
         const write = db.prepare(
           `INSERT INTO index_units (id, kind, text, source, provenance, scope, agent, user_id, created_at, updated_at, hash, links, meta, has_vector)
