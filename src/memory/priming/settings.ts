@@ -8,6 +8,7 @@
  * the profile, activity and skills channels leave unused flows to related memories (channel C),
  * the one channel that can always use more.
  */
+import type { ConfigValues } from '../../config/resolve.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { MESSAGE_TYPES, type MessageType } from './classify.ts'
 
@@ -76,13 +77,7 @@ export function resolvePrimingSettings(partial: Partial<PrimingSettings> = {}): 
 }
 
 /** The priming settings of a resolved configuration (`config.values.priming`). */
-export function primingSettingsFromConfig(values: {
-  greetingBudget: number
-  questionBudget: number
-  requestBudget: number
-  heartbeatBudget: number
-  activityHours: number
-}): Partial<PrimingSettings> {
+export function primingSettingsFromConfig(values: ConfigValues['priming']): Partial<PrimingSettings> {
   return {
     budgets: { greeting: values.greetingBudget, question: values.questionBudget, request: values.requestBudget, heartbeat: values.heartbeatBudget },
     activityHours: values.activityHours,

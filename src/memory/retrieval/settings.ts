@@ -4,6 +4,7 @@
  * half-life, frequency 0.1, graph 0.5) and docs/decisions/0011-retrieval-hot-path.md (fusion,
  * candidate counts, when dense retrieval runs as a full KNN and when as a re-ranking).
  */
+import type { ConfigValues } from '../../config/resolve.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 
 export const FUSION_METHODS = ['weighted', 'rrf'] as const
@@ -119,25 +120,6 @@ export function resolveRetrievalSettings(partial: Partial<RetrievalSettings> = {
 }
 
 /** The retrieval settings of a resolved configuration (`config.values.retrieval`). */
-export function retrievalSettingsFromConfig(values: {
-  fusion: FusionMethod
-  lexicalWeight: number
-  denseWeight: number
-  recencyWeight: number
-  recencyHalfLifeDays: number
-  frequencyWeight: number
-  graph: boolean
-  graphWeight: number
-  candidates: number
-  dense: DenseMode
-  denseKnnMaxUnits: number
-  nearWeight: number
-  farWeight: number
-  relatedWeight: number
-  speakerBoost: number
-  sessionWeight: number
-  expansionWeight: number
-  wordVectorRerankCandidates: number
-}): Partial<RetrievalSettings> {
+export function retrievalSettingsFromConfig(values: ConfigValues['retrieval']): Partial<RetrievalSettings> {
   return { ...values }
 }

@@ -103,16 +103,7 @@ export async function appendLine(path: string, line: string): Promise<void> {
   try {
     const prefix = (await endsMidLine(handle)) ? '\n' : ''
     const bytes = Buffer.from(`${prefix}${line}\n`, 'utf8')
-    const { bytesWritten } = await handle.write(bytes, 0, bytes.length)
-    if (bytesWritten !== bytes.length) {
-      throw new EngramError({
-        code: ErrorCode.storageUnavailable,
-        category: 'system',
-        message: `Short write appending to ${path}: ${bytesWritten} of ${bytes.length} bytes.`,
-        fix: 'Check free disk space and quotas on the engram home (ENGRAM_HOME).',
-        details: { path, bytesWritten, expected: bytes.length },
-      })
-    }
+    await writeWhole(handle, bytes, path)
   } finally {
     await handle.close()
   }
@@ -127,18 +118,23 @@ export async function appendText(path: string, text: string): Promise<void> {
   const handle = await open(path, constants.O_WRONLY | constants.O_APPEND)
   try {
     const bytes = Buffer.from(text, 'utf8')
-    const { bytesWritten } = await handle.write(bytes, 0, bytes.length)
-    if (bytesWritten !== bytes.length) {
-      throw new EngramError({
-        code: ErrorCode.storageUnavailable,
-        category: 'system',
-        message: `Short write appending to ${path}: ${bytesWritten} of ${bytes.length} bytes.`,
-        fix: 'Check free disk space and quotas on the engram home (ENGRAM_HOME).',
-        details: { path, bytesWritten, expected: bytes.length },
-      })
-    }
+    await writeWhole(handle, bytes, path)
     await handle.sync()
   } finally {
     await handle.close()
+  }
+}
+
+/** One write of all of `bytes`; a short write (disk full, quota) is an error, never half a record. */
+async function writeWhole(handle: FileHandle, bytes: Buffer, path: string): Promise<void> {
+  const { bytesWritten } = await handle.write(bytes, 0, bytes.length)
+  if (bytesWritten !== bytes.length) {
+    throw new EngramError({
+      code: ErrorCode.storageUnavailable,
+      category: 'system',
+      message: `Short write appending to ${path}: ${bytesWritten} of ${bytes.length} bytes.`,
+      fix: 'Check free disk space and quotas on the engram home (ENGRAM_HOME).',
+      details: { path, bytesWritten, expected: bytes.length },
+    })
   }
 }
