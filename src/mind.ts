@@ -158,10 +158,19 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     warnings.push(message)
     if (warnings.length > 100) warnings.shift()
   }
-  // Saved memories reach the index at once, so the next recall can find them.
+  // Saved memories reach the index at once, so the next recall can find them. Writes that arrive
+  // while a reindex is still waiting to start share it (ten memorized entries: one reindex).
   let indexing: Promise<unknown> = Promise.resolve()
+  let reindexWaiting = false
   const reindexSoon = (): void => {
-    indexing = indexing.then(() => reindex()).catch((error) => warn(`reindex after a write failed: ${describeError(error)}`))
+    if (reindexWaiting) return
+    reindexWaiting = true
+    indexing = indexing
+      .then(() => {
+        reindexWaiting = false
+        return reindex()
+      })
+      .catch((error) => warn(`reindex after a write failed: ${describeError(error)}`))
   }
   const memory = createDeclarativeMemory({
     backend,
