@@ -270,6 +270,8 @@ export interface SearchIndex {
   count(): Promise<Record<UnitKind, number>>
   /** Optional: the distinct analysed terms of the index (query expansion looks for neighbours among them). */
   vocabulary?(): Promise<ReadonlySet<string>>
+  /** Optional: how many units hold each analysed term in their own text (query expansion weighs its terms by IDF). */
+  documentFrequencies?(terms: readonly string[]): Promise<Map<string, number>>
   /** Speaker names seen on message units (of `agent`, when given): the participants of its conversations. */
   participants?(agent?: string): Promise<string[]>
 }

@@ -28,6 +28,7 @@ import { fuseScores } from './fusion.ts'
 import { personalizedPageRank } from './graph-diffusion.ts'
 import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine, setJaccard } from './query-analysis.ts'
 import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
+import { allTerms } from './text/analyse.ts'
 import { createQueryExpander, type QueryExpander } from './text/query-expansion.ts'
 
 /** Why a hit ranks where it does: each term of its score. */
@@ -219,7 +220,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     options: RetrievalOptions,
     perChannel: number,
     warnings: RetrievalWarning[],
-  ): Promise<{ found: IndexCandidate[]; dense: 'knn' | 'rerank' | 'off'; queryVector: Float32Array | undefined }> {
+  ): Promise<{ found: IndexCandidate[]; dense: 'knn' | 'rerank' | 'off'; queryVector: Float32Array | undefined; expansion: Map<string, number> }> {
     const filter = {
       kinds: options.kinds,
       scope: options.scope,
@@ -264,21 +265,45 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       limit,
     })
     const expansion = await expansionOf(query, warnings)
-    if (expansion.size === 0) return { found, dense, queryVector }
-    // FTS5 cannot weigh query terms: the expansion terms run as a second query whose BM25 is added
-    // at weight × their mean cosine (the prototype weighed each term by 0.2 × its own cosine).
-    let cosineSum = 0
-    for (const cosine of expansion.values()) cosineSum += cosine
-    const weight = settings.expansionWeight * (cosineSum / expansion.size)
+    if (expansion.size === 0) return { found, dense, queryVector, expansion }
+    // FTS5 cannot weigh query terms: the expansion terms run as a second query only to find more
+    // candidates; their per-term weighted BM25 is computed over the candidates (expansionBonus).
     const expanded = await index.search({ ...filter, terms: [...expansion.keys()], fieldWeights, limit })
-    const byId = new Map(found.map((candidate) => [candidate.id, { ...candidate }]))
-    for (const extra of expanded) {
-      const add = weight * Math.max(0, extra.lexical ?? 0)
-      const known = byId.get(extra.id)
-      if (known) known.lexical = (known.lexical ?? 0) + add
-      else byId.set(extra.id, { ...extra, lexical: add })
+    const byId = new Map(found.map((candidate) => [candidate.id, candidate]))
+    for (const extra of expanded) if (!byId.has(extra.id)) byId.set(extra.id, { ...extra, lexical: 0 })
+    return { found: [...byId.values()], dense, queryVector, expansion }
+  }
+
+  /**
+   * Per-term weighted BM25 of the expansion terms over the candidates' own words: Σ_t w_t · idf_t ·
+   * tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)), w_t = expansionWeight × cosine (the prototype's
+   * weighting, which one FTS5 query cannot express). Document frequencies from the index.
+   */
+  async function expansionBonus(scored: Scored[], expansion: Map<string, number>): Promise<Map<Scored, number>> {
+    const out = new Map<Scored, number>()
+    if (expansion.size === 0 || scored.length === 0 || !index.documentFrequencies) return out
+    const df = await index.documentFrequencies([...expansion.keys()])
+    const total = Math.max(await indexSize(), 1)
+    const idf = new Map<string, number>()
+    for (const [term, cosine] of expansion) {
+      const n = df.get(term) ?? 0
+      if (n === 0) continue
+      idf.set(term, settings.expansionWeight * cosine * Math.max(1e-6, Math.log((total - n + 0.5) / (n + 0.5))))
     }
-    return { found: [...byId.values()], dense, queryVector }
+    if (idf.size === 0) return out
+    const docs = scored.map((s) => allTerms(s.unit.text))
+    const avg = Math.max(1, docs.reduce((sum, d) => sum + d.length, 0) / docs.length)
+    const k1 = 1.2
+    const b = 0.75
+    scored.forEach((s, i) => {
+      const doc = docs[i] as string[]
+      let bonus = 0
+      const counts = new Map<string, number>()
+      for (const term of doc) if (idf.has(term)) counts.set(term, (counts.get(term) ?? 0) + 1)
+      for (const [term, tf] of counts) bonus += (idf.get(term) as number) * (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * doc.length) / avg))
+      if (bonus > 0) out.set(s, bonus)
+    })
+    return out
   }
 
   /** Stage 2b (large indexes): dense similarity of the best lexical candidates only. */
@@ -399,7 +424,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       const excludeIds = new Set(options.excludeIds ?? [])
       const excludeMessages = new Set([...(options.excludeMessageIds ?? [])].map(String))
       const perChannel = Math.max(settings.candidates, Math.ceil(limit * CANDIDATES_PER_HIT)) + excludeIds.size + Math.min(excludeMessages.size, 200)
-      const { found, dense, queryVector } = await candidates(query, options, perChannel, warnings)
+      const { found, dense, queryVector, expansion } = await candidates(query, options, perChannel, warnings)
       if (found.length === 0) return empty(dense)
       const units = new Map((await index.get(found.map((c) => c.id))).map((unit) => [unit.id, unit]))
       const excluded = (unit: StoredUnit): boolean => {
@@ -414,6 +439,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         if (!unit || excluded(unit)) continue
         scored.push({ unit, lexical: candidate.lexical, dense: candidate.dense, terms: zero(), score: 0 })
       }
+      for (const [s, bonus] of await expansionBonus(scored, expansion)) s.lexical = (s.lexical ?? 0) + bonus
       let denseRan = dense === 'knn'
       if (dense === 'rerank' && queryVector) denseRan = await rerankDense(scored, queryVector, warnings)
 

@@ -58,7 +58,8 @@ export interface RetrievalSettings {
   speakerBoost: number
   /**
    * Weight of query expansion by word vectors (nearest words the memory holds, cosine ≥ 0.5, 10 per
-   * word): their BM25 is added × this × their mean cosine. Runs only with a word-vector embedder; 0 turns it off.
+   * word): each expansion term adds its own BM25 over the candidates' words × this × its cosine (search.ts,
+   * expansionBonus). Runs only with a word-vector embedder; 0 turns it off.
    */
   expansionWeight: number
   /** Weight of a message's session share of the lexical evidence (see search.ts, stage 3b); 0 turns it off. */

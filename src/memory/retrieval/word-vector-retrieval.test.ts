@@ -59,11 +59,13 @@ describe('retrieval with word vectors', () => {
     assert.equal(result.hits[0]?.terms.dense, 1)
   })
 
-  test('query expansion finds the turn that answers with other words, when turned on', async () => {
+  test('query expansion (off by default) finds the turn that answers with other words', async () => {
     const off = await createRetriever({ index: mind.backend.index, embedder, clock }).search('fiddle', { recordAccess: false })
     assert.equal(off.hits.length, 0)
     const on = await createRetriever({ index: mind.backend.index, embedder, clock, settings: { expansionWeight: 0.2 } }).search('fiddle', { recordAccess: false })
     assert.equal(on.hits[0]?.unit.id, 'm1')
+    // The expansion terms' own weighted BM25 is what scores the turn (it holds none of the query's words).
+    assert.ok((on.hits[0]?.terms.lexical ?? 0) > 0)
   })
 
   test('a message gains its session’s share of the lexical evidence', async () => {

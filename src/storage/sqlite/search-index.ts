@@ -416,6 +416,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
 
   const capabilities: IndexCapabilities = Object.freeze({ fullText, vectors: backend })
 
+  const ensureVocabulary = (): void => db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_vocab USING fts5vocab(main, 'index_fts', 'col')")
   const index: SearchIndex & { vocabulary(): Promise<Set<string>> } = {
     capabilities,
 
@@ -564,9 +565,19 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
      */
     async vocabulary() {
       if (!fullText) return new Set<string>()
-      db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_vocab USING fts5vocab(main, 'index_fts', 'col')")
+      ensureVocabulary()
       const rows = db.prepare("SELECT term FROM temp.index_vocab WHERE col = 'own'").all() as Array<{ term: string }>
       return new Set(rows.map((row) => row.term))
+    },
+
+    /** Units holding each term in their own words (one indexed look-up per term in the fts5vocab view). */
+    async documentFrequencies(terms) {
+      const out = new Map<string, number>()
+      if (!fullText || terms.length === 0) return out
+      ensureVocabulary()
+      const statement = cachedStatement("SELECT doc FROM temp.index_vocab WHERE term = ? AND col = 'own'")
+      for (const term of new Set(terms)) out.set(term, ((statement.get(term) as { doc: number } | undefined)?.doc) ?? 0)
+      return out
     },
 
     async count() {
