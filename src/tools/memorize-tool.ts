@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES } from '../core/engram.ts'
 import { describeError } from '../core/errors.ts'
 import type { Encoder, EncodeReport } from '../memory/engrams/encoder.ts'
+import { invalidArgumentsResult } from './tool.ts'
 
 export const memorizeInputSchema = z.object({
   entries: z
@@ -31,7 +32,7 @@ export interface ToolResult {
   isError?: boolean
   text: string
   /** The encode report, for callers that want more than the text. */
-  data?: EncodeReport
+  data?: EncodeReport | { code: string }
 }
 
 export interface MemorizeTool {
@@ -69,15 +70,7 @@ export function buildMemorizeTool(encoder: Encoder): MemorizeTool {
     async execute(input) {
       const parsed = memorizeInputSchema.safeParse(input)
       if (!parsed.success) {
-        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`)
-        return {
-          isError: true,
-          text: [
-            'memorize was called with invalid arguments:',
-            ...problems.map((problem) => `- ${problem}`),
-            `Fix: pass {"entries": [{"text": "...", "kind": "${ENGRAM_KINDS.join('|')}", "scope": "global|project", "topic": "optional-slug"}]} with non-empty text.`,
-          ].join('\n'),
-        }
+        return invalidArgumentsResult('memorize', parsed.error.issues, `pass {"entries": [{"text": "...", "kind": "${ENGRAM_KINDS.join('|')}", "scope": "global|project", "topic": "optional-slug"}]} with non-empty text.`)
       }
       const engrams: Engram[] = parsed.data.entries.map((entry) => ({
         text: entry.text,

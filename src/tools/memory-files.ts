@@ -22,7 +22,7 @@ import type { ActivityLog, DocumentStore, Locks } from '../storage/contracts.ts'
 import { writeFileAtomic } from '../storage/files/atomic-write.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { assertWritable, confine, locateMemoryPath, type MemoryLocation, memoryRootFiles, memoryRoots, WRITABLE_FOLDERS } from './memory-paths.ts'
-import type { EngramTool, ToolResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
 
 export const READ_MEMORY_FILE_TOOL_NAME = 'read_memory_file'
 export const WRITE_MEMORY_FILE_TOOL_NAME = 'write_memory_file'
@@ -78,8 +78,7 @@ function errorResult(error: unknown, tool: string): ToolResult {
 }
 
 function invalidInput(tool: string, issues: z.core.$ZodIssue[], example: string): ToolResult {
-  const problems = issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`)
-  return { isError: true, text: [`${tool} was called with invalid arguments:`, ...problems, `Fix: pass ${example}.`].join('\n'), data: { code: ErrorCode.invalidArgument } }
+  return invalidArgumentsResult(tool, issues, `pass ${example}.`)
 }
 
 function notFound(path: string, fix: string): EngramError {

@@ -19,7 +19,7 @@ import {
   type MessageDescription,
   type SummaryDescription,
 } from '../memory/context/provider.ts'
-import type { EngramTool, ToolResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
 
 export const MEMORY_ACTIONS = ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'] as const
 export type MemoryAction = (typeof MEMORY_ACTIONS)[number]
@@ -159,11 +159,7 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
     async execute(input) {
       const parsed = inputSchema.safeParse(input)
       if (!parsed.success) {
-        const problems = parsed.error.issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`)
-        return {
-          isError: true,
-          text: [`memory was called with invalid arguments:`, ...problems, `Fix: pass {"action": one of ${actions.map((a) => `"${a}"`).join(', ')}, …} with the fields that action needs.`].join('\n'),
-        }
+        return invalidArgumentsResult('memory', parsed.error.issues, `pass {"action": one of ${actions.map((a) => `"${a}"`).join(', ')}, …} with the fields that action needs.`)
       }
       try {
         return await run(parsed.data)

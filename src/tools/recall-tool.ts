@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { describeError, EngramError } from '../core/errors.ts'
 import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT, type Recall, type RecallResult } from '../memory/episodes/recall.ts'
 import type { ToolResult } from './dispatcher.ts'
+import { invalidArgumentsResult } from './tool.ts'
 
 export const recallInputSchema = z.object({
   query: z.string().trim().min(1).max(500).describe('What to look for: a few distinctive words (names, tools, errors, topics).'),
@@ -51,15 +52,7 @@ export function buildRecallTool(recall: Recall): RecallTool {
     async execute(input) {
       const parsed = recallInputSchema.safeParse(input)
       if (!parsed.success) {
-        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`)
-        return {
-          isError: true,
-          text: [
-            'recall was called with invalid arguments:',
-            ...problems.map((problem) => `- ${problem}`),
-            `Fix: pass {"query": "words to find", "max_results": 1-${RECALL_MAX_LIMIT} (optional), "days_back": a positive number of days (optional)}.`,
-          ].join('\n'),
-        }
+        return invalidArgumentsResult('recall', parsed.error.issues, `pass {"query": "words to find", "max_results": 1-${RECALL_MAX_LIMIT} (optional), "days_back": a positive number of days (optional)}.`)
       }
       const { query, max_results: limit, days_back: daysBack } = parsed.data
       try {

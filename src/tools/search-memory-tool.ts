@@ -6,11 +6,11 @@
  * opens (or, for conversation messages, an id the `memory` tool expands).
  */
 import { z } from 'zod'
-import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
+import { describeError, EngramError, } from '../core/errors.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { type SearchIndex, UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
 import { memoryPathOfSource } from './memory-paths.ts'
-import type { EngramTool, ToolResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
 
 export const SEARCH_MEMORY_TOOL_NAME = 'search_memory'
 export const SEARCH_DEFAULT_LIMIT = 10
@@ -94,16 +94,7 @@ export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: Home
     async execute(input): Promise<ToolResult> {
       const parsed = searchMemoryInputSchema.safeParse(input)
       if (!parsed.success) {
-        const problems = parsed.error.issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`)
-        return {
-          isError: true,
-          text: [
-            'search_memory was called with invalid arguments:',
-            ...problems,
-            `Fix: pass {"query": "words to find", "kinds": ["knowledge", "lesson", …] (optional), "limit": 1-${SEARCH_MAX_LIMIT} (optional)}.`,
-          ].join('\n'),
-          data: { code: ErrorCode.invalidArgument },
-        }
+        return invalidArgumentsResult('search_memory', parsed.error.issues, `pass {"query": "words to find", "kinds": ["knowledge", "lesson", …] (optional), "limit": 1-${SEARCH_MAX_LIMIT} (optional)}.`)
       }
       const { query, kinds } = parsed.data
       const limit = parsed.data.limit ?? SEARCH_DEFAULT_LIMIT

@@ -7,6 +7,7 @@
  * text says what was wrong and how to fix it.
  */
 import type { z } from 'zod'
+import { ErrorCode } from '../core/errors.ts'
 
 export interface ToolResult {
   /** What the model reads. */
@@ -24,4 +25,13 @@ export interface EngramTool<Input = unknown> {
   jsonSchema: Record<string, unknown>
   /** Validates `input` against `inputSchema` itself; never throws. */
   execute(input: unknown): Promise<ToolResult>
+}
+
+/**
+ * The result for a call whose arguments failed the tool's schema: each problem on its own line,
+ * then the fix (`fix` is the whole "Fix: …" sentence's body, e.g. `pass {"query": "…"}`).
+ */
+export function invalidArgumentsResult(tool: string, issues: readonly z.core.$ZodIssue[], fix: string): ToolResult & { isError: true; data: { code: string } } {
+  const problems = issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`)
+  return { isError: true, text: [`${tool} was called with invalid arguments:`, ...problems, `Fix: ${fix}`].join('\n'), data: { code: ErrorCode.invalidArgument } }
 }
