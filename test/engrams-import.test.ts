@@ -6,6 +6,7 @@ import { importAnimaWorks } from '../src/memory/engrams/import/animaworks.ts'
 import { importAnton } from '../src/memory/engrams/import/anton.ts'
 import { hashTree } from '../src/memory/engrams/test-support/hash-tree.ts'
 import { type OpenedMemory, openMemory } from '../src/memory/engrams/test-support/open-memory.ts'
+import { SEED_LESSONS, SEED_PROFILE, SEED_RULES } from '../src/core/test-support/anton-seed-examples.ts'
 
 function write(root: string, path: string, text: string): void {
   mkdirSync(join(root, path, '..'), { recursive: true })
@@ -13,30 +14,6 @@ function write(root: string, path: string, text: string): void {
 }
 
 // The examples printed in Anton's seed (001, "Memory Entry Format", "Episodic Memory", "Skills").
-const ANTON_RULES = `# Rules
-
-## Always
-- Use httpx instead of requests <!-- confidence:high source:user ts:2026-02-27 -->
-- Call progress() before llm.complete() in scratchpad <!-- confidence:high source:consolidation ts:2026-02-27 -->
-
-## Never
-- Use time.sleep() in scratchpad cells <!-- confidence:high source:consolidation ts:2026-02-27 -->
-
-## When
-- If fetching paginated API data → async + progress() between pages <!-- confidence:medium source:consolidation ts:2026-02-27 -->
-`
-const ANTON_LESSONS = `# Lessons
-- CoinGecko free tier rate-limits at ~50 req/min <!-- topic:api-coingecko ts:2026-02-27 -->
-- Bitcoin price data via /coins/bitcoin/market_chart/range <!-- topic:api-coingecko ts:2026-02-27 -->
-- pandas read_csv needs encoding='utf-8-sig' for BOM files <!-- topic:pandas ts:2026-02-27 -->
-`
-const ANTON_PROFILE = `# Profile
-- Name: Jorge
-- Timezone: PST
-- Expertise: Python, data analysis, API integrations
-- Communication: concise, direct
-- Tools: prefers uv over pip, uses VS Code, macOS
-`
 const ANTON_EPISODE = [
   `{"ts":"2026-02-27T14:30:52","session":"20260227_143052","turn":1,"role":"user","content":"What's the bitcoin price?","meta":{}}`,
   `{"ts":"2026-02-27T14:30:55","session":"20260227_143052","turn":1,"role":"assistant","content":"Let me check that.","meta":{}}`,
@@ -60,9 +37,9 @@ describe('import', () => {
     opened.push(target)
     const source = join(target.temp.home, '..', 'anton-src')
     const anton = join(source, '.anton')
-    write(anton, 'memory/rules.md', ANTON_RULES)
-    write(anton, 'memory/lessons.md', ANTON_LESSONS)
-    write(anton, 'memory/profile.md', ANTON_PROFILE)
+    write(anton, 'memory/rules.md', SEED_RULES)
+    write(anton, 'memory/lessons.md', SEED_LESSONS)
+    write(anton, 'memory/profile.md', SEED_PROFILE)
     write(anton, 'memory/topics/api-coingecko.md', '# api-coingecko\nNotes kept by hand about the API.\n- CoinGecko free tier rate-limits at ~50 req/min <!-- topic:api-coingecko ts:2026-02-27 -->\n- Use the /simple/price endpoint for spot prices\n')
     write(anton, 'episodes/20260227_143052.jsonl', `${ANTON_EPISODE}\n`)
     write(anton, 'skills/csv_summary/meta.json', '{"label":"csv_summary","name":"CSV Summary","when_to_use":"User asks to explore, summarize, or describe a CSV file."}\n')
@@ -95,10 +72,10 @@ describe('import', () => {
 
     // The seed's files round-trip byte for byte (copilot mode did not hold anything back: import is explicit).
     const memoryDir = join(target.temp.home, 'agents/default/memory')
-    assert.equal(readFileSync(join(memoryDir, 'rules.md'), 'utf8'), ANTON_RULES)
-    assert.equal(readFileSync(join(memoryDir, 'profile.md'), 'utf8'), ANTON_PROFILE)
+    assert.equal(readFileSync(join(memoryDir, 'rules.md'), 'utf8'), SEED_RULES)
+    assert.equal(readFileSync(join(memoryDir, 'profile.md'), 'utf8'), SEED_PROFILE)
     const lessons = readFileSync(join(memoryDir, 'lessons.md'), 'utf8')
-    assert.ok(lessons.startsWith(ANTON_LESSONS), lessons)
+    assert.ok(lessons.startsWith(SEED_LESSONS), lessons)
     assert.match(readFileSync(join(memoryDir, 'topics/api-coingecko.md'), 'utf8'), /Notes kept by hand/)
     assert.match(readFileSync(join(memoryDir, 'topics/vendor-api.md'), 'utf8'), /Retry 429s/)
     assert.match(readFileSync(join(memoryDir, 'topics/project-overview.md'), 'utf8'), /Reports go to the #data channel/)

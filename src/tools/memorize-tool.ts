@@ -8,7 +8,7 @@ import { z } from 'zod'
 import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES } from '../core/engram.ts'
 import { describeError } from '../core/errors.ts'
 import type { Encoder, EncodeReport } from '../memory/engrams/encoder.ts'
-import { invalidArgumentsResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult } from './tool.ts'
 
 export const memorizeInputSchema = z.object({
   entries: z
@@ -28,22 +28,6 @@ export const memorizeInputSchema = z.object({
 })
 export type MemorizeInput = z.infer<typeof memorizeInputSchema>
 
-export interface ToolResult {
-  isError?: boolean
-  text: string
-  /** The encode report, for callers that want more than the text. */
-  data?: EncodeReport | { code: string }
-}
-
-export interface MemorizeTool {
-  name: 'memorize'
-  description: string
-  inputSchema: typeof memorizeInputSchema
-  /** JSON Schema of the input, for MCP and raw provider APIs. */
-  jsonSchema: Record<string, unknown>
-  execute(input: unknown): Promise<ToolResult>
-}
-
 const DESCRIPTION = [
   'Save something to your long-term memory so it is there in future sessions.',
   'Use it for durable things: rules the user gives you (always/never/when), facts you learned (lesson), and facts about the user (profile).',
@@ -60,8 +44,8 @@ function summarize(report: EncodeReport): string {
   return lines.join('\n')
 }
 
-/** The memorize tool over an encoder. */
-export function buildMemorizeTool(encoder: Encoder): MemorizeTool {
+/** The memorize tool over an encoder; a successful call's `data` is the encode report. */
+export function buildMemorizeTool(encoder: Encoder): EngramTool<MemorizeInput> {
   return {
     name: 'memorize',
     description: DESCRIPTION,

@@ -7,8 +7,7 @@
 import { z } from 'zod'
 import { describeError, EngramError } from '../core/errors.ts'
 import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT, type Recall, type RecallResult } from '../memory/episodes/recall.ts'
-import type { ToolResult } from './dispatcher.ts'
-import { invalidArgumentsResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult } from './tool.ts'
 
 export const recallInputSchema = z.object({
   query: z.string().trim().min(1).max(500).describe('What to look for: a few distinctive words (names, tools, errors, topics).'),
@@ -16,15 +15,6 @@ export const recallInputSchema = z.object({
   days_back: z.number().positive().max(36_500).optional().describe(`Only look at the last N days (default ${RECALL_DEFAULT_DAYS}).`),
 })
 export type RecallInput = z.infer<typeof recallInputSchema>
-
-export interface RecallTool {
-  name: 'recall'
-  description: string
-  inputSchema: typeof recallInputSchema
-  /** JSON Schema of the input, for MCP and raw provider APIs. */
-  jsonSchema: Record<string, unknown>
-  execute(input: unknown): Promise<ToolResult>
-}
 
 const DESCRIPTION = [
   'Search your episodic memory: summaries of past sessions and the log of what you did (messages, tool calls, errors, resolved issues).',
@@ -43,7 +33,7 @@ export function formatRecallResults(query: string, results: RecallResult[]): str
 }
 
 /** The recall tool over a `recall` function (`createEpisodicRecall`). */
-export function buildRecallTool(recall: Recall): RecallTool {
+export function buildRecallTool(recall: Recall): EngramTool<RecallInput> {
   return {
     name: 'recall',
     description: DESCRIPTION,
