@@ -238,6 +238,8 @@ export interface IndexCandidate {
   lexical?: number
   /** Cosine similarity in [-1, 1], when a vector was given and the unit has one. */
   dense?: number
+  /** The unit itself, when the index read it while ranking (callers then need no `get` for it). */
+  unit?: StoredUnit
 }
 
 export interface StoredUnit extends Omit<IndexUnit, 'vector'> {

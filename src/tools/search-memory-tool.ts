@@ -7,6 +7,7 @@
  */
 import { z } from 'zod'
 import { describeError, EngramError, } from '../core/errors.ts'
+import { candidateUnits } from '../storage/candidate-units.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { type SearchIndex, UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
 import { memoryPathOfSource } from './memory-paths.ts'
@@ -118,7 +119,7 @@ export function lexicalIndexSearch(deps: { index: SearchIndex; agent: string; no
   return async (query, options) => {
     const candidates = await deps.index.search({ text: query, limit: options.limit * 3, ...(options.kinds ? { kinds: options.kinds } : {}) })
     const ranked = candidates.filter((candidate) => candidate.lexical !== undefined).sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0))
-    const units = new Map((await deps.index.get(ranked.map((candidate) => candidate.id))).map((unit) => [unit.id, unit]))
+    const units = await candidateUnits(deps.index, ranked)
     const hits: MemorySearchHit[] = []
     for (const candidate of ranked) {
       const unit = units.get(candidate.id)

@@ -8,6 +8,7 @@
  */
 import { contentHash } from '../../core/hash.ts'
 import type { StoredMessage, Summary } from '../../core/message.ts'
+import { candidateUnits } from '../../storage/candidate-units.ts'
 import type { Conversation, ContextStore, IndexUnit, SearchIndex } from '../../storage/contracts.ts'
 import { allSummaryIds, type MessageIdResolver } from './dag.ts'
 import type { SearchHit, SearchResult } from './provider.ts'
@@ -162,7 +163,7 @@ export function createContextIndexer(store: ContextStore, index: SearchIndex | u
         sources: conversations.map((conversation) => sourceOf(conversation.id)),
         limit,
       })
-      const units = new Map((await index.get(candidates.map((candidate) => candidate.id))).map((unit) => [unit.id, unit]))
+      const units = await candidateUnits(index, candidates)
       const hits: SearchHit[] = []
       for (const candidate of candidates) {
         const unit = units.get(candidate.id)

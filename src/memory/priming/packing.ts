@@ -47,8 +47,6 @@ export interface BudgetMeter {
   readonly maxChars: number | undefined
   /** What a line and its line break cost, in budget units. */
   line(text: string): number
-  /** Whether a whole rendered block is within the budget. */
-  within(text: string): boolean
 }
 
 export const MEMORY_HEADER = '## Your memory — recalled for this message'
@@ -68,7 +66,6 @@ export function createBudgetMeter(budget: number, maxChars?: number): BudgetMete
     budget,
     maxChars: charCap,
     line: (text) => Math.max(lineCost(text), charCost(text.length + 1)),
-    within: (text) => (charCap === undefined || text.length <= charCap) && countTokens(text) <= budget,
   }
 }
 
@@ -119,7 +116,9 @@ export function frameCost(meter: BudgetMeter): number {
 export function renderWithinBudget<T>(sections: Array<PackedSection<T>>, meter: BudgetMeter, dropOrder: readonly PrimingChannel[]): { text: string; tokens: number } {
   for (;;) {
     const text = renderBlock(sections)
-    if (meter.within(text)) return { text, tokens: countTokens(text) }
+    // Counted once: the block is the longest text priming measures.
+    const tokens = countTokens(text)
+    if (tokens <= meter.budget && (meter.maxChars === undefined || text.length <= meter.maxChars)) return { text, tokens }
     const victim = dropOrder.map((channel) => sections.find((s) => s.channel === channel && s.items.length > 0)).find((s) => s !== undefined)
     if (!victim) return { text: '', tokens: 0 }
     // Recent activity is chronological: its oldest line matters least. Elsewhere the last is the weakest.

@@ -35,7 +35,7 @@ export const RELATED_KINDS: readonly UnitKind[] = ['knowledge', 'lesson', 'rule'
 const SKILL_KINDS: UnitKind[] = ['skill', 'procedure']
 /** Most related hits asked of the retriever, and the size of a short turn that sets how many. */
 const RELATED_LIMIT = 400
-const TOKENS_PER_SHORT_MEMORY = 16
+const TOKENS_PER_SHORT_MEMORY = 24
 
 export interface InjectedMemory {
   channel: PrimingChannel
@@ -179,8 +179,10 @@ export function createPrimer(deps: PrimerDeps): Primer {
     // Enough candidates to fill the share with short turns (packing skips those that do not fit
     // and goes on down the ranking); the retriever bounds the work.
     const limit = Math.max(3, Math.min(RELATED_LIMIT, Math.round(share / TOKENS_PER_SHORT_MEMORY)))
+    // One search serves channels C and D: skills ranked among everything else are the ones that
+    // matter to this message (a second, skills-only search cost a third of priming at 100k units).
     const result = await deps.retriever.search(message, {
-      kinds: [...RELATED_KINDS],
+      kinds: [...RELATED_KINDS, 'skill'],
       limit,
       asOf,
       recordAccess: false,
@@ -206,7 +208,8 @@ export function createPrimer(deps: PrimerDeps): Primer {
     return procedureCache.list
   }
 
-  async function skillItems(message: string, asOf: Date): Promise<Array<PackItem<Meta>>> {
+  /** Channel D: the matcher's stages 1–2 over the stores, then the skills and procedures among `indexHits` (stage 3). */
+  async function skillItems(message: string, indexHits: readonly RetrievalHit[]): Promise<Array<PackItem<Meta>>> {
     const items: Array<PackItem<Meta>> = []
     const taken = new Set<string>()
     if (deps.procedures || deps.skills) {
@@ -231,17 +234,14 @@ export function createPrimer(deps: PrimerDeps): Primer {
         })
       }
     }
-    if (items.length < settings.skillMatches) {
-      const result = await deps.retriever.search(message, { kinds: SKILL_KINDS, limit: settings.skillMatches, asOf, recordAccess: false, graph: false })
-      for (const hit of result.hits) {
-        if (items.length >= settings.skillMatches) break
-        if (taken.has(hit.unit.source)) continue
-        taken.add(hit.unit.source)
-        items.push({
-          text: relatedLine(hit, Math.min(settings.itemTokens, 80)),
-          meta: { channel: 'skills', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: { stage: 'index', ...whyOf(hit) } },
-        })
-      }
+    for (const hit of indexHits) {
+      if (items.length >= settings.skillMatches) break
+      if (!SKILL_KINDS.includes(hit.unit.kind) || taken.has(hit.unit.source)) continue
+      taken.add(hit.unit.source)
+      items.push({
+        text: relatedLine(hit, Math.min(settings.itemTokens, 80)),
+        meta: { channel: 'skills', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: { stage: 'index', ...whyOf(hit) } },
+      })
     }
     return items
   }
@@ -279,13 +279,15 @@ export function createPrimer(deps: PrimerDeps): Primer {
       // "hi, how are you?" has no content word to associate from; searching its function words
       // would score most of the index (measured: the p95 of priming at 1M units) for nothing.
       const associative = !analyseQuery(message, 16).onlyStopWords
-      const [profile, activity, related, skills] = await Promise.all([
+      const [profile, activity, found] = await Promise.all([
         guard('profile', () => profileItems(input.user), []),
         guard('activity', () => activityItems(asOf, input.sessionId), []),
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
         guard('related', async () => (associative ? relatedHits(message, input, asOf, body) : []), []),
-        guard('skills', async () => (associative ? skillItems(message, asOf) : []), []),
       ])
+      const skills = await guard('skills', async () => (associative ? skillItems(message, found) : []), [])
+      // Skills are channel D's; procedures it did not show may still be related memories.
+      const related = found.filter((hit) => hit.unit.kind !== 'skill')
 
       const sections: Array<PackedSection<Meta>> = []
       const profileSection = packSection('profile', HEADINGS.profile(input.user), profile, share('profile'), meter)

@@ -22,11 +22,13 @@ import type { EngramScope } from '../../core/engram.ts'
 import type { Embedder } from '../../llm/contracts.ts'
 import { wordVectorsOf } from '../../llm/embedders/glove-embedder.ts'
 import { cosineSimilarity } from '../../llm/embedders/vector-math.ts'
+import { candidateUnits } from '../../storage/candidate-units.ts'
 import type { IndexCandidate, SearchIndex, StoredUnit, UnitKind } from '../../storage/contracts.ts'
 import { frequencyTerm, recencyTerm } from './activation.ts'
 import { fuseScores } from './fusion.ts'
 import { personalizedPageRank } from './graph-diffusion.ts'
-import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine, setJaccard } from './query-analysis.ts'
+import { createNearDuplicateFilter } from './near-duplicates.ts'
+import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine } from './query-analysis.ts'
 import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
 import { allTerms } from './text/analyse.ts'
 import { createQueryExpander, type QueryExpander } from './text/query-expansion.ts'
@@ -426,7 +428,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       const perChannel = Math.max(settings.candidates, Math.ceil(limit * CANDIDATES_PER_HIT)) + excludeIds.size + Math.min(excludeMessages.size, 200)
       const { found, dense, queryVector, expansion } = await candidates(query, options, perChannel, warnings)
       if (found.length === 0) return empty(dense)
-      const units = new Map((await index.get(found.map((c) => c.id))).map((unit) => [unit.id, unit]))
+      const units = await candidateUnits(index, found)
       const excluded = (unit: StoredUnit): boolean => {
         if (excludeIds.has(unit.id)) return true
         if (excludeMessages.size === 0 || (unit.kind !== 'message' && unit.kind !== 'summary') || unit.provenance.length === 0) return false
@@ -497,10 +499,12 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       // Stage 6: diversification — a repeat of a better hit adds nothing the agent has not seen.
       scored.sort((a, b) => b.score - a.score || a.unit.id.localeCompare(b.unit.id))
       const kept: Scored[] = []
+      const duplicates = createNearDuplicateFilter(settings.duplicateSimilarity)
       for (const s of scored) {
         if (s.score === Number.NEGATIVE_INFINITY) continue
         s.words ??= contentWordSet(s.unit.text)
-        if (kept.some((k) => setJaccard(k.words as Set<string>, s.words as Set<string>) >= settings.duplicateSimilarity)) continue
+        if (duplicates.isDuplicate(s.words)) continue
+        duplicates.keep(s.words)
         kept.push(s)
         if (kept.length >= limit) break
       }

@@ -120,6 +120,23 @@ export function runSearchIndexContract(name: string, make: () => Promise<SearchI
       })
     })
 
+    test('a unit handed up with a candidate is the unit get returns, access statistics included', async (t) => {
+      await withIndex(async (index) => {
+        if (!index.capabilities.fullText) return t.skip('no full-text search')
+        await index.upsert([
+          unit('a', 'the harbour ferry leaves at noon', { kind: 'episode', meta: { name: 'Ann' }, links: ['ferries'], agent: 'alpha' }),
+          unit('b', 'ferry tickets are sold at the kiosk', { kind: 'lesson' }),
+        ])
+        await index.recordAccess(['a'], '2026-05-01T10:00:00.000Z')
+        for (const query of [{ text: 'ferry', limit: 5 }, { text: 'ferry', kinds: ['lesson' as const], limit: 5 }, { text: 'ferry', agent: 'alpha', limit: 5 }]) {
+          const hits = await index.search(query)
+          assert.ok(hits.length > 0)
+          const stored = new Map((await index.get(hits.map((h) => h.id))).map((u) => [u.id, u]))
+          for (const hit of hits) if (hit.unit) assert.deepEqual(hit.unit, stored.get(hit.id), `${hit.id} for ${JSON.stringify(query)}`)
+        }
+      })
+    })
+
     test('arbitrary user text never breaks the lexical query', async (t) => {
       await withIndex(async (index) => {
         if (!index.capabilities.fullText) return t.skip('no full-text search')

@@ -56,6 +56,8 @@ export interface OpenSqliteOptions {
  * database locked must wait for the other one's short transaction rather than fail; 10 s is far
  * above any transaction engram runs (LLM calls never happen inside one).
  */
+/** Page cache per connection, in KiB. */
+const PAGE_CACHE_KIB = 65_536
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 /** SQLite primary result codes we react to (https://sqlite.org/rescode.html). */
@@ -159,6 +161,10 @@ export function openSqlite(path: string, options: OpenSqliteOptions = {}): Sqlit
     db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))}`)
     // Off by default in SQLite; the ctx_* edges and items rely on them to refuse dangling ids.
     db.exec('PRAGMA foreign_keys = ON')
+    // SQLite's default page cache is 2 MiB; a search at 100k units touches more (full-text postings,
+    // the units it joins), and re-reading pages from the OS cost ~15% of a priming call (measured
+    // with scripts/bench/recall.ts). 64 MiB is an upper bound, filled only as pages are read.
+    db.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`)
     if (!readOnly) {
       // WAL: readers never block the writer and vice versa, which is what several processes
       // sharing one home need. It is persistent, so read-only handles inherit it.

@@ -65,6 +65,11 @@ interface UnitRow {
 const UNIT_COLUMNS =
   'rowid, id, kind, text, source, provenance, scope, agent, user_id, created_at, updated_at, hash, links, meta, access_count, last_access_at'
 
+/** The unit columns as the ranked full-text queries select them (`u` is index_units). */
+const RANKED_UNIT_COLUMNS = UNIT_COLUMNS.split(', ')
+  .map((column) => `u.${column} AS ${column}`)
+  .join(', ')
+
 function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
 }
@@ -313,12 +318,29 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
   /** Postings scored per query at most (the rarest term is always kept). */
   const POSTINGS_BUDGET = 3_000
   const countPostings = db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM index_fts WHERE index_fts MATCH ? LIMIT ?)')
+  /*
+   * The counts only choose which terms a query keeps, so a slightly stale one is harmless: they are
+   * remembered for a while (priming asks the same words of two channels, and people repeat
+   * themselves), forgotten on every write through this handle and after POSTINGS_TTL_MS.
+   */
+  const POSTINGS_TTL_MS = 30_000
+  const POSTINGS_MEMO_LIMIT = 10_000
+  const postingCounts = new Map<string, { n: number; at: number }>()
+  const postingCount = (expression: string): number => {
+    const now = performance.now()
+    const memo = postingCounts.get(expression)
+    if (memo && now - memo.at < POSTINGS_TTL_MS) return memo.n
+    const n = (countPostings.get(expression, POSTINGS_CAP + 1) as { n: number }).n
+    if (postingCounts.size >= POSTINGS_MEMO_LIMIT) postingCounts.clear()
+    postingCounts.set(expression, { n, at: now })
+    return n
+  }
   const FTS_PAGE_COUNT = 'SELECT count(*) AS n FROM (SELECT 1 FROM index_fts WHERE index_fts MATCH ? LIMIT ?)'
   /**
    * Ranked rows fetched per wanted hit when a filter may drop some. Selective kind filters are
    * applied inside FTS5, so what remains (agent, broad kinds, time) drops few rows.
    */
-  const LEXICAL_OVERFETCH = 1.5
+  const LEXICAL_OVERFETCH = 1.2
   const LEXICAL_MIN_FETCH = 200
   // Statements are prepared once per distinct SQL (the filter changes the text, not often).
   const statements = new Map<string, ReturnType<typeof db.prepare>>()
@@ -332,14 +354,14 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     return statement
   }
 
-  function lexical(query: IndexQuery, limit: number, filter: UnitFilterSql): IndexCandidate[] {
+  function lexical(query: IndexQuery, limit: number, fullFilter: UnitFilterSql): IndexCandidate[] {
     if (!fullText) return []
     const list = query.terms ?? (query.text === undefined ? [] : analyseTerms(query.text))
     const quoted = [...new Set(list.filter((term) => /[\p{L}\p{N}]/u.test(term)))].map((term) => `"${term.replaceAll('"', '""')}"`)
     if (quoted.length === 0) return []
     let kept = quoted
     if (quoted.length > 1) {
-      const counted = quoted.map((phrase) => ({ phrase, n: (countPostings.get(`{own near far related}: ${phrase}`, POSTINGS_CAP + 1) as { n: number }).n }))
+      const counted = quoted.map((phrase) => ({ phrase, n: postingCount(`{own near far related}: ${phrase}`) }))
       // Rarest terms first, while the postings to score stay within a budget: the cost of a query
       // is bounded however common its words are, and the rare words carry the ranking anyway.
       const present = counted.filter((c) => c.n > 0).sort((a, b) => a.n - b.n)
@@ -361,12 +383,14 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     let kinds = ''
     if (query.kinds && query.kinds.length > 0) {
       const clause = `kind: (${query.kinds.map(kindToken).join(' OR ')})`
-      if ((countPostings.get(clause, POSTINGS_CAP + 1) as { n: number }).n <= POSTINGS_CAP) kinds = ` AND ${clause}`
+      if (postingCount(clause) <= POSTINGS_CAP) kinds = ` AND ${clause}`
     }
+    // Kinds matched inside FTS5 need no second check in SQL (nor the over-fetch that check needs).
+    const filter = kinds !== '' ? filterToSql({ ...query, kinds: undefined }) : fullFilter
     const match = `{own near far related}: (${terms})${kinds}`
     const w = query.fieldWeights ?? { near: 0.5, far: 0.2, related: 0.3 }
     const weights = [w.near, w.far, w.related]
-    type Row = { id: string; kind: string; score: number }
+    type Row = UnitRow & { score: number }
     // Rank inside FTS5 first and join the few best rows to their units, rather than joining every
     // match before sorting (a common term can match tens of thousands of rows). CROSS JOIN keeps
     // that order: given a kind filter, the planner would otherwise scan every unit of those kinds
@@ -374,25 +398,26 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     // over-fetches; when the filter leaves too few of a full page, the exact query runs.
     const ranked = (fetch: number): Row[] =>
       cachedStatement(
-        `SELECT u.id AS id, u.kind AS kind, f.score AS score
+        `SELECT ${RANKED_UNIT_COLUMNS}, f.score AS score
          FROM (SELECT rowid, -bm25(index_fts, 1, ?, ?, ?, 0) AS score FROM index_fts WHERE index_fts MATCH ?
                ORDER BY bm25(index_fts, 1, ?, ?, ?, 0) LIMIT ?) f
          CROSS JOIN index_units u ON u.rowid = f.rowid
          ${filter.sql ? `WHERE ${filter.sql}` : ''}
          ORDER BY f.score DESC`,
-      ).all(...weights, match, ...weights, fetch, ...filter.params) as Row[]
+      ).all(...weights, match, ...weights, fetch, ...filter.params) as unknown as Row[]
     const fetch = filter.sql ? Math.max(Math.ceil(limit * LEXICAL_OVERFETCH), LEXICAL_MIN_FETCH) : limit
     let rows = ranked(fetch)
     if (filter.sql && rows.length < limit && (cachedStatement(FTS_PAGE_COUNT).get(match, fetch + 1) as { n: number }).n > fetch) {
       rows = cachedStatement(
-        `SELECT u.id AS id, u.kind AS kind, -bm25(index_fts, 1, ?, ?, ?, 0) AS score
+        `SELECT ${RANKED_UNIT_COLUMNS}, -bm25(index_fts, 1, ?, ?, ?, 0) AS score
          FROM index_fts CROSS JOIN index_units u ON u.rowid = index_fts.rowid
          WHERE index_fts MATCH ? AND ${filter.sql}
          ORDER BY bm25(index_fts, 1, ?, ?, ?, 0) LIMIT ?`,
-      ).all(...weights, match, ...filter.params, ...weights, limit) as Row[]
+      ).all(...weights, match, ...filter.params, ...weights, limit) as unknown as Row[]
     }
     rows = rows.slice(0, limit)
-    return rows.map((row) => ({ id: row.id, kind: row.kind as UnitKind, lexical: row.score }))
+    // The join read each unit's row already: hand the units up rather than have the caller read them again.
+    return rows.map((row) => ({ id: row.id, kind: row.kind as UnitKind, lexical: row.score, unit: toStoredUnit(row) }))
   }
 
   function dense(query: Float32Array, limit: number, filter: UnitFilterSql): IndexCandidate[] {
@@ -421,6 +446,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     capabilities,
 
     async upsert(units) {
+      postingCounts.clear()
       units.forEach(validateUnit)
       if (units.length === 0) return
       handle.transaction(() => {
@@ -480,11 +506,13 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     },
 
     async remove(ids) {
+      postingCounts.clear()
       if (ids.length === 0) return
       handle.transaction(() => deleteRowids(rowidsWhere('id IN (SELECT value FROM json_each(?))', JSON.stringify(ids))))
     },
 
     async removeSource(source) {
+      postingCounts.clear()
       return handle.transaction(() => {
         const rowids = rowidsWhere('source = ?', source)
         deleteRowids(rowids)
