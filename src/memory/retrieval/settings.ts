@@ -88,7 +88,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.fr
   nearWeight: 0.5,
   farWeight: 0.2,
   relatedWeight: 0.3,
-  speakerBoost: 2,
+  speakerBoost: 1,
   expansionWeight: 0,
   sessionWeight: 0.15,
 })
