@@ -86,6 +86,43 @@ describe('file ActivityLog', () => {
     }
   })
 
+  test('each read sees what another writer appended, a line still being written, and a rewritten file', async () => {
+    const { temp, dir, log } = setup()
+    const file = join(dir, '2026-03-04.jsonl')
+    const line = (minute: number, content: string): string => `${JSON.stringify({ ts: `2026-03-04T09:${String(minute).padStart(2, '0')}:00Z`, type: 'message_received', content })}\n`
+    const contents = async (): Promise<Array<[string | undefined, string]>> => (await log.read()).map((r) => [r.content, r.ref])
+    try {
+      await log.append({ ts: '2026-03-04T09:00:00Z', type: 'message_received', content: 'ours' })
+      assert.deepEqual(await contents(), [['ours', 'activity/2026-03-04.jsonl#L1']])
+      // Another process appends: the next read has it, numbered after what was read before.
+      appendFileSync(file, line(1, 'theirs'))
+      assert.deepEqual(await contents(), [
+        ['ours', 'activity/2026-03-04.jsonl#L1'],
+        ['theirs', 'activity/2026-03-04.jsonl#L2'],
+      ])
+      // Half a line: not an event yet (reported), and the whole line once it is complete.
+      const half = line(2, 'in two parts')
+      appendFileSync(file, half.slice(0, 20))
+      assert.deepEqual((await contents()).length, 2)
+      assert.deepEqual((await log.problems()).map((p) => p.line), [3])
+      appendFileSync(file, half.slice(20))
+      assert.deepEqual((await contents()).at(-1), ['in two parts', 'activity/2026-03-04.jsonl#L3'])
+      assert.deepEqual(await log.problems(), [])
+      // What a caller does with the records does not change the log's.
+      const records = await log.read()
+      if (records[0]) records[0].content = 'changed by a caller'
+      assert.equal((await log.read())[0]?.content, 'ours')
+      // Rewritten shorter (e.g. by hand): read again from the start.
+      writeFileSync(file, line(5, 'rewritten'))
+      assert.deepEqual(await contents(), [['rewritten', 'activity/2026-03-04.jsonl#L1']])
+      // Rewritten in place at the same size: the change is still seen.
+      writeFileSync(file, line(5, 'rewrittex'))
+      assert.deepEqual(await contents(), [['rewrittex', 'activity/2026-03-04.jsonl#L1']])
+    } finally {
+      temp.cleanup()
+    }
+  })
+
   test('reading a range only opens the day files in that range', async () => {
     const { temp, dir, log } = setup()
     try {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
@@ -23,6 +23,28 @@ runDocumentStoreContract('files', async () => {
 })
 
 describe('file DocumentStore', () => {
+  test('a document edited by hand is read as it is now, whatever was read before', async () => {
+    const { temp, store } = setup()
+    try {
+      await store.write('user', 'ada', { name: 'Ada' }, '- Prefers tea.\n')
+      assert.equal((await store.read('user', 'ada'))?.body, '- Prefers tea.\n')
+      const file = join(temp.home, 'shared/users/ada.md')
+      // Same size, in place (an editor that writes over the file).
+      writeFileSync(file, readFileSync(file, 'utf8').replace('tea', 'tee'))
+      assert.equal((await store.read('user', 'ada'))?.body, '- Prefers tee.\n')
+      writeFileSync(file, '---\nname: Ada\n---\n- Prefers coffee now.\n')
+      const doc = await store.read('user', 'ada')
+      assert.equal(doc?.body, '- Prefers coffee now.\n')
+      assert.equal(doc?.hash, contentHash(readFileSync(file)))
+      await store.write('user', 'ada', { name: 'Ada' }, '- Written through the store.\n')
+      assert.equal((await store.read('user', 'ada'))?.body, '- Written through the store.\n')
+      rmSync(file)
+      assert.equal(await store.read('user', 'ada'), null)
+    } finally {
+      temp.cleanup()
+    }
+  })
+
   test('files land in the documented layout', async () => {
     const { temp, store } = setup('ada-bot')
     try {

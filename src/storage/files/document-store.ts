@@ -9,7 +9,7 @@
  * (and records why in `archive/versions/versions.jsonl`); archiving moves a file to
  * `agents/<a>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted.
  */
-import { constants } from 'node:fs'
+import { constants, statSync } from 'node:fs'
 import { copyFile, link, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { dirname, isAbsolute, join } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
@@ -19,6 +19,10 @@ import { contentHash } from '../../core/hash.ts'
 import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../../core/memory-doc.ts'
 import type { ArchiveReason, DocRef, DocumentStore, Locks, ParseProblem } from '../contracts.ts'
 import { appendLine, isTempFileName, syncFolder, writeFileAtomic } from './atomic-write.ts'
+
+/** Documents up to this size keep their bytes between reads (document-store read cache), at most this many. */
+const RECENT_MAX_BYTES = 64 * 1024
+const RECENT_MAX_DOCUMENTS = 256
 
 export interface FileDocumentStoreOptions {
   /** The engram home. */
@@ -134,6 +138,33 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     }
   }
 
+  /*
+   * Priming reads the sender's profile before every turn; a file read costs several round trips
+   * through the I/O thread pool, behind whatever else the turn is doing. Small documents keep their
+   * bytes here, checked with one stat (inode, size, modification time); every write replaces the
+   * file (new inode), so a changed document is always read again.
+   */
+  const recent = new Map<string, { ino: number; size: number; mtimeMs: number; bytes: Buffer }>()
+  async function readBytesChecked(path: string): Promise<Buffer | null> {
+    let info: { ino: number; size: number; mtimeMs: number }
+    try {
+      info = statSync(path)
+    } catch (error) {
+      recent.delete(path)
+      if (isMissing(error)) return null
+      return readBytes(path)
+    }
+    const known = recent.get(path)
+    if (known && known.ino === info.ino && known.size === info.size && known.mtimeMs === info.mtimeMs) return known.bytes
+    const bytes = await readBytes(path)
+    if (bytes === null) recent.delete(path)
+    else if (bytes.length === info.size && bytes.length <= RECENT_MAX_BYTES) {
+      if (recent.size >= RECENT_MAX_DOCUMENTS) recent.clear()
+      recent.set(path, { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs, bytes })
+    }
+    return bytes
+  }
+
   function docOf(kind: DocKind, slug: string, rel: string, bytes: Buffer): MemoryDoc {
     const parsed = parseFrontmatter(bytes.toString('utf8'))
     return { kind, slug, frontmatter: parsed.frontmatter, body: parsed.body, path: rel, hash: contentHash(bytes) }
@@ -224,7 +255,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     async read(kind, slug) {
       checkSlug(kind, slug)
       const rel = relOf(kind, slug)
-      const bytes = await readBytes(abs(rel))
+      const bytes = await readBytesChecked(abs(rel))
       return bytes === null ? null : docOf(kind, slug, rel, bytes)
     },
 
