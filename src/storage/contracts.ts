@@ -268,7 +268,10 @@ export interface SearchIndex {
   sources(): Promise<string[]>
   search(query: IndexQuery): Promise<IndexCandidate[]>
   get(ids: string[]): Promise<StoredUnit[]>
+  /** Count a recall of `ids` at `at`. May be written later (batched); this index's reads include it at once. */
   recordAccess(ids: string[], at: string): Promise<void>
+  /** Optional: write what is buffered (access counts) now. Closing the backend calls it. */
+  flush?(): Promise<void>
   count(): Promise<Record<UnitKind, number>>
   /** Optional: the distinct analysed terms of the index (query expansion looks for neighbours among them). */
   vocabulary?(): Promise<ReadonlySet<string>>

@@ -63,6 +63,12 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): Backend {
     locks,
     jobs: createSqliteJobs(handle),
     confirmations: createSqliteConfirmationQueue(handle, { agent: options.agent, ...(options.project ? { project: options.project } : {}), clock: options.clock }),
-    close: async () => handle.close(),
+    close: async () => {
+      try {
+        await index.flush?.()
+      } finally {
+        handle.close()
+      }
+    },
   }
 }

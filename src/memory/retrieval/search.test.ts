@@ -192,3 +192,23 @@ describe('retrieval stages', () => {
     assert.equal(rank.get('alone'), 0)
   })
 })
+
+test('what a recall strengthened is on disk once the mind is closed', async () => {
+  const home = makeTempHome()
+  try {
+    const open = () => createMind({ home: home.home, env: home.env, ignoreConfigFile: true, clock: new ManualClock(NOW), embedder: null, reindexOnOpen: false })
+    const first = await open()
+    await first.backend.index.upsert([unit('r', 'Restore drills run on the first Monday.', NOW)])
+    const { hits } = await first.retriever.search('restore drills monday')
+    assert.deepEqual(hits.map((h) => h.unit.id), ['r'])
+    await first.close()
+    const second = await open()
+    try {
+      assert.equal((await second.backend.index.get(['r']))[0]?.accessCount, 1)
+    } finally {
+      await second.close()
+    }
+  } finally {
+    home.cleanup()
+  }
+})

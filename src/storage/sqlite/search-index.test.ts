@@ -288,6 +288,47 @@ test('a read-only handle searches but does not create or migrate anything', asyn
   }
 })
 
+test('access is counted at once, written in one batch, and kept across a restart', async () => {
+  const db = tempDatabase()
+  const count = (handle: SqliteHandle, id: string) => handle.db.prepare('SELECT access_count AS n, last_access_at AS at FROM index_units WHERE id = ?').get(id) as { n: number; at: string | null }
+  try {
+    const writer = db.open()
+    const index = createSqliteSearchIndex(writer)
+    const unit = (id: string): IndexUnit => ({ id, kind: 'rule', text: `rule ${id} about deploys`, source: 's', provenance: [], createdAt: '2026-01-01T00:00:00Z', hash: id })
+    await index.upsert([unit('a'), unit('b')])
+    const other = db.open({ readOnly: true })
+
+    await index.recordAccess(['a', 'b'], '2026-02-01T10:00:00Z')
+    await index.recordAccess(['a', 'a'], '2026-02-03T10:00:00Z')
+    // An older access arriving late does not make the memory look staler.
+    await index.recordAccess(['a'], '2026-01-15T10:00:00Z')
+    // This process sees every recall at once, through get() and through search().
+    const [a, b] = await index.get(['a', 'b'])
+    assert.equal(a?.accessCount, 3)
+    assert.equal(a?.lastAccessAt, '2026-02-03T10:00:00.000Z')
+    assert.equal(b?.accessCount, 1)
+    const hit = (await index.search({ text: 'deploys', limit: 5 })).find((c) => c.id === 'a')
+    assert.equal(hit?.unit?.accessCount, 3)
+    // Not yet on disk for another connection; flush() writes it.
+    assert.equal(count(other, 'a').n, 0)
+    await index.flush?.()
+    assert.deepEqual({ ...count(other, 'a') }, { n: 3, at: '2026-02-03T10:00:00.000Z' })
+    assert.equal((await index.get(['a']))[0]?.accessCount, 3, 'nothing counted twice after the flush')
+
+    // Within a second, a timer writes on its own.
+    await index.recordAccess(['b'], '2026-02-04T10:00:00Z')
+    const deadline = Date.now() + 5_000
+    while (count(other, 'b').n !== 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.equal(count(other, 'b').n, 2)
+
+    // A reopened index reads what was written.
+    const reopened = createSqliteSearchIndex(db.open())
+    assert.deepEqual((await reopened.get(['a', 'b'])).map((u) => u.accessCount), [3, 2])
+  } finally {
+    db.cleanup()
+  }
+})
+
 test('search plans use the FTS index and unit indexes, not full scans', () => {
   const db = tempDatabase()
   try {
