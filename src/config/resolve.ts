@@ -61,6 +61,7 @@ export interface ConfigValues {
     relatedWeight: number
     speakerBoost: number
     sessionWeight: number
+    informationWeight: number
     expansionWeight: number
     wordVectorRerankCandidates: number
   }

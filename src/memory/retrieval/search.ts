@@ -26,6 +26,7 @@ import { candidateUnits } from '../../storage/candidate-units.ts'
 import type { IndexCandidate, SearchIndex, StoredUnit, UnitKind } from '../../storage/contracts.ts'
 import { frequencyTerm, recencyTerm } from './activation.ts'
 import { fuseScores } from './fusion.ts'
+import { informationFactor } from './information.ts'
 import { personalizedPageRank } from './graph-diffusion.ts'
 import { createNearDuplicateFilter } from './near-duplicates.ts'
 import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine } from './query-analysis.ts'
@@ -44,6 +45,11 @@ export interface ScoreTerms {
   recency: number
   frequency: number
   graph: number
+  /**
+   * Factor on a message's relevance for how much it says (information.ts; 1 = neutral, and for
+   * every unit that is not a message). `fused` is already multiplied by it.
+   */
+  information: number
 }
 
 export interface RetrievalHit {
@@ -358,7 +364,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
           if (!node) {
             const unit = fetched.get(id)
             if (!unit || !passesFilter(unit, options, since, until)) continue
-            node = { unit, terms: { lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0 }, score: 0 }
+            node = { unit, terms: { lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0, information: 1 }, score: 0 }
           }
           if (node.unit.id === from) break
           nodes.set(node.unit.id, node)
@@ -412,7 +418,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       const warnings: RetrievalWarning[] = []
 
       // Stage 1: query analysis.
-      const participants = settings.speakerBoost > 0 && index.participants ? await index.participants(options.agent) : []
+      const participants = (settings.speakerBoost > 0 || settings.informationWeight > 0) && index.participants ? await index.participants(options.agent) : []
       const query = analyseQuery(queryText, settings.maxQueryTerms, participants)
       const empty = (dense: 'knn' | 'rerank' | 'off'): RetrievalResult => ({
         hits: [],
@@ -434,7 +440,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         if (excludeMessages.size === 0 || (unit.kind !== 'message' && unit.kind !== 'summary') || unit.provenance.length === 0) return false
         return unit.provenance.every((id) => excludeMessages.has(id))
       }
-      const zero = (): ScoreTerms => ({ lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0 })
+      const zero = (): ScoreTerms => ({ lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0, information: 1 })
       const scored: Scored[] = []
       for (const candidate of found) {
         const unit = units.get(candidate.id)
@@ -466,6 +472,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
 
       // Stage 4: activation terms.
       const speaker = query.named.length === 1 ? query.named[0] : undefined
+      const participantWords = new Set(participants.flatMap((name) => name.toLowerCase().split(/\s+/)))
       const activate = (s: Scored): void => {
         s.terms.lexical = maxLexical > 0 && s.lexical !== undefined ? Math.max(0, s.lexical) / maxLexical : 0
         s.terms.dense = s.dense ?? 0
@@ -475,6 +482,11 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         s.terms.frequency = frequencyTerm(s.unit.accessCount, settings.frequencyWeight)
         // One participant named ("What did Caroline paint?"): her own words are the likely answer.
         if (speaker !== undefined && s.unit.kind === 'message' && s.unit.meta?.name === speaker) s.terms.fused *= 1 + settings.speakerBoost
+        // Of two messages that match alike, the one that says something is the better answer.
+        if (s.unit.kind === 'message') {
+          s.terms.information = informationFactor(s.unit.text, settings.informationWeight, participantWords)
+          s.terms.fused *= s.terms.information
+        }
         s.score = s.terms.fused + s.terms.recency + s.terms.frequency
       }
       scored.forEach(activate)

@@ -64,6 +64,11 @@ export interface RetrievalSettings {
   expansionWeight: number
   /** Weight of a message's session share of the lexical evidence (see search.ts, stage 3b); 0 turns it off. */
   sessionWeight: number
+  /**
+   * Weight of how much a message says (length, proper names; minus turns that only ask or
+   * acknowledge) as a factor on its relevance: × max(0, 1 + this × content), information.ts; 0 turns it off.
+   */
+  informationWeight: number
 }
 
 export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.freeze({
@@ -91,6 +96,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.fr
   speakerBoost: 1,
   expansionWeight: 0,
   sessionWeight: 0.15,
+  informationWeight: 0.2,
 })
 
 function invalid(key: string, message: string): EngramError {
@@ -106,7 +112,7 @@ function invalid(key: string, message: string): EngramError {
 export function resolveRetrievalSettings(partial: Partial<RetrievalSettings> = {}): RetrievalSettings {
   const settings: RetrievalSettings = { ...DEFAULT_RETRIEVAL_SETTINGS }
   for (const [key, value] of Object.entries(partial)) if (value !== undefined) (settings as unknown as Record<string, unknown>)[key] = value
-  const nonNegative = ['lexicalWeight', 'denseWeight', 'recencyWeight', 'frequencyWeight', 'graphWeight', 'nearWeight', 'farWeight', 'relatedWeight', 'speakerBoost', 'expansionWeight', 'sessionWeight'] as const
+  const nonNegative = ['lexicalWeight', 'denseWeight', 'recencyWeight', 'frequencyWeight', 'graphWeight', 'nearWeight', 'farWeight', 'relatedWeight', 'speakerBoost', 'expansionWeight', 'sessionWeight', 'informationWeight'] as const
   for (const key of nonNegative) if (!(Number.isFinite(settings[key]) && settings[key] >= 0)) throw invalid(key, `must be a number ≥ 0, got ${settings[key]}.`)
   if (settings.lexicalWeight + settings.denseWeight === 0) throw invalid('lexicalWeight', 'and retrieval.denseWeight cannot both be 0.')
   const positiveInts = ['rrfK', 'graphSeeds', 'candidates', 'denseKnnMaxUnits', 'denseRerankCandidates', 'wordVectorRerankCandidates', 'maxQueryTerms'] as const

@@ -69,7 +69,7 @@ describe('retrieval with word vectors', () => {
   })
 
   test('a message gains its session’s share of the lexical evidence', async () => {
-    const search = (sessionWeight: number) => createRetriever({ index: mind.backend.index, embedder: null, clock, settings: { sessionWeight } }).search('weekend lessons hiking', { recordAccess: false })
+    const search = (sessionWeight: number) => createRetriever({ index: mind.backend.index, embedder: null, clock, settings: { sessionWeight, informationWeight: 0 } }).search('weekend lessons hiking', { recordAccess: false })
     const withSession = await search(0.3)
     const without = await search(0)
     const fusedOf = (result: Awaited<ReturnType<typeof search>>, id: string) => result.hits.find((hit) => hit.unit.id === id)?.terms.fused ?? 0
