@@ -82,7 +82,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   s('retrieval.farWeight', 'ENGRAM_RETRIEVAL_FAR_WEIGHT', { kind: 'number', min: 0 }, 0.2, 'Weight of a message\'s neighbours two away (±2).'),
   s('retrieval.relatedWeight', 'ENGRAM_RETRIEVAL_RELATED_WEIGHT', { kind: 'number', min: 0 }, 0.3, 'Weight of related words (WordNet hypernyms) in the full-text fields.'),
   s('retrieval.speakerBoost', 'ENGRAM_RETRIEVAL_SPEAKER_BOOST', { kind: 'number', min: 0 }, 1, 'When a question names exactly one participant, their messages score x(1 + boost).'),
-  s('retrieval.sessionWeight', 'ENGRAM_RETRIEVAL_SESSION_WEIGHT', { kind: 'number', min: 0 }, 0.15, 'Share of its session\'s lexical score a message gets (conversations are remembered as sessions).'),
+  s('retrieval.sessionWeight', 'ENGRAM_RETRIEVAL_SESSION_WEIGHT', { kind: 'number', min: 0 }, 0.15, 'Share of the best lexical match in its session a message gets (conversations are remembered as sessions).'),
   s('retrieval.informationWeight', 'ENGRAM_RETRIEVAL_INFORMATION_WEIGHT', { kind: 'number', min: 0 }, 0.2, 'How much what a message says (length, proper names; less for turns that only ask or acknowledge) weighs on its relevance: x max(0, 1 + weight x content); 0 = off.'),
   s('retrieval.expansionWeight', 'ENGRAM_RETRIEVAL_EXPANSION_WEIGHT', { kind: 'number', min: 0 }, 0, 'Per-term weight (× cosine) of query expansion through word vectors; 0 = off (0.2 lifts LoCoMo multi-hop All@10 23.0 → 24.5 at about twice the query time, decision 0012).'),
   s('retrieval.wordVectorRerankCandidates', 'ENGRAM_RETRIEVAL_WORD_VECTOR_RERANK_CANDIDATES', { kind: 'integer', min: 1, max: 2000 }, 200, 'Lexical candidates re-ranked by the word-vector (GloVe) embedder.'),

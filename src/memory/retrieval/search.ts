@@ -459,15 +459,18 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       let maxLexical = 0
       for (const s of scored) if ((s.lexical ?? 0) > maxLexical) maxLexical = s.lexical ?? 0
 
-      // Stage 3b: session context. A turn in a session that is about the question as a whole is a
-      // better answer than the same words in passing: each message gains its session's share of
-      // the lexical evidence (sum over its candidate messages, normalised by the best session).
+      // Stage 3b: session context. A turn in a session that is about the question is a better
+      // answer than the same words in passing: each message gains a share of the best lexical
+      // match in its session (max-normalised; the session's best passage, as in MaxP document
+      // ranking). A sum over the session's matches was measured first and loses: it rewards long
+      // sessions that mention the words in passing (decision 0012, 2026-11-24 addendum).
       const sessionShare = new Map<string, number>()
       if (settings.sessionWeight > 0 && maxLexical > 0) {
-        for (const s of scored) if (s.unit.kind === 'message' && (s.lexical ?? 0) > 0) sessionShare.set(s.unit.source, (sessionShare.get(s.unit.source) ?? 0) + (s.lexical as number) / maxLexical)
-        let best = 0
-        for (const value of sessionShare.values()) if (value > best) best = value
-        for (const [key, value] of sessionShare) sessionShare.set(key, best > 0 ? value / best : 0)
+        for (const s of scored) {
+          if (s.unit.kind !== 'message' || (s.lexical ?? 0) <= 0) continue
+          const share = (s.lexical as number) / maxLexical
+          if (share > (sessionShare.get(s.unit.source) ?? 0)) sessionShare.set(s.unit.source, share)
+        }
       }
 
       // Stage 4: activation terms.

@@ -62,7 +62,7 @@ export interface RetrievalSettings {
    * expansionBonus). Runs only with a word-vector embedder; 0 turns it off.
    */
   expansionWeight: number
-  /** Weight of a message's session share of the lexical evidence (see search.ts, stage 3b); 0 turns it off. */
+  /** Weight of the best lexical match in a message's session, max-normalised (search.ts, stage 3b); 0 turns it off. */
   sessionWeight: number
   /**
    * Weight of how much a message says (length, proper names; minus turns that only ask or

@@ -68,12 +68,12 @@ describe('retrieval with word vectors', () => {
     assert.ok((on.hits[0]?.terms.lexical ?? 0) > 0)
   })
 
-  test('a message gains its session’s share of the lexical evidence', async () => {
+  test('a message gains a share of the best lexical match in its session', async () => {
     const search = (sessionWeight: number) => createRetriever({ index: mind.backend.index, embedder: null, clock, settings: { sessionWeight, informationWeight: 0 } }).search('weekend lessons hiking', { recordAccess: false })
     const withSession = await search(0.3)
     const without = await search(0)
     const fusedOf = (result: Awaited<ReturnType<typeof search>>, id: string) => result.hits.find((hit) => hit.unit.id === id)?.terms.fused ?? 0
-    // Session 2 holds more of the question than session 1: its turns gain more.
+    // Session 2 holds the best match of the question (its best turn is the best overall): its turns gain more.
     assert.ok(fusedOf(withSession, 'm3') - fusedOf(without, 'm3') > fusedOf(withSession, 'm1') - fusedOf(without, 'm1'))
     assert.ok(Math.abs(fusedOf(withSession, 'm2') - fusedOf(without, 'm2') - 0.3) < 1e-9)
   })
