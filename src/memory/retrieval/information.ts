@@ -24,8 +24,13 @@ const ACKNOWLEDGEMENT_PENALTY = 1.5
 const ACKNOWLEDGEMENT =
   /^(?:wow|whoa|that'?s|thats|thanks|thank you|thx|glad|awesome|congrats|congratulations|sounds|aww+|oh|ooh|yeah|yes|yep|yup|haha+|lol|cool|nice|great|totally|absolutely|definitely|sure|ok|okay|omg|amazing|sorry)\b/i
 
-const TOKEN = /[\p{L}\p{N}'’]+|[.!?]/gu
-const ANNOTATION = /\[[^\]]*\]/g
+const NON_ASCII_WORD = /[\p{L}\p{N}]/u
+
+/** 1 for a character of a word (letters, digits, apostrophes), 0 otherwise. */
+function isWordChar(code: number, text: string, at: number): boolean {
+  if (code < 128) return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 39
+  return code === 0x2019 || NON_ASCII_WORD.test(text[at] as string)
+}
 
 export interface InformationParts {
   words: number
@@ -34,26 +39,47 @@ export interface InformationParts {
   acknowledgement: boolean
 }
 
-/** The parts of the prior for `text`; `participants` (lowercase) are not counted as names. */
+/**
+ * The parts of the prior for `text` in one pass over its characters (this runs on every candidate
+ * of every recall); `participants` (lowercase) are not counted as names. Bracketed annotations
+ * ("[shares a photo: …]") count as words but not as names, nor as the turn's last character.
+ */
 export function informationParts(text: string, participants: ReadonlySet<string> = new Set()): InformationParts {
-  // Bracketed annotations ("[shares a photo: …]") count as words but not as the turn's own shape.
-  const body = text.replace(ANNOTATION, ' ').trim()
   let words = 0
-  for (const _ of text.matchAll(/[\p{L}\p{N}'’]+/gu)) words++
   let names = 0
   let sentenceStart = true
-  for (const match of body.matchAll(TOKEN)) {
-    const token = match[0]
-    if (token === '.' || token === '!' || token === '?') {
-      sentenceStart = true
+  let depth = 0
+  let last = ''
+  let first = -1
+  const length = text.length
+  let i = 0
+  while (i < length) {
+    const code = text.charCodeAt(i)
+    if (isWordChar(code, text, i)) {
+      const from = i
+      while (i < length && isWordChar(text.charCodeAt(i), text, i)) i++
+      words++
+      if (depth > 0) continue
+      if (first < 0) first = from
+      last = 'w'
+      const head = text[from] as string
+      const capitalised = head !== head.toLowerCase()
+      if (capitalised && !sentenceStart) {
+        const token = text.slice(from, i)
+        if (token !== 'I' && !/^I['’]/.test(token) && !participants.has(token.toLowerCase())) names++
+      }
+      sentenceStart = false
       continue
     }
-    const first = token[0] as string
-    const capitalised = first !== first.toLowerCase() && first === first.toUpperCase()
-    if (!sentenceStart && capitalised && token !== 'I' && !/^I['’]/.test(token) && !participants.has(token.toLowerCase())) names++
-    sentenceStart = false
+    if (code === 91) depth++
+    else if (code === 93) depth = Math.max(0, depth - 1)
+    else if (depth === 0) {
+      if (code === 46 || code === 33 || code === 63) sentenceStart = true
+      if (code > 32) last = text[i] as string
+    }
+    i++
   }
-  return { words, names, question: body.endsWith('?'), acknowledgement: ACKNOWLEDGEMENT.test(body) }
+  return { words, names, question: last === '?', acknowledgement: first >= 0 && ACKNOWLEDGEMENT.test(text.slice(first, first + 24)) }
 }
 
 /** The prior's value (see the module comment); 0 for an empty text. */
