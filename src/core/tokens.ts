@@ -13,6 +13,12 @@ function encoder(): (text: string) => number {
   o200kCount ??= (require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: (text: string) => number }).countTokens
   return o200kCount
 }
+let o200kPieces: RegExp | undefined
+/** The encoder's own pre-tokenisation pattern (what it splits text into before byte-pair merging), sticky. */
+function pieces(): RegExp {
+  o200kPieces ??= new RegExp((require('gpt-tokenizer/cjs/encodingParams/constants') as { O200K_TOKEN_SPLIT_REGEX: RegExp }).O200K_TOKEN_SPLIT_REGEX.source, 'uy')
+  return o200kPieces
+}
 
 // Short strings are the common case on the hot path (entries, messages); caching them avoids
 // re-encoding the same rule or lesson on every turn. Bounded so that it cannot grow without limit.
@@ -30,6 +36,65 @@ export function countTokens(text: string): number {
   if (cache.size >= CACHE_LIMIT) cache.clear()
   cache.set(text, n)
   return n
+}
+
+const WHITESPACE = /\s/u
+const NEWLINE_RUNS = /\n+/g
+
+/** The last piece the encoder splits `line` into (`line` ends with something other than whitespace). */
+function lastPiece(line: string): string {
+  // A space after anything but whitespace always starts a piece (no pattern reaches across it), so
+  // the scan can start at the last such space instead of at the beginning of the line.
+  let from = line.lastIndexOf(' ')
+  while (from > 0 && WHITESPACE.test(line.charAt(from - 1))) from = line.lastIndexOf(' ', from - 1)
+  const pattern = pieces()
+  let at = Math.max(0, from)
+  let last = ''
+  while (at < line.length) {
+    pattern.lastIndex = at
+    const match = pattern.exec(line)
+    // Every character belongs to some piece; this guards against a pattern that says otherwise.
+    if (!match || match[0] === '') return line
+    last = match[0]
+    at = pattern.lastIndex
+  }
+  return last
+}
+
+/**
+ * Exact o200k tokens of a text of many lines (a priming block), from the counts of its lines —
+ * which the caller has usually counted already, and which are cached — instead of encoding the
+ * whole text again. Always equal to countTokens(text).
+ *
+ * Why that holds: the encoder first splits text into pieces by a fixed pattern and then encodes each
+ * piece on its own. Where a line ends in something other than whitespace and the next one starts
+ * with something other than whitespace or `/`, the only piece that differs from counting the lines
+ * apart is the line's last one, which takes the newlines (`)` + `\n` may be one token). So
+ * tokens(A \n B) = tokens(A) − tokens(last) + tokens(last + \n) + tokens(B). Lines whose boundary does
+ * not look like that are counted together. test/tokens.test.ts checks the equality on random texts.
+ */
+export function countTokensByLine(text: string): number {
+  const parts = text.split(NEWLINE_RUNS)
+  const breaks = text.match(NEWLINE_RUNS) ?? []
+  const opensPiece = (line: string): boolean => line !== '' && !WHITESPACE.test(line.charAt(0)) && line.charAt(0) !== '/'
+  let total = 0
+  let current = parts[0] as string
+  for (let i = 0; i < breaks.length; i++) {
+    const newlines = breaks[i] as string
+    const next = parts[i + 1] as string
+    if (current === '' && i === 0 && opensPiece(next)) {
+      // Newlines at the very start are a piece of their own.
+      total += countTokens(newlines)
+      current = next
+    } else if (current !== '' && !WHITESPACE.test(current.charAt(current.length - 1)) && opensPiece(next)) {
+      const last = lastPiece(current)
+      total += countTokens(current) - countTokens(last) + countTokens(last + newlines)
+      current = next
+    } else {
+      current = `${current}${newlines}${next}`
+    }
+  }
+  return total + countTokens(current)
 }
 
 /** Cheap upper-bound estimate (characters / 3), for sizing work before counting exactly. */

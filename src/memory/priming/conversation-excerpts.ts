@@ -17,7 +17,7 @@
  * excerpts. Message text stays verbatim: only what could break out of the memory block (line
  * breaks, tag-like `<`) is neutralised.
  */
-import { truncateToTokens } from '../../core/tokens.ts'
+import { countTokensByLine, truncateToTokens } from '../../core/tokens.ts'
 import type { StoredUnit } from '../../storage/contracts.ts'
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
 import { type BudgetMeter, headingCost, lineCost, type PackedSection } from './packing.ts'
@@ -169,7 +169,8 @@ export function packRelated<T>(
       const lead = section.items.length > 0 ? '\n' : ''
       const text = `${lead}${first.header}\n${members.map((m) => m.line).join('\n')}`
       const cost = meter.line(first.header as string) + 1 + members.reduce((sum, m) => sum + meter.line(m.line), 0)
-      section.items.push({ text, meta: first.candidate.meta, tokens: lineCost(text), cost })
+      // Its lines were counted while packing: count the group from them rather than encode it again.
+      section.items.push({ text, meta: first.candidate.meta, tokens: countTokensByLine(text) + 1, cost })
     }
   }
   render()
