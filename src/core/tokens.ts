@@ -13,10 +13,21 @@ function encoder(): (text: string) => number {
   o200kCount ??= (require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: (text: string) => number }).countTokens
   return o200kCount
 }
-let o200kPieces: RegExp | undefined
-/** The encoder's own pre-tokenisation pattern (what it splits text into before byte-pair merging), sticky. */
-function pieces(): RegExp {
-  o200kPieces ??= new RegExp((require('gpt-tokenizer/cjs/encodingParams/constants') as { O200K_TOKEN_SPLIT_REGEX: RegExp }).O200K_TOKEN_SPLIT_REGEX.source, 'uy')
+let o200kPieces: RegExp | null | undefined
+/**
+ * The encoder's own pre-tokenisation pattern (what it splits text into before byte-pair merging),
+ * sticky; null when this version of gpt-tokenizer does not export it where expected (it is not
+ * part of its documented API): countTokensByLine then counts the whole text.
+ */
+function pieces(): RegExp | null {
+  if (o200kPieces === undefined) {
+    try {
+      const source = (require('gpt-tokenizer/cjs/encodingParams/constants') as { O200K_TOKEN_SPLIT_REGEX?: RegExp }).O200K_TOKEN_SPLIT_REGEX?.source
+      o200kPieces = source === undefined ? null : new RegExp(source, 'uy')
+    } catch {
+      o200kPieces = null
+    }
+  }
   return o200kPieces
 }
 
@@ -42,18 +53,18 @@ const WHITESPACE = /\s/u
 const NEWLINE_RUNS = /\n+/g
 
 /** The last piece the encoder splits `line` into (`line` ends with something other than whitespace). */
-function lastPiece(line: string): string {
+function lastPiece(line: string, pattern: RegExp): string {
   // A space after anything but whitespace always starts a piece (no pattern reaches across it), so
   // the scan can start at the last such space instead of at the beginning of the line.
   let from = line.lastIndexOf(' ')
   while (from > 0 && WHITESPACE.test(line.charAt(from - 1))) from = line.lastIndexOf(' ', from - 1)
-  const pattern = pieces()
   let at = Math.max(0, from)
   let last = ''
   while (at < line.length) {
     pattern.lastIndex = at
     const match = pattern.exec(line)
-    // Every character belongs to some piece; this guards against a pattern that says otherwise.
+    // Every character belongs to some piece. Were the pattern to say otherwise, the whole line is
+    // returned: counting it again with its newlines is exact too, only slower.
     if (!match || match[0] === '') return line
     last = match[0]
     at = pattern.lastIndex
@@ -71,9 +82,11 @@ function lastPiece(line: string): string {
  * with something other than whitespace or `/`, the only piece that differs from counting the lines
  * apart is the line's last one, which takes the newlines (`)` + `\n` may be one token). So
  * tokens(A \n B) = tokens(A) − tokens(last) + tokens(last + \n) + tokens(B). Lines whose boundary does
- * not look like that are counted together. test/tokens.test.ts checks the equality on random texts.
+ * not look like that are counted together. tokens.test.ts checks the equality on random texts.
  */
 export function countTokensByLine(text: string): number {
+  const pattern = pieces()
+  if (pattern === null) return countTokens(text)
   const parts = text.split(NEWLINE_RUNS)
   const breaks = text.match(NEWLINE_RUNS) ?? []
   const opensPiece = (line: string): boolean => line !== '' && !WHITESPACE.test(line.charAt(0)) && line.charAt(0) !== '/'
@@ -87,7 +100,7 @@ export function countTokensByLine(text: string): number {
       total += countTokens(newlines)
       current = next
     } else if (current !== '' && !WHITESPACE.test(current.charAt(current.length - 1)) && opensPiece(next)) {
-      const last = lastPiece(current)
+      const last = lastPiece(current, pattern)
       total += countTokens(current) - countTokens(last) + countTokens(last + newlines)
       current = next
     } else {
