@@ -1,6 +1,6 @@
 /**
- * How much a remembered message says, as a prior on its relevance (decision 0012, 2026-11-24
- * addendum). Two turns that match a question equally well are not equally good answers: "Wow,
+ * How much a remembered message says, as a prior on its relevance (decision 0012, second
+ * 2026-11-23 addendum). Two turns that match a question equally well are not equally good answers: "Wow,
  * that's great!" or "What did you paint?" matches the words of "What did Melanie paint?" but says
  * nothing; "We painted a sunset by Lake Tahoe last weekend" does. The prior uses only the text:
  *

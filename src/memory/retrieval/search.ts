@@ -463,7 +463,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       // answer than the same words in passing: each message gains a share of the best lexical
       // match in its session (max-normalised; the session's best passage, as in MaxP document
       // ranking). A sum over the session's matches was measured first and loses: it rewards long
-      // sessions that mention the words in passing (decision 0012, 2026-11-24 addendum).
+      // sessions that mention the words in passing (decision 0012, second 2026-11-23 addendum).
       const sessionShare = new Map<string, number>()
       if (settings.sessionWeight > 0 && maxLexical > 0) {
         for (const s of scored) {
