@@ -22,11 +22,11 @@ const ACKNOWLEDGEMENT_PENALTY = 1.5
 
 /** Openers of turns that react to the other speaker rather than report something (English). */
 const ACKNOWLEDGEMENT =
-  /^(?:wow|whoa|that'?s|thats|thanks|thank you|thx|glad|awesome|congrats|congratulations|sounds|aww+|oh|ooh|yeah|yes|yep|yup|haha+|lol|cool|nice|great|totally|absolutely|definitely|sure|ok|okay|omg|amazing|sorry)\b/i
+  /^(?:wow|whoa|that'?s|thanks|thank you|thx|glad|awesome|congrats|congratulations|sounds|aww+|oh|ooh|yeah|yes|yep|yup|haha+|lol|cool|nice|great|totally|absolutely|definitely|sure|ok|okay|omg|amazing|sorry)\b/i
 
 const NON_ASCII_WORD = /[\p{L}\p{N}]/u
 
-/** 1 for a character of a word (letters, digits, apostrophes), 0 otherwise. */
+/** Whether the character at `at` belongs to a word (letters, digits, apostrophes). */
 function isWordChar(code: number, text: string, at: number): boolean {
   if (code < 128) return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 39
   return code === 0x2019 || NON_ASCII_WORD.test(text[at] as string)

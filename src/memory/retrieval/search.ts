@@ -26,8 +26,8 @@ import { candidateUnits } from '../../storage/candidate-units.ts'
 import type { IndexCandidate, SearchIndex, StoredUnit, UnitKind } from '../../storage/contracts.ts'
 import { frequencyTerm, recencyTerm } from './activation.ts'
 import { fuseScores } from './fusion.ts'
-import { informationFactor } from './information.ts'
 import { personalizedPageRank } from './graph-diffusion.ts'
+import { informationFactor } from './information.ts'
 import { createNearDuplicateFilter } from './near-duplicates.ts'
 import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine } from './query-analysis.ts'
 import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
@@ -51,6 +51,9 @@ export interface ScoreTerms {
    */
   information: number
 }
+
+/** Terms of a unit not scored yet (the information factor is neutral). */
+const zeroTerms = (): ScoreTerms => ({ lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0, information: 1 })
 
 export interface RetrievalHit {
   unit: StoredUnit
@@ -364,7 +367,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
           if (!node) {
             const unit = fetched.get(id)
             if (!unit || !passesFilter(unit, options, since, until)) continue
-            node = { unit, terms: { lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0, information: 1 }, score: 0 }
+            node = { unit, terms: zeroTerms(), score: 0 }
           }
           if (node.unit.id === from) break
           nodes.set(node.unit.id, node)
@@ -440,12 +443,11 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         if (excludeMessages.size === 0 || (unit.kind !== 'message' && unit.kind !== 'summary') || unit.provenance.length === 0) return false
         return unit.provenance.every((id) => excludeMessages.has(id))
       }
-      const zero = (): ScoreTerms => ({ lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0, information: 1 })
       const scored: Scored[] = []
       for (const candidate of found) {
         const unit = units.get(candidate.id)
         if (!unit || excluded(unit)) continue
-        scored.push({ unit, lexical: candidate.lexical, dense: candidate.dense, terms: zero(), score: 0 })
+        scored.push({ unit, lexical: candidate.lexical, dense: candidate.dense, terms: zeroTerms(), score: 0 })
       }
       for (const [s, bonus] of await expansionBonus(scored, expansion)) s.lexical = (s.lexical ?? 0) + bonus
       let denseRan = dense === 'knn'
