@@ -450,16 +450,17 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     // match before sorting (a common term can match tens of thousands of rows). CROSS JOIN keeps
     // that order: given a kind filter, the planner would otherwise scan every unit of those kinds
     // and probe the matches (measured 2x slower at 100k units). With a filter, the ranking
-    // over-fetches; when the filter leaves too few of a full page, the exact query runs.
+    // over-fetches; when the filter leaves too few of a full page, the exact query runs. BM25 is
+    // ordered by its alias so that it is computed once per matching row, not twice (−3% per search).
     const ranked = (fetch: number): Row[] =>
       cachedStatement(
-        `SELECT ${RANKED_UNIT_COLUMNS}, f.score AS score
-         FROM (SELECT rowid, -bm25(index_fts, 1, ?, ?, ?, 0) AS score FROM index_fts WHERE index_fts MATCH ?
-               ORDER BY bm25(index_fts, 1, ?, ?, ?, 0) LIMIT ?) f
+        `SELECT ${RANKED_UNIT_COLUMNS}, -f.bm25_score AS score
+         FROM (SELECT rowid, bm25(index_fts, 1, ?, ?, ?, 0) AS bm25_score FROM index_fts WHERE index_fts MATCH ?
+               ORDER BY bm25_score LIMIT ?) f
          CROSS JOIN index_units u ON u.rowid = f.rowid
          ${filter.sql ? `WHERE ${filter.sql}` : ''}
-         ORDER BY f.score DESC`,
-      ).all(...weights, match, ...weights, fetch, ...filter.params) as unknown as Row[]
+         ORDER BY score DESC`,
+      ).all(...weights, match, fetch, ...filter.params) as unknown as Row[]
     const fetch = filter.sql ? Math.max(Math.ceil(limit * LEXICAL_OVERFETCH), LEXICAL_MIN_FETCH) : limit
     let rows = ranked(fetch)
     if (filter.sql && rows.length < limit && (cachedStatement(FTS_PAGE_COUNT).get(match, fetch + 1) as { n: number }).n > fetch) {
@@ -608,9 +609,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
 
     async get(ids) {
       if (ids.length === 0) return []
-      const rows = db
-        .prepare(`SELECT ${UNIT_COLUMNS} FROM index_units WHERE id IN (SELECT value FROM json_each(?))`)
-        .all(JSON.stringify(ids)) as unknown as UnitRow[]
+      const rows = cachedStatement(`SELECT ${UNIT_COLUMNS} FROM index_units WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as unknown as UnitRow[]
       const byId = new Map(rows.map((row) => [row.id, row]))
       const out: StoredUnit[] = []
       for (const id of new Set(ids)) {
@@ -654,9 +653,10 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
 
     async participants(agent) {
       if (!fullText) return []
+      // Asked before every search: prepared once (preparing cost more than running it).
       const rows = (agent === undefined
-        ? db.prepare('SELECT DISTINCT name FROM index_names ORDER BY name').all()
-        : db.prepare("SELECT name FROM index_names WHERE agent IN (?, '') ORDER BY name").all(agent)) as Array<{ name: string }>
+        ? cachedStatement('SELECT DISTINCT name FROM index_names ORDER BY name').all()
+        : cachedStatement("SELECT name FROM index_names WHERE agent IN (?, '') ORDER BY name").all(agent)) as Array<{ name: string }>
       return [...new Set(rows.map((row) => row.name))]
     },
 
