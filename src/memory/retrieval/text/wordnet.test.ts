@@ -41,8 +41,8 @@ function fixtureDict(): string {
       '00000600 13 n 01 edible_fruit 0 000 | fruit you can eat',
       '00000700 15 n 02 Paris 0 capital_of_France 0 002 @i 00000800 n 0000 #p 00000900 n 0000 | the capital of France',
       '00000800 15 n 01 national_capital 0 000 | the capital of a nation',
-      '00000900 15 n 01 France 0 002 #p 00001000 n 0000 #m 00001200 n 0000 | a republic in western Europe',
-      '00001000 15 n 01 Europe 0 000 | the 2nd smallest continent',
+      '00000900 15 n 02 France 0 F.R. 0 002 #p 00001000 n 0000 #m 00001200 n 0000 | a republic in western Europe',
+      '00001000 15 n 02 Europe 0 Eur. 0 000 | the 2nd smallest continent',
       '00001200 14 n 01 European_Union 0 000 | an international organization of European countries',
       '00001100 08 n 01 eye 0 002 @ 00001300 n 0000 #p 00001400 n 0000 | the organ of sight',
       '00001300 08 n 01 sense_organ 0 000 | an organ having nerve endings',
@@ -59,8 +59,9 @@ describe('WordNet hypernyms', () => {
     assert.deepEqual(new Set(map.get('clarinet')), new Set(['woodwind', 'instrument', 'wind']))
     assert.deepEqual(new Set(map.get('woodwind')), new Set(['wind', 'instrument', 'musical']))
     assert.deepEqual(new Set(map.get('berry')), new Set(['edible', 'fruit']))
-    // A named instance also brings what it is part or a member of, two levels up; a common noun does not.
-    assert.deepEqual(new Set(map.get('paris')), new Set(['national', 'capital', 'france', 'europe', 'european', 'union']))
+    // A named instance also brings what it is part or a member of, two levels up (truncations such
+    // as "Eur." left out, initialisms kept); a common noun does not.
+    assert.deepEqual(new Set(map.get('paris')), new Set(['national', 'capital', 'france', 'f.r.', 'europe', 'european', 'union']))
     assert.deepEqual(new Set(map.get('eye')), new Set(['sense', 'organ']))
     // Multi-word lemmas are not keys: a token is one word.
     assert.equal(map.has('wind_instrument'), false)

@@ -21,7 +21,13 @@ import { join } from 'node:path'
 import { cached, cachePath, packageFolder, writeCache } from '../../../llm/embedders/resource-cache.ts'
 
 /** Map format version: bump when the extraction changes, so stale caches are rebuilt. */
-const MAP_FORMAT = 2
+const MAP_FORMAT = 4
+/**
+ * Truncated words ("ill." for Illinois, "eur." for Europe) are left out: indexed without the
+ * period they are other words. Initialisms ("u.s.", "d.c.") stay: a question that writes "U.S."
+ * is analysed into the same letters.
+ */
+const TRUNCATION = /^[^.]+\.$/
 /** Hypernym levels followed from the first sense, and holonym levels from a named instance. */
 const DEPTH = 2
 
@@ -71,7 +77,7 @@ export function buildHypernymMap(dictDir: string): Map<string, string[]> {
         for (const up of synsets.get(at)?.[pointers] ?? []) {
           const synset = synsets.get(up)
           if (!synset) continue
-          for (const word of synset.words) for (const part of word.split('_')) if (part !== lemma && part !== '') found.add(part)
+          for (const word of synset.words) for (const part of word.split('_')) if (part !== lemma && part !== '' && !TRUNCATION.test(part)) found.add(part)
           next.push(up)
         }
       }
