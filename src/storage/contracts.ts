@@ -11,6 +11,7 @@ import type { ActivityEvent, ActivityType } from '../core/activity.ts'
 import type { Engram, EngramEntry, EngramScope, RuleKind } from '../core/engram.ts'
 import type { DocKind, Frontmatter, MemoryDoc } from '../core/memory-doc.ts'
 import type { ContextItem, MessageInput, StoredMessage, Summary, SummaryKind, SummaryMethod } from '../core/message.ts'
+import type { Owner, Viewer } from '../core/owner.ts'
 
 /** A line a parser could not read. It is kept in the file as it is, and reported. */
 export interface ParseProblem {
@@ -190,8 +191,11 @@ export interface IndexUnit {
   /** Ids of the messages or documents this unit stands for (for expansion and scoring). */
   provenance: string[]
   scope?: EngramScope
+  /** The agent that wrote it; undefined for what every agent of the home shares (shared memory, user profiles). */
   agent?: string
   user?: string
+  /** Whose memory it is (decision 0017); `agent` when omitted. */
+  owner?: Owner
   /** ISO-8601 instant the memory is about (message time, document creation). */
   createdAt: string
   updatedAt?: string
@@ -213,6 +217,8 @@ export interface IndexFilter {
   scope?: EngramScope
   agent?: string
   user?: string
+  /** Only what this viewer may see (decision 0017): its owners, of its agent or of every agent. */
+  viewer?: Viewer
   /** Only units created at or after this instant. */
   since?: string
   until?: string
@@ -242,7 +248,8 @@ export interface IndexCandidate {
   unit?: StoredUnit
 }
 
-export interface StoredUnit extends Omit<IndexUnit, 'vector'> {
+export interface StoredUnit extends Omit<IndexUnit, 'vector' | 'owner'> {
+  owner: Owner
   accessCount: number
   lastAccessAt: string | undefined
 }
@@ -366,6 +373,18 @@ export interface ConfirmationQueue {
   reject(selection: ConfirmationSelection): Promise<PendingConfirmation[]>
 }
 
+/**
+ * The memory stores of one owner (decision 0017): the agent's, one user's, or the home's shared
+ * memory. Each is opened on that owner's own tree or rows, so a store cannot reach another
+ * owner's memories.
+ */
+export interface OwnedStores {
+  readonly owner: Owner
+  engrams(scope: EngramScope): EngramStore | undefined
+  readonly documents: DocumentStore
+  readonly activity: ActivityLog
+}
+
 /** What a backend can do, checked once by the engine. */
 export interface BackendCapabilities {
   fullText: boolean
@@ -388,5 +407,9 @@ export interface Backend {
   readonly jobs: Jobs
   /** Pending confirmations of this agent (and its open project). */
   readonly confirmations: ConfirmationQueue
+  /** The stores of one owner; `owned('agent')` holds the same stores as `engrams`, `documents` and `activity`. */
+  owned(owner: Owner): OwnedStores
+  /** Users that have memory of this agent (their own tree), sorted. */
+  users(): Promise<string[]>
   close(): Promise<void>
 }

@@ -2,11 +2,12 @@
  * The embedded backend: markdown and JSONL files for what a person reads, one SQLite file
  * (`engram.db`, WAL) for what a machine replays. No server, no API key.
  */
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Clock } from '../core/clock.ts'
 import type { EngramScope } from '../core/engram.ts'
-import type { Backend, EngramStore } from './contracts.ts'
+import { type Owner, userFromKey } from '../core/owner.ts'
+import type { Backend, EngramStore, Locks, OwnedStores } from './contracts.ts'
 import { createFileActivityLog } from './files/activity-log.ts'
 import { createFileDocumentStore } from './files/document-store.ts'
 import { createFileEngramStore } from './files/engram-store.ts'
@@ -17,7 +18,7 @@ import { openSqlite } from './sqlite/database.ts'
 import { createSqliteJobs } from './sqlite/jobs.ts'
 import { createSqliteSearchIndex } from './sqlite/search-index.ts'
 import { sqliteFacts } from './sqlite/search-index.ts'
-import { homeLayout } from './home-layout.ts'
+import { homeLayout, ownerTree } from './home-layout.ts'
 
 export interface EmbeddedBackendOptions {
   home: string
@@ -39,13 +40,35 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): Backend {
 
   const locks = createFileLocks({ dir: layout.locksDir })
   const handle = openSqlite(layout.database)
-  const stores = new Map<EngramScope, EngramStore>()
-  stores.set('global', createFileEngramStore({ dir: layout.globalMemoryDir, scope: 'global', locks, clock: options.clock }))
-  if (layout.projectMemoryDir) {
-    const projectLocks = createFileLocks({ dir: join(layout.projectMemoryDir, '..', '.locks') })
-    stores.set('project', createFileEngramStore({ dir: layout.projectMemoryDir, scope: 'project', locks: projectLocks, clock: options.clock }))
-  }
+  const projectLocks: Locks | undefined = layout.projectMemoryDir ? createFileLocks({ dir: join(layout.projectMemoryDir, '..', '.locks') }) : undefined
   const index = createSqliteSearchIndex(handle, { embedderId: options.embedderId, dimensions: options.dimensions })
+
+  // One set of stores per owner's tree, opened on first use (nothing is created on disk until written).
+  const owned = new Map<Owner, OwnedStores>()
+  function storesOf(owner: Owner): OwnedStores {
+    const known = owned.get(owner)
+    if (known) return known
+    const tree = ownerTree(layout, owner)
+    const engramStores = new Map<EngramScope, EngramStore>()
+    engramStores.set('global', createFileEngramStore({ dir: tree.memoryDir, scope: 'global', locks, clock: options.clock }))
+    if (tree.projectMemoryDir && projectLocks) {
+      engramStores.set('project', createFileEngramStore({ dir: tree.projectMemoryDir, scope: 'project', locks: projectLocks, clock: options.clock }))
+    }
+    const stores: OwnedStores = {
+      owner,
+      engrams: (scope) => engramStores.get(scope),
+      documents: createFileDocumentStore({ home: options.home, agent: options.agent, clock: options.clock, locks, owner }),
+      activity: createFileActivityLog({ dir: tree.activityDir, clock: options.clock, onError: options.onActivityError }),
+    }
+    // A home serving many users keeps the stores of the most recent ones open (they are cheap to reopen).
+    if (owned.size >= 1000) {
+      const oldest = [...owned.keys()].find((key) => key !== 'agent' && key !== 'shared')
+      if (oldest !== undefined) owned.delete(oldest)
+    }
+    owned.set(owner, stores)
+    return stores
+  }
+  const agentStores = storesOf('agent')
 
   return {
     name: 'embedded',
@@ -55,11 +78,26 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): Backend {
       transactions: true,
       facts: sqliteFacts(handle),
     },
-    engrams: (scope) => stores.get(scope),
-    documents: createFileDocumentStore({ home: options.home, agent: options.agent, clock: options.clock, locks }),
+    engrams: (scope) => agentStores.engrams(scope),
+    documents: agentStores.documents,
     context: createSqliteContextStore(handle, { clock: options.clock }),
     index,
-    activity: createFileActivityLog({ dir: layout.activityDir, clock: options.clock, onError: options.onActivityError }),
+    activity: agentStores.activity,
+    owned: storesOf,
+    async users() {
+      let names: string[]
+      try {
+        names = readdirSync(layout.usersDir, { withFileTypes: true })
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => entry.name)
+      } catch {
+        return []
+      }
+      return names
+        .map((name) => userFromKey(name))
+        .filter((user): user is string => user !== undefined)
+        .sort()
+    },
     locks,
     jobs: createSqliteJobs(handle),
     confirmations: createSqliteConfirmationQueue(handle, { agent: options.agent, ...(options.project ? { project: options.project } : {}), clock: options.clock }),

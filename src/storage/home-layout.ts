@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path'
 import { EngramError, ErrorCode } from '../core/errors.ts'
+import { type Owner, userKey, userOfOwner } from '../core/owner.ts'
 
 export interface HomeLayout {
   home: string
@@ -25,8 +26,57 @@ export interface HomeLayout {
   archiveDir: string
   /** `<project>/.engram/memory`, when a project is open. */
   projectMemoryDir: string | undefined
+  /** `agents/<agent>/users`: one folder per user of this agent (decision 0017). */
+  usersDir: string
+  /** `shared/`: memory every agent of the home shares. */
+  sharedDir: string
   /** Folders created when the home is opened. */
   requiredDirs: string[]
+}
+
+/**
+ * One owner's tree (decision 0017): the agent's folder, a user's folder inside it, or `shared/`.
+ * Every tree has the same layout, so a store opened on one cannot see another's files.
+ */
+export interface OwnerTree {
+  owner: Owner
+  /** The tree's folder, absolute. */
+  dir: string
+  /** The tree's folder relative to the home, with `/` (`agents/a`, `agents/a/users/ada`, `shared`). */
+  rel: string
+  memoryDir: string
+  knowledgeDir: string
+  proceduresDir: string
+  episodesDir: string
+  activityDir: string
+  stateDir: string
+  archiveDir: string
+  /** The project-scope memory folder of this owner, when a project is open. */
+  projectMemoryDir: string | undefined
+}
+
+/** The tree of `owner` in a layout. */
+export function ownerTree(layout: HomeLayout, owner: Owner): OwnerTree {
+  const user = userOfOwner(owner)
+  const rel = owner === 'shared' ? 'shared' : user === undefined ? `agents/${layout.agent}` : `agents/${layout.agent}/users/${userKey(user)}`
+  const dir = join(layout.home, ...rel.split('/'))
+  const projectRoot = layout.projectMemoryDir ? join(layout.projectMemoryDir, '..') : undefined
+  return {
+    owner,
+    dir,
+    rel,
+    memoryDir: join(dir, 'memory'),
+    knowledgeDir: join(dir, 'knowledge'),
+    proceduresDir: join(dir, 'procedures'),
+    episodesDir: join(dir, 'episodes'),
+    activityDir: join(dir, 'activity'),
+    stateDir: join(dir, 'state'),
+    archiveDir: join(dir, 'archive'),
+    // A project's memory is the agent's (anyone who opens the project reads it), except what a
+    // user owns; shared memory is home-wide and has no project part.
+    projectMemoryDir:
+      projectRoot === undefined || owner === 'shared' ? undefined : user === undefined ? layout.projectMemoryDir : join(projectRoot, 'users', userKey(user), 'memory'),
+  }
 }
 
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
@@ -61,6 +111,8 @@ export function homeLayout(home: string, agent: string, project?: string): HomeL
     journalDir: join(agentDir, 'journal'),
     archiveDir: join(agentDir, 'archive'),
     projectMemoryDir: project ? join(project, '.engram', 'memory') : undefined,
+    usersDir: join(agentDir, 'users'),
+    sharedDir: join(home, 'shared'),
     requiredDirs: [],
   }
   layout.requiredDirs = [

@@ -7,6 +7,7 @@
  * of a conversation in a process catches the index up.
  */
 import { contentHash } from '../../core/hash.ts'
+import { ownerOfUser } from '../../core/owner.ts'
 import type { StoredMessage, Summary } from '../../core/message.ts'
 import { candidateUnits } from '../../storage/candidate-units.ts'
 import type { Conversation, ContextStore, IndexUnit, SearchIndex } from '../../storage/contracts.ts'
@@ -29,6 +30,7 @@ export function messageUnit(conversation: Conversation, message: StoredMessage):
   }
   if (message.name !== undefined && unit.meta) unit.meta.name = message.name
   if (conversation.user !== undefined) unit.user = conversation.user
+  unit.owner = ownerOfUser(conversation.user)
   return unit
 }
 
@@ -62,6 +64,7 @@ export function summaryUnit(conversation: Conversation, summary: Summary, messag
     meta: { conversationId: conversation.id, sessionId: conversation.sessionId, summaryId: summary.id, depth: summary.depth, method: summary.method },
   }
   if (conversation.user !== undefined) unit.user = conversation.user
+  unit.owner = ownerOfUser(conversation.user)
   return unit
 }
 

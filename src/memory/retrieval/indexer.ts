@@ -8,6 +8,7 @@ import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type EngramEntry, type EngramScope } from '../../core/engram.ts'
 import { contentHash } from '../../core/hash.ts'
 import type { DocKind, MemoryDoc } from '../../core/memory-doc.ts'
+import { type Owner, ownerOfUser, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
 import type { Backend, EngramFile, IndexUnit, ParseProblem, UnitKind } from '../../storage/contracts.ts'
 import { ENGRAM_FILES } from '../../storage/contracts.ts'
 import type { Embedder } from '../../llm/contracts.ts'
@@ -37,19 +38,29 @@ export interface IndexerDeps {
   skills?: SkillStore
 }
 
-/** Documents of these kinds are indexed (state and prompt layers are read whole, not recalled). */
+/** Documents of these kinds are indexed from every owner's tree (state and prompt layers are read whole, not recalled). */
 const INDEXED_DOC_KINDS: ReadonlyArray<{ kind: DocKind; unit: UnitKind }> = [
   { kind: 'knowledge', unit: 'knowledge' },
   { kind: 'procedure', unit: 'procedure' },
   { kind: 'episode', unit: 'episode' },
-  { kind: 'user', unit: 'user' },
 ]
 
 const FILE_UNIT: Record<EngramFile, UnitKind> = { profile: 'profile', rules: 'rule', lessons: 'lesson' }
 
-/** The source label of an engram file: a path relative to the home, or `project:` for the project scope. */
-export function engramSource(scope: EngramScope, agent: string, file: string): string {
-  return scope === 'global' ? `agents/${agent}/memory/${file}` : `project:.engram/memory/${file}`
+/** The home-relative folder of an owner's tree (home-layout.ts `ownerTree().rel`). */
+function treeRel(owner: Owner, agent: string): string {
+  const user = userOfOwner(owner)
+  return owner === 'shared' ? 'shared' : user === undefined ? `agents/${agent}` : `agents/${agent}/users/${userKey(user)}`
+}
+
+/**
+ * The source label of an engram file: a path relative to the home, or `project:` for the project
+ * scope (a user's project memory under `project:.engram/users/<key>/memory/`).
+ */
+export function engramSource(scope: EngramScope, agent: string, file: string, owner: Owner = 'agent'): string {
+  const user = userOfOwner(owner)
+  if (scope === 'global') return `${treeRel(owner, agent)}/memory/${file}`
+  return user === undefined ? `project:.engram/memory/${file}` : `project:.engram/users/${userKey(user)}/memory/${file}`
 }
 
 /** Bring the index up to date with every memory file. */
@@ -57,55 +68,18 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
   const started = performance.now()
   const report: ReindexReport = { sources: 0, added: 0, updated: 0, removed: 0, unchanged: 0, problems: [], ms: 0 }
   const wanted = new Map<string, IndexUnit[]>()
+  // Every owner's tree (decision 0017): the agent's, the shared one, and each user's of this agent.
+  const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
 
-  for (const scope of ['global', 'project'] as const) {
-    const store = deps.backend.engrams(scope)
-    if (!store) continue
-    for (const file of ENGRAM_FILES) {
-      const { entries, problems } = await store.read(file)
-      report.problems.push(...problems)
-      const source = engramSource(scope, deps.agent, `${file}.md`)
-      wanted.set(source, entries.map((entry) => engramUnit(entry, scope, file, source, deps)))
-    }
-    // Topic files hold copies of lessons (cross-filed) plus whatever a person wrote there. The
-    // copies are already units of lessons.md; only the rest is indexed, without metadata comments.
-    const lessonKeys = new Set((await store.read('lessons')).entries.map((entry) => dedupeKey(entry.text)))
-    for (const slug of await store.listTopics()) {
-      const markdown = await store.recallTopic(slug)
-      if (markdown === null) continue
-      const source = engramSource(scope, deps.agent, `topics/${slug}.md`)
-      const own = markdown
-        .split('\n')
-        .filter((line) => {
-          const entry = /^\s*-\s+(.*?)\s*(<!--.*-->)?\s*$/.exec(line)
-          return !(entry && lessonKeys.has(dedupeKey(entry[1] ?? '')))
-        })
-        .join('\n')
-        .replace(/\s*<!--[\s\S]*?-->/g, '')
-      const chunks = chunkMarkdown(own).filter((chunk) => chunk.text.split('\n').some((line) => line.trim() !== '' && !/^#{1,6}\s/.test(line)))
-      wanted.set(source, chunks.map((chunk) => ({
-        id: `${source}#${chunk.index}`,
-        kind: 'topic' as const,
-        text: chunk.text,
-        source,
-        provenance: [source],
-        scope,
-        agent: deps.agent,
-        createdAt: deps.clock.now().toISOString(),
-        hash: contentHash(chunk.text),
-        meta: { topic: slug },
-      })))
-    }
-  }
+  for (const owner of owners) await collectOwnerUnits(owner, deps, wanted, report)
 
-  for (const { kind, unit } of INDEXED_DOC_KINDS) {
-    for (const ref of await deps.backend.documents.list(kind)) {
-      const doc = await deps.backend.documents.read(kind, ref.slug)
-      if (!doc) continue
-      wanted.set(doc.path, docUnits(doc, unit, ref.modifiedAt, deps))
-    }
+  // A user's profile belongs to that user and to every agent of the home (decision 0017).
+  for (const ref of await deps.backend.documents.list('user')) {
+    const doc = await deps.backend.documents.read('user', ref.slug)
+    const user = userFromKey(ref.slug)
+    if (!doc || user === undefined) continue
+    wanted.set(doc.path, docUnits(doc, 'user', ref.modifiedAt, deps).map((u) => ({ ...u, agent: undefined, user, owner: ownerOfUser(user) })))
   }
-  report.problems.push(...(await deps.backend.documents.problems()))
 
   if (deps.skills) {
     const listing = await deps.skills.list()
@@ -133,9 +107,10 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
 
   const index = deps.backend.index
   const fileSources = new Set(wanted.keys())
-  // Sources that no longer exist (a deleted or archived file) leave the index entirely.
+  // Sources that no longer exist (a deleted or archived file) leave the index entirely; another
+  // agent's files in the same home are that agent's to reindex.
   for (const source of await index.sources()) {
-    if (!fileSources.has(source) && isFileSource(source)) report.removed += await index.removeSource(source)
+    if (!fileSources.has(source) && isFileSource(source, deps.agent)) report.removed += await index.removeSource(source)
   }
 
   const toEmbed: IndexUnit[] = []
@@ -190,9 +165,64 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
   return report
 }
 
-/** Sources the file indexer owns (conversation units are kept by the context store's path). */
-function isFileSource(source: string): boolean {
-  return source.startsWith('agents/') || source.startsWith('shared/') || source.startsWith('project:')
+/** The units of one owner's tree: its engram files, topics and documents. */
+async function collectOwnerUnits(owner: Owner, deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, report: ReindexReport): Promise<void> {
+  const stores = deps.backend.owned(owner)
+  const unitAgent = owner === 'shared' ? undefined : deps.agent
+  for (const scope of ['global', 'project'] as const) {
+    const store = stores.engrams(scope)
+    if (!store) continue
+    for (const file of ENGRAM_FILES) {
+      const { entries, problems } = await store.read(file)
+      report.problems.push(...problems)
+      const source = engramSource(scope, deps.agent, `${file}.md`, owner)
+      wanted.set(source, entries.map((entry) => ({ ...engramUnit(entry, scope, file, source, deps), agent: unitAgent, owner })))
+    }
+    // Topic files hold copies of lessons (cross-filed) plus whatever a person wrote there. The
+    // copies are already units of lessons.md; only the rest is indexed, without metadata comments.
+    const lessonKeys = new Set((await store.read('lessons')).entries.map((entry) => dedupeKey(entry.text)))
+    for (const slug of await store.listTopics()) {
+      const markdown = await store.recallTopic(slug)
+      if (markdown === null) continue
+      const source = engramSource(scope, deps.agent, `topics/${slug}.md`, owner)
+      const own = markdown
+        .split('\n')
+        .filter((line) => {
+          const entry = /^\s*-\s+(.*?)\s*(<!--.*-->)?\s*$/.exec(line)
+          return !(entry && lessonKeys.has(dedupeKey(entry[1] ?? '')))
+        })
+        .join('\n')
+        .replace(/\s*<!--[\s\S]*?-->/g, '')
+      const chunks = chunkMarkdown(own).filter((chunk) => chunk.text.split('\n').some((line) => line.trim() !== '' && !/^#{1,6}\s/.test(line)))
+      wanted.set(source, chunks.map((chunk) => ({
+        id: `${source}#${chunk.index}`,
+        kind: 'topic' as const,
+        text: chunk.text,
+        source,
+        provenance: [source],
+        scope,
+        agent: unitAgent,
+        owner,
+        createdAt: deps.clock.now().toISOString(),
+        hash: contentHash(chunk.text),
+        meta: { topic: slug },
+      })))
+    }
+  }
+
+  for (const { kind, unit } of INDEXED_DOC_KINDS) {
+    for (const ref of await stores.documents.list(kind)) {
+      const doc = await stores.documents.read(kind, ref.slug)
+      if (!doc) continue
+      wanted.set(doc.path, docUnits(doc, unit, ref.modifiedAt, deps).map((u) => ({ ...u, agent: unitAgent, owner })))
+    }
+  }
+  report.problems.push(...(await stores.documents.problems()))
+}
+
+/** Sources this agent's file indexer owns (conversation units are kept by the context store's path). */
+function isFileSource(source: string, agent: string): boolean {
+  return source.startsWith(`agents/${agent}/`) || source.startsWith('shared/') || source.startsWith('project:')
 }
 
 function engramUnit(entry: EngramEntry, scope: EngramScope, file: EngramFile, source: string, deps: IndexerDeps): IndexUnit {

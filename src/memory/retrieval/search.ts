@@ -19,6 +19,7 @@
 import type { Clock } from '../../core/clock.ts'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import type { EngramScope } from '../../core/engram.ts'
+import { canSee, type Viewer } from '../../core/owner.ts'
 import type { Embedder } from '../../llm/contracts.ts'
 import { wordVectorsOf } from '../../llm/embedders/glove-embedder.ts'
 import { cosineSimilarity } from '../../llm/embedders/vector-math.ts'
@@ -71,6 +72,11 @@ export interface RetrievalOptions {
   scope?: EngramScope
   agent?: string
   user?: string
+  /**
+   * Only what this viewer may see (decision 0017). Every read on behalf of a session passes its
+   * (agent, user); leaving it out reads every owner's memories (benchmarks, administrators).
+   */
+  viewer?: Viewer
   /** Only memories created at or after / at or before these instants. */
   since?: string
   until?: string
@@ -163,6 +169,7 @@ function passesFilter(unit: StoredUnit, options: RetrievalOptions, since: number
   if (options.scope !== undefined && unit.scope !== options.scope) return false
   if (options.agent !== undefined && unit.agent !== options.agent) return false
   if (options.user !== undefined && unit.user !== options.user) return false
+  if (options.viewer !== undefined && !canSee(options.viewer, unit)) return false
   if (options.sources !== undefined && !options.sources.includes(unit.source)) return false
   const at = Date.parse(unit.createdAt)
   if (since !== undefined && !(at >= since)) return false
@@ -237,6 +244,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       scope: options.scope,
       agent: options.agent,
       user: options.user,
+      viewer: options.viewer,
       since: options.since,
       until: options.until,
       sources: options.sources,

@@ -62,6 +62,7 @@ export function runSearchIndexContract(name: string, make: () => Promise<SearchI
           scope: 'global',
           agent: 'alpha',
           user: 'ann',
+          owner: 'user:ann',
           createdAt: '2026-01-05T08:00:00.000Z',
           updatedAt: '2026-01-06T08:00:00.000Z',
           hash: 'abc',
@@ -74,8 +75,29 @@ export function runSearchIndexContract(name: string, make: () => Promise<SearchI
         assert.deepEqual(stored, { ...full, accessCount: 0, lastAccessAt: undefined })
         assert.equal(plain?.scope, undefined)
         assert.equal(plain?.agent, undefined)
+        assert.equal(plain?.owner, 'agent')
         assert.deepEqual(plain?.provenance, [])
         assert.deepEqual(await index.get([]), [])
+      }))
+
+    test('a viewer finds only its own, its agent’s and shared memories (decision 0017)', () =>
+      withIndex(async (index) => {
+        const owned = (id: string, owner: IndexUnit['owner'], agent: string | undefined): IndexUnit => ({ ...unit(id, `salary figure ${id}`), owner, agent })
+        await index.upsert([
+          owned('ann-a', 'user:ann', 'alpha'),
+          owned('bob-a', 'user:bob', 'alpha'),
+          owned('agent-a', 'agent', 'alpha'),
+          owned('agent-b', 'agent', 'beta'),
+          owned('ann-b', 'user:ann', 'beta'),
+          owned('shared', 'shared', undefined),
+          owned('ann-profile', 'user:ann', undefined),
+        ])
+        const found = async (viewer: { agent: string; user?: string }): Promise<string[]> =>
+          (await index.search({ text: 'salary figure', viewer, limit: 20 })).map((c) => c.id).sort()
+        assert.deepEqual(await found({ agent: 'alpha', user: 'ann' }), ['agent-a', 'ann-a', 'ann-profile', 'shared'])
+        assert.deepEqual(await found({ agent: 'alpha', user: 'bob' }), ['agent-a', 'bob-a', 'shared'])
+        assert.deepEqual(await found({ agent: 'alpha' }), ['agent-a', 'shared'])
+        assert.deepEqual(await found({ agent: 'beta', user: 'ann' }), ['agent-b', 'ann-b', 'ann-profile', 'shared'])
       }))
 
     test('upsert is idempotent and replaces a unit by id, keeping its access statistics', () =>

@@ -1,13 +1,15 @@
 /**
  * The file-backed DocumentStore (AnimaWorks' archive): markdown documents with YAML frontmatter.
  *
- * Layout under the engram home (`<a>` is the agent):
- *   knowledge → agents/<a>/knowledge/<slug>.md     procedure → agents/<a>/procedures/<slug>.md
- *   episode   → agents/<a>/episodes/<YYYY-MM-DD>.md state     → agents/<a>/state/<slug>.md
+ * Layout under the engram home (`<t>` is the owner's tree, decision 0017: `agents/<a>` for the
+ * agent, `agents/<a>/users/<key>` for a user, `shared` for shared memory):
+ *   knowledge → <t>/knowledge/<slug>.md            procedure → <t>/procedures/<slug>.md
+ *   episode   → <t>/episodes/<YYYY-MM-DD>.md       state     → <t>/state/<slug>.md
  *   prompt    → agents/<a>/<SYSTEM|SOUL>.md         user      → shared/users/<slug>.md
- * Every rewrite first copies the old file to `agents/<a>/archive/versions/<kind>/<slug>.<time>.md`
+ * Every rewrite first copies the old file to `<t>/archive/versions/<kind>/<slug>.<time>.md`
  * (and records why in `archive/versions/versions.jsonl`); archiving moves a file to
- * `agents/<a>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted.
+ * `<t>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted. Prompt layers belong to the
+ * agent and user profiles to their users whatever tree a store is opened on.
  */
 import { constants, statSync } from 'node:fs'
 import { copyFile, link, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
@@ -17,6 +19,7 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { parseFrontmatter, serializeFrontmatter } from '../../core/frontmatter.ts'
 import { contentHash } from '../../core/hash.ts'
 import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../../core/memory-doc.ts'
+import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, Locks, ParseProblem } from '../contracts.ts'
 import { appendLine, isTempFileName, syncFolder, writeFileAtomic } from './atomic-write.ts'
 
@@ -30,6 +33,8 @@ export interface FileDocumentStoreOptions {
   agent: string
   clock: Clock
   locks: Locks
+  /** Whose tree the store reads and writes (default the agent's). */
+  owner?: Owner
 }
 
 const PROMPT_SLUGS = ['SYSTEM', 'SOUL'] as const
@@ -80,17 +85,20 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
   const { home, agent, clock, locks } = options
   assertSafeSlug(agent, 'agent')
   const agentRel = `agents/${agent}`
+  const owner = options.owner ?? 'agent'
+  const user = userOfOwner(owner)
+  const treeRel = owner === 'shared' ? 'shared' : user === undefined ? agentRel : `${agentRel}/users/${userKey(user)}`
 
   function folderOf(kind: DocKind): string {
     switch (kind) {
       case 'knowledge':
-        return `${agentRel}/knowledge`
+        return `${treeRel}/knowledge`
       case 'procedure':
-        return `${agentRel}/procedures`
+        return `${treeRel}/procedures`
       case 'episode':
-        return `${agentRel}/episodes`
+        return `${treeRel}/episodes`
       case 'state':
-        return `${agentRel}/state`
+        return `${treeRel}/state`
       case 'prompt':
         return agentRel
       case 'user':
@@ -113,9 +121,12 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
 
   const relOf = (kind: DocKind, slug: string): string => `${folderOf(kind)}/${slug}.md`
   const abs = (rel: string): string => join(home, ...rel.split('/'))
-  const archiveRel = (reason: string, kind: DocKind, slug: string): string => `${agentRel}/archive/${reason}/${kind}/${slug}.md`
-  const versionsRel = (kind: DocKind): string => `${agentRel}/archive/versions/${kind}`
-  const lockName = (kind: DocKind, slug: string): string => `docs:${kind === 'user' ? 'shared' : agent}:${kind}:${slug}`
+  // What a document's history belongs to: its own tree (profiles keep theirs under shared/).
+  const historyRel = (kind: DocKind): string => (kind === 'user' ? 'shared' : kind === 'prompt' ? agentRel : treeRel)
+  const archiveRel = (reason: string, kind: DocKind, slug: string): string => `${historyRel(kind)}/archive/${reason}/${kind}/${slug}.md`
+  const versionsRel = (kind: DocKind): string => `${historyRel(kind)}/archive/versions/${kind}`
+  const lockName = (kind: DocKind, slug: string): string =>
+    `docs:${kind === 'user' ? 'shared' : kind === 'prompt' || owner === 'agent' ? agent : treeRel}:${kind}:${slug}`
 
   async function locked<T>(kind: DocKind, slug: string, fn: () => Promise<T>): Promise<T> {
     const outcome = await locks.withLock(lockName(kind, slug), fn)
@@ -191,7 +202,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
         await copyFile(abs(sourceRel), abs(rel), constants.COPYFILE_EXCL)
         await syncFolder(abs(folderRel))
         await appendLine(
-          abs(`${agentRel}/archive/versions/versions.jsonl`),
+          abs(`${historyRel(kind)}/archive/versions/versions.jsonl`),
           JSON.stringify({ at: clock.now().toISOString(), kind, slug, path: rel, ...(reason ? { reason } : {}) }),
         )
         return rel
@@ -376,6 +387,8 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     async problems() {
       const problems: ParseProblem[] = []
       for (const kind of DOC_KINDS) {
+        // Profiles and prompt layers are reported once, by the agent's own store.
+        if (owner !== 'agent' && (kind === 'user' || kind === 'prompt')) continue
         for (const slug of (await slugsIn(folderOf(kind))).filter((s) => listableSlug(kind, s)).sort()) {
           const rel = relOf(kind, slug)
           const bytes = await readBytes(abs(rel))

@@ -204,6 +204,21 @@ CREATE UNIQUE INDEX memory_confirmations_pending_once ON memory_confirmations (a
 CREATE INDEX memory_confirmations_by_agent ON memory_confirmations (agent, status, id);
 `,
   },
+  {
+    version: 3,
+    name: 'owners',
+    // Decision 0017: every indexed unit and every pending confirmation has an owner. What wave 1
+    // recorded says whose a row is for messages, summaries and user profiles (their user); every
+    // other row was the agent's. The one-pending-row rule now holds per owner.
+    sql: `
+ALTER TABLE index_units ADD COLUMN owner TEXT NOT NULL DEFAULT 'agent';
+UPDATE index_units SET owner = 'user:' || user_id WHERE user_id IS NOT NULL AND user_id <> '' AND kind IN ('message', 'summary', 'user');
+CREATE INDEX index_units_by_owner ON index_units (owner, agent);
+ALTER TABLE memory_confirmations ADD COLUMN owner TEXT NOT NULL DEFAULT 'agent';
+DROP INDEX memory_confirmations_pending_once;
+CREATE UNIQUE INDEX memory_confirmations_pending_once ON memory_confirmations (agent, project, scope, owner, dedupe) WHERE status = 'pending';
+`,
+  },
 ])
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)

@@ -13,6 +13,7 @@
  */
 import type { SQLInputValue } from 'node:sqlite'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { isOwner, visibleOwners } from '../../core/owner.ts'
 import {
   type IndexCandidate,
   type IndexCapabilities,
@@ -53,6 +54,7 @@ interface UnitRow {
   scope: string | null
   agent: string | null
   user_id: string | null
+  owner: string
   created_at: string
   updated_at: string | null
   hash: string
@@ -68,7 +70,7 @@ const ACCESS_FLUSH_MS = 1_000
 const ACCESS_FLUSH_UNITS = 2_000
 
 const UNIT_COLUMNS =
-  'rowid, id, kind, text, source, provenance, scope, agent, user_id, created_at, updated_at, hash, links, meta, access_count, last_access_at'
+  'rowid, id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, access_count, last_access_at'
 
 /** The unit columns as the ranked full-text queries select them (`u` is index_units). */
 const RANKED_UNIT_COLUMNS = UNIT_COLUMNS.split(', ')
@@ -92,6 +94,7 @@ function toStoredUnit(row: UnitRow): StoredUnit {
     text: row.text,
     source: row.source,
     provenance: parseJsonStrings(row.provenance),
+    owner: isOwner(row.owner) ? row.owner : 'agent',
     createdAt: row.created_at,
     hash: row.hash,
     accessCount: row.access_count,
@@ -139,6 +142,13 @@ export function filterToSql(filter: IndexFilter): UnitFilterSql {
   if (filter.user !== undefined) {
     clauses.push('u.user_id = ?')
     params.push(filter.user)
+  }
+  if (filter.viewer !== undefined) {
+    // Decision 0017: the viewer's owners, written by its agent or by none (shared, profiles).
+    // Agent-owned rows always name their agent, so `agent IS NULL` admits only shared memory and profiles.
+    const owners = visibleOwners(filter.viewer)
+    clauses.push(`u.owner IN (${owners.map(() => '?').join(', ')}) AND (u.agent = ? OR (u.agent IS NULL AND u.owner <> 'agent'))`)
+    params.push(...owners, filter.viewer.agent)
   }
   if (filter.since !== undefined) {
     clauses.push('u.created_at >= ?')
@@ -349,6 +359,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     if (typeof unit.source !== 'string' || unit.source === '') throw invalid(`${what}.source must be a non-empty string.`, 'Pass where the unit comes from.')
     if (typeof unit.hash !== 'string') throw invalid(`${what}.hash must be a string.`, 'Pass contentHash(text).')
     if (!Array.isArray(unit.provenance)) throw invalid(`${what}.provenance must be an array of ids.`, 'Pass [] when there is none.')
+    if (unit.owner !== undefined && !isOwner(unit.owner)) throw invalid(`${what}.owner ${JSON.stringify(unit.owner)} is not an owner.`, 'Use "agent", "shared" or "user:<id>".')
     if (unit.vector !== undefined) validateVector(unit.vector, `${what}.vector`)
   }
 
@@ -511,11 +522,11 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
         const insertFts = db.prepare('INSERT INTO index_fts (rowid, own, near, far, related, kind) VALUES (?, ?, ?, ?, ?, ?)')
         const insertName = db.prepare('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
         const write = db.prepare(
-          `INSERT INTO index_units (id, kind, text, source, provenance, scope, agent, user_id, created_at, updated_at, hash, links, meta, has_vector)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO index_units (id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (id) DO UPDATE SET
              kind = excluded.kind, text = excluded.text, source = excluded.source, provenance = excluded.provenance,
-             scope = excluded.scope, agent = excluded.agent, user_id = excluded.user_id, created_at = excluded.created_at,
+             scope = excluded.scope, agent = excluded.agent, user_id = excluded.user_id, owner = excluded.owner, created_at = excluded.created_at,
              updated_at = excluded.updated_at, hash = excluded.hash, links = excluded.links, meta = excluded.meta,
              has_vector = excluded.has_vector
            RETURNING rowid`,
@@ -542,6 +553,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
             unit.scope ?? null,
             unit.agent ?? null,
             unit.user ?? null,
+            unit.owner ?? 'agent',
             normaliseInstant(unit.createdAt, `units[${i}].createdAt`),
             unit.updatedAt === undefined ? null : normaliseInstant(unit.updatedAt, `units[${i}].updatedAt`),
             unit.hash,
