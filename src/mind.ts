@@ -34,6 +34,10 @@ import { retrievalSettingsFromConfig } from './memory/retrieval/settings.ts'
 import { createPrimer, type Primer } from './memory/priming/prime.ts'
 import { primingSettingsFromConfig } from './memory/priming/settings.ts'
 import { createSession, type Session, type SessionOptions } from './session/session.ts'
+import { type Owner, validateUserId, type Viewer } from './core/owner.ts'
+import { encoderFor } from './memory/engrams/encode.ts'
+import { createProcedureView } from './memory/procedures/procedure-store.ts'
+import { createMemoryView, type ViewerScope } from './memory/view.ts'
 import { buildAgentTools } from './tools/agent-tools.ts'
 import type { EngramTool } from './tools/tool.ts'
 
@@ -76,7 +80,7 @@ export interface Mind {
   readonly activity: ActivityRecorder
   /** Session boundaries and immediate encoding of episodes. */
   readonly sessions: SessionTracker
-  /** Ranked search over episodes and the activity log (`daysBack`). */
+  /** Ranked search over the agent's own episodes and activity log (`daysBack`); a user's are `scope(user).recall`. */
   readonly recall: Recall
   readonly skills: SkillStore
   readonly procedures: ProcedureStore
@@ -92,6 +96,11 @@ export interface Mind {
   readonly primer: Primer
   /** Open a conversation: `begin` before the model call, `end` after it. */
   session(sessionId: string, options?: SessionOptions): Session
+  /**
+   * What one user's sessions read and write through (decision 0017): their view of the memory,
+   * the recorder of their activity, their procedures and episodes. No user: the agent's own.
+   */
+  scope(user?: string): ViewerScope
   /** The agent tools (memorize, recall, search_memory, read/write_memory_file, recall_skill, report_procedure_outcome, memory). */
   agentTools(session?: { sessionId: string; user?: string }): EngramTool[]
   /** The agent tools as Vercel AI SDK tools (loads the AI SDK on first use). */
@@ -100,10 +109,10 @@ export interface Mind {
   idle(): Promise<void>
   /** The one write path for declarative memory: gate → store of the engram's scope → index. */
   encode(engrams: Engram[]): Promise<EncodeReport>
-  /** Memories the gate holds for the user's yes/no; show them after an answer, before the next prompt. */
-  pendingConfirmations(): Promise<PendingConfirmation[]>
-  /** Accept (save) or reject pending confirmations: some ids, or `'all'`. */
-  confirm(decision: { accept?: ConfirmationSelection; reject?: ConfirmationSelection }): Promise<{ saved: number; rejected: number }>
+  /** Memories the gate holds for `user`'s yes/no (the agent's own queue without one); show them after an answer, before the next prompt. */
+  pendingConfirmations(options?: { user?: string }): Promise<PendingConfirmation[]>
+  /** Accept (save) or reject pending confirmations of `user` (the agent's own without one): some ids, or `'all'`. */
+  confirm(decision: { accept?: ConfirmationSelection; reject?: ConfirmationSelection; user?: string }): Promise<{ saved: number; rejected: number }>
   /** Resolves when every write made so far is in the search index. */
   indexed(): Promise<void>
   /** Run whatever background work is due: idle session boundaries, memory-file compaction (daily). */
@@ -187,6 +196,13 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     agent: values.agent,
     activity: backend.activity,
     documents: backend.documents,
+    // A session's events and episode live in its owner's tree: its user's, or the agent's (decision 0017).
+    async storesOf(session) {
+      const user = (await backend.context.findConversation(session, values.agent))?.user
+      const owner: Owner = user === undefined ? 'agent' : `user:${user}`
+      const owned = backend.owned(owner)
+      return { owner, activity: owned.activity, documents: owned.documents }
+    },
     jobs: backend.jobs,
     locks: backend.locks,
     llm,
@@ -237,6 +253,47 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     settings: primingSettingsFromConfig(values.priming),
   })
 
+  // One scope per viewer (decision 0017), kept for the most recent users of a long-lived process.
+  const procedureStores = new Map<Owner, ProcedureStore>()
+  const proceduresOf = (owner: Owner): ProcedureStore => {
+    if (owner === 'agent') return procedures
+    let store = procedureStores.get(owner)
+    if (!store) {
+      store = createProcedureStore({ documents: backend.owned(owner).documents, locks: backend.locks, clock })
+      if (procedureStores.size >= 1000) procedureStores.clear()
+      procedureStores.set(owner, store)
+    }
+    return store
+  }
+  const scopes = new Map<string, ViewerScope>()
+  const scopeOf = (user?: string): ViewerScope => {
+    const key = user === undefined ? '' : `user:${validateUserId(user)}`
+    const known = scopes.get(key)
+    if (known) return known
+    const viewer: Viewer = user === undefined ? { agent: values.agent } : { agent: values.agent, user }
+    const view = createMemoryView(backend, viewer)
+    const scope: ViewerScope = {
+      viewer,
+      view,
+      memory: memory.forViewer(viewer),
+      activity:
+        user === undefined
+          ? activity
+          : createActivityRecorder({
+              log: view.own.activity,
+              clock,
+              onError: (error) => warn(`activity log: ${describeError(error)}`),
+              onRecorded: (event) => sessions.observe(event),
+            }),
+      procedures: createProcedureView(view.trees.map((tree) => proceduresOf(tree.owner))),
+      recall: createEpisodicRecall({ trees: view.trees.map((tree) => ({ activity: tree.stores.activity, documents: tree.stores.documents, namespace: tree.namespace })), clock }),
+      encoder: encoderFor(memory.encoder, viewer),
+    }
+    if (scopes.size >= 1000) scopes.delete(scopes.keys().next().value as string)
+    scopes.set(key, scope)
+    return scope
+  }
+
   // Work after a turn (compaction, learning, identity) runs in order, off the turn's path.
   let background: Promise<unknown> = Promise.resolve()
   const schedule = (label: string, task: () => Promise<unknown>): void => {
@@ -271,7 +328,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           primer,
           memory,
           documents: backend.documents,
-          activity,
+          scope: scopeOf,
           tracker: sessions,
           journal,
           skills,
@@ -294,6 +351,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       await background
       await indexing
     },
+    scope: scopeOf,
     activity,
     sessions,
     recall: createEpisodicRecall({ activity: backend.activity, documents: backend.documents, clock }),
@@ -302,10 +360,10 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     journal,
     recoveredJournal,
     encode: (engrams) => memory.encoder.encode(engrams),
-    pendingConfirmations: () => memory.encoder.pendingConfirmations(),
+    pendingConfirmations: (options = {}) => memory.encoder.pendingConfirmations(options.user),
     async confirm(decision) {
-      const accepted = decision.accept ? await memory.encoder.acceptConfirmations(decision.accept) : undefined
-      const rejected = decision.reject ? await memory.encoder.rejectConfirmations(decision.reject) : undefined
+      const accepted = decision.accept ? await memory.encoder.acceptConfirmations(decision.accept, decision.user) : undefined
+      const rejected = decision.reject ? await memory.encoder.rejectConfirmations(decision.reject, decision.user) : undefined
       return { saved: accepted?.report.saved.length ?? 0, rejected: rejected?.rejected.length ?? 0 }
     },
     async indexed() {

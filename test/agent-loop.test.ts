@@ -91,13 +91,14 @@ test('what was said on day 1 is primed on day 3, within budgets, with provenance
   // Day 1: the user tells the agent something worth keeping; the model memorizes it through the tool.
   const day1 = await runTurn('day1', 'Please remember that my cat Miso is allergic to chicken')
   assert.equal(day1.reply, 'Done, I will keep that in mind.')
-  assert.match(readFileSync(join(tmp.home, 'agents/default/memory/lessons.md'), 'utf8'), /Miso is allergic to chicken <!-- topic:pets/)
+  // Ada's, not the agent's: only her sessions see it (decision 0017).
+  assert.match(readFileSync(join(tmp.home, 'agents/default/users/ada/memory/lessons.md'), 'utf8'), /Miso is allergic to chicken <!-- topic:pets/)
   await runTurn('day1', 'Thanks! Also, the vet appointment went fine.')
 
   // Day 2: unrelated work; the day-1 session closes at the idle boundary and becomes an episode.
   clock.advanceDays(1)
   await mind.maintain()
-  assert.match(readFileSync(join(tmp.home, 'agents/default/episodes/2026-03-02.md'), 'utf8'), /Miso|allergic|chicken/)
+  assert.match(readFileSync(join(tmp.home, 'agents/default/users/ada/episodes/2026-03-02.md'), 'utf8'), /Miso|allergic|chicken/)
   for (const message of ['Can you draft the quarterly report outline?', 'Add a section on hiring.', 'Move the budget table to the end.']) {
     await runTurn('day2', message)
   }

@@ -4,6 +4,8 @@
  * Every producer — the `memorize` tool, consolidation, the error learner, the pattern monitor,
  * identity extraction, an import — builds Engrams and hands them to one `encode()`.
  */
+import type { Owner } from './owner.ts'
+
 export const ENGRAM_KINDS = ['always', 'never', 'when', 'lesson', 'profile'] as const
 export type EngramKind = (typeof ENGRAM_KINDS)[number]
 
@@ -30,6 +32,11 @@ export interface Engram {
   source: EngramSource
   /** Tool this memory is about (tool wisdom is appended to that tool's description). */
   tool?: string
+  /**
+   * Whose memory it is (decision 0017): `user:<id>` for what a session with a user learned,
+   * `agent` (the default) or `shared` when promoted on purpose.
+   */
+  owner?: Owner
 }
 
 /**

@@ -61,6 +61,8 @@ export const ErrorCode = {
   notFound: 'not_found',
   invalidArgument: 'invalid_argument',
   pathOutsideMemory: 'path_outside_memory',
+  /** A read or write of another user's memory (decision 0017). */
+  accessDenied: 'access_denied',
   lockBusy: 'lock_busy',
   storageCorrupt: 'storage_corrupt',
   storageUnavailable: 'storage_unavailable',

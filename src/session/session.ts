@@ -13,12 +13,12 @@ import type { Clock } from '../core/clock.ts'
 import { describeError } from '../core/errors.ts'
 import { countTokens } from '../core/tokens.ts'
 import type { ContextProvider, ContextSession } from '../memory/context/provider.ts'
-import { hasCompactor, hasProfileStore } from '../memory/context/provider.ts'
+import { hasCompactor } from '../memory/context/provider.ts'
 import { buildPromptLayers } from '../memory/context/prompt-layers.ts'
 import type { DeclarativeMemory } from '../memory/engrams/declarative-memory.ts'
-import { buildMemoryContext, readProjectInstructions } from '../memory/engrams/memory-context.ts'
-import type { ActivityRecorder } from '../memory/episodes/recorder.ts'
+import { readProjectInstructions } from '../memory/engrams/memory-context.ts'
 import type { SessionTracker } from '../memory/episodes/boundaries.ts'
+import type { ViewerScope } from '../memory/view.ts'
 import type { StreamingJournal } from '../memory/journal/streaming-journal.ts'
 import { createErrorLearner } from '../memory/learning/error-learner.ts'
 import { createPatternMonitor, knownRulesPredicate } from '../memory/learning/pattern-monitor.ts'
@@ -41,8 +41,10 @@ export interface SessionDeps {
   context: ContextProvider
   primer: Primer
   memory: DeclarativeMemory
+  /** The agent's document store (prompt layers). */
   documents: DocumentStore
-  activity: ActivityRecorder
+  /** What a session of `user` reads and writes through (decision 0017); throws for an invalid user id. */
+  scope(user: string | undefined): ViewerScope
   tracker: SessionTracker
   journal: StreamingJournal
   skills: SkillStore
@@ -57,7 +59,11 @@ export interface SessionDeps {
 }
 
 export interface SessionOptions {
-  /** Who the agent is talking to: their profile is primed, their notes join the prompt. */
+  /**
+   * Who the agent is talking to. Everything written in the session is theirs and only their
+   * sessions see it (decision 0017); their profile is in the memory context. A session id belongs
+   * to the user it was first opened with.
+   */
   user?: string
   /** Token budget of the assembled conversation (default `context.budget`). */
   budget?: number
@@ -84,15 +90,16 @@ export interface Session {
   close(): Promise<void>
 }
 
-const PART_ORDER: Array<keyof SystemParts> = ['base', 'identity', 'memory', 'primed', 'skills', 'userNotes', 'instructions']
+const PART_ORDER: Array<keyof SystemParts> = ['base', 'identity', 'memory', 'primed', 'skills', 'instructions']
 
 /** Open a session (used by `mind.session()`). */
 export function createSession(deps: SessionDeps, sessionId: string, options: SessionOptions = {}): Session {
   const user = options.user
+  const scope = deps.scope(user)
   const contextSession: ContextSession = { sessionId, agent: deps.agent, ...(user !== undefined ? { user } : {}) }
   const budget = options.budget ?? deps.contextBudget
   const freshTail = options.freshTail ?? deps.freshTail
-  const learner = createErrorLearner({ encoder: deps.memory.encoder, llm: deps.llm })
+  const learner = createErrorLearner({ encoder: scope.encoder, llm: deps.llm })
   const monitor = createPatternMonitor({ mode: deps.patternMonitorMode })
   const memoryTools = deps.agentTools({ sessionId, ...(user !== undefined ? { user } : {}) })
   const ownTools = toEngramTools([...(options.tools ?? [])])
@@ -118,23 +125,32 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       turns++
       // The message is stored before anything else: if the turn dies, it is not lost.
       const [stored] = await deps.context.append(contextSession, [{ role: 'user', content, at, ...(user !== undefined ? { name: user } : {}) }])
-      await deps.activity.messageReceived(content, { session: sessionId, ...(user !== undefined ? { from: user } : {}) })
+      await scope.activity.messageReceived(content, { session: sessionId, ...(user !== undefined ? { from: user } : {}) })
       recent.push({ role: 'user', content })
 
       const assembled = await deps.context.assemble(contextSession, budget, freshTail, { autoCompact: false })
       const inConversation = assembled.items.flatMap((item) => item.messageIds)
-      const profiles = hasProfileStore(deps.context) ? deps.context : undefined
       const [primed, memoryContext, layers, skillSummaries, instructions] = await Promise.all([
-        deps.primer.prime({ message: content, ...(user !== undefined ? { user } : {}), sessionId, asOf: at, excludeMessageIds: inConversation }),
-        buildMemoryContext({ global: deps.memory.global, ...(deps.memory.project ? { project: deps.memory.project } : {}) }),
-        buildPromptLayers({ documents: deps.documents, ...(profiles ? { profiles } : {}) }, contextSession),
+        deps.primer.prime({
+          message: content,
+          viewer: scope.viewer,
+          activity: scope.view.activity,
+          procedures: scope.procedures,
+          // The user's profile is the memory context's identity section.
+          skipProfile: true,
+          sessionId,
+          asOf: at,
+          excludeMessageIds: inConversation,
+        }),
+        scope.memory.buildContext(),
+        buildPromptLayers({ documents: deps.documents }),
         deps.skills.listSummaries(),
         deps.project ? readProjectInstructions(deps.project) : Promise.resolve(undefined),
       ])
       warnings.push(...primed.warnings)
       // Tools handed to the model run through this session's dispatcher, so the error learner and the
       // pattern monitor see every call, whichever way the host exposes them (AI SDK, OpenAI, MCP).
-      const decorated = await Promise.all([...ownTools, ...memoryTools].map((tool) => deps.memory.decorateToolDescription(tool)))
+      const decorated = await Promise.all([...ownTools, ...memoryTools].map((tool) => scope.memory.decorateToolDescription(tool)))
       const tools: EngramTool[] = decorated.map((tool) => ({ ...tool, execute: (input: unknown) => session.execute(tool.name, input) }))
 
       const systemParts: SystemParts = {
@@ -143,7 +159,6 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         memory: memoryContext.text,
         primed: primed.text,
         skills: compactSkillList(skillSummaries),
-        userNotes: layers.userNotes ? `## Your memory — notes about ${user}\n${layers.userNotes.text.replaceAll('\n## ', '\n### ')}` : '',
         instructions: instructions ? `## Project instructions (${instructions.path}, written by the user; they take precedence over your memory)\n${instructions.text}` : '',
       }
       const messages: TurnMessage[] = assembled.items.map((item) => ({ role: item.role, content: item.content, ...(item.name !== undefined && item.kind === 'message' ? { name: item.name } : {}) }))
@@ -166,7 +181,6 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
           layers: {
             base: layers.base.source,
             ...(layers.identity ? { identity: layers.identity.source } : {}),
-            ...(layers.userNotes ? { userNotes: layers.userNotes.source } : {}),
             ...(instructions ? { instructions: instructions.path } : {}),
           },
         },
@@ -188,7 +202,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         output: result.text.slice(0, 500),
         ...(result.isError ? { error: result.text.slice(0, 500) } : {}),
       })
-      await deps.activity.toolUse(name, { input, result: result.text, ok: !result.isError }, { session: sessionId })
+      await scope.activity.toolUse(name, { input, result: result.text, ok: !result.isError }, { session: sessionId })
       const nudges = monitor.atRoundN().map((nudge) => nudge.text)
       return nudges.length > 0 ? { ...result, nudges } : result
     },
@@ -212,7 +226,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       }
       for (const message of replies) {
         if (message.role === 'assistant') {
-          await deps.activity.responseSent(message.content, { session: sessionId, ...(user !== undefined ? { to: user } : {}) })
+          await scope.activity.responseSent(message.content, { session: sessionId, ...(user !== undefined ? { to: user } : {}) })
           recent.push({ role: 'assistant', content: message.content })
         }
       }
@@ -226,11 +240,11 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       if (learner.bufferedCount > 0) schedule('error-learner', () => learner.flush())
       if (monitor.events.length > 0) {
         schedule('pattern-monitor', async () =>
-          monitor.flush({ encoder: deps.memory.encoder, hasSimilarLesson: await knownRulesPredicate([deps.memory.global, deps.memory.project]) }),
+          monitor.flush({ encoder: scope.encoder, hasSimilarLesson: await knownRulesPredicate([...scope.view.engramStores('global'), ...scope.view.engramStores('project')]) }),
         )
       }
       const snapshot = [...recent]
-      schedule('identity', () => deps.memory.identity.maybeUpdateIdentity(snapshot, turn.number))
+      schedule('identity', () => deps.memory.identity.maybeUpdateIdentity(snapshot, turn.number, user === undefined ? {} : { user }))
       const context = deps.context
       if (hasCompactor(context) && (await context.needsCompaction(contextSession, budget))) {
         schedule('context-compaction', () => context.compact(contextSession, { mode: 'incremental', freshTail }))
@@ -245,7 +259,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         const captured = [...steps]
         deps.background('sleep-replay', async () => {
           const result = await replayAndExtract(captured, deps.llm)
-          if (result.kind === 'extracted' && result.engrams.length > 0) await deps.memory.encoder.encode(result.engrams)
+          if (result.kind === 'extracted' && result.engrams.length > 0) await scope.encoder.encode(result.engrams)
           return result
         })
       }

@@ -18,7 +18,7 @@ export interface TurnProvenance {
   /** Sections of the memory context (identity, rules, lessons) with their token counts. */
   memory: Array<{ name: string; tokens: number; entries: number; truncated: boolean }>
   /** Files the prompt layers came from (`SYSTEM.md`, `SOUL.md`, `default`, …). */
-  layers: { base: string; identity?: string; userNotes?: string; instructions?: string }
+  layers: { base: string; identity?: string; instructions?: string }
 }
 
 export interface SystemParts {
@@ -26,14 +26,12 @@ export interface SystemParts {
   base: string
   /** SOUL.md or configuration. */
   identity: string
-  /** The labelled memory context: identity facts, rules, lessons. */
+  /** The labelled memory context: who the user is (their one profile; the agent's profile.md without a user), rules, lessons. */
   memory: string
   /** Automatic recall for this message. */
   primed: string
   /** The compact list of skills. */
   skills: string
-  /** Notes about this user. */
-  userNotes: string
   /** The project's instructions file, last so it wins. */
   instructions: string
 }

@@ -348,29 +348,34 @@ export interface Jobs {
 export interface PendingConfirmation {
   /** Stable id used to accept or reject it. */
   id: string
+  /** The engram, with the owner it will be saved for. */
   engram: Engram
   /** ISO instant it was queued. */
   queuedAt: string
   /** Why it waits (e.g. `copilot mode: confidence medium`). */
   reason: string
+  /** The user whose session asked for it (they answer it); undefined for a session without a user. */
+  askedBy?: string
 }
 
 /** Which pending confirmations an answer is about: some ids, or every one still pending. */
 export type ConfirmationSelection = string[] | 'all'
 
 /**
- * Pending confirmations that survive a restart. A UI reads them only after an answer, before the
- * next prompt; nothing here pushes anything at the user mid-turn.
+ * Pending confirmations that survive a restart, kept per (agent, user) (decision 0017): a user
+ * sees and answers only what their own sessions asked. A UI reads them only after an answer,
+ * before the next prompt; nothing here pushes anything at the user mid-turn. `user` undefined is
+ * the agent's own queue (sessions without a user, the CLI without --user).
  */
 export interface ConfirmationQueue {
   /** Still waiting, oldest first. A read: calling it changes nothing. */
-  pending(): Promise<PendingConfirmation[]>
-  /** Queue an engram; the same engram already pending (same scope, kind and text) is returned instead. */
-  enqueue(engram: Engram, reason: string): Promise<PendingConfirmation>
+  pending(user?: string): Promise<PendingConfirmation[]>
+  /** Queue an engram; the same engram already pending (same scope, owner, kind and text) is returned instead. */
+  enqueue(engram: Engram, reason: string, user?: string): Promise<PendingConfirmation>
   /** Mark pending ones accepted and return them; unknown or already decided ids are ignored. */
-  accept(selection: ConfirmationSelection): Promise<PendingConfirmation[]>
+  accept(selection: ConfirmationSelection, user?: string): Promise<PendingConfirmation[]>
   /** Mark pending ones rejected and return them; unknown or already decided ids are ignored. */
-  reject(selection: ConfirmationSelection): Promise<PendingConfirmation[]>
+  reject(selection: ConfirmationSelection, user?: string): Promise<PendingConfirmation[]>
 }
 
 /**

@@ -44,6 +44,8 @@ export interface OwnerTree {
   dir: string
   /** The tree's folder relative to the home, with `/` (`agents/a`, `agents/a/users/ada`, `shared`). */
   rel: string
+  /** Where the tree appears in the agent's memory namespace: `''`, `users/<key>/` or `shared/`. */
+  namespace: string
   memoryDir: string
   knowledgeDir: string
   proceduresDir: string
@@ -53,6 +55,12 @@ export interface OwnerTree {
   archiveDir: string
   /** The project-scope memory folder of this owner, when a project is open. */
   projectMemoryDir: string | undefined
+}
+
+/** Where an owner's tree appears in the agent's memory namespace (decision 0017; tools/memory-paths.ts). */
+export function ownerNamespace(owner: Owner): string {
+  const user = userOfOwner(owner)
+  return owner === 'shared' ? 'shared/' : user === undefined ? '' : `users/${userKey(user)}/`
 }
 
 /** The tree of `owner` in a layout. */
@@ -65,6 +73,7 @@ export function ownerTree(layout: HomeLayout, owner: Owner): OwnerTree {
     owner,
     dir,
     rel,
+    namespace: ownerNamespace(owner),
     memoryDir: join(dir, 'memory'),
     knowledgeDir: join(dir, 'knowledge'),
     proceduresDir: join(dir, 'procedures'),

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path'
 import { describeError } from '../core/errors.ts'
+import type { Viewer } from '../core/owner.ts'
 import type { Mind } from '../mind.ts'
 import type { ContextSession } from '../memory/context/provider.ts'
 import type { Locks } from '../storage/contracts.ts'
@@ -34,7 +35,10 @@ export const AGENT_TOOL_NAMES = [
 export interface AgentToolsSession {
   /** The conversation the `memory` tool works on. */
   sessionId: string
-  /** The user of that conversation (the `memory` tool's profile actions need one). */
+  /**
+   * The user of that conversation: every tool reads and writes as their session (decision 0017).
+   * Without one, the agent's own memory only.
+   */
   user?: string
 }
 
@@ -79,17 +83,21 @@ function indexedBeforeReturning(tool: EngramTool, mind: Mind): EngramTool {
  * session the `memory` tool (which works on one conversation) is left out.
  */
 export function buildAgentTools(mind: Mind, session?: AgentToolsSession, options: AgentToolsOptions = {}): EngramTool[] {
-  const search = options.search ?? retrieverSearch(mind)
+  const scope = mind.scope(session?.user)
+  const viewer = scope.viewer
+  const search = options.search ?? retrieverSearch(mind, viewer)
   const projectLocks = projectLocksOf(mind)
   const tools = toEngramTools([
-    indexedBeforeReturning(toEngramTool(buildMemorizeTool(mind.memory.encoder)), mind),
-    buildRecallTool(mind.recall),
-    buildSearchMemoryTool({ search, layout: mind.layout }),
-    buildReadMemoryFileTool({ layout: mind.layout }),
+    indexedBeforeReturning(toEngramTool(buildMemorizeTool(mind.memory.encoder, viewer)), mind),
+    buildRecallTool(scope.recall),
+    buildSearchMemoryTool({ search, layout: mind.layout, viewer }),
+    buildReadMemoryFileTool({ layout: mind.layout, viewer }),
     buildWriteMemoryFileTool({
       layout: mind.layout,
+      viewer,
       documents: mind.backend.documents,
-      activity: mind.backend.activity,
+      documentsOf: (owner) => mind.backend.owned(owner).documents,
+      activity: scope.view.own.activity,
       locks: mind.backend.locks,
       ...(projectLocks ? { projectLocks } : {}),
       clock: mind.clock,
@@ -100,19 +108,19 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession, options
         }),
     }),
     createRecallSkillTool(mind.skills),
-    createReportProcedureOutcomeTool(mind.procedures),
+    createReportProcedureOutcomeTool(scope.procedures),
   ])
   if (session) {
     const contextSession: ContextSession = { sessionId: session.sessionId, agent: mind.agent, ...(session.user !== undefined ? { user: session.user } : {}) }
-    tools.push(...toEngramTools([buildMemoryTool(mind.context, contextSession)]))
+    tools.push(...toEngramTools([buildMemoryTool(mind.context, contextSession, mind.memory.profiles)]))
   }
   return tools
 }
 
-/** search_memory over the mind's hybrid retriever (lexical + dense + spreading activation). */
-function retrieverSearch(mind: Mind): MemorySearch {
+/** search_memory over the mind's hybrid retriever (lexical + dense + spreading activation), as `viewer` may see it. */
+function retrieverSearch(mind: Mind, viewer: Viewer): MemorySearch {
   return async (query, options) => {
-    const result = await mind.retriever.search(query, { limit: options.limit, ...(options.kinds ? { kinds: options.kinds } : {}) })
+    const result = await mind.retriever.search(query, { limit: options.limit, viewer, ...(options.kinds ? { kinds: options.kinds } : {}) })
     return result.hits.map((hit) => ({
       id: hit.unit.id,
       kind: hit.unit.kind,

@@ -7,6 +7,7 @@
 import { z } from 'zod'
 import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES } from '../core/engram.ts'
 import { describeError } from '../core/errors.ts'
+import { OWNER_CHOICES, resolveOwnerChoice, type Viewer } from '../core/owner.ts'
 import type { Encoder, EncodeReport } from '../memory/engrams/encoder.ts'
 import { type EngramTool, invalidArgumentsResult } from './tool.ts'
 
@@ -20,6 +21,12 @@ export const memorizeInputSchema = z.object({
           .describe('always / never: something to always or never do; when: a conditional rule ("if X then Y"); lesson: a fact learned; profile: a fact about the user ("Key: value").'),
         scope: z.enum(ENGRAM_SCOPES).optional().describe('global (default): useful in any project; project: only in this project.'),
         topic: z.string().trim().min(1).max(80).optional().describe('Lessons: a short topic slug, e.g. "api-coingecko"; the lesson is also filed under that topic.'),
+        owner: z
+          .enum(OWNER_CHOICES)
+          .optional()
+          .describe(
+            'Whose memory it is. Default: the user you are talking to (only their sessions see it). "agent": yours, seen with every user; "shared": every agent of this home. Never promote what the user told you in confidence.',
+          ),
       }),
     )
     .min(1)
@@ -44,8 +51,12 @@ function summarize(report: EncodeReport): string {
   return lines.join('\n')
 }
 
-/** The memorize tool over an encoder; a successful call's `data` is the encode report. */
-export function buildMemorizeTool(encoder: Encoder): EngramTool<MemorizeInput> {
+/**
+ * The memorize tool over an encoder; a successful call's `data` is the encode report. With a
+ * viewer, each entry's `owner` is resolved against it (decision 0017); without one, everything is
+ * the agent's.
+ */
+export function buildMemorizeTool(encoder: Encoder, viewer?: Viewer): EngramTool<MemorizeInput> {
   return {
     name: 'memorize',
     description: DESCRIPTION,
@@ -54,18 +65,23 @@ export function buildMemorizeTool(encoder: Encoder): EngramTool<MemorizeInput> {
     async execute(input) {
       const parsed = memorizeInputSchema.safeParse(input)
       if (!parsed.success) {
-        return invalidArgumentsResult('memorize', parsed.error.issues, `pass {"entries": [{"text": "...", "kind": "${ENGRAM_KINDS.join('|')}", "scope": "global|project", "topic": "optional-slug"}]} with non-empty text.`)
+        return invalidArgumentsResult(
+          'memorize',
+          parsed.error.issues,
+          `pass {"entries": [{"text": "...", "kind": "${ENGRAM_KINDS.join('|')}", "scope": "global|project", "topic": "optional-slug", "owner": "${OWNER_CHOICES.join('|')} (optional)"}]} with non-empty text.`,
+        )
       }
-      const engrams: Engram[] = parsed.data.entries.map((entry) => ({
-        text: entry.text,
-        kind: entry.kind,
-        scope: entry.scope ?? 'global',
-        confidence: 'high' satisfies Confidence,
-        source: 'user',
-        ...(entry.topic ? { topic: entry.topic } : {}),
-      }))
       try {
-        const report = await encoder.encode(engrams)
+        const engrams: Engram[] = parsed.data.entries.map((entry) => ({
+          text: entry.text,
+          kind: entry.kind,
+          scope: entry.scope ?? 'global',
+          confidence: 'high' satisfies Confidence,
+          source: 'user',
+          ...(entry.topic ? { topic: entry.topic } : {}),
+          owner: viewer ? resolveOwnerChoice(entry.owner, viewer) : entry.owner === 'shared' ? 'shared' : 'agent',
+        }))
+        const report = await encoder.encode(engrams, viewer?.user === undefined ? {} : { user: viewer.user })
         const failed = report.rejected.length > 0 && report.saved.length + report.duplicates.length + report.pending.length === 0
         return { ...(failed ? { isError: true } : {}), text: summarize(report), data: report }
       } catch (error) {

@@ -18,10 +18,21 @@ import type { Clock } from '../core/clock.ts'
 import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
 import { parseFrontmatter } from '../core/frontmatter.ts'
 import type { DocKind, Frontmatter } from '../core/memory-doc.ts'
+import { OWNER_CHOICES, type Owner, ownerOfUser, resolveOwnerChoice, userKey, userOfOwner, type Viewer } from '../core/owner.ts'
 import type { ActivityLog, DocumentStore, Locks } from '../storage/contracts.ts'
 import { writeFileAtomic } from '../storage/files/atomic-write.ts'
-import type { HomeLayout } from '../storage/home-layout.ts'
-import { assertWritable, confine, locateMemoryPath, type MemoryLocation, memoryRootFiles, memoryRoots, WRITABLE_FOLDERS } from './memory-paths.ts'
+import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
+import {
+  assertWritable,
+  confine,
+  locateMemoryPath,
+  type MemoryLocation,
+  memoryRootFiles,
+  memoryRoots,
+  ownCounterpart,
+  WRITABLE_FOLDERS,
+  writeTarget,
+} from './memory-paths.ts'
 import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
 
 export const READ_MEMORY_FILE_TOOL_NAME = 'read_memory_file'
@@ -38,7 +49,16 @@ export const WRITE_MAX_CHARS = 100_000
 
 export interface MemoryFileToolsDeps {
   layout: HomeLayout
+  /** The agent's document store. */
   documents: DocumentStore
+  /** The document store of any owner (decision 0017); without it only the agent's tree can be written. */
+  documentsOf?: (owner: Owner) => DocumentStore
+  /**
+   * Whose files these tools reach: a session's (agent, user). Default: the agent's own view (no
+   * user), which reaches no user's memory.
+   */
+  viewer?: Viewer
+  /** The log a write is recorded in (the session's own). */
   activity: ActivityLog
   /** The home's locks (global topic files are written under the engram store's lock). */
   locks: Locks
@@ -65,6 +85,12 @@ export const writeMemoryFileInputSchema = z.object({
   path: z.string().min(1).max(1000).describe(`Where to write: ${WRITABLE_FOLDERS.map((f) => `"${f}/<name>.md"`).join(', ')}.`),
   content: z.string().max(WRITE_MAX_CHARS).describe('The markdown to write. For knowledge and procedures, optional YAML frontmatter first.'),
   mode: z.enum(['overwrite', 'append']).optional().describe('overwrite (default) replaces the file, keeping the old version in the archive; append adds to its end.'),
+  owner: z
+    .enum(OWNER_CHOICES)
+    .optional()
+    .describe(
+      'Whose note it is. Default: the user you are talking to (only their sessions see it; written under users/<their id>/). "agent": yours, seen with every user; "shared": every agent of this home.',
+    ),
 })
 export type WriteMemoryFileInput = z.infer<typeof writeMemoryFileInputSchema>
 
@@ -135,42 +161,80 @@ function sectionSpan(lines: string[], heading: string): { start: number; end: nu
   return undefined
 }
 
-async function listFolder(location: MemoryLocation, layout: HomeLayout): Promise<ToolResult> {
+async function folderEntries(dir: string): Promise<string[]> {
+  let entries: import('node:fs').Dirent[]
+  try {
+    entries = await readdir(dir, { withFileTypes: true })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+  const names: string[] = []
+  for (const entry of entries.filter((e) => !e.name.startsWith('.')).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (entry.isDirectory()) names.push(`${entry.name}/`)
+    else if (entry.isFile() || entry.isSymbolicLink()) names.push(entry.name)
+  }
+  return names
+}
+
+async function listFolder(location: MemoryLocation, layout: HomeLayout, viewer: Viewer): Promise<ToolResult> {
+  const user = viewer.user
   if (location.path === '') {
     const folders = memoryRoots(layout).map((root) => `${root.name}/`)
+    const own = user === undefined ? [] : [`users/${userKey(user)}/`, `users/${userKey(user)}.md`]
     const text = [
       'Your memory folders (read any file with read_memory_file; write with write_memory_file):',
       ...folders.map((folder) => `- ${folder}`),
       ...memoryRootFiles().map((file) => `- ${file}`),
-      `Writable: ${WRITABLE_FOLDERS.map((f) => `${f}/<name>.md`).join(', ')}.`,
+      ...(user === undefined ? [] : [`What is only ${user}'s: ${own.join(' and ')} (what you write in this conversation goes there unless you choose owner "agent" or "shared").`]),
+      `Writable: ${WRITABLE_FOLDERS.map((f) => `${f}/<name>.md`).join(', ')} (also under users/<id>/ and shared/).`,
     ].join('\n')
-    return { text, data: { path: '', entries: [...folders, ...memoryRootFiles()] } }
+    return { text, data: { path: '', entries: [...folders, ...memoryRootFiles(), ...own] } }
   }
-  const entries = await readdir(location.absolute, { withFileTypes: true })
-  const visible = entries.filter((entry) => !entry.name.startsWith('.')).sort((a, b) => a.name.localeCompare(b.name))
-  const names: string[] = []
-  for (const entry of visible) {
-    if (entry.isDirectory()) names.push(`${entry.name}/`)
-    else if (entry.isFile() || entry.isSymbolicLink()) names.push(entry.name)
+  let paths: string[]
+  if (location.root === 'users' && location.inner === '') {
+    // Only the viewer's own profile and folder: other users are not listed (decision 0017).
+    const key = user === undefined ? undefined : userKey(user)
+    paths = (await folderEntries(location.absolute)).filter((name) => key !== undefined && name === `${key}.md`).map((name) => `users/${name}`)
+    if (key !== undefined && (await folderEntries(ownerTree(layout, ownerOfUser(user)).dir)).length > 0) paths.push(`users/${key}/`)
+  } else {
+    paths = (await folderEntries(location.absolute)).map((name) => `${location.path}/${name}`)
+    // A folder of the agent's tree also shows what the viewer's own tree holds there.
+    const own = ownCounterpart(location, layout, viewer)
+    if (own) paths.push(...(await folderEntries(own.absolute)).map((name) => `${own.path}/${name}`))
   }
   const text =
-    names.length === 0
+    paths.length === 0
       ? `${location.path}/ is empty.`
-      : [`${location.path}/ holds ${names.length} entr${names.length === 1 ? 'y' : 'ies'}:`, ...names.map((name) => `- ${location.path}/${name}`)].join('\n')
-  return { text, data: { path: location.path, entries: names } }
+      : [`${location.path}/ holds ${paths.length} entr${paths.length === 1 ? 'y' : 'ies'}:`, ...paths.map((path) => `- ${path}`)].join('\n')
+  return { text, data: { path: location.path, entries: paths.map((path) => path.slice(path.lastIndexOf('/', path.length - 2) + 1)), paths } }
+}
+
+/**
+ * Where a read of `rawPath` goes for `viewer`: the path as named, except that a path of the
+ * agent's tree (`knowledge/x.md`) is the viewer's own file when it has one there.
+ */
+async function locateForRead(rawPath: string, layout: HomeLayout, viewer: Viewer): Promise<{ location: MemoryLocation; real: string | null }> {
+  const location = locateMemoryPath(rawPath, layout, viewer)
+  const own = ownCounterpart(location, layout, viewer)
+  if (own) {
+    const real = await confine(own)
+    if (real !== null && location.inner !== '') return { location: own, real }
+  }
+  return { location, real: await confine(location) }
 }
 
 /** Reads a window of a memory file (or lists a folder). Throws EngramError on refusal. */
-async function readWindow(input: ReadMemoryFileInput, layout: HomeLayout): Promise<ToolResult> {
+async function readWindow(input: ReadMemoryFileInput, layout: HomeLayout, viewer: Viewer): Promise<ToolResult> {
   const anchor = splitAnchor(input.path)
-  const location = locateMemoryPath(anchor.path, layout)
-  const real = await confine(location)
+  const { location, real } = await locateForRead(anchor.path, layout, viewer)
   if (real === null) {
+    if (location.root === '' || location.inner === '') return listFolder(location, layout, viewer)
     const parent = location.path.includes('/') ? location.path.slice(0, location.path.lastIndexOf('/')) : ''
     throw notFound(location.path, `read "${parent}" to list what is there${parent === '' ? ' (your memory folders)' : ''}`)
   }
   const info = await stat(real)
-  if (info.isDirectory()) return listFolder(location, layout)
+  if (info.isDirectory()) return listFolder(location, layout, viewer)
   if (!info.isFile()) throw notFound(location.path, 'only regular files can be read')
   if (info.size > READ_MAX_BYTES) {
     throw new EngramError({
@@ -240,9 +304,8 @@ async function readWindow(input: ReadMemoryFileInput, layout: HomeLayout): Promi
  * for a path that escapes the namespace, `not_found`, or `invalid_argument` for a folder, a
  * binary file or one over the size limit.
  */
-export async function readMemoryText(rawPath: string, layout: HomeLayout): Promise<{ path: string; text: string }> {
-  const location = locateMemoryPath(rawPath, layout)
-  const real = await confine(location)
+export async function readMemoryText(rawPath: string, layout: HomeLayout, viewer: Viewer = { agent: layout.agent }): Promise<{ path: string; text: string }> {
+  const { location, real } = await locateForRead(rawPath, layout, viewer)
   if (real === null) throw notFound(location.path, 'list the memory files to find the right path')
   const info = await stat(real)
   if (!info.isFile() || info.size > READ_MAX_BYTES) {
@@ -258,12 +321,14 @@ export async function readMemoryText(rawPath: string, layout: HomeLayout): Promi
 }
 
 /** The `read_memory_file` tool. */
-export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout'>): EngramTool<ReadMemoryFileInput> {
+export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout' | 'viewer'>): EngramTool<ReadMemoryFileInput> {
+  const viewer = deps.viewer ?? { agent: deps.layout.agent }
   return {
     name: READ_MEMORY_FILE_TOOL_NAME,
     description: [
       'Read one of your own memory files: the sources that search_memory, recall and your primed memories point at.',
-      'Paths are relative to your memory (knowledge/, procedures/, memory/ for rules, lessons, profile and topics, episodes/, activity/, state/, skills/, archive/, users/, project/).',
+      'Paths are relative to your memory (knowledge/, procedures/, memory/ for rules, lessons, profile and topics, episodes/, activity/, state/, skills/, archive/, users/, shared/, project/).',
+      'What is only the current user\'s lives under users/<their id>/; "knowledge/x.md" reads their own file first, then yours.',
       'A pointer like "activity/2026-01-05.jsonl#L12-20" reads those lines; long files come back in windows with the offset to read on.',
     ].join(' '),
     inputSchema: readMemoryFileInputSchema,
@@ -272,7 +337,7 @@ export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout'
       const parsed = readMemoryFileInputSchema.safeParse(input)
       if (!parsed.success) return invalidInput(READ_MEMORY_FILE_TOOL_NAME, parsed.error.issues, '{"path": "knowledge/<name>.md", "offset": 1 (optional), "limit": 200 (optional)}')
       try {
-        return await readWindow(parsed.data, deps.layout)
+        return await readWindow(parsed.data, deps.layout, viewer)
       } catch (error) {
         return errorResult(error, READ_MEMORY_FILE_TOOL_NAME)
       }
@@ -288,16 +353,31 @@ function topicLockName(memoryDir: string, slug: string): string {
   return `engrams:${dirKey}:topic:${slug}`
 }
 
-function indexSourceOf(path: string, agent: string): string {
-  return path.startsWith('project/') ? `project:.engram/memory/${path.slice('project/'.length)}` : `agents/${agent}/${path}`
+/** The index source (home-relative path) of a written file. */
+function indexSourceOf(location: MemoryLocation, agent: string): string {
+  const user = userOfOwner(location.owner)
+  if (location.root === 'project') {
+    return user === undefined ? `project:.engram/memory/${location.inner}` : `project:.engram/users/${userKey(user)}/memory/${location.inner}`
+  }
+  if (location.owner === 'shared') return `shared/${location.local}`
+  return user === undefined ? `agents/${agent}/${location.local}` : `agents/${agent}/users/${userKey(user)}/${location.local}`
 }
 
-async function writeDocument(deps: MemoryFileToolsDeps, kind: DocKind, slug: string, content: string, mode: 'overwrite' | 'append'): Promise<{ versioned: boolean }> {
+function documentsFor(deps: MemoryFileToolsDeps, owner: Owner): DocumentStore {
+  if (owner === 'agent') return deps.documents
+  if (!deps.documentsOf) {
+    throw new EngramError({ code: ErrorCode.unsupported, category: 'system', message: `This file tool writes only the agent's own memory, not ${owner}'s.`, fix: 'build the tool with documentsOf (mind.agentTools does)' })
+  }
+  return deps.documentsOf(owner)
+}
+
+async function writeDocument(deps: MemoryFileToolsDeps, owner: Owner, kind: DocKind, slug: string, content: string, mode: 'overwrite' | 'append'): Promise<{ versioned: boolean }> {
   const now = deps.clock.now().toISOString()
-  const existing = await deps.documents.read(kind, slug)
+  const documents = documentsFor(deps, owner)
+  const existing = await documents.read(kind, slug)
   if (mode === 'append') {
     const frontmatter: Frontmatter = kind === 'state' ? {} : { created_at: now, updated_at: now }
-    await deps.documents.append(kind, slug, content.endsWith('\n') ? content : `${content}\n`, frontmatter)
+    await documents.append(kind, slug, content.endsWith('\n') ? content : `${content}\n`, frontmatter)
     return { versioned: false }
   }
   const given = parseFrontmatter(content)
@@ -309,13 +389,14 @@ async function writeDocument(deps: MemoryFileToolsDeps, kind: DocKind, slug: str
     frontmatter.updated_at = now
     if (existing && typeof existing.frontmatter.version === 'number' && given.frontmatter.version === undefined) frontmatter.version = existing.frontmatter.version + 1
   }
-  await deps.documents.write(kind, slug, frontmatter, given.body, { reason: 'write_memory_file' })
+  await documents.write(kind, slug, frontmatter, given.body, { reason: 'write_memory_file' })
   return { versioned: existing !== null }
 }
 
 async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, slug: string, content: string, mode: 'overwrite' | 'append'): Promise<void> {
   const project = location.root === 'project'
-  const memoryDir = project ? deps.layout.projectMemoryDir : deps.layout.globalMemoryDir
+  const tree = ownerTree(deps.layout, location.owner)
+  const memoryDir = project ? tree.projectMemoryDir : tree.memoryDir
   const locks = project ? deps.projectLocks : deps.locks
   if (!memoryDir || !locks) {
     throw new EngramError({ code: ErrorCode.unsupported, category: 'system', message: 'Project topic files cannot be written: the project scope has no locks.', fix: 'pass projectLocks to the memory file tools' })
@@ -336,11 +417,13 @@ async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, s
 
 /** The `write_memory_file` tool. */
 export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<WriteMemoryFileInput> {
+  const viewer = deps.viewer ?? { agent: deps.layout.agent }
   return {
     name: WRITE_MEMORY_FILE_TOOL_NAME,
     description: [
       'Write a markdown note into your own memory: knowledge you worked out (knowledge/<name>.md), a procedure (procedures/<name>.md), your current task (state/current_task.md), or a topic file (memory/topics/<name>.md, project/topics/<name>.md).',
       'overwrite keeps the previous version in your archive; append adds to the end.',
+      'In a conversation with a user the note is theirs (only their sessions see it) unless you pass owner "agent" or "shared".',
       'Rules, lessons and facts about the user go through memorize instead.',
     ].join(' '),
     inputSchema: writeMemoryFileInputSchema,
@@ -348,7 +431,11 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
     async execute(input) {
       const parsed = writeMemoryFileInputSchema.safeParse(input)
       if (!parsed.success) {
-        return invalidInput(WRITE_MEMORY_FILE_TOOL_NAME, parsed.error.issues, `{"path": "knowledge/<name>.md", "content": "markdown, at most ${WRITE_MAX_CHARS} characters", "mode": "overwrite|append"}`)
+        return invalidInput(
+          WRITE_MEMORY_FILE_TOOL_NAME,
+          parsed.error.issues,
+          `{"path": "knowledge/<name>.md", "content": "markdown, at most ${WRITE_MAX_CHARS} characters", "mode": "overwrite|append", "owner": "${OWNER_CHOICES.join('|')} (optional)"}`,
+        )
       }
       const { path, content } = parsed.data
       const mode = parsed.data.mode ?? 'overwrite'
@@ -356,23 +443,31 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
         if (content.includes('\u0000')) {
           throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'The content contains a NUL byte; memory files are text.', fix: 'send plain markdown text' })
         }
-        const location = locateMemoryPath(path, deps.layout)
+        const requested = locateMemoryPath(path, deps.layout, viewer)
+        // An unprefixed path lands in the tree of the owner asked for, else the session's own (decision 0017).
+        const owner =
+          parsed.data.owner !== undefined
+            ? resolveOwnerChoice(parsed.data.owner, viewer)
+            : requested.tree !== '' || requested.root === 'users'
+              ? requested.owner
+              : ownerOfUser(viewer.user)
+        const location = writeTarget(requested, deps.layout, owner)
         const { folder, slug } = assertWritable(location)
         const real = await confine(location)
         if (real !== null && !(await stat(real)).isFile()) throw notFound(location.path, 'write to a file name ending in .md, not a folder')
         const kind = DOC_KIND_OF[folder]
         let versioned = false
-        if (kind) ({ versioned } = await writeDocument(deps, kind, slug, content, mode))
+        if (kind) ({ versioned } = await writeDocument(deps, location.owner, kind, slug, content, mode))
         else await writeTopic(deps, location, slug, content, mode)
 
-        const source = indexSourceOf(location.path, deps.layout.agent)
+        const source = indexSourceOf(location, deps.layout.agent)
         await deps.activity.append({
           ts: deps.clock.now().toISOString(),
           type: 'memory_write',
           tool: WRITE_MEMORY_FILE_TOOL_NAME,
           content: location.path,
           summary: `${mode} ${location.path} (${content.length} chars)`,
-          meta: { path: location.path, mode, chars: content.length, versioned },
+          meta: { path: location.path, mode, chars: content.length, versioned, owner: location.owner },
         })
         let note = ''
         try {
@@ -382,9 +477,10 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
           note = `\n(the search index was not updated: ${describeError(error)}; it catches up on the next \`engram reindex\`)`
         }
         const verb = mode === 'append' ? 'Appended' : versioned ? 'Rewrote' : 'Wrote'
+        const whose = location.owner === 'agent' ? 'yours, seen with every user' : location.owner === 'shared' ? 'shared with every agent of this home' : `only ${userOfOwner(location.owner)}'s`
         return {
-          text: `${verb} ${location.path} (${content.length} characters)${versioned ? '; the previous version is kept in archive/versions/' : ''}.${note}`,
-          data: { path: location.path, mode, versioned, source },
+          text: `${verb} ${location.path} (${content.length} characters, ${whose})${versioned ? `; the previous version is kept in ${location.tree}archive/versions/` : ''}.${note}`,
+          data: { path: location.path, mode, versioned, source, owner: location.owner },
         }
       } catch (error) {
         return errorResult(error, WRITE_MEMORY_FILE_TOOL_NAME)

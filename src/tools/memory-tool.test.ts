@@ -1,17 +1,20 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { openHarness } from '../memory/context/test-support/harness.ts'
+import { createUserProfiles } from '../memory/engrams/user-profiles.ts'
 import { buildMemoryTool, memoryActionsFor } from './memory-tool.ts'
 
 const session = { sessionId: 'tool', agent: 'default', user: 'ada' }
 
-test('the LCM provider yields every action; the simple provider a smaller tool', async (t) => {
+test('the LCM provider yields every action; the simple provider a smaller tool; profile actions need a user', async (t) => {
   const h = openHarness()
   t.after(() => h.close())
-  const full = buildMemoryTool(h.provider('lcm'), session)
-  const small = buildMemoryTool(h.provider('simple'), session)
-  assert.deepEqual(memoryActionsFor(h.provider('lcm')), ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'])
-  assert.deepEqual(memoryActionsFor(h.provider('simple')), ['status', 'profile_get', 'profile_update'])
+  const profiles = createUserProfiles({ documents: h.backend.documents, locks: h.backend.locks, clock: h.clock })
+  const full = buildMemoryTool(h.provider('lcm'), session, profiles)
+  const small = buildMemoryTool(h.provider('simple'), session, profiles)
+  assert.deepEqual(memoryActionsFor(h.provider('lcm'), { profiles: true }), ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'])
+  assert.deepEqual(memoryActionsFor(h.provider('simple'), { profiles: true }), ['status', 'profile_get', 'profile_update'])
+  assert.deepEqual(memoryActionsFor(h.provider('lcm')), ['status', 'search', 'describe', 'expand'])
   const actionsOf = (schema: Record<string, unknown>) => (schema.properties as Record<string, { enum: string[] }>).action?.enum
   assert.deepEqual(actionsOf(full.jsonSchema), ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'])
   assert.deepEqual(actionsOf(small.jsonSchema), ['status', 'profile_get', 'profile_update'])
@@ -29,7 +32,8 @@ test('actions run against the provider; bad arguments give readable errors, neve
   const lcm = h.provider('lcm', { autoCompact: false, freshTail: 2 })
   await lcm.append(session, Array.from({ length: 24 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `Step ${i}: configure the quokka gateway on port ${8000 + i}.` }) as const))
   await lcm.compact(session, { mode: 'full', freshTail: 2 })
-  const tool = buildMemoryTool(lcm, session)
+  const profiles = createUserProfiles({ documents: h.backend.documents, locks: h.backend.locks, clock: h.clock })
+  const tool = buildMemoryTool(lcm, session, profiles)
 
   const status = await tool.execute({ action: 'status' })
   assert.equal(status.isError, undefined)
@@ -46,6 +50,7 @@ test('actions run against the provider; bad arguments give readable errors, neve
 
   assert.equal((await tool.execute({ action: 'profile_update', content: 'Likes quokkas.' })).isError, undefined)
   assert.equal((await tool.execute({ action: 'profile_get' })).text, 'Likes quokkas.')
+  assert.match((await profiles.read('ada'))?.body ?? '', /Likes quokkas/, 'the one profile, shared/users/ada.md')
 
   const bad = [
     await tool.execute({ action: 'fly' }),
@@ -59,8 +64,14 @@ test('actions run against the provider; bad arguments give readable errors, neve
     assert.match(result.text, /Fix|fix|not found/)
   }
   assert.match(bad[1]!.text, /needs "query"/)
-  const noUser = buildMemoryTool(lcm, { sessionId: 'tool', agent: 'default' })
+  const noUser = buildMemoryTool(lcm, { sessionId: 'tool', agent: 'default' }, profiles)
   const refused = await noUser.execute({ action: 'profile_get' })
-  assert.equal(refused.isError, true)
-  assert.match(refused.text, /--user/)
+  assert.equal(refused.isError, true, 'a session without a user is not offered profile actions')
+  assert.match(refused.text, /Fix: pass \{"action": one of "status", "search", "describe", "expand"/)
+  // Another user's conversation is out of reach: its summary is "not found".
+  const other = buildMemoryTool(lcm, { sessionId: 'other', agent: 'default', user: 'bob' }, profiles)
+  const hidden = await other.execute({ action: 'describe', id: summaryId })
+  assert.equal(hidden.isError, true)
+  assert.match(hidden.text, /not found|No /i)
+  assert.match((await other.execute({ action: 'search', query: 'quokka' })).text, /No messages or summaries match/)
 })

@@ -1,9 +1,11 @@
 /**
  * The `memory` tool, generated from what the context provider can do (anna's `memory.BuildTool`):
  * `status` always; `search` with a Searcher; `describe` and `expand` with an Explorer;
- * `profile_get` and `profile_update` with a ProfileStore. The JSON schema, the description and the
- * dispatch follow the same list, so a provider with fewer capabilities yields a smaller tool and
- * the model is never offered an action that cannot work.
+ * `profile_get` and `profile_update` when the session has a user (they read and replace that
+ * user's one profile, decision 0017). The JSON schema, the description and the dispatch follow the
+ * same list, so a provider with fewer capabilities yields a smaller tool and the model is never
+ * offered an action that cannot work. Search, describe and expand reach only the conversations of
+ * the session's user and the agent's own.
  *
  * Bad arguments and failures come back as readable `isError` results that say how to fix the
  * call; `execute` never throws.
@@ -14,11 +16,11 @@ import {
   type ContextProvider,
   type ContextSession,
   hasExplorer,
-  hasProfileStore,
   hasSearcher,
   type MessageDescription,
   type SummaryDescription,
 } from '../memory/context/provider.ts'
+import type { UserProfiles } from '../memory/engrams/user-profiles.ts'
 import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
 
 export const MEMORY_ACTIONS = ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'] as const
@@ -38,16 +40,16 @@ const ACTION_HELP: Record<MemoryAction, string> = {
   search: 'search {query}: find past messages and summaries of your conversations by words; hits give ids to describe or expand.',
   describe: 'describe {id}: what a summary (sum_…) covers — time range, depth, how it was written, what it folds.',
   expand: 'expand {id, toMessages?}: open a summary into what it folds; toMessages=true goes down to the original messages.',
-  profile_get: 'profile_get: read your notes about the current user.',
-  profile_update: 'profile_update {content}: replace your notes about the current user with content (keep what still holds).',
+  profile_get: 'profile_get: read the profile of the current user (what you know about them; every agent of this home shares it).',
+  profile_update: 'profile_update {content}: replace the profile of the current user with content (keep what still holds; short "Key: value" lines).',
 }
 
-/** The actions a provider supports, in a stable order. */
-export function memoryActionsFor(provider: ContextProvider): MemoryAction[] {
+/** The actions a provider supports for a session, in a stable order. */
+export function memoryActionsFor(provider: ContextProvider, options: { profiles?: boolean } = {}): MemoryAction[] {
   const actions: MemoryAction[] = ['status']
   if (hasSearcher(provider)) actions.push('search')
   if (hasExplorer(provider)) actions.push('describe', 'expand')
-  if (hasProfileStore(provider)) actions.push('profile_get', 'profile_update')
+  if (options.profiles) actions.push('profile_get', 'profile_update')
   return actions
 }
 
@@ -62,7 +64,7 @@ function inputSchemaFor(actions: MemoryAction[]): z.ZodType<MemoryToolInput> {
     shape.id = z.string().trim().min(1).max(100).optional().describe('describe / expand: a summary id (sum_…) or, for describe, a message id (msg:<n>).')
     shape.toMessages = z.boolean().optional().describe('expand: true to go all the way down to the original messages.')
   }
-  if (has('profile_update')) shape.content = z.string().max(20_000).optional().describe('profile_update: the complete new notes about the user.')
+  if (has('profile_update')) shape.content = z.string().max(20_000).optional().describe('profile_update: the complete new profile of the user.')
   return z.object(shape).strict() as unknown as z.ZodType<MemoryToolInput>
 }
 
@@ -86,9 +88,12 @@ function describeText(description: SummaryDescription | MessageDescription): str
   ].join('\n')
 }
 
-/** Build the memory tool for one session over `provider`. */
-export function buildMemoryTool(provider: ContextProvider, session: ContextSession): EngramTool<MemoryToolInput> {
-  const actions = memoryActionsFor(provider)
+/** Build the memory tool for one session over `provider`; `profiles` gives a session with a user its profile actions. */
+export function buildMemoryTool(provider: ContextProvider, session: ContextSession, profiles?: UserProfiles): EngramTool<MemoryToolInput> {
+  const user = session.user
+  const actions = memoryActionsFor(provider, { profiles: profiles !== undefined && user !== undefined })
+  // Everything this tool reads is what the session's viewer may see (decision 0017).
+  const reader = { agent: session.agent, ...(user !== undefined ? { user } : {}) }
   const inputSchema = inputSchemaFor(actions)
   const description = [
     'Your working memory of this and earlier conversations: nothing said is ever lost, older turns are folded into summaries you can open again.',
@@ -109,7 +114,7 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
         if (!hasSearcher(provider)) break
         const missing = requireField(input, 'query', '{"action": "search", "query": "words to find"}')
         if (missing) return missing
-        const result = await provider.search(session.agent, input.query!, { limit: input.limit ?? 10 })
+        const result = await provider.search(reader, input.query!, { limit: input.limit ?? 10 })
         const note = result.via === 'scan' ? ' (substring scan: full-text search is unavailable)' : ''
         if (result.hits.length === 0) return { text: `No messages or summaries match "${input.query}"${note}.`, data: result }
         const lines = result.hits.map((hit) => `${hit.id} [${hit.kind}, session ${hit.sessionId}, ${hit.at}] ${hit.snippet}`)
@@ -119,14 +124,14 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
         if (!hasExplorer(provider)) break
         const missing = requireField(input, 'id', '{"action": "describe", "id": "sum_…"}')
         if (missing) return missing
-        const description = await provider.describe(session.agent, input.id!)
+        const description = await provider.describe(reader, input.id!)
         return { text: describeText(description), data: description }
       }
       case 'expand': {
         if (!hasExplorer(provider)) break
         const missing = requireField(input, 'id', '{"action": "expand", "id": "sum_…"}')
         if (missing) return missing
-        const expansion = await provider.expand(session.agent, input.id!, { toMessages: input.toMessages ?? false, limit: input.limit ?? 50 })
+        const expansion = await provider.expand(reader, input.id!, { toMessages: input.toMessages ?? false, limit: input.limit ?? 50 })
         const lines = expansion.nodes.map((node) =>
           node.kind === 'message'
             ? `msg:${node.id} #${node.seq} [${node.at}] ${node.name ?? node.role}: ${node.content}`
@@ -136,16 +141,17 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
         return { text: lines.join('\n'), data: expansion }
       }
       case 'profile_get': {
-        if (!hasProfileStore(provider)) break
-        const notes = await provider.getProfile(session)
-        return { text: notes ?? 'No notes about this user yet.', data: { notes } }
+        if (!profiles || user === undefined) break
+        const doc = await profiles.read(user)
+        const notes = doc && doc.body.trim() !== '' ? doc.body.trim() : null
+        return { text: notes ?? 'No profile of this user yet.', data: { notes, path: profiles.path(user) } }
       }
       case 'profile_update': {
-        if (!hasProfileStore(provider)) break
-        const missing = requireField(input, 'content', '{"action": "profile_update", "content": "the complete notes"}')
+        if (!profiles || user === undefined) break
+        const missing = requireField(input, 'content', '{"action": "profile_update", "content": "the complete profile"}')
         if (missing) return missing
-        await provider.setProfile(session, input.content!)
-        return { text: `Saved notes about ${session.user} (${input.content!.length} characters).` }
+        const doc = await profiles.replace(user, input.content!, 'profile_update by the agent')
+        return { text: `Saved the profile of ${user} (${input.content!.length} characters, ${doc.path}).`, data: { path: doc.path } }
       }
     }
     return { isError: true, text: `memory ${input.action} is not available here. Fix: use one of ${actions.join(', ')}.` }

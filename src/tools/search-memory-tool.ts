@@ -8,6 +8,7 @@
 import { z } from 'zod'
 import { describeError, EngramError, } from '../core/errors.ts'
 import { candidateUnits } from '../storage/candidate-units.ts'
+import type { Viewer } from '../core/owner.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { type SearchIndex, UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
 import { memoryPathOfSource } from './memory-paths.ts'
@@ -54,11 +55,11 @@ export const searchMemoryInputSchema = z.object({
 export type SearchMemoryInput = z.infer<typeof searchMemoryInputSchema>
 
 /** Where the agent can open a hit: a memory path (with its anchor) or the raw source. */
-export function hitReference(hit: MemorySearchHit, layout: HomeLayout): string {
+export function hitReference(hit: MemorySearchHit, layout: HomeLayout, viewer?: Viewer): string {
   const hash = hit.source.indexOf('#')
   const file = hash < 0 ? hit.source : hit.source.slice(0, hash)
   const anchor = hash < 0 ? '' : hit.source.slice(hash)
-  const path = memoryPathOfSource(file, layout)
+  const path = memoryPathOfSource(file, layout, viewer)
   if (path !== undefined) return `${path}${anchor}`
   return hit.source
 }
@@ -69,11 +70,11 @@ function snippet(text: string): string {
 }
 
 /** Compact text for the model: one line of header and one of text per hit, each with its source. */
-export function formatSearchHits(query: string, hits: MemorySearchHit[], layout: HomeLayout): string {
+export function formatSearchHits(query: string, hits: MemorySearchHit[], layout: HomeLayout, viewer?: Viewer): string {
   if (hits.length === 0) return `Nothing in your memory matches "${query}". Try other or fewer words, or drop the kinds filter.`
   const lines = [`${hits.length} result${hits.length === 1 ? '' : 's'} for "${query}" (best first):`]
   hits.forEach((hit, index) => {
-    const ref = hitReference(hit, layout)
+    const ref = hitReference(hit, layout, viewer)
     const opener = ref.startsWith('conv:') ? `memory tool: expand ${hit.id}` : `read_memory_file ${ref}`
     const when = hit.createdAt ? ` ${hit.createdAt.slice(0, 10)}` : ''
     lines.push(`${index + 1}. [${hit.kind}${when}] ${snippet(hit.text)}`)
@@ -83,7 +84,7 @@ export function formatSearchHits(query: string, hits: MemorySearchHit[], layout:
 }
 
 /** The search_memory tool over a retrieval function. */
-export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: HomeLayout }): EngramTool<SearchMemoryInput> {
+export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: HomeLayout; viewer?: Viewer }): EngramTool<SearchMemoryInput> {
   return {
     name: SEARCH_MEMORY_TOOL_NAME,
     description: [
@@ -101,7 +102,7 @@ export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: Home
       const limit = parsed.data.limit ?? SEARCH_DEFAULT_LIMIT
       try {
         const hits = (await deps.search(query, { ...(kinds ? { kinds } : {}), limit })).slice(0, limit)
-        return { text: formatSearchHits(query, hits, deps.layout), data: { hits: hits.map((hit) => ({ ...hit, ref: hitReference(hit, deps.layout) })) } }
+        return { text: formatSearchHits(query, hits, deps.layout, deps.viewer), data: { hits: hits.map((hit) => ({ ...hit, ref: hitReference(hit, deps.layout, deps.viewer) })) } }
       } catch (error) {
         if (EngramError.is(error)) return { isError: true, text: error.message, data: { code: error.code } }
         return { isError: true, text: `search_memory failed: ${describeError(error)}\nFix: retry; if it fails again, run \`engram reindex\` and \`engram doctor\`.`, data: { code: 'internal' } }
@@ -112,12 +113,13 @@ export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: Home
 
 /**
  * A `MemorySearch` over the index's lexical (BM25) channel alone, for hosts that have no hybrid
- * retrieval engine wired: no vectors, no recency or frequency terms. Results of other agents are
- * left out. Every returned unit has its access recorded (the Hebbian term of later ranking).
+ * retrieval engine wired: no vectors, no recency or frequency terms. Only what the viewer may see
+ * (default: the agent's own view, decision 0017). Every returned unit has its access recorded (the Hebbian term of later ranking).
  */
-export function lexicalIndexSearch(deps: { index: SearchIndex; agent: string; now: () => Date }): MemorySearch {
+export function lexicalIndexSearch(deps: { index: SearchIndex; agent: string; now: () => Date; viewer?: Viewer }): MemorySearch {
+  const viewer = deps.viewer ?? { agent: deps.agent }
   return async (query, options) => {
-    const candidates = await deps.index.search({ text: query, limit: options.limit * 3, ...(options.kinds ? { kinds: options.kinds } : {}) })
+    const candidates = await deps.index.search({ text: query, limit: options.limit * 3, viewer, ...(options.kinds ? { kinds: options.kinds } : {}) })
     const ranked = candidates.filter((candidate) => candidate.lexical !== undefined).sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0))
     const units = await candidateUnits(deps.index, ranked)
     const hits: MemorySearchHit[] = []

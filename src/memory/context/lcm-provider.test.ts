@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { EngramError } from '../../core/errors.ts'
 import { countTokens } from '../../core/tokens.ts'
 import { checkContextConsistency } from './consistency.ts'
-import { hasCompactor, hasExplorer, hasProfileStore, hasReviewSource, hasSearcher, hasSessionManager, providerCapabilities } from './provider.ts'
+import { hasCompactor, hasExplorer, hasReviewSource, hasSearcher, hasSessionManager, providerCapabilities } from './provider.ts'
 import { openHarness } from './test-support/harness.ts'
 
 const session = { sessionId: 'chat-1', agent: 'default', user: 'ada' }
@@ -20,11 +20,11 @@ test('the LCM provider has every capability; the simple one has core, profiles a
   t.after(() => h.close())
   const lcm = h.provider('lcm')
   const simple = h.provider('simple')
-  assert.deepEqual(providerCapabilities(lcm), ['compactor', 'searcher', 'explorer', 'profiles', 'sessions', 'review'])
-  assert.deepEqual(providerCapabilities(simple), ['profiles', 'sessions'])
+  assert.deepEqual(providerCapabilities(lcm), ['compactor', 'searcher', 'explorer', 'sessions', 'review'])
+  assert.deepEqual(providerCapabilities(simple), ['sessions'])
   assert.equal(hasCompactor(simple), false)
   assert.equal(hasSearcher(simple) || hasExplorer(simple) || hasReviewSource(simple), false)
-  assert.ok(hasProfileStore(simple) && hasSessionManager(simple))
+  assert.ok(hasSessionManager(simple))
 })
 
 test('append keeps order and seq; assemble returns the fresh tail in order and respects the budget', async (t) => {
@@ -206,14 +206,10 @@ test('switching providers keeps every message: simple reads raw messages, LCM se
   assert.deepEqual((await checkContextConsistency(h.backend.context, conv.id)).problems, [])
 })
 
-test('profiles, session info and review marks', async (t) => {
+test('session info and review marks', async (t) => {
   const h = openHarness()
   t.after(() => h.close())
   const lcm = h.provider('lcm')
-  assert.equal(await lcm.getProfile(session), null)
-  await lcm.setProfile(session, 'Prefers metric units.')
-  assert.equal(await h.provider('simple').getProfile(session), 'Prefers metric units.', 'same table for both providers')
-  await assert.rejects(lcm.getProfile({ sessionId: 's', agent: 'default' }), (e) => EngramError.is(e) && e.code === 'invalid_argument' && /--user/.test(e.fix ?? ''))
 
   await lcm.saveInfo(session, { title: 'Atlas rollout' })
   assert.deepEqual((await lcm.loadInfo(session))?.info, { title: 'Atlas rollout' })

@@ -1,7 +1,7 @@
 /**
  * The LCM provider (lossless context management, anna's `memory/lcm`): every message kept, older
  * turns folded into a DAG of summaries, assembly within a token budget, search, describe and
- * expand, profiles, session info and review marks — every capability.
+ * expand, session info and review marks — every capability.
  *
  * Appends and compactions of one session take the session's named lock, so they never interleave,
  * also across processes sharing a home. Assembly only reads (unless it must compact first).
@@ -19,17 +19,18 @@ import type {
   ContextProvider,
   ExpandedNode,
   Explorer,
-  ProfileStore,
   ReviewSource,
+  ConversationReader,
   Searcher,
   SessionManager,
 } from './provider.ts'
+import { readerAgent, readerSees } from './provider.ts'
 import { isDegradedMethod, transcriptLine } from './render.ts'
 import { createSessionSupport, messageStats } from './session-support.ts'
 import { type ContextProviderDeps, resolveSettings } from './settings.ts'
 import { createSummarizer } from './summarizer.ts'
 
-export type LcmContextProvider = ContextProvider & Compactor & Searcher & Explorer & ProfileStore & SessionManager & ReviewSource
+export type LcmContextProvider = ContextProvider & Compactor & Searcher & Explorer & SessionManager & ReviewSource
 
 function notFound(what: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.notFound, category: 'user', message: `${what} was not found.`, fix })
@@ -61,9 +62,11 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
     return `${items.length}:${items.at(-1)?.position ?? 0}`
   }
 
-  async function conversationOfAgent(agent: string, conversationId: number): Promise<Conversation> {
-    const owned = (await store.listConversations(agent)).find((conversation) => conversation.id === conversationId)
-    if (!owned) throw notFound(`Conversation ${conversationId} of agent ${agent}`, 'Use ids from this agent’s own search results or assembled context.')
+  /** The conversation when the reader may see it; another user's is "not found" (its existence is not told). */
+  async function conversationOfReader(reader: ConversationReader, conversationId: number): Promise<Conversation> {
+    const agent = readerAgent(reader)
+    const owned = (await store.listConversations(agent)).find((conversation) => conversation.id === conversationId && readerSees(reader, conversation))
+    if (!owned) throw notFound(`Conversation ${conversationId} of agent ${agent}`, 'Use ids from your own search results or assembled context.')
     return owned
   }
 
@@ -158,11 +161,12 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
       )
     },
 
-    async search(agent, query, options = {}) {
+    async search(reader, query, options = {}) {
       if (typeof query !== 'string' || query.trim() === '') {
         throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'The search query is empty.', fix: 'Pass one or more words to look for.' })
       }
       const limit = options.limit ?? 10
+      const agent = readerAgent(reader)
       let conversations: Conversation[]
       if (options.sessionId !== undefined) {
         const one = await store.findConversation(options.sessionId, agent)
@@ -170,15 +174,19 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
       } else {
         conversations = await store.listConversations(agent)
       }
-      return indexer.search(conversations, query, limit)
+      return indexer.search(
+        conversations.filter((conversation) => readerSees(reader, conversation)),
+        query,
+        limit,
+      )
     },
 
-    async describe(agent, id) {
+    async describe(reader, id) {
       const summaryId = parseSummaryId(id)
       if (summaryId) {
         const summary = await store.summary(summaryId)
         if (!summary) throw notFound(`Summary ${summaryId}`, 'Use a summary id from the assembled context or a search hit.')
-        const conversation = await conversationOfAgent(agent, summary.conversationId)
+        const conversation = await conversationOfReader(reader, summary.conversationId)
         const [children, foldedBy, messageIds] = await Promise.all([
           store.summaryChildren(summary.id),
           store.summaryParents({ summaryId: summary.id }),
@@ -209,7 +217,7 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
       const messageId = parseMessageId(id)
       const [message] = messageId === undefined ? [] : await store.messagesById([messageId])
       if (!message) throw notFound(`"${id}"`, 'Pass a summary id (sum_…) or a message id (msg:<n>).')
-      const conversation = await conversationOfAgent(agent, message.conversationId)
+      const conversation = await conversationOfReader(reader, message.conversationId)
       const foldedBy = await store.summaryParents({ messageId: message.id })
       return {
         kind: 'message',
@@ -226,12 +234,12 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
       }
     },
 
-    async expand(agent, id, options = {}) {
+    async expand(reader, id, options = {}) {
       const summaryId = parseSummaryId(id)
       if (!summaryId) throw notFound(`Summary "${id}"`, 'expand takes a summary id (sum_…); a raw message has nothing below it.')
       const summary = await store.summary(summaryId)
       if (!summary) throw notFound(`Summary ${summaryId}`, 'Use a summary id from the assembled context or a search hit.')
-      await conversationOfAgent(agent, summary.conversationId)
+      await conversationOfReader(reader, summary.conversationId)
       const limit = options.limit ?? Number.POSITIVE_INFINITY
       const nodes: ExpandedNode[] = []
       let total: number
@@ -260,7 +268,6 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
       return { id: summaryId, nodes, truncated: nodes.length < total }
     },
 
-    ...support.profiles,
     ...support.sessions,
 
     async listUnreviewed(agent) {

@@ -4,10 +4,11 @@
  * never base-class methods that throw when called.
  *
  * Two providers ship: `lcm` (lossless context management: a DAG of summaries, all capabilities)
- * and `simple` (a sliding window: the core, profiles and sessions). Both use the same ContextStore
+ * and `simple` (a sliding window: the core and sessions). Both use the same ContextStore
  * tables, so switching between them keeps every stored message.
  */
 import type { MessageInput, MessageRole, StoredMessage, SummaryKind, SummaryMethod } from '../../core/message.ts'
+import type { Viewer } from '../../core/owner.ts'
 import type { SessionInfo } from '../../storage/contracts.ts'
 
 /** Whose conversation: one session of one agent, optionally with a known user. */
@@ -159,8 +160,16 @@ export interface SearchResult {
   via: 'index' | 'scan'
 }
 
+/**
+ * Whose conversations a search or an exploration may reach: an agent name reaches every
+ * conversation of that agent (administrators, the CLI's operator view of one session); a viewer
+ * reaches only its own user's conversations and the agent's conversations without a user
+ * (decision 0017). Everything on behalf of a session passes its viewer.
+ */
+export type ConversationReader = string | Viewer
+
 export interface Searcher {
-  search(agent: string, query: string, options?: SearchOptions): Promise<SearchResult>
+  search(reader: ConversationReader, query: string, options?: SearchOptions): Promise<SearchResult>
 }
 
 export interface SummaryDescription {
@@ -215,15 +224,19 @@ export interface Expansion {
 
 export interface Explorer {
   /** Metadata and lineage of a summary (`sum_…`) or a message (`msg:<id>` or the number). */
-  describe(agent: string, id: string): Promise<SummaryDescription | MessageDescription>
+  describe(reader: ConversationReader, id: string): Promise<SummaryDescription | MessageDescription>
   /** A summary's children, or (`toMessages`) every raw message it stands for. */
-  expand(agent: string, id: string, options?: { toMessages?: boolean; limit?: number }): Promise<Expansion>
+  expand(reader: ConversationReader, id: string, options?: { toMessages?: boolean; limit?: number }): Promise<Expansion>
 }
 
-export interface ProfileStore {
-  /** The per-user-per-agent notes (null when none). Needs `session.user`. */
-  getProfile(session: ContextSession): Promise<string | null>
-  setProfile(session: ContextSession, content: string): Promise<void>
+/** The agent a reader belongs to. */
+export function readerAgent(reader: ConversationReader): string {
+  return typeof reader === 'string' ? reader : reader.agent
+}
+
+/** Whether a reader may see a conversation of its agent. */
+export function readerSees(reader: ConversationReader, conversation: { user: string | undefined }): boolean {
+  return typeof reader === 'string' || conversation.user === undefined || conversation.user === reader.user
 }
 
 export interface SessionManager {
@@ -271,9 +284,6 @@ export function hasSearcher<P extends ContextProvider>(provider: P): provider is
 export function hasExplorer<P extends ContextProvider>(provider: P): provider is P & Explorer {
   return hasMethods(provider, ['describe', 'expand'])
 }
-export function hasProfileStore<P extends ContextProvider>(provider: P): provider is P & ProfileStore {
-  return hasMethods(provider, ['getProfile', 'setProfile'])
-}
 export function hasSessionManager<P extends ContextProvider>(provider: P): provider is P & SessionManager {
   return hasMethods(provider, ['saveInfo', 'loadInfo', 'listInfo', 'loadHistory'])
 }
@@ -287,7 +297,6 @@ export function providerCapabilities(provider: ContextProvider): string[] {
   if (hasCompactor(provider)) out.push('compactor')
   if (hasSearcher(provider)) out.push('searcher')
   if (hasExplorer(provider)) out.push('explorer')
-  if (hasProfileStore(provider)) out.push('profiles')
   if (hasSessionManager(provider)) out.push('sessions')
   if (hasReviewSource(provider)) out.push('review')
   return out

@@ -8,7 +8,7 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { MESSAGE_ROLES, type MessageInput, type StoredMessage } from '../../core/message.ts'
 import { countTokens } from '../../core/tokens.ts'
 import type { Conversation, ContextStore, Locks } from '../../storage/contracts.ts'
-import type { ContextSession, ContextStats, ProfileStore, SessionManager } from './provider.ts'
+import type { ContextSession, ContextStats, SessionManager } from './provider.ts'
 
 export interface SessionSupportDeps {
   store: ContextStore
@@ -52,8 +52,23 @@ export interface SessionSupport {
   findConversation(session: ContextSession): Promise<Conversation | null>
   withSessionLock<T>(session: ContextSession, fn: () => Promise<T>): Promise<T>
   append(session: ContextSession, messages: MessageInput[]): Promise<{ conversation: Conversation; stored: StoredMessage[] }>
-  profiles: ProfileStore
   sessions: SessionManager
+}
+
+/**
+ * A conversation belongs to the user it was opened with (decision 0017): another user, or a
+ * session without a user, may not read or continue it.
+ */
+export function checkOwner(session: ContextSession, conversation: Conversation): Conversation {
+  if (conversation.user === session.user) return conversation
+  const whose = conversation.user === undefined ? 'the agent (it was opened without a user)' : 'another user'
+  throw new EngramError({
+    code: ErrorCode.accessDenied,
+    category: 'user',
+    message: `Session ${JSON.stringify(session.sessionId)} belongs to ${whose}; ${session.user === undefined ? 'a session without a user' : `user ${JSON.stringify(session.user)}`} cannot open it.`,
+    fix: 'use one session id per conversation with one user (e.g. prefix it with the user id), and pass the same { user } every turn',
+    details: { sessionId: session.sessionId },
+  })
 }
 
 export function lockName(session: ContextSession): string {
@@ -69,19 +84,11 @@ export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
     validateSession(session)
     const hit = cache.get(key(session))
     // A session first seen without its user learns it later: ask the store once more then.
-    if (hit && (hit.user !== undefined || session.user === undefined)) return hit
+    if (hit && (hit.user !== undefined || session.user === undefined)) return checkOwner(session, hit)
     const owner = session.user === undefined ? { agent: session.agent } : { agent: session.agent, user: session.user }
     const found = await store.conversation(session.sessionId, owner)
     cache.set(key(session), found)
-    return found
-  }
-
-  function requireUser(session: ContextSession): string {
-    validateSession(session)
-    if (typeof session.user !== 'string' || session.user === '') {
-      throw invalid('User notes belong to a user, and this session has none.', 'Pass { user } with the session (the CLI takes --user).')
-    }
-    return session.user
+    return checkOwner(session, found)
   }
 
   const support: SessionSupport = {
@@ -89,10 +96,10 @@ export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
     async findConversation(session) {
       validateSession(session)
       const hit = cache.get(key(session))
-      if (hit) return hit
+      if (hit) return checkOwner(session, hit)
       const found = await store.findConversation(session.sessionId, session.agent)
       if (found) cache.set(key(session), found)
-      return found
+      return found ? checkOwner(session, found) : null
     },
     async withSessionLock(session, fn) {
       const outcome = await locks.withLock(lockName(session), fn, { wait: true, timeoutMs: deps.lockTimeoutMs })
@@ -113,15 +120,6 @@ export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
       const rows = messages.map((message) => ({ ...message, at: message.at ?? now, tokenCount: countTokens(message.content) }))
       const stored = await support.withSessionLock(session, () => store.appendMessages(conv.id, rows))
       return { conversation: conv, stored }
-    },
-    profiles: {
-      async getProfile(session) {
-        return store.getNotes(requireUser(session), session.agent)
-      },
-      async setProfile(session, content) {
-        if (typeof content !== 'string') throw invalid('Profile notes must be a string.', 'Pass the whole notes text.')
-        await store.setNotes(requireUser(session), session.agent, content)
-      },
     },
     sessions: {
       async saveInfo(session, info) {

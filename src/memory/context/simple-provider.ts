@@ -7,11 +7,11 @@
  */
 import type { StoredMessage } from '../../core/message.ts'
 import { validateBudget } from './assembler.ts'
-import type { AssembledContext, AssembledItem, ContextProvider, ProfileStore, SessionManager } from './provider.ts'
+import type { AssembledContext, AssembledItem, ContextProvider, SessionManager } from './provider.ts'
 import { createSessionSupport, messageStats } from './session-support.ts'
 import { type ContextProviderDeps, resolveSettings } from './settings.ts'
 
-export type SimpleContextProvider = ContextProvider & ProfileStore & SessionManager
+export type SimpleContextProvider = ContextProvider & SessionManager
 
 function asItem(message: StoredMessage): AssembledItem {
   const item: AssembledItem = {
@@ -85,7 +85,6 @@ export function createSimpleProvider(deps: ContextProviderDeps): SimpleContextPr
       return stats
     },
     async close() {},
-    ...support.profiles,
     ...support.sessions,
   }
 }

@@ -145,13 +145,14 @@ describe('encode()', () => {
 
     const answer = parseConfirmationAnswer('1 3', pending)
     assert.ok(answer)
-    const picked = await second.memory.encoder.pickConfirmations(answer.accept)
+    const picked = await second.memory.encoder.acceptConfirmations(answer.accept)
+    const dropped = await second.memory.encoder.rejectConfirmations(answer.reject)
     assert.deepEqual(
       picked.accepted.map((item) => item.engram.text),
       ['maybe one', 'maybe three'],
     )
     assert.deepEqual(
-      picked.rejected.map((item) => item.engram.text),
+      dropped.rejected.map((item) => item.engram.text),
       ['maybe two'],
     )
     assert.equal((await second.memory.encoder.pendingConfirmations()).length, 0)

@@ -21,8 +21,10 @@ import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import type { MemoryMode } from '../../config/schema.ts'
 import type { ActivityLog, EngramStore, Locks } from '../../storage/contracts.ts'
 import type { ConfirmationQueue, ConfirmationSelection } from '../../storage/contracts.ts'
-import type { EncodeReport, Encoder, PendingConfirmation } from './encoder.ts'
+import { isOwner, type Owner, ownerOfUser, userOfOwner, type Viewer } from '../../core/owner.ts'
+import type { EncodeContext, EncodeReport, Encoder, PendingConfirmation } from './encoder.ts'
 import { mergeProfileFact } from './profile-facts.ts'
+import type { UserProfiles } from './user-profiles.ts'
 
 export interface SavedEngram {
   engram: Engram
@@ -30,12 +32,30 @@ export interface SavedEngram {
   /** Where it went: the store's location and the file. */
   location: string
   file: 'rules' | 'lessons' | 'profile'
+  /** Whose memory it became. */
+  owner: Owner
+}
+
+/** The engram stores of one owner. */
+export interface OwnerEngramStores {
+  global: EngramStore
+  project?: EngramStore
 }
 
 export interface EncoderDeps {
+  /** The agent's own global store. */
   global: EngramStore
   /** The project's store; without it, project-scope engrams are rejected with the reason. */
   project?: EngramStore
+  /**
+   * The stores of any owner (decision 0017). Without it only agent-owned engrams can be saved;
+   * a user's or shared engram is rejected with the reason.
+   */
+  storesOf?: (owner: Owner) => OwnerEngramStores
+  /** Where a user's profile facts go (the one profile); without it they are rejected. */
+  profiles?: UserProfiles
+  /** The activity log a save is recorded in, per owner (default `activity` for every owner). */
+  activityOf?: (owner: Owner) => ActivityLog
   mode: MemoryMode
   confirmations: ConfirmationQueue
   clock: Clock
@@ -71,15 +91,13 @@ export type DatedEngram = Engram & {
 export interface EngramEncoder extends Encoder {
   readonly mode: MemoryMode
   /** Encode with the gate bypassed: the user already said yes (accepted confirmation, import). */
-  encodeConfirmed(engrams: DatedEngram[]): Promise<EncodeReport>
-  /** What waits for the user's answer; a read, shown after an answer, before the next prompt. */
-  pendingConfirmations(): Promise<PendingConfirmation[]>
-  /** Save the selected confirmations (gate bypassed), then mark them accepted. */
-  acceptConfirmations(selection: ConfirmationSelection): Promise<ConfirmReport>
-  /** Drop the selected confirmations (nothing is saved; the decision is recorded). */
-  rejectConfirmations(selection: ConfirmationSelection): Promise<ConfirmReport>
-  /** Anton's "pick numbers": accept these ids and reject every other pending one. */
-  pickConfirmations(ids: string[]): Promise<ConfirmReport>
+  encodeConfirmed(engrams: DatedEngram[], context?: EncodeContext): Promise<EncodeReport>
+  /** What waits for `user`'s answer (the agent's own queue without one); a read, shown after an answer. */
+  pendingConfirmations(user?: string): Promise<PendingConfirmation[]>
+  /** Save the selected confirmations of `user` (gate bypassed), then mark them accepted. */
+  acceptConfirmations(selection: ConfirmationSelection, user?: string): Promise<ConfirmReport>
+  /** Drop the selected confirmations of `user` (nothing is saved; the decision is recorded). */
+  rejectConfirmations(selection: ConfirmationSelection, user?: string): Promise<ConfirmReport>
 }
 
 function emptyReport(): EncodeReport {
@@ -97,6 +115,8 @@ export function invalidEngramReason(engram: Engram, hasProject: boolean): string
   if (engram.scope === 'project' && engram.kind !== 'profile' && !hasProject) {
     return 'project scope, but no project is open (pass --project or set ENGRAM_PROJECT, or use scope global)'
   }
+  if (engram.owner !== undefined && !isOwner(engram.owner)) return `owner ${JSON.stringify(engram.owner)} is not agent, shared or user:<id>`
+  if (engram.owner === 'shared' && engram.kind === 'profile') return 'a profile fact is about one user or the agent, never shared: use owner user or agent'
   return undefined
 }
 
@@ -133,6 +153,12 @@ export function entryOfEngram(engram: DatedEngram, day: string): EngramEntry {
 export function createEncoder(deps: EncoderDeps): EngramEncoder {
   const { global, project, mode, confirmations, clock } = deps
 
+  function storesFor(owner: Owner): OwnerEngramStores {
+    if (owner === 'agent') return { global, ...(project ? { project } : {}) }
+    if (!deps.storesOf) throw new Error(`this encoder saves only agent-owned memory; ${owner} has no store here`)
+    return deps.storesOf(owner)
+  }
+
   function report(error: unknown): void {
     try {
       deps.onError?.(error)
@@ -141,11 +167,13 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
     }
   }
 
-  async function afterSave(saved: SavedEngram): Promise<void> {
-    if (deps.activity) {
+  async function afterSave(saved: SavedEngram, context: EncodeContext): Promise<void> {
+    // Recorded in the activity of the session that saved it (a user's promotion is their act).
+    const log = deps.activityOf ? deps.activityOf(context.user !== undefined ? ownerOfUser(context.user) : saved.owner) : deps.activity
+    if (log) {
       try {
         const { engram } = saved
-        await deps.activity.append({
+        await log.append({
           ts: clock.now().toISOString(),
           type: 'memory_write',
           content: engram.text,
@@ -156,6 +184,7 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
             confidence: engram.confidence,
             source: engram.source,
             file: `${saved.location}/${saved.file}.md`,
+            owner: saved.owner,
             ...(engram.topic ? { topic: engram.topic } : {}),
             ...(engram.tool ? { tool: engram.tool } : {}),
           },
@@ -173,7 +202,7 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
     }
   }
 
-  async function mergeIntoProfile(entry: EngramEntry): Promise<{ kind: 'added'; entry: EngramEntry } | { kind: 'duplicate'; existing: EngramEntry }> {
+  async function mergeIntoProfile(global: EngramStore, entry: EngramEntry): Promise<{ kind: 'added'; entry: EngramEntry } | { kind: 'duplicate'; existing: EngramEntry }> {
     const merge = async () => {
       const current = await global.recallIdentity()
       const merged = mergeProfileFact(current, entry)
@@ -187,15 +216,30 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
     throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: 'The profile is being rewritten by another process.', fix: 'Try again in a moment.' })
   }
 
-  async function store(engram: DatedEngram, result: EncodeReport): Promise<void> {
+  async function store(engram: DatedEngram, result: EncodeReport, context: EncodeContext): Promise<void> {
     const entry = entryOfEngram(engram, isoDay(clock.now()))
+    const owner = engram.owner ?? 'agent'
+    const user = userOfOwner(owner)
+    if (engram.kind === 'profile' && user !== undefined) {
+      // A user's profile is one document shared by the agents of the home (decision 0017).
+      if (!deps.profiles) throw new Error('this encoder has no user profiles to write to')
+      const merged = await deps.profiles.mergeFact(user, entry.text)
+      if (merged.kind === 'duplicate') {
+        result.duplicates.push(engram)
+        return
+      }
+      result.saved.push({ engram, entry })
+      await afterSave({ engram, entry, location: merged.path.replace(/\/[^/]*$/, ''), file: 'profile', owner }, context)
+      return
+    }
+    const stores = storesFor(owner)
     // Identity is singular (Anton: profile.md is global-only), so profile facts always go global.
-    const target = engram.kind === 'profile' || engram.scope === 'global' ? global : project
-    if (!target) throw new Error('unreachable: project scope was validated')
+    const target = engram.kind === 'profile' || engram.scope === 'global' ? stores.global : stores.project
+    if (!target) throw new Error(`no ${engram.scope} store for ${owner}: open a project (--project or ENGRAM_PROJECT), or use scope global`)
     let outcome: { kind: 'added'; entry: EngramEntry } | { kind: 'duplicate'; existing: EngramEntry }
     let file: SavedEngram['file']
     if (engram.kind === 'profile') {
-      outcome = await mergeIntoProfile(entry)
+      outcome = await mergeIntoProfile(stores.global, entry)
       file = 'profile'
     } else if ((RULE_KINDS as readonly string[]).includes(engram.kind)) {
       outcome = await target.encodeRule(entry)
@@ -208,12 +252,12 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
       result.duplicates.push(engram)
       return
     }
-    const saved: SavedEngram = { engram, entry: outcome.entry, location: target.location, file }
+    const saved: SavedEngram = { engram, entry: outcome.entry, location: target.location, file, owner }
     result.saved.push({ engram, entry: outcome.entry })
-    await afterSave(saved)
+    await afterSave(saved, context)
   }
 
-  async function run(engrams: DatedEngram[], gated: boolean): Promise<EncodeReport> {
+  async function run(engrams: DatedEngram[], gated: boolean, context: EncodeContext = {}): Promise<EncodeReport> {
     const result = emptyReport()
     if (!Array.isArray(engrams)) {
       throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'encode() takes an array of engrams.', fix: 'Pass [engram, …].' })
@@ -229,11 +273,17 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
         continue
       }
       if (gated && mode === 'copilot' && engram.confidence !== 'high') {
-        result.pending.push(await confirmations.enqueue(engram, `copilot mode: confidence ${engram.confidence}`))
+        result.pending.push(await confirmations.enqueue(engram, `copilot mode: confidence ${engram.confidence}`, context.user))
+        continue
+      }
+      // A memory a user's session hands to the agent or to everyone waits for a yes in copilot mode.
+      const promoted = context.user !== undefined && (engram.owner ?? 'agent') !== ownerOfUser(context.user)
+      if (gated && mode === 'copilot' && promoted) {
+        result.pending.push(await confirmations.enqueue(engram, `copilot mode: promotion to ${engram.owner ?? 'agent'}`, context.user))
         continue
       }
       try {
-        await store(engram, result)
+        await store(engram, result, context)
       } catch (error) {
         // One engram that cannot be written (a lock timeout, a full disk) must not lose the others.
         result.rejected.push({ engram, reason: describeError(error) })
@@ -243,8 +293,8 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
   }
 
   /** The pending confirmations a selection names; an id that is not pending is an error. */
-  async function selected(selection: ConfirmationSelection): Promise<PendingConfirmation[]> {
-    const pending = await confirmations.pending()
+  async function selected(selection: ConfirmationSelection, user: string | undefined): Promise<PendingConfirmation[]> {
+    const pending = await confirmations.pending(user)
     if (selection === 'all') return pending
     const ids = selection.map((id) => String(id).trim())
     const unknown = ids.filter((id) => !pending.some((item) => item.id === id))
@@ -260,37 +310,48 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
     return pending.filter((item) => ids.includes(item.id))
   }
 
-  async function accept(selection: ConfirmationSelection): Promise<ConfirmReport> {
-    const chosen = await selected(selection)
+  async function accept(selection: ConfirmationSelection, user: string | undefined): Promise<ConfirmReport> {
+    const chosen = await selected(selection, user)
     const encoded = await run(
       chosen.map((item) => item.engram),
       false,
+      user === undefined ? {} : { user },
     )
     // Only what was written (or already there) is marked accepted; a failed write stays pending.
     const failed = new Set(encoded.rejected.map((item) => item.engram))
     const done = chosen.filter((item) => !failed.has(item.engram))
-    const accepted = done.length > 0 ? await confirmations.accept(done.map((item) => item.id)) : []
+    const accepted = done.length > 0 ? await confirmations.accept(done.map((item) => item.id), user) : []
     return { accepted, report: encoded, rejected: [] }
   }
 
   return {
     mode,
-    encode: (engrams) => run(engrams, true),
-    encodeConfirmed: (engrams) => run(engrams, false),
-    pendingConfirmations: () => confirmations.pending(),
+    encode: (engrams, context) => run(engrams, true, context),
+    encodeConfirmed: (engrams, context) => run(engrams, false, context),
+    pendingConfirmations: (user) => confirmations.pending(user),
     acceptConfirmations: accept,
-    async rejectConfirmations(selection) {
-      const chosen = await selected(selection)
-      const rejected = chosen.length > 0 ? await confirmations.reject(chosen.map((item) => item.id)) : []
+    async rejectConfirmations(selection, user) {
+      const chosen = await selected(selection, user)
+      const rejected = chosen.length > 0 ? await confirmations.reject(chosen.map((item) => item.id), user) : []
       return { accepted: [], report: emptyReport(), rejected }
     },
-    async pickConfirmations(ids) {
-      const before = await confirmations.pending()
-      const result = await accept(ids)
-      const picked = new Set(ids.map((id) => String(id).trim()))
-      const others = before.filter((item) => !picked.has(item.id)).map((item) => item.id)
-      const rejected = others.length > 0 ? await confirmations.reject(others) : []
-      return { ...result, rejected }
-    },
+  }
+}
+
+/**
+ * The encoder as one viewer uses it (decision 0017): an engram without an owner becomes the
+ * viewer's (its user's, else the agent's), and a promotion to another owner is asked of that user.
+ * Every producer inside a session (memorize, the error learner, the pattern monitor, sleep replay,
+ * identity extraction) encodes through one of these.
+ */
+export function encoderFor(encoder: Encoder, viewer: Viewer): Encoder {
+  const owner = ownerOfUser(viewer.user)
+  const context: EncodeContext = viewer.user === undefined ? {} : { user: viewer.user }
+  return {
+    encode: (engrams, given) =>
+      encoder.encode(
+        Array.isArray(engrams) ? engrams.map((engram) => (engram && typeof engram === 'object' && engram.owner === undefined ? { ...engram, owner } : engram)) : engrams,
+        given ?? context,
+      ),
   }
 }

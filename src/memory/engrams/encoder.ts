@@ -9,7 +9,6 @@ import type { PendingConfirmation } from '../../storage/contracts.ts'
 
 export type { PendingConfirmation }
 
-
 export interface EncodeReport {
   /** Written to a store. */
   saved: Array<{ engram: Engram; entry: EngramEntry }>
@@ -23,6 +22,12 @@ export interface EncodeReport {
   rejected: Array<{ engram: Engram; reason: string }>
 }
 
+/** Who is encoding: the user of the session the engrams come from (decision 0017). */
+export interface EncodeContext {
+  /** The session's user; a copilot-mode promotion to another owner waits for this user's yes. */
+  user?: string
+}
+
 export interface Encoder {
-  encode(engrams: Engram[]): Promise<EncodeReport>
+  encode(engrams: Engram[], context?: EncodeContext): Promise<EncodeReport>
 }

@@ -10,9 +10,11 @@ import { z } from 'zod'
 import { describeError } from '../../core/errors.ts'
 import type { Engram } from '../../core/engram.ts'
 import type { Llm } from '../../llm/contracts.ts'
+import { ownerOfUser } from '../../core/owner.ts'
 import type { EngramStore } from '../../storage/contracts.ts'
 import type { EngramEncoder } from './encode.ts'
 import type { EncodeReport } from './encoder.ts'
+import type { UserProfiles } from './user-profiles.ts'
 
 /** Anton fires identity extraction every 5 conversation turns. */
 export const IDENTITY_EVERY_TURNS = 5
@@ -28,8 +30,10 @@ export type IdentityUpdate =
 
 export interface IdentityUpdaterOptions {
   encoder: EngramEncoder
-  /** The global store, to show the model the current profile. */
+  /** The agent's global store: its profile.md is the identity of sessions without a user. */
   global: EngramStore
+  /** Users' profiles: in a session with a user, facts about them go there (decision 0017). */
+  profiles?: UserProfiles
   /** Without one (or when unavailable) only explicit statements are extracted. */
   llm?: Llm
   everyTurns?: number
@@ -39,9 +43,10 @@ export interface IdentityUpdaterOptions {
 export interface IdentityUpdater {
   /**
    * Runs on every `everyTurns`-th turn (turn numbers start at 1), looking at the user messages
-   * among `messages` (the recent turns). Never throws for a model failure.
+   * among `messages` (the recent turns). With `user`, the facts go into that user's profile;
+   * without, into the agent's profile.md. Never throws for a model failure.
    */
-  maybeUpdateIdentity(messages: ConversationMessage[], turnNumber: number): Promise<IdentityUpdate>
+  maybeUpdateIdentity(messages: ConversationMessage[], turnNumber: number, context?: { user?: string }): Promise<IdentityUpdate>
 }
 
 const identitySchema = z.object({
@@ -92,7 +97,8 @@ export function extractExplicitFacts(text: string): string[] {
 export function createIdentityUpdater(options: IdentityUpdaterOptions): IdentityUpdater {
   const every = options.everyTurns ?? IDENTITY_EVERY_TURNS
   return {
-    async maybeUpdateIdentity(messages, turnNumber) {
+    async maybeUpdateIdentity(messages, turnNumber, context = {}) {
+      const user = context.user
       if (options.encoder.mode === 'off') return { kind: 'skipped', reason: 'memory mode is off' }
       if (!Number.isInteger(turnNumber) || turnNumber < 1 || turnNumber % every !== 0) {
         return { kind: 'skipped', reason: `runs every ${every} turns; this is turn ${turnNumber}` }
@@ -107,7 +113,8 @@ export function createIdentityUpdater(options: IdentityUpdaterOptions): Identity
       let llmError: string | undefined
       if (options.llm?.available) {
         try {
-          const profile = (await options.global.recallIdentity()).map((entry) => `- ${entry.text}`).join('\n') || '(empty)'
+          const current = user !== undefined && options.profiles ? await options.profiles.facts(user) : await options.global.recallIdentity()
+          const profile = current.map((entry) => `- ${entry.text}`).join('\n') || '(empty)'
           const answer = await options.llm.generateObject({
             schema: identitySchema,
             name: 'identity_facts',
@@ -131,8 +138,9 @@ export function createIdentityUpdater(options: IdentityUpdaterOptions): Identity
         // The user said it in so many words; a model's reading of it is less certain.
         confidence: method === 'explicit' ? 'high' : 'medium',
         source: method === 'explicit' ? 'user' : 'llm',
+        owner: ownerOfUser(user),
       }))
-      const report = await options.encoder.encode(engrams)
+      const report = await options.encoder.encode(engrams, user === undefined ? {} : { user })
       return { kind: 'updated', method, facts: found, report, ...(llmError ? { llmError } : {}) }
     },
   }

@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { EngramEntry, RuleKind } from '../../core/engram.ts'
+import { dedupeKey, type EngramEntry, type RuleKind } from '../../core/engram.ts'
 import { countTokens } from '../../core/tokens.ts'
 import type { EngramStore } from '../../storage/contracts.ts'
 import { escapeRecalled } from './escape-recalled.ts'
@@ -54,6 +54,16 @@ export interface MemoryContext {
 export interface BuildMemoryContextOptions {
   global: EngramStore
   project?: EngramStore
+  /**
+   * More stores whose rules and lessons join those of the same scope, most specific first: a
+   * user's own and the shared ones in a session with that user (decision 0017).
+   */
+  also?: ReadonlyArray<{ global?: EngramStore | undefined; project?: EngramStore | undefined }>
+  /**
+   * The identity to show instead of `global`'s profile.md: in a session with a user, that user's
+   * one profile (decision 0017). An empty list shows none.
+   */
+  identity?: EngramEntry[]
   /** The project folder, where the instructions file (ENGRAM.md or AGENTS.md) is looked for. */
   projectDir?: string
   budgets?: Partial<MemoryBudgets>
@@ -160,14 +170,15 @@ export async function readProjectInstructions(projectDir: string): Promise<{ pat
 /** Assembles the memory block of the system prompt (see the file comment). */
 export async function buildMemoryContext(options: BuildMemoryContextOptions): Promise<MemoryContext> {
   const budgets: MemoryBudgets = { ...DEFAULT_MEMORY_BUDGETS, ...options.budgets }
-  const { global, project } = options
-  const noRules: Record<RuleKind, EngramEntry[]> = { always: [], never: [], when: [] }
+  const also = options.also ?? []
+  const globals = [...also.map((stores) => stores.global), options.global].filter((store): store is EngramStore => store !== undefined)
+  const projects = [...also.map((stores) => stores.project), options.project].filter((store): store is EngramStore => store !== undefined)
   const [identity, globalRules, projectRules, globalLessons, projectLessons, instructions] = await Promise.all([
-    global.recallIdentity(),
-    global.recallRules(),
-    project ? project.recallRules() : Promise.resolve(noRules),
-    global.recallLessons(),
-    project ? project.recallLessons() : Promise.resolve([]),
+    options.identity ? Promise.resolve(options.identity) : options.global.recallIdentity(),
+    mergedRules(globals),
+    mergedRules(projects),
+    mergedLessons(globals),
+    mergedLessons(projects),
     options.projectDir ? readProjectInstructions(options.projectDir) : Promise.resolve(undefined),
   ])
 
@@ -195,6 +206,38 @@ export async function buildMemoryContext(options: BuildMemoryContextOptions): Pr
     sections.push({ name: 'Project instructions', tokens: countTokens(text), entries: 1, truncated: false, path: instructions.path })
   }
   return { text: parts.join('\n\n'), sections }
+}
+
+/** The rules of several stores of one scope, most specific store first, each rule once. */
+async function mergedRules(stores: EngramStore[]): Promise<Record<RuleKind, EngramEntry[]>> {
+  const merged: Record<RuleKind, EngramEntry[]> = { always: [], never: [], when: [] }
+  const seen = new Set<string>()
+  for (const rules of await Promise.all(stores.map((store) => store.recallRules()))) {
+    for (const kind of ['always', 'never', 'when'] as const) {
+      for (const entry of rules[kind]) {
+        const key = `${kind}\u0000${dedupeKey(entry.text)}`
+        if (seen.has(key)) continue
+        seen.add(key)
+        merged[kind].push(entry)
+      }
+    }
+  }
+  return merged
+}
+
+/** The lessons of several stores of one scope, most recent first, each lesson once. */
+async function mergedLessons(stores: EngramStore[]): Promise<EngramEntry[]> {
+  const lists = await Promise.all(stores.map((store) => store.recallLessons()))
+  if (lists.length === 1) return lists[0] ?? []
+  const seen = new Set<string>()
+  const all = lists.flat().filter((entry) => {
+    const key = dedupeKey(entry.text)
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+  // Stable: within a day, each store's own order (most recent first) is kept.
+  return all.sort((a, b) => (b.ts ?? '').localeCompare(a.ts ?? ''))
 }
 
 function countRules(rules: Record<RuleKind, EngramEntry[]>): number {

@@ -16,6 +16,8 @@ export const TOOL_WISDOM_HEADER = 'Lessons from past sessions (your own memory o
 export interface ToolWisdomOptions {
   global: EngramStore
   project?: EngramStore
+  /** More stores whose wisdom joins (a user's own and the shared ones, decision 0017), most specific first. */
+  also?: ReadonlyArray<{ global?: EngramStore | undefined; project?: EngramStore | undefined }>
   budget?: number
 }
 
@@ -39,7 +41,10 @@ export interface DescribedTool {
  */
 export async function toolWisdom(toolName: string, options: ToolWisdomOptions): Promise<ToolWisdom> {
   const budget = options.budget ?? TOOL_WISDOM_BUDGET
-  const scopes = [options.project, options.global].filter((store): store is EngramStore => store !== undefined)
+  const also = options.also ?? []
+  const scopes = [...also.map((stores) => stores.project), options.project, ...also.map((stores) => stores.global), options.global].filter(
+    (store): store is EngramStore => store !== undefined,
+  )
   const found = (await Promise.all(scopes.map((store) => store.recallToolWisdom(toolName)))).flat()
   const seen = new Set<string>()
   const unique = found.filter((entry) => {

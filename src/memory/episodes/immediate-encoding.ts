@@ -26,10 +26,21 @@ import { type StateUpdateOutcome, updateCurrentTask } from './state-update.ts'
 
 export type BoundaryReason = 'idle' | 'heartbeat' | 'end'
 
-export interface ImmediateEncoderOptions {
-  agent: string
+/** The stores a session's events and episodes live in: its owner's (decision 0017). */
+export interface SessionStores {
+  /** Whose they are, for lock names (`agent`, `user:<id>`). */
+  owner: string
   activity: ActivityLog
   documents: DocumentStore
+}
+
+export interface ImmediateEncoderOptions {
+  agent: string
+  /** The agent's own stores: sessions without a user (and every session when `storesOf` is not given). */
+  activity: ActivityLog
+  documents: DocumentStore
+  /** The stores of a session's owner (its user's tree for a session with a user). */
+  storesOf?: (session: string) => Promise<SessionStores>
   jobs: Jobs
   locks: Locks
   llm: Llm
@@ -80,7 +91,8 @@ export function encodingJobName(session: string): string {
 
 /** Creates the encoder. */
 export function createImmediateEncoder(options: ImmediateEncoderOptions): ImmediateEncoder {
-  const { agent, activity, documents, jobs, locks, llm, clock } = options
+  const { agent, jobs, locks, llm, clock } = options
+  const storesOf = options.storesOf ?? (async (): Promise<SessionStores> => ({ owner: 'agent', activity: options.activity, documents: options.documents }))
 
   async function cursor(session: string): Promise<EpisodeCursor | undefined> {
     const run = await jobs.lastRun(encodingJobName(session), agent, 'ok')
@@ -101,10 +113,10 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
   }
 
   /** Sections of `session` written after `after` but whose run was never recorded (a crash). */
-  async function unfinishedSections(session: string, days: string[], after: EpisodeCursor | undefined): Promise<Array<{ marker: EpisodeMarker; episode: string; day: string }>> {
+  async function unfinishedSections(stores: SessionStores, session: string, days: string[], after: EpisodeCursor | undefined): Promise<Array<{ marker: EpisodeMarker; episode: string; day: string }>> {
     const found: Array<{ marker: EpisodeMarker; episode: string; day: string }> = []
     for (const day of days) {
-      const doc = await documents.read('episode', day)
+      const doc = await stores.documents.read('episode', day)
       if (!doc) continue
       for (const section of parseEpisodeSections(doc.body)) {
         const marker = section.marker
@@ -116,7 +128,8 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
     return found.sort((a, b) => compareRefs(a.marker.until, b.marker.until))
   }
 
-  async function followUp(marker: EpisodeMarker, session: string, day: string, episode: string, warnings: string[]): Promise<{ state: StateUpdateOutcome; resolutions: ResolutionRecord[] }> {
+  async function followUp(stores: SessionStores, marker: EpisodeMarker, session: string, day: string, episode: string, warnings: string[]): Promise<{ state: StateUpdateOutcome; resolutions: ResolutionRecord[] }> {
+    const { activity, documents } = stores
     const resolved = marker.resolved ?? []
     const tasks = marker.tasks ?? []
     let state: StateUpdateOutcome
@@ -141,9 +154,10 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
     return { state, resolutions }
   }
 
-  async function appendSection(day: string, section: string): Promise<void> {
+  async function appendSection(stores: SessionStores, day: string, section: string): Promise<void> {
+    const { documents } = stores
     // A day lock (not the document's own lock, which `append` takes) so the title is written once.
-    const outcome = await locks.withLock(`episode-day:${agent}:${day}`, async () => {
+    const outcome = await locks.withLock(`episode-day:${agent}:${stores.owner === 'agent' ? '' : `${stores.owner}:`}${day}`, async () => {
       const existing = await documents.read('episode', day)
       await documents.append('episode', day, existing ? section : `${episodeFileTitle(day)}${section}`)
     })
@@ -152,18 +166,19 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
 
   async function finalizeLocked(session: string, reason: BoundaryReason, sinceHint: string | undefined): Promise<ImmediateEncodingOutcome> {
     const startedAt = clock.now().toISOString()
+    const stores = await storesOf(session)
     let current = await cursor(session)
     const lookback = new Date(clock.now().getTime() - (options.lookbackDays ?? DEFAULT_LOOKBACK_DAYS) * 86_400_000).toISOString()
     const since = current?.untilTs ?? sinceHint ?? lookback
-    const records: ActivityRecord[] = await activity.read({ since })
+    const records: ActivityRecord[] = await stores.activity.read({ since })
     let segment = segmentAfter(records, session, current)
     if (!segment) return { kind: 'nothing_new', session, reason }
 
     // Repair a crash between writing a section and recording its run.
     const days = [...new Set([dayOf(segment.from.ts), dayOf(segment.until.ts)].filter((day): day is string => day !== undefined))]
     let repaired: string | undefined
-    for (const left of await unfinishedSections(session, days, current)) {
-      await followUp(left.marker, session, left.day, left.episode, [])
+    for (const left of await unfinishedSections(stores, session, days, current)) {
+      await followUp(stores, left.marker, session, left.day, left.episode, [])
       await saveCursor(session, left.marker, reason, startedAt, left.episode)
       current = { lastFinalizedTurn: left.marker.turns[1], untilTs: left.marker.untilTs, untilRef: left.marker.until }
       repaired = left.episode
@@ -190,9 +205,9 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
       ...(summary.tasks.length > 0 ? { tasks: summary.tasks } : {}),
       ...(summary.fallback ? { fallback: summary.fallback } : {}),
     }
-    await appendSection(day, formatEpisodeSection({ time, title: summary.title, body: summary.body, resolved: summary.resolved, tasks: summary.tasks, marker }))
+    await appendSection(stores, day, formatEpisodeSection({ time, title: summary.title, body: summary.body, resolved: summary.resolved, tasks: summary.tasks, marker }))
     const warnings: string[] = []
-    const { state, resolutions } = await followUp(marker, session, day, episode, warnings)
+    const { state, resolutions } = await followUp(stores, marker, session, day, episode, warnings)
     await saveCursor(session, marker, reason, startedAt, episode)
     return {
       kind: 'recorded',

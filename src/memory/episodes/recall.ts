@@ -41,9 +41,20 @@ export interface RecallResult {
 
 export type Recall = (query: string, options?: RecallOptions) => Promise<RecallResult[]>
 
-export interface EpisodicRecallOptions {
+/** One owner's episodes and activity, with its prefix in the memory namespace (decision 0017). */
+export interface RecallTree {
   activity: ActivityLog
   documents: DocumentStore
+  /** `''` for the agent's tree, `users/<key>/` for a user's, `shared/` for the shared one. */
+  namespace: string
+}
+
+export interface EpisodicRecallOptions {
+  /** The agent's own tree (when `trees` is not given). */
+  activity?: ActivityLog
+  documents?: DocumentStore
+  /** Every tree the reader may see (a session's view), most specific first. */
+  trees?: RecallTree[]
   clock: Clock
 }
 
@@ -83,11 +94,15 @@ function clip(text: string): string {
   return text.length > RESULT_TEXT_LIMIT ? `${text.slice(0, RESULT_TEXT_LIMIT - 1)}…` : text
 }
 
-/** Creates `recall(query, { daysBack, limit })` over one agent's episodes and activity log. */
+/** Creates `recall(query, { daysBack, limit })` over the episodes and activity logs of the reader's trees. */
 export function createEpisodicRecall(options: EpisodicRecallOptions): Recall {
-  const { activity, documents, clock } = options
+  const { clock } = options
+  const trees: RecallTree[] =
+    options.trees ?? (options.activity && options.documents ? [{ activity: options.activity, documents: options.documents, namespace: '' }] : [])
+  if (trees.length === 0) throw new Error('createEpisodicRecall needs trees, or an activity log and a document store')
 
-  async function episodeCandidates(sinceDay: string): Promise<Candidate[]> {
+  async function episodeCandidates(tree: RecallTree, sinceDay: string): Promise<Candidate[]> {
+    const { documents, namespace } = tree
     const candidates: Candidate[] = []
     for (const ref of await documents.list('episode')) {
       if (ref.slug < sinceDay) continue
@@ -99,7 +114,7 @@ export function createEpisodicRecall(options: EpisodicRecallOptions): Recall {
         const time = /^(\d{2}):(\d{2})/.exec(section.heading)
         candidates.push({
           source: 'episode',
-          ref: section.heading === '' ? `episodes/${ref.slug}.md` : `episodes/${ref.slug}.md#${section.heading}`,
+          ref: section.heading === '' ? `${namespace}episodes/${ref.slug}.md` : `${namespace}episodes/${ref.slug}.md#${section.heading}`,
           ts: `${ref.slug}T${time ? `${time[1]}:${time[2]}` : '00:00'}:00.000Z`,
           title: section.heading || ref.slug,
           text: clip(body),
@@ -111,12 +126,12 @@ export function createEpisodicRecall(options: EpisodicRecallOptions): Recall {
     return candidates
   }
 
-  async function activityCandidates(since: string): Promise<Candidate[]> {
-    return (await activity.read({ since })).map((record) => {
+  async function activityCandidates(tree: RecallTree, since: string): Promise<Candidate[]> {
+    return (await tree.activity.read({ since })).map((record) => {
       const line = formatEventLine(record, RESULT_TEXT_LIMIT)
       return {
         source: 'activity',
-        ref: record.ref,
+        ref: `${tree.namespace}${record.ref}`,
         ts: record.ts,
         title: `${ACTIVITY_LABELS[record.type]} ${record.type}`,
         text: line,
@@ -131,7 +146,8 @@ export function createEpisodicRecall(options: EpisodicRecallOptions): Recall {
     const checked = checkRecallArguments(query, recallOptions)
     const now = clock.now()
     const since = new Date(now.getTime() - checked.daysBack * 86_400_000)
-    const candidates = [...(await episodeCandidates(isoDay(since))), ...(await activityCandidates(since.toISOString()))]
+    const candidates: Candidate[] = []
+    for (const tree of trees) candidates.push(...(await episodeCandidates(tree, isoDay(since))), ...(await activityCandidates(tree, since.toISOString())))
     const scores = bm25Scores(
       checked.query,
       candidates.map((candidate) => candidate.searchText),

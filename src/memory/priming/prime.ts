@@ -14,6 +14,7 @@
  */
 import type { Clock } from '../../core/clock.ts'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
+import { userKey, type Viewer } from '../../core/owner.ts'
 import { truncateToTokens } from '../../core/tokens.ts'
 import type { ActivityLog, DocumentStore, SearchIndex, UnitKind } from '../../storage/contracts.ts'
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
@@ -53,8 +54,19 @@ export interface InjectedMemory {
 
 export interface PrimeInput {
   message: string
-  /** The sender; their profile is channel A. */
+  /** The sender; their profile is channel A. With a viewer, it must be the viewer's user. */
   user?: string
+  /**
+   * Whose memories may be recalled (decision 0017): a session's (agent, user). Every priming on
+   * behalf of a session passes it; without one, every owner's memories are candidates (benchmarks).
+   */
+  viewer?: Viewer
+  /** The activity log(s) the viewer sees (default: the primer's). */
+  activity?: ActivityLog
+  /** The procedures the viewer sees (default: the primer's). */
+  procedures?: ProcedureStore
+  /** Leave channel A out (the caller shows the profile elsewhere, e.g. in the memory context). */
+  skipProfile?: boolean
   /** The current session: its own messages are already in the conversation, so activity leaves them out. */
   sessionId?: string
   /** Now, for recency and the activity window (default the clock). */
@@ -142,7 +154,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
 
   async function profileItems(user: string | undefined): Promise<Array<PackItem<Meta>>> {
     if (user === undefined || user.trim() === '') return []
-    const doc = await deps.documents.read('user', user)
+    const doc = await deps.documents.read('user', userKey(user))
     if (!doc) return []
     const lines = doc.body
       .split('\n')
@@ -155,9 +167,9 @@ export function createPrimer(deps: PrimerDeps): Primer {
     }))
   }
 
-  async function activityItems(asOf: Date, sessionId: string | undefined): Promise<Array<PackItem<Meta>>> {
+  async function activityItems(log: ActivityLog, asOf: Date, sessionId: string | undefined): Promise<Array<PackItem<Meta>>> {
     const since = new Date(asOf.getTime() - settings.activityHours * 3_600_000).toISOString()
-    const records = (await deps.activity.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })).reverse()
+    const records = (await log.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })).reverse()
     const outside = sessionId === undefined ? records : records.filter((r) => !(r.session === sessionId && (r.type === 'message_received' || r.type === 'response_sent')))
     // Newest first: packing keeps the most recent that fit; they are put back in order afterwards.
     return groupActivity(outside)
@@ -187,6 +199,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
       asOf,
       recordAccess: false,
       excludeMessageIds: input.excludeMessageIds,
+      ...(input.viewer ? { viewer: input.viewer } : {}),
     })
     return result.hits.filter((hit) => deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent)
   }
@@ -194,26 +207,24 @@ export function createPrimer(deps: PrimerDeps): Primer {
   // Listing procedures reads and parses every procedure file (≈9 ms for 20 files); priming runs
   // before every turn, so the list is reused for a moment. A procedure written in the last two
   // seconds is still found by stage 3 (the index) meanwhile.
-  let procedureCache: { at: number; list: Promise<Awaited<ReturnType<ProcedureStore['list']>>> } | undefined
-  function listProcedures(): Promise<Awaited<ReturnType<ProcedureStore['list']>>> {
-    if (!deps.procedures) return Promise.resolve([])
+  const procedureCache = new WeakMap<ProcedureStore, { at: number; list: Promise<Awaited<ReturnType<ProcedureStore['list']>>> }>()
+  function listProcedures(store: ProcedureStore | undefined): Promise<Awaited<ReturnType<ProcedureStore['list']>>> {
+    if (!store) return Promise.resolve([])
     const now = performance.now()
-    if (!procedureCache || now - procedureCache.at > PROCEDURE_LIST_TTL_MS) {
-      const list = deps.procedures.list()
-      procedureCache = { at: now, list }
-      list.catch(() => {
-        procedureCache = undefined
-      })
-    }
-    return procedureCache.list
+    const known = procedureCache.get(store)
+    if (known && now - known.at <= PROCEDURE_LIST_TTL_MS) return known.list
+    const list = store.list()
+    procedureCache.set(store, { at: now, list })
+    list.catch(() => procedureCache.delete(store))
+    return list
   }
 
   /** Channel D: the matcher's stages 1–2 over the stores, then the skills and procedures among `indexHits` (stage 3). */
-  async function skillItems(message: string, indexHits: readonly RetrievalHit[]): Promise<Array<PackItem<Meta>>> {
+  async function skillItems(message: string, indexHits: readonly RetrievalHit[], procedureStore: ProcedureStore | undefined): Promise<Array<PackItem<Meta>>> {
     const items: Array<PackItem<Meta>> = []
     const taken = new Set<string>()
-    if (deps.procedures || deps.skills) {
-      const [procedures, skills] = await Promise.all([listProcedures(), deps.skills?.listSummaries() ?? []])
+    if (procedureStore || deps.skills) {
+      const [procedures, skills] = await Promise.all([listProcedures(procedureStore), deps.skills?.listSummaries() ?? []])
       const candidates: MatchCandidate[] = [
         ...procedures.map((p) => ({ kind: 'procedure' as const, id: p.slug, description: p.description })),
         ...skills.map((s) => ({ kind: 'skill' as const, id: s.label, name: s.name, whenToUse: s.when_to_use })),
@@ -259,6 +270,12 @@ export function createPrimer(deps: PrimerDeps): Primer {
       if (input.maxChars !== undefined && !(Number.isInteger(input.maxChars) && input.maxChars >= 0)) {
         throw invalid(`maxChars must be a whole number of characters ≥ 0, got ${input.maxChars}.`, 'Pass maxChars such as 6000, or leave it out to count tokens only.')
       }
+      if (input.viewer !== undefined && input.user !== undefined && input.user !== input.viewer.user) {
+        throw invalid(
+          `prime() was asked for the profile of ${JSON.stringify(input.user)} on behalf of ${JSON.stringify(input.viewer.user ?? null)}.`,
+          'A session primes with its own user only; leave user out or pass the viewer’s user.',
+        )
+      }
       const meter = createBudgetMeter(budget, input.maxChars)
       const shares = settings.shares[type]
       const warnings: string[] = []
@@ -280,12 +297,12 @@ export function createPrimer(deps: PrimerDeps): Primer {
       // would score most of the index (measured: the p95 of priming at 1M units) for nothing.
       const associative = !analyseQuery(message, 16).onlyStopWords
       const [profile, activity, found] = await Promise.all([
-        guard('profile', () => profileItems(input.user), []),
-        guard('activity', () => activityItems(asOf, input.sessionId), []),
+        guard('profile', () => (input.skipProfile ? Promise.resolve([]) : profileItems(input.user ?? input.viewer?.user)), []),
+        guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId), []),
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
         guard('related', async () => (associative ? relatedHits(message, input, asOf, body) : []), []),
       ])
-      const skills = await guard('skills', async () => (associative ? skillItems(message, found) : []), [])
+      const skills = await guard('skills', async () => (associative ? skillItems(message, found, input.procedures ?? deps.procedures) : []), [])
       // Skills are channel D's; procedures it did not show may still be related memories.
       const related = found.filter((hit) => hit.unit.kind !== 'skill')
 

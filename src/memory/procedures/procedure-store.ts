@@ -213,3 +213,39 @@ export function createProcedureStore(options: ProcedureStoreOptions): ProcedureS
     },
   }
 }
+
+/**
+ * Several owners' procedures as one store (decision 0017), most specific first: a slug found in an
+ * earlier store hides the same slug in a later one; new procedures go into the first store.
+ */
+export function createProcedureView(stores: readonly ProcedureStore[]): ProcedureStore {
+  const [own] = stores
+  if (!own) throw new Error('a procedure view needs at least one store')
+  if (stores.length === 1) return own
+  async function holder(slug: string): Promise<ProcedureStore | undefined> {
+    for (const store of stores) if (await store.get(slug)) return store
+    return undefined
+  }
+  return {
+    async list() {
+      const seen = new Set<string>()
+      const out: Procedure[] = []
+      for (const store of stores) {
+        for (const procedure of await store.list()) {
+          if (seen.has(procedure.slug)) continue
+          seen.add(procedure.slug)
+          out.push(procedure)
+        }
+      }
+      return out.sort((a, b) => a.slug.localeCompare(b.slug))
+    },
+    async get(slug) {
+      const store = await holder(slug)
+      return store ? store.get(slug) : own.get(slug)
+    },
+    create: (input) => own.create(input),
+    async reportOutcome(slug, success, note) {
+      return ((await holder(slug)) ?? own).reportOutcome(slug, success, note)
+    },
+  }
+}

@@ -15,6 +15,7 @@
 import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type Engram, ENGRAM_SCOPES, isEngramKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { isOwner } from '../../core/owner.ts'
 import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation } from '../contracts.ts'
 
 export type { ConfirmationQueue, ConfirmationSelection }
@@ -45,7 +46,10 @@ interface Row {
   engram: string
   reason: string
   queued_at: string
+  asked_by: string
 }
+
+const ROW_COLUMNS = 'id, engram, reason, queued_at, asked_by'
 
 function dedupeOf(engram: Engram): string {
   return `${engram.kind}\u0000${dedupeKey(engram.text)}`
@@ -62,6 +66,7 @@ function engramOf(text: string, id: number): Engram {
   if (!engram || typeof engram.text !== 'string' || !isEngramKind(engram.kind) || !(ENGRAM_SCOPES as readonly string[]).includes(engram.scope ?? '')) {
     throw corrupt(id, 'its engram lacks text, kind or scope')
   }
+  if (engram.owner !== undefined && !isOwner(engram.owner)) throw corrupt(id, `its owner ${JSON.stringify(engram.owner)} is not an owner`)
   return engram as Engram
 }
 
@@ -77,7 +82,7 @@ function corrupt(id: number, why: string, cause?: unknown): EngramError {
 }
 
 function toPending(row: Row): PendingConfirmation {
-  return { id: String(row.id), engram: engramOf(row.engram, row.id), queuedAt: row.queued_at, reason: row.reason }
+  return { id: String(row.id), engram: engramOf(row.engram, row.id), queuedAt: row.queued_at, reason: row.reason, ...(row.asked_by !== '' ? { askedBy: row.asked_by } : {}) }
 }
 
 function idsOf(selection: ConfirmationSelection): number[] | 'all' {
@@ -105,19 +110,20 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
   const project = options.project ?? ''
   // Global-scope confirmations belong to the agent wherever it runs; project-scope ones only make
   // sense (and can only be saved) in their own project.
-  const visible = `agent = ? AND status = 'pending' AND (scope = 'global' OR project = ?)`
+  // A user answers only what their own sessions asked (decision 0017).
+  const visible = `agent = ? AND asked_by = ? AND status = 'pending' AND (scope = 'global' OR project = ?)`
 
-  function selectPending(ids: number[] | 'all'): Row[] {
-    const rows = database.db.prepare(`SELECT id, engram, reason, queued_at FROM memory_confirmations WHERE ${visible} ORDER BY id`).all(agent, project) as unknown as Row[]
+  function selectPending(ids: number[] | 'all', user: string | undefined): Row[] {
+    const rows = database.db.prepare(`SELECT ${ROW_COLUMNS} FROM memory_confirmations WHERE ${visible} ORDER BY id`).all(agent, user ?? '', project) as unknown as Row[]
     if (ids === 'all') return rows
     const wanted = new Set(ids)
     return rows.filter((row) => wanted.has(row.id))
   }
 
-  function decide(selection: ConfirmationSelection, status: 'accepted' | 'rejected'): PendingConfirmation[] {
+  function decide(selection: ConfirmationSelection, status: 'accepted' | 'rejected', user: string | undefined): PendingConfirmation[] {
     const ids = idsOf(selection)
     return database.transaction(() => {
-      const rows = selectPending(ids)
+      const rows = selectPending(ids, user)
       const update = database.db.prepare(`UPDATE memory_confirmations SET status = ?, decided_at = ? WHERE id = ? AND status = 'pending'`)
       const at = clock.now().toISOString()
       for (const row of rows) update.run(status, at, row.id)
@@ -126,34 +132,38 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
   }
 
   return {
-    async pending() {
-      return selectPending('all').map(toPending)
+    async pending(user) {
+      return selectPending('all', user).map(toPending)
     },
 
-    async enqueue(engram, reason) {
+    async enqueue(engram, reason, user) {
       const dedupe = dedupeOf(engram)
       const scopeProject = engram.scope === 'project' ? project : ''
+      const owner = engram.owner ?? 'agent'
+      const askedBy = user ?? ''
       return database.transaction(() => {
         const existing = database.db
-          .prepare(`SELECT id, engram, reason, queued_at FROM memory_confirmations WHERE agent = ? AND project = ? AND scope = ? AND dedupe = ? AND status = 'pending'`)
-          .get(agent, scopeProject, engram.scope, dedupe) as Row | undefined
+          .prepare(
+            `SELECT ${ROW_COLUMNS} FROM memory_confirmations WHERE agent = ? AND project = ? AND scope = ? AND owner = ? AND asked_by = ? AND dedupe = ? AND status = 'pending'`,
+          )
+          .get(agent, scopeProject, engram.scope, owner, askedBy, dedupe) as Row | undefined
         if (existing) return toPending(existing)
         const queuedAt = clock.now().toISOString()
         const row = database.db
           .prepare(
-            `INSERT INTO memory_confirmations (agent, project, scope, engram, dedupe, reason, queued_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING id, engram, reason, queued_at`,
+            `INSERT INTO memory_confirmations (agent, project, scope, owner, asked_by, engram, dedupe, reason, queued_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING ${ROW_COLUMNS}`,
           )
-          .get(agent, scopeProject, engram.scope, JSON.stringify(engram), dedupe, reason, queuedAt) as Row
+          .get(agent, scopeProject, engram.scope, owner, askedBy, JSON.stringify(engram), dedupe, reason, queuedAt) as Row
         return toPending(row)
       })
     },
 
-    async accept(selection) {
-      return decide(selection, 'accepted')
+    async accept(selection, user) {
+      return decide(selection, 'accepted', user)
     },
 
-    async reject(selection) {
-      return decide(selection, 'rejected')
+    async reject(selection, user) {
+      return decide(selection, 'rejected', user)
     },
   }
 }

@@ -177,8 +177,11 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
       return handle.transaction(() => {
         const existing = selectConversation.get(sessionId, owner.agent) as ConversationRow | undefined
         if (existing) {
-          // A session first seen without a user learns it later; an existing user is never overwritten.
-          if (existing.user_id === null && owner.user !== undefined) {
+          // A session first seen without a user learns it before its first message; messages already
+          // stored are the agent's (decision 0017), so such a conversation keeps no user. An existing
+          // user is never overwritten.
+          const empty = existing.user_id === null && owner.user !== undefined && db.prepare('SELECT 1 FROM ctx_messages WHERE conversation_id = ? LIMIT 1').get(existing.id) === undefined
+          if (empty && owner.user !== undefined) {
             db.prepare('UPDATE ctx_conversations SET user_id = ? WHERE id = ?').run(owner.user, existing.id)
             return toConversation({ ...existing, user_id: owner.user })
           }

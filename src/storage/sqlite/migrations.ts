@@ -209,14 +209,16 @@ CREATE INDEX memory_confirmations_by_agent ON memory_confirmations (agent, statu
     name: 'owners',
     // Decision 0017: every indexed unit and every pending confirmation has an owner. What wave 1
     // recorded says whose a row is for messages, summaries and user profiles (their user); every
-    // other row was the agent's. The one-pending-row rule now holds per owner.
+    // other row was the agent's. A confirmation also records the user whose session asked for it
+    // (they are the one to answer); the one-pending-row rule holds per owner and asker.
     sql: `
 ALTER TABLE index_units ADD COLUMN owner TEXT NOT NULL DEFAULT 'agent';
 UPDATE index_units SET owner = 'user:' || user_id WHERE user_id IS NOT NULL AND user_id <> '' AND kind IN ('message', 'summary', 'user');
 CREATE INDEX index_units_by_owner ON index_units (owner, agent);
 ALTER TABLE memory_confirmations ADD COLUMN owner TEXT NOT NULL DEFAULT 'agent';
+ALTER TABLE memory_confirmations ADD COLUMN asked_by TEXT NOT NULL DEFAULT '';
 DROP INDEX memory_confirmations_pending_once;
-CREATE UNIQUE INDEX memory_confirmations_pending_once ON memory_confirmations (agent, project, scope, owner, dedupe) WHERE status = 'pending';
+CREATE UNIQUE INDEX memory_confirmations_pending_once ON memory_confirmations (agent, project, scope, owner, asked_by, dedupe) WHERE status = 'pending';
 `,
   },
 ])

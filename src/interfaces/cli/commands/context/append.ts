@@ -91,7 +91,7 @@ export const contextAppendCommand: Command = {
       messages = [message]
     }
     return withContext(context, async (provider, mind) => {
-      const session = requireSession(context, mind, 'append')
+      const session = await requireSession(context, mind, 'append')
       const stored = await provider.append(session, messages)
       const data = {
         sessionId: session.sessionId,

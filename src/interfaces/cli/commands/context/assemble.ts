@@ -14,7 +14,7 @@ export const contextAssembleCommand: Command = {
   },
   async run(context) {
     return withContext(context, async (provider, mind) => {
-      const session = requireSession(context, mind, 'assemble')
+      const session = await requireSession(context, mind, 'assemble')
       const budget = intOption(context, 'budget', mind.config.values.context.budget)!
       const freshTail = intOption(context, 'fresh-tail', mind.config.values.context.freshTail)!
       const assembled = await provider.assemble(session, budget, freshTail, { autoCompact: !context.options['no-compact'] })

@@ -14,7 +14,7 @@ export const contextCompactCommand: Command = {
   },
   async run(context) {
     return withContext(context, async (provider, mind) => {
-      const session = requireSession(context, mind, 'compact')
+      const session = await requireSession(context, mind, 'compact')
       if (!hasCompactor(provider)) throw unsupported(provider, 'compaction')
       const freshTail = intOption(context, 'fresh-tail', mind.config.values.context.freshTail)!
       const result = await provider.compact(session, { mode: context.options.full ? 'full' : 'incremental', freshTail })

@@ -48,13 +48,19 @@ export function usage(message: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
 }
 
-export function requireSession(context: CommandContext, mind: Mind, command: string): ContextSession {
+/**
+ * The session a command works on. The CLI is the home's operator: without --user it works on an
+ * existing session as the user it belongs to (decision 0017); --user names the user of a new one,
+ * and must match an existing one's.
+ */
+export async function requireSession(context: CommandContext, mind: Mind, command: string): Promise<ContextSession> {
   const sessionId = context.options.session
   if (typeof sessionId !== 'string' || sessionId.trim() === '') {
     throw usage(`engram context ${command} needs --session.`, `Pass --session S (the conversation to work on), e.g. engram context ${command} --session chat-42.`)
   }
-  const user = context.options.user
-  return typeof user === 'string' && user !== '' ? { sessionId, agent: mind.agent, user } : { sessionId, agent: mind.agent }
+  const given = context.options.user
+  const user = typeof given === 'string' && given !== '' ? given : (await mind.backend.context.findConversation(sessionId, mind.agent))?.user
+  return user !== undefined ? { sessionId, agent: mind.agent, user } : { sessionId, agent: mind.agent }
 }
 
 /** A whole-number option; `fallback` when absent. */

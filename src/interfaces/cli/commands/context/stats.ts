@@ -10,7 +10,7 @@ export const contextStatsCommand: Command = {
   options: { ...SESSION_OPTION },
   async run(context) {
     return withContext(context, async (provider, mind) => {
-      const session = requireSession(context, mind, 'stats')
+      const session = await requireSession(context, mind, 'stats')
       const stats = await provider.stats(session)
       const data = { ...stats, provider: provider.kind, capabilities: providerCapabilities(provider) }
       const human = [
