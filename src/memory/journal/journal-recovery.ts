@@ -36,8 +36,6 @@ export interface JournalRecovery {
   lastEventAt: string | undefined
   /** Lines that could not be read (kept in the archived copy). */
   skipped: ParseProblem[]
-  /** Where the journal was moved (relative to the journal folder), so nothing is lost. */
-  archivedTo?: string
 }
 
 /** Reads a journal's text. `file` names it in the reported problems. */

@@ -29,7 +29,7 @@ export const HEARTBEAT_INTERVAL_MS = 10_000
  * heartbeats, long enough for a stalled event loop or a slow network file system, short enough that
  * a restart a few minutes later recovers the stream.
  */
-export const HEARTBEAT_STALE_MS = 5 * 60_000
+const HEARTBEAT_STALE_MS = 5 * 60_000
 
 export const DEFAULT_PROC_ROOT = '/proc'
 

@@ -27,12 +27,13 @@ export type RecoveryOutcome =
 /** A journal this process recovered: what it held, where it is kept, and what was stored. */
 export interface RecoveredJournal extends JournalRecovery {
   stream: string
+  /** Where the journal is kept, relative to the journal folder (`recovered/<stream>.jsonl`). */
   archivedTo: string
   outcome: RecoveryOutcome
 }
 
 /** What the meta of a recovered message records. */
-export interface RecoveredMessageMeta {
+interface RecoveredMessageMeta {
   recovered: true
   finished: false
   /** The stream's id; the journal is kept at `journal`. */

@@ -137,6 +137,19 @@ describe('streaming journal', () => {
     assert.equal(next.readClaimed(claimed[0]!), null)
   })
 
+  it('a journal that cannot be written never fails the stream: the error goes to onError', () => {
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, STREAMS_DIR), 'a file where the streams folder should be')
+    const errors: unknown[] = []
+    const journal = createJournals({ dir, clock: systemClock, onError: (error) => errors.push(error) }).open({ trigger: 'chat', sessionId: 's' })
+    assert.equal(journal.isOpen, false)
+    journal.writeText('still streaming')
+    journal.toolEnd({ id: journal.toolStart({ tool: 'x' }), ok: true })
+    journal.finalize()
+    assert.equal(errors.length, 1)
+    assert.match(String(errors[0]), /EEXIST|ENOTDIR/)
+  })
+
   it('the single journal of older homes (streaming.jsonl, no writer) is still claimed and read', () => {
     const clock = new ManualClock('2026-03-01T10:00:00Z')
     mkdirSync(dir, { recursive: true })

@@ -26,9 +26,9 @@ import type { JournalEvent } from './journal-events.ts'
 import { DEFAULT_PROC_ROOT, HEARTBEAT_INTERVAL_MS, registerOpenStream, thisWriter } from './journal-writer.ts'
 
 /** The seed's buffer: flush at least every second… */
-export const FLUSH_INTERVAL_MS = 1000
+const FLUSH_INTERVAL_MS = 1000
 /** …or as soon as this many characters wait. */
-export const FLUSH_SIZE_CHARS = 500
+const FLUSH_SIZE_CHARS = 500
 
 export interface StreamingJournalOptions {
   /** The folder of live streams (`journal/streams`). */
