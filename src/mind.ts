@@ -21,8 +21,8 @@ import { type ActivityRecorder, createActivityRecorder } from './memory/episodes
 import { createImmediateEncoder } from './memory/episodes/immediate-encoding.ts'
 import { type BoundaryOutcome, createSessionTracker, type SessionTracker } from './memory/episodes/boundaries.ts'
 import { createEpisodicRecall, type Recall } from './memory/episodes/recall.ts'
-import { createStreamingJournal, type StreamingJournal } from './memory/journal/streaming-journal.ts'
-import type { JournalRecovery } from './memory/journal/journal-recovery.ts'
+import { createJournals, type Journals } from './memory/journal/journal-folder.ts'
+import { type RecoveredJournal, recoverOrphanedJournals } from './memory/journal/recover-orphans.ts'
 import { createSkillStore, type SkillStore } from './memory/skills/skill-store.ts'
 import { createProcedureStore, type ProcedureStore } from './memory/procedures/procedure-store.ts'
 import { describeError } from './core/errors.ts'
@@ -84,10 +84,10 @@ export interface Mind {
   readonly recall: Recall
   readonly skills: SkillStore
   readonly procedures: ProcedureStore
-  /** The write-ahead log of the turn being streamed. */
-  readonly journal: StreamingJournal
-  /** What was recovered from an orphaned journal when this mind opened (a crash mid-stream). */
-  readonly recoveredJournal: JournalRecovery | undefined
+  /** The write-ahead logs of the replies being streamed, one file per stream. */
+  readonly journals: Journals
+  /** What this mind recovered, when it opened, from the journals of writers that died mid-stream. */
+  readonly recoveredJournals: readonly RecoveredJournal[]
   /** Working memory: every message kept, older turns folded into summaries (LCM or sliding window). */
   readonly context: ContextProvider
   /** Hybrid search with spreading activation over every retrievable unit. */
@@ -226,8 +226,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     onError: (error) => warn(`activity log: ${describeError(error)}`),
     onRecorded: (event) => sessions.observe(event),
   })
-  const journal = createStreamingJournal({ dir: layout.journalDir, clock, onError: (error) => warn(`journal: ${describeError(error)}`) })
-  const recoveredJournal = await recoverJournal(journal, backend, values.agent, clock, warn)
+  const journals = createJournals({ dir: layout.journalDir, clock, onError: (error) => warn(`journal: ${describeError(error)}`) })
+  const recoveredJournals = await recoverOrphanedJournals({ journals, context: backend.context, locks: backend.locks, agent: values.agent, clock, warn })
 
   const procedures = createProcedureStore({ documents: backend.documents, locks: backend.locks, clock })
 
@@ -330,7 +330,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           documents: backend.documents,
           scope: scopeOf,
           tracker: sessions,
-          journal,
+          journals,
           skills,
           contextBudget: values.context.budget,
           freshTail: values.context.freshTail,
@@ -357,8 +357,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     recall: createEpisodicRecall({ activity: backend.activity, documents: backend.documents, clock }),
     skills,
     procedures,
-    journal,
-    recoveredJournal,
+    journals,
+    recoveredJournals,
     encode: (engrams) => memory.encoder.encode(engrams),
     pendingConfirmations: (options = {}) => memory.encoder.pendingConfirmations(options.user),
     async confirm(decision) {
@@ -402,6 +402,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex }),
     reindex,
     async close() {
+      // A reply still streaming will not be stored by this mind: its journal stays for recovery.
+      journals.abandonAll()
       await background
       await indexing
       await context.close()
@@ -409,36 +411,6 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
   }
   return mind
-}
-
-/**
- * A journal left by a crash mid-stream: its text goes back into the conversation it belonged to
- * (marked as recovered, and whether the turn had finished), so nothing the agent said is lost.
- */
-async function recoverJournal(journal: StreamingJournal, backend: Backend, agent: string, clock: Clock, warn: (message: string) => void): Promise<JournalRecovery | undefined> {
-  if (!journal.hasOrphan()) return undefined
-  try {
-    const recovery = journal.recover()
-    if (!recovery) return undefined
-    const sessionId = recovery.session?.sessionId
-    if (sessionId && recovery.text.trim() !== '') {
-      const conversation = await backend.context.conversation(sessionId, { agent })
-      const { countTokens } = await import('./core/tokens.ts')
-      await backend.context.appendMessages(conversation.id, [
-        {
-          role: 'assistant',
-          content: recovery.text,
-          at: recovery.lastEventAt ?? clock.now().toISOString(),
-          tokenCount: countTokens(recovery.text),
-          meta: { recovered: true, finished: recovery.finished, toolCalls: recovery.toolCalls.length, journal: recovery.archivedTo },
-        },
-      ])
-    }
-    return recovery
-  } catch (error) {
-    warn(`journal recovery: ${describeError(error)}`)
-    return undefined
-  }
 }
 
 /** Agents that have a folder in a home. */

@@ -98,15 +98,15 @@ test('skills and procedures through the mind; a streamed turn survives a crash',
   const outcome = await mind.procedures.reportOutcome('deploy', true)
   assert.equal(outcome.successCount, 1)
 
-  // A turn streams into the journal, then the process "dies" before finalize.
-  mind.journal.open({ trigger: 'chat', sessionId: 'chat-9' })
-  mind.journal.writeText('Here is the plan: first we tag the release, ')
-  mind.journal.writeText('then we push it.')
-  mind.journal.flush()
+  // A turn streams into the journal, then the mind closes before `end` stored the reply.
+  const session = mind.session('chat-9')
+  const stream = session.stream(await session.begin('What is the release plan?'))
+  stream.write('Here is the plan: first we tag the release, ')
+  stream.write('then we push it.')
   await mind.close()
 
   const reopened = await createMind({ home: tmp.home, env: tmp.env, clock })
-  assert.equal(reopened.recoveredJournal?.text, 'Here is the plan: first we tag the release, then we push it.')
+  assert.equal(reopened.recoveredJournals[0]?.text, 'Here is the plan: first we tag the release, then we push it.')
   const conversation = await reopened.backend.context.findConversation('chat-9', 'default')
   assert.ok(conversation)
   const messages = await reopened.backend.context.messages(conversation.id)

@@ -19,7 +19,7 @@ import type { DeclarativeMemory } from '../memory/engrams/declarative-memory.ts'
 import { readProjectInstructions } from '../memory/engrams/memory-context.ts'
 import type { SessionTracker } from '../memory/episodes/boundaries.ts'
 import type { ViewerScope } from '../memory/view.ts'
-import type { StreamingJournal } from '../memory/journal/streaming-journal.ts'
+import type { Journals } from '../memory/journal/journal-folder.ts'
 import { createErrorLearner } from '../memory/learning/error-learner.ts'
 import { createPatternMonitor, knownRulesPredicate } from '../memory/learning/pattern-monitor.ts'
 import { replayAndExtract, replayDecision, type SessionStep } from '../memory/learning/sleep-replay.ts'
@@ -46,7 +46,7 @@ export interface SessionDeps {
   /** What a session of `user` reads and writes through (decision 0017); throws for an invalid user id. */
   scope(user: string | undefined): ViewerScope
   tracker: SessionTracker
-  journal: StreamingJournal
+  journals: Journals
   skills: SkillStore
   contextBudget: number
   freshTail: number
@@ -111,7 +111,6 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
   })
   const steps: SessionStep[] = []
   let turns = 0
-  let streaming = false
   const recent: Array<{ role: string; content: string }> = []
 
   const session: Session = {
@@ -194,7 +193,11 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     },
 
     async execute(name, input, executeOptions = {}) {
+      // A call made while a reply streams is journaled, so a crash mid-call still shows it.
+      const journal = deps.journals.find({ sessionId })
+      const callId = journal?.toolStart({ tool: name, input })
       const result = await dispatcher.execute(name, input, executeOptions)
+      if (callId !== undefined) journal?.toolEnd({ id: callId, tool: name, ok: !result.isError, result: result.text })
       steps.push({
         description: `${name} ${safeJson(input).slice(0, 200)}`,
         status: result.killed ? 'cancelled' : result.isError ? 'error' : result.warning ? 'warning' : 'ok',
@@ -208,9 +211,8 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     },
 
     stream(turn) {
-      deps.journal.open({ trigger: 'chat', ...(user !== undefined ? { from: user } : {}), sessionId: turn.sessionId })
-      streaming = true
-      return { write: (text: string) => deps.journal.writeText(text) }
+      const journal = deps.journals.open({ trigger: 'chat', ...(user !== undefined ? { from: user } : {}), sessionId: turn.sessionId, turn: turn.messageId })
+      return { write: (text: string) => journal.writeText(text) }
     },
 
     async end(turn, reply) {
@@ -220,10 +222,8 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         contextSession,
         replies.map((message) => ({ role: message.role, content: message.content, at, ...(message.name !== undefined ? { name: message.name } : {}) })),
       )
-      if (streaming) {
-        deps.journal.finalize()
-        streaming = false
-      }
+      // Found by the turn, not kept on this object: a host may end a turn on a new `mind.session(id)`.
+      deps.journals.find({ sessionId: turn.sessionId, turn: turn.messageId })?.finalize()
       for (const message of replies) {
         if (message.role === 'assistant') {
           await scope.activity.responseSent(message.content, { session: sessionId, ...(user !== undefined ? { to: user } : {}) })

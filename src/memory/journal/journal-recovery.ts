@@ -6,7 +6,7 @@
  * are skipped and reported.
  */
 import type { ParseProblem } from '../../storage/contracts.ts'
-import { parseJournalLine } from './journal-events.ts'
+import { type JournalWriterIdentity, parseJournalLine } from './journal-events.ts'
 
 export interface RecoveredToolCall {
   id: string
@@ -26,14 +26,16 @@ export interface JournalRecovery {
   toolCalls: RecoveredToolCall[]
   /** From the `start` line; undefined when that line itself was lost. */
   session: { trigger: string; from?: string; sessionId?: string; startedAt: string } | undefined
+  /** The stored id of the user message the reply answered (journals since 0018). */
+  turn?: number
+  /** Who wrote it (journals since 0018). */
+  writer?: JournalWriterIdentity
   /** A `done` line was written: the turn completed and only the clean-up was lost. */
   finished: boolean
   /** Time of the last readable line. */
   lastEventAt: string | undefined
   /** Lines that could not be read (kept in the archived copy). */
   skipped: ParseProblem[]
-  /** Where the journal was moved (relative to the journal folder), so nothing is lost. */
-  archivedTo?: string
 }
 
 /** Reads a journal's text. `file` names it in the reported problems. */
@@ -52,6 +54,8 @@ export function readJournal(text: string, file: string): JournalRecovery {
     switch (event.type) {
       case 'start':
         recovery.session = { trigger: event.trigger, ...(event.from ? { from: event.from } : {}), ...(event.session ? { sessionId: event.session } : {}), startedAt: event.ts }
+        if (event.turn !== undefined) recovery.turn = event.turn
+        if (event.writer) recovery.writer = event.writer
         break
       case 'text':
         chunks.push(event.text)

@@ -4,17 +4,17 @@
  * Usage: node stream-child.ts <journal dir> <chunk interval ms>
  */
 import { systemClock } from '../../../core/clock.ts'
-import { createStreamingJournal } from '../streaming-journal.ts'
+import { createJournals } from '../journal-folder.ts'
 
 const [dir, intervalArg] = process.argv.slice(2)
 if (!dir) throw new Error('usage: stream-child.ts <journal dir> [interval ms]')
 const interval = Number(intervalArg ?? 15)
-const journal = createStreamingJournal({ dir, clock: systemClock, onError: (error) => process.stderr.write(`${String(error)}\n`) })
-journal.open({ trigger: 'message', from: 'ada', sessionId: 'crash-session' })
+const journals = createJournals({ dir, clock: systemClock, onError: (error: unknown) => process.stderr.write(`${String(error)}\n`) })
+const journal = journals.open({ trigger: 'message', from: 'ada', sessionId: 'crash-session', turn: 7 })
 journal.toolStart({ id: 'lookup-1', tool: 'search', input: { q: 'deploy log' } })
 journal.toolEnd({ id: 'lookup-1', tool: 'search', ok: true, result: 'found 3 lines' })
 journal.toolStart({ id: 'shell-2', tool: 'shell', input: 'tail -f deploy.log' })
-process.stdout.write(`${JSON.stringify({ ready: true })}\n`)
+process.stdout.write(`${JSON.stringify({ ready: true, stream: journal.id })}\n`)
 let n = 0
 setInterval(() => {
   n++
