@@ -41,7 +41,7 @@ describe('buildMemoryContext()', () => {
       '## Your memory — Identity',
       '- Name: Jorge',
       '## Your memory — Global rules',
-      'Always:\n- Use httpx instead of requests',
+      '- Always: Use httpx instead of requests',
       '## Your memory — Project rules',
       '## Your memory — Global lessons',
       '## Your memory — Project lessons',
