@@ -134,7 +134,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       warnings.push(...primed.warnings)
       // Tools handed to the model run through this session's dispatcher, so the error learner and the
       // pattern monitor see every call, whichever way the host exposes them (AI SDK, OpenAI, MCP).
-      const decorated = await Promise.all([...ownTools, ...memoryTools].map((tool) => deps.memory.decorateToolDescription(tool)))
+      const { tools: decorated, wisdom } = await deps.memory.decorateTools([...ownTools, ...memoryTools])
       const tools: EngramTool[] = decorated.map((tool) => ({ ...tool, execute: (input: unknown) => session.execute(tool.name, input) }))
 
       const systemParts: SystemParts = {
@@ -169,11 +169,13 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
             ...(layers.userNotes ? { userNotes: layers.userNotes.source } : {}),
             ...(instructions ? { instructions: instructions.path } : {}),
           },
+          toolWisdom: wisdom.shares,
         },
         budgets: {
           context: { budget, tokens: assembled.tokens, overBudget: assembled.overBudget },
           priming: { budget: primed.budget, tokens: primed.tokens },
           memory: { tokens: countTokens(memoryContext.text) },
+          toolWisdom: { budget: wisdom.budget, tokens: wisdom.tokens },
         },
         warnings,
       }

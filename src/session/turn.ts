@@ -1,4 +1,5 @@
 /** What `session.begin()` hands the agent, and what `session.end()` reports. */
+import type { ToolWisdomShare } from '../memory/engrams/tool-wisdom.ts'
 import type { InjectedMemory } from '../memory/priming/prime.ts'
 import type { MessageType } from '../memory/priming/classify.ts'
 import type { EngramTool } from '../tools/tool.ts'
@@ -19,6 +20,8 @@ export interface TurnProvenance {
   memory: Array<{ name: string; tokens: number; entries: number; truncated: boolean }>
   /** Files the prompt layers came from (`SYSTEM.md`, `SOUL.md`, `default`, …). */
   layers: { base: string; identity?: string; userNotes?: string; instructions?: string }
+  /** What each tool's description gained from the lessons and rules tagged for it. */
+  toolWisdom: ToolWisdomShare[]
 }
 
 export interface SystemParts {
@@ -61,6 +64,8 @@ export interface Turn {
     context: { budget: number; tokens: number; overBudget: boolean }
     priming: { budget: number; tokens: number }
     memory: { tokens: number }
+    /** Tool wisdom added to the tool descriptions, all tools together (the seed's ~500 tokens). */
+    toolWisdom: { budget: number; tokens: number }
   }
   /** Things that degraded this turn (a channel that failed, an embedder that was down). */
   warnings: string[]

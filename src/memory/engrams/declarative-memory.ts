@@ -12,7 +12,7 @@ import type { ConfirmationQueue } from '../../storage/contracts.ts'
 import { createEncoder, type EngramEncoder, type SavedEngram } from './encode.ts'
 import { createIdentityUpdater, type IdentityUpdater } from './identity.ts'
 import { buildMemoryContext, type MemoryBudgets, type MemoryContext } from './memory-context.ts'
-import { type DescribedTool, decorateToolDescription, type ToolWisdom, toolWisdom } from './tool-wisdom.ts'
+import { type DescribedTool, decorateTools, type ToolWisdomReport } from './tool-wisdom.ts'
 
 export interface DeclarativeMemoryOptions {
   backend: Backend
@@ -33,8 +33,11 @@ export interface DeclarativeMemory {
   readonly project: EngramStore | undefined
   readonly identity: IdentityUpdater
   buildContext(budgets?: Partial<MemoryBudgets>): Promise<MemoryContext>
-  toolWisdom(toolName: string): Promise<ToolWisdom>
-  decorateToolDescription<T extends DescribedTool>(tool: T): Promise<T>
+  /**
+   * Copies of `tools` whose descriptions end with the wisdom tagged for each, all of it within the
+   * seed's ~500 tokens (see tool-wisdom.ts), and what each gained.
+   */
+  decorateTools<T extends DescribedTool>(tools: readonly T[]): Promise<{ tools: T[]; wisdom: ToolWisdomReport }>
   /** Compacts every file over the threshold (skipped cleanly without a model). */
   compact(): Promise<CompactionResult[]>
 }
@@ -63,8 +66,7 @@ export function createDeclarativeMemory(options: DeclarativeMemoryOptions): Decl
     project,
     identity: createIdentityUpdater({ encoder, global, ...(options.llm ? { llm: options.llm } : {}) }),
     buildContext: (budgets) => buildMemoryContext({ ...stores, ...(options.projectDir ? { projectDir: options.projectDir } : {}), ...(budgets ? { budgets } : {}) }),
-    toolWisdom: (toolName) => toolWisdom(toolName, stores),
-    decorateToolDescription: (tool) => decorateToolDescription(tool, stores),
+    decorateTools: (tools) => decorateTools(tools, stores),
     async compact() {
       const all = [global, ...(project ? [project] : [])]
       if (!options.llm) return all.flatMap((store) => (['rules', 'lessons'] as const).map((file) => ({ kind: 'skipped' as const, file, location: store.location, reason: 'no LLM configured' })))
