@@ -74,8 +74,12 @@ export interface Session {
   readonly user: string | undefined
   /** Store the user's message, assemble the conversation, prime memory: everything the model needs. */
   begin(message: string | { content: string; at?: string }): Promise<Turn>
-  /** Run a tool call through the dispatcher (observed by the error learner and pattern monitor). Never throws. */
-  execute(name: string, input: unknown, options?: { round?: number }): Promise<ToolResult & { nudges?: string[] }>
+  /**
+   * Run a tool call through the dispatcher (observed by the error learner and pattern monitor). Never
+   * throws. In active mode `nudges` holds what the pattern monitor says about this call: show them
+   * to the model after the result's text (the adapters over `turn.tools` do).
+   */
+  execute(name: string, input: unknown, options?: { round?: number }): Promise<ToolResult>
   /** Start streaming the reply into the crash-safe journal; `end` finalises it. */
   stream(turn: Turn): { write(text: string): void }
   /** Store the reply, log it, and schedule the background work of the turn. */
@@ -191,8 +195,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         ...(result.isError ? { error: result.text.slice(0, 500) } : {}),
       })
       await deps.activity.toolUse(name, { input, result: result.text, ok: !result.isError }, { session: sessionId })
-      const nudges = monitor.atRoundN().map((nudge) => nudge.text)
-      return nudges.length > 0 ? { ...result, nudges } : result
+      return result
     },
 
     stream(turn) {

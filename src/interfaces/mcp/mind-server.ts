@@ -4,16 +4,25 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { Mind } from '../../mind.ts'
-import { type AgentToolsOptions, type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools.ts'
+import type { Session } from '../../session/session.ts'
+import { type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools.ts'
 import type { EngramTool } from '../../tools/tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import { createMemoryResources } from './memory-resources.ts'
 import { createMcpServer } from './server.ts'
 
-export interface MindMcpServerOptions extends AgentToolsOptions {
-  /** The conversation the `memory` tool works on (default: session "mcp"). */
+/**
+ * MCP has no turns: the client's model calls tools while it works on a message, then goes quiet.
+ * A quiet spell this long ends the client's turn, so the pattern monitor counts one turn's calls
+ * (a model's tool rounds follow each other within seconds; minutes of quiet mean a person is
+ * reading or typing). A `primed_context` request for a new message ends it too.
+ */
+export const MCP_TURN_GAP_MS = 2 * 60_000
+
+export interface MindMcpServerOptions {
+  /** The conversation the tools work on, and its user (default: session "mcp"). */
   session?: AgentToolsSession
-  /** Overrides how the `primed_context` prompt is computed (the session priming layer, once wired). */
+  /** Overrides how the `primed_context` prompt is computed. */
   primeMessage?: (message: string, user?: string) => Promise<string>
 }
 
@@ -31,19 +40,47 @@ export function primedContextOf(mind: Mind): (message: string, user?: string) =>
   }
 }
 
-/** The agent tools of the MCP server for `mind` (exported for tests and other hosts). */
-export function mcpAgentTools(mind: Mind, options: MindMcpServerOptions = {}): EngramTool[] {
-  return buildAgentTools(mind, options.session ?? { sessionId: 'mcp' }, options)
+/**
+ * The agent tools of the MCP server for `mind`. Calls run through a session of the mind
+ * (`session.execute`), as `turn.tools` do, so the error learner and the pattern monitor watch an
+ * MCP client too, and in active mode its results carry the monitor's nudges. A new session (a
+ * new turn for the monitor) starts after `MCP_TURN_GAP_MS` of quiet or when `newTurn()` is called.
+ */
+export function mcpAgentTools(mind: Mind, options: MindMcpServerOptions = {}): { tools: EngramTool[]; newTurn(): void } {
+  const ref = options.session ?? { sessionId: 'mcp' }
+  let current: Session | undefined
+  let lastCallAt = Number.NEGATIVE_INFINITY
+  const session = (): Session => {
+    const now = mind.clock.now().getTime()
+    if (!current || now - lastCallAt >= MCP_TURN_GAP_MS) current = mind.session(ref.sessionId, ref.user !== undefined ? { user: ref.user } : {})
+    lastCallAt = now
+    return current
+  }
+  const tools = buildAgentTools(mind, ref).map((tool) => ({ ...tool, execute: (input: unknown) => session().execute(tool.name, input) }))
+  return {
+    tools,
+    newTurn() {
+      current = undefined
+    },
+  }
 }
 
 /** Builds the MCP server over an open mind. The caller owns the mind and closes it. */
 export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = {}): McpServer {
+  const { tools, newTurn } = mcpAgentTools(mind, options)
+  const prime = options.primeMessage ?? primedContextOf(mind)
   return createMcpServer({
     name: 'engram',
     version: ENGRAM_VERSION,
     instructions: `Long-term memory of agent "${mind.agent}". Search it with search_memory or recall, save with memorize, keep notes with write_memory_file; the memory files are resources.`,
-    tools: mcpAgentTools(mind, options),
+    tools,
+    // Tool wisdom reaches an MCP client's model as it reaches turn.tools: on the tool it names.
+    describeTools: async (listed) => (await mind.memory.decorateTools(listed)).tools,
     resources: createMemoryResources(mind.layout),
-    primeMessage: options.primeMessage ?? primedContextOf(mind),
+    primeMessage: async (message, user) => {
+      // A new message is a new turn for the pattern monitor.
+      newTurn()
+      return prime(message, user)
+    },
   })
 }

@@ -1,0 +1,174 @@
+/**
+ * Everything engram knows must reach the model (issue 12), checked the way a host runs it:
+ * `createMind` → `mind.session(id)` created anew on every turn → `turn.tools` handed to the model
+ * through each adapter (the real AI SDK against the fake OpenAI-compatible server, OpenAI-style
+ * functions, the official MCP client) → `session.end`.
+ */
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { generateText, stepCountIs } from 'ai'
+import { z } from 'zod'
+import { ManualClock } from '../src/core/clock.ts'
+import { toAiSdkTools } from '../src/interfaces/ai-sdk/tools.ts'
+import { createMindMcpServer, MCP_TURN_GAP_MS } from '../src/interfaces/mcp/mind-server.ts'
+import { NUDGE_HEADER } from '../src/memory/learning/pattern-monitor.ts'
+import { createMind, type Mind } from '../src/mind.ts'
+import type { Turn } from '../src/session/turn.ts'
+import { type FakeChatStep, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
+import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+import { executeToolCall, toEngramTools, toOpenAiFunctions } from '../src/tools/adapters.ts'
+import type { ToolDefinition } from '../src/tools/dispatcher.ts'
+
+/** The agent's own tools: a deploy that keeps failing, and a scratchpad workspace. */
+const deploy: ToolDefinition<{ target: string }> = {
+  name: 'deploy',
+  description: 'Deploy a build to a target.',
+  inputSchema: z.object({ target: z.string() }),
+  async run({ target }) {
+    return { isError: true, text: `Deploy refused for target='${target}': no build artifact.` }
+  },
+}
+const scratchpad: ToolDefinition<{ name: string; code?: string; reset?: boolean }> = {
+  name: 'scratchpad',
+  description: 'Run Python in a named scratchpad.',
+  inputSchema: z.object({ name: z.string(), code: z.string().optional(), reset: z.boolean().optional() }),
+  workspace: { nameOf: (input) => (input as { name?: string }).name, payloadOf: (input) => (input as { code?: string }).code, isReset: (input) => (input as { reset?: boolean }).reset === true },
+  async run({ reset }) {
+    return { text: reset ? 'scratchpad reset' : 'ok' }
+  },
+}
+
+/** A chat-completions response whose assistant message calls one tool. */
+function callTool(name: string, args: unknown, id: string): FakeChatStep {
+  return {
+    raw: JSON.stringify({
+      id: `chatcmpl-${id}`,
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model: 'agent-model',
+      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] } }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    }),
+    contentType: 'application/json',
+  }
+}
+
+type CallResult = { content: Array<{ type: string; text?: string }>; isError?: boolean }
+const textOf = (result: unknown): string => (result as CallResult).content.map((part) => part.text ?? '').join('\n')
+
+async function mcpClient(mind: Mind, user: string): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  const client = new Client({ name: 'test', version: '1.0.0' })
+  await Promise.all([createMindMcpServer(mind, { session: { sessionId: `mcp-${user}`, user } }).connect(serverSide), client.connect(clientSide)])
+  return client
+}
+
+describe('nudges reach the model in active mode, through every adapter', () => {
+  let tmp: TempHome
+  let server: FakeOpenAiServer
+  let mind: Mind
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+
+  before(async () => {
+    tmp = makeTempHome()
+    server = await startFakeOpenAiServer()
+    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'learning.patternMonitorMode': 'active' } })
+  })
+  after(async () => {
+    await mind?.close()
+    await server?.close()
+    tmp?.cleanup()
+  })
+
+  /** One turn of a host that creates the session anew on every turn. */
+  async function begin(message: string): Promise<{ session: ReturnType<Mind['session']>; turn: Turn }> {
+    const session = mind.session('chat', { user: 'ada', tools: [deploy, scratchpad] })
+    return { session, turn: await session.begin(message) }
+  }
+
+  test('AI SDK: generateText with toAiSdkTools(turn.tools) sends the nudge to the model with the tool result', async () => {
+    const { session, turn } = await begin('Deploy the build to staging, please.')
+    server.script([callTool('deploy', { target: 'staging' }, 'c1'), callTool('deploy', { target: 'staging-2' }, 'c2'), { text: 'The deploy keeps failing: there is no build artifact.' }])
+    const start = server.requests.length
+    const result = await generateText({
+      model: createOpenAICompatible({ name: 'agent', baseURL: server.url, apiKey: 'test' })('agent-model'),
+      system: turn.system,
+      messages: turn.messages.map((m) => ({ role: m.role === 'assistant' ? 'assistant' : 'user', content: m.content })),
+      tools: toAiSdkTools(turn.tools),
+      stopWhen: stepCountIs(4),
+    })
+    await session.end(turn, result.text)
+    await mind.idle()
+
+    const requests = server.requests.slice(start).filter((request) => request.path === '/v1/chat/completions')
+    const toolMessages = (index: number) => ((requests[index]?.body.messages ?? []) as Array<{ role: string; tool_call_id?: string; content: string }>).filter((m) => m.role === 'tool')
+    const first = toolMessages(1).find((m) => m.tool_call_id === 'c1')?.content ?? ''
+    const second = toolMessages(2).find((m) => m.tool_call_id === 'c2')?.content ?? ''
+    assert.match(first, /^Error: Deploy refused/)
+    assert.ok(!first.includes(NUDGE_HEADER), 'one failure is not a pattern')
+    // The second failure in a row fires repeated_tool_error: the model reads it with that result.
+    assert.match(second, /^Error: Deploy refused for target='staging-2'[\s\S]*\n\n\[Note from your memory's self-check, not part of the tool's output[^\n]*\]\n- When a tool call fails twice in a row, read the error and change the approach .* \(self-check: repeated_tool_error\)$/)
+    // Passive learning still happens at the end of the turn.
+    assert.match(readFileSync(join(tmp.home, 'agents/default/memory/rules.md'), 'utf8'), /## When\n- When a tool call fails twice in a row/)
+  })
+
+  test('OpenAI functions: executeToolCall returns the nudge in the tool message text, a never-rule as never', async () => {
+    const { session, turn } = await begin('Clean up the analysis scratchpad.')
+    const functions = toOpenAiFunctions(turn.tools)
+    assert.ok(functions.some((f) => f.function.name === 'scratchpad'))
+    const tools = toEngramTools(turn.tools)
+    const first = await executeToolCall(tools, 'scratchpad', JSON.stringify({ name: 'analysis', reset: true }))
+    assert.equal(first.text, 'scratchpad reset')
+    const second = await executeToolCall(tools, 'scratchpad', JSON.stringify({ name: 'analysis', reset: true }))
+    // reset_churn learns a never-rule; the model must read it as one.
+    assert.match(second.text, /^scratchpad reset\n\n\[Note from your memory's self-check[^\n]*\]\n- Never: Reset a workspace to escape an error: .* \(self-check: reset_churn\)$/)
+    assert.equal(second.nudges, undefined, 'the nudges are in the text, once')
+    const third = await executeToolCall(tools, 'scratchpad', JSON.stringify({ name: 'analysis', reset: true }))
+    assert.equal(third.text, 'scratchpad reset', 'one nudge per detector per turn')
+    await session.end(turn, 'Reset it.')
+    await mind.idle()
+    assert.match(readFileSync(join(tmp.home, 'agents/default/memory/rules.md'), 'utf8'), /## Never\n- Reset a workspace to escape an error/)
+  })
+
+  test('MCP: a client calling the tools gets the nudge in the result text; a quiet spell starts a new turn', async () => {
+    const client = await mcpClient(mind, 'ada')
+    try {
+      const read = (path: string) => client.callTool({ name: 'read_memory_file', arguments: { path } })
+      const first = await read('knowledge/missing-1.md')
+      assert.equal((first as CallResult).isError, true)
+      assert.ok(!textOf(first).includes(NUDGE_HEADER))
+      const second = await read('knowledge/missing-2.md')
+      assert.equal((second as CallResult).isError, true)
+      assert.match(textOf(second), /\n\n\[Note from your memory's self-check[^\n]*\]\n- When a tool call fails twice in a row, .* \(self-check: repeated_tool_error\)$/)
+      assert.doesNotMatch(textOf(await read('knowledge/missing-3.md')), /repeated_tool_error/, 'once per detector per turn')
+
+      clock.advance(MCP_TURN_GAP_MS)
+      assert.ok(!textOf(await read('knowledge/missing-4.md')).includes(NUDGE_HEADER), 'a new turn starts counting again')
+      assert.match(textOf(await read('knowledge/missing-5.md')), /self-check: repeated_tool_error/)
+    } finally {
+      await client.close()
+    }
+  })
+
+  test('passive mode learns the rule but sends no nudge', async () => {
+    const passiveHome = makeTempHome()
+    const passive = await createMind({ home: passiveHome.home, env: passiveHome.env, ignoreConfigFile: true, clock, embedder: null })
+    try {
+      const session = passive.session('chat', { tools: [deploy] })
+      const turn = await session.begin('Deploy it.')
+      const tools = toEngramTools(turn.tools)
+      for (const target of ['a', 'b', 'c']) assert.ok(!(await executeToolCall(tools, 'deploy', JSON.stringify({ target }))).text.includes(NUDGE_HEADER))
+      await session.end(turn, 'It failed.')
+      await passive.idle()
+      assert.match(readFileSync(join(passiveHome.home, 'agents/default/memory/rules.md'), 'utf8'), /When a tool call fails twice in a row/)
+    } finally {
+      await passive.close()
+      passiveHome.cleanup()
+    }
+  })
+})
