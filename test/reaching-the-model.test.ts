@@ -14,12 +14,13 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { generateText, stepCountIs } from 'ai'
 import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
+import { EngramError } from '../src/core/errors.ts'
 import { toAiSdkTools } from '../src/interfaces/ai-sdk/tools.ts'
 import { createMindMcpServer, MCP_TURN_GAP_MS } from '../src/interfaces/mcp/mind-server.ts'
 import { NUDGE_HEADER } from '../src/memory/learning/pattern-monitor.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import type { Turn } from '../src/session/turn.ts'
-import { type FakeChatStep, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
+import { type FakeChatRequest, type FakeChatStep, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { executeToolCall, toEngramTools, toOpenAiFunctions } from '../src/tools/adapters.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
@@ -170,5 +171,68 @@ describe('nudges reach the model in active mode, through every adapter', () => {
       await passive.close()
       passiveHome.cleanup()
     }
+  })
+})
+
+describe('a host reports what only it sees: history repairs and an exhausted round cap', () => {
+  let tmp: TempHome
+  let server: FakeOpenAiServer
+  let mind: Mind
+  const clock = new ManualClock('2026-03-03T09:00:00Z')
+
+  before(async () => {
+    tmp = makeTempHome()
+    // A model that never stops calling tools.
+    server = await startFakeOpenAiServer({ onChat: (request: FakeChatRequest) => callTool('deploy', { target: `t${request.messages.length}` }, `c${request.messages.length}`) })
+    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'learning.patternMonitorMode': 'active' } })
+  })
+  after(async () => {
+    await mind?.close()
+    await server?.close()
+    tmp?.cleanup()
+  })
+
+  test('cap_exhausted: the loop stops at its step cap, the host reports it, the rule is in the next turn', async () => {
+    const session = mind.session('loop', { tools: [deploy] })
+    const turn = await session.begin('Deploy everything.')
+    const cap = 3
+    const result = await generateText({
+      model: createOpenAICompatible({ name: 'agent', baseURL: server.url, apiKey: 'test' })('agent-model'),
+      system: turn.system,
+      prompt: turn.message,
+      tools: toAiSdkTools(turn.tools),
+      stopWhen: stepCountIs(cap),
+    })
+    assert.equal(result.steps.length, cap)
+    assert.equal(result.finishReason, 'tool-calls', 'the model still wanted to go on')
+    const { nudges } = session.report({ kind: 'cap_exhausted', round: cap })
+    assert.deepEqual(
+      nudges.map((nudge) => /\(self-check: (\w+)\)$/.exec(nudge)?.[1]),
+      ['cap_exhausted'],
+    )
+    assert.match(nudges[0] ?? '', /^When a task needs many tool rounds, plan the steps first/)
+    await session.end(turn, 'I ran out of steps.')
+    await mind.idle()
+
+    const next = await mind.session('loop').begin('Try again.')
+    assert.match(next.systemParts.memory, /- When a task needs many tool rounds, plan the steps first/)
+  })
+
+  test('history_repair: three repairs in a turn fire repair_churn', async () => {
+    const session = mind.session('repairs')
+    const turn = await session.begin('Go on.')
+    assert.deepEqual(session.report({ kind: 'history_repair', reason: 'dangling tool call without a result', round: 0 }).nudges, [])
+    assert.deepEqual(session.report({ kind: 'history_repair', reason: 'dangling tool call without a result', round: 1 }).nudges, [])
+    const { nudges } = session.report({ kind: 'history_repair', reason: 'tool result for an unknown call', round: 2 })
+    assert.match(nudges.join('\n'), /^Always make complete tool calls, one at a time, .* \(self-check: repair_churn\)$/)
+    await session.end(turn, 'Done.')
+    await mind.idle()
+    assert.match(readFileSync(join(tmp.home, 'agents/default/memory/rules.md'), 'utf8'), /## Always\n- Always make complete tool calls/)
+
+    // Anything else is not the host's to report (tool calls are observed already).
+    assert.throws(
+      () => mind.session('repairs').report({ kind: 'tool_result' } as never),
+      (error) => EngramError.is(error) && error.code === 'invalid_argument' && /history_repair, cap_exhausted/.test(error.fix ?? ''),
+    )
   })
 })

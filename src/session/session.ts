@@ -21,6 +21,7 @@ import type { ActivityRecorder } from '../memory/episodes/recorder.ts'
 import type { SessionTracker } from '../memory/episodes/boundaries.ts'
 import type { StreamingJournal } from '../memory/journal/streaming-journal.ts'
 import { createErrorLearner } from '../memory/learning/error-learner.ts'
+import { type HostEvent, observeHostEvent } from '../memory/learning/host-events.ts'
 import { createPatternMonitor, knownRulesPredicate } from '../memory/learning/pattern-monitor.ts'
 import { replayAndExtract, replayDecision, type SessionStep } from '../memory/learning/sleep-replay.ts'
 import type { Primer } from '../memory/priming/prime.ts'
@@ -80,6 +81,13 @@ export interface Session {
    * to the model after the result's text (the adapters over `turn.tools` do).
    */
   execute(name: string, input: unknown, options?: { round?: number }): Promise<ToolResult>
+  /**
+   * Tell the pattern monitor what only the host's loop sees: it repaired the history, or stopped at
+   * its round cap. Learned from at `end` like tool calls; in active mode the nudges that fired are
+   * returned, for the host to put before the model's next call. Throws `invalid_argument` for
+   * another kind.
+   */
+  report(event: HostEvent): { nudges: string[] }
   /** Start streaming the reply into the crash-safe journal; `end` finalises it. */
   stream(turn: Turn): { write(text: string): void }
   /** Store the reply, log it, and schedule the background work of the turn. */
@@ -196,6 +204,11 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       })
       await deps.activity.toolUse(name, { input, result: result.text, ok: !result.isError }, { session: sessionId })
       return result
+    },
+
+    report(event) {
+      observeHostEvent(monitor, event)
+      return { nudges: monitor.atRoundN().map((nudge) => nudge.text) }
     },
 
     stream(turn) {
