@@ -236,3 +236,69 @@ describe('a host reports what only it sees: history repairs and an exhausted rou
     )
   })
 })
+
+describe('the current task and recently resolved issues are in the prompt (layer 2)', () => {
+  let tmp: TempHome
+  let mind: Mind
+  const clock = new ManualClock('2026-03-04T09:00:00Z')
+
+  before(async () => {
+    tmp = makeTempHome()
+    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+  })
+  after(async () => {
+    await mind?.close()
+    tmp?.cleanup()
+  })
+
+  async function say(sessionId: string, user: string, message: string, reply: string): Promise<Turn> {
+    const session = mind.session(sessionId, { user })
+    const turn = await session.begin(message)
+    await session.end(turn, reply)
+    clock.advance(60_000)
+    return turn
+  }
+
+  test('a session boundary writes them; the next turn of that user has them in turn.system, with provenance', async () => {
+    await say('monday', 'ada', 'TODO: migrate the billing cron to the new queue', 'Noted, it is on the list.')
+    await say('monday', 'ada', 'done: fixed the login redirect loop', 'Great, ticked off.')
+    await say('bob-chat', 'bob', 'done: fixed the VPN split tunnel', 'Good.')
+    // Both sessions end at the idle boundary (offline: the extractive summary keeps explicit TODO / done lines).
+    clock.advance(11 * 60_000)
+    const report = await mind.maintain()
+    assert.deepEqual(report.boundaries.map((b) => b.kind), ['recorded', 'recorded'])
+    const registry = readFileSync(join(tmp.home, 'shared/resolutions.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { issue: string; user?: string })
+    assert.deepEqual(registry.map((r) => [r.issue, r.user]).sort(), [['fixed the VPN split tunnel', 'bob'], ['fixed the login redirect loop', 'ada']])
+
+    const turn = await mind.session('tuesday', { user: 'ada' }).begin('What is left to do?')
+    assert.match(turn.systemParts.state, /^<memory>\n[\s\S]*## Your memory — Current task\n- \[ \] migrate the billing cron to the new queue\n\n## Your memory — Recently resolved\n- \[2026-03-04\] fixed the login redirect loop \(-> episodes\/2026-03-04\.md#[^\n]*\)\n<\/memory>$/)
+    assert.doesNotMatch(turn.systemParts.state, /VPN/, "another user's resolution")
+    // Its place: after the memory context, before what priming recalled for this message.
+    const at = turn.system.indexOf(turn.systemParts.state)
+    assert.ok(at >= 0)
+    if (turn.systemParts.primed !== '') assert.ok(at < turn.system.indexOf(turn.systemParts.primed))
+    assert.deepEqual(
+      turn.provenance.state.map(({ name, source, entries }) => ({ name, source, entries })),
+      [
+        { name: 'Current task', source: 'agents/default/state/current_task.md', entries: 1 },
+        { name: 'Recently resolved', source: 'shared/resolutions.jsonl', entries: 1 },
+      ],
+    )
+    assert.equal(turn.budgets.state.tokens > 0 && turn.budgets.state.tokens <= 700, true)
+
+    const bob = await mind.session('bob-tuesday', { user: 'bob' }).begin('Anything new?')
+    assert.match(bob.systemParts.state, /fixed the VPN split tunnel/)
+    assert.doesNotMatch(bob.systemParts.state, /login redirect loop/)
+
+    // An MCP client's primed_context has them too.
+    const client = await mcpClient(mind, 'ada')
+    try {
+      const primed = await client.getPrompt({ name: 'primed_context', arguments: { message: 'What is left to do?', user: 'ada' } })
+      const text = String((primed.messages[0]?.content as { text?: string } | undefined)?.text)
+      assert.match(text, /## Your memory — Current task\n- \[ \] migrate the billing cron/)
+      assert.match(text, /## Your memory — Recently resolved\n- \[2026-03-04\] fixed the login redirect loop/)
+    } finally {
+      await client.close()
+    }
+  })
+})

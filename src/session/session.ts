@@ -19,6 +19,8 @@ import type { DeclarativeMemory } from '../memory/engrams/declarative-memory.ts'
 import { buildMemoryContext, readProjectInstructions } from '../memory/engrams/memory-context.ts'
 import type { ActivityRecorder } from '../memory/episodes/recorder.ts'
 import type { SessionTracker } from '../memory/episodes/boundaries.ts'
+import type { ResolutionReader } from '../memory/episodes/resolutions.ts'
+import { buildWorkingState } from '../memory/episodes/working-state.ts'
 import type { StreamingJournal } from '../memory/journal/streaming-journal.ts'
 import { createErrorLearner } from '../memory/learning/error-learner.ts'
 import { type HostEvent, observeHostEvent } from '../memory/learning/host-events.ts'
@@ -43,6 +45,8 @@ export interface SessionDeps {
   primer: Primer
   memory: DeclarativeMemory
   documents: DocumentStore
+  /** The resolved issues the prompt's "Recently resolved" section reads (filtered by the session's user). */
+  resolutions: ResolutionReader
   activity: ActivityRecorder
   tracker: SessionTracker
   journal: StreamingJournal
@@ -96,7 +100,7 @@ export interface Session {
   close(): Promise<void>
 }
 
-const PART_ORDER: Array<keyof SystemParts> = ['base', 'identity', 'memory', 'primed', 'skills', 'userNotes', 'instructions']
+const PART_ORDER: Array<keyof SystemParts> = ['base', 'identity', 'memory', 'state', 'primed', 'skills', 'userNotes', 'instructions']
 
 /** Open a session (used by `mind.session()`). */
 export function createSession(deps: SessionDeps, sessionId: string, options: SessionOptions = {}): Session {
@@ -136,12 +140,13 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       const assembled = await deps.context.assemble(contextSession, budget, freshTail, { autoCompact: false })
       const inConversation = assembled.items.flatMap((item) => item.messageIds)
       const profiles = hasProfileStore(deps.context) ? deps.context : undefined
-      const [primed, memoryContext, layers, skillSummaries, instructions] = await Promise.all([
+      const [primed, memoryContext, layers, skillSummaries, instructions, workingState] = await Promise.all([
         deps.primer.prime({ message: content, ...(user !== undefined ? { user } : {}), sessionId, asOf: at, excludeMessageIds: inConversation }),
         buildMemoryContext({ global: deps.memory.global, ...(deps.memory.project ? { project: deps.memory.project } : {}) }),
         buildPromptLayers({ documents: deps.documents, ...(profiles ? { profiles } : {}) }, contextSession),
         deps.skills.listSummaries(),
         deps.project ? readProjectInstructions(deps.project) : Promise.resolve(undefined),
+        buildWorkingState({ documents: deps.documents, resolutions: deps.resolutions, ...(user !== undefined ? { user } : {}) }, { now: new Date(at) }),
       ])
       warnings.push(...primed.warnings)
       // Tools handed to the model run through this session's dispatcher, so the error learner and the
@@ -153,6 +158,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         base: layers.base.text,
         identity: layers.identity ? `## Who you are\n${layers.identity.text}` : '',
         memory: memoryContext.text,
+        state: workingState.text,
         primed: primed.text,
         skills: compactSkillList(skillSummaries),
         userNotes: layers.userNotes ? `## Your memory — notes about ${user}\n${layers.userNotes.text.replaceAll('\n## ', '\n### ')}` : '',
@@ -182,12 +188,14 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
             ...(instructions ? { instructions: instructions.path } : {}),
           },
           toolWisdom: wisdom.shares,
+          state: workingState.sections,
         },
         budgets: {
           context: { budget, tokens: assembled.tokens, overBudget: assembled.overBudget },
           priming: { budget: primed.budget, tokens: primed.tokens },
           memory: { tokens: countTokens(memoryContext.text) },
           toolWisdom: { budget: wisdom.budget, tokens: wisdom.tokens },
+          state: { tokens: countTokens(workingState.text) },
         },
         warnings,
       }

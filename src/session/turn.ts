@@ -1,5 +1,6 @@
 /** What `session.begin()` hands the agent, and what `session.end()` reports. */
 import type { ToolWisdomShare } from '../memory/engrams/tool-wisdom.ts'
+import type { WorkingStateSection } from '../memory/episodes/working-state.ts'
 import type { InjectedMemory } from '../memory/priming/prime.ts'
 import type { MessageType } from '../memory/priming/classify.ts'
 import type { EngramTool } from '../tools/tool.ts'
@@ -22,6 +23,8 @@ export interface TurnProvenance {
   layers: { base: string; identity?: string; userNotes?: string; instructions?: string }
   /** What each tool's description gained from the lessons and rules tagged for it. */
   toolWisdom: ToolWisdomShare[]
+  /** The working state: the current task and the recently resolved issues, with their sources. */
+  state: WorkingStateSection[]
 }
 
 export interface SystemParts {
@@ -31,6 +34,8 @@ export interface SystemParts {
   identity: string
   /** The labelled memory context: identity facts, rules, lessons. */
   memory: string
+  /** The working state: the current task and the issues resolved lately. */
+  state: string
   /** Automatic recall for this message. */
   primed: string
   /** The compact list of skills. */
@@ -66,6 +71,7 @@ export interface Turn {
     memory: { tokens: number }
     /** Tool wisdom added to the tool descriptions, all tools together (the seed's ~500 tokens). */
     toolWisdom: { budget: number; tokens: number }
+    state: { tokens: number }
   }
   /** Things that degraded this turn (a channel that failed, an embedder that was down). */
   warnings: string[]

@@ -3,6 +3,8 @@
  * `primed_context` prompt. `engram mcp` serves this over stdio; tests link it in process.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
+import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
 import type { Session } from '../../session/session.ts'
 import { type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools.ts'
@@ -28,14 +30,21 @@ export interface MindMcpServerOptions {
 
 /**
  * The primed context for a message, as an agent would get it before its turn: the declarative
- * memory context (identity, rules, lessons within their budgets) and automatic recall (the
+ * memory context (identity, rules, lessons within their budgets), the working state (current task,
+ * recently resolved issues) and automatic recall (the
  * sender's profile, recent activity, related memories, matching skills) within the message type's
  * budget — all framed and escaped as recalled data (principle 5).
  */
 export function primedContextOf(mind: Mind): (message: string, user?: string) => Promise<string> {
+  const resolutions = createResolutionReader(mind.layout.resolutionsFile, 'shared/resolutions.jsonl')
   return async (message, user) => {
-    const [context, primed] = await Promise.all([mind.memory.buildContext(), mind.primer.prime({ message, ...(user !== undefined && user.trim() !== '' ? { user: user.trim() } : {}) })])
-    const parts = [context.text.trim(), primed.text.trim()].filter((part) => part !== '')
+    const sender = user !== undefined && user.trim() !== '' ? user.trim() : undefined
+    const [context, state, primed] = await Promise.all([
+      mind.memory.buildContext(),
+      buildWorkingState({ documents: mind.backend.documents, resolutions, ...(sender !== undefined ? { user: sender } : {}) }, { now: mind.clock.now() }),
+      mind.primer.prime({ message, ...(sender !== undefined ? { user: sender } : {}) }),
+    ])
+    const parts = [context.text.trim(), state.text.trim(), primed.text.trim()].filter((part) => part !== '')
     return parts.length > 0 ? parts.join('\n\n') : 'Your memory holds nothing related to this message yet.'
   }
 }
