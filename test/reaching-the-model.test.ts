@@ -15,6 +15,7 @@ import { generateText, stepCountIs } from 'ai'
 import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
 import { EngramError } from '../src/core/errors.ts'
+import { countTokens } from '../src/core/tokens.ts'
 import { toAiSdkTools } from '../src/interfaces/ai-sdk/tools.ts'
 import { createMindMcpServer, MCP_TURN_GAP_MS } from '../src/interfaces/mcp/mind-server.ts'
 import { NUDGE_HEADER } from '../src/memory/learning/pattern-monitor.ts'
@@ -300,5 +301,118 @@ describe('the current task and recently resolved issues are in the prompt (layer
     } finally {
       await client.close()
     }
+  })
+})
+
+describe('a never-rule reads as never wherever it is shown', () => {
+  let tmp: TempHome
+  let mind: Mind
+  const clock = new ManualClock('2026-03-05T09:00:00Z')
+
+  before(async () => {
+    tmp = makeTempHome()
+    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+  })
+  after(async () => {
+    await mind?.close()
+    tmp?.cleanup()
+  })
+
+  /** Every line that shows the rule's words must show its polarity too (the memorize call's own JSON input says it by its kind). */
+  function assertReadsAsNever(where: string, text: string): void {
+    const lines = text.split('\n').filter((line) => line.includes('Use time.sleep() in scratchpad cells'))
+    assert.ok(lines.length > 0, `${where} shows the rule:\n${text}`)
+    for (const line of lines) assert.ok(line.includes('Never: Use time.sleep() in scratchpad cells') || line.includes('"kind":"never"'), `${where}: ${line}`)
+  }
+
+  test('memory context, priming, search_memory, recall and MCP primed_context', async () => {
+    const first = mind.session('chat', { user: 'ada' })
+    const turn = await first.begin('From now on, no sleeping in scratchpad cells.')
+    const saved = await executeToolCall(toEngramTools(turn.tools), 'memorize', JSON.stringify({ entries: [{ text: 'Use time.sleep() in scratchpad cells', kind: 'never' }] }))
+    assertReadsAsNever('memorize result', saved.text)
+    await first.end(turn, 'Understood.')
+    await mind.idle()
+    clock.advance(60_000)
+
+    const session = mind.session('chat', { user: 'ada' })
+    const next = await session.begin('Can a scratchpad cell wait with time.sleep() between API calls?')
+    assertReadsAsNever('memory context', next.systemParts.memory)
+    assertReadsAsNever('priming', next.systemParts.primed)
+    assert.ok(next.provenance.primed.some((item) => item.kind === 'rule' && item.channel === 'related'), JSON.stringify(next.provenance.primed))
+    const tools = toEngramTools(next.tools)
+    assertReadsAsNever('search_memory', (await executeToolCall(tools, 'search_memory', JSON.stringify({ query: 'time.sleep scratchpad cells' }))).text)
+    assertReadsAsNever('recall', (await executeToolCall(tools, 'recall', JSON.stringify({ query: 'time.sleep scratchpad cells' }))).text)
+    await session.end(next, 'No: never time.sleep() in a scratchpad cell.')
+
+    const client = await mcpClient(mind, 'ada')
+    try {
+      const primed = await client.getPrompt({ name: 'primed_context', arguments: { message: 'time.sleep in scratchpad cells?', user: 'ada' } })
+      assertReadsAsNever('MCP primed_context', String((primed.messages[0]?.content as { text?: string } | undefined)?.text))
+      assertReadsAsNever('MCP search_memory', textOf(await client.callTool({ name: 'search_memory', arguments: { query: 'time.sleep scratchpad' } })))
+    } finally {
+      await client.close()
+    }
+  })
+})
+
+describe('tool wisdom is on the tool it names only, and bounded for the whole request', () => {
+  let tmp: TempHome
+  let mind: Mind
+  const clock = new ManualClock('2026-03-06T09:00:00Z')
+  const ownTools = [deploy, scratchpad]
+
+  before(async () => {
+    tmp = makeTempHome()
+    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+  })
+  after(async () => {
+    await mind?.close()
+    tmp?.cleanup()
+  })
+
+  const rule = (i: number) => `If step ${i} of a release fails, check the release notes of that step and the logs of the last run before retrying it`
+  /** Tokens the tool descriptions of a turn gained, measured against the bare descriptions. */
+  async function measure(): Promise<{ turn: Turn; added: number; tools: number }> {
+    const turn = await mind.session('work', { tools: ownTools }).begin('Release the new version.')
+    const baseline = new Map(mind.agentTools({ sessionId: 'work' }).map((tool) => [tool.name, tool.description]))
+    for (const tool of ownTools) baseline.set(tool.name, tool.description)
+    let added = 0
+    for (const tool of turn.tools) added += countTokens(tool.description) - countTokens(baseline.get(tool.name) ?? '')
+    return { turn, added, tools: turn.tools.length }
+  }
+
+  test('12 untagged "when" rules over 10 tools add nothing to the tool descriptions; they are in the memory context', async (t) => {
+    await mind.encode(Array.from({ length: 12 }, (_, i) => ({ text: rule(i), kind: 'when' as const, scope: 'global' as const, confidence: 'high' as const, source: 'user' as const })))
+    const { turn, added, tools } = await measure()
+    t.diagnostic(`12 untagged rules, ${tools} tools: ${added} tokens added to tool descriptions; memory context ${turn.budgets.memory.tokens} tokens`)
+    assert.equal(tools, 10)
+    assert.equal(added, 0)
+    assert.deepEqual(turn.provenance.toolWisdom, [])
+    assert.deepEqual(turn.budgets.toolWisdom, { budget: 500, tokens: 0 })
+    for (let i = 0; i < 12; i++) assert.ok(turn.systemParts.memory.includes(`- ${rule(i)}`), `rule ${i} in the memory context`)
+  })
+
+  test('tagged wisdom goes to its tool only; 12 tagged rules and 40 lessons over 10 tools stay within ~500 tokens', async (t) => {
+    const toolNames = ['deploy', 'scratchpad', 'memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'recall_skill', 'report_procedure_outcome', 'memory']
+    await mind.encode(
+      Array.from({ length: 12 }, (_, i) => ({ text: `${rule(i)} (${toolNames[i % 8]})`, kind: 'when' as const, scope: 'global' as const, confidence: 'high' as const, source: 'user' as const, tool: toolNames[i % 8] })),
+    )
+    await mind.encode(
+      Array.from({ length: 40 }, (_, i) => ({ text: `Deploy lesson ${i}: the ${i}th target needs its own artifact and a warm cache before it accepts a release`, kind: 'lesson' as const, scope: 'global' as const, confidence: 'high' as const, source: 'llm' as const, tool: 'deploy' })),
+    )
+    const { turn, added, tools } = await measure()
+    t.diagnostic(`12 tagged rules + 40 deploy lessons, ${tools} tools: ${added} tokens added to tool descriptions (wisdom ${turn.budgets.toolWisdom.tokens} of ${turn.budgets.toolWisdom.budget}); ${JSON.stringify(turn.provenance.toolWisdom.map((s) => [s.tool, s.entries, s.tokens]))}`)
+    assert.ok(turn.budgets.toolWisdom.tokens <= 500, `${turn.budgets.toolWisdom.tokens}`)
+    assert.ok(added <= 500 + 2 * turn.provenance.toolWisdom.length, `${added}`)
+    for (const tool of turn.tools) {
+      const own = new RegExp(`\\(${tool.name}\\)`)
+      for (const other of toolNames.filter((name) => name !== tool.name)) assert.doesNotMatch(tool.description, new RegExp(`before retrying it \\(${other}\\)`), `${other}'s rule on ${tool.name}`)
+      if (toolNames.indexOf(tool.name) < 8) assert.match(tool.description, own, `${tool.name} has its own rule`)
+      if (tool.name !== 'deploy') assert.doesNotMatch(tool.description, /Deploy lesson/)
+    }
+    // Forty lessons for one tool do not crowd out the others: each tool with wisdom got its share.
+    assert.equal(turn.provenance.toolWisdom.length, 8)
+    assert.ok(turn.provenance.toolWisdom.every((share) => share.entries >= 1))
+    assert.equal(turn.provenance.toolWisdom.find((share) => share.tool === 'deploy')?.truncated, true)
   })
 })

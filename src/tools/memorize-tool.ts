@@ -5,7 +5,7 @@
  * `isError` result that says how to fix the call, never as a thrown error.
  */
 import { z } from 'zod'
-import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES } from '../core/engram.ts'
+import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES, isRuleKind, ruleWithPolarity } from '../core/engram.ts'
 import { describeError } from '../core/errors.ts'
 import type { Encoder, EncodeReport } from '../memory/engrams/encoder.ts'
 import { type EngramTool, invalidArgumentsResult } from './tool.ts'
@@ -20,6 +20,13 @@ export const memorizeInputSchema = z.object({
           .describe('always / never: something to always or never do; when: a conditional rule ("if X then Y"); lesson: a fact learned; profile: a fact about the user ("Key: value").'),
         scope: z.enum(ENGRAM_SCOPES).optional().describe('global (default): useful in any project; project: only in this project.'),
         topic: z.string().trim().min(1).max(80).optional().describe('Lessons: a short topic slug, e.g. "api-coingecko"; the lesson is also filed under that topic.'),
+        tool: z
+          .string()
+          .trim()
+          .min(1)
+          .max(80)
+          .optional()
+          .describe('when rules and lessons about using one tool: its name. They are then shown in that tool\'s description, where you read them as you call it.'),
       }),
     )
     .min(1)
@@ -34,13 +41,18 @@ const DESCRIPTION = [
   'Do not save passing details of the current task.',
 ].join(' ')
 
+/** A rule with its polarity ("Never: …"), anything else as written: this text is read back later (recall, episodes). */
+function shown(engram: Engram): string {
+  return isRuleKind(engram.kind) ? ruleWithPolarity(engram.kind, engram.text) : engram.text
+}
+
 function summarize(report: EncodeReport): string {
   const lines: string[] = []
-  for (const { engram } of report.saved) lines.push(`saved [${engram.kind}, ${engram.scope}] ${engram.text}`)
-  for (const engram of report.duplicates) lines.push(`already remembered: ${engram.text}`)
-  for (const item of report.pending) lines.push(`waiting for the user's confirmation (${item.reason}): ${item.engram.text}`)
-  for (const engram of report.suppressed) lines.push(`not saved, memory mode is off: ${engram.text}`)
-  for (const { engram, reason } of report.rejected) lines.push(`not saved (${reason}): ${engram.text}`)
+  for (const { engram } of report.saved) lines.push(`saved [${engram.kind}, ${engram.scope}] ${shown(engram)}`)
+  for (const engram of report.duplicates) lines.push(`already remembered: ${shown(engram)}`)
+  for (const item of report.pending) lines.push(`waiting for the user's confirmation (${item.reason}): ${shown(item.engram)}`)
+  for (const engram of report.suppressed) lines.push(`not saved, memory mode is off: ${shown(engram)}`)
+  for (const { engram, reason } of report.rejected) lines.push(`not saved (${reason}): ${shown(engram)}`)
   return lines.join('\n')
 }
 
@@ -54,7 +66,7 @@ export function buildMemorizeTool(encoder: Encoder): EngramTool<MemorizeInput> {
     async execute(input) {
       const parsed = memorizeInputSchema.safeParse(input)
       if (!parsed.success) {
-        return invalidArgumentsResult('memorize', parsed.error.issues, `pass {"entries": [{"text": "...", "kind": "${ENGRAM_KINDS.join('|')}", "scope": "global|project", "topic": "optional-slug"}]} with non-empty text.`)
+        return invalidArgumentsResult('memorize', parsed.error.issues, `pass {"entries": [{"text": "...", "kind": "${ENGRAM_KINDS.join('|')}", "scope": "global|project", "topic": "optional-slug", "tool": "optional tool name"}]} with non-empty text.`)
       }
       const engrams: Engram[] = parsed.data.entries.map((entry) => ({
         text: entry.text,
@@ -63,6 +75,7 @@ export function buildMemorizeTool(encoder: Encoder): EngramTool<MemorizeInput> {
         confidence: 'high' satisfies Confidence,
         source: 'user',
         ...(entry.topic ? { topic: entry.topic } : {}),
+        ...(entry.tool ? { tool: entry.tool } : {}),
       }))
       try {
         const report = await encoder.encode(engrams)
