@@ -67,7 +67,7 @@ const FRAME_OPEN = [
 ].join('\n')
 const FRAME_CLOSE = '</memory>'
 
-export function workingStateHeading(name: WorkingStateSectionName): string {
+function workingStateHeading(name: WorkingStateSectionName): string {
   return `## Your memory — ${name}`
 }
 
