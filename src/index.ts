@@ -35,6 +35,7 @@ export { createLlm } from './llm/create-llm.ts'
 export { createEmbedder } from './llm/embedders/create-embedder.ts'
 
 export type { Session, SessionOptions } from './session/session.ts'
+export type { HostEvent } from './memory/learning/host-events.ts'
 export type { Turn, TurnEnd, TurnMessage, TurnReply, TurnProvenance, SystemParts } from './session/turn.ts'
 export type { EngramTool, ToolResult } from './tools/tool.ts'
 export { toEngramTools, toOpenAiFunctions, executeToolCall } from './tools/adapters.ts'

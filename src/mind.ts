@@ -19,6 +19,7 @@ import type { Engram } from './core/engram.ts'
 import type { ConfirmationSelection, PendingConfirmation } from './storage/contracts.ts'
 import { type ActivityRecorder, createActivityRecorder } from './memory/episodes/recorder.ts'
 import { createImmediateEncoder } from './memory/episodes/immediate-encoding.ts'
+import { createResolutionReader } from './memory/episodes/resolutions.ts'
 import { type BoundaryOutcome, createSessionTracker, type SessionTracker } from './memory/episodes/boundaries.ts'
 import { createEpisodicRecall, type Recall } from './memory/episodes/recall.ts'
 import { createJournals, type Journals } from './memory/journal/journal-folder.ts'
@@ -192,6 +193,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     onError: (error) => warn(`memory: ${describeError(error)}`),
   })
 
+  const resolutions = createResolutionReader(layout.resolutionsFile, 'shared/resolutions.jsonl')
   const immediate = createImmediateEncoder({
     agent: values.agent,
     activity: backend.activity,
@@ -329,6 +331,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           memory,
           documents: backend.documents,
           scope: scopeOf,
+          resolutions,
           tracker: sessions,
           journals,
           skills,

@@ -42,7 +42,7 @@ describe('engram remember / memory context / confirm / import', () => {
 
     const context = await run(memoryContextCommand, [])
     const text = (context.data as { text: string }).text
-    assert.match(text, /## Your memory — Global rules\nAlways:\n- Use httpx instead of requests/)
+    assert.match(text, /## Your memory — Global rules\n- Always: Use httpx instead of requests/)
     assert.match(text, /## Your memory — Project lessons\n- The staging DB is read-only/)
   })
 

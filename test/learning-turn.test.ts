@@ -41,7 +41,7 @@ test('a failing turn teaches a tool lesson and two rules, each written once', as
   for (let round = 0; round < 3; round++) {
     const result = await dispatcher.execute('publish', { target: `report-${round}`, description: 'publish the report' }, { round })
     assert.equal(result.isError, true)
-    nudges.push(...monitor.atRoundN().map((n) => n.detector))
+    nudges.push(...(result.nudges ?? []).map((n) => /\(self-check: (\w+)\)$/.exec(n)?.[1] ?? n))
   }
   assert.deepEqual(nudges, ['repeated_tool_error', 'repeated_error_signature'])
   assert.equal(learner.bufferedCount, 3)

@@ -1,4 +1,5 @@
 /** The unified activity log (AnimaWorks): one JSONL timeline of everything that happened. */
+import { isRuleKind, ruleWithPolarity } from './engram.ts'
 
 export const ACTIVITY_TYPES = [
   'message_received',
@@ -58,4 +59,16 @@ export interface ActivityEvent {
 
 export function isActivityType(value: unknown): value is ActivityType {
   return typeof value === 'string' && (ACTIVITY_TYPES as readonly string[]).includes(value)
+}
+
+/**
+ * The text of an event as it is shown to the agent (recent-activity priming, recall, episodes):
+ * its content, and for a saved rule the rule with its polarity. The encoder logs a memorized
+ * never-rule with its bare text and `meta.kind: 'never'`; shown as "MEM Use time.sleep() in
+ * scratchpad cells" it would read as the opposite of what was memorized.
+ */
+export function eventContent(event: Pick<ActivityEvent, 'type' | 'content' | 'meta'>): string | undefined {
+  if (event.content === undefined || event.type !== 'memory_write') return event.content
+  const kind = event.meta?.kind
+  return isRuleKind(kind) ? ruleWithPolarity(kind, event.content) : event.content
 }

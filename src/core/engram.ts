@@ -70,3 +70,29 @@ export function dedupeKey(text: string): string {
 export function isEngramKind(value: unknown): value is EngramKind {
   return typeof value === 'string' && (ENGRAM_KINDS as readonly string[]).includes(value)
 }
+
+export function isRuleKind(value: unknown): value is RuleKind {
+  return typeof value === 'string' && (RULE_KINDS as readonly string[]).includes(value)
+}
+
+const POLARITY_LABELS: Record<RuleKind, string> = { always: 'Always', never: 'Never', when: 'When' }
+// Words that already say a rule's polarity at its start: "Never use…", "Don't…", "If X then Y".
+const OWN_POLARITY: Record<RuleKind, RegExp> = {
+  always: /^(?:always)\b/i,
+  never: /^(?:never|don['’]?t|do not|avoid|no)\b/i,
+  when: /^(?:when|whenever|if|before|after|once|unless)\b/i,
+}
+
+/**
+ * A rule as it must be read: with its polarity. rules.md files a never-rule under `## Never` as
+ * "Use time.sleep() in scratchpad cells"; shown alone, that line reads as the opposite of the
+ * rule. So wherever a single rule is shown (the memory context, search results, tool wisdom,
+ * nudges, the index text that priming and search_memory show), it reads
+ * "Never: Use time.sleep() in scratchpad cells". A text that already starts with its polarity
+ * ("Never use…", "Don't…", "When X, …", "If X → Y") is shown as it is: "Never: Don't…" would read
+ * as a double negative.
+ */
+export function ruleWithPolarity(kind: RuleKind, text: string): string {
+  const trimmed = text.trim()
+  return OWN_POLARITY[kind].test(trimmed) ? trimmed : `${POLARITY_LABELS[kind]}: ${trimmed}`
+}

@@ -20,7 +20,10 @@ import { readProjectInstructions } from '../memory/engrams/memory-context.ts'
 import type { SessionTracker } from '../memory/episodes/boundaries.ts'
 import type { ViewerScope } from '../memory/view.ts'
 import type { Journals } from '../memory/journal/journal-folder.ts'
+import type { ResolutionReader } from '../memory/episodes/resolutions.ts'
+import { buildWorkingState } from '../memory/episodes/working-state.ts'
 import { createErrorLearner } from '../memory/learning/error-learner.ts'
+import { type HostEvent, observeHostEvent } from '../memory/learning/host-events.ts'
 import { createPatternMonitor, knownRulesPredicate } from '../memory/learning/pattern-monitor.ts'
 import { replayAndExtract, replayDecision, type SessionStep } from '../memory/learning/sleep-replay.ts'
 import type { Primer } from '../memory/priming/prime.ts'
@@ -45,6 +48,8 @@ export interface SessionDeps {
   documents: DocumentStore
   /** What a session of `user` reads and writes through (decision 0017); throws for an invalid user id. */
   scope(user: string | undefined): ViewerScope
+  /** The resolved issues the prompt's "Recently resolved" section reads (filtered by the session's user). */
+  resolutions: ResolutionReader
   tracker: SessionTracker
   journals: Journals
   skills: SkillStore
@@ -80,8 +85,19 @@ export interface Session {
   readonly user: string | undefined
   /** Store the user's message, assemble the conversation, prime memory: everything the model needs. */
   begin(message: string | { content: string; at?: string }): Promise<Turn>
-  /** Run a tool call through the dispatcher (observed by the error learner and pattern monitor). Never throws. */
-  execute(name: string, input: unknown, options?: { round?: number }): Promise<ToolResult & { nudges?: string[] }>
+  /**
+   * Run a tool call through the dispatcher (observed by the error learner and pattern monitor). Never
+   * throws. In active mode `nudges` holds what the pattern monitor says about this call: show them
+   * to the model after the result's text (the adapters over `turn.tools` do).
+   */
+  execute(name: string, input: unknown, options?: { round?: number }): Promise<ToolResult>
+  /**
+   * Tell the pattern monitor what only the host's loop sees: it repaired the history, or stopped at
+   * its round cap. Learned from at `end` like tool calls; in active mode the nudges that fired are
+   * returned, for the host to put before the model's next call. Throws `invalid_argument` for
+   * another kind.
+   */
+  report(event: HostEvent): { nudges: string[] }
   /** Start streaming the reply into the crash-safe journal; `end` finalises it. */
   stream(turn: Turn): { write(text: string): void }
   /** Store the reply, log it, and schedule the background work of the turn. */
@@ -90,7 +106,7 @@ export interface Session {
   close(): Promise<void>
 }
 
-const PART_ORDER: Array<keyof SystemParts> = ['base', 'identity', 'memory', 'primed', 'skills', 'instructions']
+const PART_ORDER: Array<keyof SystemParts> = ['base', 'identity', 'memory', 'state', 'primed', 'skills', 'instructions']
 
 /** Open a session (used by `mind.session()`). */
 export function createSession(deps: SessionDeps, sessionId: string, options: SessionOptions = {}): Session {
@@ -129,7 +145,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
 
       const assembled = await deps.context.assemble(contextSession, budget, freshTail, { autoCompact: false })
       const inConversation = assembled.items.flatMap((item) => item.messageIds)
-      const [primed, memoryContext, layers, skillSummaries, instructions] = await Promise.all([
+      const [primed, memoryContext, layers, skillSummaries, instructions, workingState] = await Promise.all([
         deps.primer.prime({
           message: content,
           viewer: scope.viewer,
@@ -145,17 +161,19 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         buildPromptLayers({ documents: deps.documents }),
         deps.skills.listSummaries(),
         deps.project ? readProjectInstructions(deps.project) : Promise.resolve(undefined),
+        buildWorkingState({ documents: scope.view.own.documents, resolutions: deps.resolutions, ...(user !== undefined ? { user } : {}) }, { now: new Date(at) }),
       ])
       warnings.push(...primed.warnings)
       // Tools handed to the model run through this session's dispatcher, so the error learner and the
       // pattern monitor see every call, whichever way the host exposes them (AI SDK, OpenAI, MCP).
-      const decorated = await Promise.all([...ownTools, ...memoryTools].map((tool) => scope.memory.decorateToolDescription(tool)))
+      const { tools: decorated, wisdom } = await scope.memory.decorateTools([...ownTools, ...memoryTools])
       const tools: EngramTool[] = decorated.map((tool) => ({ ...tool, execute: (input: unknown) => session.execute(tool.name, input) }))
 
       const systemParts: SystemParts = {
         base: layers.base.text,
         identity: layers.identity ? `## Who you are\n${layers.identity.text}` : '',
         memory: memoryContext.text,
+        state: workingState.text,
         primed: primed.text,
         skills: compactSkillList(skillSummaries),
         instructions: instructions ? `## Project instructions (${instructions.path}, written by the user; they take precedence over your memory)\n${instructions.text}` : '',
@@ -182,11 +200,15 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
             ...(layers.identity ? { identity: layers.identity.source } : {}),
             ...(instructions ? { instructions: instructions.path } : {}),
           },
+          toolWisdom: wisdom.shares,
+          state: workingState.sections,
         },
         budgets: {
           context: { budget, tokens: assembled.tokens, overBudget: assembled.overBudget },
           priming: { budget: primed.budget, tokens: primed.tokens },
           memory: { tokens: countTokens(memoryContext.text) },
+          toolWisdom: { budget: wisdom.budget, tokens: wisdom.tokens },
+          state: { tokens: countTokens(workingState.text) },
         },
         warnings,
       }
@@ -206,8 +228,12 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         ...(result.isError ? { error: result.text.slice(0, 500) } : {}),
       })
       await scope.activity.toolUse(name, { input, result: result.text, ok: !result.isError }, { session: sessionId })
-      const nudges = monitor.atRoundN().map((nudge) => nudge.text)
-      return nudges.length > 0 ? { ...result, nudges } : result
+      return result
+    },
+
+    report(event) {
+      observeHostEvent(monitor, event)
+      return { nudges: monitor.atRoundN().map((nudge) => nudge.text) }
     },
 
     stream(turn) {

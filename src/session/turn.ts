@@ -1,4 +1,6 @@
 /** What `session.begin()` hands the agent, and what `session.end()` reports. */
+import type { ToolWisdomShare } from '../memory/engrams/tool-wisdom.ts'
+import type { WorkingStateSection } from '../memory/episodes/working-state.ts'
 import type { InjectedMemory } from '../memory/priming/prime.ts'
 import type { MessageType } from '../memory/priming/classify.ts'
 import type { EngramTool } from '../tools/tool.ts'
@@ -19,6 +21,10 @@ export interface TurnProvenance {
   memory: Array<{ name: string; tokens: number; entries: number; truncated: boolean }>
   /** Files the prompt layers came from (`SYSTEM.md`, `SOUL.md`, `default`, …). */
   layers: { base: string; identity?: string; instructions?: string }
+  /** What each tool's description gained from the lessons and rules tagged for it. */
+  toolWisdom: ToolWisdomShare[]
+  /** The working state: the current task and the recently resolved issues, with their sources. */
+  state: WorkingStateSection[]
 }
 
 export interface SystemParts {
@@ -28,6 +34,8 @@ export interface SystemParts {
   identity: string
   /** The labelled memory context: who the user is (their one profile; the agent's profile.md without a user), rules, lessons. */
   memory: string
+  /** The working state: the current task and the issues resolved lately. */
+  state: string
   /** Automatic recall for this message. */
   primed: string
   /** The compact list of skills. */
@@ -59,6 +67,9 @@ export interface Turn {
     context: { budget: number; tokens: number; overBudget: boolean }
     priming: { budget: number; tokens: number }
     memory: { tokens: number }
+    /** Tool wisdom added to the tool descriptions, all tools together (the seed's ~500 tokens). */
+    toolWisdom: { budget: number; tokens: number }
+    state: { tokens: number }
   }
   /** Things that degraded this turn (a channel that failed, an embedder that was down). */
   warnings: string[]

@@ -42,7 +42,10 @@ export interface EngramStore {
   /** The topic file's markdown, or null. */
   recallTopic(slug: string): Promise<string | null>
   listTopics(): Promise<string[]>
-  /** "when" rules and lessons tagged for `tool` (all tools when omitted): tool wisdom. */
+  /**
+   * Tool wisdom: the "when" rules tagged for `tool` and the lessons tagged for it (by `tool`, or a
+   * topic named like it); every tagged one when `tool` is omitted. Untagged rules are not tool wisdom.
+   */
   recallToolWisdom(tool?: string): Promise<EngramEntry[]>
   /** Insert a rule under its `## Always/Never/When` section; deduplicated; under a lock. */
   encodeRule(entry: EngramEntry): Promise<EncodeOutcome>

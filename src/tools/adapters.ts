@@ -10,6 +10,7 @@
  */
 import { z } from 'zod'
 import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
+import { withNudges } from '../memory/learning/pattern-monitor.ts'
 import type { ToolDefinition, ToolDispatcher } from './dispatcher.ts'
 import type { EngramTool, ToolResult } from './tool.ts'
 
@@ -19,7 +20,7 @@ export interface ExecutableToolLike {
   description: string
   inputSchema: z.ZodType
   jsonSchema?: Record<string, unknown>
-  execute(input: unknown): Promise<{ text: string; isError?: boolean; data?: unknown }>
+  execute(input: unknown): Promise<{ text: string; isError?: boolean; data?: unknown; nudges?: string[] }>
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of many input types
@@ -63,8 +64,7 @@ export function toEngramTool(candidate: AnyTool): EngramTool {
       jsonSchema: schema,
       async execute(input) {
         try {
-          const result = await candidate.execute(input)
-          return { text: result.text, ...(result.isError ? { isError: true } : {}), ...(result.data !== undefined ? { data: result.data } : {}) }
+          return plainResult(await candidate.execute(input))
         } catch (error) {
           return failure(error, candidate.name)
         }
@@ -84,8 +84,7 @@ export function toEngramTool(candidate: AnyTool): EngramTool {
         return { isError: true, text: `Invalid input for ${definition.name}: ${issues}.\nFix: call ${definition.name} again with input matching its schema.`, data: { code: ErrorCode.invalidArgument } }
       }
       try {
-        const result = await definition.run(parsed.data, { round: 0 })
-        return { text: result.text, ...(result.isError ? { isError: true } : {}), ...(result.data !== undefined ? { data: result.data } : {}) }
+        return plainResult(await definition.run(parsed.data, { round: 0 }))
       } catch (error) {
         return failure(error, definition.name)
       }
@@ -120,13 +119,19 @@ function isDispatcher(source: readonly AnyTool[] | ToolDispatcher): source is To
   return !Array.isArray(source) && typeof (source as ToolDispatcher).execute === 'function'
 }
 
-function plainResult(result: { text: string; isError?: boolean; data?: unknown }): ToolResult {
-  return { text: result.text, ...(result.isError ? { isError: true } : {}), ...(result.data !== undefined ? { data: result.data } : {}) }
+function plainResult(result: { text: string; isError?: boolean; data?: unknown; nudges?: string[] }): ToolResult {
+  return {
+    text: result.text,
+    ...(result.isError ? { isError: true } : {}),
+    ...(result.data !== undefined ? { data: result.data } : {}),
+    ...(result.nudges && result.nudges.length > 0 ? { nudges: [...result.nudges] } : {}),
+  }
 }
 
-/** What the model reads for a result: the text, marked when it is an error. */
+/** What the model reads for a result: the text, marked when it is an error, then the monitor's nudges. */
 export function modelTextOf(result: ToolResult): string {
-  return result.isError ? `Error: ${result.text}` : result.text
+  const text = withNudges(result.text, result.nudges)
+  return result.isError ? `Error: ${text}` : text
 }
 
 
@@ -140,8 +145,10 @@ export function toOpenAiFunctions(tools: readonly AnyTool[] | ToolDispatcher): O
 
 /**
  * Runs one OpenAI-style tool call (`tool_calls[i].function.name` and its JSON `arguments`).
- * Never throws: unparseable arguments and unknown names come back as `isError` results whose text
- * the host sends back to the model as the tool message content (see `modelTextOf`).
+ * Never throws: unparseable arguments and unknown names come back as `isError` results. The
+ * result's `text` is the tool message content for the model: the pattern monitor's nudges are
+ * already appended to it (and not repeated in `nudges`), so a host that sends `text` as it is
+ * loses nothing; an `isError` result should be marked as an error (`modelTextOf` does both).
  */
 export async function executeToolCall(tools: readonly EngramTool[], name: string, argsJson: string | undefined): Promise<ToolResult> {
   const target = tools.find((candidate) => candidate.name === name)
@@ -164,9 +171,12 @@ export async function executeToolCall(tools: readonly EngramTool[], name: string
       }
     }
   }
+  let result: ToolResult
   try {
-    return await target.execute(input)
+    result = await target.execute(input)
   } catch (error) {
     return failure(error, name)
   }
+  const { nudges, ...rest } = result
+  return nudges && nudges.length > 0 ? { ...rest, text: withNudges(rest.text, nudges) } : rest
 }

@@ -72,18 +72,26 @@ test('thrown errors, invalid input and unknown tools become readable isError res
 test('the dispatcher emits the pattern monitor events, workspace ones included', async () => {
   const monitor = createPatternMonitor({ mode: 'active' })
   const dispatcher = createToolDispatcher({ tools: [workspace], monitor })
-  await dispatcher.execute('workspace', { name: 'build_pres', code: 'x = 1' }, { round: 0 })
-  await dispatcher.execute('workspace', { name: 'write_html', code: 'fail' }, { round: 1 })
-  await dispatcher.execute('workspace', { name: 'pres1', code: '' }, { round: 2 })
+  const results = [
+    await dispatcher.execute('workspace', { name: 'build_pres', code: 'x = 1' }, { round: 0 }),
+    await dispatcher.execute('workspace', { name: 'write_html', code: 'fail' }, { round: 1 }),
+    await dispatcher.execute('workspace', { name: 'pres1', code: '' }, { round: 2 }),
+  ]
   assert.deepEqual(monitor.events.map((e) => e.kind), [
     'tool_call', 'workspace_call', 'workspace_result', 'tool_result',
     'tool_call', 'workspace_call', 'workspace_result', 'tool_result',
     'tool_call', 'workspace_empty_input', 'tool_result',
   ])
-  const nudges = monitor.atRoundN()
-  assert.deepEqual(nudges.map((n) => n.detector).sort(), ['name_switch', 'oversized_input', 'repeated_tool_error'])
-  assert.match(nudges[0]?.text ?? '', /^\[engram self-check — /)
+  // Active mode: each result carries what fired with its call, each detector once per turn.
+  assert.deepEqual(results.map((result) => (result.nudges ?? []).map((n) => /\(self-check: (\w+)\)$/.exec(n)?.[1])), [
+    [],
+    ['name_switch'],
+    ['oversized_input', 'repeated_tool_error'],
+  ])
+  assert.match(results[2]?.nudges?.[0] ?? '', /^Never: Send more than ~5 KB in one tool input: .* \(self-check: oversized_input\)$/)
   assert.deepEqual(monitor.atRoundN(), [], 'one nudge per detector per turn')
+  const passive = createToolDispatcher({ tools: [workspace], monitor: createPatternMonitor({ mode: 'passive' }) })
+  for (const name of ['a', 'b', 'c']) assert.equal((await passive.execute('workspace', { name, code: '' })).nudges, undefined)
 })
 
 test('recall_skill resolves typos, credits the resolved label, and lists labels when nothing is close', async (t) => {

@@ -21,6 +21,12 @@ export interface ToolResult {
   killed?: boolean
   /** Structured data for programmatic callers, besides the text the model reads. */
   data?: unknown
+  /**
+   * Active pattern monitor only: the failure patterns that fired with this call, each a rule with
+   * its polarity. The model must read them with the result; the adapters append them to its text
+   * (`withNudges`).
+   */
+  nudges?: string[]
 }
 
 /**
@@ -118,93 +124,104 @@ export function createToolDispatcher(options: ToolDispatcherOptions): ToolDispat
     if (monitor) guarded('pattern monitor', () => fn(monitor))
   }
 
+  async function observed(name: string, input: unknown, executeOptions: { round?: number; signal?: AbortSignal }): Promise<ToolResult> {
+    const round = executeOptions.round ?? 0
+    const started = performance.now()
+    const tool = byName.get(name)
+    emit((m) => m.observe('tool_call', { name, argsSummary: summarise(input) }, { round }))
+
+    const finish = (call: ToolCallObservation | undefined, result: ToolResult): ToolResult => {
+      const isError = result.isError === true
+      const severity = result.killed ? SEVERITY.killed : isError ? SEVERITY.error : result.warning ? SEVERITY.warning : SEVERITY.ok
+      emit((m) => m.observe('tool_result', { name, success: !isError, ...(isError ? { error: result.text } : {}) }, { severity, round }))
+      if (call) {
+        const observation: ToolResultObservation = {
+          isError,
+          text: result.text,
+          durationMs: performance.now() - started,
+          ...(result.warning !== undefined ? { warning: result.warning } : {}),
+          ...(result.killed ? { killed: true } : {}),
+        }
+        for (const observer of observers) if (observer.onPostExecute) guarded('onPostExecute', () => observer.onPostExecute?.(call, observation))
+      }
+      return result
+    }
+
+    if (!tool) {
+      const names = [...byName.keys()]
+      return finish(undefined, {
+        isError: true,
+        text: `There is no tool named "${name}".\nFix: call one of: ${names.length > 0 ? names.join(', ') : '(no tools are registered)'}.`,
+      })
+    }
+
+    const workspaceName = tool.workspace ? safely(() => tool.workspace?.nameOf(input)) : undefined
+    if (workspaceName !== undefined && tool.workspace) {
+      const payload = tool.workspace.payloadOf ? safely(() => tool.workspace?.payloadOf?.(input)) : undefined
+      const isReset = safely(() => tool.workspace?.isReset?.(input)) === true
+      if (!isReset && tool.workspace.payloadOf && (payload === undefined || payload.trim() === '')) {
+        emit((m) => m.observe('workspace_empty_input', { name: workspaceName }, { severity: SEVERITY.error, round }))
+        return finish(undefined, {
+          isError: true,
+          text: `The input for workspace "${workspaceName}" arrived empty.\nFix: if you sent a large input, it was probably dropped on the way; split it into smaller calls.`,
+        })
+      }
+      if (!isReset) {
+        emit((m) =>
+          m.observe('workspace_call', { name: workspaceName, inputSize: Buffer.byteLength(payload ?? summarise(input)), ...(defaultIntent(input) ? { description: defaultIntent(input) } : {}) }, { round }),
+        )
+      }
+    }
+
+    const parsed = tool.inputSchema.safeParse(input)
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')
+      return finish(undefined, { isError: true, text: `Invalid input for ${name}: ${issues}.\nFix: call ${name} again with input matching its schema.` })
+    }
+
+    const intent = tool.intentOf ? safely(() => tool.intentOf?.(parsed.data)) : defaultIntent(input)
+    const call: ToolCallObservation = { callId: nextCallId++, tool: name, input, round, ...(intent !== undefined ? { intent } : {}) }
+    for (const observer of observers) if (observer.onPreExecute) guarded('onPreExecute', () => observer.onPreExecute?.(call))
+
+    let result: ToolResult
+    try {
+      result = await tool.run(parsed.data, { round, ...(executeOptions.signal ? { signal: executeOptions.signal } : {}) })
+    } catch (error) {
+      result = errorResult(error)
+      if ((error as Error)?.name === 'AbortError') result.killed = true
+    }
+
+    if (workspaceName !== undefined && tool.workspace) {
+      const isReset = safely(() => tool.workspace?.isReset?.(input)) === true
+      if (result.killed) {
+        emit((m) => m.observe('workspace_killed', { name: workspaceName, reason: result.text.slice(0, 200) }, { severity: SEVERITY.killed, round }))
+      } else if (isReset) {
+        emit((m) => m.observe('workspace_reset', { name: workspaceName, reason: defaultIntent(input) ?? 'reset' }, { severity: SEVERITY.warning, round }))
+      } else {
+        const failed = result.isError === true
+        emit((m) =>
+          m.observe(
+            'workspace_result',
+            { name: workspaceName, success: !failed, outputSize: Buffer.byteLength(result.text), ...(failed ? { error: result.text } : {}) },
+            { severity: failed ? SEVERITY.error : result.warning ? SEVERITY.warning : SEVERITY.ok, round },
+          ),
+        )
+      }
+    }
+    return finish(call, result)
+  }
+
   return {
     tools: [...byName.values()],
     async execute(name, input, executeOptions = {}) {
-      const round = executeOptions.round ?? 0
-      const started = performance.now()
-      const tool = byName.get(name)
-      emit((m) => m.observe('tool_call', { name, argsSummary: summarise(input) }, { round }))
-
-      const finish = (call: ToolCallObservation | undefined, result: ToolResult): ToolResult => {
-        const isError = result.isError === true
-        const severity = result.killed ? SEVERITY.killed : isError ? SEVERITY.error : result.warning ? SEVERITY.warning : SEVERITY.ok
-        emit((m) => m.observe('tool_result', { name, success: !isError, ...(isError ? { error: result.text } : {}) }, { severity, round }))
-        if (call) {
-          const observation: ToolResultObservation = {
-            isError,
-            text: result.text,
-            durationMs: performance.now() - started,
-            ...(result.warning !== undefined ? { warning: result.warning } : {}),
-            ...(result.killed ? { killed: true } : {}),
-          }
-          for (const observer of observers) if (observer.onPostExecute) guarded('onPostExecute', () => observer.onPostExecute?.(call, observation))
-        }
-        return result
-      }
-
-      if (!tool) {
-        const names = [...byName.keys()]
-        return finish(undefined, {
-          isError: true,
-          text: `There is no tool named "${name}".\nFix: call one of: ${names.length > 0 ? names.join(', ') : '(no tools are registered)'}.`,
-        })
-      }
-
-      const workspaceName = tool.workspace ? safely(() => tool.workspace?.nameOf(input)) : undefined
-      if (workspaceName !== undefined && tool.workspace) {
-        const payload = tool.workspace.payloadOf ? safely(() => tool.workspace?.payloadOf?.(input)) : undefined
-        const isReset = safely(() => tool.workspace?.isReset?.(input)) === true
-        if (!isReset && tool.workspace.payloadOf && (payload === undefined || payload.trim() === '')) {
-          emit((m) => m.observe('workspace_empty_input', { name: workspaceName }, { severity: SEVERITY.error, round }))
-          return finish(undefined, {
-            isError: true,
-            text: `The input for workspace "${workspaceName}" arrived empty.\nFix: if you sent a large input, it was probably dropped on the way; split it into smaller calls.`,
-          })
-        }
-        if (!isReset) {
-          emit((m) =>
-            m.observe('workspace_call', { name: workspaceName, inputSize: Buffer.byteLength(payload ?? summarise(input)), ...(defaultIntent(input) ? { description: defaultIntent(input) } : {}) }, { round }),
-          )
-        }
-      }
-
-      const parsed = tool.inputSchema.safeParse(input)
-      if (!parsed.success) {
-        const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')
-        return finish(undefined, { isError: true, text: `Invalid input for ${name}: ${issues}.\nFix: call ${name} again with input matching its schema.` })
-      }
-
-      const intent = tool.intentOf ? safely(() => tool.intentOf?.(parsed.data)) : defaultIntent(input)
-      const call: ToolCallObservation = { callId: nextCallId++, tool: name, input, round, ...(intent !== undefined ? { intent } : {}) }
-      for (const observer of observers) if (observer.onPreExecute) guarded('onPreExecute', () => observer.onPreExecute?.(call))
-
-      let result: ToolResult
-      try {
-        result = await tool.run(parsed.data, { round, ...(executeOptions.signal ? { signal: executeOptions.signal } : {}) })
-      } catch (error) {
-        result = errorResult(error)
-        if ((error as Error)?.name === 'AbortError') result.killed = true
-      }
-
-      if (workspaceName !== undefined && tool.workspace) {
-        const isReset = safely(() => tool.workspace?.isReset?.(input)) === true
-        if (result.killed) {
-          emit((m) => m.observe('workspace_killed', { name: workspaceName, reason: result.text.slice(0, 200) }, { severity: SEVERITY.killed, round }))
-        } else if (isReset) {
-          emit((m) => m.observe('workspace_reset', { name: workspaceName, reason: defaultIntent(input) ?? 'reset' }, { severity: SEVERITY.warning, round }))
-        } else {
-          const failed = result.isError === true
-          emit((m) =>
-            m.observe(
-              'workspace_result',
-              { name: workspaceName, success: !failed, outputSize: Buffer.byteLength(result.text), ...(failed ? { error: result.text } : {}) },
-              { severity: failed ? SEVERITY.error : result.warning ? SEVERITY.warning : SEVERITY.ok, round },
-            ),
-          )
-        }
-      }
-      return finish(call, result)
+      const result = await observed(name, input, executeOptions)
+      // Active mode (the seed's layer 2): what fired with this call travels back with its result,
+      // one nudge per detector per turn. Passive and off return none.
+      let nudges: string[] = []
+      if (monitor) guarded('pattern monitor', () => {
+        nudges = monitor.atRoundN().map((nudge) => nudge.text)
+      })
+      return nudges.length > 0 ? { ...result, nudges } : result
     },
   }
 }

@@ -5,7 +5,7 @@
  * `isError` result that says how to fix the call, never as a thrown error.
  */
 import { z } from 'zod'
-import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES } from '../core/engram.ts'
+import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES, isRuleKind, ruleWithPolarity } from '../core/engram.ts'
 import { describeError } from '../core/errors.ts'
 import { OWNER_CHOICES, resolveOwnerChoice, type Viewer } from '../core/owner.ts'
 import type { Encoder, EncodeReport } from '../memory/engrams/encoder.ts'
@@ -27,6 +27,13 @@ export const memorizeInputSchema = z.object({
           .describe(
             'Whose memory it is. Default: the user you are talking to (only their sessions see it). "agent": yours, seen with every user; "shared": every agent of this home. Never promote what the user told you in confidence.',
           ),
+        tool: z
+          .string()
+          .trim()
+          .min(1)
+          .max(80)
+          .optional()
+          .describe('when rules and lessons about using one tool: its name. They are then shown in that tool\'s description, where you read them as you call it.'),
       }),
     )
     .min(1)
@@ -41,13 +48,18 @@ const DESCRIPTION = [
   'Do not save passing details of the current task.',
 ].join(' ')
 
+/** A rule with its polarity ("Never: …"), anything else as written: this text is read back later (recall, episodes). */
+function shown(engram: Engram): string {
+  return isRuleKind(engram.kind) ? ruleWithPolarity(engram.kind, engram.text) : engram.text
+}
+
 function summarize(report: EncodeReport): string {
   const lines: string[] = []
-  for (const { engram } of report.saved) lines.push(`saved [${engram.kind}, ${engram.scope}] ${engram.text}`)
-  for (const engram of report.duplicates) lines.push(`already remembered: ${engram.text}`)
-  for (const item of report.pending) lines.push(`waiting for the user's confirmation (${item.reason}): ${item.engram.text}`)
-  for (const engram of report.suppressed) lines.push(`not saved, memory mode is off: ${engram.text}`)
-  for (const { engram, reason } of report.rejected) lines.push(`not saved (${reason}): ${engram.text}`)
+  for (const { engram } of report.saved) lines.push(`saved [${engram.kind}, ${engram.scope}] ${shown(engram)}`)
+  for (const engram of report.duplicates) lines.push(`already remembered: ${shown(engram)}`)
+  for (const item of report.pending) lines.push(`waiting for the user's confirmation (${item.reason}): ${shown(item.engram)}`)
+  for (const engram of report.suppressed) lines.push(`not saved, memory mode is off: ${shown(engram)}`)
+  for (const { engram, reason } of report.rejected) lines.push(`not saved (${reason}): ${shown(engram)}`)
   return lines.join('\n')
 }
 
@@ -68,7 +80,7 @@ export function buildMemorizeTool(encoder: Encoder, viewer?: Viewer): EngramTool
         return invalidArgumentsResult(
           'memorize',
           parsed.error.issues,
-          `pass {"entries": [{"text": "...", "kind": "${ENGRAM_KINDS.join('|')}", "scope": "global|project", "topic": "optional-slug", "owner": "${OWNER_CHOICES.join('|')} (optional)"}]} with non-empty text.`,
+          `pass {"entries": [{"text": "...", "kind": "${ENGRAM_KINDS.join('|')}", "scope": "global|project", "topic": "optional-slug", "tool": "optional tool name", "owner": "${OWNER_CHOICES.join('|')} (optional)"}]} with non-empty text.`,
         )
       }
       try {
@@ -79,6 +91,7 @@ export function buildMemorizeTool(encoder: Encoder, viewer?: Viewer): EngramTool
           confidence: 'high' satisfies Confidence,
           source: 'user',
           ...(entry.topic ? { topic: entry.topic } : {}),
+          ...(entry.tool ? { tool: entry.tool } : {}),
           owner: viewer ? resolveOwnerChoice(entry.owner, viewer) : entry.owner === 'shared' ? 'shared' : 'agent',
         }))
         const report = await encoder.encode(engrams, viewer?.user === undefined ? {} : { user: viewer.user })

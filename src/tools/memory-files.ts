@@ -30,6 +30,7 @@ import {
   memoryRootFiles,
   memoryRoots,
   ownCounterpart,
+  SHARED_ROOTS,
   WRITABLE_FOLDERS,
   writeTarget,
 } from './memory-paths.ts'
@@ -197,6 +198,9 @@ async function listFolder(location: MemoryLocation, layout: HomeLayout, viewer: 
     const key = user === undefined ? undefined : userKey(user)
     paths = (await folderEntries(location.absolute)).filter((name) => key !== undefined && name === `${key}.md`).map((name) => `users/${name}`)
     if (key !== undefined && (await folderEntries(ownerTree(layout, ownerOfUser(user)).dir)).length > 0) paths.push(`users/${key}/`)
+  } else if (location.owner === 'shared' && location.local === '') {
+    // shared/ holds the profiles and the resolutions too: only its memory folders are listed here.
+    paths = (await folderEntries(location.absolute)).filter((name) => (SHARED_ROOTS as readonly string[]).includes(name.replace(/\/$/, ''))).map((name) => `shared/${name}`)
   } else {
     paths = (await folderEntries(location.absolute)).map((name) => `${location.path}/${name}`)
     // A folder of the agent's tree also shows what the viewer's own tree holds there.

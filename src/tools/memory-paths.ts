@@ -69,9 +69,9 @@ interface RootSpec {
 
 const AGENT_ROOTS = ['memory', 'knowledge', 'procedures', 'skills', 'episodes', 'activity', 'state', 'archive'] as const
 /** A user's tree has the agent's layout without skills (skills are the agent's). */
-const USER_ROOTS = ['memory', 'knowledge', 'procedures', 'episodes', 'activity', 'state', 'archive'] as const
+export const USER_ROOTS = ['memory', 'knowledge', 'procedures', 'episodes', 'activity', 'state', 'archive'] as const
 /** Shared memory is what agents and users hand to everyone: notes, procedures, their history. */
-const SHARED_ROOTS = ['memory', 'knowledge', 'procedures', 'archive'] as const
+export const SHARED_ROOTS = ['memory', 'knowledge', 'procedures', 'archive'] as const
 const AGENT_FILES = ['SYSTEM.md', 'SOUL.md'] as const
 
 /** The writable places inside any owner's tree: `<root>/<file>.md` directly inside one of these folders. */

@@ -15,6 +15,12 @@ export interface ToolResult {
   isError?: boolean
   /** Structured payload for programmatic callers (dashboard, tests); not shown to the model. */
   data?: unknown
+  /**
+   * Notes for the model from the pattern monitor (active mode) that fired with this call. The
+   * adapters append them to the text the model reads (`withNudges`); a host calling tools itself
+   * must do the same.
+   */
+  nudges?: string[]
 }
 
 export interface EngramTool<Input = unknown> {

@@ -8,9 +8,10 @@ import type { Dirent } from 'node:fs'
 import { readdir, realpath, stat } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import type { HomeLayout } from '../../storage/home-layout.ts'
+import { ownerOfUser, userKey, type Viewer } from '../../core/owner.ts'
+import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
 import { readMemoryText } from '../../tools/memory-files.ts'
-import { memoryRootFiles, memoryRoots } from '../../tools/memory-paths.ts'
+import { memoryRootFiles, memoryRoots, SHARED_ROOTS } from '../../tools/memory-paths.ts'
 
 export const MEMORY_URI_PREFIX = 'engram://memory/'
 /** Listing stops here; the archive (old versions) is listed last, so live files come first. */
@@ -65,8 +66,11 @@ export function mimeTypeOf(path: string): string {
   return 'text/plain'
 }
 
-/** Resources over the memory files of one agent (and its open project). */
-export function createMemoryResources(layout: HomeLayout): ResourceProvider {
+/**
+ * Resources over the memory files one viewer may read (decision 0017): the agent's (and its open
+ * project's), the shared ones, and the viewer's own user's profile and tree — never another user's.
+ */
+export function createMemoryResources(layout: HomeLayout, viewer: Viewer = { agent: layout.agent }): ResourceProvider {
   async function walk(dir: string, prefix: string, rootReal: string, out: Array<{ path: string; size: number }>): Promise<void> {
     let entries: Dirent[]
     try {
@@ -96,8 +100,20 @@ export function createMemoryResources(layout: HomeLayout): ResourceProvider {
         const info = await stat(join(layout.agentDir, name)).catch(() => null)
         if (info?.isFile()) files.push({ path: name, size: info.size })
       }
-      const roots = memoryRoots(layout)
-      const ordered = [...roots.filter((root) => root.name !== 'archive'), ...roots.filter((root) => root.name === 'archive')]
+      // The agent's folders, the shared memory folders, and the viewer's own user's tree; archives last.
+      const roots: Array<{ name: string; dir: string }> = memoryRoots(layout).filter((root) => root.name !== 'users' && root.name !== 'shared')
+      roots.push(...SHARED_ROOTS.map((name) => ({ name: `shared/${name}`, dir: join(layout.sharedDir, name) })))
+      if (viewer.user !== undefined) {
+        const key = userKey(viewer.user)
+        const profile = await stat(join(layout.sharedUsersDir, `${key}.md`)).catch(() => null)
+        if (profile?.isFile()) files.push({ path: `users/${key}.md`, size: profile.size })
+        const tree = ownerTree(layout, ownerOfUser(viewer.user))
+        const names = await readdir(tree.dir).catch(() => [] as string[])
+        roots.push(...names.filter((name) => !name.startsWith('.')).map((name) => ({ name: `users/${key}/${name}`, dir: join(tree.dir, name) })))
+        if (tree.projectMemoryDir) roots.push({ name: `users/${key}/project`, dir: tree.projectMemoryDir })
+      }
+      const isArchive = (name: string): boolean => name === 'archive' || name.endsWith('/archive')
+      const ordered = [...roots.filter((root) => !isArchive(root.name)), ...roots.filter((root) => isArchive(root.name))]
       for (const root of ordered) {
         const rootReal = await realpath(root.dir).catch(() => null)
         if (rootReal !== null) await walk(root.dir, root.name, rootReal, files)
@@ -105,7 +121,7 @@ export function createMemoryResources(layout: HomeLayout): ResourceProvider {
       return files.map((file) => ({ uri: memoryUri(file.path), name: file.path, mimeType: mimeTypeOf(file.path), size: file.size }))
     },
     async read(uri) {
-      const { path, text } = await readMemoryText(memoryPathOfUri(uri), layout)
+      const { path, text } = await readMemoryText(memoryPathOfUri(uri), layout, viewer)
       return { uri: memoryUri(path), mimeType: mimeTypeOf(path), text }
     },
   }

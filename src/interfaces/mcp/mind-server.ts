@@ -3,47 +3,121 @@
  * `primed_context` prompt. `engram mcp` serves this over stdio; tests link it in process.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
+import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
-import { type AgentToolsOptions, type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools.ts'
+import type { Session } from '../../session/session.ts'
+import { type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools.ts'
 import type { EngramTool } from '../../tools/tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import { createMemoryResources } from './memory-resources.ts'
 import { createMcpServer } from './server.ts'
 
-export interface MindMcpServerOptions extends AgentToolsOptions {
-  /** The conversation the `memory` tool works on (default: session "mcp"). */
+/**
+ * MCP has no turns: the client's model calls tools while it works on a message, then goes quiet.
+ * A quiet spell this long ends the client's turn, so the pattern monitor counts one turn's calls
+ * (a model's tool rounds follow each other within seconds; minutes of quiet mean a person is
+ * reading or typing). A `primed_context` request for a new message ends it too.
+ */
+export const MCP_TURN_GAP_MS = 2 * 60_000
+
+export interface MindMcpServerOptions {
+  /**
+   * The conversation the tools work on, and the user the connection acts for, fixed when it
+   * connects (decision 0017). Default: session "mcp", no user (the agent's own memory).
+   */
   session?: AgentToolsSession
-  /** Overrides how the `primed_context` prompt is computed (the session priming layer, once wired). */
+  /**
+   * An administrator's connection: `primed_context` may name any user. Otherwise a `user`
+   * argument other than the connection's own is refused.
+   */
+  admin?: boolean
+  /** Overrides how the `primed_context` prompt is computed. */
   primeMessage?: (message: string, user?: string) => Promise<string>
+}
+
+/** The user a `primed_context` request may be computed for: the connection's own, unless an administrator names another. */
+export function primeUserOf(requested: string | undefined, own: string | undefined, admin: boolean): string | undefined {
+  const named = requested !== undefined && requested.trim() !== '' ? requested.trim() : undefined
+  if (named === undefined || named === own) return own
+  if (admin) return named
+  throw new EngramError({
+    code: ErrorCode.accessDenied,
+    category: 'user',
+    message: `This MCP connection acts for ${own === undefined ? 'the agent alone (no user)' : `user ${JSON.stringify(own)}`} and cannot prime for ${JSON.stringify(named)}.`,
+    fix: `leave the user argument out, connect for that user (engram mcp --user ${named}), or connect as an administrator (engram mcp --admin)`,
+    details: { requested: named },
+  })
 }
 
 /**
  * The primed context for a message, as an agent would get it before its turn: the declarative
- * memory context (identity, rules, lessons within their budgets) and automatic recall (the
+ * memory context (identity, rules, lessons within their budgets), the working state (current task,
+ * recently resolved issues) and automatic recall (the
  * sender's profile, recent activity, related memories, matching skills) within the message type's
  * budget — all framed and escaped as recalled data (principle 5).
  */
 export function primedContextOf(mind: Mind): (message: string, user?: string) => Promise<string> {
+  const resolutions = createResolutionReader(mind.layout.resolutionsFile, 'shared/resolutions.jsonl')
   return async (message, user) => {
-    const [context, primed] = await Promise.all([mind.memory.buildContext(), mind.primer.prime({ message, ...(user !== undefined && user.trim() !== '' ? { user: user.trim() } : {}) })])
-    const parts = [context.text.trim(), primed.text.trim()].filter((part) => part !== '')
+    const sender = user !== undefined && user.trim() !== '' ? user.trim() : undefined
+    // Everything as that user's session would see it (decision 0017).
+    const scope = mind.scope(sender)
+    const [context, state, primed] = await Promise.all([
+      scope.memory.buildContext(),
+      buildWorkingState({ documents: scope.view.own.documents, resolutions, ...(sender !== undefined ? { user: sender } : {}) }, { now: mind.clock.now() }),
+      mind.primer.prime({ message, viewer: scope.viewer, activity: scope.view.activity, procedures: scope.procedures, skipProfile: true }),
+    ])
+    const parts = [context.text.trim(), state.text.trim(), primed.text.trim()].filter((part) => part !== '')
     return parts.length > 0 ? parts.join('\n\n') : 'Your memory holds nothing related to this message yet.'
   }
 }
 
-/** The agent tools of the MCP server for `mind` (exported for tests and other hosts). */
-export function mcpAgentTools(mind: Mind, options: MindMcpServerOptions = {}): EngramTool[] {
-  return buildAgentTools(mind, options.session ?? { sessionId: 'mcp' }, options)
+/**
+ * The agent tools of the MCP server for `mind`. Calls run through a session of the mind
+ * (`session.execute`), as `turn.tools` do, so the error learner and the pattern monitor watch an
+ * MCP client too, and in active mode its results carry the monitor's nudges. A new session (a
+ * new turn for the monitor) starts after `MCP_TURN_GAP_MS` of quiet or when `newTurn()` is called.
+ */
+export function mcpAgentTools(mind: Mind, options: MindMcpServerOptions = {}): { tools: EngramTool[]; newTurn(): void } {
+  const ref = options.session ?? { sessionId: 'mcp' }
+  let current: Session | undefined
+  let lastCallAt = Number.NEGATIVE_INFINITY
+  const session = (): Session => {
+    const now = mind.clock.now().getTime()
+    if (!current || now - lastCallAt >= MCP_TURN_GAP_MS) current = mind.session(ref.sessionId, ref.user !== undefined ? { user: ref.user } : {})
+    lastCallAt = now
+    return current
+  }
+  const tools = buildAgentTools(mind, ref).map((tool) => ({ ...tool, execute: (input: unknown) => session().execute(tool.name, input) }))
+  return {
+    tools,
+    newTurn() {
+      current = undefined
+    },
+  }
 }
 
 /** Builds the MCP server over an open mind. The caller owns the mind and closes it. */
 export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = {}): McpServer {
+  const { tools, newTurn } = mcpAgentTools(mind, options)
+  const prime = options.primeMessage ?? primedContextOf(mind)
+  const own = options.session?.user
+  const scope = mind.scope(own)
   return createMcpServer({
     name: 'engram',
     version: ENGRAM_VERSION,
-    instructions: `Long-term memory of agent "${mind.agent}". Search it with search_memory or recall, save with memorize, keep notes with write_memory_file; the memory files are resources.`,
-    tools: mcpAgentTools(mind, options),
-    resources: createMemoryResources(mind.layout),
-    primeMessage: options.primeMessage ?? primedContextOf(mind),
+    instructions: `Long-term memory of agent "${mind.agent}"${own !== undefined ? ` in conversations with ${own}` : ''}. Search it with search_memory or recall, save with memorize, keep notes with write_memory_file; the memory files are resources.`,
+    tools,
+    // Tool wisdom reaches an MCP client's model as it reaches turn.tools: on the tool it names.
+    describeTools: async (listed) => (await scope.memory.decorateTools(listed)).tools,
+    resources: createMemoryResources(mind.layout, scope.viewer),
+    primeMessage: async (message, user) => {
+      const sender = primeUserOf(user, own, options.admin === true)
+      // A new message is a new turn for the pattern monitor.
+      newTurn()
+      return prime(message, sender)
+    },
   })
 }

@@ -20,6 +20,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
+import { withNudges } from '../../memory/learning/pattern-monitor.ts'
 import type { EngramTool, ToolResult } from '../../tools/tool.ts'
 import type { ResourceProvider } from './memory-resources.ts'
 
@@ -34,11 +35,14 @@ export interface McpServerOptions {
   version: string
   /** Shown to the client as the server's instructions. */
   instructions?: string
+  /** Rewrites the tool descriptions each time tools are listed (tool wisdom); names and schemas stay. */
+  describeTools?: (tools: readonly EngramTool[]) => Promise<EngramTool[]>
 }
 
 function toCallToolResult(result: ToolResult): CallToolResult {
   return {
-    content: [{ type: 'text', text: result.text }],
+    // The pattern monitor's nudges go in the text the model reads, after the tool's own output.
+    content: [{ type: 'text', text: withNudges(result.text, result.nudges) }],
     ...(result.isError ? { isError: true } : {}),
     // Structured data helps programmatic clients; models read the text.
     ...(result.data !== undefined && typeof result.data === 'object' && result.data !== null && !Array.isArray(result.data)
@@ -67,13 +71,25 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   const server = mcp.server
   server.registerCapabilities({ tools: {}, resources: {} })
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...byName.values()].map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: { ...tool.jsonSchema, type: 'object' as const },
-    })),
-  }))
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const listed = [...byName.values()]
+    let described = listed
+    if (options.describeTools) {
+      try {
+        described = await options.describeTools(listed)
+      } catch {
+        // Tool wisdom is an addition: a tool list without it is still a correct tool list.
+        described = listed
+      }
+    }
+    return {
+      tools: described.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: { ...tool.jsonSchema, type: 'object' as const },
+      })),
+    }
+  })
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name)

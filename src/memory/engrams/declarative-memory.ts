@@ -13,7 +13,7 @@ import type { ConfirmationQueue } from '../../storage/contracts.ts'
 import { createEncoder, type EngramEncoder, type OwnerEngramStores, type SavedEngram } from './encode.ts'
 import { createIdentityUpdater, type IdentityUpdater } from './identity.ts'
 import { buildMemoryContext, type MemoryBudgets, type MemoryContext } from './memory-context.ts'
-import { type DescribedTool, decorateToolDescription, type ToolWisdom, toolWisdom } from './tool-wisdom.ts'
+import { type DescribedTool, decorateTools, type ToolWisdomReport } from './tool-wisdom.ts'
 import { createUserProfiles, type UserProfiles } from './user-profiles.ts'
 
 export interface DeclarativeMemoryOptions {
@@ -33,8 +33,11 @@ export interface DeclarativeMemoryOptions {
 export interface ViewerMemory {
   /** The memory context: the viewer's identity (a user's profile, or the agent's), and the rules and lessons of its owners. */
   buildContext(budgets?: Partial<MemoryBudgets>): Promise<MemoryContext>
-  toolWisdom(toolName: string): Promise<ToolWisdom>
-  decorateToolDescription<T extends DescribedTool>(tool: T): Promise<T>
+  /**
+   * Copies of `tools` whose descriptions end with the wisdom tagged for each, all of it within the
+   * seed's ~500 tokens (see tool-wisdom.ts), and what each gained.
+   */
+  decorateTools<T extends DescribedTool>(tools: readonly T[]): Promise<{ tools: T[]; wisdom: ToolWisdomReport }>
 }
 
 export interface DeclarativeMemory {
@@ -52,8 +55,7 @@ export interface DeclarativeMemory {
   forViewer(viewer: Viewer): ViewerMemory
   /** The agent's own view (no user): `forViewer({ agent })`. */
   buildContext(budgets?: Partial<MemoryBudgets>): Promise<MemoryContext>
-  toolWisdom(toolName: string): Promise<ToolWisdom>
-  decorateToolDescription<T extends DescribedTool>(tool: T): Promise<T>
+  decorateTools<T extends DescribedTool>(tools: readonly T[]): Promise<{ tools: T[]; wisdom: ToolWisdomReport }>
   /** Compacts every file over the threshold in every owner's tree (skipped cleanly without a model). */
   compact(): Promise<CompactionResult[]>
 }
@@ -106,8 +108,7 @@ export function createDeclarativeMemory(options: DeclarativeMemoryOptions): Decl
           ...(budgets ? { budgets } : {}),
         })
       },
-      toolWisdom: (toolName) => toolWisdom(toolName, { ...stores, also }),
-      decorateToolDescription: (tool) => decorateToolDescription(tool, { ...stores, also }),
+      decorateTools: (tools) => decorateTools(tools, { ...stores, also }),
     }
   }
   const agentView = forViewer({ agent: '' })
@@ -121,8 +122,7 @@ export function createDeclarativeMemory(options: DeclarativeMemoryOptions): Decl
     storesOf,
     forViewer,
     buildContext: (budgets) => agentView.buildContext(budgets),
-    toolWisdom: (toolName) => agentView.toolWisdom(toolName),
-    decorateToolDescription: (tool) => agentView.decorateToolDescription(tool),
+    decorateTools: (tools) => agentView.decorateTools(tools),
     async compact() {
       const owners: Owner[] = ['agent', 'shared', ...(await backend.users()).map((user) => ownerOfUser(user))]
       if (!options.llm) {

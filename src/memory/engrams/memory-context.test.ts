@@ -41,7 +41,7 @@ describe('buildMemoryContext()', () => {
       '## Your memory — Identity',
       '- Name: Jorge',
       '## Your memory — Global rules',
-      'Always:\n- Use httpx instead of requests',
+      '- Always: Use httpx instead of requests',
       '## Your memory — Project rules',
       '## Your memory — Global lessons',
       '## Your memory — Project lessons',
@@ -118,7 +118,7 @@ describe('buildMemoryContext()', () => {
     assert.ok(context.sections.every((section) => section.tokens === 0 && section.entries === 0))
   })
 
-  it('tool wisdom: "when" rules and lessons tagged for the tool, both scopes, within budget', async () => {
+  it('tool wisdom: what is tagged for each tool goes to that tool only, all tools within one budget', async () => {
     const { memory } = open()
     await memory.encoder.encode([
       engram('If the query has a date, pass days_back', { kind: 'when', tool: 'web_search' }),
@@ -127,19 +127,47 @@ describe('buildMemoryContext()', () => {
       engram('Unrelated lesson'),
       engram('If a call fails twice, stop and report', { kind: 'when' }),
     ])
-    const wisdom = await memory.toolWisdom('web_search')
-    assert.match(wisdom.text, /days_back/)
-    assert.match(wisdom.text, /at most 10 results/)
-    assert.doesNotMatch(wisdom.text, /scratchpad|Unrelated/)
-    assert.ok(countTokens(wisdom.text) <= 500)
-    const tool = await memory.decorateToolDescription({ name: 'web_search', description: 'Search the web.', extra: 1 })
-    assert.ok(tool.description.startsWith('Search the web.\n\nLessons from past sessions'))
-    assert.equal(tool.extra, 1)
-    const bare = await memory.decorateToolDescription({ name: 'unknown_tool', description: 'x' })
-    assert.match(bare.description, /^x\n\n.*\n- \[when\] If a call fails twice/s)
-    assert.doesNotMatch(bare.description, /days_back/) // untagged "when" rules apply to every tool
-    for (let i = 0; i < 80; i++) await memory.encoder.encode([engram(`web_search lesson ${i} ${'filler '.repeat(10)}`, { tool: 'web_search' })])
-    const big = await memory.toolWisdom('web_search')
-    assert.ok(big.tokens <= 500 && big.truncated)
+    const tools = [
+      { name: 'web_search', description: 'Search the web.', extra: 1 },
+      { name: 'scratchpad', description: 'Run code.' },
+      { name: 'unknown_tool', description: 'x' },
+    ]
+    const { tools: decorated, wisdom } = await memory.decorateTools(tools)
+    const [search, scratchpad, bare] = decorated
+    assert.ok(search?.description.startsWith('Search the web.\n\nLessons from past sessions'))
+    assert.match(search?.description ?? '', /days_back/)
+    assert.match(search?.description ?? '', /at most 10 results/)
+    assert.doesNotMatch(search?.description ?? '', /scratchpad|Unrelated|fails twice/)
+    assert.equal(search?.extra, 1)
+    assert.match(scratchpad?.description ?? '', /time out after 60 s/)
+    assert.doesNotMatch(scratchpad?.description ?? '', /days_back|fails twice/)
+    // An untagged rule is about no tool in particular: it is in the memory context, on no tool.
+    assert.equal(bare?.description, 'x')
+    assert.match((await memory.buildContext()).text, /- If a call fails twice, stop and report/)
+    assert.equal(tools[0]?.description, 'Search the web.', 'the tools passed in are not changed')
+    assert.deepEqual(
+      wisdom.shares.map((share) => [share.tool, share.entries, share.truncated, share.scopes]),
+      [
+        ['web_search', 2, false, ['project', 'global']],
+        ['scratchpad', 1, false, ['global']],
+      ],
+    )
+    assert.equal(wisdom.tokens, wisdom.shares.reduce((sum, share) => sum + share.tokens, 0))
+
+    // Many lessons for two tools: together within the budget, and neither crowds out the other.
+    for (let i = 0; i < 80; i++) {
+      await memory.encoder.encode([
+        engram(`web_search lesson ${i} ${'filler '.repeat(10)}`, { tool: 'web_search' }),
+        engram(`scratchpad lesson ${i} ${'filler '.repeat(10)}`, { tool: 'scratchpad' }),
+      ])
+    }
+    const big = await memory.decorateTools(tools)
+    assert.ok(big.wisdom.tokens <= 500, `${big.wisdom.tokens} tokens`)
+    assert.ok(big.wisdom.tokens > 400, `${big.wisdom.tokens} tokens: the budget is used`)
+    const added = big.tools.reduce((sum, tool, i) => sum + countTokens(tool.description) - countTokens(tools[i]?.description ?? ''), 0)
+    assert.ok(added <= 500 + 2 * big.wisdom.shares.length, `descriptions grew by ${added} tokens`)
+    const [searchShare, scratchpadShare] = big.wisdom.shares
+    assert.ok(searchShare?.truncated && scratchpadShare?.truncated)
+    assert.ok(Math.abs((searchShare?.entries ?? 0) - (scratchpadShare?.entries ?? 0)) <= 1, JSON.stringify(big.wisdom.shares))
   })
 })

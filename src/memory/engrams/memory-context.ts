@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { dedupeKey, type EngramEntry, type RuleKind } from '../../core/engram.ts'
+import { dedupeKey, type EngramEntry, type RuleKind, ruleWithPolarity } from '../../core/engram.ts'
 import { countTokens } from '../../core/tokens.ts'
 import type { EngramStore } from '../../storage/contracts.ts'
 import { escapeRecalled } from './escape-recalled.ts'
@@ -83,7 +83,6 @@ const FRAME_OPEN = [
 ].join('\n')
 const FRAME_CLOSE = '</memory>'
 
-const RULE_LABELS: Record<RuleKind, string> = { always: 'Always:', never: 'Never:', when: 'When:' }
 const CONFIDENCE_RANK: Record<string, number> = { high: 0, medium: 1, low: 2 }
 
 interface Rendered {
@@ -136,17 +135,17 @@ function renderRules(name: MemorySectionName, rules: Record<RuleKind, EngramEntr
       (b.entry.ts ?? '').localeCompare(a.entry.ts ?? '') ||
       a.order - b.order,
   )
+  // Each line carries its polarity ("- Never: Use time.sleep() in scratchpad cells"), not a group
+  // label above it: a line read, quoted or cut on its own must not turn into its opposite.
+  const line = (rule: (typeof all)[number]): string => `- ${ruleWithPolarity(rule.kind, escapeRecalled(rule.entry.text))}`
   const render = (chosen: typeof all): string[] => {
     const lines: string[] = []
     for (const kind of ['always', 'never', 'when'] as const) {
-      const ofKind = chosen.filter((rule) => rule.kind === kind).sort((a, b) => a.order - b.order)
-      if (ofKind.length === 0) continue
-      lines.push(RULE_LABELS[kind], ...ofKind.map((rule) => bullet(rule.entry)))
+      lines.push(...chosen.filter((rule) => rule.kind === kind).sort((a, b) => a.order - b.order).map(line))
     }
     return lines
   }
-  // Each kind's label costs a line too; count it with the first rule of that kind.
-  return fitLines(memoryHeading(name), priority, (rule) => bullet(rule.entry), render, budget - 3 * 2)
+  return fitLines(memoryHeading(name), priority, line, render, budget)
 }
 
 function renderLessons(name: MemorySectionName, lessons: EngramEntry[], budget: number): Rendered {

@@ -42,12 +42,16 @@ export interface UserProfilesDeps {
 
 const BULLET = /^(\s*[-*]\s+)(.*?)(\s*<!--.*-->)?\s*$/
 
-/** The fact lines of a profile body. */
+/**
+ * What a profile says, line by line: its `- ` facts and any other line of text a person or the
+ * agent wrote (headings and metadata comments left out), in file order.
+ */
 export function profileFacts(body: string): EngramEntry[] {
   const facts: EngramEntry[] = []
   for (const line of body.split('\n')) {
+    if (/^\s*#{1,6}\s/.test(line)) continue
     const match = BULLET.exec(line)
-    const text = match?.[2]?.trim()
+    const text = (match ? (match[2] ?? '') : line.replace(/\s*<!--.*-->\s*$/, '')).trim()
     if (text) facts.push({ text, kind: 'profile', meta: {} })
   }
   return facts

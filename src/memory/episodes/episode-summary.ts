@@ -4,7 +4,7 @@
  * nothing downstream mistakes it for a real summary.
  */
 import { z } from 'zod'
-import { ACTIVITY_LABELS } from '../../core/activity.ts'
+import { ACTIVITY_LABELS, eventContent } from '../../core/activity.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { ActivityRecord } from '../../storage/contracts.ts'
@@ -46,7 +46,8 @@ export function formatEventLine(event: ActivityRecord, limit = EVENT_TEXT_LIMIT)
   const label = ACTIVITY_LABELS[event.type]
   const who = event.from ? ` ${event.from}:` : event.to ? ` to ${event.to}:` : event.tool ? ` ${event.tool}` : ''
   const parts: string[] = []
-  if (event.content) parts.push(event.content)
+  const content = eventContent(event)
+  if (content) parts.push(content)
   if (event.summary) parts.push(event.summary)
   if (event.type === 'tool_use') {
     if (typeof event.meta?.input === 'string') parts.push(`input: ${event.meta.input}`)

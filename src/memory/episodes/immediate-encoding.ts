@@ -89,6 +89,16 @@ export function encodingJobName(session: string): string {
   return `immediate-encoding:${session}`
 }
 
+/** The user a session talked to: who its messages came from, or whom its replies went to. */
+function userOf(records: readonly ActivityRecord[], session: string): string | undefined {
+  for (const record of records) {
+    if (record.session !== session) continue
+    if (record.type === 'message_received' && record.from !== undefined) return record.from
+    if (record.type === 'response_sent' && record.to !== undefined) return record.to
+  }
+  return undefined
+}
+
 /** Creates the encoder. */
 export function createImmediateEncoder(options: ImmediateEncoderOptions): ImmediateEncoder {
   const { agent, jobs, locks, llm, clock } = options
@@ -128,7 +138,15 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
     return found.sort((a, b) => compareRefs(a.marker.until, b.marker.until))
   }
 
-  async function followUp(stores: SessionStores, marker: EpisodeMarker, session: string, day: string, episode: string, warnings: string[]): Promise<{ state: StateUpdateOutcome; resolutions: ResolutionRecord[] }> {
+  async function followUp(
+    stores: SessionStores,
+    marker: EpisodeMarker,
+    session: string,
+    user: string | undefined,
+    day: string,
+    episode: string,
+    warnings: string[],
+  ): Promise<{ state: StateUpdateOutcome; resolutions: ResolutionRecord[] }> {
     const { activity, documents } = stores
     const resolved = marker.resolved ?? []
     const tasks = marker.tasks ?? []
@@ -146,7 +164,17 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
     }
     let resolutions: ResolutionRecord[] = []
     try {
-      resolutions = await propagateResolutions({ activity, clock, resolutionsFile: options.resolutionsFile, agent, session, until: marker.until, episode, resolved })
+      resolutions = await propagateResolutions({
+        activity,
+        clock,
+        resolutionsFile: options.resolutionsFile,
+        agent,
+        session,
+        ...(user !== undefined ? { user } : {}),
+        until: marker.until,
+        episode,
+        resolved,
+      })
     } catch (error) {
       warnings.push(`resolutions were not propagated: ${describeError(error)}`)
     }
@@ -177,8 +205,9 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
     // Repair a crash between writing a section and recording its run.
     const days = [...new Set([dayOf(segment.from.ts), dayOf(segment.until.ts)].filter((day): day is string => day !== undefined))]
     let repaired: string | undefined
+    const user = userOf(records, session)
     for (const left of await unfinishedSections(stores, session, days, current)) {
-      await followUp(stores, left.marker, session, left.day, left.episode, [])
+      await followUp(stores, left.marker, session, user, left.day, left.episode, [])
       await saveCursor(session, left.marker, reason, startedAt, left.episode)
       current = { lastFinalizedTurn: left.marker.turns[1], untilTs: left.marker.untilTs, untilRef: left.marker.until }
       repaired = left.episode
@@ -207,7 +236,7 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
     }
     await appendSection(stores, day, formatEpisodeSection({ time, title: summary.title, body: summary.body, resolved: summary.resolved, tasks: summary.tasks, marker }))
     const warnings: string[] = []
-    const { state, resolutions } = await followUp(stores, marker, session, day, episode, warnings)
+    const { state, resolutions } = await followUp(stores, marker, session, user, day, episode, warnings)
     await saveCursor(session, marker, reason, startedAt, episode)
     return {
       kind: 'recorded',

@@ -6,7 +6,7 @@
  * Each resolution has an id derived from the session, the last event covered and the text, so a
  * boundary that is run again (after a crash between steps) never records one twice.
  */
-import { readFile } from 'node:fs/promises'
+import { open, readFile } from 'node:fs/promises'
 import type { Clock } from '../../core/clock.ts'
 import { contentHash } from '../../core/hash.ts'
 import type { ActivityLog } from '../../storage/contracts.ts'
@@ -20,6 +20,8 @@ export interface ResolutionRecord {
   agent: string
   issue: string
   session: string
+  /** The user of the session that resolved it (absent: a session without a user, or a record from before users were recorded). */
+  user?: string
   /** The episode section that recorded it: `episodes/<date>.md#<heading>`. */
   episode: string
 }
@@ -59,6 +61,8 @@ export async function propagateResolutions(options: {
   resolutionsFile: string
   agent: string
   session: string
+  /** The session's user, recorded with each resolution so that it is read back per user. */
+  user?: string
   until: string
   episode: string
   resolved: string[]
@@ -73,7 +77,7 @@ export async function propagateResolutions(options: {
   const written: ResolutionRecord[] = []
   for (const issue of options.resolved) {
     const id = resolutionId(options.session, options.until, issue)
-    const record: ResolutionRecord = { id, ts, agent: options.agent, issue, session: options.session, episode: options.episode }
+    const record: ResolutionRecord = { id, ts, agent: options.agent, issue, session: options.session, ...(options.user !== undefined ? { user: options.user } : {}), episode: options.episode }
     if (!logged.has(id)) {
       await options.activity.append({ ts, type: 'issue_resolved', content: issue, session: options.session, meta: { origin: ENCODER_ORIGIN, resolutionId: id, episode: options.episode } })
     }
@@ -83,4 +87,92 @@ export async function propagateResolutions(options: {
     }
   }
   return written
+}
+
+/** What a prompt asks of the resolutions: the recent ones its user may see. */
+export interface ResolutionQuery {
+  /**
+   * The viewer's user: records of that user and records without a user (sessions without one,
+   * older records) are returned, never another user's. Without it only records without a user.
+   */
+  user?: string
+  /** Only records at or after this instant (ISO-8601). */
+  since?: string
+  /** Most records returned, newest first (default 10). */
+  limit?: number
+}
+
+/** Reads resolutions back (the seed's layer 2: "Resolved Issues" in every agent's prompt). */
+export interface ResolutionReader {
+  /** Where they are read from, for provenance (`shared/resolutions.jsonl`). */
+  readonly source: string
+  /** The newest resolutions the query allows, newest first. */
+  recent(query?: ResolutionQuery): Promise<ResolutionRecord[]>
+}
+
+/**
+ * Only the end of the file is read: the registry grows with every resolved issue of every agent,
+ * and a prompt wants the last few (principle 7: a turn's cost does not grow with one file).
+ * 64 KiB holds some 250 records.
+ */
+export const RESOLUTIONS_TAIL_BYTES = 64 * 1024
+
+async function readTail(file: string, bytes: number): Promise<string> {
+  let handle: Awaited<ReturnType<typeof open>>
+  try {
+    handle = await open(file, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ''
+    throw error
+  }
+  try {
+    const { size } = await handle.stat()
+    const start = Math.max(0, size - bytes)
+    const buffer = Buffer.alloc(size - start)
+    await handle.read(buffer, 0, buffer.length, start)
+    const text = buffer.toString('utf8')
+    // Cut in the middle of a line: drop the partial first line.
+    return start === 0 ? text : text.slice(text.indexOf('\n') + 1)
+  } finally {
+    await handle.close()
+  }
+}
+
+function asRecord(value: unknown): ResolutionRecord | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const record = value as Record<string, unknown>
+  const strings = ['id', 'ts', 'agent', 'issue', 'session', 'episode'] as const
+  if (!strings.every((key) => typeof record[key] === 'string')) return undefined
+  if (record.user !== undefined && typeof record.user !== 'string') return undefined
+  return record as unknown as ResolutionRecord
+}
+
+/** A reader over a `resolutions.jsonl` file; `source` names it in provenance. */
+export function createResolutionReader(file: string, source: string): ResolutionReader {
+  return {
+    source,
+    async recent(query = {}) {
+      const limit = query.limit ?? 10
+      const since = query.since === undefined ? undefined : Date.parse(query.since)
+      const out: ResolutionRecord[] = []
+      const lines = (await readTail(file, RESOLUTIONS_TAIL_BYTES)).split('\n')
+      for (let i = lines.length - 1; i >= 0 && out.length < limit; i--) {
+        const line = lines[i]?.trim() ?? ''
+        if (line === '') continue
+        let record: ResolutionRecord | undefined
+        try {
+          record = asRecord(JSON.parse(line))
+        } catch {
+          // A line cut by a crash, or written by hand: skipped here, kept in the file.
+          continue
+        }
+        if (!record) continue
+        if (record.user !== undefined && record.user !== query.user) continue
+        if (since !== undefined && !(Date.parse(record.ts) >= since)) continue
+        out.push(record)
+      }
+      // Appended in order, so the file's end is the newest; a hand-edited file may not be.
+      return out.sort((a, b) => Date.parse(b.ts) - Date.parse(a.ts))
+    },
+  }
 }

@@ -9,7 +9,7 @@
  * - `active`: also `atRoundN()` after each tool round returns inline nudges, one per detector per
  *   turn, so the model sees the alarm on its very next round.
  */
-import { dedupeKey, type Engram, type EngramEntry, type EngramScope, RULE_KINDS } from '../../core/engram.ts'
+import { dedupeKey, type Engram, type EngramEntry, type EngramScope, RULE_KINDS, ruleWithPolarity } from '../../core/engram.ts'
 import type { EngramStore } from '../../storage/contracts.ts'
 import type { EncodeReport, Encoder } from '../engrams/encoder.ts'
 import { DETECTORS, type DetectorName, type PatternLesson } from './detectors.ts'
@@ -65,9 +65,22 @@ export interface PatternMonitor {
   clear(): void
 }
 
-/** The prefix of an inline nudge, so the model can tell a self-check from a tool's output. */
+/** One nudge as the model reads it: the rule with its polarity, and the detector that fired. */
 export function nudgeText(lesson: PatternLesson): string {
-  return `[engram self-check — ${lesson.detector}] ${lesson.rule}`
+  return `${ruleWithPolarity(lesson.kind, lesson.rule)} (self-check: ${lesson.detector})`
+}
+
+/** The line above the nudges appended to a tool result, so the model can tell them from the tool's output. */
+export const NUDGE_HEADER = "[Note from your memory's self-check, not part of the tool's output: a failure pattern you repeated in this turn]"
+
+/**
+ * A tool result's text with the nudges that fired with it appended (the seed's layer 2: the alarm
+ * travels in the same message as the round's tool results, so the model reads it on its very next
+ * step). Every adapter to a model (AI SDK, OpenAI functions, MCP) sends this text.
+ */
+export function withNudges(text: string, nudges: readonly string[] | undefined): string {
+  if (!nudges || nudges.length === 0) return text
+  return `${text}\n\n${NUDGE_HEADER}\n${nudges.map((nudge) => `- ${nudge}`).join('\n')}`
 }
 
 /** Creates a monitor for one session (one turn at a time). */

@@ -12,7 +12,7 @@
  * Groups: DMs with one peer whose gaps are at most 30 minutes; a heartbeat's start and end;
  * consecutive runs of one cron task. Groups never span two day files, so one pointer names them.
  */
-import { ACTIVITY_LABELS, type ActivityType } from '../../core/activity.ts'
+import { ACTIVITY_LABELS, type ActivityType, eventContent } from '../../core/activity.ts'
 import type { ActivityRecord } from '../../storage/contracts.ts'
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
 
@@ -69,7 +69,7 @@ const taskOf = (record: ActivityRecord): string => {
   const task = record.meta?.task_name ?? record.meta?.task
   return typeof task === 'string' && task !== '' ? task : (record.summary ?? record.content ?? 'task')
 }
-const textOf = (record: ActivityRecord): string => record.content ?? record.summary ?? ''
+const textOf = (record: ActivityRecord): string => eventContent(record) ?? record.summary ?? ''
 
 /** One event as a single line: `[HH:MM] LABEL who: text`. */
 function singleLine(record: ActivityRecord): string {

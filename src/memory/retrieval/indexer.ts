@@ -5,7 +5,7 @@
  * deleted files or removed lines are dropped, unchanged ones cost nothing but the hash.
  */
 import type { Clock } from '../../core/clock.ts'
-import { dedupeKey, type EngramEntry, type EngramScope } from '../../core/engram.ts'
+import { dedupeKey, type EngramEntry, type EngramScope, isRuleKind, ruleWithPolarity } from '../../core/engram.ts'
 import { contentHash } from '../../core/hash.ts'
 import type { DocKind, MemoryDoc } from '../../core/memory-doc.ts'
 import { type Owner, ownerOfUser, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
@@ -227,16 +227,21 @@ function isFileSource(source: string, agent: string): boolean {
 
 function engramUnit(entry: EngramEntry, scope: EngramScope, file: EngramFile, source: string, deps: IndexerDeps): IndexUnit {
   const key = contentHash(`${entry.kind}\n${entry.text}`).slice(0, 16)
+  // A rule's unit says its polarity ("Never: Use time.sleep() …"): priming and search_memory show
+  // unit text as it is, and a never-rule shown bare reads as its opposite. The embedding then also
+  // tells an always-rule from the never-rule of the same words. (The hash covers the shown text,
+  // so units indexed bare before are rewritten by the next reindex.)
+  const text = isRuleKind(entry.kind) ? ruleWithPolarity(entry.kind, entry.text) : entry.text
   return {
     id: `${source}#${key}`,
     kind: FILE_UNIT[file],
-    text: entry.text,
+    text,
     source,
     provenance: [source],
     scope,
     agent: deps.agent,
     createdAt: entry.ts ? `${entry.ts}T00:00:00.000Z` : deps.clock.now().toISOString(),
-    hash: contentHash(`${entry.kind}\n${entry.text}\n${entry.ts ?? ''}`),
+    hash: contentHash(`${entry.kind}\n${text}\n${entry.ts ?? ''}`),
     meta: { engramKind: entry.kind, ...(entry.topic ? { topic: entry.topic } : {}), ...(entry.tool ? { tool: entry.tool } : {}) },
   }
 }

@@ -113,7 +113,7 @@ export function runEngramStoreContract(name: string, make: () => Promise<EngramS
         assert.deepEqual(await store.recallLessons(0), [])
       }))
 
-    test('recallToolWisdom: "when" rules and lessons tagged for the tool', () =>
+    test('recallToolWisdom: "when" rules and lessons tagged for the tool, never untagged rules', () =>
       withStore(async ({ store }) => {
         await store.encodeRule(entry('When a cell runs long, call progress()', 'when'))
         await store.encodeRule(entry('When searching, prefer exact phrases', 'when', { tool: 'web_search' }))
@@ -123,13 +123,14 @@ export function runEngramStoreContract(name: string, make: () => Promise<EngramS
         await store.encodeLesson(entry('Search results are cached an hour', 'lesson', { tool: 'web_search' }))
         await store.encodeLesson(entry('Unrelated lesson', 'lesson'))
         const scratchpad = (await store.recallToolWisdom('scratchpad')).map((e) => e.text)
-        assert.deepEqual(new Set(scratchpad), new Set(['When a cell runs long, call progress()', 'Scratchpad cells share state', 'Scratchpad has pandas preinstalled']))
+        assert.deepEqual(new Set(scratchpad), new Set(['Scratchpad cells share state', 'Scratchpad has pandas preinstalled']))
         const search = (await store.recallToolWisdom('web_search')).map((e) => e.text)
-        assert.deepEqual(new Set(search), new Set(['When a cell runs long, call progress()', 'When searching, prefer exact phrases', 'Search results are cached an hour']))
+        assert.deepEqual(new Set(search), new Set(['When searching, prefer exact phrases', 'Search results are cached an hour']))
         const all = (await store.recallToolWisdom()).map((e) => e.text)
         assert.ok(all.includes('When searching, prefer exact phrases'))
         assert.ok(all.includes('Scratchpad cells share state'))
         assert.ok(!all.includes('Always be brief'))
+        assert.ok(!all.includes('When a cell runs long, call progress()'))
         assert.ok(!all.includes('Unrelated lesson'))
       }))
 

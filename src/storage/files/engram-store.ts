@@ -206,9 +206,9 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     },
 
     async recallToolWisdom(tool) {
-      const rules = (await entriesIn('rules')).filter(
-        (entry) => entry.kind === 'when' && (tool === undefined || entry.tool === undefined || entry.tool === tool),
-      )
+      // Only rules that name a tool: an untagged "when" rule is about no tool in particular (it is in
+      // the memory context already), and matching it to every tool put it in every description.
+      const rules = (await entriesIn('rules')).filter((entry) => entry.kind === 'when' && entry.tool !== undefined && (tool === undefined || entry.tool === tool))
       const lessons = (await store.recallLessons()).filter((entry) => lessonMatchesTool(entry, tool))
       return [...rules, ...lessons]
     },

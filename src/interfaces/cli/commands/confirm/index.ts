@@ -1,5 +1,7 @@
+import { EngramError, ErrorCode } from '../../../../core/errors.ts'
+import { parseConfirmationAnswer } from '../../../../memory/engrams/confirmation-answer.ts'
 import type { Command } from '../../command.ts'
-import { withDeclarativeMemory } from '../memory/open-declarative-memory.ts'
+import { cliUser, withDeclarativeMemory } from '../memory/open-declarative-memory.ts'
 
 function ids(value: unknown): string[] | 'all' {
   const text = String(value).trim()
@@ -10,21 +12,42 @@ function ids(value: unknown): string[] | 'all' {
 export const confirmCommand: Command = {
   path: ['confirm'],
   summary: 'List memories waiting for confirmation (copilot mode), or accept / reject them',
-  usage: 'engram confirm [--accept IDS|all] [--reject IDS|all]   (IDS: 1,3)',
+  usage: 'engram confirm [--user ID] [--accept IDS|all] [--reject IDS|all] [--answer "y|n|1 3"]   (IDS: 1,3)',
   options: {
     accept: { type: 'string', description: 'save these pending memories (comma-separated ids, or all)', valueName: 'IDS' },
     reject: { type: 'string', description: 'drop these pending memories (comma-separated ids, or all)', valueName: 'IDS' },
+    answer: { type: 'string', description: 'answer the list as Anton asks it: y (all), n (none) or the numbers to keep, in list order', valueName: 'TEXT' },
   },
   async run(context) {
+    // A user answers what their own sessions asked (decision 0017); without --user, the agent's own queue.
+    const user = cliUser(context)
     return withDeclarativeMemory(context, async (memory) => {
-      const { accept, reject } = context.options
-      if (accept === undefined && reject === undefined) {
-        const pending = await memory.encoder.pendingConfirmations()
-        const lines = pending.map((item) => `${item.id}. [${item.engram.kind}, ${item.engram.scope}] ${item.engram.text}   (${item.reason})`)
-        return { data: { pending }, human: pending.length === 0 ? 'nothing waits for confirmation' : ['waiting for confirmation:', ...lines, '', 'engram confirm --accept 1,3 | --reject all'].join('\n') }
+      let { accept, reject } = context.options as { accept?: unknown; reject?: unknown }
+      if (typeof context.options.answer === 'string') {
+        const pending = await memory.encoder.pendingConfirmations(user)
+        const answer = parseConfirmationAnswer(context.options.answer, pending)
+        if (!answer) {
+          throw new EngramError({
+            code: ErrorCode.invalidArgument,
+            category: 'user',
+            message: `"${context.options.answer}" is not an answer to the ${pending.length} pending memories.`,
+            fix: 'answer y (save all), n (save none), or the numbers of the ones to save in list order, e.g. --answer "1 3"',
+          })
+        }
+        accept = answer.accept.length > 0 ? answer.accept.join(',') : undefined
+        reject = answer.reject.length > 0 ? answer.reject.join(',') : undefined
+        if (accept === undefined && reject === undefined) return { data: { accepted: [], saved: 0, rejected: [], problems: [] }, human: 'nothing waits for confirmation' }
       }
-      const accepted = accept !== undefined ? await memory.encoder.acceptConfirmations(ids(accept)) : undefined
-      const rejected = reject !== undefined ? await memory.encoder.rejectConfirmations(ids(reject)) : undefined
+      if (accept === undefined && reject === undefined) {
+        const pending = await memory.encoder.pendingConfirmations(user)
+        const lines = pending.map((item, index) => `${index + 1}. (id ${item.id}) [${item.engram.kind}, ${item.engram.scope}, ${item.engram.owner ?? 'agent'}] ${item.engram.text}   (${item.reason})`)
+        return {
+          data: { pending },
+          human: pending.length === 0 ? 'nothing waits for confirmation' : ['waiting for confirmation:', ...lines, '', 'save to memory? engram confirm --answer "y|n|1 3"  (or --accept IDS | --reject all)'].join('\n'),
+        }
+      }
+      const accepted = accept !== undefined ? await memory.encoder.acceptConfirmations(ids(accept), user) : undefined
+      const rejected = reject !== undefined ? await memory.encoder.rejectConfirmations(ids(reject), user) : undefined
       const data = { accepted: accepted?.accepted ?? [], saved: accepted?.report.saved.length ?? 0, rejected: rejected?.rejected ?? [], problems: accepted?.report.rejected ?? [] }
       const human = [`accepted ${data.accepted.length} (${data.saved} saved, the rest already known)`, `rejected ${data.rejected.length}`, ...data.problems.map((p) => `not saved (${p.reason}): ${p.engram.text}`)].join('\n')
       return { data, human, exitCode: data.problems.length > 0 ? 4 : 0 }

@@ -64,7 +64,6 @@ export const contextAppendCommand: Command = {
     text: { type: 'string', description: 'the message text', valueName: 'T' },
     name: { type: 'string', description: 'speaker name', valueName: 'N' },
     file: { type: 'string', description: 'JSONL, one {"role","content","at"?,"name"?} per line', valueName: 'F' },
-    user: { type: 'string', description: 'the user of this session (for profile notes)', valueName: 'U' },
   },
   async run(context) {
     const file = context.options.file

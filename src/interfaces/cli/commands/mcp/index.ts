@@ -1,6 +1,7 @@
 /**
  * `engram mcp`: serve this agent's memory to an MCP client over stdio — the agent tools, the
- * memory files as resources, and the `primed_context` prompt. The mind stays open until the
+ * memory files as resources, and the `primed_context` prompt — for one user (`--user`) or the
+ * agent alone. The mind stays open until the
  * client closes stdin (or SIGINT / SIGTERM), then closes cleanly.
  *
  * Nothing but protocol goes to stdout while serving; the CLI's closing envelope is sent to stderr
@@ -16,14 +17,16 @@ const MAINTAIN_EVERY_MS = 5 * 60_000
 export const mcpCommand: Command = {
   path: ['mcp'],
   summary: 'Serve this agent\'s memory over MCP on stdio: tools, memory files as resources, a primed_context prompt',
-  usage: 'mcp [--session ID] [--user NAME]',
+  usage: 'mcp [--user ID] [--session ID] [--admin]',
   options: {
-    session: { type: 'string', description: 'conversation the memory tool works on (default "mcp")', valueName: 'ID' },
-    user: { type: 'string', description: 'user of that conversation, for the memory tool\'s profile actions', valueName: 'NAME' },
+    session: { type: 'string', description: 'conversation the memory tool works on (default "mcp", or "mcp:<user>" with --user)', valueName: 'ID' },
+    admin: { type: 'boolean', description: 'an administrator\'s connection: primed_context may name any user' },
   },
   async run(context) {
-    const sessionId = typeof context.options.session === 'string' ? context.options.session : 'mcp'
-    const user = typeof context.options.user === 'string' ? context.options.user : undefined
+    // The connection acts for one (agent, user), fixed here (decision 0017).
+    const user = typeof context.options.user === 'string' && context.options.user !== '' ? context.options.user : undefined
+    const sessionId = typeof context.options.session === 'string' ? context.options.session : user === undefined ? 'mcp' : `mcp:${user}`
+    const admin = context.options.admin === true
     const mind = await openMind(context)
     let ended: string
     // A long-lived server is where background work becomes due (idle session boundaries, daily
@@ -34,7 +37,7 @@ export const mcpCommand: Command = {
     }, MAINTAIN_EVERY_MS)
     timer.unref()
     try {
-      const server = createMindMcpServer(mind, { session: { sessionId, ...(user !== undefined ? { user } : {}) } })
+      const server = createMindMcpServer(mind, { session: { sessionId, ...(user !== undefined ? { user } : {}) }, admin })
       ended = await serveStdio(server, { stdin: context.io.stdin ?? process.stdin, stdout: process.stdout, stderr: process.stderr }, { signals: true })
     } finally {
       clearInterval(timer)

@@ -1,12 +1,12 @@
 import type { Command } from '../../command.ts'
-import { withDeclarativeMemory } from './open-declarative-memory.ts'
+import { cliUser, withDeclarativeMemory } from './open-declarative-memory.ts'
 
 export const memoryContextCommand: Command = {
   path: ['memory', 'context'],
-  summary: 'Print the memory context an agent gets in its system prompt (labelled sections within budgets)',
+  summary: 'Print the memory context an agent gets in its system prompt (labelled sections within budgets); --user for that user\'s sessions',
   async run(context) {
-    return withDeclarativeMemory(context, async (memory) => {
-      const built = await memory.buildContext()
+    return withDeclarativeMemory(context, async (_memory, mind) => {
+      const built = await mind.scope(cliUser(context)).memory.buildContext()
       const summary = built.sections.map((s) => `  ${s.name.padEnd(20)} ${String(s.entries).padStart(4)} entries ${String(s.tokens).padStart(5)} tokens${s.truncated ? ' (truncated to budget)' : ''}`)
       const human = [built.text === '' ? '(no memory yet)' : built.text, '', 'sections:', ...summary].join('\n')
       return { data: built, human }

@@ -7,3 +7,9 @@ import { withMind } from '../../open-mind.ts'
 export async function withDeclarativeMemory<T>(context: CommandContext, fn: (memory: DeclarativeMemory, mind: Mind) => Promise<T>): Promise<T> {
   return withMind(context, (mind) => fn(mind.memory, mind), { reindexOnOpen: false })
 }
+
+/** The user the command acts for (`--user`), or undefined for the agent's own view (decision 0017). */
+export function cliUser(context: CommandContext): string | undefined {
+  const user = context.options.user
+  return typeof user === 'string' && user !== '' ? user : undefined
+}

@@ -1,8 +1,9 @@
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
-import { createEpisodicRecall, RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT } from '../../../../memory/episodes/recall.ts'
+import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT } from '../../../../memory/episodes/recall.ts'
 import { formatRecallResults } from '../../../../tools/recall-tool.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
+import { cliUser } from '../memory/open-declarative-memory.ts'
 
 function numberOption(value: unknown, flag: string, fallback: number, example: string): number {
   if (value === undefined) return fallback
@@ -42,8 +43,8 @@ export const recallCommand: Command = {
     return withMind(
       context,
       async (mind) => {
-        const recall = createEpisodicRecall({ activity: mind.backend.activity, documents: mind.backend.documents, clock: mind.clock })
-        const results = await recall(query, { daysBack, limit })
+        // The episodes and activity of the user it acts for (--user), the agent's and shared (decision 0017).
+        const results = await mind.scope(cliUser(context)).recall(query, { daysBack, limit })
         return { data: { query, daysBack, limit, results }, human: formatRecallResults(query, results) }
       },
       // Recall reads the episode and activity files directly; the search index is not needed.

@@ -1,7 +1,8 @@
 import { CONFIDENCES, type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES, type EngramKind, type EngramScope } from '../../../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import type { Command } from '../../command.ts'
-import { withDeclarativeMemory } from '../memory/open-declarative-memory.ts'
+import { OWNER_CHOICES, type OwnerChoice, resolveOwnerChoice } from '../../../../core/owner.ts'
+import { cliUser, withDeclarativeMemory } from '../memory/open-declarative-memory.ts'
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], option: string, fallback?: T): T {
   if (value === undefined && fallback !== undefined) return fallback
@@ -17,12 +18,13 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], option: 
 export const rememberCommand: Command = {
   path: ['remember'],
   summary: 'Save a memory through the encoding gate (rules, lessons, profile facts)',
-  usage: 'engram remember TEXT --kind always|never|when|lesson|profile [--scope global|project] [--topic T] [--confidence high|medium|low]',
+  usage: 'engram remember TEXT --kind always|never|when|lesson|profile [--scope global|project] [--topic T] [--confidence high|medium|low] [--user ID [--owner user|agent|shared]]',
   options: {
     kind: { type: 'string', description: 'always, never, when, lesson or profile', valueName: 'KIND' },
     scope: { type: 'string', description: 'global (default) or project', valueName: 'SCOPE' },
     topic: { type: 'string', description: 'lessons: topic slug (cross-filed into topics/)', valueName: 'TOPIC' },
     confidence: { type: 'string', description: 'high (default), medium or low; in copilot mode only high is saved at once', valueName: 'LEVEL' },
+    owner: { type: 'string', description: 'whose memory: user (with --user; the default then), agent (the default without --user) or shared', valueName: 'OWNER' },
   },
   async run(context) {
     const text = context.args.join(' ').trim()
@@ -37,8 +39,11 @@ export const rememberCommand: Command = {
       source: 'user',
       ...(typeof context.options.topic === 'string' ? { topic: context.options.topic } : {}),
     }
-    return withDeclarativeMemory(context, async (memory) => {
-      const report = await memory.encoder.encode([engram])
+    const user = cliUser(context)
+    const choice = context.options.owner === undefined ? undefined : oneOf<OwnerChoice>(context.options.owner, OWNER_CHOICES, 'owner')
+    return withDeclarativeMemory(context, async (memory, mind) => {
+      engram.owner = resolveOwnerChoice(choice, { agent: mind.agent, ...(user !== undefined ? { user } : {}) })
+      const report = await memory.encoder.encode([engram], user === undefined ? {} : { user })
       let human: string
       if (report.saved.length > 0) human = `saved [${engram.kind}, ${engram.scope}] ${text}`
       else if (report.duplicates.length > 0) human = `already remembered: ${text}`
