@@ -3,7 +3,9 @@
  * Test helpers live at `engram/test`.
  */
 export { createMind, listAgents } from './mind.ts'
-export type { CreateMindOptions, Mind } from './mind.ts'
+export type { CreateMindOptions, Mind, MaintenanceReport } from './mind.ts'
+export type { Logger, LogLevel, LogFields } from './core/logger.ts'
+export type { FailureGroup } from './memory/failures.ts'
 export type { MindStatus, ScopeCounts } from './memory/status.ts'
 export type { ReindexReport } from './memory/retrieval/indexer.ts'
 

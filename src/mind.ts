@@ -11,6 +11,9 @@ import { type HomeLayout, homeLayout } from './storage/home-layout.ts'
 import type { Embedder, Llm } from './llm/contracts.ts'
 import { createLlm } from './llm/create-llm.ts'
 import { createEmbedder } from './llm/embedders/create-embedder.ts'
+import { type ModelFailure, watchEmbedder, watchLlm } from './llm/model-failures.ts'
+import { createFailureReports, type FailureGroup, failureWarnings } from './memory/failures.ts'
+import { createLineLogger, type Logger, withLevel } from './core/logger.ts'
 import { type ReindexReport, reindexFiles } from './memory/retrieval/indexer.ts'
 import { collectStatus, type MindStatus } from './memory/status.ts'
 import { createDeclarativeMemory, type DeclarativeMemory } from './memory/engrams/declarative-memory.ts'
@@ -61,6 +64,8 @@ export interface CreateMindOptions {
   embedder?: Embedder | null
   /** Bring the index up to date with hand-edited files on open (default true). */
   reindexOnOpen?: boolean
+  /** Where engram's log lines go (called as pino's are: fields, message), filtered by `log.level`. Default: stderr. */
+  logger?: Logger
 }
 
 export interface Mind {
@@ -73,6 +78,8 @@ export interface Mind {
   readonly backend: Backend
   readonly llm: Llm
   readonly embedder: Embedder | null
+  /** engram's log (stderr unless `createMind({ logger })`), at `log.level`. */
+  readonly logger: Logger
   /** What the last reindex (on open or explicit) found. */
   readonly lastReindex: ReindexReport | undefined
   /** Declarative memory: the encoder behind the gate, identity, memory context, tool wisdom, compaction. */
@@ -131,7 +138,10 @@ const COMPACTION_INTERVAL_MS = 24 * 60 * 60 * 1000
 export interface MaintenanceReport {
   boundaries: BoundaryOutcome[]
   compaction: Array<{ file: string; location: string; kind: string; reason?: string }>
+  /** Everything that degraded, model failures included (one line per kind, with its fix). */
   warnings: string[]
+  /** LLM and embedder failures recorded since the previous `maintain()` (of any process), grouped. */
+  failures: FailureGroup[]
 }
 
 /** Open a mind: one agent's memory in one home. */
@@ -143,8 +153,14 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   const config = resolveConfig({ env: options.env ?? process.env, flags, ignoreFile: options.ignoreConfigFile })
   const values = config.values
   const clock = options.clock ?? systemClock
-  const llm = options.llm ?? createLlm(values.llm)
-  const embedder = options.embedder !== undefined ? options.embedder : createEmbedder(values.embed)
+  const logger = options.logger
+    ? withLevel(options.logger, values.log.level)
+    : createLineLogger({ level: values.log.level, write: (line) => process.stderr.write(line), format: process.stderr.isTTY ? 'text' : 'json' })
+  // Every failed model call is recorded (decision 0021), in the activity log opened below (no model is called before).
+  const watching = { clock, onFailure: (failure: ModelFailure) => failureReports.record(failure) }
+  const llm = watchLlm(options.llm ?? createLlm(values.llm), watching)
+  const configuredEmbedder = options.embedder !== undefined ? options.embedder : createEmbedder(values.embed)
+  const embedder = configuredEmbedder && watchEmbedder(configuredEmbedder, watching)
   const layout = homeLayout(values.home, values.agent, values.project)
   const backend = openEmbeddedBackend({
     home: values.home,
@@ -153,6 +169,14 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     clock,
     embedderId: embedder?.id,
     dimensions: embedder?.dimensions,
+  })
+  const failureReports = createFailureReports({
+    recorder: createActivityRecorder({ log: backend.activity, clock, onError: (error) => logger.warn({}, `activity log: ${describeError(error)}`) }),
+    logs: [backend.activity],
+    jobs: backend.jobs,
+    agent: values.agent,
+    clock,
+    logger,
   })
 
   const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills') })
@@ -165,6 +189,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
 
   const warnings: string[] = []
   const warn = (message: string): void => {
+    logger.warn({}, message)
     warnings.push(message)
     if (warnings.length > 100) warnings.shift()
   }
@@ -312,6 +337,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     backend,
     llm,
     embedder,
+    logger,
     get lastReindex() {
       return lastReindex
     },
@@ -341,6 +367,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           agentTools: (session) => buildAgentTools(mind, session),
           background: schedule,
           warn,
+          reportFailures: async () => failureWarnings(await failureReports.unreported('turn')),
         },
         sessionId,
         sessionOptions,
@@ -400,7 +427,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
         })
       }
       await indexing
-      return { boundaries: [...boundaries], compaction, warnings: warnings.splice(0) }
+      const failed = await failureReports.unreported('maintain')
+      return { boundaries: [...boundaries], compaction, warnings: [...warnings.splice(0), ...failureWarnings(failed)], failures: failed }
     },
     status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex }),
     reindex,

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve as resolvePath } from 'node:path'
 import { EngramError, ErrorCode } from '../core/errors.ts'
+import type { LogLevel } from '../core/logger.ts'
 import { SETTINGS, SETTINGS_BY_KEY, type SettingSpec } from './schema.ts'
 import type { EmbedProviderName, LlmProviderName, MemoryMode } from './schema.ts'
 
@@ -43,7 +44,7 @@ export interface ConfigValues {
     leafChunk: number
   }
   learning: { patternMonitorMode: 'off' | 'passive' | 'active' }
-  log: { level: 'silent' | 'error' | 'warn' | 'info' | 'debug' }
+  log: { level: LogLevel }
   retrieval: {
     fusion: 'weighted' | 'rrf'
     lexicalWeight: number

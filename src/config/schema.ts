@@ -3,6 +3,8 @@
  * `ENGRAM_*` environment variable, a type, a default and a description; the docs table and
  * `engram config` are generated from this list.
  */
+import { LOG_LEVELS } from '../core/logger.ts'
+
 export type SettingType =
   | { kind: 'string' }
   | { kind: 'secret' }
@@ -92,7 +94,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   s('priming.requestBudget', 'ENGRAM_PRIMING_REQUEST_BUDGET', { kind: 'integer', min: 0 }, 3000, 'Tokens of recalled memory primed before a request.'),
   s('priming.heartbeatBudget', 'ENGRAM_PRIMING_HEARTBEAT_BUDGET', { kind: 'integer', min: 0 }, 200, 'Tokens of recalled memory primed before a heartbeat or cron trigger.'),
   s('priming.activityHours', 'ENGRAM_PRIMING_ACTIVITY_HOURS', { kind: 'number', min: 0.1 }, 24, 'How far back the recent-activity channel of priming looks, in hours.'),
-  s('log.level', 'ENGRAM_LOG_LEVEL', { kind: 'enum', values: ['silent', 'error', 'warn', 'info', 'debug'] }, 'warn', 'Log level (logs go to stderr).'),
+  s('log.level', 'ENGRAM_LOG_LEVEL', { kind: 'enum', values: LOG_LEVELS }, 'warn',
+    'Lines engram writes to stderr (never stdout): warn = failures of the LLM, the embedder and background work, each with its fix; error, info, debug as usual; silent = none.'),
 ]
 
 export const SETTINGS_BY_KEY: ReadonlyMap<string, SettingSpec> = new Map(SETTINGS.map((spec) => [spec.key, spec]))

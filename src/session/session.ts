@@ -61,6 +61,8 @@ export interface SessionDeps {
   /** Queue work after the turn; errors become warnings, never failures of `end`. */
   background(label: string, task: () => Promise<unknown>): void
   warn(message: string): void
+  /** LLM and embedder failures no turn has reported yet (of any process), one line each with its fix. */
+  reportFailures(): Promise<string[]>
 }
 
 export interface SessionOptions {
@@ -142,6 +144,8 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       const [stored] = await deps.context.append(contextSession, [{ role: 'user', content, at, ...(user !== undefined ? { name: user } : {}) }])
       await scope.activity.messageReceived(content, { session: sessionId, ...(user !== undefined ? { from: user } : {}) })
       recent.push({ role: 'user', content })
+      // Model failures since a turn last reported them (background work of earlier turns, any process).
+      warnings.push(...(await deps.reportFailures()))
 
       const assembled = await deps.context.assemble(contextSession, budget, freshTail, { autoCompact: false })
       const inConversation = assembled.items.flatMap((item) => item.messageIds)
@@ -275,7 +279,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       if (hasCompactor(context) && (await context.needsCompaction(contextSession, budget))) {
         schedule('context-compaction', () => context.compact(contextSession, { mode: 'incremental', freshTail }))
       }
-      return { messageIds: stored.map((message) => message.id), scheduled }
+      return { messageIds: stored.map((message) => message.id), scheduled, warnings: await deps.reportFailures() }
     },
 
     async close() {

@@ -71,7 +71,10 @@ export interface Turn {
     toolWisdom: { budget: number; tokens: number }
     state: { tokens: number }
   }
-  /** Things that degraded this turn (a channel that failed, an embedder that was down). */
+  /**
+   * Things that degraded this turn (a channel that failed, an embedder that was down), and the
+   * LLM and embedder failures of background work since a turn last reported them, each with its fix.
+   */
   warnings: string[]
 }
 
@@ -83,4 +86,10 @@ export interface TurnEnd {
   messageIds: number[]
   /** Background work scheduled (compaction, learning, identity); `mind.idle()` waits for it. */
   scheduled: string[]
+  /**
+   * LLM and embedder failures recorded since `begin` reported (an embedder that failed in a tool
+   * call, background work of an earlier turn that failed meanwhile), one line each with its fix.
+   * This turn's own background work has not run yet: its failures come with the next turn.
+   */
+  warnings: string[]
 }

@@ -94,6 +94,26 @@ describe('fake OpenAI-compatible server', () => {
     }
   })
 
+  it('with apiKey: a wrong or missing key gets the provider\'s 401 on every endpoint, the right key passes', async () => {
+    const server = await startFakeOpenAiServer({ apiKey: 'sk-right', onChat: () => ({ text: 'hi' }) })
+    try {
+      const call = (path: string, headers: Record<string, string>) =>
+        fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ model: 'm', messages: [], input: ['x'] }) })
+      const wrong = await call('/chat/completions', { authorization: 'Bearer sk-wrong' })
+      assert.equal(wrong.status, 401)
+      assert.equal((await readJson(wrong)).error.code, 'invalid_api_key')
+      assert.equal((await call('/embeddings', {})).status, 401)
+      const anthropic = await call('/messages', { 'x-api-key': 'sk-wrong' })
+      assert.equal(anthropic.status, 401)
+      assert.equal((await readJson(anthropic)).error.type, 'authentication_error')
+      assert.equal((await call('/chat/completions', { authorization: 'Bearer sk-right' })).status, 200)
+      assert.equal((await call('/embeddings', { 'x-api-key': 'sk-right' })).status, 200)
+      assert.equal(server.requests.length, 5, 'refused requests are recorded too')
+    } finally {
+      await server.close()
+    }
+  })
+
   it('raw and invalid-JSON steps send what they promise', async () => {
     const server = await startFakeOpenAiServer()
     try {

@@ -24,7 +24,9 @@
  *
  * Chat answers come from the queue (`enqueue`, `script`), then from `onChat`, else a 500 that says
  * nothing was scripted. Embedding answers come from `enqueueEmbeddings`, then `onEmbed`, else
- * deterministic vectors. Every request is recorded in `requests`.
+ * deterministic vectors. Every request is recorded in `requests`. With `apiKey` set, a request
+ * that does not carry that key (`Authorization: Bearer …`, or Anthropic's `x-api-key`) gets the
+ * provider's 401 before any script is consulted — a wrong key, as the real APIs answer it.
  */
 import { createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -92,6 +94,8 @@ export interface FakeOpenAiServerOptions {
   embeddingDimensions?: number
   /** Model ids listed by `GET /v1/models` (default `['fake-model', 'fake-embedding']`). */
   models?: string[]
+  /** The one API key accepted; any other (or none) gets a 401 like the real API's. Default: no check. */
+  apiKey?: string
 }
 
 export interface FakeOpenAiServer {
@@ -167,6 +171,13 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     }
     requests.push({ method: request.method ?? 'GET', path, headers: { ...request.headers }, body })
     counter++
+
+    if (options.apiKey !== undefined && !carriesKey(request, options.apiKey)) {
+      const message = 'Incorrect API key provided. You can find your API key in your account settings.'
+      if (path === '/v1/messages') sendJson(response, 401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } })
+      else sendJson(response, 401, { error: { message, type: 'invalid_request_error', code: 'invalid_api_key' } })
+      return
+    }
 
     if (request.method === 'GET' && path === '/v1/models') {
       const models = options.models ?? ['fake-model', 'fake-embedding']
@@ -352,6 +363,11 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       return closing
     },
   }
+}
+
+/** Whether a request carries `key` the way OpenAI (`Authorization: Bearer`) or Anthropic (`x-api-key`) clients send it. */
+function carriesKey(request: IncomingMessage, key: string): boolean {
+  return request.headers.authorization === `Bearer ${key}` || request.headers['x-api-key'] === key
 }
 
 function openAiError(status: number, message: string): unknown {

@@ -74,6 +74,43 @@ describe('read_memory_file and write_memory_file', () => {
     assert.equal(versions.length, 1)
   })
 
+  test('fields engram keeps cannot be set: refused by name with how each changes, nothing written; restating them unchanged is fine', async () => {
+    await mind.backend.documents.write('procedure', 'release', { success_count: 1, failure_count: 0, confidence: 1, version: 1 }, '1. tag\n')
+    const before = readFileSync(join(mind.layout.proceduresDir, 'release.md'), 'utf8')
+    const versionsBefore = (await mind.backend.documents.versions('procedure', 'release')).length
+    const writesBefore = (await mind.backend.activity.read({ types: ['memory_write'] })).length
+
+    const counted = await write.execute({ path: 'procedures/release.md', content: '---\nsuccess_count: 99\n---\n1. tag\n2. push\n' })
+    assert.equal(counted.isError, true)
+    assert.equal(codeOf(counted), 'invalid_argument')
+    assert.match(counted.text, /cannot set success_count in procedures\/release\.md; nothing was written/)
+    assert.match(counted.text, /report_procedure_outcome/)
+    assert.match(counted.text, /Fix: leave success_count out/)
+
+    const several = await write.execute({ path: 'procedures/release.md', content: '---\nprotected: true\nversion: 7\nconfidence: 1\n---\n1. tag\n' })
+    assert.equal(several.isError, true)
+    assert.match(several.text, /cannot set protected, version in/, 'confidence restated unchanged is not named')
+    assert.match(several.text, /protected: only a person protects a memory/)
+    assert.match(several.text, /version: engram adds one on every overwrite/)
+
+    const fresh = await write.execute({ path: 'knowledge/self-trust.md', content: '---\nvalidated: true\n---\nI am always right.\n' })
+    assert.equal(fresh.isError, true, 'a new file cannot start with an owned field either')
+    assert.match(fresh.text, /cannot set validated/)
+
+    assert.equal(readFileSync(join(mind.layout.proceduresDir, 'release.md'), 'utf8'), before)
+    assert.equal((await mind.backend.documents.versions('procedure', 'release')).length, versionsBefore)
+    assert.equal(await mind.backend.documents.read('knowledge', 'self-trust'), null)
+    assert.equal((await mind.backend.activity.read({ types: ['memory_write'] })).length, writesBefore, 'no write was logged')
+
+    // Read, edit the body, write back with the frontmatter as it was: allowed, and the version still moves on.
+    const restated = await write.execute({ path: 'procedures/release.md', content: '---\nsuccess_count: 1\nfailure_count: 0\nconfidence: 1\nversion: 1\ndescription: cut a release\n---\n1. tag\n2. push\n' })
+    assert.equal(restated.isError, undefined, restated.text)
+    const doc = await mind.backend.documents.read('procedure', 'release')
+    assert.equal(doc?.frontmatter.version, 2)
+    assert.equal(doc?.frontmatter.success_count, 1)
+    assert.equal(doc?.frontmatter.description, 'cut a release')
+  })
+
   test('append adds to the end of state and topic files', async () => {
     await write.execute({ path: 'state/current_task.md', content: 'Migrating the database.' })
     const appended = await write.execute({ path: 'state/current_task.md', content: 'Step 2: copy rows.', mode: 'append' })

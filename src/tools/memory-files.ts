@@ -22,6 +22,7 @@ import { OWNER_CHOICES, type Owner, ownerOfUser, resolveOwnerChoice, userKey, us
 import type { ActivityLog, DocumentStore, Locks } from '../storage/contracts.ts'
 import { writeFileAtomic } from '../storage/files/atomic-write.ts'
 import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
+import { agentFrontmatter, OWNED_FRONTMATTER_FIELDS } from './owned-frontmatter.ts'
 import {
   assertWritable,
   confine,
@@ -375,7 +376,15 @@ function documentsFor(deps: MemoryFileToolsDeps, owner: Owner): DocumentStore {
   return deps.documentsOf(owner)
 }
 
-async function writeDocument(deps: MemoryFileToolsDeps, owner: Owner, kind: DocKind, slug: string, content: string, mode: 'overwrite' | 'append'): Promise<{ versioned: boolean }> {
+async function writeDocument(
+  deps: MemoryFileToolsDeps,
+  owner: Owner,
+  kind: DocKind,
+  slug: string,
+  path: string,
+  content: string,
+  mode: 'overwrite' | 'append',
+): Promise<{ versioned: boolean }> {
   const now = deps.clock.now().toISOString()
   const documents = documentsFor(deps, owner)
   const existing = await documents.read(kind, slug)
@@ -385,13 +394,15 @@ async function writeDocument(deps: MemoryFileToolsDeps, owner: Owner, kind: DocK
     return { versioned: false }
   }
   const given = parseFrontmatter(content)
+  // The fields engram keeps (counters, version, protected, …) are refused before anything is written.
+  const agentFields = agentFrontmatter(given.frontmatter, existing?.frontmatter, path, WRITE_MEMORY_FILE_TOOL_NAME)
   // The agent rewrites the body; the bookkeeping it did not restate (created_at, success counts,
   // version) is kept, so a rewrite never resets a procedure's track record.
-  const frontmatter: Frontmatter = { ...(existing?.frontmatter ?? {}), ...given.frontmatter }
+  const frontmatter: Frontmatter = { ...(existing?.frontmatter ?? {}), ...agentFields }
   if (kind !== 'state') {
     if (frontmatter.created_at === undefined) frontmatter.created_at = now
     frontmatter.updated_at = now
-    if (existing && typeof existing.frontmatter.version === 'number' && given.frontmatter.version === undefined) frontmatter.version = existing.frontmatter.version + 1
+    if (existing && typeof existing.frontmatter.version === 'number') frontmatter.version = existing.frontmatter.version + 1
   }
   await documents.write(kind, slug, frontmatter, given.body, { reason: 'write_memory_file' })
   return { versioned: existing !== null }
@@ -428,6 +439,7 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
       'Write a markdown note into your own memory: knowledge you worked out (knowledge/<name>.md), a procedure (procedures/<name>.md), your current task (state/current_task.md), or a topic file (memory/topics/<name>.md, project/topics/<name>.md).',
       'overwrite keeps the previous version in your archive; append adds to the end.',
       'In a conversation with a user the note is theirs (only their sessions see it) unless you pass owner "agent" or "shared".',
+      `Frontmatter fields engram keeps (${OWNED_FRONTMATTER_FIELDS.join(', ')}) cannot be set here: report how a procedure went with report_procedure_outcome.`,
       'Rules, lessons and facts about the user go through memorize instead.',
     ].join(' '),
     inputSchema: writeMemoryFileInputSchema,
@@ -461,7 +473,7 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
         if (real !== null && !(await stat(real)).isFile()) throw notFound(location.path, 'write to a file name ending in .md, not a folder')
         const kind = DOC_KIND_OF[folder]
         let versioned = false
-        if (kind) ({ versioned } = await writeDocument(deps, location.owner, kind, slug, content, mode))
+        if (kind) ({ versioned } = await writeDocument(deps, location.owner, kind, slug, location.path, content, mode))
         else await writeTopic(deps, location, slug, content, mode)
 
         const source = indexSourceOf(location, deps.layout.agent)

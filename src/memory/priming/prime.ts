@@ -24,6 +24,7 @@ import { analyseQuery } from '../retrieval/query-analysis.ts'
 import type { Retriever, RetrievalHit } from '../retrieval/search.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { groupActivity } from './activity-format.ts'
+import { isFailureRecord } from '../failures.ts'
 import { classifyMessage, type MessageType } from './classify.ts'
 import { isConversational, packRelated, type RelatedCandidate } from './conversation-excerpts.ts'
 import { createBudgetMeter, frameCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
@@ -169,7 +170,8 @@ export function createPrimer(deps: PrimerDeps): Primer {
 
   async function activityItems(log: ActivityLog, asOf: Date, sessionId: string | undefined): Promise<Array<PackItem<Meta>>> {
     const since = new Date(asOf.getTime() - settings.activityHours * 3_600_000).toISOString()
-    const records = (await log.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })).reverse()
+    // A model failure is for the operator (turn.warnings, doctor), not something the agent did.
+    const records = (await log.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })).reverse().filter((record) => !isFailureRecord(record))
     const outside = sessionId === undefined ? records : records.filter((r) => !(r.session === sessionId && (r.type === 'message_received' || r.type === 'response_sent')))
     // Newest first: packing keeps the most recent that fit; they are put back in order afterwards.
     return groupActivity(outside)

@@ -6,6 +6,8 @@ import { ExitCode } from '../../io.ts'
 import { openMind } from '../../open-mind.ts'
 import { describeError, EngramError } from '../../../../core/errors.ts'
 import { probeEmbedder, probeLlm } from '../../../../llm/probe.ts'
+import type { Mind } from '../../../../mind.ts'
+import { FAILURE_LOOKBACK_MS, formatFailureGroup, groupFailures, readFailures } from '../../../../memory/failures.ts'
 
 export interface DoctorCheck {
   name: string
@@ -16,7 +18,7 @@ export interface DoctorCheck {
 
 export const doctorCommand: Command = {
   path: ['doctor'],
-  summary: 'Check SQLite features, vector search, the LLM and the embedder, each with the fix when missing',
+  summary: 'Check SQLite features, vector search, the LLM and the embedder, and recent model failures, each with the fix',
   async run(context) {
     const checks: DoctorCheck[] = []
     const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
@@ -63,6 +65,8 @@ export const doctorCommand: Command = {
             ? { name: 'vector search', status: 'warn', detail: 'sqlite-vec not loadable; vectors searched in plain TypeScript (slower past ~100k units)', fix: 'reinstall engram so that the sqlite-vec package for this platform is present' }
             : { name: 'vector search', status: 'warn', detail: 'off', fix: 'set ENGRAM_EMBED_PROVIDER to offline, openai-compatible or onnx' },
       )
+      // Read before the probes below, which record their own failure (the checks after them show it).
+      checks.push(...(await recentFailureChecks(mind)))
       const llm = await probeLlm(mind.llm)
       checks.push(
         llm.ok
@@ -88,4 +92,15 @@ export const doctorCommand: Command = {
     ].join('\n')
     return { data: { healthy, checks }, human, exitCode: healthy ? ExitCode.ok : ExitCode.unhealthy }
   },
+}
+
+/**
+ * LLM and embedder calls that failed in the last 24 hours, in any process (background work falls
+ * back to its offline path without failing anything, so this is where a wrong key shows up).
+ */
+async function recentFailureChecks(mind: Mind): Promise<DoctorCheck[]> {
+  const since = new Date(mind.clock.now().getTime() - FAILURE_LOOKBACK_MS).toISOString()
+  const groups = groupFailures(await readFailures([mind.backend.activity], { since }))
+  if (groups.length === 0) return [{ name: 'model failures', status: 'ok', detail: 'no LLM or embedder call failed in the last 24 hours' }]
+  return groups.map((group) => ({ name: `${group.source} failures`, status: 'warn', detail: formatFailureGroup(group, { fix: false }), fix: group.fix }))
 }

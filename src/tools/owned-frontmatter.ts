@@ -1,0 +1,65 @@
+/**
+ * Frontmatter fields engram keeps itself. They are the record of what happened to a memory — how
+ * often a procedure worked, how many versions a document has had, whether a person protected it
+ * from forgetting, whether consolidation validated it — so an agent writing its own notes with
+ * `write_memory_file` cannot set them: a procedure would otherwise report its own success, and a
+ * note exempt itself from forgetting. Each field says how it does change.
+ */
+import { EngramError, ErrorCode } from '../core/errors.ts'
+import type { Frontmatter } from '../core/memory-doc.ts'
+
+interface OwnedField {
+  /** How the field changes, in a sentence the agent reads. */
+  how: string
+  /** What the agent can do instead. */
+  instead: string
+}
+
+const REPORT_OUTCOME = 'report_procedure_outcome'
+
+const OWNED_FRONTMATTER: Readonly<Record<string, OwnedField>> = {
+  success_count: { how: `engram counts the successes reported with ${REPORT_OUTCOME}`, instead: `call ${REPORT_OUTCOME} after following the procedure` },
+  failure_count: { how: `engram counts the failures reported with ${REPORT_OUTCOME}`, instead: `call ${REPORT_OUTCOME} after following the procedure` },
+  confidence: {
+    how: `engram computes it: successes / (successes + failures) reported with ${REPORT_OUTCOME} for a procedure, validation against its sources for knowledge`,
+    instead: `report outcomes with ${REPORT_OUTCOME}`,
+  },
+  version: { how: 'engram adds one on every overwrite and keeps the previous version in archive/versions/', instead: 'overwrite the file; the version follows' },
+  protected: { how: 'only a person protects a memory from forgetting, by editing the file by hand', instead: 'ask the user to protect it' },
+  validated: { how: 'consolidation sets it once it has checked the memory against its sources', instead: 'leave it out' },
+  auto_distilled: { how: 'engram records whether consolidation wrote the procedure', instead: 'leave it out' },
+  auto_consolidated: { how: 'engram records whether consolidation wrote the knowledge', instead: 'leave it out' },
+}
+
+/** The owned field names, for the tool's description. */
+export const OWNED_FRONTMATTER_FIELDS: readonly string[] = Object.keys(OWNED_FRONTMATTER)
+
+/**
+ * The frontmatter an agent may write: `given` without the owned fields it merely restated (same
+ * value as stored, so engram's own bookkeeping — a version bump — still applies). Throws
+ * `invalid_argument` naming every owned field `given` would change, and how each does change;
+ * the caller writes nothing then.
+ */
+export function agentFrontmatter(given: Frontmatter, stored: Frontmatter | undefined, path: string, tool: string): Frontmatter {
+  const kept: Frontmatter = { ...given }
+  const changed: string[] = []
+  for (const field of Object.keys(given)) {
+    if (!Object.hasOwn(OWNED_FRONTMATTER, field)) continue
+    delete kept[field]
+    if (stored === undefined || !Object.hasOwn(stored, field) || !sameValue(given[field], stored[field])) changed.push(field)
+  }
+  if (changed.length === 0) return kept
+  const owned = changed.map((field) => ({ field, ...(OWNED_FRONTMATTER[field] as OwnedField) }))
+  const instead = [...new Set(owned.map((entry) => entry.instead))]
+  throw new EngramError({
+    code: ErrorCode.invalidArgument,
+    category: 'user',
+    message: `${tool} cannot set ${changed.join(', ')} in ${path}; nothing was written. ${owned.map((entry) => `${entry.field}: ${entry.how}.`).join(' ')}`,
+    fix: `leave ${changed.join(', ')} out of the frontmatter (restating a field unchanged is fine); to change ${changed.length === 1 ? 'it' : 'them'}: ${instead.join('; ')}`,
+    details: { path, fields: changed },
+  })
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
+}
