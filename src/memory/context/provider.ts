@@ -8,6 +8,7 @@
  * tables, so switching between them keeps every stored message.
  */
 import type { MessageInput, MessageRole, StoredMessage, SummaryKind, SummaryMethod } from '../../core/message.ts'
+import type { MessagePart } from '../../core/message-parts.ts'
 import type { SessionInfo } from '../../storage/contracts.ts'
 
 /** Whose conversation: one session of one agent, optionally with a known user. */
@@ -47,6 +48,8 @@ export interface AssembledItem {
   seq?: number
   at?: string
   name?: string
+  /** A stored message's structured parts (tool calls and results), when it has them; `content` is their rendering. */
+  parts?: MessagePart[]
   summaryId?: string
   depth?: number
   method?: SummaryMethod
