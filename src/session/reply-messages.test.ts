@@ -35,7 +35,7 @@ test('tool calls and results are kept as parts, with a text rendering as content
 })
 
 test('bytes become base64, errors and denials read as such', () => {
-  const [message] = replyToMessages(
+  const [message, file] = replyToMessages(
     [
       {
         role: 'tool',
@@ -49,9 +49,8 @@ test('bytes become base64, errors and denials read as such', () => {
     at,
   )
   assert.equal(message?.content, '[tool result shell a] Error: exit 1\n[tool result rm b] (not run: denied — not allowed)')
-  const [, file] = replyToMessages([{ role: 'tool', content: [] }, { role: 'assistant', content: [{ type: 'file', mediaType: 'image/png', data: new Uint8Array([1, 2, 3]) }] as const }], at)
   assert.equal(file?.content, '[file image/png]')
-  assert.equal((partsOf(file?.meta)?.[0] as { data?: unknown }).data, 'AQID')
+  assert.deepEqual(partsOf(file?.meta)?.[0], { type: 'file', mediaType: 'image/png', data: 'AQID' }, 'bytes as base64')
 })
 
 test('a bad reply is refused before anything is written, naming the message', () => {
