@@ -42,7 +42,7 @@ test("the README's code compiles against the built package", () => {
 
   const snippets = join(project, 'src')
   mkdirSync(snippets)
-  blocks.forEach((block, i) => writeFileSync(join(snippets, `readme-${i + 1}.ts`), block))
+  for (const [i, block] of blocks.entries()) writeFileSync(join(snippets, `readme-${i + 1}.ts`), block)
   writeFileSync(join(project, 'package.json'), JSON.stringify({ type: 'module', private: true }))
   writeFileSync(
     join(project, 'tsconfig.json'),
