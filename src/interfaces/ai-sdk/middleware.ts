@@ -99,18 +99,18 @@ export function engramMiddleware(options: EngramMiddlewareOptions): EngramMiddle
   }
 
   /** The turn this call belongs to (begun now when its prompt ends with a new user message). */
-  async function turnFor(prompt: readonly PromptMessage[]): Promise<{ turn: OpenTurn; begun: boolean } | undefined> {
+  async function turnFor(prompt: readonly PromptMessage[]): Promise<OpenTurn | undefined> {
     const last = prompt.at(-1)
     const current = open.get(sessionId)
-    if (last?.role !== 'user') return current ? { turn: current, begun: false } : undefined
+    if (last?.role !== 'user') return current
     const message = userTextOf(last)
     // The same call again (the AI SDK retries a failed call): the message is stored already.
-    if (current && current.steps === 0 && current.message === message) return { turn: current, begun: false }
+    if (current && current.steps === 0 && current.message === message) return current
     if (current) await end(current)
     const own = sessionOf()
     const turn: OpenTurn = { session: own, turn: await own.begin(message), message, steps: 0, reply: [], results: new Map() }
     open.set(sessionId, turn)
-    return { turn, begun: true }
+    return turn
   }
 
   /** The call with engram's system prompt, conversation and tool descriptions. */
@@ -150,7 +150,10 @@ export function engramMiddleware(options: EngramMiddlewareOptions): EngramMiddle
     if (!callsTools) await end(turn)
   }
 
-  const tools = recordingTools(toAiSdkTools([...(sessionOptions.tools ?? []), ...mind.agentTools({ sessionId, ...(options.user !== undefined ? { user: options.user } : {}) })].map((tool) => ({ ...tool, execute: (input: unknown) => sessionOf().execute(tool.name, input) }))), (toolCallId, toolName, output) => {
+  // Names, descriptions and schemas as the session has them; every call runs through the session.
+  const definitions = [...(sessionOptions.tools ?? []), ...mind.agentTools({ sessionId, ...(options.user !== undefined ? { user: options.user } : {}) })]
+  const viaSession = definitions.map((tool) => ({ ...tool, execute: (input: unknown) => sessionOf().execute(tool.name, input) }))
+  const tools = recordingTools(toAiSdkTools(viaSession), (toolCallId, toolName, output) => {
     open.get(sessionId)?.results.set(toolCallId, { toolName, output })
   })
 
@@ -163,20 +166,20 @@ export function engramMiddleware(options: EngramMiddlewareOptions): EngramMiddle
     },
 
     async wrapGenerate({ params, model }) {
-      const found = await turnFor(params.prompt)
+      const turn = await turnFor(params.prompt)
       // A tool step with no turn in this process (it began elsewhere): passed through, not recorded.
-      if (!found) return model.doGenerate(params)
-      const { turn, begun } = found
+      if (!turn) return model.doGenerate(params)
       const call = primedCall(params, turn.turn)
       const result = await model.doGenerate(call)
+      const first = turn.steps === 0
       await stepDone(turn, loopMessages(call.prompt), assistantMessageOf(result.content), result.finishReason.unified === 'tool-calls' && callsHostTools(result.content))
-      return begun ? { ...result, warnings: [...result.warnings, ...warningsOf(turn.turn)] } : result
+      return first ? { ...result, warnings: [...result.warnings, ...warningsOf(turn.turn)] } : result
     },
 
     async wrapStream({ params, model }) {
-      const found = await turnFor(params.prompt)
-      if (!found) return model.doStream(params)
-      const { turn, begun } = found
+      const turn = await turnFor(params.prompt)
+      if (!turn) return model.doStream(params)
+      const first = turn.steps === 0
       const call = primedCall(params, turn.turn)
       const before = loopMessages(call.prompt)
       const collector = createStepCollector()
@@ -188,7 +191,7 @@ export function engramMiddleware(options: EngramMiddlewareOptions): EngramMiddle
         transform(part, controller) {
           collector.add(part)
           if (part.type === 'text-delta') journal.write(part.delta)
-          controller.enqueue(begun && part.type === 'stream-start' ? { ...part, warnings: [...part.warnings, ...warningsOf(turn.turn)] } : part)
+          controller.enqueue(first && part.type === 'stream-start' ? { ...part, warnings: [...part.warnings, ...warningsOf(turn.turn)] } : part)
         },
         async flush() {
           // The stream is complete: record it (a broken stream stays open; flush() or the next message records what arrived).
