@@ -127,8 +127,8 @@ export interface Turn {
 
 /**
  * A reply as the agent hands it back: text, or the messages of a tool-using turn — the AI SDK's
- * `result.response.messages` as they are (text, tool calls, tool results, reasoning, files). Stored
- * losslessly; see decision 0019.
+ * `result.responseMessages` as they are (text, tool calls, tool results, reasoning, files; AI SDK 7's
+ * `result.response.messages` holds the final step's only). Stored losslessly; see decision 0019.
  */
 export type TurnReply = string | ReadonlyArray<ReplyMessage>
 
