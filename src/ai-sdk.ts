@@ -1,2 +1,8 @@
-/** `engram/ai-sdk`: engram's agent tools for the Vercel AI SDK (`tools: toAiSdkTools(turn.tools)`). */
+/**
+ * `engram/ai-sdk`: engram for the Vercel AI SDK — its agent tools (`tools: toAiSdkTools(turn.tools)`)
+ * and a language model middleware that primes before and records after every turn
+ * (`wrapLanguageModel({ model, middleware: engramMiddleware({ mind, sessionId, user }) })`).
+ */
 export { toAiSdkTools } from './interfaces/ai-sdk/tools.ts'
+export { engramMiddleware } from './interfaces/ai-sdk/middleware.ts'
+export type { EngramMiddleware, EngramMiddlewareOptions } from './interfaces/ai-sdk/middleware.ts'

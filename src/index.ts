@@ -38,7 +38,19 @@ export { createEmbedder } from './llm/embedders/create-embedder.ts'
 
 export type { Session, SessionOptions } from './session/session.ts'
 export type { HostEvent } from './memory/learning/host-events.ts'
-export type { Turn, TurnEnd, TurnMessage, TurnReply, TurnProvenance, SystemParts } from './session/turn.ts'
+export type { Turn, TurnEnd, TurnReply, ReplyMessage, ReplyPart, TurnProvenance, SystemParts } from './session/turn.ts'
+export type {
+  TurnMessage,
+  TurnSystemMessage,
+  TurnUserMessage,
+  TurnAssistantMessage,
+  TurnToolMessage,
+  TurnTextPart,
+  TurnToolCallPart,
+  TurnToolResultPart,
+  TurnToolOutput,
+} from './session/turn.ts'
+export type { MessagePart, JsonValue, JsonObject, ToolOutput } from './core/message-parts.ts'
 export type { EngramTool, ToolResult } from './tools/tool.ts'
 export { toEngramTools, toOpenAiFunctions, executeToolCall } from './tools/adapters.ts'
 export type { OpenAiFunctionTool } from './tools/adapters.ts'

@@ -8,6 +8,7 @@ export type {
   FakeOpenAiServer,
   FakeOpenAiServerOptions,
   FakeChatStep,
+  FakeToolCall,
   FakeEmbeddingStep,
   FakeRequest,
   FakeChatRequest,

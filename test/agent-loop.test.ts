@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { generateText, stepCountIs } from 'ai'
 import { ManualClock } from '../src/core/clock.ts'
+import { hasCompactor } from '../src/memory/context/provider.ts'
 import { countTokens } from '../src/core/tokens.ts'
 import { toAiSdkTools } from '../src/interfaces/ai-sdk/tools.ts'
 import { createMind, type Mind } from '../src/mind.ts'
@@ -62,7 +63,8 @@ before(async () => {
   server = await startFakeOpenAiServer({ onChat: agentModel })
   // The real default offline embedder (GloVe), as an agent gets it out of the box.
   const { ENGRAM_EMBED_MODEL: _small, ...env } = tmp.env
-  mind = await createMind({ home: tmp.home, env, clock })
+  // Leaf summaries of 4 messages, so that a short day-1 session can be folded and expanded below.
+  mind = await createMind({ home: tmp.home, env, clock, settings: { 'context.leafChunk': 4 } })
   assert.equal(mind.embedder?.id.startsWith('offline:glove'), true, mind.embedder?.id)
 })
 after(async () => {
@@ -78,11 +80,11 @@ async function runTurn(sessionId: string, message: string): Promise<{ turn: Turn
   const result = await generateText({
     model,
     system: turn.system,
-    messages: turn.messages.map((m) => ({ role: m.role === 'assistant' ? 'assistant' : 'user', content: m.content })),
+    messages: turn.messages,
     tools: toAiSdkTools(turn.tools),
     stopWhen: stepCountIs(3),
   })
-  await session.end(turn, result.text)
+  await session.end(turn, result.responseMessages)
   await mind.idle()
   return { turn, reply: result.text }
 }
@@ -93,7 +95,15 @@ test('what was said on day 1 is primed on day 3, within budgets, with provenance
   assert.equal(day1.reply, 'Done, I will keep that in mind.')
   // Ada's, not the agent's: only her sessions see it (decision 0017).
   assert.match(readFileSync(join(tmp.home, 'agents/default/users/ada/memory/lessons.md'), 'utf8'), /Miso is allergic to chicken <!-- topic:pets/)
-  await runTurn('day1', 'Thanks! Also, the vet appointment went fine.')
+  // The tool call and its result were stored as they were and come back as structured messages.
+  const followUp = await runTurn('day1', 'Thanks! Also, the vet appointment went fine.')
+  const call = followUp.turn.messages.find((m) => m.role === 'assistant' && Array.isArray(m.content))
+  assert.deepEqual(Array.isArray(call?.content) ? call.content.map((part) => part.type) : [], ['tool-call'])
+  const result = followUp.turn.messages[followUp.turn.messages.indexOf(call!) + 1]
+  assert.equal(result?.role, 'tool')
+  const sent = server.requests.at(-1)?.body.messages as Array<{ role: string; tool_calls?: Array<{ function: { name: string } }> }>
+  assert.equal(sent.find((m) => m.tool_calls)?.tool_calls?.[0]?.function.name, 'memorize', 'the model sees the earlier tool call again')
+  assert.ok(sent.some((m) => m.role === 'tool'))
 
   // Day 2: unrelated work; the day-1 session closes at the idle boundary and becomes an episode.
   clock.advanceDays(1)
@@ -134,5 +144,18 @@ test('what was said on day 1 is primed on day 3, within budgets, with provenance
   const conversations = await mind.backend.context.listConversations('default')
   let total = 0
   for (const conversation of conversations) total += await mind.backend.context.messageCount(conversation.id)
-  assert.equal(total, 12, 'six user messages and six replies')
+  assert.equal(total, 14, 'six user messages and six replies, one with a tool call and its result')
+
+  // Folded into a summary, the tool call and its result are still there when the agent expands it.
+  const day1Session = { sessionId: 'day1', agent: 'default', user: 'ada' }
+  if (!hasCompactor(mind.context)) throw new Error('the default context provider compacts')
+  const compacted = await mind.context.compact(day1Session, { mode: 'full', freshTail: 0 })
+  assert.equal(compacted.kind, 'compacted')
+  const later = await mind.session('day1', { user: 'ada' }).begin('What did you note on day one?')
+  const summaryId = later.provenance.conversation.find((item) => item.kind === 'summary')?.summaryId
+  assert.ok(summaryId)
+  const memoryTool = later.tools.find((tool) => tool.name === 'memory')!
+  const expanded = await memoryTool.execute({ action: 'expand', id: summaryId, toMessages: true })
+  assert.match(expanded.text, /\[tool call memorize call_1\] \{"entries":\[\{"text":"my cat Miso is allergic to chicken"/)
+  assert.match(expanded.text, /\[tool result memorize call_1\] /)
 })

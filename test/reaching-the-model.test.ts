@@ -100,7 +100,7 @@ describe('nudges reach the model in active mode, through every adapter', () => {
     const result = await generateText({
       model: createOpenAICompatible({ name: 'agent', baseURL: server.url, apiKey: 'test' })('agent-model'),
       system: turn.system,
-      messages: turn.messages.map((m) => ({ role: m.role === 'assistant' ? 'assistant' : 'user', content: m.content })),
+      messages: turn.messages,
       tools: toAiSdkTools(turn.tools),
       stopWhen: stepCountIs(4),
     })

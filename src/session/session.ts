@@ -34,7 +34,9 @@ import type { Llm } from '../llm/contracts.ts'
 import { createToolDispatcher, type ToolDefinition, type ToolDispatcher, type ToolResult } from '../tools/dispatcher.ts'
 import { toEngramTools } from '../tools/adapters.ts'
 import type { EngramTool } from '../tools/tool.ts'
+import { replyToMessages, saidText } from './reply-messages.ts'
 import type { SystemParts, Turn, TurnEnd, TurnMessage, TurnReply } from './turn.ts'
+import { toTurnMessages } from './turn-messages.ts'
 
 export interface SessionDeps {
   agent: string
@@ -182,7 +184,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         skills: compactSkillList(skillSummaries),
         instructions: instructions ? `## Project instructions (${instructions.path}, written by the user; they take precedence over your memory)\n${instructions.text}` : '',
       }
-      const messages: TurnMessage[] = assembled.items.map((item) => ({ role: item.role, content: item.content, ...(item.name !== undefined && item.kind === 'message' ? { name: item.name } : {}) }))
+      const messages: TurnMessage[] = toTurnMessages(assembled.items)
       return {
         sessionId,
         number: turns,
@@ -246,18 +248,16 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     },
 
     async end(turn, reply) {
-      const replies = typeof reply === 'string' ? [{ role: 'assistant' as const, content: reply }] : reply
-      const at = deps.clock.now().toISOString()
-      const stored = await deps.context.append(
-        contextSession,
-        replies.map((message) => ({ role: message.role, content: message.content, at, ...(message.name !== undefined ? { name: message.name } : {}) })),
-      )
+      // Text, or the AI SDK's response messages as they are: tool calls and results kept (decision 0019).
+      const replies = replyToMessages(reply, deps.clock.now().toISOString())
+      const stored = await deps.context.append(contextSession, replies)
       // Found by the turn, not kept on this object: a host may end a turn on a new `mind.session(id)`.
       deps.journals.find({ sessionId: turn.sessionId, turn: turn.messageId })?.finalize()
       for (const message of replies) {
-        if (message.role === 'assistant') {
-          await scope.activity.responseSent(message.content, { session: sessionId, ...(user !== undefined ? { to: user } : {}) })
-          recent.push({ role: 'assistant', content: message.content })
+        const said = message.role === 'assistant' ? saidText(message) : ''
+        if (said !== '') {
+          await scope.activity.responseSent(said, { session: sessionId, ...(user !== undefined ? { to: user } : {}) })
+          recent.push({ role: 'assistant', content: said })
         }
       }
       while (recent.length > 20) recent.shift()

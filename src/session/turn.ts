@@ -3,13 +3,72 @@ import type { ToolWisdomShare } from '../memory/engrams/tool-wisdom.ts'
 import type { WorkingStateSection } from '../memory/episodes/working-state.ts'
 import type { InjectedMemory } from '../memory/priming/prime.ts'
 import type { MessageType } from '../memory/priming/classify.ts'
+import type { JsonValue, PartProviderOptions } from '../core/message-parts.ts'
 import type { EngramTool } from '../tools/tool.ts'
 
-export interface TurnMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool'
+/**
+ * One message of `turn.messages`. Written structurally so that `messages: turn.messages` type-checks
+ * against the AI SDK's `ModelMessage[]` without the core importing `ai` (a type test holds it to
+ * that): user and system text, assistant text and tool calls, tool results (decision 0019).
+ */
+export type TurnMessage = TurnSystemMessage | TurnUserMessage | TurnAssistantMessage | TurnToolMessage
+
+export interface TurnSystemMessage {
+  role: 'system'
   content: string
+}
+
+export interface TurnUserMessage {
+  role: 'user'
+  /** The user's words, or a summary of older turns (recalled memory, labelled as such). */
+  content: string
+  /** Who spoke (the session's user). */
   name?: string
 }
+
+export interface TurnAssistantMessage {
+  role: 'assistant'
+  /** Text, or text and tool calls when the stored reply had them. */
+  content: string | Array<TurnTextPart | TurnToolCallPart>
+  name?: string
+}
+
+export interface TurnToolMessage {
+  role: 'tool'
+  content: TurnToolResultPart[]
+}
+
+export interface TurnTextPart {
+  type: 'text'
+  text: string
+  providerOptions?: PartProviderOptions
+}
+
+export interface TurnToolCallPart {
+  type: 'tool-call'
+  toolCallId: string
+  toolName: string
+  input: JsonValue
+  providerExecuted?: boolean
+  providerOptions?: PartProviderOptions
+}
+
+export interface TurnToolResultPart {
+  type: 'tool-result'
+  toolCallId: string
+  toolName: string
+  output: TurnToolOutput
+  providerOptions?: PartProviderOptions
+}
+
+/** A tool's output as the model reads it again (the AI SDK's `ToolResultOutput`, text content only). */
+export type TurnToolOutput =
+  | { type: 'text'; value: string }
+  | { type: 'json'; value: JsonValue }
+  | { type: 'error-text'; value: string }
+  | { type: 'error-json'; value: JsonValue }
+  | { type: 'execution-denied'; reason?: string }
+  | { type: 'content'; value: Array<{ type: 'text'; text: string }> }
 
 /** Where each part of the prompt came from, for the dashboard and for tests. */
 export interface TurnProvenance {
@@ -78,8 +137,25 @@ export interface Turn {
   warnings: string[]
 }
 
-/** A reply as the agent hands it back: text, or the messages of a tool-using turn. */
-export type TurnReply = string | Array<{ role: 'assistant' | 'tool'; content: string; name?: string }>
+/**
+ * A reply as the agent hands it back: text, or the messages of a tool-using turn — the AI SDK's
+ * `result.responseMessages` as they are (text, tool calls, tool results, reasoning, files; AI SDK 7's
+ * `result.response.messages` holds the final step's only). Stored losslessly; see decision 0019.
+ */
+export type TurnReply = string | ReadonlyArray<ReplyMessage>
+
+export interface ReplyMessage {
+  role: 'assistant' | 'tool'
+  /** Text, or parts (`{ type: 'text' | 'tool-call' | 'tool-result' | 'reasoning' | …, … }`). */
+  content: string | ReadonlyArray<ReplyPart>
+  name?: string
+}
+
+/**
+ * Any message part; text, reasoning, tool-call and tool-result parts are checked for their fields.
+ * The first member takes the AI SDK's part interfaces, the second a part written as a literal.
+ */
+export type ReplyPart = { readonly type: string } | { readonly type: string; readonly [key: string]: unknown }
 
 export interface TurnEnd {
   /** Stored ids of the reply's messages. */

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
+import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai'
 import { fakeEmbeddingVector, startFakeOpenAiServer } from './fake-openai-server.ts'
 
 async function post(url: string, body: unknown, signal?: AbortSignal): Promise<Response> {
@@ -109,6 +111,27 @@ describe('fake OpenAI-compatible server', () => {
       assert.equal((await call('/chat/completions', { authorization: 'Bearer sk-right' })).status, 200)
       assert.equal((await call('/embeddings', { 'x-api-key': 'sk-right' })).status, 200)
       assert.equal(server.requests.length, 5, 'refused requests are recorded too')
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('scripted tool calls reach the AI SDK, generated and streamed', async () => {
+    const server = await startFakeOpenAiServer()
+    try {
+      const model = createOpenAICompatible({ name: 'fake', baseURL: server.url, apiKey: 'k' })('m')
+      const tools = { lookup: tool({ inputSchema: jsonSchema<{ q: string }>({ type: 'object', properties: { q: { type: 'string' } } }), execute: async ({ q }) => `found ${q}` }) }
+      server.enqueue({ toolCalls: [{ name: 'lookup', input: { q: 'tea' }, id: 'call_a' }], text: 'Looking.' }, { text: 'Tea it is.' })
+      const generated = await generateText({ model, tools, prompt: 'tea?', stopWhen: stepCountIs(2) })
+      assert.deepEqual(generated.steps[0]?.toolCalls.map((call) => [call.toolCallId, call.toolName, call.input]), [['call_a', 'lookup', { q: 'tea' }]])
+      assert.equal(generated.steps[0]?.text, 'Looking.')
+      assert.equal(generated.text, 'Tea it is.')
+      assert.equal(server.requests[1]?.body.messages.at(-1).content, 'found tea')
+
+      server.enqueue({ toolCalls: [{ name: 'lookup', input: { q: 'milk' } }] }, { text: 'Milk too.' })
+      const streamed = streamText({ model, tools, prompt: 'milk?', stopWhen: stepCountIs(2) })
+      assert.equal(await streamed.text, 'Milk too.')
+      assert.deepEqual((await streamed.steps)[0]?.toolCalls.map((call) => call.input), [{ q: 'milk' }])
     } finally {
       await server.close()
     }

@@ -46,6 +46,18 @@ export type FakeChatStep =
   | { invalidJson: true }
   /** A 200 response whose HTTP body is exactly this string (a malformed API response). */
   | { raw: string; contentType?: string }
+  /**
+   * The assistant calls these tools (after `text`, if given), streamed too. Ids default to
+   * `call_<request>_<index>`.
+   */
+  | { toolCalls: FakeToolCall[]; text?: string }
+
+/** A tool call the fake model makes. */
+export interface FakeToolCall {
+  name: string
+  input: unknown
+  id?: string
+}
 
 /** One scripted embeddings answer. */
 export type FakeEmbeddingStep =
@@ -226,6 +238,10 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       toolCalls = [{ id: `call_${counter}`, type: 'function', function: { name: forcedTool, arguments: JSON.stringify(step.json) } }]
       content = null
     }
+    if ('toolCalls' in step) {
+      toolCalls = step.toolCalls.map((call, index) => ({ id: call.id ?? `call_${counter}_${index}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.input) } }))
+      content = step.text ?? null
+    }
     const finishReason = toolCalls ? 'tool_calls' : 'stop'
     const usage = { prompt_tokens: countTokens(chatRequest.messages.map((message) => message.content).join(' ')), completion_tokens: countTokens(content ?? ''), total_tokens: 0 }
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
@@ -234,11 +250,8 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
       const chunk = (delta: unknown, finish: string | null) => ({ id, object: 'chat.completion.chunk', created: CREATED, model, choices: [{ index: 0, delta, finish_reason: finish }] })
       const events: unknown[] = [chunk({ role: 'assistant', content: '' }, null)]
-      if (toolCalls) {
-        events.push(chunk({ tool_calls: toolCalls.map((call, index) => ({ index, ...(call as object) })) }, null))
-      } else {
-        for (const piece of splitForStreaming(content ?? '')) events.push(chunk({ content: piece }, null))
-      }
+      for (const piece of splitForStreaming(content ?? '')) events.push(chunk({ content: piece }, null))
+      if (toolCalls) events.push(chunk({ tool_calls: toolCalls.map((call, index) => ({ index, ...(call as object) })) }, null))
       events.push(chunk({}, finishReason))
       if (field(body.stream_options, 'include_usage') === true) events.push({ id, object: 'chat.completion.chunk', created: CREATED, model, choices: [], usage })
       for (const event of events) response.write(`data: ${JSON.stringify(event)}\n\n`)
@@ -275,14 +288,19 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     const step = await nextChatStep(chatRequest)
     if (handledCommonStep(step, response, anthropicError)) return
     const text = contentOf(step)
-    const content = 'json' in step && forcedTool !== undefined ? [{ type: 'tool_use', id: `toolu_fake_${counter}`, name: forcedTool, input: step.json }] : [{ type: 'text', text }]
+    const content: unknown[] =
+      'json' in step && forcedTool !== undefined
+        ? [{ type: 'tool_use', id: `toolu_fake_${counter}`, name: forcedTool, input: step.json }]
+        : 'toolCalls' in step
+          ? [...(text ? [{ type: 'text', text }] : []), ...step.toolCalls.map((call, index) => ({ type: 'tool_use', id: call.id ?? `toolu_fake_${counter}_${index}`, name: call.name, input: call.input }))]
+          : [{ type: 'text', text }]
     sendJson(response, 200, {
       id: `msg_fake_${counter}`,
       type: 'message',
       role: 'assistant',
       model: chatRequest.model ?? 'fake-model',
       content,
-      stop_reason: content[0]?.type === 'tool_use' ? 'tool_use' : 'end_turn',
+      stop_reason: content.some((part) => field(part, 'type') === 'tool_use') ? 'tool_use' : 'end_turn',
       stop_sequence: null,
       usage: { input_tokens: countTokens(chatRequest.messages.map((message) => message.content).join(' ')), output_tokens: countTokens(text) },
     })
@@ -380,6 +398,7 @@ function anthropicError(status: number, message: string): unknown {
 
 function contentOf(step: FakeChatStep): string {
   if ('json' in step) return JSON.stringify(step.json)
+  if ('toolCalls' in step) return step.text ?? ''
   if ('text' in step) return step.text
   if ('invalidJson' in step) return 'Sure! Here is what you asked for: {summary: the user likes tea,'
   return ''

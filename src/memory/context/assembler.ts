@@ -8,6 +8,7 @@
  */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { ContextItem, StoredMessage, Summary } from '../../core/message.ts'
+import { partsOf } from '../../core/message-parts.ts'
 import { countTokens } from '../../core/tokens.ts'
 import type { ContextStore } from '../../storage/contracts.ts'
 import { loadItems, type MessageIdResolver } from './dag.ts'
@@ -54,6 +55,8 @@ function messageItem(item: ContextItem & { kind: 'message' }, message: StoredMes
     at: message.at,
   }
   if (message.name !== undefined) out.name = message.name
+  const parts = partsOf(message.meta)
+  if (parts) out.parts = parts
   return out
 }
 

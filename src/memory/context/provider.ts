@@ -9,6 +9,7 @@
  */
 import type { MessageInput, MessageRole, StoredMessage, SummaryKind, SummaryMethod } from '../../core/message.ts'
 import type { Viewer } from '../../core/owner.ts'
+import type { MessagePart } from '../../core/message-parts.ts'
 import type { SessionInfo } from '../../storage/contracts.ts'
 
 /** Whose conversation: one session of one agent, optionally with a known user. */
@@ -48,6 +49,8 @@ export interface AssembledItem {
   seq?: number
   at?: string
   name?: string
+  /** A stored message's structured parts (tool calls and results), when it has them; `content` is their rendering. */
+  parts?: MessagePart[]
   summaryId?: string
   depth?: number
   method?: SummaryMethod

@@ -6,6 +6,7 @@
  * LCM loses nothing.
  */
 import type { StoredMessage } from '../../core/message.ts'
+import { partsOf } from '../../core/message-parts.ts'
 import { validateBudget } from './assembler.ts'
 import type { AssembledContext, AssembledItem, ContextProvider, SessionManager } from './provider.ts'
 import { createSessionSupport, messageStats } from './session-support.ts'
@@ -27,6 +28,8 @@ function asItem(message: StoredMessage): AssembledItem {
     at: message.at,
   }
   if (message.name !== undefined) item.name = message.name
+  const parts = partsOf(message.meta)
+  if (parts) item.parts = parts
   return item
 }
 
