@@ -15,6 +15,7 @@ import { createSqliteConfirmationQueue } from './sqlite/confirmation-queue.ts'
 import { createSqliteContextStore } from './sqlite/context-store.ts'
 import { openSqlite } from './sqlite/database.ts'
 import { createSqliteJobs } from './sqlite/jobs.ts'
+import { createSqliteLifecycle } from './sqlite/lifecycle.ts'
 import { createSqliteSearchIndex } from './sqlite/search-index.ts'
 import { sqliteFacts } from './sqlite/search-index.ts'
 import { homeLayout } from './home-layout.ts'
@@ -62,6 +63,7 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): Backend {
     activity: createFileActivityLog({ dir: layout.activityDir, clock: options.clock, onError: options.onActivityError }),
     locks,
     jobs: createSqliteJobs(handle),
+    lifecycle: createSqliteLifecycle(handle, { clock: options.clock }),
     confirmations: createSqliteConfirmationQueue(handle, { agent: options.agent, ...(options.project ? { project: options.project } : {}), clock: options.clock }),
     close: async () => {
       try {
