@@ -43,6 +43,7 @@ export interface ConfigValues {
     leafChunk: number
   }
   learning: { patternMonitorMode: 'off' | 'passive' | 'active' }
+  jobs: { eager: boolean }
   log: { level: 'silent' | 'error' | 'warn' | 'info' | 'debug' }
   retrieval: {
     fusion: 'weighted' | 'rrf'

@@ -1,0 +1,136 @@
+/**
+ * The work after a turn, queued durably with everything it needs: the error learner's post-mortem
+ * (the turn's failures), the pattern monitor's rules (the turn's events), identity extraction
+ * (every 5th turn of an (agent, user), counted in the store, with the user's recent messages) and
+ * incremental compaction of the conversation. The process that ends the turn runs them at once in
+ * the background; if it dies first, the next `maintain()` anywhere does.
+ */
+import type { Llm } from '../../llm/contracts.ts'
+import type { JobInput, QueuedJob } from '../../storage/contracts.ts'
+import type { ContextProvider, ContextSession } from '../context/provider.ts'
+import { hasCompactor } from '../context/provider.ts'
+import type { DeclarativeMemory } from '../engrams/declarative-memory.ts'
+import { type ConversationMessage, IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
+import { type BufferedFailure, learnFromFailures } from '../learning/error-learner.ts'
+import { type PatternEvent, isEventKind } from '../learning/pattern-events.ts'
+import { createPatternMonitor, knownRulesPredicate, PATTERN_MONITOR_MODES, type PatternMonitorMode } from '../learning/pattern-monitor.ts'
+import type { JobHandler, JobHandlerResult } from './job-runner.ts'
+
+export const ERROR_LEARNER_JOB = 'error-learner'
+export const PATTERN_MONITOR_JOB = 'pattern-monitor'
+export const IDENTITY_JOB = 'identity'
+export const CONTEXT_COMPACTION_JOB = 'context-compaction'
+
+/** The store's counter of turns per (agent, user) that paces identity extraction. */
+export const IDENTITY_COUNTER = 'identity-turns'
+
+/** User messages handed to identity extraction: the seed looks at the turns since its last pass. */
+const IDENTITY_MESSAGES = IDENTITY_EVERY_TURNS
+const IDENTITY_MESSAGE_CHARS = 2_000
+
+/** What the end of a turn hands over. */
+export interface TurnWork {
+  sessionId: string
+  user: string | undefined
+  turn: number
+  /** The turn's failed or warning tool calls (the error learner's buffer). */
+  failures: BufferedFailure[]
+  /** The turn's pattern-monitor events and the monitor's mode. */
+  patterns: { mode: PatternMonitorMode; events: readonly PatternEvent[] }
+  /** The recent conversation, oldest first (identity extraction reads the user's messages). */
+  messages: ConversationMessage[]
+  /** The conversation passed its compaction threshold. */
+  compactContext: boolean
+}
+
+/** The jobs a turn's end queues, given the new value of the (agent, user) turn counter. */
+export function turnJobs(work: TurnWork, identityCount: number, at: string): Array<Omit<JobInput, 'agent'>> {
+  const jobs: Array<Omit<JobInput, 'agent'>> = []
+  const turnKey = `${work.sessionId}:${work.turn}`
+  const common = { session: work.sessionId, ...(work.user !== undefined ? { user: work.user } : {}), turn: work.turn }
+  if (work.failures.length > 0) {
+    jobs.push({ kind: ERROR_LEARNER_JOB, key: `${ERROR_LEARNER_JOB}:${turnKey}`, payload: { ...common, failures: work.failures }, runAfter: at })
+  }
+  if (work.patterns.mode !== 'off' && work.patterns.events.length > 0) {
+    jobs.push({ kind: PATTERN_MONITOR_JOB, key: `${PATTERN_MONITOR_JOB}:${turnKey}`, payload: { ...common, mode: work.patterns.mode, events: work.patterns.events }, runAfter: at })
+  }
+  if (identityCount > 0 && identityCount % IDENTITY_EVERY_TURNS === 0) {
+    const messages = work.messages
+      .filter((message) => message.role === 'user')
+      .slice(-IDENTITY_MESSAGES)
+      .map((message) => ({ role: 'user', content: message.content.slice(0, IDENTITY_MESSAGE_CHARS) }))
+    jobs.push({
+      kind: IDENTITY_JOB,
+      key: `${IDENTITY_JOB}:${work.user ?? ''}:${identityCount}`,
+      payload: { ...common, count: identityCount, messages },
+      runAfter: at,
+    })
+  }
+  if (work.compactContext) {
+    jobs.push({ kind: CONTEXT_COMPACTION_JOB, key: `${CONTEXT_COMPACTION_JOB}:${turnKey}`, payload: common, runAfter: at })
+  }
+  return jobs
+}
+
+export interface TurnWorkHandlerOptions {
+  agent: string
+  llm: Llm
+  memory: DeclarativeMemory
+  context: ContextProvider
+  freshTail: number
+}
+
+function contextSession(agent: string, job: QueuedJob): ContextSession | undefined {
+  const { session, user } = job.payload
+  if (typeof session !== 'string' || session === '') return undefined
+  return { sessionId: session, agent, ...(typeof user === 'string' && user !== '' ? { user } : {}) }
+}
+
+function invalidPayload(job: QueuedJob, what: string): JobHandlerResult {
+  return { status: 'failed', error: `job ${job.id} (${job.kind}): ${what}` }
+}
+
+/** Handlers of the jobs `turnJobs` queues. */
+export function turnWorkHandlers(options: TurnWorkHandlerOptions): Record<string, JobHandler> {
+  const { memory } = options
+  return {
+    async [ERROR_LEARNER_JOB](job) {
+      const failures = job.payload.failures
+      if (!Array.isArray(failures)) return invalidPayload(job, 'no failures in the payload')
+      const result = await learnFromFailures(failures as BufferedFailure[], { encoder: memory.encoder, llm: options.llm })
+      if (result.kind === 'failed') return { status: 'retry', error: `error learner: ${result.reason}` }
+      if (result.kind === 'skipped') return { status: 'skipped', reason: result.reason }
+      if (result.kind === 'empty') return { status: 'skipped', reason: 'no failures' }
+      return { status: 'done', result: { lessons: result.lessons.map((lesson) => lesson.text), saved: result.report.saved.length, discarded: result.discarded.length } }
+    },
+
+    async [PATTERN_MONITOR_JOB](job) {
+      const { mode, events } = job.payload
+      if (!Array.isArray(events) || !PATTERN_MONITOR_MODES.includes(mode as PatternMonitorMode)) return invalidPayload(job, 'no events or mode in the payload')
+      const monitor = createPatternMonitor({ mode: mode as PatternMonitorMode })
+      for (const event of events as PatternEvent[]) {
+        if (isEventKind(event?.kind)) monitor.observe(event.kind, event.detail as never, { severity: event.severity, round: event.round })
+      }
+      const result = await monitor.flush({ encoder: memory.encoder, hasSimilarLesson: await knownRulesPredicate([memory.global, memory.project]) })
+      if (result.kind !== 'encoded') return { status: 'skipped', reason: result.kind === 'off' ? 'the pattern monitor is off' : 'no pattern fired' }
+      return { status: 'done', result: { rules: result.lessons.map((lesson) => lesson.rule), saved: result.report.saved.length, known: result.skippedAsKnown.length } }
+    },
+
+    async [IDENTITY_JOB](job) {
+      const { messages, count } = job.payload
+      if (!Array.isArray(messages) || typeof count !== 'number') return invalidPayload(job, 'no messages or count in the payload')
+      const update = await memory.identity.maybeUpdateIdentity(messages as ConversationMessage[], count)
+      if (update.kind === 'skipped') return { status: 'skipped', reason: update.reason }
+      return { status: 'done', result: { method: update.method, facts: update.facts, saved: update.report.saved.length, ...(update.llmError ? { llmError: update.llmError } : {}) } }
+    },
+
+    async [CONTEXT_COMPACTION_JOB](job) {
+      const session = contextSession(options.agent, job)
+      if (!session) return invalidPayload(job, 'no session in the payload')
+      const context = options.context
+      if (!hasCompactor(context)) return { status: 'skipped', reason: 'the context provider does not compact' }
+      const result = await context.compact(session, { mode: 'incremental', freshTail: options.freshTail })
+      return { status: 'done', result: result as unknown as Record<string, unknown> }
+    },
+  }
+}
