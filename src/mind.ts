@@ -234,6 +234,13 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     memory,
     context,
     freshTail: values.context.freshTail,
+    readMessages: async (ids) => {
+      const byId = new Map((await backend.context.messagesById(ids)).map((message) => [message.id, message]))
+      return ids.flatMap((id) => {
+        const message = byId.get(id)
+        return message ? [{ role: message.role, content: message.content }] : []
+      })
+    },
     eager: values.jobs.eager,
     onWarning: warn,
     // Work that wrote files (episodes, memories) reaches the index.

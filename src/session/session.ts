@@ -222,9 +222,6 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       const events = monitor.atEndOfTurn().length > 0 ? monitor.events : []
       monitor.clear()
       const context = deps.context
-      const conversation = turn.messages
-        .filter((_, index) => turn.provenance.conversation[index]?.kind !== 'summary')
-        .map((message) => ({ role: message.role, content: message.content }))
       const scheduled = await deps.lifecycle.endTurn(
         {
           sessionId,
@@ -232,7 +229,6 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
           turn: turn.number,
           failures: learner.drain(),
           patterns: { mode: monitor.mode, events },
-          messages: [...conversation, ...replies.map((message) => ({ role: message.role, content: message.content }))],
           compactContext: hasCompactor(context) && (await context.needsCompaction(contextSession, budget)),
         },
         stored.map((message) => message.id),

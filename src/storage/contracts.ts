@@ -468,6 +468,8 @@ export interface Lifecycle {
   addTurnReplies(agent: string, sessionId: string, turn: number, messageIds: number[]): Promise<void>
   /** A stored turn, by session and number or by the id of any of its messages (the user's or a reply). */
   turn(agent: string, ref: { sessionId: string; turn: number } | { messageId: number }): Promise<TurnRecord | null>
+  /** The latest turns of (agent, user) over all their sessions, newest first (`undefined`: sessions without a user). */
+  recentTurns(agent: string, user: string | undefined, limit: number): Promise<TurnRecord[]>
 }
 
 /** An engram the encoding gate holds until the user says yes or no (copilot mode). */

@@ -18,7 +18,8 @@ import { type BoundaryOutcome, encodingHandler, replayHandler } from './boundary
 import { createJobRunner, type JobOutcome } from './job-runner.ts'
 import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob } from './memory-compaction-work.ts'
 import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, REPLAY_JOB } from './session-boundaries.ts'
-import { IDENTITY_COUNTER, type TurnWork, turnJobs, turnWorkHandlers } from './turn-work.ts'
+import { IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
+import { IDENTITY_COUNTER, identityDue, type TurnWork, turnJobs, turnWorkHandlers } from './turn-work.ts'
 
 export interface SessionLifecycleDeps {
   agent: string
@@ -31,6 +32,8 @@ export interface SessionLifecycleDeps {
   memory: DeclarativeMemory
   context: ContextProvider
   freshTail: number
+  /** Stored messages by id (identity extraction reads the user's messages of their latest turns). */
+  readMessages(ids: number[]): Promise<Array<{ role: string; content: string }>>
   /** Run queued work at once in the background of this process (default true); false leaves it to `maintain()`. */
   eager?: boolean
   idleMs?: number
@@ -170,7 +173,14 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       const at = clock.now().toISOString()
       if (replyIds.length > 0) await store.addTurnReplies(agent, work.sessionId, work.turn, replyIds)
       const count = await store.increment(agent, work.user, IDENTITY_COUNTER, at)
-      const jobs = turnJobs(work, count, at)
+      let identity: { count: number; messages: string[] } | undefined
+      if (identityDue(count)) {
+        // What the user said in their latest turns, over all their sessions: the count is theirs, not the session's.
+        const turns = await store.recentTurns(agent, work.user, IDENTITY_EVERY_TURNS)
+        const messages = await deps.readMessages(turns.map((turn) => turn.messageId).reverse())
+        identity = { count, messages: messages.filter((message) => message.role === 'user').map((message) => message.content) }
+      }
+      const jobs = turnJobs(work, identity, at)
       for (const job of jobs) await store.enqueue({ agent, ...job })
       if (jobs.length > 0) runner.kick()
       return jobs.map((job) => job.kind)

@@ -24,9 +24,13 @@ export const CONTEXT_COMPACTION_JOB = 'context-compaction'
 /** The store's counter of turns per (agent, user) that paces identity extraction. */
 export const IDENTITY_COUNTER = 'identity-turns'
 
-/** User messages handed to identity extraction: the seed looks at the turns since its last pass. */
-const IDENTITY_MESSAGES = IDENTITY_EVERY_TURNS
+/** Identity extraction reads the user's messages of the turns since its last pass, each cut to this. */
 const IDENTITY_MESSAGE_CHARS = 2_000
+
+/** Whether the `count`-th turn of an (agent, user) is one identity extraction runs at. */
+export function identityDue(count: number): boolean {
+  return count > 0 && count % IDENTITY_EVERY_TURNS === 0
+}
 
 /** What the end of a turn hands over. */
 export interface TurnWork {
@@ -35,16 +39,17 @@ export interface TurnWork {
   turn: number
   /** The turn's failed or warning tool calls (the error learner's buffer). */
   failures: BufferedFailure[]
-  /** The turn's pattern-monitor events and the monitor's mode. */
+  /** The turn's pattern-monitor events (only when a detector fired) and the monitor's mode. */
   patterns: { mode: PatternMonitorMode; events: readonly PatternEvent[] }
-  /** The recent conversation, oldest first (identity extraction reads the user's messages). */
-  messages: ConversationMessage[]
   /** The conversation passed its compaction threshold. */
   compactContext: boolean
 }
 
-/** The jobs a turn's end queues, given the new value of the (agent, user) turn counter. */
-export function turnJobs(work: TurnWork, identityCount: number, at: string): Array<Omit<JobInput, 'agent'>> {
+/**
+ * The jobs a turn's end queues. `identity`, when this turn is one identity extraction runs at:
+ * the (agent, user) turn count and the user's messages of their latest turns, oldest first.
+ */
+export function turnJobs(work: TurnWork, identity: { count: number; messages: string[] } | undefined, at: string): Array<Omit<JobInput, 'agent'>> {
   const jobs: Array<Omit<JobInput, 'agent'>> = []
   const turnKey = `${work.sessionId}:${work.turn}`
   const common = { session: work.sessionId, ...(work.user !== undefined ? { user: work.user } : {}), turn: work.turn }
@@ -54,15 +59,12 @@ export function turnJobs(work: TurnWork, identityCount: number, at: string): Arr
   if (work.patterns.mode !== 'off' && work.patterns.events.length > 0) {
     jobs.push({ kind: PATTERN_MONITOR_JOB, key: `${PATTERN_MONITOR_JOB}:${turnKey}`, payload: { ...common, mode: work.patterns.mode, events: work.patterns.events }, runAfter: at })
   }
-  if (identityCount > 0 && identityCount % IDENTITY_EVERY_TURNS === 0) {
-    const messages = work.messages
-      .filter((message) => message.role === 'user')
-      .slice(-IDENTITY_MESSAGES)
-      .map((message) => ({ role: 'user', content: message.content.slice(0, IDENTITY_MESSAGE_CHARS) }))
+  if (identity) {
+    const messages: ConversationMessage[] = identity.messages.map((content) => ({ role: 'user', content: content.slice(0, IDENTITY_MESSAGE_CHARS) }))
     jobs.push({
       kind: IDENTITY_JOB,
-      key: `${IDENTITY_JOB}:${work.user ?? ''}:${identityCount}`,
-      payload: { ...common, count: identityCount, messages },
+      key: `${IDENTITY_JOB}:${work.user ?? ''}:${identity.count}`,
+      payload: { ...common, count: identity.count, messages },
       runAfter: at,
     })
   }

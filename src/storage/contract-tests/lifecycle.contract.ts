@@ -227,6 +227,26 @@ export function runLifecycleContract(name: string, make: () => Promise<Lifecycle
         assert.equal(await lifecycle.turn('b', { messageId: 10 }), null, 'turns are per agent')
       }))
 
+    test('recentTurns lists the latest turns of a user over all their sessions, newest first', () =>
+      withLifecycle(async (lifecycle) => {
+        const save = (sessionId: string, turn: number, user: string | undefined, minute: number) =>
+          lifecycle.saveTurn({ agent: 'a', sessionId, turn, user, messageId: minute * 10, startedAt: at(minute), type: 'question', provenance: {} })
+        await save('s1', 1, 'ada', 0)
+        await save('s1', 2, 'ada', 1)
+        await save('s2', 1, 'bob', 2)
+        await save('s3', 1, 'ada', 3)
+        await save('s4', 1, undefined, 4)
+        assert.deepEqual(
+          (await lifecycle.recentTurns('a', 'ada', 2)).map((turn) => `${turn.sessionId}#${turn.turn}`),
+          ['s3#1', 's1#2'],
+        )
+        assert.deepEqual(
+          (await lifecycle.recentTurns('a', undefined, 5)).map((turn) => turn.sessionId),
+          ['s4'],
+        )
+        assert.deepEqual(await lifecycle.recentTurns('b', 'ada', 5), [])
+      }))
+
     test('invalid input is refused with invalid_argument', () =>
       withLifecycle(async (lifecycle) => {
         const refused = (error: unknown): boolean => {

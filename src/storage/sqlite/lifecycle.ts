@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import type { JobInput, JobSettlement, Lifecycle, QueuedJob, QueuedJobStatus, SessionRecord } from '../contracts.ts'
+import type { JobInput, JobSettlement, Lifecycle, QueuedJob, QueuedJobStatus, SessionRecord, TurnRecord } from '../contracts.ts'
 import type { SqliteHandle } from './database.ts'
 import { parseJsonObject } from './json.ts'
 
@@ -158,6 +158,23 @@ export function createSqliteLifecycle(handle: SqliteHandle, options: { clock: Cl
     if (inserted) return { job: toJob(inserted), created: true }
     const existing = db.prepare('SELECT * FROM lifecycle_jobs WHERE agent = ? AND dedupe_key = ?').get(job.agent, job.key ?? null) as unknown as JobRow
     return { job: toJob(existing), created: false }
+  }
+
+  function toTurn(row: TurnRow): TurnRecord {
+    const messages = db
+      .prepare('SELECT message_id FROM lifecycle_turn_messages WHERE agent = ? AND session_id = ? AND turn = ? ORDER BY message_id')
+      .all(row.agent, row.session_id, row.turn) as unknown as Array<{ message_id: number }>
+    return {
+      agent: row.agent,
+      sessionId: row.session_id,
+      turn: row.turn,
+      user: row.user_id ?? undefined,
+      messageId: row.message_id,
+      replyIds: messages.map((m) => m.message_id).filter((id) => id !== row.message_id),
+      startedAt: row.started_at,
+      type: row.type,
+      provenance: parseJsonObject(row.provenance),
+    }
   }
 
   return {
@@ -354,21 +371,17 @@ export function createSqliteLifecycle(handle: SqliteHandle, options: { clock: Cl
       }
       if (!key) return null
       const row = db.prepare('SELECT * FROM lifecycle_turns WHERE agent = ? AND session_id = ? AND turn = ?').get(agent, key.session_id, key.turn) as TurnRow | undefined
-      if (!row) return null
-      const messages = db
-        .prepare('SELECT message_id FROM lifecycle_turn_messages WHERE agent = ? AND session_id = ? AND turn = ? ORDER BY message_id')
-        .all(agent, row.session_id, row.turn) as unknown as Array<{ message_id: number }>
-      return {
-        agent: row.agent,
-        sessionId: row.session_id,
-        turn: row.turn,
-        user: row.user_id ?? undefined,
-        messageId: row.message_id,
-        replyIds: messages.map((m) => m.message_id).filter((id) => id !== row.message_id),
-        startedAt: row.started_at,
-        type: row.type,
-        provenance: parseJsonObject(row.provenance),
-      }
+      return row ? toTurn(row) : null
+    },
+
+    async recentTurns(agent, user, limit) {
+      if (!Number.isInteger(limit) || limit < 0) throw invalid('limit must be a whole number ≥ 0.', 'Pass how many turns to read.')
+      const rows = (
+        user === undefined
+          ? db.prepare('SELECT * FROM lifecycle_turns WHERE agent = ? AND user_id IS NULL ORDER BY started_at DESC, turn DESC LIMIT ?').all(agent, limit)
+          : db.prepare('SELECT * FROM lifecycle_turns WHERE agent = ? AND user_id = ? ORDER BY started_at DESC, turn DESC LIMIT ?').all(agent, user, limit)
+      ) as unknown as TurnRow[]
+      return rows.map(toTurn)
     },
   }
 }

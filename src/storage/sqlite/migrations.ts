@@ -276,6 +276,8 @@ CREATE TABLE lifecycle_turns (
   provenance TEXT NOT NULL, -- JSON object
   PRIMARY KEY (agent, session_id, turn)
 ) WITHOUT ROWID;
+-- Identity extraction reads a user's latest turns over all their sessions.
+CREATE INDEX lifecycle_turns_by_user ON lifecycle_turns (agent, user_id, started_at);
 CREATE TABLE lifecycle_turn_messages (
   message_id INTEGER NOT NULL,
   agent      TEXT NOT NULL,
