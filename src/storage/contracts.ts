@@ -462,6 +462,8 @@ export interface Lifecycle {
   settle(id: number, owner: string, settlement: JobSettlement): Promise<boolean>
   /** Jobs of `agent`, newest first. */
   jobs(agent: string, options?: { status?: QueuedJobStatus[]; kind?: string; limit?: number }): Promise<QueuedJob[]>
+  /** Delete jobs of `agent` that ended `done` or `skipped` before `finishedBefore` (failed ones stay for inspection); returns how many. */
+  pruneJobs(agent: string, finishedBefore: string): Promise<number>
   /** Store (or replace) what a turn was given. */
   saveTurn(record: Omit<TurnRecord, 'replyIds'>): Promise<void>
   /** Add the stored replies of a turn; each message id then finds the turn too. */

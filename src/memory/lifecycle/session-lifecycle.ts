@@ -89,6 +89,13 @@ export interface MindLifecycle extends SessionLifecycle {
   turn(ref: { sessionId: string; turn: number } | { messageId: number }): Promise<TurnRecord | null>
 }
 
+/**
+ * Finished jobs are kept this long (what ran, and its result, for inspection), then deleted: their
+ * keys name occasions that do not come back (a session period, a turn, a day), and a queue that
+ * only grows slows every claim. Failed jobs stay until someone looks.
+ */
+const FINISHED_JOBS_KEPT_MS = 30 * 24 * 60 * 60_000
+
 function boundaryOf(outcome: JobOutcome, reasons: ReadonlyMap<string, BoundaryReason>): BoundaryOutcome | undefined {
   if (outcome.kind !== ENCODING_JOB || outcome.status === 'lost') return undefined
   if ((outcome.status === 'done' || outcome.status === 'skipped') && outcome.result && typeof outcome.result.kind === 'string') {
@@ -200,6 +207,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
 
     async maintain(options = {}) {
       await idle()
+      await store.pruneJobs(agent, new Date(clock.now().getTime() - FINISHED_JOBS_KEPT_MS).toISOString())
       const closed = await boundaries.closeIdle()
       if (options.forceCompaction) {
         await store.enqueue({ agent, ...memoryCompactionJob('forced', clock.now()) })

@@ -204,6 +204,26 @@ export function runLifecycleContract(name: string, make: () => Promise<Lifecycle
         assert.equal(await lifecycle.claim('a', { owner: 'p', now: at(20), leaseMs: 60_000 }), null)
       }))
 
+    test('pruning deletes finished jobs older than an instant, never queued, running or failed ones', () =>
+      withLifecycle(async (lifecycle) => {
+        const settle = async (kind: string, minute: number, status: 'done' | 'skipped' | 'failed') => {
+          const { job } = await lifecycle.enqueue({ agent: 'a', kind, key: kind, payload: {}, runAfter: at(0), maxAttempts: 1 })
+          await lifecycle.claim('a', { owner: 'p', now: at(minute), leaseMs: 60_000, id: job.id })
+          await lifecycle.settle(job.id, 'p', status === 'failed' ? { status, at: at(minute), error: 'x' } : { status, at: at(minute) })
+        }
+        await settle('old-done', 1, 'done')
+        await settle('old-skipped', 2, 'skipped')
+        await settle('old-failed', 3, 'failed')
+        await settle('new-done', 20, 'done')
+        await lifecycle.enqueue({ agent: 'a', kind: 'queued', payload: {}, runAfter: at(0) })
+        await lifecycle.enqueue({ agent: 'b', kind: 'other-agent', payload: {}, runAfter: at(0) })
+        assert.equal(await lifecycle.pruneJobs('a', at(10)), 2)
+        assert.deepEqual((await lifecycle.jobs('a')).map((job) => job.kind).sort(), ['new-done', 'old-failed', 'queued'])
+        assert.equal((await lifecycle.jobs('b')).length, 1)
+        // A pruned key can be queued again: keys name one occasion (a period, a turn, a day).
+        assert.equal((await lifecycle.enqueue({ agent: 'a', kind: 'old-done', key: 'old-done', payload: {}, runAfter: at(30) })).created, true)
+      }))
+
     test('claiming one job by id takes only that job, when it is claimable', () =>
       withLifecycle(async (lifecycle) => {
         const a = await lifecycle.enqueue({ agent: 'a', kind: 'x', payload: {}, runAfter: at(0) })

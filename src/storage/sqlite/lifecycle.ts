@@ -333,6 +333,12 @@ export function createSqliteLifecycle(handle: SqliteHandle, options: { clock: Cl
       return rows.map(toJob)
     },
 
+    async pruneJobs(agent, finishedBefore) {
+      const before = instant(finishedBefore, 'finishedBefore')
+      const result = db.prepare(`DELETE FROM lifecycle_jobs WHERE agent = ? AND status IN ('done', 'skipped') AND finished_at < ?`).run(agent, before) as { changes: number | bigint }
+      return Number(result.changes)
+    },
+
     async saveTurn(record) {
       text(record.agent, 'agent')
       text(record.sessionId, 'session id')
