@@ -3,7 +3,8 @@
  * Test helpers live at `engram/test`.
  */
 export { createMind, listAgents } from './mind.ts'
-export type { CreateMindOptions, Mind } from './mind.ts'
+export type { CreateMindOptions, Mind, MaintenanceReport, MindSessions } from './mind.ts'
+export type { HeartbeatReport } from './memory/lifecycle/session-lifecycle.ts'
 export type { MindStatus, ScopeCounts } from './memory/status.ts'
 export type { ReindexReport } from './memory/retrieval/indexer.ts'
 
@@ -35,7 +36,7 @@ export { createLlm } from './llm/create-llm.ts'
 export { createEmbedder } from './llm/embedders/create-embedder.ts'
 
 export type { Session, SessionOptions } from './session/session.ts'
-export type { Turn, TurnEnd, TurnMessage, TurnReply, TurnProvenance, SystemParts } from './session/turn.ts'
+export type { Turn, TurnEnd, TurnMessage, TurnReply, TurnProvenance, SystemParts, StoredTurn } from './session/turn.ts'
 export type { EngramTool, ToolResult } from './tools/tool.ts'
 export { toEngramTools, toOpenAiFunctions, executeToolCall } from './tools/adapters.ts'
 export type { OpenAiFunctionTool } from './tools/adapters.ts'
