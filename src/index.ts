@@ -3,7 +3,8 @@
  * Test helpers live at `engram/test`.
  */
 export { createMind, listAgents } from './mind.ts'
-export type { CreateMindOptions, Mind, MaintenanceReport } from './mind.ts'
+export type { CreateMindOptions, Mind, MaintenanceReport, MindSessions } from './mind.ts'
+export type { HeartbeatReport } from './memory/lifecycle/session-lifecycle.ts'
 export type { Logger, LogLevel, LogFields } from './core/logger.ts'
 export type { FailureGroup } from './memory/failures.ts'
 export type { MindStatus, ScopeCounts } from './memory/status.ts'
@@ -38,7 +39,7 @@ export { createEmbedder } from './llm/embedders/create-embedder.ts'
 
 export type { Session, SessionOptions } from './session/session.ts'
 export type { HostEvent } from './memory/learning/host-events.ts'
-export type { Turn, TurnEnd, TurnReply, ReplyMessage, ReplyPart, TurnProvenance, SystemParts } from './session/turn.ts'
+export type { Turn, TurnEnd, TurnReply, ReplyMessage, ReplyPart, TurnProvenance, SystemParts, StoredTurn } from './session/turn.ts'
 export type {
   TurnMessage,
   TurnSystemMessage,

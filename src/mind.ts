@@ -23,7 +23,9 @@ import type { ConfirmationSelection, PendingConfirmation } from './storage/contr
 import { type ActivityRecorder, createActivityRecorder } from './memory/episodes/recorder.ts'
 import { createImmediateEncoder } from './memory/episodes/immediate-encoding.ts'
 import { createResolutionReader } from './memory/episodes/resolutions.ts'
-import { type BoundaryOutcome, createSessionTracker, type SessionTracker } from './memory/episodes/boundaries.ts'
+import type { BoundaryOutcome } from './memory/lifecycle/boundary-work.ts'
+import { createSessionLifecycle, type HeartbeatReport, type LifecycleReport } from './memory/lifecycle/session-lifecycle.ts'
+import type { SessionRecord } from './storage/contracts.ts'
 import { createEpisodicRecall, type Recall } from './memory/episodes/recall.ts'
 import { createJournals, type Journals } from './memory/journal/journal-folder.ts'
 import { type RecoveredJournal, recoverOrphanedJournals } from './memory/journal/recover-orphans.ts'
@@ -42,6 +44,7 @@ import { type Owner, validateUserId, type Viewer } from './core/owner.ts'
 import { encoderFor } from './memory/engrams/encode.ts'
 import { createProcedureView } from './memory/procedures/procedure-store.ts'
 import { createMemoryView, type ViewerScope } from './memory/view.ts'
+import type { StoredTurn } from './session/turn.ts'
 import { buildAgentTools } from './tools/agent-tools.ts'
 import type { EngramTool } from './tools/tool.ts'
 
@@ -86,8 +89,8 @@ export interface Mind {
   readonly memory: DeclarativeMemory
   /** Typed helpers that write the activity log (never throw). */
   readonly activity: ActivityRecorder
-  /** Session boundaries and immediate encoding of episodes. */
-  readonly sessions: SessionTracker
+  /** Sessions as the store keeps them (activity, turns, open or closed), and their explicit end. */
+  readonly sessions: MindSessions
   /** Ranked search over the agent's own episodes and activity log (`daysBack`); a user's are `scope(user).recall`. */
   readonly recall: Recall
   readonly skills: SkillStore
@@ -113,7 +116,7 @@ export interface Mind {
   agentTools(session?: { sessionId: string; user?: string }): EngramTool[]
   /** The agent tools as Vercel AI SDK tools (loads the AI SDK on first use). */
   tools(session?: { sessionId: string; user?: string }): Promise<import('ai').ToolSet>
-  /** Resolves when the background work scheduled so far (compaction, learning, identity) is done. */
+  /** Resolves when the background work this process started (compaction, learning, identity, replay) is done. */
   idle(): Promise<void>
   /** The one write path for declarative memory: gate → store of the engram's scope → index. */
   encode(engrams: Engram[]): Promise<EncodeReport>
@@ -123,8 +126,20 @@ export interface Mind {
   confirm(decision: { accept?: ConfirmationSelection; reject?: ConfirmationSelection; user?: string }): Promise<{ saved: number; rejected: number }>
   /** Resolves when every write made so far is in the search index. */
   indexed(): Promise<void>
-  /** Run whatever background work is due: idle session boundaries, memory-file compaction (daily). */
+  /**
+   * Run whatever work is due, whichever process queued it: idle session boundaries (episode, state
+   * update, resolutions, sleep replay), the work of turns whose process stopped, memory-file
+   * compaction (when a file is over its threshold, once a day). Each piece runs exactly once.
+   */
   maintain(options?: { forceCompaction?: boolean }): Promise<MaintenanceReport>
+  /**
+   * A heartbeat (the agent's periodic patrol): the sessions quiet since the previous heartbeat, and
+   * the idle ones, reach their boundary, and every due job runs. A live conversation is never cut.
+   * A session message like `[heartbeat] …` does the same in the background.
+   */
+  heartbeat(): Promise<HeartbeatReport>
+  /** What a past turn was given (its provenance), by session and turn number or by the id of one of its messages. */
+  turnProvenance(ref: { sessionId: string; turn: number } | { messageId: number }): Promise<StoredTurn | null>
   /** Counts of every kind of memory, the capabilities, and any unreadable lines. */
   status(): Promise<MindStatus>
   /** Re-read every memory file and update the index (`full` re-embeds everything). */
@@ -132,16 +147,22 @@ export interface Mind {
   close(): Promise<void>
 }
 
-const COMPACTION_JOB = 'memory-compaction'
-const COMPACTION_INTERVAL_MS = 24 * 60 * 60 * 1000
-
-export interface MaintenanceReport {
-  boundaries: BoundaryOutcome[]
-  compaction: Array<{ file: string; location: string; kind: string; reason?: string }>
+export interface MaintenanceReport extends LifecycleReport {
   /** Everything that degraded, model failures included (one line per kind, with its fix). */
   warnings: string[]
   /** LLM and embedder failures recorded since the previous `maintain()` (of any process), grouped. */
   failures: FailureGroup[]
+}
+
+export interface MindSessions {
+  /** A session's record: user, first and last activity of its open period, turns, open or closed. */
+  get(sessionId: string): Promise<SessionRecord | null>
+  /** Sessions not yet past a boundary, least recently active first. */
+  open(): Promise<SessionRecord[]>
+  /** Ends a session now (one never seen too): its episode is written and returned; sleep replay is queued. */
+  end(sessionId: string): Promise<BoundaryOutcome>
+  /** The last turn already encoded into an episode (0 when none). */
+  lastFinalizedTurn(sessionId: string): Promise<number>
 }
 
 /** Open a mind: one agent's memory in one home. */
@@ -237,22 +258,6 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     resolutionsFile: layout.resolutionsFile,
     onWarning: warn,
   })
-  const boundaries: BoundaryOutcome[] = []
-  const sessions = createSessionTracker({
-    encoder: immediate,
-    clock,
-    activity: backend.activity,
-    onBoundary: (outcome) => {
-      boundaries.push(outcome)
-      if (outcome.kind === 'recorded') reindexSoon()
-    },
-  })
-  const activity = createActivityRecorder({
-    log: backend.activity,
-    clock,
-    onError: (error) => warn(`activity log: ${describeError(error)}`),
-    onRecorded: (event) => sessions.observe(event),
-  })
   const journals = createJournals({ dir: layout.journalDir, clock, onError: (error) => warn(`journal: ${describeError(error)}`) })
   const recoveredJournals = await recoverOrphanedJournals({ journals, context: backend.context, locks: backend.locks, agent: values.agent, clock, warn })
 
@@ -266,6 +271,37 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     index: backend.index,
     documents: backend.documents,
     settings: { freshTail: values.context.freshTail, threshold: values.context.threshold, leafChunk: values.context.leafChunk },
+  })
+  const lifecycle = createSessionLifecycle({
+    agent: values.agent,
+    clock,
+    store: backend.lifecycle,
+    // Late-bound: the scopes' recorders report to the lifecycle.
+    scope: (user) => scopeOf(user),
+    encoder: immediate,
+    llm,
+    memory,
+    context,
+    freshTail: values.context.freshTail,
+    readMessages: async (ids) => {
+      const byId = new Map((await backend.context.messagesById(ids)).map((message) => [message.id, message]))
+      return ids.flatMap((id) => {
+        const message = byId.get(id)
+        return message ? [{ role: message.role, content: message.content }] : []
+      })
+    },
+    eager: values.jobs.eager,
+    onWarning: warn,
+    // Work that wrote files (episodes, memories) reaches the index.
+    onSettled: (outcome) => {
+      if (outcome.status === 'done') reindexSoon()
+    },
+  })
+  const activity = createActivityRecorder({
+    log: backend.activity,
+    clock,
+    onError: (error) => warn(`activity log: ${describeError(error)}`),
+    onRecorded: (event) => lifecycle.observe(event),
   })
   const retriever = createRetriever({ index: backend.index, embedder, clock, settings: retrievalSettingsFromConfig(values.retrieval) })
   const primer = createPrimer({
@@ -310,7 +346,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
               log: view.own.activity,
               clock,
               onError: (error) => warn(`activity log: ${describeError(error)}`),
-              onRecorded: (event) => sessions.observe(event),
+              onRecorded: (event) => lifecycle.observe(event),
             }),
       procedures: createProcedureView(view.trees.map((tree) => proceduresOf(tree.owner))),
       recall: createEpisodicRecall({ trees: view.trees.map((tree) => ({ activity: tree.stores.activity, documents: tree.stores.documents, namespace: tree.namespace })), clock }),
@@ -319,12 +355,6 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     if (scopes.size >= 1000) scopes.delete(scopes.keys().next().value as string)
     scopes.set(key, scope)
     return scope
-  }
-
-  // Work after a turn (compaction, learning, identity) runs in order, off the turn's path.
-  let background: Promise<unknown> = Promise.resolve()
-  const schedule = (label: string, task: () => Promise<unknown>): void => {
-    background = background.then(task).catch((error) => warn(`${label}: ${describeError(error)}`))
   }
 
   const mind: Mind = {
@@ -358,14 +388,13 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           documents: backend.documents,
           scope: scopeOf,
           resolutions,
-          tracker: sessions,
+          lifecycle,
           journals,
           skills,
           contextBudget: values.context.budget,
           freshTail: values.context.freshTail,
           patternMonitorMode: values.learning.patternMonitorMode,
           agentTools: (session) => buildAgentTools(mind, session),
-          background: schedule,
           warn,
           reportFailures: async () => failureWarnings(await failureReports.unreported('turn')),
         },
@@ -378,12 +407,17 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       return toAiSdkTools(buildAgentTools(mind, session))
     },
     async idle() {
-      await background
+      await lifecycle.idle()
       await indexing
     },
     scope: scopeOf,
     activity,
-    sessions,
+    sessions: {
+      get: (sessionId) => lifecycle.session(sessionId),
+      open: () => lifecycle.openSessions(),
+      end: (sessionId) => lifecycle.endSession(sessionId),
+      lastFinalizedTurn: (sessionId) => lifecycle.lastFinalizedTurn(sessionId),
+    },
     recall: createEpisodicRecall({ activity: backend.activity, documents: backend.documents, clock }),
     skills,
     procedures,
@@ -400,42 +434,39 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       await indexing
     },
     async maintain(options = {}) {
-      boundaries.length = 0
-      await sessions.checkIdle()
-      await background
+      const done = await lifecycle.maintain(options)
       // Files written outside the write path (by hand, by another process, a saved skill) reach the index.
       reindexSoon()
-      // Memory-file compaction asks the LLM to review a whole file: at most once a day (a job run is
-      // recorded either way), not on every maintenance tick.
-      let compaction: MaintenanceReport['compaction'] = []
-      const last = await backend.jobs.lastRun(COMPACTION_JOB, values.agent)
-      if (options.forceCompaction || !last || clock.now().getTime() - Date.parse(last.startedAt) >= COMPACTION_INTERVAL_MS) {
-        const startedAt = clock.now().toISOString()
-        compaction = (await memory.compact()).map((result) => ({
-          file: result.file,
-          location: result.location,
-          kind: result.kind,
-          ...('reason' in result && typeof result.reason === 'string' ? { reason: result.reason } : {}),
-        }))
-        await backend.jobs.record({
-          job: COMPACTION_JOB,
-          agent: values.agent,
-          startedAt,
-          finishedAt: clock.now().toISOString(),
-          status: compaction.some((c) => c.kind === 'compacted') ? 'ok' : 'skipped',
-          details: { results: compaction },
-        })
-      }
       await indexing
       const failed = await failureReports.unreported('maintain')
-      return { boundaries: [...boundaries], compaction, warnings: [...warnings.splice(0), ...failureWarnings(failed)], failures: failed }
+      return { ...done, warnings: [...warnings.splice(0), ...failureWarnings(failed)], failures: failed }
+    },
+    async heartbeat() {
+      await activity.heartbeatStart()
+      const beat = await lifecycle.heartbeat()
+      await activity.heartbeatEnd(`closed ${beat.closed.length} session(s)${beat.closed.length > 0 ? `: ${beat.closed.map((entry) => entry.session).join(', ')}` : ''}; ran ${beat.jobs.length} job(s)`)
+      return beat
+    },
+    async turnProvenance(ref) {
+      const record = await lifecycle.turn(ref)
+      if (!record) return null
+      return {
+        sessionId: record.sessionId,
+        number: record.turn,
+        user: record.user,
+        messageId: record.messageId,
+        replyIds: record.replyIds,
+        startedAt: record.startedAt,
+        type: record.type as StoredTurn['type'],
+        provenance: record.provenance as unknown as StoredTurn['provenance'],
+      }
     },
     status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex }),
     reindex,
     async close() {
       // A reply still streaming will not be stored by this mind: its journal stays for recovery.
       journals.abandonAll()
-      await background
+      await lifecycle.idle()
       await indexing
       await context.close()
       await backend.close()

@@ -1,52 +1,36 @@
+/**
+ * Immediate encoding at session boundaries, through the mind (`createMind` → activity → boundary):
+ * the idle boundary, a heartbeat, an explicit end, a restart between a conversation and its
+ * boundary, a crash between writing an episode and recording its cursor, and the LLM summary with
+ * its marked fallbacks.
+ */
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test'
 import type { ConfigValues } from '../src/config/resolve.ts'
-import type { ActivityEvent } from '../src/core/activity.ts'
 import { ManualClock } from '../src/core/clock.ts'
 import type { Llm } from '../src/llm/contracts.ts'
 import { createLlm } from '../src/llm/create-llm.ts'
 import { createNoneLlm } from '../src/llm/none-llm.ts'
-import { createSessionTracker, type SessionTracker } from '../src/memory/episodes/boundaries.ts'
 import { parseEpisodeSections } from '../src/memory/episodes/episode-format.ts'
-import { createImmediateEncoder } from '../src/memory/episodes/immediate-encoding.ts'
-import { type ActivityRecorder, createActivityRecorder } from '../src/memory/episodes/recorder.ts'
+import type { ActivityRecorder } from '../src/memory/episodes/recorder.ts'
+import { createMind, type Mind } from '../src/mind.ts'
 import type { Backend } from '../src/storage/contracts.ts'
-import { openEmbeddedBackend } from '../src/storage/embedded.ts'
-import { homeLayout } from '../src/storage/home-layout.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 const MINUTE = 60_000
 
 interface Rig {
+  mind: Mind
   backend: Backend
   recorder: ActivityRecorder
-  tracker: SessionTracker
-  warnings: string[]
-  errors: unknown[]
 }
 
-function rig(temp: TempHome, clock: ManualClock, llm: Llm): Rig {
-  const backend = openEmbeddedBackend({ home: temp.home, agent: 'default', clock })
-  const layout = homeLayout(temp.home, 'default')
-  const warnings: string[] = []
-  const errors: unknown[] = []
-  const encoder = createImmediateEncoder({
-    agent: 'default',
-    activity: backend.activity,
-    documents: backend.documents,
-    jobs: backend.jobs,
-    locks: backend.locks,
-    llm,
-    clock,
-    resolutionsFile: layout.resolutionsFile,
-    onWarning: (warning) => warnings.push(warning),
-  })
-  const tracker = createSessionTracker({ encoder, clock, activity: backend.activity })
-  const recorder = createActivityRecorder({ log: backend.activity, clock, onError: (error) => errors.push(error), onRecorded: (event: ActivityEvent) => tracker.observe(event) })
-  return { backend, recorder, tracker, warnings, errors }
+async function rig(temp: TempHome, clock: ManualClock, llm: Llm): Promise<Rig> {
+  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, llm, embedder: null, reindexOnOpen: false })
+  return { mind, backend: mind.backend, recorder: mind.activity }
 }
 
 function read(temp: TempHome, rel: string): string {
@@ -74,13 +58,13 @@ describe('immediate encoding offline (extractive)', () => {
   let temp: TempHome
   let clock: ManualClock
   let r: Rig
-  beforeEach(() => {
+  beforeEach(async () => {
     temp = makeTempHome()
     clock = new ManualClock('2026-03-02T09:00:00Z')
-    r = rig(temp, clock, createNoneLlm())
+    r = await rig(temp, clock, createNoneLlm())
   })
   afterEach(async () => {
-    await r.backend.close()
+    await r.mind.close()
     temp.cleanup()
   })
 
@@ -93,17 +77,19 @@ describe('immediate encoding offline (extractive)', () => {
     assert.equal(String(tool?.meta?.input).length, 500)
     assert.equal(String(tool?.meta?.result).length, 2000)
     assert.ok(((tool?.meta?.truncated as { input?: number } | undefined)?.input ?? 0) > 500)
-    assert.equal(r.errors.length, 0, 'the log reports unknown types through its own onError, not by throwing')
   })
 
   it('ends a session after 10 idle minutes, records it once, updates the state and propagates the resolution', async () => {
     await r.backend.documents.write('state', 'current_task', {}, '# Current task\n\n- [ ] staging deploy fails\n- [ ] write the release notes\n')
     await deployConversation(r.recorder, clock, 'chat-1')
+    assert.deepEqual((await r.mind.sessions.open()).map((session) => session.sessionId), ['chat-1'], 'activity opened the session in the store')
 
     clock.advance(5 * MINUTE)
-    assert.deepEqual(await r.tracker.checkIdle(), [], 'not idle yet after 5 minutes')
+    assert.deepEqual((await r.mind.maintain()).boundaries, [], 'not idle yet after 5 minutes')
     clock.advance(6 * MINUTE)
-    const [outcome] = await r.tracker.checkIdle()
+    const maintained = await r.mind.maintain()
+    assert.deepEqual(maintained.closed, [{ session: 'chat-1', user: undefined, reason: 'idle' }])
+    const [outcome] = maintained.boundaries
     assert.equal(outcome?.kind, 'recorded')
     if (outcome?.kind !== 'recorded') return
     assert.equal(outcome.reason, 'idle')
@@ -112,6 +98,9 @@ describe('immediate encoding offline (extractive)', () => {
     assert.deepEqual(outcome.turns, [1, 1])
     assert.equal(outcome.events, 3)
     assert.equal(outcome.episode, 'episodes/2026-03-02.md#09:00 — The staging deploy fails with an expired token, can you look?')
+    const replay = maintained.jobs.find((job) => job.kind === 'sleep-replay')
+    assert.equal(replay?.status, 'skipped')
+    assert.match(replay?.reason ?? '', /too short \(1 steps\)/)
 
     const episode = read(temp, 'episodes/2026-03-02.md')
     assert.ok(episode.startsWith('# 2026-03-02\n'))
@@ -135,29 +124,32 @@ describe('immediate encoding offline (extractive)', () => {
     const resolved = await r.backend.activity.read({ types: ['issue_resolved'] })
     assert.equal(resolved.length, 1)
     assert.equal(resolved[0]?.content, 'staging deploy fails')
+    assert.equal((await r.mind.sessions.get('chat-1'))?.status, 'closed')
 
     // Every later boundary finds nothing new: nothing is recorded twice.
-    assert.deepEqual(await r.tracker.checkIdle(), [])
-    assert.equal((await r.tracker.end('chat-1')).kind, 'nothing_new')
-    assert.equal((await r.tracker.heartbeat()).length, 0)
+    const again = await r.mind.maintain()
+    assert.deepEqual([again.closed, again.boundaries, again.jobs], [[], [], []])
+    assert.equal((await r.mind.sessions.end('chat-1')).kind, 'nothing_new')
+    assert.equal((await r.mind.heartbeat()).boundaries.length, 0)
     assert.equal(read(temp, 'episodes/2026-03-02.md'), episode)
     assert.equal(resolutionLines(temp).length, 1)
     assert.equal((await r.backend.activity.read({ types: ['issue_resolved'] })).length, 1)
-    assert.equal(await r.tracker.lastFinalizedTurn('chat-1'), 1)
+    assert.equal(await r.mind.sessions.lastFinalizedTurn('chat-1'), 1)
   })
 
   it('summarises only the turns not yet recorded when the session goes on', async () => {
     await deployConversation(r.recorder, clock, 'chat-1')
-    assert.equal((await r.tracker.end('chat-1')).kind, 'recorded')
+    assert.equal((await r.mind.sessions.end('chat-1')).kind, 'recorded')
     const first = read(temp, 'episodes/2026-03-02.md')
 
     clock.advance(30 * MINUTE)
     await r.recorder.messageReceived('Please also update the runbook for token renewal', { session: 'chat-1', from: 'ada' })
+    assert.equal((await r.mind.sessions.get('chat-1'))?.status, 'open', 'new activity reopens the session')
     clock.advance(MINUTE)
     await r.recorder.responseSent('The runbook now has a token renewal section.', { session: 'chat-1', to: 'ada' })
     clock.advance(MINUTE)
     await r.recorder.messageReceived('Thanks, and check the nightly backup too', { session: 'chat-1', from: 'ada' })
-    const second = await r.tracker.end('chat-1')
+    const second = await r.mind.sessions.end('chat-1')
     assert.equal(second.kind, 'recorded')
     if (second.kind !== 'recorded') return
     assert.deepEqual(second.turns, [2, 3])
@@ -168,58 +160,60 @@ describe('immediate encoding offline (extractive)', () => {
     assert.equal(sections.length, 2)
     assert.doesNotMatch(sections[1]?.body ?? '', /expired token/, 'the second summary does not repeat the first turn')
     assert.match(sections[1]?.body ?? '', /runbook/)
-    assert.equal(await r.tracker.lastFinalizedTurn('chat-1'), 3)
+    assert.equal(await r.mind.sessions.lastFinalizedTurn('chat-1'), 3)
     // Without explicit markers the offline state update is skipped, and says so.
     assert.equal(second.state.kind, 'skipped')
   })
 
-  it('a heartbeat ends the open sessions, and a restarted process resumes sessions left unencoded', async () => {
+  it('a heartbeat ends the sessions quiet since the previous one, never a live one; a restarted process loses no session', async () => {
     await deployConversation(r.recorder, clock, 'chat-1')
     await r.recorder.messageReceived('What is on the calendar today?', { session: 'chat-2', from: 'bob' })
-    await r.recorder.heartbeatStart({ session: 'hb', summary: 'patrol' })
-    const outcomes = await r.tracker.heartbeat({ exceptSession: 'hb' })
-    assert.deepEqual(outcomes.map((o) => [o.session, o.kind, o.reason]).sort(), [
+    clock.advance(MINUTE)
+    const first = await r.mind.heartbeat()
+    assert.equal(first.previous, undefined)
+    assert.deepEqual(first.closed, [], 'the first heartbeat only sets the mark')
+
+    clock.advance(MINUTE)
+    await r.recorder.messageReceived('Book a room for Friday', { session: 'chat-3', from: 'ada' })
+    clock.advance(MINUTE)
+    const second = await r.mind.heartbeat()
+    assert.equal(second.previous, first.at)
+    assert.deepEqual(second.boundaries.map((o) => [o.session, o.kind, o.reason]).sort(), [
       ['chat-1', 'recorded', 'heartbeat'],
       ['chat-2', 'recorded', 'heartbeat'],
     ])
-    assert.deepEqual(r.tracker.openSessions().map((s) => s.session), ['hb'])
+    assert.deepEqual((await r.mind.sessions.open()).map((s) => s.sessionId), ['chat-3'], 'the live conversation is not cut')
+    const beats = await r.backend.activity.read({ types: ['heartbeat_start', 'heartbeat_end'] })
+    assert.deepEqual(beats.map((event) => event.type), ['heartbeat_start', 'heartbeat_end', 'heartbeat_start', 'heartbeat_end'])
+    assert.match(beats[3]?.summary ?? '', /closed 2 session\(s\): chat-1, chat-2/)
 
-    // A new session starts, then the process dies before any boundary.
-    clock.advance(MINUTE)
-    await r.recorder.messageReceived('Book a room for Friday', { session: 'chat-3', from: 'ada' })
-    const restarted = rig(temp, clock, createNoneLlm())
-    try {
-      assert.deepEqual((await restarted.tracker.resume()).sort(), ['chat-3', 'hb'])
-      clock.advance(11 * MINUTE)
-      const idle = await restarted.tracker.checkIdle()
-      assert.deepEqual(idle.map((o) => [o.session, o.kind]).sort(), [
-        ['chat-3', 'recorded'],
-        ['hb', 'recorded'],
-      ])
-      const sessions = parseEpisodeSections(read(temp, 'episodes/2026-03-02.md'))
-        .map((section) => section.marker?.session)
-        .filter(Boolean)
-      assert.deepEqual(sessions.sort(), ['chat-1', 'chat-2', 'chat-3', 'hb'])
-    } finally {
-      await restarted.backend.close()
-    }
+    // The process dies before chat-3 reaches a boundary; the next one finds it in the store.
+    await r.mind.close()
+    r = await rig(temp, clock, createNoneLlm())
+    clock.advance(11 * MINUTE)
+    const idle = await r.mind.maintain()
+    assert.deepEqual(idle.boundaries.map((o) => [o.session, o.kind]), [['chat-3', 'recorded']])
+    const sessions = parseEpisodeSections(read(temp, 'episodes/2026-03-02.md'))
+      .map((section) => section.marker?.session)
+      .filter(Boolean)
+    assert.deepEqual(sessions.sort(), ['chat-1', 'chat-2', 'chat-3'])
   })
 
   it('repairs a crash between writing the episode and recording its cursor without writing it twice', async () => {
     await deployConversation(r.recorder, clock, 'chat-1')
-    assert.equal((await r.tracker.end('chat-1')).kind, 'recorded')
+    assert.equal((await r.mind.sessions.end('chat-1')).kind, 'recorded')
     const episode = read(temp, 'episodes/2026-03-02.md')
-    await r.backend.close()
+    await r.mind.close()
     // Losing the database loses every cursor: exactly the state a crash before `jobs.record` leaves.
     for (const suffix of ['', '-wal', '-shm']) rmSync(join(temp.home, `engram.db${suffix}`), { force: true })
-    r = rig(temp, clock, createNoneLlm())
-    const again = await r.tracker.end('chat-1')
+    r = await rig(temp, clock, createNoneLlm())
+    const again = await r.mind.sessions.end('chat-1')
     assert.equal(again.kind, 'nothing_new')
     assert.ok(again.kind === 'nothing_new' && again.repaired?.startsWith('episodes/2026-03-02.md#09:00'))
     assert.equal(read(temp, 'episodes/2026-03-02.md'), episode)
     assert.equal(resolutionLines(temp).length, 1, 'the resolution is not propagated twice')
     assert.equal((await r.backend.activity.read({ types: ['issue_resolved'] })).length, 1)
-    assert.equal(await r.tracker.lastFinalizedTurn('chat-1'), 1)
+    assert.equal(await r.mind.sessions.lastFinalizedTurn('chat-1'), 1)
   })
 })
 
@@ -234,15 +228,15 @@ describe('immediate encoding through an LLM (fake server)', () => {
   after(async () => {
     await server.close()
   })
-  beforeEach(() => {
+  beforeEach(async () => {
     server.reset()
     temp = makeTempHome()
     clock = new ManualClock('2026-03-02T14:30:00Z')
     const config: ConfigValues['llm'] = { provider: 'openai-compatible', baseUrl: server.url, apiKey: 'k', model: 'planner', fastModel: 'fast', timeoutMs: 400, maxRetries: 0 }
-    r = rig(temp, clock, createLlm(config, { retryBaseDelayMs: 1 }))
+    r = await rig(temp, clock, createLlm(config, { retryBaseDelayMs: 1 }))
   })
   afterEach(async () => {
-    await r.backend.close()
+    await r.mind.close()
     temp.cleanup()
   })
 
@@ -258,7 +252,7 @@ describe('immediate encoding through an LLM (fake server)', () => {
     await r.recorder.messageReceived('Login fails for SSO users since this morning', { session: 'chat-9', from: 'ada' })
     clock.advance(MINUTE)
     await r.recorder.responseSent('The certificate was stale; I replaced it and SSO login works.', { session: 'chat-9', to: 'ada' })
-    const outcome = await r.tracker.end('chat-9')
+    const outcome = await r.mind.sessions.end('chat-9')
     assert.equal(outcome.kind, 'recorded')
     if (outcome.kind !== 'recorded') return
     assert.equal(outcome.method, 'llm')
@@ -286,7 +280,7 @@ describe('immediate encoding through an LLM (fake server)', () => {
       await r.recorder.messageReceived('Remind me what we decided about the offsite', { session: 'chat-5', from: 'ada' })
       clock.advance(MINUTE)
       await r.recorder.responseSent('We picked Lisbon in May.\nTODO: book the venue', { session: 'chat-5' })
-      const outcome = await r.tracker.end('chat-5')
+      const outcome = await r.mind.sessions.end('chat-5')
       assert.equal(outcome.kind, 'recorded')
       if (outcome.kind !== 'recorded') return
       assert.equal(outcome.method, 'extractive')
@@ -297,7 +291,7 @@ describe('immediate encoding through an LLM (fake server)', () => {
       assert.equal(sections[0]?.marker?.method, 'extractive')
       assert.match(sections[0]?.marker?.fallback ?? '', /LLM call failed/)
       assert.match(read(temp, 'state/current_task.md'), /- \[ \] book the venue/)
-      assert.equal(await r.tracker.lastFinalizedTurn('chat-5'), 1)
+      assert.equal(await r.mind.sessions.lastFinalizedTurn('chat-5'), 1)
     })
   }
 })

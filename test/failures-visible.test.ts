@@ -104,8 +104,9 @@ test('a wrong API key: the next turn, TurnEnd, maintain() and the log say so, ea
     const e2 = await second.end(t2, 'The staging database.')
     assert.deepEqual(e2.warnings, [], 'reported once')
 
-    // Turns 2–5 of s2: the fifth schedules identity extraction, which the paused LLM refuses at once.
-    for (let n = 2; n <= 5; n++) {
+    // Turns 2–4 of s2: ada's fifth turn (identity extraction counts her turns over all her sessions)
+    // schedules identity extraction, which the paused LLM refuses at once.
+    for (let n = 2; n <= 4; n++) {
       clock.advance(60_000)
       const turn = await second.begin(`Turn ${n}: my name is Ada and I work on databases.`)
       assert.deepEqual(turn.warnings.filter((warning) => /authentication/.test(warning)), [])
@@ -116,7 +117,7 @@ test('a wrong API key: the next turn, TurnEnd, maintain() and the log say so, ea
     clock.advance(60_000)
     const t6 = await second.begin('And now?')
     assert.equal(t6.warnings.length, 1, t6.warnings.join('\n'))
-    assert.ok(t6.warnings[0]?.startsWith(`LLM authentication failed (HTTP 401) at ${minute(5)} (identity_facts): the LLM was not called: it refused its API key at ${start.toISOString()}`), t6.warnings[0])
+    assert.ok(t6.warnings[0]?.startsWith(`LLM authentication failed (HTTP 401) at ${minute(4)} (identity_facts): the LLM was not called: it refused its API key at ${start.toISOString()}`), t6.warnings[0])
     assert.match(t6.warnings[0] as string, / Fix: .*ENGRAM_LLM_API_KEY/)
 
     // TurnEnd: a failure that happened while this turn was out with the model.
@@ -139,9 +140,9 @@ test('a wrong API key: the next turn, TurnEnd, maintain() and the log say so, ea
     const line = report.warnings.find((warning) => warning.startsWith(`LLM authentication failed (HTTP 401) ×3 since ${minute(0)} (episode, identity_facts): `))
     assert.match(line ?? '', /Incorrect API key.* Fix: .*ENGRAM_LLM_API_KEY/, report.warnings.join('\n'))
     assert.deepEqual((await mind.maintain()).failures, [], 'a second maintain has nothing new')
-    // One warn line per kind per five minutes: the refusal at 0, identity at +5 (a new interval); s3's
-    // episode at +6 is a debug line, which log.level (default warn) keeps out.
-    assert.deepEqual(json(logLines).filter((line) => line.kind === 'auth').map((line) => [line.level, line.task]), [[40, 'episode'], [40, 'identity_facts']])
+    // One warn line per kind per five minutes: the refusal at 0; identity at +4 is a debug line, which
+    // log.level (default warn) keeps out; s3's episode at +5 starts a new interval.
+    assert.deepEqual(json(logLines).filter((line) => line.kind === 'auth').map((line) => [line.level, line.task]), [[40, 'episode'], [40, 'episode']])
   } finally {
     await mind.close()
   }

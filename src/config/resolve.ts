@@ -44,6 +44,7 @@ export interface ConfigValues {
     leafChunk: number
   }
   learning: { patternMonitorMode: 'off' | 'passive' | 'active' }
+  jobs: { eager: boolean }
   log: { level: LogLevel }
   retrieval: {
     fusion: 'weighted' | 'rrf'

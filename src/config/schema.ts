@@ -94,6 +94,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   s('priming.requestBudget', 'ENGRAM_PRIMING_REQUEST_BUDGET', { kind: 'integer', min: 0 }, 3000, 'Tokens of recalled memory primed before a request.'),
   s('priming.heartbeatBudget', 'ENGRAM_PRIMING_HEARTBEAT_BUDGET', { kind: 'integer', min: 0 }, 200, 'Tokens of recalled memory primed before a heartbeat or cron trigger.'),
   s('priming.activityHours', 'ENGRAM_PRIMING_ACTIVITY_HOURS', { kind: 'number', min: 0.1 }, 24, 'How far back the recent-activity channel of priming looks, in hours.'),
+  s('jobs.eager', 'ENGRAM_JOBS_EAGER', { kind: 'boolean' }, true,
+    'Run the work queued after a turn or at a session boundary at once, in the background of the process that queued it; false leaves it to the next maintain() (serverless, where nothing may outlive a request).'),
   s('log.level', 'ENGRAM_LOG_LEVEL', { kind: 'enum', values: LOG_LEVELS }, 'warn',
     'Lines engram writes to stderr (never stdout): warn = failures of the LLM, the embedder and background work, each with its fix; error, info, debug as usual; silent = none.'),
 ]

@@ -3,11 +3,15 @@
  *
  *   const turn = await session.begin(userMessage)    // stores the message, assembles, primes
  *   … the agent calls its model with turn.system, turn.messages, turn.tools …
- *   await session.end(turn, reply)                   // stores the reply, logs, schedules the rest
+ *   await session.end(turn, reply)                   // stores the reply, logs, queues the rest
  *
  * `begin` never calls an LLM (recall must stay in milliseconds): compaction, the error learner's
- * post-mortem, the pattern monitor's rules and identity extraction run as background work after
- * `end`, and `mind.idle()` waits for them.
+ * post-mortem, the pattern monitor's rules and identity extraction are queued durably at `end`
+ * and run in the background (`mind.idle()` waits for them), or by a later `maintain()`.
+ *
+ * A `Session` object holds nothing that matters beyond one turn: turn numbers, activity and
+ * boundaries live in the store (the lifecycle), so a host may create `mind.session(id)` anew on
+ * every turn, in a new process.
  */
 import type { Clock } from '../core/clock.ts'
 import { describeError } from '../core/errors.ts'
@@ -17,15 +21,15 @@ import { hasCompactor } from '../memory/context/provider.ts'
 import { buildPromptLayers } from '../memory/context/prompt-layers.ts'
 import type { DeclarativeMemory } from '../memory/engrams/declarative-memory.ts'
 import { readProjectInstructions } from '../memory/engrams/memory-context.ts'
-import type { SessionTracker } from '../memory/episodes/boundaries.ts'
 import type { ViewerScope } from '../memory/view.ts'
 import type { Journals } from '../memory/journal/journal-folder.ts'
 import type { ResolutionReader } from '../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../memory/episodes/working-state.ts'
+import type { SessionLifecycle } from '../memory/lifecycle/session-lifecycle.ts'
 import { createErrorLearner } from '../memory/learning/error-learner.ts'
 import { type HostEvent, observeHostEvent } from '../memory/learning/host-events.ts'
-import { createPatternMonitor, knownRulesPredicate } from '../memory/learning/pattern-monitor.ts'
-import { replayAndExtract, replayDecision, type SessionStep } from '../memory/learning/sleep-replay.ts'
+import { createPatternMonitor } from '../memory/learning/pattern-monitor.ts'
+import { isHeartbeatMessage } from '../memory/priming/classify.ts'
 import type { Primer } from '../memory/priming/prime.ts'
 import type { SkillStore } from '../memory/skills/skill-store.ts'
 import { compactSkillList } from '../memory/skills/skill-prompt.ts'
@@ -52,7 +56,8 @@ export interface SessionDeps {
   scope(user: string | undefined): ViewerScope
   /** The resolved issues the prompt's "Recently resolved" section reads (filtered by the session's user). */
   resolutions: ResolutionReader
-  tracker: SessionTracker
+  /** Turn numbers, boundaries, the work after a turn, stored turns: state kept in the store. */
+  lifecycle: SessionLifecycle
   journals: Journals
   skills: SkillStore
   contextBudget: number
@@ -60,8 +65,6 @@ export interface SessionDeps {
   patternMonitorMode: 'off' | 'passive' | 'active'
   /** The agent tools for a session (memorize, recall, …). */
   agentTools(session: { sessionId: string; user?: string }): EngramTool[]
-  /** Queue work after the turn; errors become warnings, never failures of `end`. */
-  background(label: string, task: () => Promise<unknown>): void
   warn(message: string): void
   /** LLM and embedder failures no turn has reported yet (of any process), one line each with its fix. */
   reportFailures(): Promise<string[]>
@@ -104,9 +107,9 @@ export interface Session {
   report(event: HostEvent): { nudges: string[] }
   /** Start streaming the reply into the crash-safe journal; `end` finalises it. */
   stream(turn: Turn): { write(text: string): void }
-  /** Store the reply, log it, and schedule the background work of the turn. */
+  /** Store the reply, log it, and queue the background work of the turn. */
   end(turn: Turn, reply: TurnReply): Promise<TurnEnd>
-  /** Explicit end of the session: its episode is written now; a working session is replayed for lessons. */
+  /** Explicit end of the session: its episode is written now; sleep replay of a working session is queued. */
   close(): Promise<void>
 }
 
@@ -129,9 +132,6 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     monitor,
     onObserverError: (error, where) => deps.warn(`${where}: ${describeError(error)}`),
   })
-  const steps: SessionStep[] = []
-  let turns = 0
-  const recent: Array<{ role: string; content: string }> = []
 
   const session: Session = {
     id: sessionId,
@@ -141,11 +141,13 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       const content = typeof input === 'string' ? input : input.content
       const at = (typeof input === 'string' ? undefined : input.at) ?? deps.clock.now().toISOString()
       const warnings: string[] = []
-      turns++
+      // The turn's number comes from the store: it survives new Session objects and restarts.
+      const { number } = await deps.lifecycle.beginTurn(sessionId, user)
       // The message is stored before anything else: if the turn dies, it is not lost.
       const [stored] = await deps.context.append(contextSession, [{ role: 'user', content, at, ...(user !== undefined ? { name: user } : {}) }])
       await scope.activity.messageReceived(content, { session: sessionId, ...(user !== undefined ? { from: user } : {}) })
-      recent.push({ role: 'user', content })
+      // A heartbeat (after its own activity is recorded, so this session is never the quiet one).
+      if (isHeartbeatMessage(content)) await deps.lifecycle.heartbeatArrived()
       // Model failures since a turn last reported them (background work of earlier turns, any process).
       warnings.push(...(await deps.reportFailures()))
 
@@ -185,9 +187,9 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         instructions: instructions ? `## Project instructions (${instructions.path}, written by the user; they take precedence over your memory)\n${instructions.text}` : '',
       }
       const messages: TurnMessage[] = toTurnMessages(assembled.items)
-      return {
+      const turn: Turn = {
         sessionId,
-        number: turns,
+        number,
         user,
         message: content,
         messageId: stored?.id ?? -1,
@@ -218,6 +220,9 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         },
         warnings,
       }
+      // Stored with the turn, so "why did the agent know that?" has an answer for any past turn.
+      await deps.lifecycle.saveTurn({ sessionId, turn: number, user, messageId: turn.messageId, startedAt: at, type: turn.type, provenance: { ...turn.provenance } })
+      return turn
     },
 
     async execute(name, input, executeOptions = {}) {
@@ -226,14 +231,12 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       const callId = journal?.toolStart({ tool: name, input })
       const result = await dispatcher.execute(name, input, executeOptions)
       if (callId !== undefined) journal?.toolEnd({ id: callId, tool: name, ok: !result.isError, result: result.text })
-      steps.push({
-        description: `${name} ${safeJson(input).slice(0, 200)}`,
-        status: result.killed ? 'cancelled' : result.isError ? 'error' : result.warning ? 'warning' : 'ok',
-        input: safeJson(input).slice(0, 500),
-        output: result.text.slice(0, 500),
-        ...(result.isError ? { error: result.text.slice(0, 500) } : {}),
-      })
-      await scope.activity.toolUse(name, { input, result: result.text, ok: !result.isError }, { session: sessionId })
+      // The log entry is the step sleep replay sees at the session's boundary (stepsFromActivity).
+      await scope.activity.toolUse(
+        name,
+        { input, result: result.text, ok: !result.isError, ...(result.killed ? { killed: true } : {}), ...(result.warning ? { warning: result.warning } : {}) },
+        { session: sessionId },
+      )
       return result
     },
 
@@ -255,45 +258,30 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       deps.journals.find({ sessionId: turn.sessionId, turn: turn.messageId })?.finalize()
       for (const message of replies) {
         const said = message.role === 'assistant' ? saidText(message) : ''
-        if (said !== '') {
-          await scope.activity.responseSent(said, { session: sessionId, ...(user !== undefined ? { to: user } : {}) })
-          recent.push({ role: 'assistant', content: said })
-        }
+        if (said !== '') await scope.activity.responseSent(said, { session: sessionId, ...(user !== undefined ? { to: user } : {}) })
       }
-      while (recent.length > 20) recent.shift()
 
-      const scheduled: string[] = []
-      const schedule = (label: string, task: () => Promise<unknown>): void => {
-        scheduled.push(label)
-        deps.background(label, task)
-      }
-      if (learner.bufferedCount > 0) schedule('error-learner', () => learner.flush())
-      if (monitor.events.length > 0) {
-        schedule('pattern-monitor', async () =>
-          monitor.flush({ encoder: scope.encoder, hasSimilarLesson: await knownRulesPredicate([...scope.view.engramStores('global'), ...scope.view.engramStores('project')]) }),
-        )
-      }
-      const snapshot = [...recent]
-      schedule('identity', () => deps.memory.identity.maybeUpdateIdentity(snapshot, turn.number, user === undefined ? {} : { user }))
+      // The turn's work is queued with what it needs (a job runs in whichever process claims it).
+      // The detectors are pure and cheap: run them here, and queue the events only when one fired.
+      const events = monitor.atEndOfTurn().length > 0 ? monitor.events : []
+      monitor.clear()
       const context = deps.context
-      if (hasCompactor(context) && (await context.needsCompaction(contextSession, budget))) {
-        schedule('context-compaction', () => context.compact(contextSession, { mode: 'incremental', freshTail }))
-      }
+      const scheduled = await deps.lifecycle.endTurn(
+        {
+          sessionId,
+          user,
+          turn: turn.number,
+          failures: learner.drain(),
+          patterns: { mode: monitor.mode, events },
+          compactContext: hasCompactor(context) && (await context.needsCompaction(contextSession, budget)),
+        },
+        stored.map((message) => message.id),
+      )
       return { messageIds: stored.map((message) => message.id), scheduled, warnings: await deps.reportFailures() }
     },
 
     async close() {
-      await deps.tracker.end(sessionId)
-      const decision = replayDecision(steps)
-      if (decision.replay && deps.llm.available) {
-        const captured = [...steps]
-        deps.background('sleep-replay', async () => {
-          const result = await replayAndExtract(captured, deps.llm)
-          if (result.kind === 'extracted' && result.engrams.length > 0) await scope.encoder.encode(result.engrams)
-          return result
-        })
-      }
-      steps.length = 0
+      await deps.lifecycle.endSession(sessionId)
     },
   }
   return session
@@ -305,14 +293,6 @@ function asDefinition(tool: EngramTool): ToolDefinition<unknown> {
     description: tool.description,
     inputSchema: tool.inputSchema,
     run: (input) => tool.execute(input),
-  }
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
   }
 }
 

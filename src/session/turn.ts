@@ -105,7 +105,7 @@ export interface SystemParts {
 
 export interface Turn {
   sessionId: string
-  /** 1-based turn number in this session (this process). */
+  /** 1-based turn number in the session, counted in the store (new Session objects and restarts go on counting). */
   number: number
   user: string | undefined
   message: string
@@ -137,6 +137,20 @@ export interface Turn {
   warnings: string[]
 }
 
+/** A past turn as stored with its provenance (`mind.turnProvenance`): what the agent was given, and why. */
+export interface StoredTurn {
+  sessionId: string
+  number: number
+  user: string | undefined
+  /** The user message that opened the turn. */
+  messageId: number
+  /** The stored replies (empty while the turn has not ended). */
+  replyIds: number[]
+  startedAt: string
+  type: MessageType
+  provenance: TurnProvenance
+}
+
 /**
  * A reply as the agent hands it back: text, or the messages of a tool-using turn — the AI SDK's
  * `result.responseMessages` as they are (text, tool calls, tool results, reasoning, files; AI SDK 7's
@@ -160,7 +174,7 @@ export type ReplyPart = { readonly type: string } | { readonly type: string; rea
 export interface TurnEnd {
   /** Stored ids of the reply's messages. */
   messageIds: number[]
-  /** Background work scheduled (compaction, learning, identity); `mind.idle()` waits for it. */
+  /** Work queued for after the turn (job kinds: error-learner, pattern-monitor, identity, context-compaction); `mind.idle()` waits for it. */
   scheduled: string[]
   /**
    * LLM and embedder failures recorded since `begin` reported (an embedder that failed in a tool

@@ -347,6 +347,143 @@ export interface Jobs {
   runs(options?: { job?: string; agent?: string; limit?: number }): Promise<JobRun[]>
 }
 
+/** Whether a session is in a conversation (`open`) or past a boundary (`closed`). */
+export type SessionStatus = 'open' | 'closed'
+
+/** A session as the lifecycle sees it: who it is with, when it was active, how many turns it had. */
+export interface SessionRecord {
+  agent: string
+  sessionId: string
+  /** The user the session is with (set by the first turn that names one). */
+  user: string | undefined
+  status: SessionStatus
+  /** First activity of the current open period (a closed session that becomes active again starts a new one). */
+  openedAt: string
+  lastActivityAt: string
+  /** Turns begun in the session over all its periods: the number of the latest turn. */
+  turns: number
+  closedAt: string | undefined
+  /** Why the last boundary closed it (`idle`, `heartbeat`, `end`). */
+  closeReason: string | undefined
+}
+
+export type QueuedJobStatus = 'queued' | 'running' | 'done' | 'skipped' | 'failed'
+
+/** Work to do later, by whichever process claims it first. */
+export interface JobInput {
+  agent: string
+  /** What to run (`immediate-encoding`, `sleep-replay`, `identity`, …); the runner maps it to a handler. */
+  kind: string
+  /** At most one job per (agent, key), whatever its status: enqueueing a key again does nothing. */
+  key?: string
+  /** Everything the handler needs, as JSON: a job never depends on the memory of the process that queued it. */
+  payload: Record<string, unknown>
+  /** Not before this instant. */
+  runAfter: string
+  /** Claims (including ones whose lease expired) before the job is given up as failed; default 3. */
+  maxAttempts?: number
+}
+
+export interface QueuedJob {
+  id: number
+  agent: string
+  kind: string
+  key: string | undefined
+  payload: Record<string, unknown>
+  status: QueuedJobStatus
+  runAfter: string
+  /** How many times it was claimed. */
+  attempts: number
+  maxAttempts: number
+  /** Who holds it while `running`, and until when; an expired lease makes it claimable again. */
+  leaseOwner: string | undefined
+  leaseUntil: string | undefined
+  createdAt: string
+  updatedAt: string
+  finishedAt: string | undefined
+  result: Record<string, unknown> | undefined
+  /** The last failure, kept when the job is retried. */
+  error: string | undefined
+}
+
+/** How a claimed job ended. `failed` with `retryAt` is queued again while attempts remain. */
+export type JobSettlement =
+  | { status: 'done' | 'skipped'; at: string; result?: Record<string, unknown> }
+  | { status: 'failed'; at: string; error: string; retryAt?: string }
+
+/** What a turn was given, stored with it so that "why did the agent know that?" has an answer later. */
+export interface TurnRecord {
+  agent: string
+  sessionId: string
+  /** 1-based turn number in the session. */
+  turn: number
+  user: string | undefined
+  /** The user message that opened the turn. */
+  messageId: number
+  /** The stored replies of the turn (added when it ends). */
+  replyIds: number[]
+  startedAt: string
+  /** How priming classified the message. */
+  type: string
+  /** The turn's provenance (`TurnProvenance`), as JSON. */
+  provenance: Record<string, unknown>
+}
+
+/**
+ * Lifecycle state (DESIGN principle 9): everything that decides future work lives here, not in a
+ * process — session activity and turn counts, the previous heartbeat, per-(agent, user) counters,
+ * a durable queue of due work with atomic claims and leases, and what each turn injected. Any
+ * process may be the one that closes a session, claims a job or answers for a past turn.
+ *
+ * Instants are ISO-8601; implementations store them normalised (`toISOString()`), so they compare.
+ */
+export interface Lifecycle {
+  /** Note activity in a session at `at`: creates it, keeps it open, or reopens a closed one (a new period). */
+  touchSession(agent: string, sessionId: string, options: { at: string; user?: string }): Promise<{ session: SessionRecord; opened: boolean }>
+  /** `touchSession` that also counts a turn: `session.turns` is the new turn's number. Atomic. */
+  beginTurn(agent: string, sessionId: string, options: { at: string; user?: string }): Promise<{ session: SessionRecord; opened: boolean }>
+  session(agent: string, sessionId: string): Promise<SessionRecord | null>
+  /** Open sessions, least recently active first; with `quietSince`, only those without activity after it. */
+  openSessions(agent: string, options?: { quietSince?: string }): Promise<SessionRecord[]>
+  /**
+   * Close a session and queue its boundary work in one transaction. With `ifLastActivityAt` it
+   * closes only an open session whose last activity is still exactly that (activity arriving
+   * meanwhile keeps it open: a live conversation is never cut); without, it closes an open session
+   * or one it has never seen. True when this call closed it (and so queued `enqueue`).
+   */
+  closeSession(
+    agent: string,
+    sessionId: string,
+    options: { at: string; reason: string; ifLastActivityAt?: string; enqueue?: Array<Omit<JobInput, 'agent'>> },
+  ): Promise<boolean>
+  /** Record a heartbeat at `at`; returns the previous heartbeat's instant (undefined for the first). */
+  recordHeartbeat(agent: string, at: string): Promise<string | undefined>
+  /** Add one to a named counter of (agent, user) and return the new value (1 the first time). */
+  increment(agent: string, user: string | undefined, name: string, at: string): Promise<number>
+  /** Queue a job; `created` is false when a job with its key already exists (that job is returned). */
+  enqueue(job: JobInput): Promise<{ job: QueuedJob; created: boolean }>
+  /**
+   * Atomically take the next due job of `agent` (queued and due, or running with an expired lease)
+   * for `owner` until `now + leaseMs`; only job `id` when given. Null when nothing is claimable.
+   * A job whose lease expired after its last attempt is marked failed instead of claimed.
+   */
+  claim(agent: string, options: { owner: string; now: string; leaseMs: number; id?: number }): Promise<QueuedJob | null>
+  /** End a claimed job. False when `owner` no longer holds it (its lease expired and another process took it). */
+  settle(id: number, owner: string, settlement: JobSettlement): Promise<boolean>
+  /** Jobs of `agent`, newest first. */
+  jobs(agent: string, options?: { status?: QueuedJobStatus[]; kind?: string; limit?: number }): Promise<QueuedJob[]>
+  /** Delete jobs of `agent` that ended `done` or `skipped` before `finishedBefore` (failed ones stay for inspection); returns how many. */
+  pruneJobs(agent: string, finishedBefore: string): Promise<number>
+  /** Store (or replace) what a turn was given. */
+  saveTurn(record: Omit<TurnRecord, 'replyIds'>): Promise<void>
+  /** Add the stored replies of a turn; each message id then finds the turn too. */
+  addTurnReplies(agent: string, sessionId: string, turn: number, messageIds: number[]): Promise<void>
+  /** A stored turn, by session and number or by the id of any of its messages (the user's or a reply). */
+  turn(agent: string, ref: { sessionId: string; turn: number } | { messageId: number }): Promise<TurnRecord | null>
+  /** The latest turns of (agent, user) over all their sessions, newest first (`undefined`: sessions without a user). */
+  recentTurns(agent: string, user: string | undefined, limit: number): Promise<TurnRecord[]>
+}
+
 /** An engram the encoding gate holds until the user says yes or no (copilot mode). */
 export interface PendingConfirmation {
   /** Stable id used to accept or reject it. */
@@ -413,6 +550,8 @@ export interface Backend {
   readonly activity: ActivityLog
   readonly locks: Locks
   readonly jobs: Jobs
+  /** Session records, heartbeats, counters, the queue of due work, stored turns. */
+  readonly lifecycle: Lifecycle
   /** Pending confirmations of this agent (and its open project). */
   readonly confirmations: ConfirmationQueue
   /** The stores of one owner; `owned('agent')` holds the same stores as `engrams`, `documents` and `activity`. */

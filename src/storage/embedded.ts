@@ -16,6 +16,7 @@ import { createSqliteConfirmationQueue } from './sqlite/confirmation-queue.ts'
 import { createSqliteContextStore } from './sqlite/context-store.ts'
 import { openSqlite } from './sqlite/database.ts'
 import { createSqliteJobs } from './sqlite/jobs.ts'
+import { createSqliteLifecycle } from './sqlite/lifecycle.ts'
 import { createSqliteSearchIndex } from './sqlite/search-index.ts'
 import { sqliteFacts } from './sqlite/search-index.ts'
 import { homeLayout, ownerTree } from './home-layout.ts'
@@ -100,6 +101,7 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): Backend {
     },
     locks,
     jobs: createSqliteJobs(handle),
+    lifecycle: createSqliteLifecycle(handle, { clock: options.clock }),
     confirmations: createSqliteConfirmationQueue(handle, { agent: options.agent, ...(options.project ? { project: options.project } : {}), clock: options.clock }),
     close: async () => {
       try {

@@ -19,9 +19,11 @@ describe('activity recorder', () => {
     const clock = new ManualClock('2026-05-05T23:59:30Z')
     const log = createFileActivityLog({ dir: join(temp.home, 'activity'), clock })
     const seen: string[] = []
-    const recorder = createActivityRecorder({ log, clock, onRecorded: (event) => seen.push(event.type) })
+    const recorder = createActivityRecorder({ log, clock, onRecorded: (event) => {
+      seen.push(event.type)
+    } })
     await recorder.heartbeatStart({ session: 'hb', summary: 'patrol' })
-    await recorder.cronExecuted('backup', { exitCode: 0, summary: 'backed up 3 GB' })
+    await recorder.record({ type: 'cron_executed', summary: 'backed up 3 GB', meta: { task_name: 'backup', exit_code: 0 } })
     await recorder.memoryWrite('knowledge/backups.md', { summary: 'backup schedule' })
     await recorder.error(Object.assign(new Error('disk full'), { code: 'ENOSPC' }), { where: 'backup', session: 'hb' })
     clock.advance(60_000)
@@ -50,5 +52,37 @@ describe('activity recorder', () => {
     circular.self = circular
     await recorder.toolUse('t', { input: circular, result: 10n })
     assert.equal(reported.length, 2)
+  })
+
+  it('marks killed and warning tool calls, so sleep replay can tell them from clean ones', async () => {
+    const clock = new ManualClock()
+    const log = createFileActivityLog({ dir: join(temp.home, 'activity'), clock })
+    const recorder = createActivityRecorder({ log, clock })
+    await recorder.toolUse('shell', { input: 'sleep 999', result: 'timed out', ok: false, killed: true }, { session: 's' })
+    await recorder.toolUse('shell', { input: 'ls', result: 'a b', ok: true, warning: 'stderr: deprecated flag' }, { session: 's' })
+    const [killed, warned] = await log.read()
+    assert.deepEqual(killed?.meta, { input: 'sleep 999', result: 'timed out', ok: false, killed: true })
+    assert.deepEqual(warned?.meta, { input: 'ls', result: 'a b', ok: true, warning: 'stderr: deprecated flag' })
+  })
+
+  it('waits for an asynchronous listener, and a failing one is reported, not thrown', async () => {
+    const clock = new ManualClock()
+    const log = createFileActivityLog({ dir: join(temp.home, 'activity'), clock })
+    const reported: unknown[] = []
+    const seen: string[] = []
+    const recorder = createActivityRecorder({
+      log,
+      clock,
+      onError: (error) => reported.push(error),
+      onRecorded: async (event) => {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        if (event.type === 'error') throw new Error('listener failed')
+        seen.push(event.type)
+      },
+    })
+    await recorder.messageReceived('hi', { session: 's' })
+    assert.deepEqual(seen, ['message_received'], 'the listener ran before the helper resolved')
+    await recorder.error(new Error('x'))
+    assert.equal(reported.length, 1)
   })
 })

@@ -15,8 +15,8 @@ export interface ActivityRecorderOptions {
   clock: Clock
   /** Receives anything that went wrong while recording (the helpers never throw). */
   onError?: (error: unknown) => void
-  /** Called after each event was handed to the log (session trackers listen here). */
-  onRecorded?: (event: ActivityEvent) => void
+  /** Called after each event was handed to the log (the session lifecycle notes activity here); awaited. */
+  onRecorded?: (event: ActivityEvent) => void | Promise<void>
 }
 
 /** Fields most events share. */
@@ -30,12 +30,14 @@ export interface TurnContext {
 export interface ActivityRecorder {
   messageReceived(content: string, context?: TurnContext & { from?: string }): Promise<void>
   responseSent(content: string, context?: TurnContext & { to?: string }): Promise<void>
-  /** A tool call; `input` is cut to 500 characters, `result` to 2000 (JSON-serialised when not a string). */
-  toolUse(tool: string, call: { input?: unknown; result?: unknown; ok?: boolean; summary?: string }, context?: TurnContext): Promise<void>
+  /**
+   * A tool call; `input` is cut to 500 characters, `result` to 2000 (JSON-serialised when not a
+   * string). `killed` and `warning` let sleep replay tell a cancelled or warning step from a clean one.
+   */
+  toolUse(tool: string, call: { input?: unknown; result?: unknown; ok?: boolean; killed?: boolean; warning?: string; summary?: string }, context?: TurnContext): Promise<void>
   error(error: unknown, context?: TurnContext & { where?: string }): Promise<void>
   heartbeatStart(context?: TurnContext & { summary?: string }): Promise<void>
   heartbeatEnd(summary: string, context?: TurnContext): Promise<void>
-  cronExecuted(task: string, outcome: { exitCode?: number; summary?: string }, context?: TurnContext): Promise<void>
   memoryWrite(path: string, context?: TurnContext & { summary?: string }): Promise<void>
   issueResolved(issue: string, context?: TurnContext & { from?: string }): Promise<void>
   /** Any event of the seed's vocabulary, for the types without a dedicated helper (DMs, channels). */
@@ -82,7 +84,7 @@ export function createActivityRecorder(options: ActivityRecorderOptions): Activi
     try {
       const full: ActivityEvent = { ...event, ts: event.ts ?? clock.now().toISOString() }
       await log.append(full)
-      onRecorded?.(full)
+      await onRecorded?.(full)
     } catch (error) {
       report(error)
     }
@@ -120,6 +122,8 @@ export function createActivityRecorder(options: ActivityRecorderOptions): Activi
           if (cut) truncated.result = full.length
         }
         if (call.ok !== undefined) meta.ok = call.ok
+        if (call.killed) meta.killed = true
+        if (call.warning?.trim()) meta.warning = cutText(call.warning, TOOL_INPUT_LIMIT).text
         if (Object.keys(truncated).length > 0) meta.truncated = truncated
         await record({ type: 'tool_use', tool, ...base(context), ...(call.summary ? { summary: call.summary } : {}), meta })
       } catch (error) {
@@ -143,14 +147,6 @@ export function createActivityRecorder(options: ActivityRecorderOptions): Activi
     heartbeatStart: (context) => record({ type: 'heartbeat_start', ...base(context), ...(context?.summary ? { summary: context.summary } : {}) }),
 
     heartbeatEnd: (summary, context) => record({ type: 'heartbeat_end', summary, ...base(context) }),
-
-    cronExecuted: (task, outcome, context) =>
-      record({
-        type: 'cron_executed',
-        ...base(context),
-        ...(outcome.summary ? { summary: outcome.summary } : {}),
-        meta: { ...(context?.meta ?? {}), task_name: task, ...(outcome.exitCode !== undefined ? { exit_code: outcome.exitCode } : {}) },
-      }),
 
     memoryWrite: (path, context) => record({ type: 'memory_write', content: path, ...base(context), ...(context?.summary ? { summary: context.summary } : {}) }),
 

@@ -7,10 +7,10 @@
  *
  * Cheap path: a clean result costs one counter increment — no allocation, no I/O, no model call.
  *
- * Offline (no LLM) and on a failed or invalid model answer, `flush()` returns a typed result and
- * DROPS the buffer: the failures belong to a turn that is over, a later flush would still have no
- * model (the configuration does not change while a mind is open), and keeping them would grow the
- * buffer without bound. Nothing is written in those cases, so no memory file can be corrupted.
+ * The buffer belongs to one turn. At its end the session takes it (`drain`) and queues it as a
+ * durable job, so the post-mortem (`learnFromFailures`) survives the process that saw the
+ * failures. Offline (no LLM) and on a failed or invalid model answer it returns a typed result and
+ * writes nothing, so no memory file can be corrupted; the job tries a failed model call again later.
  */
 import { z } from 'zod'
 import type { Engram, EngramScope } from '../../core/engram.ts'
@@ -42,6 +42,11 @@ export interface ErrorLearner extends ToolObserver {
   onPostExecute(call: ToolCallObservation, result: ToolResultObservation): void
   /** End of turn: one batched model call over the buffer, lessons encoded, buffer cleared. */
   flush(options?: { signal?: AbortSignal }): Promise<ErrorLearnerFlushResult>
+  /**
+   * Take the buffer (and clear it) without learning yet: the session queues the failures as a
+   * durable job, and `learnFromFailures` runs them in whichever process claims it.
+   */
+  drain(): BufferedFailure[]
   /** Drop the buffer without learning (a cancelled turn). */
   reset(): void
   readonly bufferedCount: number
@@ -118,12 +123,11 @@ export function formatPostMortem(failures: readonly BufferedFailure[]): string {
 /** Creates the learner. Register it as an observer of the tool dispatcher. */
 export function createErrorLearner(options: ErrorLearnerOptions): ErrorLearner {
   const maxBuffered = options.maxBuffered ?? 20
-  const scope = options.scope ?? 'global'
   let buffer: BufferedFailure[] = []
   let executed = 0
   let overflow = 0
 
-  return {
+  const learner: ErrorLearner = {
     onPreExecute() {
       executed++
     },
@@ -144,43 +148,13 @@ export function createErrorLearner(options: ErrorLearnerOptions): ErrorLearner {
       })
     },
     async flush(flushOptions = {}) {
+      return learnFromFailures(learner.drain(), options, flushOptions)
+    },
+    drain() {
       const failures = buffer
       buffer = []
       overflow = 0
-      if (failures.length === 0) return { kind: 'empty' }
-      if (!options.llm.available) return { kind: 'skipped', reason: 'no LLM configured', dropped: failures.length }
-
-      let answer: z.infer<typeof lessonsSchema>
-      try {
-        answer = await options.llm.generateObject({
-          schema: lessonsSchema,
-          name: 'lessons',
-          system: SYSTEM,
-          messages: [{ role: 'user', content: formatPostMortem(failures) }],
-          tier: 'fast',
-          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-          ...(flushOptions.signal ? { signal: flushOptions.signal } : {}),
-        })
-      } catch (error) {
-        return { kind: 'failed', reason: EngramError.is(error) ? `${error.code}: ${error.message}` : describeError(error), dropped: failures.length }
-      }
-
-      // A lesson is only kept when it is about a tool that actually failed this turn: the tag
-      // decides which tool description it is appended to.
-      const tools = new Map(failures.map((failure) => [failure.tool.toLowerCase(), failure.tool]))
-      const lessons: Engram[] = []
-      const discarded: Array<{ tool: string; lesson: string; reason: string }> = []
-      for (const item of answer.lessons) {
-        const tool = tools.get(item.tool.trim().toLowerCase())
-        const text = item.lesson.replace(/\s+/g, ' ').trim()
-        if (!tool) {
-          discarded.push({ tool: item.tool, lesson: text, reason: 'not one of the tools that failed this turn' })
-          continue
-        }
-        lessons.push({ text, kind: 'lesson', scope, confidence: item.confidence, topic: tool, tool, source: 'consolidation' })
-      }
-      const report = lessons.length > 0 ? await options.encoder.encode(lessons) : { saved: [], duplicates: [], pending: [], suppressed: [], rejected: [] }
-      return { kind: 'encoded', lessons, discarded, report }
+      return failures
     },
     reset() {
       buffer = []
@@ -196,4 +170,52 @@ export function createErrorLearner(options: ErrorLearnerOptions): ErrorLearner {
       return overflow
     },
   }
+  return learner
+}
+
+/**
+ * The post-mortem of one turn's failures: one batched call to the fast model, lessons tagged with
+ * the tool and encoded. Offline, or when the model fails or answers out of schema, nothing is
+ * written and the result says why.
+ */
+export async function learnFromFailures(
+  failures: readonly BufferedFailure[],
+  options: Pick<ErrorLearnerOptions, 'encoder' | 'llm' | 'scope' | 'timeoutMs'>,
+  flushOptions: { signal?: AbortSignal } = {},
+): Promise<ErrorLearnerFlushResult> {
+  const scope = options.scope ?? 'global'
+  if (failures.length === 0) return { kind: 'empty' }
+  if (!options.llm.available) return { kind: 'skipped', reason: 'no LLM configured', dropped: failures.length }
+
+  let answer: z.infer<typeof lessonsSchema>
+  try {
+    answer = await options.llm.generateObject({
+      schema: lessonsSchema,
+      name: 'lessons',
+      system: SYSTEM,
+      messages: [{ role: 'user', content: formatPostMortem(failures) }],
+      tier: 'fast',
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(flushOptions.signal ? { signal: flushOptions.signal } : {}),
+    })
+  } catch (error) {
+    return { kind: 'failed', reason: EngramError.is(error) ? `${error.code}: ${error.message}` : describeError(error), dropped: failures.length }
+  }
+
+  // A lesson is only kept when it is about a tool that actually failed this turn: the tag
+  // decides which tool description it is appended to.
+  const tools = new Map(failures.map((failure) => [failure.tool.toLowerCase(), failure.tool]))
+  const lessons: Engram[] = []
+  const discarded: Array<{ tool: string; lesson: string; reason: string }> = []
+  for (const item of answer.lessons) {
+    const tool = tools.get(item.tool.trim().toLowerCase())
+    const text = item.lesson.replace(/\s+/g, ' ').trim()
+    if (!tool) {
+      discarded.push({ tool: item.tool, lesson: text, reason: 'not one of the tools that failed this turn' })
+      continue
+    }
+    lessons.push({ text, kind: 'lesson', scope, confidence: item.confidence, topic: tool, tool, source: 'consolidation' })
+  }
+  const report = lessons.length > 0 ? await options.encoder.encode(lessons) : { saved: [], duplicates: [], pending: [], suppressed: [], rejected: [] }
+  return { kind: 'encoded', lessons, discarded, report }
 }

@@ -6,7 +6,7 @@ import { createLlm } from '../../llm/create-llm.ts'
 import { createNoneLlm } from '../../llm/none-llm.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../../testing/fake-openai-server.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { compressSteps, replayAndExtract, replayDecision, type SessionStep, shouldReplay } from './sleep-replay.ts'
+import { compressSteps, replayAndExtract, replayDecision, type SessionStep, stepsFromActivity } from './sleep-replay.ts'
 import { openRealMemory } from './test-support/real-memory.ts'
 
 let server: FakeOpenAiServer
@@ -19,12 +19,32 @@ const llmOf = () => createLlm({ provider: 'openai-compatible', baseUrl: server.u
 const ok = (description: string): SessionStep => ({ description, status: 'ok', output: 'done' })
 
 test("should_replay's heuristics", () => {
-  assert.equal(shouldReplay([]), false)
+  assert.equal(replayDecision([]).replay, false)
   assert.deepEqual(replayDecision([{ description: 'x', status: 'error', error: 'boom' }]), { replay: false, reason: 'too short' })
   assert.deepEqual(replayDecision([ok('a'), { description: 'b', status: 'error', error: 'boom' }]), { replay: true, reason: 'error' })
   assert.deepEqual(replayDecision([ok('a'), { description: 'b', status: 'cancelled' }]), { replay: true, reason: 'cancelled' })
   assert.deepEqual(replayDecision([ok('a'), ok('b'), ok('c'), ok('d')]), { replay: false, reason: 'uneventful' })
   assert.deepEqual(replayDecision([ok('a'), ok('b'), ok('c'), ok('d'), ok('e')]), { replay: true, reason: 'long' })
+})
+
+test('steps are rebuilt from the tool_use events of the activity log', () => {
+  const steps = stepsFromActivity([
+    { ts: '2026-03-02T09:00:00.000Z', ref: 'activity/2026-03-02.jsonl#L1', type: 'message_received', content: 'plot the prices', session: 's' },
+    { ts: '2026-03-02T09:00:01.000Z', ref: 'activity/2026-03-02.jsonl#L2', type: 'tool_use', tool: 'python', session: 's', meta: { input: '{"code":"df.plot()"}', result: 'ok', ok: true } },
+    { ts: '2026-03-02T09:00:02.000Z', ref: 'activity/2026-03-02.jsonl#L3', type: 'tool_use', tool: 'python', session: 's', meta: { input: '{"code":"pd.read_csv(x)"}', result: 'FileNotFoundError: x', ok: false } },
+    { ts: '2026-03-02T09:00:03.000Z', ref: 'activity/2026-03-02.jsonl#L4', type: 'tool_use', tool: 'shell', session: 's', meta: { input: 'sleep 999', result: 'killed after 60 s', ok: false, killed: true } },
+    { ts: '2026-03-02T09:00:04.000Z', ref: 'activity/2026-03-02.jsonl#L5', type: 'tool_use', tool: 'shell', session: 's', meta: { input: 'ls -l', result: 'a b', ok: true, warning: 'deprecated flag' } },
+  ])
+  assert.deepEqual(
+    steps.map((step) => [step.description, step.status, step.error]),
+    [
+      ['python {"code":"df.plot()"}', 'ok', undefined],
+      ['python {"code":"pd.read_csv(x)"}', 'error', 'FileNotFoundError: x'],
+      ['shell sleep 999', 'cancelled', 'killed after 60 s'],
+      ['shell ls -l', 'warning', undefined],
+    ],
+  )
+  assert.deepEqual(replayDecision(steps), { replay: true, reason: 'error' })
 })
 
 test('compression: one line per step, a code snippet for failed steps', () => {

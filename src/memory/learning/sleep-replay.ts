@@ -9,6 +9,7 @@ import { z } from 'zod'
 import type { Engram } from '../../core/engram.ts'
 import { describeError, EngramError } from '../../core/errors.ts'
 import type { Llm } from '../../llm/contracts.ts'
+import type { ActivityRecord } from '../../storage/contracts.ts'
 
 /** One step of a working session (a scratchpad cell, a tool call, a command). */
 export interface SessionStep {
@@ -19,6 +20,33 @@ export interface SessionStep {
   input?: string
   output?: string
   error?: string
+}
+
+const STEP_DESCRIPTION_INPUT = 200
+const STEP_TEXT = 500
+
+/**
+ * The steps of a session rebuilt from its `tool_use` events (they carry the input, the result,
+ * `ok`, `killed` and `warning`), so replay needs nothing kept in the memory of the process that ran
+ * the session: any process can replay it at its boundary. Other events are ignored.
+ */
+export function stepsFromActivity(records: readonly ActivityRecord[]): SessionStep[] {
+  return records
+    .filter((record) => record.type === 'tool_use')
+    .map((record): SessionStep => {
+      const meta = record.meta ?? {}
+      const input = typeof meta.input === 'string' ? meta.input : ''
+      const result = typeof meta.result === 'string' ? meta.result : ''
+      const status: SessionStep['status'] = meta.killed === true ? 'cancelled' : meta.ok === false ? 'error' : typeof meta.warning === 'string' ? 'warning' : 'ok'
+      const failed = status === 'error' || status === 'cancelled'
+      return {
+        description: `${record.tool ?? 'tool'} ${input.slice(0, STEP_DESCRIPTION_INPUT)}`.trim(),
+        status,
+        ...(input !== '' ? { input: input.slice(0, STEP_TEXT) } : {}),
+        output: (status === 'warning' ? `${result}\n${String(meta.warning)}` : result).slice(0, STEP_TEXT),
+        ...(failed ? { error: result.slice(0, STEP_TEXT) } : {}),
+      }
+    })
 }
 
 /** Sessions at least this long are replayed even when nothing failed: enough steps to mine. */
@@ -35,11 +63,6 @@ export function replayDecision(steps: readonly SessionStep[]): ReplayDecision {
   if (steps.some((step) => step.status === 'cancelled')) return { replay: true, reason: 'cancelled' }
   if (steps.length >= REPLAY_MIN_LONG_SESSION) return { replay: true, reason: 'long' }
   return { replay: false, reason: 'uneventful' }
-}
-
-/** Whether a session is worth replaying (see `replayDecision` for why). */
-export function shouldReplay(steps: readonly SessionStep[]): boolean {
-  return replayDecision(steps).replay
 }
 
 const LINE_PART = 160

@@ -11,6 +11,9 @@ export type MessageType = (typeof MESSAGE_TYPES)[number]
 /** Scheduler triggers: `[heartbeat]`, `HEARTBEAT:`, `cron: nightly-backup`, `[cron] …`, `scheduled task …`. */
 const TRIGGER = /^\s*(?:\[\s*(?:heartbeat|hb|cron|scheduled)\b[^\]]*\]|(?:heartbeat|cron)\s*[:\-—]|(?:heartbeat|cron)\s*$|scheduled (?:task|run|check)\b|periodic (?:check|patrol)\b)/i
 
+/** The heartbeat forms of a trigger (not cron runs, not empty text): `[heartbeat]`, `[hb] …`, `HEARTBEAT:`, `periodic patrol`. */
+const HEARTBEAT = /^\s*(?:\[\s*(?:heartbeat|hb)\b[^\]]*\]|heartbeat\s*(?:[:\-—]|$)|periodic (?:check|patrol)\b)/i
+
 const GREETING = /^\s*(?:hi|hii+|hello|hey|heya|hiya|yo|howdy|greetings|good (?:morning|afternoon|evening|night|day)|morning|evening|bonjour|salut|hola|hallo|ciao|servus|moin|namaste|thanks|thank you|cheers|bye|goodbye|see you|こんにちは|おはよう|こんばんは|你好)(?=$|[\s,.!?:;)])/iu
 
 /** Polite requests phrased as questions are still requests: "could you deploy it?". */
@@ -22,6 +25,16 @@ const IMPERATIVE =
   /^\s*(?:add|analy[sz]e|apply|book|build|change|check|clean|close|commit|compare|compile|configure|convert|copy|create|debug|delete|deploy|describe|design|document|download|draft|edit|email|explain|export|extract|fetch|fill|find|fix|format|generate|get|give|implement|import|improve|install|list|load|look|make|merge|migrate|move|note|open|optimi[sz]e|order|organi[sz]e|plan|post|prepare|print|publish|push|put|read|rebuild|record|refactor|remember|remind|remove|rename|reply|report|reset|restart|restore|review|revert|rewrite|run|save|schedule|search|send|set|setup|show|sort|start|stop|submit|summari[sz]e|switch|test|translate|try|turn|update|upgrade|upload|use|verify|write)\b/i
 
 const wordCount = (text: string): number => (text.trim().match(/\S+/g) ?? []).length
+
+/**
+ * Whether a message is a heartbeat — the agent's periodic patrol — and so a session boundary for
+ * the conversations that went quiet since the previous one. Narrower than the `heartbeat` type,
+ * which also covers cron triggers and empty text (they get the small priming budget, but mark no
+ * boundary).
+ */
+export function isHeartbeatMessage(text: string): boolean {
+  return HEARTBEAT.test(text)
+}
 
 /** Classify a message by rules (see the file comment). Empty text counts as a heartbeat: there is nothing to answer. */
 export function classifyMessage(text: string): MessageType {

@@ -221,6 +221,90 @@ DROP INDEX memory_confirmations_pending_once;
 CREATE UNIQUE INDEX memory_confirmations_pending_once ON memory_confirmations (agent, project, scope, owner, asked_by, dedupe) WHERE status = 'pending';
 `,
   },
+  {
+    version: 4,
+    name: 'lifecycle state',
+    // State that decides future work (DESIGN principle 9), so any process can do it: sessions
+    // and their activity, the previous heartbeat, counters, the queue of due work, stored turns.
+    sql: `
+-- One row per session: open until a boundary (idle, heartbeat, explicit end) closes it.
+CREATE TABLE lifecycle_sessions (
+  agent            TEXT NOT NULL,
+  session_id       TEXT NOT NULL,
+  user_id          TEXT,
+  status           TEXT NOT NULL CHECK (status IN ('open', 'closed')),
+  opened_at        TEXT NOT NULL, -- first activity of the current open period
+  last_activity_at TEXT NOT NULL,
+  turns            INTEGER NOT NULL DEFAULT 0,
+  closed_at        TEXT,
+  close_reason     TEXT,
+  PRIMARY KEY (agent, session_id)
+) WITHOUT ROWID;
+-- maintain() asks for the open sessions quiet since an instant.
+CREATE INDEX lifecycle_sessions_open ON lifecycle_sessions (agent, status, last_activity_at);
+
+CREATE TABLE lifecycle_heartbeats (
+  agent   TEXT PRIMARY KEY,
+  last_at TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Named counters per (agent, user): '' is the user of sessions without one.
+CREATE TABLE lifecycle_counters (
+  agent      TEXT NOT NULL,
+  user_id    TEXT NOT NULL,
+  name       TEXT NOT NULL,
+  value      INTEGER NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (agent, user_id, name)
+) WITHOUT ROWID;
+
+-- Due work. A claim sets status running with a lease; a lease that expires (the process died)
+-- makes the job claimable again, until max_attempts claims were made.
+CREATE TABLE lifecycle_jobs (
+  id           INTEGER PRIMARY KEY,
+  agent        TEXT NOT NULL,
+  kind         TEXT NOT NULL,
+  dedupe_key   TEXT,
+  payload      TEXT NOT NULL DEFAULT '{}', -- JSON object
+  status       TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'skipped', 'failed')),
+  run_after    TEXT NOT NULL,
+  attempts     INTEGER NOT NULL DEFAULT 0,
+  max_attempts INTEGER NOT NULL DEFAULT 3,
+  lease_owner  TEXT,
+  lease_until  TEXT,
+  created_at   TEXT NOT NULL,
+  updated_at   TEXT NOT NULL,
+  finished_at  TEXT,
+  result       TEXT, -- JSON object
+  error        TEXT
+);
+CREATE UNIQUE INDEX lifecycle_jobs_once ON lifecycle_jobs (agent, dedupe_key) WHERE dedupe_key IS NOT NULL;
+CREATE INDEX lifecycle_jobs_due ON lifecycle_jobs (agent, status, run_after, id);
+
+-- What each turn was given (its provenance), and which messages belong to which turn.
+CREATE TABLE lifecycle_turns (
+  agent      TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  turn       INTEGER NOT NULL,
+  user_id    TEXT,
+  message_id INTEGER NOT NULL,
+  started_at TEXT NOT NULL,
+  type       TEXT NOT NULL,
+  provenance TEXT NOT NULL, -- JSON object
+  PRIMARY KEY (agent, session_id, turn)
+) WITHOUT ROWID;
+-- Identity extraction reads a user's latest turns over all their sessions.
+CREATE INDEX lifecycle_turns_by_user ON lifecycle_turns (agent, user_id, started_at);
+CREATE TABLE lifecycle_turn_messages (
+  message_id INTEGER NOT NULL,
+  agent      TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  turn       INTEGER NOT NULL,
+  PRIMARY KEY (agent, message_id)
+) WITHOUT ROWID;
+CREATE INDEX lifecycle_turn_messages_by_turn ON lifecycle_turn_messages (agent, session_id, turn);
+`,
+  },
 ])
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)

@@ -3,16 +3,17 @@ import { withMind } from '../../open-mind.ts'
 
 export const maintainCommand: Command = {
   path: ['maintain'],
-  summary: 'Run the background work that is due: session boundaries (episodes), memory-file compaction, reindex',
+  summary: 'Run the work that is due, whichever process queued it: session boundaries (episodes, state, resolutions, sleep replay), work left by turns, memory-file compaction, reindex',
   options: {
-    'force-compaction': { type: 'boolean', description: 'compact memory files now, even if done today' },
+    'force-compaction': { type: 'boolean', description: 'compact memory files now, even if done today or under the threshold' },
   },
   async run(context) {
     return withMind(context, async (mind) => {
       const report = await mind.maintain({ forceCompaction: Boolean(context.options['force-compaction']) })
       const lines = [
         `session boundaries: ${report.boundaries.length === 0 ? 'none due' : report.boundaries.map((b) => `${b.kind}${'session' in b ? ` (${b.session})` : ''}`).join(', ')}`,
-        `memory-file compaction: ${report.compaction.length === 0 ? 'not due (runs once a day)' : report.compaction.map((c) => `${c.file} ${c.kind}${c.reason ? ` (${c.reason})` : ''}`).join('; ')}`,
+        `memory-file compaction: ${report.compaction.length === 0 ? 'not due (no file over the threshold, or done today)' : report.compaction.map((c) => `${c.file} ${c.kind}${c.reason ? ` (${c.reason})` : ''}`).join('; ')}`,
+        `jobs: ${report.jobs.length === 0 ? 'none due' : report.jobs.map((job) => `${job.kind}${job.session ? ` (${job.session})` : ''} ${job.status}${job.reason ? `: ${job.reason}` : ''}`).join('; ')}`,
         ...report.warnings.map((w) => `warning: ${w}`),
       ]
       return { data: report, human: lines.join('\n') }

@@ -1,0 +1,86 @@
+/**
+ * The work a session boundary queues, as job handlers: immediate encoding (the episode, the state
+ * update, resolution propagation — one idempotent pass of the encoder) and sleep replay (the
+ * session's steps rebuilt from its `tool_use` events, replayed to the fast model for rules and
+ * lessons). Both read everything from their payload and the stores, never from the process that
+ * saw the session.
+ */
+import type { Llm } from '../../llm/contracts.ts'
+import type { QueuedJob } from '../../storage/contracts.ts'
+import type { ViewerScope } from '../view.ts'
+import type { BoundaryReason, ImmediateEncoder, ImmediateEncodingOutcome } from '../episodes/immediate-encoding.ts'
+import { replayAndExtract, replayDecision, stepsFromActivity } from '../learning/sleep-replay.ts'
+import type { JobHandler, JobHandlerResult } from './job-runner.ts'
+
+/** What a boundary did for a session: the encoder's outcome, or why it failed. */
+export type BoundaryOutcome = ImmediateEncodingOutcome | { kind: 'failed'; session: string; reason: BoundaryReason; error: string }
+
+/** How far back replay looks when a session's open period is unknown (a session ended before it had a record). */
+const REPLAY_LOOKBACK_MS = 24 * 60 * 60_000
+
+const BOUNDARY_REASONS: readonly BoundaryReason[] = ['idle', 'heartbeat', 'end']
+
+function stringField(job: QueuedJob, name: string): string | undefined {
+  const value = job.payload[name]
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+function missing(job: QueuedJob, field: string): JobHandlerResult {
+  return { status: 'failed', error: `job ${job.id} (${job.kind}) has no ${field} in its payload` }
+}
+
+/** Immediate encoding of the session in the payload. A busy encoder (another process holds the session) is retried. */
+export function encodingHandler(encoder: ImmediateEncoder): JobHandler {
+  return async (job) => {
+    const session = stringField(job, 'session')
+    if (!session) return missing(job, 'session')
+    const reasonField = stringField(job, 'reason')
+    const reason: BoundaryReason = BOUNDARY_REASONS.find((known) => known === reasonField) ?? 'end'
+    const since = stringField(job, 'since')
+    const outcome = await encoder.finalizeSession(session, { reason, ...(since ? { since } : {}) })
+    if (outcome.kind === 'busy') return { status: 'retry', error: `session ${session} is being encoded by another process` }
+    const result = outcome as unknown as Record<string, unknown>
+    return outcome.kind === 'recorded' ? { status: 'done', result } : { status: 'skipped', reason: 'nothing new since the last boundary', result }
+  }
+}
+
+export interface ReplayHandlerOptions {
+  /** The session's user's scope: its activity is replayed, and what it teaches is theirs (decision 0017). */
+  scope(user: string | undefined): ViewerScope
+  llm: Llm
+}
+
+/**
+ * Sleep replay of the session's open period in the payload (`from`–`until`). Skipped, with the
+ * reason, when the session is not worth replaying or no model is configured; a failed model call
+ * is retried.
+ */
+export function replayHandler(options: ReplayHandlerOptions): JobHandler {
+  return async (job) => {
+    const session = stringField(job, 'session')
+    const until = stringField(job, 'until')
+    if (!session) return missing(job, 'session')
+    if (!until) return missing(job, 'until')
+    const from = stringField(job, 'from') ?? new Date(Date.parse(until) - REPLAY_LOOKBACK_MS).toISOString()
+    const scope = options.scope(stringField(job, 'user'))
+    const records = await scope.view.own.activity.read({ since: from, until, types: ['tool_use'] })
+    const steps = stepsFromActivity(records.filter((record) => record.session === session))
+    const decision = replayDecision(steps)
+    if (!decision.replay) return { status: 'skipped', reason: `not worth replaying: ${decision.reason} (${steps.length} steps)`, result: { steps: steps.length } }
+    if (!options.llm.available) return { status: 'skipped', reason: 'no LLM configured', result: { steps: steps.length, decision: decision.reason } }
+    const replayed = await replayAndExtract(steps, options.llm)
+    if (replayed.kind === 'failed') return { status: 'retry', error: `sleep replay: ${replayed.reason}` }
+    if (replayed.kind === 'skipped') return { status: 'skipped', reason: replayed.reason }
+    const report = replayed.engrams.length > 0 ? await scope.encoder.encode(replayed.engrams) : undefined
+    return {
+      status: 'done',
+      result: {
+        steps: steps.length,
+        decision: decision.reason,
+        extracted: replayed.engrams.map((engram) => `${engram.kind}: ${engram.text}`),
+        saved: report?.saved.length ?? 0,
+        pending: report?.pending.length ?? 0,
+      },
+    }
+  }
+}

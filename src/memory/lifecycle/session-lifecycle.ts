@@ -1,0 +1,239 @@
+/**
+ * The lifecycle of sessions, wired for one mind (DESIGN principle 9): turn numbers, boundaries,
+ * heartbeats, the work after each turn and at each boundary, memory-file compaction and stored
+ * turns — all kept in the Lifecycle seam, so a `Session` object holds nothing that matters beyond
+ * one turn and any process's `maintain()` finishes what another one started.
+ *
+ * `createMind()` builds this once; sessions use its `SessionLifecycle` face, the mind the rest.
+ */
+import type { ActivityEvent } from '../../core/activity.ts'
+import type { Clock } from '../../core/clock.ts'
+import { describeError } from '../../core/errors.ts'
+import type { Llm } from '../../llm/contracts.ts'
+import type { Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
+import type { ContextProvider } from '../context/provider.ts'
+import type { DeclarativeMemory } from '../engrams/declarative-memory.ts'
+import type { ViewerScope } from '../view.ts'
+import type { BoundaryReason, ImmediateEncoder } from '../episodes/immediate-encoding.ts'
+import { type BoundaryOutcome, encodingHandler, replayHandler } from './boundary-work.ts'
+import { createJobRunner, type JobOutcome } from './job-runner.ts'
+import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob } from './memory-compaction-work.ts'
+import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, REPLAY_JOB } from './session-boundaries.ts'
+import { IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
+import { IDENTITY_COUNTER, identityDue, type TurnWork, turnJobs, turnWorkHandlers } from './turn-work.ts'
+
+export interface SessionLifecycleDeps {
+  agent: string
+  clock: Clock
+  store: Lifecycle
+  /**
+   * What the sessions of a user read and write through (decision 0017): queued work runs as the
+   * session it came from — its activity, its encoder (what it learns is the user's), its stores.
+   */
+  scope(user: string | undefined): ViewerScope
+  /** Immediate encoding at boundaries (it takes its stores as parameters, so owners can route them). */
+  encoder: ImmediateEncoder
+  llm: Llm
+  memory: DeclarativeMemory
+  context: ContextProvider
+  freshTail: number
+  /** Stored messages by id (identity extraction reads the user's messages of their latest turns). */
+  readMessages(ids: number[]): Promise<Array<{ role: string; content: string }>>
+  /** Run queued work at once in the background of this process (default true); false leaves it to `maintain()`. */
+  eager?: boolean
+  idleMs?: number
+  onWarning(message: string): void
+  /** Every job this process settled (the mind reindexes after work that wrote files). */
+  onSettled?(outcome: JobOutcome): void
+}
+
+/** What a `Session` needs from the lifecycle. */
+export interface SessionLifecycle {
+  /** Counts a turn in the store and returns its number; a session that (re)opens gets its compaction check. */
+  beginTurn(sessionId: string, user: string | undefined): Promise<{ number: number; opened: boolean }>
+  /** Stores what the turn was given (its provenance). */
+  saveTurn(record: Omit<TurnRecord, 'agent' | 'replyIds'>): Promise<void>
+  /** A heartbeat message arrived: sessions quiet since the previous one reach their boundary (work in the background). */
+  heartbeatArrived(): Promise<void>
+  /** Links the replies to the turn and queues the turn's work; returns the kinds queued. */
+  endTurn(work: TurnWork, replyIds: number[]): Promise<string[]>
+  /** The explicit end of a session: the episode is written now, sleep replay is queued. */
+  endSession(sessionId: string): Promise<BoundaryOutcome>
+}
+
+/** What `maintain()` (or a heartbeat) did. */
+export interface LifecycleReport {
+  /** Sessions this call closed. */
+  closed: ClosedSession[]
+  /** Immediate encoding of each boundary this call ran. */
+  boundaries: BoundaryOutcome[]
+  /** Memory-file compaction, when it ran. */
+  compaction: CompactionSummary[]
+  /** Every job this call ran: boundaries, sleep replay, work left by turns, compaction. */
+  jobs: JobOutcome[]
+}
+
+export interface HeartbeatReport extends LifecycleReport {
+  at: string
+  /** The previous heartbeat; sessions quiet since then were closed. */
+  previous: string | undefined
+}
+
+export interface MindLifecycle extends SessionLifecycle {
+  /** Notes activity (wired to the activity recorder). */
+  observe(event: ActivityEvent): Promise<void>
+  /** Closes idle sessions, queues memory-file compaction when due, and runs every due job. */
+  maintain(options?: { forceCompaction?: boolean }): Promise<LifecycleReport>
+  /** A heartbeat: closes the sessions quiet since the previous one, then runs every due job. */
+  heartbeat(): Promise<HeartbeatReport>
+  /** Resolves when this process's background work is done. */
+  idle(): Promise<void>
+  session(sessionId: string): Promise<SessionRecord | null>
+  openSessions(): Promise<SessionRecord[]>
+  lastFinalizedTurn(sessionId: string): Promise<number>
+  turn(ref: { sessionId: string; turn: number } | { messageId: number }): Promise<TurnRecord | null>
+}
+
+/**
+ * Finished jobs are kept this long (what ran, and its result, for inspection), then deleted: their
+ * keys name occasions that do not come back (a session period, a turn, a day), and a queue that
+ * only grows slows every claim. Failed jobs stay until someone looks.
+ */
+const FINISHED_JOBS_KEPT_MS = 30 * 24 * 60 * 60_000
+
+function boundaryOf(outcome: JobOutcome, reasons: ReadonlyMap<string, BoundaryReason>): BoundaryOutcome | undefined {
+  if (outcome.kind !== ENCODING_JOB || outcome.status === 'lost') return undefined
+  if ((outcome.status === 'done' || outcome.status === 'skipped') && outcome.result && typeof outcome.result.kind === 'string') {
+    return outcome.result as unknown as BoundaryOutcome
+  }
+  const session = outcome.session ?? '?'
+  return { kind: 'failed', session, reason: reasons.get(session) ?? 'idle', error: outcome.reason ?? outcome.status }
+}
+
+function report(closed: ClosedSession[], jobs: JobOutcome[]): LifecycleReport {
+  const reasons = new Map(closed.map((entry) => [entry.session, entry.reason]))
+  const compaction = jobs.find((job) => job.kind === MEMORY_COMPACTION_JOB)?.result?.results
+  return {
+    closed,
+    boundaries: jobs.map((job) => boundaryOf(job, reasons)).filter((outcome): outcome is BoundaryOutcome => outcome !== undefined),
+    compaction: Array.isArray(compaction) ? (compaction as CompactionSummary[]) : [],
+    jobs,
+  }
+}
+
+export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycle {
+  const { agent, clock, store, memory } = deps
+  const boundaries = createSessionBoundaries({ agent, lifecycle: store, clock, ...(deps.idleMs !== undefined ? { idleMs: deps.idleMs } : {}) })
+  const runner = createJobRunner({
+    lifecycle: store,
+    agent,
+    clock,
+    eager: deps.eager ?? true,
+    handlers: {
+      [ENCODING_JOB]: encodingHandler(deps.encoder),
+      [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
+      [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory),
+      ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail }),
+    },
+    onSettled(outcome) {
+      if (outcome.status === 'failed' || outcome.status === 'retrying') {
+        deps.onWarning(`${outcome.kind}${outcome.session ? ` (session ${outcome.session})` : ''} ${outcome.status === 'retrying' ? 'failed and will be tried again' : 'failed'}: ${outcome.reason}`)
+      }
+      deps.onSettled?.(outcome)
+    },
+    onError: (error) => deps.onWarning(`background work: ${describeError(error)}`),
+  })
+
+  // Checks that run off the turn's path (memory-file compaction at session start).
+  let checks: Promise<unknown> = Promise.resolve()
+  const check = (label: string, task: () => Promise<void>): void => {
+    checks = checks.then(task).catch((error) => deps.onWarning(`${label}: ${describeError(error)}`))
+  }
+
+  async function idle(): Promise<void> {
+    await checks
+    await runner.idle()
+  }
+
+  return {
+    observe: (event) => boundaries.observe(event),
+
+    async beginTurn(sessionId, user) {
+      const { session, opened } = await store.beginTurn(agent, sessionId, { at: clock.now().toISOString(), ...(user !== undefined ? { user } : {}) })
+      if (opened) {
+        // The seed compacts memory files at session start, in the background: the check reads two
+        // files, the compaction calls the planning model — neither may delay the first prompt.
+        check('memory-file compaction check', async () => {
+          if (!(await memoryCompactionDue(memory, user))) return
+          await store.enqueue({ agent, ...memoryCompactionJob('session-start', clock.now()) })
+          runner.kick()
+        })
+      }
+      return { number: session.turns, opened }
+    },
+
+    async saveTurn(record) {
+      await store.saveTurn({ agent, ...record })
+    },
+
+    async heartbeatArrived() {
+      await boundaries.heartbeat()
+      runner.kick()
+    },
+
+    async endTurn(work, replyIds) {
+      const at = clock.now().toISOString()
+      if (replyIds.length > 0) await store.addTurnReplies(agent, work.sessionId, work.turn, replyIds)
+      const count = await store.increment(agent, work.user, IDENTITY_COUNTER, at)
+      let identity: { count: number; messages: string[] } | undefined
+      if (identityDue(count)) {
+        // What the user said in their latest turns, over all their sessions: the count is theirs, not the session's.
+        const turns = await store.recentTurns(agent, work.user, IDENTITY_EVERY_TURNS)
+        const messages = await deps.readMessages(turns.map((turn) => turn.messageId).reverse())
+        identity = { count, messages: messages.filter((message) => message.role === 'user').map((message) => message.content) }
+      }
+      const jobs = turnJobs(work, identity, at)
+      for (const job of jobs) await store.enqueue({ agent, ...job })
+      if (jobs.length > 0) runner.kick()
+      return jobs.map((job) => job.kind)
+    },
+
+    async endSession(sessionId) {
+      const { encodingJob } = await boundaries.end(sessionId)
+      const ran = await runner.run(encodingJob.id)
+      // Sleep replay (and anything else due) goes on in the background.
+      runner.kick()
+      const outcome = ran ? boundaryOf(ran, new Map([[sessionId, 'end']])) : undefined
+      if (outcome) return outcome
+      // A boundary before this one already encoded everything up to the session's last activity.
+      if (encodingJob.status === 'done' || encodingJob.status === 'skipped') return { kind: 'nothing_new', session: sessionId, reason: 'end' }
+      return { kind: 'busy', session: sessionId, reason: 'end' }
+    },
+
+    async maintain(options = {}) {
+      await idle()
+      await store.pruneJobs(agent, new Date(clock.now().getTime() - FINISHED_JOBS_KEPT_MS).toISOString())
+      const closed = await boundaries.closeIdle()
+      if (options.forceCompaction) {
+        await store.enqueue({ agent, ...memoryCompactionJob('forced', clock.now()) })
+      } else if (await memoryCompactionDue(memory)) {
+        await store.enqueue({ agent, ...memoryCompactionJob('maintenance', clock.now()) })
+      }
+      return report(closed, await runner.drain())
+    },
+
+    async heartbeat() {
+      await idle()
+      const beat = await boundaries.heartbeat()
+      return { at: beat.at, previous: beat.previous, ...report(beat.closed, await runner.drain()) }
+    },
+
+    idle,
+    session: (sessionId) => store.session(agent, sessionId),
+    openSessions: () => store.openSessions(agent),
+    async lastFinalizedTurn(sessionId) {
+      return (await deps.encoder.cursor(sessionId))?.lastFinalizedTurn ?? 0
+    },
+    turn: (ref) => store.turn(agent, ref),
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The work after a turn, queued durably with everything it needs: the error learner's post-mortem
+ * (the turn's failures), the pattern monitor's rules (the turn's events), identity extraction
+ * (every 5th turn of an (agent, user), counted in the store, with the user's recent messages) and
+ * incremental compaction of the conversation. The process that ends the turn runs them at once in
+ * the background; if it dies first, the next `maintain()` anywhere does.
+ */
+import type { Llm } from '../../llm/contracts.ts'
+import type { JobInput, QueuedJob } from '../../storage/contracts.ts'
+import type { ContextProvider, ContextSession } from '../context/provider.ts'
+import { hasCompactor } from '../context/provider.ts'
+import type { DeclarativeMemory } from '../engrams/declarative-memory.ts'
+import { type ConversationMessage, IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
+import { type BufferedFailure, learnFromFailures } from '../learning/error-learner.ts'
+import { type PatternEvent, isEventKind } from '../learning/pattern-events.ts'
+import { createPatternMonitor, knownRulesPredicate, PATTERN_MONITOR_MODES, type PatternMonitorMode } from '../learning/pattern-monitor.ts'
+import type { ViewerScope } from '../view.ts'
+import type { JobHandler, JobHandlerResult } from './job-runner.ts'
+
+export const ERROR_LEARNER_JOB = 'error-learner'
+export const PATTERN_MONITOR_JOB = 'pattern-monitor'
+export const IDENTITY_JOB = 'identity'
+export const CONTEXT_COMPACTION_JOB = 'context-compaction'
+
+/** The store's counter of turns per (agent, user) that paces identity extraction. */
+export const IDENTITY_COUNTER = 'identity-turns'
+
+/** Identity extraction reads the user's messages of the turns since its last pass, each cut to this. */
+const IDENTITY_MESSAGE_CHARS = 2_000
+
+/** Whether the `count`-th turn of an (agent, user) is one identity extraction runs at. */
+export function identityDue(count: number): boolean {
+  return count > 0 && count % IDENTITY_EVERY_TURNS === 0
+}
+
+/** What the end of a turn hands over. */
+export interface TurnWork {
+  sessionId: string
+  user: string | undefined
+  turn: number
+  /** The turn's failed or warning tool calls (the error learner's buffer). */
+  failures: BufferedFailure[]
+  /** The turn's pattern-monitor events (only when a detector fired) and the monitor's mode. */
+  patterns: { mode: PatternMonitorMode; events: readonly PatternEvent[] }
+  /** The conversation passed its compaction threshold. */
+  compactContext: boolean
+}
+
+/**
+ * The jobs a turn's end queues. `identity`, when this turn is one identity extraction runs at:
+ * the (agent, user) turn count and the user's messages of their latest turns, oldest first.
+ */
+export function turnJobs(work: TurnWork, identity: { count: number; messages: string[] } | undefined, at: string): Array<Omit<JobInput, 'agent'>> {
+  const jobs: Array<Omit<JobInput, 'agent'>> = []
+  const turnKey = `${work.sessionId}:${work.turn}`
+  const common = { session: work.sessionId, ...(work.user !== undefined ? { user: work.user } : {}), turn: work.turn }
+  if (work.failures.length > 0) {
+    jobs.push({ kind: ERROR_LEARNER_JOB, key: `${ERROR_LEARNER_JOB}:${turnKey}`, payload: { ...common, failures: work.failures }, runAfter: at })
+  }
+  if (work.patterns.mode !== 'off' && work.patterns.events.length > 0) {
+    jobs.push({ kind: PATTERN_MONITOR_JOB, key: `${PATTERN_MONITOR_JOB}:${turnKey}`, payload: { ...common, mode: work.patterns.mode, events: work.patterns.events }, runAfter: at })
+  }
+  if (identity) {
+    const messages: ConversationMessage[] = identity.messages.map((content) => ({ role: 'user', content: content.slice(0, IDENTITY_MESSAGE_CHARS) }))
+    jobs.push({
+      kind: IDENTITY_JOB,
+      key: `${IDENTITY_JOB}:${work.user ?? ''}:${identity.count}`,
+      payload: { ...common, count: identity.count, messages },
+      runAfter: at,
+    })
+  }
+  if (work.compactContext) {
+    jobs.push({ kind: CONTEXT_COMPACTION_JOB, key: `${CONTEXT_COMPACTION_JOB}:${turnKey}`, payload: common, runAfter: at })
+  }
+  return jobs
+}
+
+export interface TurnWorkHandlerOptions {
+  agent: string
+  llm: Llm
+  memory: DeclarativeMemory
+  /** The session's user's scope: what a turn teaches is theirs (decision 0017). */
+  scope(user: string | undefined): ViewerScope
+  context: ContextProvider
+  freshTail: number
+}
+
+function contextSession(agent: string, job: QueuedJob): ContextSession | undefined {
+  const { session, user } = job.payload
+  if (typeof session !== 'string' || session === '') return undefined
+  return { sessionId: session, agent, ...(typeof user === 'string' && user !== '' ? { user } : {}) }
+}
+
+function userOf(job: QueuedJob): string | undefined {
+  const { user } = job.payload
+  return typeof user === 'string' && user !== '' ? user : undefined
+}
+
+function invalidPayload(job: QueuedJob, what: string): JobHandlerResult {
+  return { status: 'failed', error: `job ${job.id} (${job.kind}): ${what}` }
+}
+
+/** Handlers of the jobs `turnJobs` queues. */
+export function turnWorkHandlers(options: TurnWorkHandlerOptions): Record<string, JobHandler> {
+  const { memory } = options
+  return {
+    async [ERROR_LEARNER_JOB](job) {
+      const failures = job.payload.failures
+      if (!Array.isArray(failures)) return invalidPayload(job, 'no failures in the payload')
+      const result = await learnFromFailures(failures as BufferedFailure[], { encoder: options.scope(userOf(job)).encoder, llm: options.llm })
+      if (result.kind === 'failed') return { status: 'retry', error: `error learner: ${result.reason}` }
+      if (result.kind === 'skipped') return { status: 'skipped', reason: result.reason }
+      if (result.kind === 'empty') return { status: 'skipped', reason: 'no failures' }
+      return { status: 'done', result: { lessons: result.lessons.map((lesson) => lesson.text), saved: result.report.saved.length, discarded: result.discarded.length } }
+    },
+
+    async [PATTERN_MONITOR_JOB](job) {
+      const { mode, events } = job.payload
+      if (!Array.isArray(events) || !PATTERN_MONITOR_MODES.includes(mode as PatternMonitorMode)) return invalidPayload(job, 'no events or mode in the payload')
+      const monitor = createPatternMonitor({ mode: mode as PatternMonitorMode })
+      for (const event of events as PatternEvent[]) {
+        if (isEventKind(event?.kind)) monitor.observe(event.kind, event.detail as never, { severity: event.severity, round: event.round })
+      }
+      const scope = options.scope(userOf(job))
+      const result = await monitor.flush({ encoder: scope.encoder, hasSimilarLesson: await knownRulesPredicate([...scope.view.engramStores('global'), ...scope.view.engramStores('project')]) })
+      if (result.kind !== 'encoded') return { status: 'skipped', reason: result.kind === 'off' ? 'the pattern monitor is off' : 'no pattern fired' }
+      return { status: 'done', result: { rules: result.lessons.map((lesson) => lesson.rule), saved: result.report.saved.length, known: result.skippedAsKnown.length } }
+    },
+
+    async [IDENTITY_JOB](job) {
+      const { messages, count } = job.payload
+      if (!Array.isArray(messages) || typeof count !== 'number') return invalidPayload(job, 'no messages or count in the payload')
+      const user = userOf(job)
+      // Facts about a user go into their one profile (decision 0017).
+      const update = await memory.identity.maybeUpdateIdentity(messages as ConversationMessage[], count, user === undefined ? {} : { user })
+      if (update.kind === 'skipped') return { status: 'skipped', reason: update.reason }
+      return { status: 'done', result: { method: update.method, facts: update.facts, saved: update.report.saved.length, ...(update.llmError ? { llmError: update.llmError } : {}) } }
+    },
+
+    async [CONTEXT_COMPACTION_JOB](job) {
+      const session = contextSession(options.agent, job)
+      if (!session) return invalidPayload(job, 'no session in the payload')
+      const context = options.context
+      if (!hasCompactor(context)) return { status: 'skipped', reason: 'the context provider does not compact' }
+      const result = await context.compact(session, { mode: 'incremental', freshTail: options.freshTail })
+      return { status: 'done', result: result as unknown as Record<string, unknown> }
+    },
+  }
+}

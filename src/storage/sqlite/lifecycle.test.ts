@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { ManualClock } from '../../core/clock.ts'
+import { makeTempHome } from '../../testing/temp-home.ts'
+import { runLifecycleContract } from '../contract-tests/lifecycle.contract.ts'
+import { openSqlite } from './database.ts'
+import { createSqliteLifecycle } from './lifecycle.ts'
+
+const CLAIM_WORKER = join(import.meta.dirname, 'test-support', 'claim-worker.ts')
+
+function openTemp() {
+  const temp = makeTempHome('engram-sqlite-lifecycle-')
+  mkdirSync(temp.home, { recursive: true })
+  const path = join(temp.home, 'engram.db')
+  const handle = openSqlite(path)
+  return {
+    path,
+    handle,
+    cleanup: () => {
+      handle.close()
+      temp.cleanup()
+    },
+  }
+}
+
+runLifecycleContract('sqlite', async () => {
+  const { handle, cleanup } = openTemp()
+  return { lifecycle: createSqliteLifecycle(handle, { clock: new ManualClock('2026-03-02T09:00:00Z') }), cleanup: async () => cleanup() }
+})
+
+test('three processes draining one queue run each of 300 jobs exactly once', async () => {
+  const { path, handle, cleanup } = openTemp()
+  try {
+    const lifecycle = createSqliteLifecycle(handle, { clock: new ManualClock('2026-03-02T09:00:00Z') })
+    for (let i = 0; i < 300; i++) await lifecycle.enqueue({ agent: 'agent', kind: 'work', key: `work:${i}`, payload: { i }, runAfter: '2026-01-01T00:00:00.000Z' })
+    const startFile = `${path}.start`
+    const workers = ['A', 'B', 'C'].map((owner) => {
+      const child = spawn(process.execPath, [CLAIM_WORKER, path, owner, startFile], { stdio: ['ignore', 'pipe', 'pipe'] })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString()
+      })
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString()
+      })
+      const ready = new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', () => {
+          if (stdout.includes('ready')) resolve()
+        })
+        child.on('exit', (code) => reject(new Error(`worker ${owner} exited before ready (${code}): ${stderr}`)))
+      })
+      const ran = new Promise<number[]>((resolve, reject) => {
+        child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '[]') as number[]) : reject(new Error(`worker ${owner}: ${code} ${stderr}`))))
+      })
+      return { ready, ran }
+    })
+    await Promise.all(workers.map((w) => w.ready))
+    writeFileSync(startFile, 'go')
+    const ran = await Promise.all(workers.map((w) => w.ran))
+    const all = ran.flat().sort((a, b) => a - b)
+    assert.equal(all.length, 300, 'every job ran')
+    assert.equal(new Set(all).size, 300, 'no job ran twice')
+    assert.ok(ran.filter((ids) => ids.length > 0).length >= 2, `the workers really competed: ${ran.map((ids) => ids.length).join(', ')}`)
+    const jobs = await lifecycle.jobs('agent')
+    assert.ok(jobs.every((job) => job.status === 'done' && job.attempts === 1))
+  } finally {
+    cleanup()
+  }
+})
