@@ -61,7 +61,7 @@ function describeModelFailure(source: ModelSource, error: unknown, task?: string
   const rawStatus = EngramError.is(error) ? error.details.status : undefined
   const status = typeof rawStatus === 'number' ? rawStatus : undefined
   const fullMessage = error instanceof Error ? error.message : String(error)
-  const message = fullMessage.split('\nFix: ')[0] ?? fullMessage
+  const message = withoutContent(fullMessage.split('\nFix: ')[0] ?? fullMessage)
   const kind = kindOf(code, status, message)
   const name = NAMES[source]
   const http = status !== undefined ? ` (HTTP ${status})` : ''
@@ -87,6 +87,20 @@ function describeModelFailure(source: ModelSource, error: unknown, task?: string
     fix: kind === 'auth' ? authFix(source) : (ownFix ?? genericFix(source)),
     ...(EngramError.is(error) && error.details.paused === true ? { paused: true } : {}),
   }
+}
+
+/** Longest failure message kept: a provider's error text, not a document. */
+const FAILURE_MESSAGE_CHARS = 400
+
+/**
+ * A failure is recorded where every session of the agent reads it (the next turn's warnings,
+ * doctor), whoever's work failed, so it must not carry what the model was shown or answered: that
+ * is one user's memory (decision 0017). The excerpt of an invalid answer is dropped; a long
+ * provider message is cut.
+ */
+export function withoutContent(message: string): string {
+  const cut = message.replace(/\. Answer began: [\s\S]*$/, '. (The answer is not kept: it may hold what a user said.)')
+  return cut.length > FAILURE_MESSAGE_CHARS ? `${cut.slice(0, FAILURE_MESSAGE_CHARS - 1)}…` : cut
 }
 
 function kindOf(code: string, status: number | undefined, message: string): ModelFailureKind {

@@ -6,7 +6,8 @@
  *   knowledge → <t>/knowledge/<slug>.md            procedure → <t>/procedures/<slug>.md
  *   episode   → <t>/episodes/<YYYY-MM-DD>.md       state     → <t>/state/<slug>.md
  *   prompt    → agents/<a>/<SYSTEM|SOUL>.md         user      → shared/users/<slug>.md
- * Every rewrite first copies the old file to `<t>/archive/versions/<kind>/<slug>.<time>.md`
+ * Every rewrite first copies the old file to `<t>/archive/versions/<kind>/<slug>.<time>.md` (a
+ * profile: `shared/users/.history/<key>/archive/…`, out of every other user's reach)
  * (and records why in `archive/versions/versions.jsonl`); archiving moves a file to
  * `<t>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted. Prompt layers belong to the
  * agent and user profiles to their users whatever tree a store is opened on.
@@ -121,10 +122,14 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
 
   const relOf = (kind: DocKind, slug: string): string => `${folderOf(kind)}/${slug}.md`
   const abs = (rel: string): string => join(home, ...rel.split('/'))
-  // What a document's history belongs to: its own tree (profiles keep theirs under shared/).
-  const historyRel = (kind: DocKind): string => (kind === 'user' ? 'shared' : kind === 'prompt' ? agentRel : treeRel)
-  const archiveRel = (reason: string, kind: DocKind, slug: string): string => `${historyRel(kind)}/archive/${reason}/${kind}/${slug}.md`
-  const versionsRel = (kind: DocKind): string => `${historyRel(kind)}/archive/versions/${kind}`
+  /*
+   * Where a document's history goes: its own tree's archive/. A user's profile is shared by every
+   * agent and belongs to one user, so its history is its own folder, `shared/users/.history/<key>/`:
+   * out of every other user's reach (hidden names are not memory paths) and erased with the user.
+   */
+  const historyRel = (kind: DocKind, slug: string): string => (kind === 'user' ? `shared/users/.history/${slug}` : kind === 'prompt' ? agentRel : treeRel)
+  const archiveRel = (reason: string, kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/${reason}/${kind}/${slug}.md`
+  const versionsRel = (kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/versions/${kind}`
   const lockName = (kind: DocKind, slug: string): string =>
     `docs:${kind === 'user' ? 'shared' : kind === 'prompt' || owner === 'agent' ? agent : treeRel}:${kind}:${slug}`
 
@@ -193,7 +198,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
 
   /** Copies the live file into archive/versions under a fresh stamp; returns its relative path. */
   async function saveVersion(kind: DocKind, slug: string, sourceRel: string, reason: string | undefined): Promise<string> {
-    const folderRel = versionsRel(kind)
+    const folderRel = versionsRel(kind, slug)
     await mkdir(abs(folderRel), { recursive: true })
     const stamp = stampOf(clock.now())
     for (let n = 1; ; n++) {
@@ -202,7 +207,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
         await copyFile(abs(sourceRel), abs(rel), constants.COPYFILE_EXCL)
         await syncFolder(abs(folderRel))
         await appendLine(
-          abs(`${historyRel(kind)}/archive/versions/versions.jsonl`),
+          abs(`${historyRel(kind, slug)}/archive/versions/versions.jsonl`),
           JSON.stringify({ at: clock.now().toISOString(), kind, slug, path: rel, ...(reason ? { reason } : {}) }),
         )
         return rel
@@ -364,7 +369,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
 
     async versions(kind, slug) {
       checkSlug(kind, slug)
-      const folderRel = versionsRel(kind)
+      const folderRel = versionsRel(kind, slug)
       let names: string[]
       try {
         names = await readdir(abs(folderRel))
