@@ -47,8 +47,11 @@ async function turn(m: Mind, sessionId: string, message: string, reply: string, 
   return t
 }
 
+// Ada's memories are hers: they live in her own folder and reach only her sessions (decision 0017).
+const adaDir = join(mind.layout.usersDir, 'ada')
+
 chapter('Day 1 — a conversation; the agent memorizes what matters')
-await mind.backend.documents.write('user', 'ada', {}, '# Ada\n\n- Lead engineer on the billing service\n- Prefers short answers\n')
+await mind.memory.profiles.replace('ada', '# Ada\n\n- Lead engineer on the billing service\n- Prefers short answers\n')
 await turn(mind, 'mon', 'Hi! I am Ada. The invoice export to accounting failed again last night.', 'Looking into it.')
 clock.advance(120_000)
 await turn(mind, 'mon', 'It returned HTTP 429 after about 50 requests.', 'The billing API rate-limits at ~50 requests/minute; I will batch the calls.', {
@@ -57,14 +60,14 @@ await turn(mind, 'mon', 'It returned HTTP 429 after about 50 requests.', 'The bi
 })
 clock.advance(120_000)
 await turn(mind, 'mon', 'Great, batching fixed it.\nresolved: invoice export failing', 'Glad it works now.')
-show('agents/default/memory/lessons.md', readFileSync(join(mind.layout.globalMemoryDir, 'lessons.md'), 'utf8'))
-show('agents/default/memory/rules.md', readFileSync(join(mind.layout.globalMemoryDir, 'rules.md'), 'utf8'))
+show('agents/default/users/ada/memory/lessons.md  (Ada\'s own: only her sessions see it)', readFileSync(join(adaDir, 'memory', 'lessons.md'), 'utf8'))
+show('agents/default/users/ada/memory/rules.md', readFileSync(join(adaDir, 'memory', 'rules.md'), 'utf8'))
 
 chapter('Between sessions — immediate encoding at the idle boundary')
 clock.advance(15 * 60_000)
 const maintenance = await mind.maintain()
 console.log(`session boundaries: ${maintenance.boundaries.map((b) => `${b.kind}${'session' in b ? ` (${b.session})` : ''}`).join(', ')}`)
-show('agents/default/episodes/2026-03-02.md', readFileSync(join(mind.layout.episodesDir, '2026-03-02.md'), 'utf8'), 14)
+show('agents/default/users/ada/episodes/2026-03-02.md', readFileSync(join(adaDir, 'episodes', '2026-03-02.md'), 'utf8'), 14)
 show('shared/resolutions.jsonl', readFileSync(join(home, 'shared', 'resolutions.jsonl'), 'utf8'), 3)
 
 chapter('Day 2 — other work')
@@ -90,6 +93,20 @@ for (const item of t.provenance.primed.slice(0, 6)) {
 console.log(`system prompt: ${t.system.length} chars in parts ${Object.entries(t.systemParts).filter(([, v]) => v !== '').map(([k]) => k).join(' → ')}`)
 console.log(`conversation handed to the model: ${t.messages.length} message(s); tools: ${t.tools.map((x) => x.name).join(', ')}`)
 await day3.end(t, 'Last time the billing API rate limit (about 50 requests/minute) caused it; batching the calls fixed it.')
+await mind.idle()
+const stored = await mind.turnProvenance({ sessionId: 'wed', turn: t.number })
+console.log(`stored with the turn, for "why did the agent know that?" later: ${stored?.provenance.primed.length ?? 0} injected memories (mind.turnProvenance)`)
+
+chapter('Another user — private memory per user')
+const bob = mind.session('bob-chat', { user: 'bob' })
+const b = await bob.begin('What do you know about the accounting export and its 429 errors?')
+const leaked = /rate-limit|50 requests|Batch calls|Ada/.test(b.system + JSON.stringify(b.messages))
+console.log(`bob asks the same question: ${leaked ? 'LEAK — Ada\'s memories reached bob' : 'none of Ada\'s memories, episodes or messages reach his prompt'}`)
+const search = await b.tools.find((tool) => tool.name === 'search_memory')?.execute({ query: 'billing API rate limit' })
+console.log(`bob's search_memory "billing API rate limit" → ${search?.text.split('\n')[0]}`)
+const forbidden = await b.tools.find((tool) => tool.name === 'read_memory_file')?.execute({ path: 'users/ada/memory/lessons.md' })
+console.log(`bob's read_memory_file users/ada/memory/lessons.md → ${forbidden?.text.split('\n')[0]}`)
+await bob.end(b, 'I have nothing on that yet.')
 await mind.idle()
 
 chapter('Lossless working memory — a long conversation folds into summaries')
@@ -119,14 +136,14 @@ if (summary) {
 }
 
 chapter('Hand edits are memories too')
-const lessonsFile = join(mind.layout.globalMemoryDir, 'lessons.md')
+const lessonsFile = join(adaDir, 'memory', 'lessons.md')
 appendFileSync(lessonsFile, '- Invoices are archived to cold storage after 18 months <!-- topic:billing-api ts:2026-03-02 -->\nthis line is not a memory entry\n')
 const report = await mind.reindex()
 console.log(`appended by hand, then reindexed: ${report.added} added, ${report.unchanged} unchanged, ${report.ms} ms`)
 for (const problem of report.problems) console.log(`kept and reported: ${problem.file.replace(`${home}/`, '')}:${problem.line} — ${problem.reason}`)
-const found = await mind.retriever.search('when are invoices archived', { limit: 1 })
+const found = await mind.retriever.search('when are invoices archived', { limit: 1, viewer: { agent: mind.agent, user: 'ada' } })
 console.log(`search "when are invoices archived" → ${found.hits.map((h) => `[${h.unit.kind}] ${h.unit.text}`).join('') || '(nothing)'}`)
-const episodes = await mind.recall('invoice export 429', { daysBack: 7 })
+const episodes = await mind.scope('ada').recall('invoice export 429', { daysBack: 7 })
 console.log(`recall "invoice export 429" (episodes and activity, 7 days) → ${episodes.length} results; best: ${episodes[0]?.ref ?? '-'}`)
 
 chapter('engram status')
