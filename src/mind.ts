@@ -31,7 +31,7 @@ import { createJournals, type Journals } from './memory/journal/journal-folder.t
 import { type RecoveredJournal, recoverOrphanedJournals } from './memory/journal/recover-orphans.ts'
 import { createSkillStore, type SkillStore } from './memory/skills/skill-store.ts'
 import { createProcedureStore, type ProcedureStore } from './memory/procedures/procedure-store.ts'
-import { describeError } from './core/errors.ts'
+import { describeError, EngramError, ErrorCode } from './core/errors.ts'
 import { join } from 'node:path'
 import { createContextProvider, type ContextProviderKind } from './memory/context/create-provider.ts'
 import type { ContextProvider } from './memory/context/provider.ts'
@@ -45,7 +45,9 @@ import { encoderFor } from './memory/engrams/encode.ts'
 import { createProcedureView } from './memory/procedures/procedure-store.ts'
 import { createMemoryView, type ViewerScope } from './memory/view.ts'
 import type { StoredTurn } from './session/turn.ts'
-import { buildAgentTools } from './tools/agent-tools.ts'
+import { buildAgentTools, memoryFileDeps } from './tools/agent-tools.ts'
+import { applyMemoryFileWrite } from './tools/memory-files.ts'
+import { locateMemoryPath } from './tools/memory-paths.ts'
 import type { EngramTool } from './tools/tool.ts'
 
 export interface CreateMindOptions {
@@ -122,8 +124,11 @@ export interface Mind {
   encode(engrams: Engram[]): Promise<EncodeReport>
   /** Memories the gate holds for `user`'s yes/no (the agent's own queue without one); show them after an answer, before the next prompt. */
   pendingConfirmations(options?: { user?: string }): Promise<PendingConfirmation[]>
-  /** Accept (save) or reject pending confirmations of `user` (the agent's own without one): some ids, or `'all'`. */
-  confirm(decision: { accept?: ConfirmationSelection; reject?: ConfirmationSelection; user?: string }): Promise<{ saved: number; rejected: number }>
+  /**
+   * Accept (save) or reject pending confirmations of `user` (the agent's own without one): some
+   * ids, or `'all'`. Memories are encoded; promoted memory files are written.
+   */
+  confirm(decision: { accept?: ConfirmationSelection; reject?: ConfirmationSelection; user?: string }): Promise<ConfirmOutcome>
   /** Resolves when every write made so far is in the search index. */
   indexed(): Promise<void>
   /**
@@ -152,6 +157,16 @@ export interface MaintenanceReport extends LifecycleReport {
   warnings: string[]
   /** LLM and embedder failures recorded since the previous `maintain()` (of any process), grouped. */
   failures: FailureGroup[]
+}
+
+/** What `mind.confirm` did. */
+export interface ConfirmOutcome {
+  /** Memories and files written (memories already known count as accepted, not saved). */
+  saved: number
+  rejected: number
+  accepted: PendingConfirmation[]
+  /** What could not be saved; it stays pending. */
+  problems: Array<{ id: string; reason: string }>
 }
 
 export interface MindSessions {
@@ -426,9 +441,37 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     encode: (engrams) => memory.encoder.encode(engrams),
     pendingConfirmations: (options = {}) => memory.encoder.pendingConfirmations(options.user),
     async confirm(decision) {
-      const accepted = decision.accept ? await memory.encoder.acceptConfirmations(decision.accept, decision.user) : undefined
-      const rejected = decision.reject ? await memory.encoder.rejectConfirmations(decision.reject, decision.user) : undefined
-      return { saved: accepted?.report.saved.length ?? 0, rejected: rejected?.rejected.length ?? 0 }
+      const user = decision.user
+      const outcome: ConfirmOutcome = { saved: 0, rejected: 0, accepted: [], problems: [] }
+      if (decision.accept) {
+        const pending = await backend.confirmations.pending(user)
+        const chosen = decision.accept === 'all' ? pending : pending.filter((item) => (decision.accept as string[]).map(String).includes(item.id))
+        const unknown = decision.accept === 'all' ? [] : decision.accept.filter((id) => !pending.some((item) => item.id === String(id)))
+        if (unknown.length > 0) {
+          throw new EngramError({ code: ErrorCode.notFound, category: 'user', message: `No pending confirmation has the id ${unknown.join(', ')}.`, fix: 'Run `engram confirm` to list the pending ones and their ids.' })
+        }
+        // Promoted memory files (decision 0017) are written as the user who asked for them.
+        const viewer: Viewer = user === undefined ? { agent: values.agent } : { agent: values.agent, user }
+        for (const item of chosen.filter((entry) => entry.document !== undefined)) {
+          const document = item.document as NonNullable<typeof item.document>
+          try {
+            await applyMemoryFileWrite(memoryFileDeps(mind, viewer), locateMemoryPath(document.path, layout, viewer), document.content, document.mode)
+            outcome.accepted.push(...(await backend.confirmations.accept([item.id], user)))
+            outcome.saved++
+          } catch (error) {
+            outcome.problems.push({ id: item.id, reason: describeError(error) })
+          }
+        }
+        const memories = chosen.filter((entry) => entry.engram !== undefined).map((entry) => entry.id)
+        if (memories.length > 0) {
+          const accepted = await memory.encoder.acceptConfirmations(memories, user)
+          outcome.accepted.push(...accepted.accepted)
+          outcome.saved += accepted.report.saved.length
+          outcome.problems.push(...accepted.report.rejected.map((entry) => ({ id: accepted.accepted.find((item) => item.engram === entry.engram)?.id ?? '?', reason: `${entry.reason}: ${entry.engram.text}` })))
+        }
+      }
+      if (decision.reject) outcome.rejected = (await memory.encoder.rejectConfirmations(decision.reject, user)).rejected.length
+      return outcome
     },
     async indexed() {
       await indexing

@@ -31,8 +31,9 @@ test('encode routes by scope through the gate; copilot confirmations survive a r
 
   const again = await open('copilot')
   const pending = await again.pendingConfirmations()
-  assert.deepEqual(pending.map((p) => p.engram.text), ['The staging API is slow on Mondays'])
-  assert.deepEqual(await again.confirm({ accept: 'all' }), { saved: 1, rejected: 0 })
+  assert.deepEqual(pending.map((p) => p.engram?.text), ['The staging API is slow on Mondays'])
+  const confirmed = await again.confirm({ accept: 'all' })
+  assert.deepEqual([confirmed.saved, confirmed.rejected, confirmed.accepted.map((item) => item.engram?.text), confirmed.problems], [1, 0, ['The staging API is slow on Mondays'], []])
   assert.equal((await again.pendingConfirmations()).length, 0)
   assert.match(readFileSync(join(tmp.home, 'agents/default/memory/lessons.md'), 'utf8'), /The staging API is slow on Mondays <!-- topic:staging/)
   assert.match(readFileSync(join(tmp.home, 'agents/default/memory/topics/staging.md'), 'utf8'), /slow on Mondays/)

@@ -484,12 +484,26 @@ export interface Lifecycle {
   recentTurns(agent: string, user: string | undefined, limit: number): Promise<TurnRecord[]>
 }
 
-/** An engram the encoding gate holds until the user says yes or no (copilot mode). */
+/**
+ * A memory file a user's session asked to write for the agent or for everyone (a promotion,
+ * decision 0017), held for that user's yes in copilot mode.
+ */
+export interface PendingDocument {
+  /** The memory path it is written to (`knowledge/x.md`, `shared/knowledge/x.md`). */
+  path: string
+  owner: Owner
+  content: string
+  mode: 'overwrite' | 'append'
+}
+
+/** An engram (or a promoted memory file) the encoding gate holds until the user says yes or no (copilot mode). */
 export interface PendingConfirmation {
   /** Stable id used to accept or reject it. */
   id: string
-  /** The engram, with the owner it will be saved for. */
-  engram: Engram
+  /** The engram, with the owner it will be saved for; absent for a memory file. */
+  engram?: Engram
+  /** The memory file to write, when that is what waits. */
+  document?: PendingDocument
   /** ISO instant it was queued. */
   queuedAt: string
   /** Why it waits (e.g. `copilot mode: confidence medium`). */
@@ -497,6 +511,9 @@ export interface PendingConfirmation {
   /** The user whose session asked for it (they answer it); undefined for a session without a user. */
   askedBy?: string
 }
+
+/** A pending confirmation of an engram (what the encoder queues). */
+export type PendingMemory = PendingConfirmation & { engram: Engram }
 
 /** Which pending confirmations an answer is about: some ids, or every one still pending. */
 export type ConfirmationSelection = string[] | 'all'
@@ -511,7 +528,9 @@ export interface ConfirmationQueue {
   /** Still waiting, oldest first. A read: calling it changes nothing. */
   pending(user?: string): Promise<PendingConfirmation[]>
   /** Queue an engram; the same engram already pending (same scope, owner, kind and text) is returned instead. */
-  enqueue(engram: Engram, reason: string, user?: string): Promise<PendingConfirmation>
+  enqueue(engram: Engram, reason: string, user?: string): Promise<PendingMemory>
+  /** Queue a memory file write; the same write already pending is returned instead. */
+  enqueueDocument(document: PendingDocument, reason: string, user?: string): Promise<PendingConfirmation>
   /** Mark pending ones accepted and return them; unknown or already decided ids are ignored. */
   accept(selection: ConfirmationSelection, user?: string): Promise<PendingConfirmation[]>
   /** Mark pending ones rejected and return them; unknown or already decided ids are ignored. */

@@ -12,7 +12,7 @@ import type { Locks } from '../storage/contracts.ts'
 import { createFileLocks } from '../storage/files/locks.ts'
 import { toEngramTool, toEngramTools } from './adapters.ts'
 import { buildMemorizeTool } from './memorize-tool.ts'
-import { buildReadMemoryFileTool, buildWriteMemoryFileTool } from './memory-files.ts'
+import { buildReadMemoryFileTool, buildWriteMemoryFileTool, type MemoryFileToolsDeps } from './memory-files.ts'
 import { buildMemoryTool } from './memory-tool.ts'
 import { buildRecallTool } from './recall-tool.ts'
 import { createRecallSkillTool } from './recall-skill-tool.ts'
@@ -86,27 +86,12 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession, options
   const scope = mind.scope(session?.user)
   const viewer = scope.viewer
   const search = options.search ?? retrieverSearch(mind, viewer)
-  const projectLocks = projectLocksOf(mind)
   const tools = toEngramTools([
     indexedBeforeReturning(toEngramTool(buildMemorizeTool(mind.memory.encoder, viewer)), mind),
     buildRecallTool(scope.recall),
     buildSearchMemoryTool({ search, layout: mind.layout, viewer }),
     buildReadMemoryFileTool({ layout: mind.layout, viewer }),
-    buildWriteMemoryFileTool({
-      layout: mind.layout,
-      viewer,
-      documents: mind.backend.documents,
-      documentsOf: (owner) => mind.backend.owned(owner).documents,
-      activity: scope.view.own.activity,
-      locks: mind.backend.locks,
-      ...(projectLocks ? { projectLocks } : {}),
-      clock: mind.clock,
-      onWritten:
-        options.onWritten ??
-        (async () => {
-          await mind.reindex()
-        }),
-    }),
+    buildWriteMemoryFileTool(memoryFileDeps(mind, viewer, options.onWritten)),
     createRecallSkillTool(mind.skills),
     createReportProcedureOutcomeTool(scope.procedures),
   ])
@@ -115,6 +100,30 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession, options
     tools.push(...toEngramTools([buildMemoryTool(mind.context, contextSession, mind.memory.profiles)]))
   }
   return tools
+}
+
+/**
+ * What write_memory_file (and an accepted promotion of one, `mind.confirm`) writes through for a
+ * viewer: the stores of every owner, the viewer's own activity log, the gate of promotions.
+ */
+export function memoryFileDeps(mind: Mind, viewer: Viewer, onWritten?: AgentToolsOptions['onWritten']): MemoryFileToolsDeps {
+  const projectLocks = projectLocksOf(mind)
+  return {
+    layout: mind.layout,
+    viewer,
+    documents: mind.backend.documents,
+    documentsOf: (owner) => mind.backend.owned(owner).documents,
+    activity: mind.scope(viewer.user).view.own.activity,
+    locks: mind.backend.locks,
+    ...(projectLocks ? { projectLocks } : {}),
+    clock: mind.clock,
+    gate: { mode: mind.config.values.memory.mode, enqueue: (document, reason) => mind.backend.confirmations.enqueueDocument(document, reason, viewer.user) },
+    onWritten:
+      onWritten ??
+      (async () => {
+        await mind.reindex()
+      }),
+  }
 }
 
 /** search_memory over the mind's hybrid retriever (lexical + dense + spreading activation), as `viewer` may see it. */

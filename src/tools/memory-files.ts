@@ -19,7 +19,8 @@ import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
 import { parseFrontmatter } from '../core/frontmatter.ts'
 import type { DocKind, Frontmatter } from '../core/memory-doc.ts'
 import { OWNER_CHOICES, type Owner, ownerOfUser, resolveOwnerChoice, userKey, userOfOwner, type Viewer } from '../core/owner.ts'
-import type { ActivityLog, DocumentStore, Locks } from '../storage/contracts.ts'
+import type { MemoryMode } from '../config/schema.ts'
+import type { ActivityLog, DocumentStore, Locks, PendingConfirmation, PendingDocument } from '../storage/contracts.ts'
 import { writeFileAtomic } from '../storage/files/atomic-write.ts'
 import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
 import { agentFrontmatter, OWNED_FRONTMATTER_FIELDS } from './owned-frontmatter.ts'
@@ -69,6 +70,21 @@ export interface MemoryFileToolsDeps {
   clock: Clock
   /** Called after a successful write with the memory path and the index source of the file. */
   onWritten?: (relativePath: string, info: { source: string; absolutePath: string }) => void | Promise<void>
+  /**
+   * The encoding gate, for promotions (decision 0017): in copilot mode a note a user's session
+   * writes for the agent or for everyone waits for that user's yes instead of being written.
+   */
+  gate?: { mode: MemoryMode; enqueue(document: PendingDocument, reason: string): Promise<PendingConfirmation> }
+}
+
+/** What a write did. */
+export interface MemoryFileWrite {
+  location: MemoryLocation
+  mode: 'overwrite' | 'append'
+  versioned: boolean
+  source: string
+  /** Set when the index was not updated (the file is safe; the next reindex catches up). */
+  indexNote?: string
 }
 
 export const readMemoryFileInputSchema = z.object({
@@ -430,6 +446,39 @@ async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, s
   if (outcome.kind !== 'done') throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Topic ${location.path} is locked.`, fix: 'retry in a moment' })
 }
 
+/**
+ * Writes one memory file at a checked location (the tool's work, and what an accepted promotion
+ * does): the document store for knowledge, procedures and state (versioned), the topic file under
+ * its lock, then the activity log and the index.
+ */
+export async function applyMemoryFileWrite(deps: MemoryFileToolsDeps, location: MemoryLocation, content: string, mode: 'overwrite' | 'append'): Promise<MemoryFileWrite> {
+  const { folder, slug } = assertWritable(location)
+  const real = await confine(location)
+  if (real !== null && !(await stat(real)).isFile()) throw notFound(location.path, 'write to a file name ending in .md, not a folder')
+  const kind = DOC_KIND_OF[folder]
+  let versioned = false
+  if (kind) ({ versioned } = await writeDocument(deps, location.owner, kind, slug, location.path, content, mode))
+  else await writeTopic(deps, location, slug, content, mode)
+
+  const source = indexSourceOf(location, deps.layout.agent)
+  await deps.activity.append({
+    ts: deps.clock.now().toISOString(),
+    type: 'memory_write',
+    tool: WRITE_MEMORY_FILE_TOOL_NAME,
+    content: location.path,
+    summary: `${mode} ${location.path} (${content.length} chars)`,
+    meta: { path: location.path, mode, chars: content.length, versioned, owner: location.owner },
+  })
+  let note = ''
+  try {
+    await deps.onWritten?.(location.path, { source, absolutePath: join(location.absolute) })
+  } catch (error) {
+    // The file is written and safe; only the index lags until the next reindex.
+    note = `\n(the search index was not updated: ${describeError(error)}; it catches up on the next \`engram reindex\`)`
+  }
+  return { location, mode, versioned, source, ...(note !== '' ? { indexNote: note } : {}) }
+}
+
 /** The `write_memory_file` tool. */
 export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<WriteMemoryFileInput> {
   const viewer = deps.viewer ?? { agent: deps.layout.agent }
@@ -468,30 +517,19 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
               ? requested.owner
               : ownerOfUser(viewer.user)
         const location = writeTarget(requested, deps.layout, owner)
-        const { folder, slug } = assertWritable(location)
-        const real = await confine(location)
-        if (real !== null && !(await stat(real)).isFile()) throw notFound(location.path, 'write to a file name ending in .md, not a folder')
-        const kind = DOC_KIND_OF[folder]
-        let versioned = false
-        if (kind) ({ versioned } = await writeDocument(deps, location.owner, kind, slug, location.path, content, mode))
-        else await writeTopic(deps, location, slug, content, mode)
-
-        const source = indexSourceOf(location, deps.layout.agent)
-        await deps.activity.append({
-          ts: deps.clock.now().toISOString(),
-          type: 'memory_write',
-          tool: WRITE_MEMORY_FILE_TOOL_NAME,
-          content: location.path,
-          summary: `${mode} ${location.path} (${content.length} chars)`,
-          meta: { path: location.path, mode, chars: content.length, versioned, owner: location.owner },
-        })
-        let note = ''
-        try {
-          await deps.onWritten?.(location.path, { source, absolutePath: join(location.absolute) })
-        } catch (error) {
-          // The file is written and safe; only the index lags until the next reindex.
-          note = `\n(the search index was not updated: ${describeError(error)}; it catches up on the next \`engram reindex\`)`
+        assertWritable(location)
+        // A note for the agent or for everyone, from a user's session: in copilot mode it waits for their yes.
+        const promoted = viewer.user !== undefined && location.owner !== ownerOfUser(viewer.user)
+        if (promoted && deps.gate?.mode === 'copilot') {
+          const pending = await deps.gate.enqueue({ path: location.path, owner: location.owner, content, mode }, `copilot mode: promotion to ${location.owner}`)
+          return {
+            text: `Not written yet: ${location.path} would be ${location.owner === 'shared' ? 'shared with every agent of this home' : 'yours, seen with every user'}, so it waits for the user's confirmation (id ${pending.id}, shown after your answer).`,
+            data: { path: location.path, owner: location.owner, pending: pending.id },
+          }
         }
+        const written = await applyMemoryFileWrite(deps, location, content, mode)
+        const { versioned, source } = written
+        const note = written.indexNote ?? ''
         const verb = mode === 'append' ? 'Appended' : versioned ? 'Rewrote' : 'Wrote'
         const whose = location.owner === 'agent' ? 'yours, seen with every user' : location.owner === 'shared' ? 'shared with every agent of this home' : `only ${userOfOwner(location.owner)}'s`
         return {

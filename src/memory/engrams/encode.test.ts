@@ -137,7 +137,7 @@ describe('encode()', () => {
     opened.push(second)
     const pending = await second.memory.encoder.pendingConfirmations()
     assert.deepEqual(
-      pending.map((item) => item.engram.text),
+      pending.map((item) => item.engram?.text),
       ['maybe one', 'maybe two', 'maybe three'],
     )
     // Reading does not consume.
@@ -148,11 +148,11 @@ describe('encode()', () => {
     const picked = await second.memory.encoder.acceptConfirmations(answer.accept)
     const dropped = await second.memory.encoder.rejectConfirmations(answer.reject)
     assert.deepEqual(
-      picked.accepted.map((item) => item.engram.text),
+      picked.accepted.map((item) => item.engram?.text),
       ['maybe one', 'maybe three'],
     )
     assert.deepEqual(
-      dropped.rejected.map((item) => item.engram.text),
+      dropped.rejected.map((item) => item.engram?.text),
       ['maybe two'],
     )
     assert.equal((await second.memory.encoder.pendingConfirmations()).length, 0)

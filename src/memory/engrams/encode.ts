@@ -20,7 +20,7 @@ import {
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import type { MemoryMode } from '../../config/schema.ts'
 import type { ActivityLog, EngramStore, Locks } from '../../storage/contracts.ts'
-import type { ConfirmationQueue, ConfirmationSelection } from '../../storage/contracts.ts'
+import type { ConfirmationQueue, ConfirmationSelection, PendingMemory } from '../../storage/contracts.ts'
 import { isOwner, type Owner, ownerOfUser, userOfOwner, type Viewer } from '../../core/owner.ts'
 import type { EncodeContext, EncodeReport, Encoder, PendingConfirmation } from './encoder.ts'
 import { mergeProfileFact } from './profile-facts.ts'
@@ -311,7 +311,8 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
   }
 
   async function accept(selection: ConfirmationSelection, user: string | undefined): Promise<ConfirmReport> {
-    const chosen = await selected(selection, user)
+    // Memory files waiting (promotions of write_memory_file) are the mind's to write: `mind.confirm`.
+    const chosen = (await selected(selection, user)).filter((item): item is PendingMemory => item.engram !== undefined)
     const encoded = await run(
       chosen.map((item) => item.engram),
       false,

@@ -5,7 +5,7 @@
  * of its scope. (Implementation: `encode.ts`.)
  */
 import type { Engram, EngramEntry } from '../../core/engram.ts'
-import type { PendingConfirmation } from '../../storage/contracts.ts'
+import type { PendingConfirmation, PendingMemory } from '../../storage/contracts.ts'
 
 export type { PendingConfirmation }
 
@@ -15,7 +15,7 @@ export interface EncodeReport {
   /** Already known (deduplicated); nothing written. */
   duplicates: Engram[]
   /** Held for confirmation (copilot mode); shown after the answer, before the next prompt. */
-  pending: PendingConfirmation[]
+  pending: PendingMemory[]
   /** Not saved because the memory mode is `off`. */
   suppressed: Engram[]
   /** Refused as invalid (empty text, project scope without a project, …), with the reason. */

@@ -15,8 +15,9 @@
 import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type Engram, ENGRAM_SCOPES, isEngramKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { contentHash } from '../../core/hash.ts'
 import { isOwner } from '../../core/owner.ts'
-import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation } from '../contracts.ts'
+import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation, PendingDocument, PendingMemory } from '../contracts.ts'
 
 export type { ConfirmationQueue, ConfirmationSelection }
 
@@ -81,8 +82,31 @@ function corrupt(id: number, why: string, cause?: unknown): EngramError {
   })
 }
 
+/** A promoted memory file, stored as `{"document": …}` in the engram column, or undefined for an engram row. */
+function documentOf(text: string, id: number): PendingDocument | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const document = (value as { document?: Partial<PendingDocument> } | null)?.document
+  if (document === undefined) return undefined
+  if (typeof document.path !== 'string' || typeof document.content !== 'string' || !isOwner(document.owner) || (document.mode !== 'overwrite' && document.mode !== 'append')) {
+    throw corrupt(id, 'its memory file lacks path, content, owner or mode')
+  }
+  return { path: document.path, owner: document.owner, content: document.content, mode: document.mode }
+}
+
 function toPending(row: Row): PendingConfirmation {
-  return { id: String(row.id), engram: engramOf(row.engram, row.id), queuedAt: row.queued_at, reason: row.reason, ...(row.asked_by !== '' ? { askedBy: row.asked_by } : {}) }
+  const document = documentOf(row.engram, row.id)
+  return {
+    id: String(row.id),
+    ...(document ? { document } : { engram: engramOf(row.engram, row.id) }),
+    queuedAt: row.queued_at,
+    reason: row.reason,
+    ...(row.asked_by !== '' ? { askedBy: row.asked_by } : {}),
+  }
 }
 
 function idsOf(selection: ConfirmationSelection): number[] | 'all' {
@@ -147,13 +171,30 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
             `SELECT ${ROW_COLUMNS} FROM memory_confirmations WHERE agent = ? AND project = ? AND scope = ? AND owner = ? AND asked_by = ? AND dedupe = ? AND status = 'pending'`,
           )
           .get(agent, scopeProject, engram.scope, owner, askedBy, dedupe) as Row | undefined
-        if (existing) return toPending(existing)
+        if (existing) return toPending(existing) as PendingMemory
         const queuedAt = clock.now().toISOString()
         const row = database.db
           .prepare(
             `INSERT INTO memory_confirmations (agent, project, scope, owner, asked_by, engram, dedupe, reason, queued_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING ${ROW_COLUMNS}`,
           )
           .get(agent, scopeProject, engram.scope, owner, askedBy, JSON.stringify(engram), dedupe, reason, queuedAt) as Row
+        return toPending(row) as PendingMemory
+      })
+    },
+
+    async enqueueDocument(document, reason, user) {
+      const dedupe = `document\u0000${document.path}\u0000${document.mode}\u0000${contentHash(document.content)}`
+      const askedBy = user ?? ''
+      return database.transaction(() => {
+        const existing = database.db
+          .prepare(`SELECT ${ROW_COLUMNS} FROM memory_confirmations WHERE agent = ? AND project = '' AND scope = 'global' AND owner = ? AND asked_by = ? AND dedupe = ? AND status = 'pending'`)
+          .get(agent, document.owner, askedBy, dedupe) as Row | undefined
+        if (existing) return toPending(existing)
+        const row = database.db
+          .prepare(
+            `INSERT INTO memory_confirmations (agent, project, scope, owner, asked_by, engram, dedupe, reason, queued_at, status) VALUES (?, '', 'global', ?, ?, ?, ?, ?, ?, 'pending') RETURNING ${ROW_COLUMNS}`,
+          )
+          .get(agent, document.owner, askedBy, JSON.stringify({ document }), dedupe, reason, clock.now().toISOString()) as Row
         return toPending(row)
       })
     },

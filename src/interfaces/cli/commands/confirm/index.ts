@@ -21,7 +21,7 @@ export const confirmCommand: Command = {
   async run(context) {
     // A user answers what their own sessions asked (decision 0017); without --user, the agent's own queue.
     const user = cliUser(context)
-    return withDeclarativeMemory(context, async (memory) => {
+    return withDeclarativeMemory(context, async (memory, mind) => {
       let { accept, reject } = context.options as { accept?: unknown; reject?: unknown }
       if (typeof context.options.answer === 'string') {
         const pending = await memory.encoder.pendingConfirmations(user)
@@ -40,16 +40,20 @@ export const confirmCommand: Command = {
       }
       if (accept === undefined && reject === undefined) {
         const pending = await memory.encoder.pendingConfirmations(user)
-        const lines = pending.map((item, index) => `${index + 1}. (id ${item.id}) [${item.engram.kind}, ${item.engram.scope}, ${item.engram.owner ?? 'agent'}] ${item.engram.text}   (${item.reason})`)
+        const lines = pending.map((item, index) =>
+          item.engram
+            ? `${index + 1}. (id ${item.id}) [${item.engram.kind}, ${item.engram.scope}, ${item.engram.owner ?? 'agent'}] ${item.engram.text}   (${item.reason})`
+            : `${index + 1}. (id ${item.id}) [file, ${item.document?.owner}] write ${item.document?.path} (${item.document?.content.length} characters)   (${item.reason})`,
+        )
         return {
           data: { pending },
           human: pending.length === 0 ? 'nothing waits for confirmation' : ['waiting for confirmation:', ...lines, '', 'save to memory? engram confirm --answer "y|n|1 3"  (or --accept IDS | --reject all)'].join('\n'),
         }
       }
-      const accepted = accept !== undefined ? await memory.encoder.acceptConfirmations(ids(accept), user) : undefined
-      const rejected = reject !== undefined ? await memory.encoder.rejectConfirmations(ids(reject), user) : undefined
-      const data = { accepted: accepted?.accepted ?? [], saved: accepted?.report.saved.length ?? 0, rejected: rejected?.rejected ?? [], problems: accepted?.report.rejected ?? [] }
-      const human = [`accepted ${data.accepted.length} (${data.saved} saved, the rest already known)`, `rejected ${data.rejected.length}`, ...data.problems.map((p) => `not saved (${p.reason}): ${p.engram.text}`)].join('\n')
+      // Memories are encoded, promoted memory files written (mind.confirm does both).
+      const outcome = await mind.confirm({ ...(accept !== undefined ? { accept: ids(accept) } : {}), ...(reject !== undefined ? { reject: ids(reject) } : {}), ...(user !== undefined ? { user } : {}) })
+      const data = { accepted: outcome.accepted, saved: outcome.saved, rejected: outcome.rejected, problems: outcome.problems }
+      const human = [`accepted ${data.accepted.length} (${data.saved} saved, the rest already known)`, `rejected ${data.rejected}`, ...data.problems.map((p) => `not saved (id ${p.id}): ${p.reason}`)].join('\n')
       return { data, human, exitCode: data.problems.length > 0 ? 4 : 0 }
     })
   },
