@@ -38,3 +38,21 @@ test('never over the target, never empty, for random inputs', () => {
     assert.ok(countTokens(summary) <= target, `${countTokens(summary)} ≤ ${target}`)
   }
 })
+
+test('a target too small for a line with its time still gives a whole sentence, with its speaker', () => {
+  // A chunk of four short messages: its target (a third of 49 tokens) is smaller than one
+  // "[2026-03-02 09:00] ada (user)" prefix, which left a summary of the prefix alone.
+  const segments = [
+    { prefix: '[2026-03-02 09:00] ada (user)', text: 'Hi, my name is Ada Lovelace. I look after the billing service.' },
+    { prefix: '[2026-03-02 09:00] assistant', text: 'Nice to meet you, Ada.' },
+    { prefix: '[2026-03-02 09:03] ada (user)', text: 'Please deploy the billing service to staging.' },
+    { prefix: '[2026-03-02 09:03] assistant', text: '[tool call deploy c1] {"service":"billing","target":"staging"}' },
+  ]
+  for (const target of [16, 17]) {
+    const summary = extractiveSummary(segments, target)
+    assert.match(summary, /^(ada \(user\)|assistant): [A-Z][^\n]*[.!?]$/, summary)
+    assert.ok(countTokens(summary) <= target, `${countTokens(summary)} ≤ ${target}`)
+  }
+  // Room for the full prefix: it is kept.
+  assert.match(extractiveSummary(segments, 30), /^\[2026-03-02 09:0\d\] /)
+})

@@ -120,7 +120,8 @@ function render(chosen: Sentence[], segments: SourceSegment[]): string {
 /**
  * The most informative sentences of `segments` within `targetTokens`, in chronological order,
  * each line prefixed with its speaker and time. Never empty when the source has text: if not even
- * one sentence fits, the best one is cut at a word boundary.
+ * one sentence fits with its prefix, the best sentence that fits with its speaker alone is given,
+ * else the best one is cut at a word boundary.
  */
 export function extractiveSummary(segments: SourceSegment[], targetTokens: number): string {
   const sentences: Sentence[] = []
@@ -154,7 +155,21 @@ export function extractiveSummary(segments: SourceSegment[], targetTokens: numbe
   chosen.sort((a, b) => b.score - a.score)
   while (chosen.length > 0 && countTokens(render(chosen, segments)) > targetTokens) chosen.pop()
   if (chosen.length > 0) return render(chosen, segments)
+  // Not even one sentence fits with its prefix. "[2026-03-02 09:03] assistant" alone costs 13-16
+  // tokens, as much as a small chunk's whole target, so cutting the prefixed line left a summary of
+  // nothing but the prefix ("[2026-03-02 09:03] assistant: [tool"). The summary's header gives its
+  // time span: the speaker is enough. The best sentence that fits with it, else the best one cut.
+  for (const candidate of ranked) {
+    if (candidate.score < floor) break
+    const line = `${speakerOf(segments[candidate.segment]!.prefix)}: ${candidate.text}`
+    if (countTokens(line) <= targetTokens) return line
+  }
   const best = ranked[0]!
-  const line = `${segments[best.segment]!.prefix}: ${best.text}`
+  const line = `${speakerOf(segments[best.segment]!.prefix)}: ${best.text}`
   return truncateToTokens(line, targetTokens) || truncateToTokens(best.text, Math.max(targetTokens, 1))
+}
+
+/** `ada (user)` of `[2026-03-02 09:03] ada (user)`: the prefix without its time. */
+function speakerOf(prefix: string): string {
+  return prefix.replace(/^\[[^\]]*\]\s*/, '') || prefix
 }
