@@ -53,6 +53,7 @@ export type {
 } from './session/turn.ts'
 export type { MessagePart, JsonValue, JsonObject, ToolOutput } from './core/message-parts.ts'
 export type { EngramTool, ToolResult } from './tools/tool.ts'
+export type { ToolDefinition } from './tools/dispatcher.ts'
 export { toEngramTools, toOpenAiFunctions, executeToolCall } from './tools/adapters.ts'
 export type { OpenAiFunctionTool } from './tools/adapters.ts'
 export type { EncodeReport, Encoder, PendingConfirmation } from './memory/engrams/encoder.ts'

@@ -67,11 +67,15 @@ test('append (text and JSONL with broken lines), assemble, compact, search, desc
   const summaryId = assembled.items.find((i) => i.kind === 'summary')?.summaryId
   assert.ok(summaryId)
 
-  const search = (await run(tmp, 'search', ['vault', 'code'], {})).data as { hits: Array<{ id: string }> }
+  // The session is ada's (decision 0017): searching and exploring it is done as her (--user).
+  const search = (await run(tmp, 'search', ['vault', 'code'], { user: 'ada' })).data as { hits: Array<{ id: string }> }
   assert.ok(search.hits.some((h) => h.id === 'msg:1'))
-  const described = (await run(tmp, 'describe', [summaryId], {})).data as { kind: string; messageCount: number }
+  const asAgent = (await run(tmp, 'search', ['vault', 'code'], {})).data as { hits: Array<{ id: string }> }
+  assert.deepEqual(asAgent.hits, [], "without --user, the agent's own conversations only")
+  const described = (await run(tmp, 'describe', [summaryId], { user: 'ada' })).data as { kind: string; messageCount: number }
   assert.equal(described.kind, 'summary')
-  const expanded = (await run(tmp, 'expand', [summaryId], { messages: true })).data as { nodes: unknown[] }
+  await assert.rejects(run(tmp, 'describe', [summaryId], { user: 'bob' }), (e) => EngramError.is(e) && e.code === 'not_found')
+  const expanded = (await run(tmp, 'expand', [summaryId], { messages: true, user: 'ada' })).data as { nodes: unknown[] }
   assert.equal(expanded.nodes.length, described.messageCount)
 
   await assert.rejects(run(tmp, 'assemble', [], { session: 'cli', budget: 'lots' }), (e) => EngramError.is(e) && /--budget/.test(e.message))

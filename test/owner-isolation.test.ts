@@ -353,6 +353,7 @@ describe('two users: nothing of one reaches the other, through any path', () => 
         await cli(['recall', 'vault code basement fence deploy target', '--days', '365', ...as]),
         await cli(['memory', 'context', ...as]),
         await cli(['confirm', ...as]),
+        await cli(['context', 'search', 'vault code basement', '--limit', '50', ...as]),
       ]
       for (const output of outputs) {
         if (reader !== 'u1') assert.doesNotMatch(output, /aardvark/i, `as ${reader ?? 'the agent'}: ${output}`)

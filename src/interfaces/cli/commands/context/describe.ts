@@ -1,7 +1,7 @@
 /** `engram context describe ID` and `engram context expand ID`: inspect the summary DAG. */
 import type { Command } from '../../command.ts'
 import { hasExplorer } from '../../../../memory/context/provider.ts'
-import { intOption, unsupported, usage, withContext } from './shared.ts'
+import { intOption, readerOf, unsupported, usage, withContext } from './shared.ts'
 
 export const contextDescribeCommand: Command = {
   path: ['context', 'describe'],
@@ -12,7 +12,7 @@ export const contextDescribeCommand: Command = {
     if (!id) throw usage('engram context describe needs an id.', 'Pass a summary id (sum_…) or a message id (msg:<n>).')
     return withContext(context, async (provider, mind) => {
       if (!hasExplorer(provider)) throw unsupported(provider, 'describe')
-      const description = await provider.describe(mind.agent, id)
+      const description = await provider.describe(readerOf(context, mind), id)
       const human =
         description.kind === 'message'
           ? `message msg:${description.id} #${description.seq} (${description.role}) in ${description.sessionId} at ${description.at}; folded by: ${description.foldedBy.join(', ') || 'none'}`
@@ -40,7 +40,7 @@ export const contextExpandCommand: Command = {
     return withContext(context, async (provider, mind) => {
       if (!hasExplorer(provider)) throw unsupported(provider, 'expand')
       const limit = intOption(context, 'limit', undefined, 1)
-      const expansion = await provider.expand(mind.agent, id, { toMessages: Boolean(context.options.messages), ...(limit !== undefined ? { limit } : {}) })
+      const expansion = await provider.expand(readerOf(context, mind), id, { toMessages: Boolean(context.options.messages), ...(limit !== undefined ? { limit } : {}) })
       const lines = expansion.nodes.map((node) =>
         node.kind === 'message' ? `msg:${node.id} #${node.seq} [${node.at}] ${node.name ?? node.role}: ${node.content}` : `${node.id} [depth ${node.depth}, ${node.method}]\n${node.content}`,
       )

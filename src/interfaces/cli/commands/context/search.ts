@@ -1,11 +1,11 @@
 /** `engram context search QUERY [--session S]`: full-text search over messages and summaries. */
 import type { Command } from '../../command.ts'
 import { hasSearcher } from '../../../../memory/context/provider.ts'
-import { intOption, SESSION_OPTION, unsupported, usage, withContext } from './shared.ts'
+import { intOption, readerOf, SESSION_OPTION, unsupported, usage, withContext } from './shared.ts'
 
 export const contextSearchCommand: Command = {
   path: ['context', 'search'],
-  summary: "Search the agent's conversations (messages and summaries)",
+  summary: "Search the conversations of --user and the agent's own (messages and summaries)",
   usage: 'context search QUERY [--session S] [--limit N]',
   options: { ...SESSION_OPTION, limit: { type: 'string', description: 'most hits (default 10)', valueName: 'N' } },
   async run(context) {
@@ -14,7 +14,7 @@ export const contextSearchCommand: Command = {
     return withContext(context, async (provider, mind) => {
       if (!hasSearcher(provider)) throw unsupported(provider, 'search')
       const sessionId = typeof context.options.session === 'string' ? context.options.session : undefined
-      const result = await provider.search(mind.agent, query, { limit: intOption(context, 'limit', 10, 1)!, ...(sessionId ? { sessionId } : {}) })
+      const result = await provider.search(readerOf(context, mind), query, { limit: intOption(context, 'limit', 10, 1)!, ...(sessionId ? { sessionId } : {}) })
       const lines = result.hits.map((hit) => `${hit.id} [${hit.kind}, ${hit.sessionId}, ${hit.at}] ${hit.snippet}`)
       const note = result.via === 'scan' ? ' (substring scan — full-text search unavailable)' : ''
       return { data: result, human: `${result.hits.length} hits${note}\n${lines.join('\n')}` }

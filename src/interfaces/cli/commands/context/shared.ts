@@ -4,6 +4,7 @@ import { createContextProvider } from '../../../../memory/context/create-provide
 import type { LcmContextProvider } from '../../../../memory/context/lcm-provider.ts'
 import type { ContextSession } from '../../../../memory/context/provider.ts'
 import type { SimpleContextProvider } from '../../../../memory/context/simple-provider.ts'
+import type { Viewer } from '../../../../core/owner.ts'
 import type { Mind } from '../../../../mind.ts'
 import type { CommandContext, OptionSpec } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
@@ -61,6 +62,15 @@ export async function requireSession(context: CommandContext, mind: Mind, comman
   const given = context.options.user
   const user = typeof given === 'string' && given !== '' ? given : (await mind.backend.context.findConversation(sessionId, mind.agent))?.user
   return user !== undefined ? { sessionId, agent: mind.agent, user } : { sessionId, agent: mind.agent }
+}
+
+/**
+ * Whose conversations a search or an exploration reaches (decision 0017): `--user`'s and the
+ * agent's own; without --user, the agent's own only.
+ */
+export function readerOf(context: CommandContext, mind: Mind): Viewer {
+  const user = context.options.user
+  return typeof user === 'string' && user !== '' ? { agent: mind.agent, user } : { agent: mind.agent }
 }
 
 /** A whole-number option; `fallback` when absent. */
