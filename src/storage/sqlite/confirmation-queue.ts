@@ -18,9 +18,7 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { isOwner } from '../../core/owner.ts'
 import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation } from '../contracts.ts'
 
-export type { ConfirmationQueue, ConfirmationSelection }
-
-
+export type { ConfirmationQueue }
 
 interface Statement {
   run(...params: Array<string | number | null>): unknown
