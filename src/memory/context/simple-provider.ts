@@ -8,11 +8,11 @@
 import type { StoredMessage } from '../../core/message.ts'
 import { partsOf } from '../../core/message-parts.ts'
 import { validateBudget } from './assembler.ts'
-import type { AssembledContext, AssembledItem, ContextProvider, SessionManager } from './provider.ts'
+import type { AssembledContext, AssembledItem, ContextProvider } from './provider.ts'
 import { createSessionSupport, messageStats } from './session-support.ts'
 import { type ContextProviderDeps, resolveSettings } from './settings.ts'
 
-export type SimpleContextProvider = ContextProvider & SessionManager
+export type SimpleContextProvider = ContextProvider
 
 function asItem(message: StoredMessage): AssembledItem {
   const item: AssembledItem = {
@@ -88,6 +88,5 @@ export function createSimpleProvider(deps: ContextProviderDeps): SimpleContextPr
       return stats
     },
     async close() {},
-    ...support.sessions,
   }
 }
