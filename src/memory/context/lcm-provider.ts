@@ -77,10 +77,6 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
   const provider: LcmContextProvider = {
     kind: 'lcm',
 
-    async bootstrap(session) {
-      return { conversationId: (await support.conversation(session)).id }
-    },
-
     async append(session, messages) {
       const { conversation, stored } = await support.append(session, messages)
       // After the store's commit: a crash here leaves messages unindexed, never lost (search catches up).

@@ -93,8 +93,6 @@ export interface ContextStats {
 
 export interface ContextProvider {
   readonly kind: string
-  /** Ensure the session's conversation exists; returns its id. */
-  bootstrap(session: ContextSession): Promise<{ conversationId: number }>
   /** Store messages in order (never lost, never rewritten) and add them to the context window. */
   append(session: ContextSession, messages: MessageInput[]): Promise<StoredMessage[]>
   /** The context within `budget` tokens: the fresh tail always, then older items newest first while they fit. */

@@ -40,9 +40,6 @@ export function createSimpleProvider(deps: ContextProviderDeps): SimpleContextPr
 
   return {
     kind: 'simple',
-    async bootstrap(session) {
-      return { conversationId: (await support.conversation(session)).id }
-    },
     async append(session, messages) {
       return (await support.append(session, messages)).stored
     },
