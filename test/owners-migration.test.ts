@@ -188,3 +188,22 @@ test('a wave-1 home: two processes open it at once, it is migrated once, status 
   assert.doesNotMatch(bobTurn.system, /SECRET-ADA|Lives in Oslo|Deployed staging|staging deploy fails/)
   assert.match(bobTurn.system, /BOB-LUNCH/)
 })
+
+test('a migration that died half way is finished by the next open, without writing anything twice', async (t) => {
+  const tmp = makeTempHome('engram-owners-resume-')
+  t.after(tmp.cleanup)
+  writeWaveOneHome(tmp.home)
+  // What a process killed mid-migration leaves: one event already in Ada's day file, her notes
+  // already in the profile, the agent's files and the notes table not yet rewritten.
+  const adaActivity = join(tmp.home, 'agents', 'default', 'users', 'ada', 'activity')
+  mkdirSync(adaActivity, { recursive: true })
+  writeFileSync(join(adaActivity, `${DAY}.jsonl`), `${ACTIVITY[0]}\n`)
+  writeFileSync(join(tmp.home, 'shared', 'users', 'ada.md'), '# Ada\n\n- Timezone: CET\n\n## Notes (from default)\n\nPrefers short answers.\nLives in Oslo.\n')
+
+  await status(tmp, '--json')
+  const files = snapshot(tmp.home)
+  assert.deepEqual(files.adaActivity.trimEnd().split('\n'), [ACTIVITY[0], ACTIVITY[1], ACTIVITY[2], ACTIVITY[6]])
+  assert.equal(files.profile.match(/## Notes \(from default\)/g)?.length, 1)
+  assert.equal(files.profile.match(/## Notes \(from helper\)/g)?.length, 1)
+  assert.deepEqual(files.agentActivity.trimEnd().split('\n'), [ACTIVITY[3], ACTIVITY[5], ACTIVITY[7], CUT_LINE])
+})
