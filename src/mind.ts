@@ -508,4 +508,3 @@ async function migrateToOwners(backend: EmbeddedBackend, logger: Logger): Promis
     logger.warn({}, `the home could not be migrated to owners (it is tried again on the next open): ${describeError(error)}`)
   }
 }
-

@@ -90,4 +90,3 @@ function ownerRows(owners: OwnersStatus): Array<[string, string]> {
   for (const kept of m.notes.kept) rows.push(['', `notes of ${kept.user} (agent ${kept.agent}) left in ctx_agent_memory: ${kept.reason}`])
   return rows
 }
-
