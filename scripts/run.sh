@@ -52,6 +52,13 @@ ensure_deps() {
 }
 ensure_deps
 
+# Files, exports and dependencies nothing uses (knip, decision 0002): once with the tests as entry
+# points, once with only the package's own entry points, so that a production function whose only
+# callers are tests is reported too (STYLE practice 17). ~1 s each.
+lint_unused() {
+  "$NODE" node_modules/knip/bin/knip.js --no-progress && "$NODE" node_modules/knip/bin/knip.js --no-progress --production
+}
+
 task="${1:-}"; shift || true
 case "$task" in
   test)
@@ -59,13 +66,14 @@ case "$task" in
     "$NODE" node_modules/typescript/bin/tsc -p tsconfig.check.json
     log "linting"
     "$NODE" node_modules/@biomejs/biome/bin/biome lint --error-on-warnings src test scripts >&2
+    lint_unused >&2
     log "running tests"
     exec "$NODE" --test --test-concurrency="${ENGRAM_TEST_CONCURRENCY:-2}" --test-timeout=600000 \
       "src/**/*.test.ts" "test/**/*.test.ts" "$@"
     ;;
   demo)  exec "$NODE" scripts/demo.ts "$@" ;;
   build) rm -rf dist && exec "$NODE" node_modules/typescript/bin/tsc -p tsconfig.json ;;
-  lint)  exec "$NODE" node_modules/@biomejs/biome/bin/biome lint src test scripts ;;
+  lint)  "$NODE" node_modules/@biomejs/biome/bin/biome lint src test scripts && lint_unused ;;
   engram) exec "$NODE" src/interfaces/cli/bin.ts "$@" ;;
   bench) exec "$NODE" "scripts/bench/$1.ts" "${@:2}" ;;
   docs)  exec "$NODE" scripts/gen-config-docs.ts ;;

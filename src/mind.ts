@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs'
 import { type Clock, systemClock } from './core/clock.ts'
 import { type ResolvedConfig, resolveConfig } from './config/resolve.ts'
 import type { Backend } from './storage/contracts.ts'
-import { openEmbeddedBackend } from './storage/embedded.ts'
+import { type EmbeddedBackend, openEmbeddedBackend } from './storage/embedded.ts'
 import { type HomeLayout, homeLayout } from './storage/home-layout.ts'
 import type { Embedder, Llm } from './llm/contracts.ts'
 import { createLlm } from './llm/create-llm.ts'
@@ -214,6 +214,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     clock,
     logger,
   })
+
+  await migrateToOwners(backend, logger)
 
   const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills') })
   let lastReindex: ReindexReport | undefined
@@ -504,7 +506,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
         provenance: record.provenance as unknown as StoredTurn['provenance'],
       }
     },
-    status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex }),
+    status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex, owners: () => backend.owners() }),
     reindex,
     async close() {
       // A reply still streaming will not be stored by this mind: its journal stays for recovery.
@@ -527,5 +529,25 @@ export function listAgents(home: string): string[] {
       .sort()
   } catch {
     return []
+  }
+}
+
+/**
+ * A home written before owners is migrated once, before anything reads it (decision 0024). A
+ * failure is logged and leaves the home as it was: the next open tries again.
+ */
+async function migrateToOwners(backend: EmbeddedBackend, logger: Logger): Promise<void> {
+  try {
+    const report = await backend.migrateToOwners()
+    if (!report.ranNow) return
+    const moved = report.notes.moved + report.activity.moved + report.episodes.moved + report.resolutions.assigned
+    if (moved === 0 && report.notes.kept.length === 0) return
+    logger.info(
+      { notes: report.notes.moved, activity: report.activity.moved, episodes: report.episodes.moved, resolutions: report.resolutions.assigned },
+      `home migrated to owners: ${report.notes.moved} notes into profiles, ${report.activity.moved} activity events and ${report.episodes.moved} episode sections into their users' trees, ${report.resolutions.assigned} resolutions given their user (engram status shows it)`,
+    )
+    for (const kept of report.notes.kept) logger.warn({ user: kept.user, agent: kept.agent }, `notes of ${JSON.stringify(kept.user)} left in ctx_agent_memory: ${kept.reason}`)
+  } catch (error) {
+    logger.warn({}, `the home could not be migrated to owners (it is tried again on the next open): ${describeError(error)}`)
   }
 }

@@ -5,10 +5,12 @@
 import assert from 'node:assert/strict'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { EngramError } from '../src/core/errors.ts'
 import type { Command, CommandResult } from '../src/interfaces/cli/command.ts'
 import { contextCommands } from '../src/interfaces/cli/commands/context/index.ts'
+import { doctorCommand } from '../src/interfaces/cli/commands/doctor/index.ts'
 import { ExitCode } from '../src/interfaces/cli/io.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
@@ -58,6 +60,10 @@ test('append (text and JSONL with broken lines), assemble, compact, search, desc
   const compacted = (await run(tmp, 'compact', [], { session: 'cli', full: true, 'fresh-tail': '5' })).data as { kind: string; degraded: boolean }
   assert.equal(compacted.kind, 'compacted')
   assert.equal(compacted.degraded, true, 'offline: extractive, marked degraded')
+  const afterCompaction = await run(tmp, 'stats', [], { session: 'cli' })
+  assert.equal(afterCompaction.exitCode, undefined)
+  assert.equal((afterCompaction.data as { consistency: { ok: boolean; messages: number } }).consistency.ok, true, 'the summaries still stand for every message')
+  assert.match(afterCompaction.human ?? '', /lossless: every stored message is covered exactly once/)
 
   const assembled = (await run(tmp, 'assemble', [], { session: 'cli', budget: '400', 'fresh-tail': '5' })).data as {
     tokens: number
@@ -90,4 +96,33 @@ test('append (text and JSONL with broken lines), assemble, compact, search, desc
     settings: { home: tmp.home, 'context.provider': 'simple' },
   }).catch((e: unknown) => e)
   assert.ok(EngramError.is(simple) && simple.code === 'unsupported', 'the simple provider has no compaction, and says so')
+})
+
+test('a context window that lost an item: stats and doctor say so, with the fix; the message is still stored', async (t) => {
+  const tmp = makeTempHome('engram-context-broken-')
+  t.after(tmp.cleanup)
+  for (const text of ['first', 'second', 'third']) await run(tmp, 'append', [], { session: 'broken', role: 'user', text })
+  await run(tmp, 'append', [], { session: 'fine', role: 'user', text: 'hello' })
+  const io = { stdout: { write: () => true }, stderr: { write: () => true }, env: tmp.env, cwd: tmp.project, isTTY: false }
+  const healthy = await doctorCommand.run({ io, args: [], options: {}, json: true, settings: { home: tmp.home } })
+  const checkOf = (result: CommandResult) => (result.data as { checks: Array<{ name: string; status: string; detail: string; fix?: string }> }).checks.find((c) => c.name === 'context')
+  assert.equal(checkOf(healthy)?.status, 'ok')
+  assert.match(checkOf(healthy)?.detail ?? '', /2 newest conversations: every message covered exactly once/)
+
+  // What a bug in compaction would leave behind: the window no longer points at message 2.
+  const db = new DatabaseSync(join(tmp.home, 'engram.db'))
+  db.prepare("DELETE FROM ctx_items WHERE position = 2 AND conversation_id = (SELECT id FROM ctx_conversations WHERE session_id = 'broken')").run()
+  db.close()
+
+  const stats = await run(tmp, 'stats', [], { session: 'broken' })
+  assert.equal(stats.exitCode, ExitCode.unhealthy)
+  assert.deepEqual((stats.data as { consistency: { problems: string[] } }).consistency.problems, ['message seq 2 is covered 0 times', 'coverage has 2 entries for 3 messages'])
+  assert.match(stats.human ?? '', /NOT CONSISTENT/)
+  const doctor = await doctorCommand.run({ io, args: [], options: {}, json: true, settings: { home: tmp.home } })
+  assert.equal(doctor.exitCode, ExitCode.unhealthy)
+  assert.equal(checkOf(doctor)?.status, 'fail')
+  assert.match(checkOf(doctor)?.detail ?? '', /1 of the 2 newest conversations are not consistent: broken: message seq 2 is covered 0 times/)
+  assert.match(checkOf(doctor)?.fix ?? '', /engram context stats --session/)
+  const search = (await run(tmp, 'search', ['second'], {})).data as { hits: Array<{ snippet: string }> }
+  assert.ok(search.hits.some((hit) => hit.snippet.includes('second')), 'the message itself is still there')
 })

@@ -40,10 +40,19 @@ describe('engram remember / memory context / confirm / import', () => {
     assert.equal((answered.data as { saved: number }).saved, 1)
     assert.equal(((await run(confirmCommand, [], {})).data as { pending: unknown[] }).pending.length, 0)
 
+    // Answered as Anton asks it: the numbers to keep, in list order; the rest are rejected.
+    await run(rememberCommand, ['Deploys freeze on Fridays'], { kind: 'lesson', confidence: 'medium' }, 'copilot')
+    await run(rememberCommand, ['The VPN drops every hour'], { kind: 'lesson', confidence: 'medium' }, 'copilot')
+    await assert.rejects(run(confirmCommand, [], { answer: '3' }, 'copilot'), /is not an answer to the 2 pending memories/)
+    const picked = (await run(confirmCommand, [], { answer: '2' }, 'copilot')).data as { saved: number; rejected: number }
+    assert.deepEqual([picked.saved, picked.rejected], [1, 1])
+
     const context = await run(memoryContextCommand, [])
     const text = (context.data as { text: string }).text
     assert.match(text, /## Your memory — Global rules\n- Always: Use httpx instead of requests/)
     assert.match(text, /## Your memory — Project lessons\n- The staging DB is read-only/)
+    assert.match(text, /The VPN drops every hour/)
+    assert.doesNotMatch(text, /Deploys freeze on Fridays/)
   })
 
   it('imports an Anton folder', async () => {

@@ -110,11 +110,6 @@ export function countTokensByLine(text: string): number {
   return total + countTokens(current)
 }
 
-/** Cheap upper-bound estimate (characters / 3), for sizing work before counting exactly. */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 3)
-}
-
 /**
  * The longest prefix of `text` that fits in `budget` tokens, cut at a sentence or word boundary
  * when one is near. Returns '' when not even one word fits.

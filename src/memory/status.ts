@@ -5,6 +5,7 @@ import { RULE_KINDS } from '../core/engram.ts'
 import type { DocKind } from '../core/memory-doc.ts'
 import type { Backend, ParseProblem, UnitKind } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
+import type { OwnersStatus } from '../storage/owner-counts.ts'
 import type { Embedder, Llm } from '../llm/contracts.ts'
 import type { ReindexReport } from './retrieval/indexer.ts'
 
@@ -32,6 +33,12 @@ export interface MindStatus {
   context: { conversations: number; messages: number }
   /** Memories the encoding gate holds for the user's yes/no (`engram confirm`). */
   pendingConfirmations: number
+  /**
+   * Who owns what (decision 0017): index units and memory files of the agent, the shared tree and
+   * each user, and what the migration of a home written before owners assigned (decision 0024).
+   * Absent for a backend that cannot tell.
+   */
+  owners?: OwnersStatus
   index: { units: number; byKind: Record<UnitKind, number> }
   capabilities: {
     backend: string
@@ -53,6 +60,7 @@ export interface StatusDeps {
   embedder: Embedder | null
   config: ResolvedConfig
   lastReindex: ReindexReport | undefined
+  owners?: () => Promise<OwnersStatus>
 }
 
 export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
@@ -93,6 +101,7 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
     },
     context: { conversations: conversations.length, messages },
     pendingConfirmations: (await backend.confirmations.pending()).length,
+    ...(deps.owners ? { owners: await deps.owners() } : {}),
     index: { units: Object.values(byKind).reduce((a, b) => a + b, 0), byKind },
     capabilities: {
       backend: backend.name,

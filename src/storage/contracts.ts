@@ -123,16 +123,9 @@ export interface NewSummary {
   parentIds?: string[]
 }
 
-export interface SessionInfo {
-  sessionId: string
-  info: Record<string, unknown>
-  updatedAt: string
-}
-
 /**
  * The lossless context store (anna's `ctx_*` tables): conversations, messages (never deleted),
- * summaries and their DAG edges, the ordered context items, per-user-per-agent notes, session
- * info and review marks.
+ * summaries and their DAG edges, the ordered context items.
  */
 export interface ContextStore {
   /** Find or create the conversation of a session. */
@@ -157,14 +150,6 @@ export interface ContextStore {
   summaryChildren(id: string): Promise<{ messageIds: number[]; summaryIds: string[] }>
   /** The summaries that fold this summary or message (upwards edges). */
   summaryParents(target: { summaryId: string } | { messageId: number }): Promise<string[]>
-  getNotes(user: string, agent: string): Promise<string | null>
-  setNotes(user: string, agent: string, content: string): Promise<void>
-  saveSessionInfo(sessionId: string, agent: string, info: Record<string, unknown>): Promise<void>
-  loadSessionInfo(sessionId: string, agent: string): Promise<SessionInfo | null>
-  listSessionInfo(agent: string): Promise<SessionInfo[]>
-  /** Review marks (self-improvement review): the highest reviewed seq per conversation. */
-  reviewedUpTo(conversationId: number): Promise<number>
-  markReviewed(conversationId: number, seq: number): Promise<void>
 }
 
 export const UNIT_KINDS = [

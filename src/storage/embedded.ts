@@ -20,6 +20,8 @@ import { createSqliteLifecycle } from './sqlite/lifecycle.ts'
 import { createSqliteSearchIndex } from './sqlite/search-index.ts'
 import { sqliteFacts } from './sqlite/search-index.ts'
 import { homeLayout, ownerTree } from './home-layout.ts'
+import { ownerCounts, type OwnersStatus } from './owner-counts.ts'
+import { migrateHomeToOwners, type OwnersMigrationReport, readOwnersMigration } from './owners-migration.ts'
 
 export interface EmbeddedBackendOptions {
   home: string
@@ -34,8 +36,19 @@ export interface EmbeddedBackendOptions {
   onActivityError?: (error: unknown) => void
 }
 
+/** The embedded backend, and the work on its files that only it knows how to do. */
+export interface EmbeddedBackend extends Backend {
+  /**
+   * Moves what a home written before owners recorded as a user's into that user's tree, once per
+   * home (decision 0024); later calls return the recorded report. `createMind` calls it on open.
+   */
+  migrateToOwners(): Promise<OwnersMigrationReport & { ranNow: boolean }>
+  /** Index units and memory files per owner as this agent sees the home, and what the migration assigned. */
+  owners(): Promise<OwnersStatus>
+}
+
 /** Open (creating folders as needed) the embedded backend of one agent in one home. */
-export function openEmbeddedBackend(options: EmbeddedBackendOptions): Backend {
+export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBackend {
   const layout = homeLayout(options.home, options.agent, options.project)
   for (const dir of layout.requiredDirs) mkdirSync(dir, { recursive: true })
 
@@ -103,6 +116,8 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): Backend {
     jobs: createSqliteJobs(handle),
     lifecycle: createSqliteLifecycle(handle, { clock: options.clock }),
     confirmations: createSqliteConfirmationQueue(handle, { agent: options.agent, ...(options.project ? { project: options.project } : {}), clock: options.clock }),
+    migrateToOwners: () => migrateHomeToOwners({ handle, home: options.home, locks, clock: options.clock }),
+    owners: async () => ownerCounts(handle, layout, readOwnersMigration(handle)),
     close: async () => {
       try {
         await index.flush?.()

@@ -20,18 +20,6 @@ import { createReportProcedureOutcomeTool } from './report-procedure-outcome-too
 import { buildSearchMemoryTool, type MemorySearch } from './search-memory-tool.ts'
 import type { EngramTool } from './tool.ts'
 
-/** The tool names, in the order they are offered. */
-export const AGENT_TOOL_NAMES = [
-  'memorize',
-  'recall',
-  'search_memory',
-  'read_memory_file',
-  'write_memory_file',
-  'recall_skill',
-  'report_procedure_outcome',
-  'memory',
-] as const
-
 export interface AgentToolsSession {
   /** The conversation the `memory` tool works on. */
   sessionId: string
@@ -40,16 +28,6 @@ export interface AgentToolsSession {
    * Without one, the agent's own memory only.
    */
   user?: string
-}
-
-export interface AgentToolsOptions {
-  /**
-   * The retrieval engine behind `search_memory`. Default: the index's lexical (BM25) channel
-   * alone (`lexicalIndexSearch`), for a host that has not wired hybrid retrieval.
-   */
-  search?: MemorySearch
-  /** Called after `write_memory_file` wrote a file. Default: `mind.reindex()` (unchanged files cost a hash). */
-  onWritten?: (relativePath: string, info: { source: string; absolutePath: string }) => void | Promise<void>
 }
 
 /** The project scope's locks: the same folder `openEmbeddedBackend` gives the project engram store. */
@@ -79,19 +57,20 @@ function indexedBeforeReturning(tool: EngramTool, mind: Mind): EngramTool {
 }
 
 /**
- * Every agent tool over an open mind, as `EngramTool`s in `AGENT_TOOL_NAMES` order. Without a
- * session the `memory` tool (which works on one conversation) is left out.
+ * Every agent tool over an open mind, as `EngramTool`s: memorize, recall, search_memory,
+ * read_memory_file, write_memory_file, recall_skill, report_procedure_outcome, and with a session
+ * the `memory` tool (which works on one conversation).
  */
-export function buildAgentTools(mind: Mind, session?: AgentToolsSession, options: AgentToolsOptions = {}): EngramTool[] {
+export function buildAgentTools(mind: Mind, session?: AgentToolsSession): EngramTool[] {
   const scope = mind.scope(session?.user)
   const viewer = scope.viewer
-  const search = options.search ?? retrieverSearch(mind, viewer)
+  const search = retrieverSearch(mind, viewer)
   const tools = toEngramTools([
     indexedBeforeReturning(toEngramTool(buildMemorizeTool(mind.memory.encoder, viewer)), mind),
     buildRecallTool(scope.recall),
     buildSearchMemoryTool({ search, layout: mind.layout, viewer }),
     buildReadMemoryFileTool({ layout: mind.layout, viewer }),
-    buildWriteMemoryFileTool(memoryFileDeps(mind, viewer, options.onWritten)),
+    buildWriteMemoryFileTool(memoryFileDeps(mind, viewer)),
     createRecallSkillTool(mind.skills),
     createReportProcedureOutcomeTool(scope.procedures),
   ])
@@ -106,7 +85,7 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession, options
  * What write_memory_file (and an accepted promotion of one, `mind.confirm`) writes through for a
  * viewer: the stores of every owner, the viewer's own activity log, the gate of promotions.
  */
-export function memoryFileDeps(mind: Mind, viewer: Viewer, onWritten?: AgentToolsOptions['onWritten']): MemoryFileToolsDeps {
+export function memoryFileDeps(mind: Mind, viewer: Viewer): MemoryFileToolsDeps {
   const projectLocks = projectLocksOf(mind)
   return {
     layout: mind.layout,
@@ -118,11 +97,10 @@ export function memoryFileDeps(mind: Mind, viewer: Viewer, onWritten?: AgentTool
     ...(projectLocks ? { projectLocks } : {}),
     clock: mind.clock,
     gate: { mode: mind.config.values.memory.mode, enqueue: (document, reason) => mind.backend.confirmations.enqueueDocument(document, reason, viewer.user) },
-    onWritten:
-      onWritten ??
-      (async () => {
-        await mind.reindex()
-      }),
+    // Unchanged files cost a hash: the written file reaches the index before the result returns.
+    onWritten: async () => {
+      await mind.reindex()
+    },
   }
 }
 

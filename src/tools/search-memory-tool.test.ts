@@ -6,7 +6,7 @@ import { EngramError } from '../core/errors.ts'
 import { createMind, type Mind } from '../mind.ts'
 import { makeTempHome, type TempHome } from '../testing/temp-home.ts'
 import { buildReadMemoryFileTool } from './memory-files.ts'
-import { buildSearchMemoryTool, lexicalIndexSearch, type MemorySearchHit } from './search-memory-tool.ts'
+import { buildSearchMemoryTool, type MemorySearchHit } from './search-memory-tool.ts'
 
 describe('search_memory', () => {
   let temp: TempHome
@@ -29,10 +29,15 @@ describe('search_memory', () => {
     temp.cleanup()
   })
 
-  const search = () => lexicalIndexSearch({ index: mind.backend.index, agent: mind.agent, now: () => clock.now() })
+  // The agent's own search_memory, over the mind's hybrid retriever (the path every session takes).
+  const searchTool = () => {
+    const tool = mind.agentTools().find((candidate) => candidate.name === 'search_memory')
+    assert.ok(tool)
+    return tool
+  }
 
   test('finds what was indexed, best first, with sources read_memory_file opens', async () => {
-    const tool = buildSearchMemoryTool({ search: search(), layout: mind.layout })
+    const tool = searchTool()
     const result = await tool.execute({ query: 'sencha' })
     assert.equal(result.isError, undefined, result.text)
     assert.match(result.text, /^2 results for "sencha"/)
@@ -50,7 +55,7 @@ describe('search_memory', () => {
   })
 
   test('kinds and limit narrow the search; no match says so', async () => {
-    const tool = buildSearchMemoryTool({ search: search(), layout: mind.layout })
+    const tool = searchTool()
     const lessons = await tool.execute({ query: 'sencha', kinds: ['lesson'] })
     assert.match(lessons.text, /^1 result for "sencha"/)
     assert.match(lessons.text, /\[lesson/)
@@ -62,7 +67,7 @@ describe('search_memory', () => {
   })
 
   test('bad arguments and engine failures are readable errors, never throws', async () => {
-    const tool = buildSearchMemoryTool({ search: search(), layout: mind.layout })
+    const tool = searchTool()
     const bad = await tool.execute({ query: '', kinds: ['planets'] })
     assert.equal(bad.isError, true)
     assert.match(bad.text, /query/)

@@ -7,10 +7,9 @@
  */
 import { z } from 'zod'
 import { describeError, EngramError, } from '../core/errors.ts'
-import { candidateUnits } from '../storage/candidate-units.ts'
 import type { Viewer } from '../core/owner.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
-import { type SearchIndex, UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
+import { UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
 import { memoryPathOfSource } from './memory-paths.ts'
 import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
 
@@ -108,28 +107,5 @@ export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: Home
         return { isError: true, text: `search_memory failed: ${describeError(error)}\nFix: retry; if it fails again, run \`engram reindex\` and \`engram doctor\`.`, data: { code: 'internal' } }
       }
     },
-  }
-}
-
-/**
- * A `MemorySearch` over the index's lexical (BM25) channel alone, for hosts that have no hybrid
- * retrieval engine wired: no vectors, no recency or frequency terms. Only what the viewer may see
- * (default: the agent's own view, decision 0017). Every returned unit has its access recorded (the Hebbian term of later ranking).
- */
-export function lexicalIndexSearch(deps: { index: SearchIndex; agent: string; now: () => Date; viewer?: Viewer }): MemorySearch {
-  const viewer = deps.viewer ?? { agent: deps.agent }
-  return async (query, options) => {
-    const candidates = await deps.index.search({ text: query, limit: options.limit * 3, viewer, ...(options.kinds ? { kinds: options.kinds } : {}) })
-    const ranked = candidates.filter((candidate) => candidate.lexical !== undefined).sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0))
-    const units = await candidateUnits(deps.index, ranked)
-    const hits: MemorySearchHit[] = []
-    for (const candidate of ranked) {
-      const unit = units.get(candidate.id)
-      if (!unit || (unit.agent !== undefined && unit.agent !== deps.agent)) continue
-      hits.push({ id: unit.id, kind: unit.kind, text: unit.text, source: unit.source, score: candidate.lexical ?? 0, createdAt: unit.createdAt, provenance: unit.provenance })
-      if (hits.length >= options.limit) break
-    }
-    if (hits.length > 0) await deps.index.recordAccess(hits.map((hit) => hit.id), deps.now().toISOString())
-    return hits
   }
 }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createEmbedder } from './create-embedder.ts'
 import { createGloVeEmbedder, sifEmbed, wordVectorsOf } from './glove-embedder.ts'
-import { sifWeight, wordVectorsFrom } from './glove.ts'
+import { sifWeight } from './glove.ts'
+import { wordVectorsFrom } from './test-support/word-vectors.ts'
 import { cosineSimilarity } from './vector-math.ts'
 
 /** A tiny vocabulary in frequency order: music words near each other, outdoor words near each other. */

@@ -3,7 +3,8 @@
  * means, checked from the stored rows (no cache): every message is covered exactly once by the
  * expansion of the current items, in seq order; item positions are strictly ordered; every edge
  * points at a stored message or summary of the same conversation; a summary's children are of a
- * lower depth (a leaf folds only messages). Used by the crash and property tests and by doctors.
+ * lower depth (a leaf folds only messages). `engram context stats` and `engram doctor` run it; so do
+ * the crash and property tests.
  */
 import type { ContextStore } from '../../storage/contracts.ts'
 

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { EngramError } from '../../core/errors.ts'
 import { countTokens } from '../../core/tokens.ts'
 import { checkContextConsistency } from './consistency.ts'
-import { hasCompactor, hasExplorer, hasReviewSource, hasSearcher, hasSessionManager, providerCapabilities } from './provider.ts'
+import { hasCompactor, hasExplorer, hasSearcher, providerCapabilities } from './provider.ts'
 import { openHarness } from './test-support/harness.ts'
 
 const session = { sessionId: 'chat-1', agent: 'default', user: 'ada' }
@@ -15,16 +15,15 @@ function turns(n: number, start = 0) {
   }))
 }
 
-test('the LCM provider has every capability; the simple one has core, profiles and sessions', async (t) => {
+test('the LCM provider has every capability; the simple one has the core only', async (t) => {
   const h = openHarness()
   t.after(() => h.close())
   const lcm = h.provider('lcm')
   const simple = h.provider('simple')
-  assert.deepEqual(providerCapabilities(lcm), ['compactor', 'searcher', 'explorer', 'sessions', 'review'])
-  assert.deepEqual(providerCapabilities(simple), ['sessions'])
+  assert.deepEqual(providerCapabilities(lcm), ['compactor', 'searcher', 'explorer'])
+  assert.deepEqual(providerCapabilities(simple), [])
   assert.equal(hasCompactor(simple), false)
-  assert.equal(hasSearcher(simple) || hasExplorer(simple) || hasReviewSource(simple), false)
-  assert.ok(hasSessionManager(simple))
+  assert.equal(hasSearcher(simple) || hasExplorer(simple), false)
 })
 
 test('append keeps order and seq; assemble returns the fresh tail in order and respects the budget', async (t) => {
@@ -204,32 +203,4 @@ test('switching providers keeps every message: simple reads raw messages, LCM se
   assert.equal(new Set(back.items.flatMap((i) => i.messageIds)).size, 43)
   const conv = (await h.backend.context.findConversation('chat-1', 'default'))!
   assert.deepEqual((await checkContextConsistency(h.backend.context, conv.id)).problems, [])
-})
-
-test('session info and review marks', async (t) => {
-  const h = openHarness()
-  t.after(() => h.close())
-  const lcm = h.provider('lcm')
-
-  await lcm.saveInfo(session, { title: 'Atlas rollout' })
-  assert.deepEqual((await lcm.loadInfo(session))?.info, { title: 'Atlas rollout' })
-  assert.equal((await lcm.listInfo('default')).length, 1)
-
-  await lcm.append(session, turns(6))
-  assert.equal((await lcm.loadHistory(session, { fromSeq: 5 })).length, 2)
-  const unreviewed = await lcm.listUnreviewed('default')
-  assert.deepEqual(
-    unreviewed.map((u) => [u.sessionId, u.reviewedUpTo, u.lastSeq]),
-    [['chat-1', 0, 6]],
-  )
-  const review = await lcm.buildReviewContext(session, 60)
-  assert.ok(review)
-  assert.equal(review.fromSeq, 1)
-  assert.ok(review.toSeq >= 1 && review.toSeq < 6, 'the budget limits how much is reviewed at once')
-  assert.match(review.text, /^\[2026-03-01 09:00\] user: Turn 0/)
-  await lcm.markReviewed(session, review.toSeq)
-  assert.equal((await lcm.buildReviewContext(session))?.fromSeq, review.toSeq + 1)
-  await lcm.markReviewed(session, 6)
-  assert.equal(await lcm.buildReviewContext(session), null)
-  assert.deepEqual(await lcm.listUnreviewed('default'), [])
 })

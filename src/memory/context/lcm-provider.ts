@@ -1,14 +1,13 @@
 /**
  * The LCM provider (lossless context management, anna's `memory/lcm`): every message kept, older
  * turns folded into a DAG of summaries, assembly within a token budget, search, describe and
- * expand, session info and review marks — every capability.
+ * expand — every capability.
  *
  * Appends and compactions of one session take the session's named lock, so they never interleave,
  * also across processes sharing a home. Assembly only reads (unless it must compact first).
  */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { StoredMessage } from '../../core/message.ts'
-import { countTokens, truncateToTokens } from '../../core/tokens.ts'
 import type { Conversation } from '../../storage/contracts.ts'
 import { assembleContext, summaryItem, validateBudget, windowExceeds } from './assembler.ts'
 import { compactConversation } from './compaction.ts'
@@ -19,18 +18,16 @@ import type {
   ContextProvider,
   ExpandedNode,
   Explorer,
-  ReviewSource,
   ConversationReader,
   Searcher,
-  SessionManager,
 } from './provider.ts'
 import { readerAgent, readerSees } from './provider.ts'
-import { isDegradedMethod, transcriptLine } from './render.ts'
+import { isDegradedMethod } from './render.ts'
 import { createSessionSupport, messageStats } from './session-support.ts'
 import { type ContextProviderDeps, resolveSettings } from './settings.ts'
 import { createSummarizer } from './summarizer.ts'
 
-export type LcmContextProvider = ContextProvider & Compactor & Searcher & Explorer & SessionManager & ReviewSource
+export type LcmContextProvider = ContextProvider & Compactor & Searcher & Explorer
 
 function notFound(what: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.notFound, category: 'user', message: `${what} was not found.`, fix })
@@ -79,10 +76,6 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
 
   const provider: LcmContextProvider = {
     kind: 'lcm',
-
-    async bootstrap(session) {
-      return { conversationId: (await support.conversation(session)).id }
-    },
 
     async append(session, messages) {
       const { conversation, stored } = await support.append(session, messages)
@@ -266,51 +259,6 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
         }
       }
       return { id: summaryId, nodes, truncated: nodes.length < total }
-    },
-
-    ...support.sessions,
-
-    async listUnreviewed(agent) {
-      const out = []
-      for (const conversation of await store.listConversations(agent)) {
-        const [reviewedUpTo, lastSeq] = await Promise.all([store.reviewedUpTo(conversation.id), store.messageCount(conversation.id)])
-        if (lastSeq > reviewedUpTo) out.push({ sessionId: conversation.sessionId, conversationId: conversation.id, reviewedUpTo, lastSeq })
-      }
-      return out
-    },
-
-    async buildReviewContext(session, maxTokens = 8_000) {
-      const conversation = await support.findConversation(session)
-      if (!conversation) return null
-      const reviewed = await store.reviewedUpTo(conversation.id)
-      const lines: string[] = []
-      let used = 0
-      let toSeq = reviewed
-      const PAGE = 200
-      outer: for (let fromSeq = reviewed + 1; ; fromSeq += PAGE) {
-        const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
-        for (const message of page) {
-          let line = transcriptLine(message)
-          const tokens = countTokens(line)
-          if (used + tokens > maxTokens) {
-            // The first message always goes in (cut if it must), so a review always moves forward.
-            if (lines.length > 0) break outer
-            line = truncateToTokens(line, maxTokens)
-          }
-          lines.push(line)
-          used += countTokens(line)
-          toSeq = message.seq
-        }
-        if (page.length < PAGE) break
-      }
-      if (lines.length === 0) return null
-      return { sessionId: session.sessionId, text: lines.join('\n'), fromSeq: reviewed + 1, toSeq, messages: lines.length }
-    },
-
-    async markReviewed(session, upToSeq) {
-      const conversation = await support.findConversation(session)
-      if (!conversation) throw notFound(`Session ${session.sessionId}`, 'Append messages to the session before marking it reviewed.')
-      await store.markReviewed(conversation.id, upToSeq)
     },
   }
 

@@ -10,7 +10,6 @@
 import type { MessageInput, MessageRole, StoredMessage, SummaryKind, SummaryMethod } from '../../core/message.ts'
 import type { Viewer } from '../../core/owner.ts'
 import type { MessagePart } from '../../core/message-parts.ts'
-import type { SessionInfo } from '../../storage/contracts.ts'
 
 /** Whose conversation: one session of one agent, optionally with a known user. */
 export interface ContextSession {
@@ -94,8 +93,6 @@ export interface ContextStats {
 
 export interface ContextProvider {
   readonly kind: string
-  /** Ensure the session's conversation exists; returns its id. */
-  bootstrap(session: ContextSession): Promise<{ conversationId: number }>
   /** Store messages in order (never lost, never rewritten) and add them to the context window. */
   append(session: ContextSession, messages: MessageInput[]): Promise<StoredMessage[]>
   /** The context within `budget` tokens: the fresh tail always, then older items newest first while they fit. */
@@ -242,38 +239,6 @@ export function readerSees(reader: ConversationReader, conversation: { user: str
   return typeof reader === 'string' || conversation.user === undefined || conversation.user === reader.user
 }
 
-export interface SessionManager {
-  saveInfo(session: ContextSession, info: Record<string, unknown>): Promise<void>
-  loadInfo(session: ContextSession): Promise<SessionInfo | null>
-  listInfo(agent: string): Promise<SessionInfo[]>
-  /** Raw stored messages of the session, oldest first. */
-  loadHistory(session: ContextSession, range?: { fromSeq?: number; limit?: number }): Promise<StoredMessage[]>
-}
-
-export interface UnreviewedConversation {
-  sessionId: string
-  conversationId: number
-  reviewedUpTo: number
-  lastSeq: number
-}
-
-export interface ReviewContext {
-  sessionId: string
-  /** The unreviewed messages rendered with speaker and time, oldest first, within the budget. */
-  text: string
-  fromSeq: number
-  /** Pass this to `markReviewed` once the review is done. */
-  toSeq: number
-  messages: number
-}
-
-export interface ReviewSource {
-  listUnreviewed(agent: string): Promise<UnreviewedConversation[]>
-  /** Null when nothing is unreviewed. */
-  buildReviewContext(session: ContextSession, maxTokens?: number): Promise<ReviewContext | null>
-  markReviewed(session: ContextSession, upToSeq: number): Promise<void>
-}
-
 function hasMethods(value: unknown, names: string[]): boolean {
   return typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
 }
@@ -287,12 +252,6 @@ export function hasSearcher<P extends ContextProvider>(provider: P): provider is
 export function hasExplorer<P extends ContextProvider>(provider: P): provider is P & Explorer {
   return hasMethods(provider, ['describe', 'expand'])
 }
-export function hasSessionManager<P extends ContextProvider>(provider: P): provider is P & SessionManager {
-  return hasMethods(provider, ['saveInfo', 'loadInfo', 'listInfo', 'loadHistory'])
-}
-export function hasReviewSource<P extends ContextProvider>(provider: P): provider is P & ReviewSource {
-  return hasMethods(provider, ['listUnreviewed', 'buildReviewContext', 'markReviewed'])
-}
 
 /** The capability names a provider has, for `status` and tool generation. */
 export function providerCapabilities(provider: ContextProvider): string[] {
@@ -300,7 +259,5 @@ export function providerCapabilities(provider: ContextProvider): string[] {
   if (hasCompactor(provider)) out.push('compactor')
   if (hasSearcher(provider)) out.push('searcher')
   if (hasExplorer(provider)) out.push('explorer')
-  if (hasSessionManager(provider)) out.push('sessions')
-  if (hasReviewSource(provider)) out.push('review')
   return out
 }

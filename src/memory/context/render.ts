@@ -1,6 +1,6 @@
 /**
- * How messages and summaries are written out as text: for a summarizer's input, for a review, and
- * for the assembled context. One place, so the token count of an item is always the count of the
+ * How messages and summaries are written out as text: for a summarizer's input and for the
+ * assembled context. One place, so the token count of an item is always the count of the
  * text the model actually sees.
  */
 import type { StoredMessage, Summary, SummaryMethod } from '../../core/message.ts'
@@ -15,11 +15,6 @@ export function shortTime(at: string): string {
 /** Who spoke: `ada (user)`, or the bare role. */
 export function speakerOf(message: Pick<StoredMessage, 'role' | 'name'>): string {
   return message.name ? `${message.name} (${message.role})` : message.role
-}
-
-/** One message as a transcript line: `[2026-01-01 09:00] ada (user): text`. */
-export function transcriptLine(message: Pick<StoredMessage, 'role' | 'name' | 'at' | 'content'>): string {
-  return `[${shortTime(message.at)}] ${speakerOf(message)}: ${message.content}`
 }
 
 export function isDegradedMethod(method: SummaryMethod): boolean {

@@ -1,14 +1,14 @@
 /**
  * What both providers share: resolving a session to its conversation (cached: the mapping never
- * changes), the per-session lock, appending, per-user-per-agent notes and session info. Both write
- * the same ContextStore tables, so switching providers keeps every message.
+ * changes), the per-session lock and appending. Both write the same ContextStore tables, so
+ * switching providers keeps every message.
  */
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { MESSAGE_ROLES, type MessageInput, type StoredMessage } from '../../core/message.ts'
 import { countTokens } from '../../core/tokens.ts'
 import type { Conversation, ContextStore, Locks } from '../../storage/contracts.ts'
-import type { ContextSession, ContextStats, SessionManager } from './provider.ts'
+import type { ContextSession, ContextStats } from './provider.ts'
 
 export interface SessionSupportDeps {
   store: ContextStore
@@ -52,7 +52,6 @@ export interface SessionSupport {
   findConversation(session: ContextSession): Promise<Conversation | null>
   withSessionLock<T>(session: ContextSession, fn: () => Promise<T>): Promise<T>
   append(session: ContextSession, messages: MessageInput[]): Promise<{ conversation: Conversation; stored: StoredMessage[] }>
-  sessions: SessionManager
 }
 
 /**
@@ -120,27 +119,6 @@ export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
       const rows = messages.map((message) => ({ ...message, at: message.at ?? now, tokenCount: countTokens(message.content) }))
       const stored = await support.withSessionLock(session, () => store.appendMessages(conv.id, rows))
       return { conversation: conv, stored }
-    },
-    sessions: {
-      async saveInfo(session, info) {
-        validateSession(session)
-        await store.saveSessionInfo(session.sessionId, session.agent, info)
-      },
-      async loadInfo(session) {
-        validateSession(session)
-        return store.loadSessionInfo(session.sessionId, session.agent)
-      },
-      async listInfo(agent) {
-        return store.listSessionInfo(agent)
-      },
-      async loadHistory(session, range = {}) {
-        const conv = await support.findConversation(session)
-        if (!conv) return []
-        return store.messages(conv.id, {
-          ...(range.fromSeq !== undefined ? { fromSeq: range.fromSeq } : {}),
-          ...(range.limit !== undefined ? { limit: range.limit } : {}),
-        })
-      },
     },
   }
   return support

@@ -8,11 +8,11 @@
 import type { StoredMessage } from '../../core/message.ts'
 import { partsOf } from '../../core/message-parts.ts'
 import { validateBudget } from './assembler.ts'
-import type { AssembledContext, AssembledItem, ContextProvider, SessionManager } from './provider.ts'
+import type { AssembledContext, AssembledItem, ContextProvider } from './provider.ts'
 import { createSessionSupport, messageStats } from './session-support.ts'
 import { type ContextProviderDeps, resolveSettings } from './settings.ts'
 
-export type SimpleContextProvider = ContextProvider & SessionManager
+export type SimpleContextProvider = ContextProvider
 
 function asItem(message: StoredMessage): AssembledItem {
   const item: AssembledItem = {
@@ -40,9 +40,6 @@ export function createSimpleProvider(deps: ContextProviderDeps): SimpleContextPr
 
   return {
     kind: 'simple',
-    async bootstrap(session) {
-      return { conversationId: (await support.conversation(session)).id }
-    },
     async append(session, messages) {
       return (await support.append(session, messages)).stored
     },
@@ -88,6 +85,5 @@ export function createSimpleProvider(deps: ContextProviderDeps): SimpleContextPr
       return stats
     },
     async close() {},
-    ...support.sessions,
   }
 }

@@ -38,8 +38,6 @@ export interface ActivityRecorder {
   error(error: unknown, context?: TurnContext & { where?: string }): Promise<void>
   heartbeatStart(context?: TurnContext & { summary?: string }): Promise<void>
   heartbeatEnd(summary: string, context?: TurnContext): Promise<void>
-  memoryWrite(path: string, context?: TurnContext & { summary?: string }): Promise<void>
-  issueResolved(issue: string, context?: TurnContext & { from?: string }): Promise<void>
   /** Any event of the seed's vocabulary, for the types without a dedicated helper (DMs, channels). */
   record(event: Omit<ActivityEvent, 'ts'> & { ts?: string }): Promise<void>
 }
@@ -148,8 +146,6 @@ export function createActivityRecorder(options: ActivityRecorderOptions): Activi
 
     heartbeatEnd: (summary, context) => record({ type: 'heartbeat_end', summary, ...base(context) }),
 
-    memoryWrite: (path, context) => record({ type: 'memory_write', content: path, ...base(context), ...(context?.summary ? { summary: context.summary } : {}) }),
 
-    issueResolved: (issue, context) => record({ type: 'issue_resolved', content: issue, ...base(context), ...(context?.from ? { from: context.from } : {}) }),
   }
 }

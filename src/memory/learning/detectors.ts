@@ -240,16 +240,3 @@ export const DETECTORS: ReadonlyArray<readonly [DetectorName, Detector]> = [
   ['repair_churn', detectRepairChurn],
   ['cap_exhausted', detectCapExhausted],
 ]
-
-/** Which event kinds each detector reads (the vocabulary-discipline test checks every kind is read). */
-export const DETECTOR_INPUTS: Readonly<Record<DetectorName, readonly EventKind[]>> = {
-  name_switch: ['workspace_call'],
-  oversized_input: ['workspace_call', 'workspace_empty_input'],
-  repeated_tool_error: ['tool_result'],
-  repeated_error_signature: ['tool_result', 'workspace_result'],
-  reset_churn: ['workspace_reset'],
-  kill_loop: ['workspace_killed'],
-  severity_climb: ['workspace_result', 'workspace_empty_input', 'workspace_reset', 'workspace_killed', 'tool_result', 'history_repair', 'cap_exhausted'],
-  repair_churn: ['history_repair'],
-  cap_exhausted: ['cap_exhausted'],
-}

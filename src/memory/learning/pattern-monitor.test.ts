@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { EngramError } from '../../core/errors.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { DETECTOR_INPUTS, DETECTOR_NAMES, DETECTORS } from './detectors.ts'
+import { DETECTOR_NAMES, type DetectorName, DETECTORS } from './detectors.ts'
 import { EVENT_KINDS, type EventKind, normaliseErrorSignature, validateEvent } from './pattern-events.ts'
 import { createPatternMonitor, knownRulesPredicate, type PatternMonitor } from './pattern-monitor.ts'
 import { openRealMemory } from './test-support/real-memory.ts'
@@ -40,6 +40,19 @@ describe('recorded event streams: one fixture per failure mode', () => {
     })
   }
 })
+
+/** Which event kinds each detector reads (read off detectors.ts; the vocabulary-discipline test checks every kind is read). */
+const DETECTOR_INPUTS: Readonly<Record<DetectorName, readonly EventKind[]>> = {
+  name_switch: ['workspace_call'],
+  oversized_input: ['workspace_call', 'workspace_empty_input'],
+  repeated_tool_error: ['tool_result'],
+  repeated_error_signature: ['tool_result', 'workspace_result'],
+  reset_churn: ['workspace_reset'],
+  kill_loop: ['workspace_killed'],
+  severity_climb: ['workspace_result', 'workspace_empty_input', 'workspace_reset', 'workspace_killed', 'tool_result', 'history_repair', 'cap_exhausted'],
+  repair_churn: ['history_repair'],
+  cap_exhausted: ['cap_exhausted'],
+}
 
 test('vocabulary discipline: unknown kinds and malformed details are rejected in every mode', () => {
   for (const mode of ['off', 'passive', 'active'] as const) {

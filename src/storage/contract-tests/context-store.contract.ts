@@ -266,45 +266,5 @@ export function runContextStoreContract(name: string, make: () => Promise<Contex
         assert.deepEqual(await store.summaryParents({ messageId: stored[0]!.id }), [])
         assert.deepEqual(await store.summaryParents({ messageId: foreign[0]!.id }), [])
       }))
-
-    test('per-user-per-agent notes are replaced whole and kept apart', () =>
-      withStore(async (store) => {
-        assert.equal(await store.getNotes('ann', 'alpha'), null)
-        await store.setNotes('ann', 'alpha', 'likes tea')
-        await store.setNotes('ann', 'beta', 'beta notes')
-        await store.setNotes('bob', 'alpha', 'bob notes')
-        await store.setNotes('ann', 'alpha', 'likes green tea\nlives in Oslo')
-        assert.equal(await store.getNotes('ann', 'alpha'), 'likes green tea\nlives in Oslo')
-        assert.equal(await store.getNotes('ann', 'beta'), 'beta notes')
-        assert.equal(await store.getNotes('bob', 'alpha'), 'bob notes')
-      }))
-
-    test('session info is saved, replaced, loaded and listed per agent', () =>
-      withStore(async (store) => {
-        assert.equal(await store.loadSessionInfo('s1', 'a'), null)
-        await store.saveSessionInfo('s1', 'a', { title: 'first', tags: ['x'] })
-        await store.saveSessionInfo('s2', 'a', { title: 'second' })
-        await store.saveSessionInfo('s1', 'b', { title: 'other agent' })
-        await store.saveSessionInfo('s1', 'a', { title: 'renamed', nested: { n: 1 } })
-        const loaded = await store.loadSessionInfo('s1', 'a')
-        assert.equal(loaded?.sessionId, 's1')
-        assert.deepEqual(loaded?.info, { title: 'renamed', nested: { n: 1 } })
-        assert.ok(!Number.isNaN(Date.parse(loaded!.updatedAt)))
-        const listed = await store.listSessionInfo('a')
-        assert.deepEqual(listed.map((s) => s.sessionId).sort(), ['s1', 's2'])
-        assert.deepEqual((await store.listSessionInfo('b')).map((s) => s.info), [{ title: 'other agent' }])
-      }))
-
-    test('review marks start at 0 and never move backwards', () =>
-      withStore(async (store) => {
-        const conv = await store.conversation('s', { agent: 'a' })
-        assert.equal(await store.reviewedUpTo(conv.id), 0)
-        await store.markReviewed(conv.id, 5)
-        assert.equal(await store.reviewedUpTo(conv.id), 5)
-        await store.markReviewed(conv.id, 3)
-        assert.equal(await store.reviewedUpTo(conv.id), 5)
-        await store.markReviewed(conv.id, 9)
-        assert.equal(await store.reviewedUpTo(conv.id), 9)
-      }))
   })
 }

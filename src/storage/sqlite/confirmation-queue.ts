@@ -19,9 +19,7 @@ import { contentHash } from '../../core/hash.ts'
 import { isOwner } from '../../core/owner.ts'
 import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation, PendingDocument, PendingMemory } from '../contracts.ts'
 
-export type { ConfirmationQueue, ConfirmationSelection }
-
-
+export type { ConfirmationQueue }
 
 interface Statement {
   run(...params: Array<string | number | null>): unknown

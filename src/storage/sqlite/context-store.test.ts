@@ -39,9 +39,8 @@ test('timestamps written by the store come from the injected clock', async () =>
     const conv = await store.conversation('s', { agent: 'a' })
     assert.equal(conv.createdAt, '2030-05-05T05:05:05.000Z')
     clock.advanceDays(1)
-    await store.setNotes('u', 'a', 'n')
-    await store.saveSessionInfo('s', 'a', {})
-    assert.equal((await store.loadSessionInfo('s', 'a'))?.updatedAt, '2030-05-06T05:05:05.000Z')
+    const [message] = await store.appendMessages(conv.id, [{ role: 'user', content: 'hi', at: clock.now().toISOString(), tokenCount: 1 }])
+    assert.equal(message?.at, '2030-05-06T05:05:05.000Z')
   } finally {
     cleanup()
   }

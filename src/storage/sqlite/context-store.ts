@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto'
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { type ContextItem, MESSAGE_ROLES, type MessageInput, SUMMARY_KINDS, SUMMARY_METHODS } from '../../core/message.ts'
-import type { ContextStore, NewSummary, SessionInfo } from '../contracts.ts'
+import type { ContextStore, NewSummary } from '../contracts.ts'
 import {
   type ConversationRow,
   type ItemRow,
@@ -26,7 +26,6 @@ import {
   toSummary,
 } from './context-rows.ts'
 import type { SqliteHandle } from './database.ts'
-import { parseJsonObject } from './json.ts'
 
 export interface SqliteContextStoreOptions {
   clock: Clock
@@ -371,68 +370,6 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
               .all(target.messageId)
       ) as Array<{ summary_id: string }>
       return rows.map((row) => row.summary_id)
-    },
-
-    async getNotes(user, agent) {
-      const row = db.prepare('SELECT content FROM ctx_agent_memory WHERE user_id = ? AND agent_id = ?').get(user, agent) as
-        | { content: string }
-        | undefined
-      return row ? row.content : null
-    },
-
-    async setNotes(user, agent, content) {
-      if (typeof content !== 'string') throw invalid('Notes content must be a string.', 'Pass the whole notes text.')
-      handle.transaction(() => {
-        db.prepare(
-          `INSERT INTO ctx_agent_memory (user_id, agent_id, content, updated_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (user_id, agent_id) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
-        ).run(user, agent, content, clock.now().toISOString())
-      })
-    },
-
-    async saveSessionInfo(sessionId, agent, info) {
-      if (info === null || typeof info !== 'object' || Array.isArray(info)) {
-        throw invalid('Session info must be a plain object.', 'Pass an object of JSON values.')
-      }
-      handle.transaction(() => {
-        db.prepare(
-          `INSERT INTO ctx_session_info (session_id, agent_id, info, updated_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (session_id, agent_id) DO UPDATE SET info = excluded.info, updated_at = excluded.updated_at`,
-        ).run(sessionId, agent, JSON.stringify(info), clock.now().toISOString())
-      })
-    },
-
-    async loadSessionInfo(sessionId, agent) {
-      const row = db.prepare('SELECT session_id, info, updated_at FROM ctx_session_info WHERE session_id = ? AND agent_id = ?').get(sessionId, agent) as
-        | { session_id: string; info: string; updated_at: string }
-        | undefined
-      return row ? { sessionId: row.session_id, info: parseJsonObject(row.info), updatedAt: row.updated_at } : null
-    },
-
-    async listSessionInfo(agent) {
-      const rows = db
-        .prepare('SELECT session_id, info, updated_at FROM ctx_session_info WHERE agent_id = ? ORDER BY updated_at DESC, session_id')
-        .all(agent) as Array<{ session_id: string; info: string; updated_at: string }>
-      return rows.map((row): SessionInfo => ({ sessionId: row.session_id, info: parseJsonObject(row.info), updatedAt: row.updated_at }))
-    },
-
-    async reviewedUpTo(conversationId) {
-      const row = db.prepare('SELECT reviewed_seq FROM ctx_review_marks WHERE conversation_id = ?').get(conversationId) as
-        | { reviewed_seq: number }
-        | undefined
-      return row?.reviewed_seq ?? 0
-    },
-
-    async markReviewed(conversationId, seq) {
-      requireCount(seq, 'seq')
-      handle.transaction(() => {
-        requireConversation(conversationId)
-        // max(): a late reviewer finishing an older range must not move the mark backwards.
-        db.prepare(
-          `INSERT INTO ctx_review_marks (conversation_id, reviewed_seq, updated_at) VALUES (?, ?, ?)
-           ON CONFLICT (conversation_id) DO UPDATE SET reviewed_seq = max(reviewed_seq, excluded.reviewed_seq), updated_at = excluded.updated_at`,
-        ).run(conversationId, seq, clock.now().toISOString())
-      })
     },
   }
   return store

@@ -89,6 +89,7 @@ test('migrations are applied once, in order, and recorded', () => {
       'index_units',
       'index_vectors',
       'jobs_runs',
+      'home_migrations',
     ]) {
       assert.ok(tables.includes(table), `table ${table} exists`)
     }

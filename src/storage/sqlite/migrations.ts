@@ -305,6 +305,19 @@ CREATE TABLE lifecycle_turn_messages (
 CREATE INDEX lifecycle_turn_messages_by_turn ON lifecycle_turn_messages (agent, session_id, turn);
 `,
   },
+  {
+    version: 6,
+    name: 'home migrations',
+    // Work on the files of a home that runs once, after the schema (decision 0024: moving what
+    // wave 1 recorded as a user's into their tree). Its row says it is done and what it did.
+    sql: `
+CREATE TABLE home_migrations (
+  name    TEXT PRIMARY KEY,
+  done_at TEXT NOT NULL,
+  report  TEXT NOT NULL -- JSON object
+) WITHOUT ROWID;
+`,
+  },
 ])
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)

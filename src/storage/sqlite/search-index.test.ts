@@ -6,7 +6,6 @@ import { makeTempHome } from '../../testing/temp-home.ts'
 import { runSearchIndexContract } from '../contract-tests/search-index.contract.ts'
 import type { IndexUnit, UnitKind } from '../contracts.ts'
 import { openSqlite, type SqliteHandle } from './database.ts'
-import { MAX_QUERY_TERMS, toFtsQuery } from './fts-query.ts'
 import { createSqliteSearchIndex, type SqliteSearchIndexOptions } from './search-index.ts'
 
 function tempDatabase(name = 'engram.db') {
@@ -42,26 +41,7 @@ probe.close()
 if (hasSqliteVec) runSearchIndexContract('sqlite + sqlite-vec', fixture({ vectorBackend: 'sqlite-vec' }))
 runSearchIndexContract('sqlite + TypeScript vectors', fixture({ vectorBackend: 'typescript' }))
 
-describe('FTS5 query escaping', () => {
-  test('every token is quoted and ORed; operators become plain words', () => {
-    assert.equal(toFtsQuery('budget review'), '"budget" OR "review"')
-    assert.equal(toFtsQuery('NEAR(a b) AND -c'), '"NEAR(a" OR "b)" OR "AND" OR "-c"')
-    assert.equal(toFtsQuery('say "hi"'), '"say" OR """hi"""')
-    assert.equal(toFtsQuery('col:value title*'), '"col:value" OR "title*"')
-    assert.equal(toFtsQuery('a\u0000b\u0007c'), '"a" OR "b" OR "c"', 'control characters separate words')
-  })
-
-  test('punctuation-only tokens are dropped; nothing searchable gives null', () => {
-    assert.equal(toFtsQuery('hello !!! -- world'), '"hello" OR "world"')
-    for (const text of ['', '   ', '*', '"', '()', '- + ^ :', '...\n\t??']) assert.equal(toFtsQuery(text), null, JSON.stringify(text))
-  })
-
-  test('repeated words are searched once and very long queries are bounded', () => {
-    assert.equal(toFtsQuery('Tea tea TEA coffee'), '"Tea" OR "coffee"')
-    const long = Array.from({ length: 200 }, (_, i) => `word${i}`).join(' ')
-    assert.equal(toFtsQuery(long)?.split(' OR ').length, MAX_QUERY_TERMS)
-  })
-
+describe('query text with FTS5 syntax in it', () => {
   test('nasty queries run against a real FTS5 table without throwing', async () => {
     const db = tempDatabase()
     try {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { wordVectorsFrom } from '../../../llm/embedders/glove.ts'
+import { wordVectorsFrom } from '../../../llm/embedders/test-support/word-vectors.ts'
 import { terms } from './analyse.ts'
 import { createQueryExpander } from './query-expansion.ts'
 

@@ -12,16 +12,8 @@ import { hypernymLookup, installedHypernymMap } from './wordnet.ts'
 
 export type HypernymLookup = (word: string) => readonly string[]
 
-/** `undefined`: not loaded yet (the installed WordNet is loaded on first use); `null`: expansion off. */
+/** `undefined`: not loaded yet (the installed WordNet is loaded on first use); `null`: no WordNet installed. */
 let lookup: HypernymLookup | null | undefined
-
-/**
- * Install the hypernym lookup used by indexing: a function, `null` to turn expansion off, or
- * `undefined` to go back to the installed WordNet (loaded on first use).
- */
-export function setHypernymLookup(next: HypernymLookup | null | undefined): void {
-  lookup = next
-}
 
 function currentLookup(): HypernymLookup | null {
   if (lookup === undefined) {
@@ -31,9 +23,11 @@ function currentLookup(): HypernymLookup | null {
   return lookup
 }
 
-/** Stems of the hypernyms of each distinct content word of `text` ([] when expansion is off). */
-export function relatedTerms(text: string): string[] {
-  const find = currentLookup()
+/**
+ * Stems of the hypernyms of each distinct content word of `text` ([] without a dictionary). `find`
+ * is the installed WordNet unless given (tests pass a fixture's).
+ */
+export function relatedTerms(text: string, find: HypernymLookup | null = currentLookup()): string[] {
   if (!find) return []
   const out: string[] = []
   const seen = new Set<string>()

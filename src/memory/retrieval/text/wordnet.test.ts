@@ -3,12 +3,11 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { makeTempHome } from '../../../testing/temp-home.ts'
-import { relatedTerms, setHypernymLookup } from './related-words.ts'
+import { relatedTerms } from './related-words.ts'
 import { buildHypernymMap, hypernymLookup, nounLemma } from './wordnet.ts'
 
 const temp = makeTempHome()
 after(() => {
-  setHypernymLookup(undefined)
   temp.cleanup()
 })
 
@@ -76,12 +75,11 @@ describe('WordNet hypernyms', () => {
   })
 
   it('feeds the related field: stems of the hypernyms of each distinct content word', () => {
-    setHypernymLookup(hypernymLookup(buildHypernymMap(fixtureDict())))
-    const related = relatedTerms('The clarinet, the clarinet and the clarinets')
+    const lookup = hypernymLookup(buildHypernymMap(fixtureDict()))
+    const related = relatedTerms('The clarinet, the clarinet and the clarinets', lookup)
     // "clarinet" once (distinct words), "clarinets" once more; hypernyms are stemmed like index terms.
     assert.equal(related.length, 6)
     assert.deepEqual(new Set(related), new Set(['woodwind', 'instrument', 'wind']))
-    setHypernymLookup(null)
-    assert.deepEqual(relatedTerms('The clarinet'), [])
+    assert.deepEqual(relatedTerms('The clarinet', null), [])
   })
 })

@@ -8,6 +8,7 @@ import { describeError, EngramError } from '../../../../core/errors.ts'
 import { probeEmbedder, probeLlm } from '../../../../llm/probe.ts'
 import type { Mind } from '../../../../mind.ts'
 import { FAILURE_LOOKBACK_MS, formatFailureGroup, groupFailures, readFailures } from '../../../../memory/failures.ts'
+import { checkContextConsistency } from '../../../../memory/context/consistency.ts'
 
 export interface DoctorCheck {
   name: string
@@ -18,7 +19,7 @@ export interface DoctorCheck {
 
 export const doctorCommand: Command = {
   path: ['doctor'],
-  summary: 'Check SQLite features, vector search, the LLM and the embedder, and recent model failures, each with the fix',
+  summary: 'Check SQLite features, vector search, the lossless context, the LLM and the embedder, and recent model failures, each with the fix',
   async run(context) {
     const checks: DoctorCheck[] = []
     const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
@@ -65,6 +66,7 @@ export const doctorCommand: Command = {
             ? { name: 'vector search', status: 'warn', detail: 'sqlite-vec not loadable; vectors searched in plain TypeScript (slower past ~100k units)', fix: 'reinstall engram so that the sqlite-vec package for this platform is present' }
             : { name: 'vector search', status: 'warn', detail: 'off', fix: 'set ENGRAM_EMBED_PROVIDER to offline, openai-compatible or onnx' },
       )
+      checks.push(await contextCheck(mind))
       // Read before the probes below, which record their own failure (the checks after them show it).
       checks.push(...(await recentFailureChecks(mind)))
       const llm = await probeLlm(mind.llm)
@@ -92,6 +94,31 @@ export const doctorCommand: Command = {
     ].join('\n')
     return { data: { healthy, checks }, human, exitCode: healthy ? ExitCode.ok : ExitCode.unhealthy }
   },
+}
+
+/*
+ * The newest conversations are the ones compaction is still folding; checking every conversation
+ * of a large home would make the doctor as slow as its whole history. 20 keep it under a second.
+ */
+const CHECKED_CONVERSATIONS = 20
+
+/** The agent's newest conversations still stand for every stored message exactly once (DESIGN §1.3). */
+async function contextCheck(mind: Mind): Promise<DoctorCheck> {
+  const conversations = (await mind.backend.context.listConversations(mind.agent)).slice(-CHECKED_CONVERSATIONS)
+  if (conversations.length === 0) return { name: 'context', status: 'ok', detail: 'no conversations yet' }
+  const broken: string[] = []
+  for (const conversation of conversations) {
+    const report = await checkContextConsistency(mind.backend.context, conversation.id)
+    if (!report.ok) broken.push(`${conversation.sessionId}: ${report.problems[0]}${report.problems.length > 1 ? ` (+${report.problems.length - 1} more)` : ''}`)
+  }
+  const what = `${conversations.length} newest conversation${conversations.length === 1 ? '' : 's'}`
+  if (broken.length === 0) return { name: 'context', status: 'ok', detail: `${what}: every message covered exactly once` }
+  return {
+    name: 'context',
+    status: 'fail',
+    detail: `${broken.length} of the ${what} are not consistent: ${broken.slice(0, 3).join('; ')}`,
+    fix: 'every message is still stored; run engram context stats --session <id> for the details and report it as a bug with that output',
+  }
 }
 
 /**

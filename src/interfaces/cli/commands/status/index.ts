@@ -2,6 +2,7 @@ import type { Command } from '../../command.ts'
 import { makeStyle, table } from '../../format.ts'
 import { withMind } from '../../open-mind.ts'
 import type { MindStatus } from '../../../../memory/status.ts'
+import type { OwnersStatus } from '../../../../storage/owner-counts.ts'
 
 export const statusCommand: Command = {
   path: ['status'],
@@ -44,6 +45,7 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
       ['index units', String(status.index.units)],
       ['awaiting confirmation', status.pendingConfirmations === 0 ? '0' : s.yellow(`${status.pendingConfirmations} (engram confirm)`)],
     ]),
+    ...(status.owners ? ['', s.bold('Owners'), table(ownerRows(status.owners))] : []),
     '',
     s.bold('Capabilities'),
     table([
@@ -61,4 +63,30 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
     if (status.problems.length > 10) lines.push(`  … and ${status.problems.length - 10} more (engram status --json lists all)`)
   }
   return lines.join('\n')
+}
+
+/** Units and files per owner, then what the migration of a home written before owners assigned. */
+function ownerRows(owners: OwnersStatus): Array<[string, string]> {
+  const counts = (c: { units: number; files: number }): string => `${c.units} index units, ${c.files} files`
+  const rows: Array<[string, string]> = [
+    ['agent', counts(owners.agent)],
+    ['shared', counts(owners.shared)],
+    [`users (${owners.users.count})`, counts(owners.users)],
+  ]
+  for (const user of owners.users.list.slice(0, 10)) rows.push([`  ${user.user}`, counts(user)])
+  if (owners.users.count > 10) rows.push(['', `… and ${owners.users.count - 10} more (engram status --json lists ${owners.users.list.length})`])
+  const m = owners.migration
+  if (!m) {
+    rows.push(['migration', 'not run yet'])
+    return rows
+  }
+  const moved = m.notes.moved + m.activity.moved + m.episodes.moved + m.resolutions.assigned
+  rows.push([
+    'migration',
+    moved === 0
+      ? `${m.at.slice(0, 10)}: nothing written before owners to move; ${m.index.userUnits} index units owned by ${m.index.users} users`
+      : `${m.at.slice(0, 10)}: ${m.index.userUnits} index units owned by ${m.index.users} users from their conversations; ${m.notes.moved} notes into ${m.notes.users.length} profiles; ${m.activity.moved} activity events and ${m.episodes.moved} episode sections into users' trees; ${m.resolutions.assigned} resolutions given their user`,
+  ])
+  for (const kept of m.notes.kept) rows.push(['', `notes of ${kept.user} (agent ${kept.agent}) left in ctx_agent_memory: ${kept.reason}`])
+  return rows
 }
