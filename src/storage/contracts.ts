@@ -165,6 +165,12 @@ export interface ContextStore {
   /** Review marks (self-improvement review): the highest reviewed seq per conversation. */
   reviewedUpTo(conversationId: number): Promise<number>
   markReviewed(conversationId: number, seq: number): Promise<void>
+  /**
+   * Erase a user (decision 0023): every conversation of `user`, of every agent, with its messages,
+   * summaries, context items, DAG edges, review marks and session info, and the user's per-agent
+   * notes. The one way a message is ever deleted; only `engram forget --user … --purge` calls it.
+   */
+  purgeUser(user: string): Promise<{ conversations: number; messages: number; summaries: number }>
 }
 
 export const UNIT_KINDS = [
@@ -273,6 +279,11 @@ export interface SearchIndex {
   remove(ids: string[]): Promise<void>
   /** Remove every unit of a source (a file that was deleted or rewritten). */
   removeSource(source: string): Promise<number>
+  /**
+   * Erase a user (decision 0023): every unit they own (`user:<id>`) or that records them
+   * (`user`), of every agent, and the speaker names no remaining message carries. Returns how many units.
+   */
+  purgeUser(user: string): Promise<number>
   /** Ids and hashes of the units of a source, to skip unchanged ones on reindex. */
   hashes(source: string): Promise<Map<string, string>>
   sources(): Promise<string[]>
@@ -345,6 +356,8 @@ export interface Jobs {
   record(run: Omit<JobRun, 'id'>): Promise<JobRun>
   lastRun(job: string, agent: string, status?: JobStatus): Promise<JobRun | null>
   runs(options?: { job?: string; agent?: string; limit?: number }): Promise<JobRun[]>
+  /** Delete the records of these jobs, of every agent (erasing a user removes the runs named after their sessions); returns how many. */
+  purgeRuns(jobs: string[]): Promise<number>
 }
 
 /** Whether a session is in a conversation (`open`) or past a boundary (`closed`). */
@@ -482,6 +495,11 @@ export interface Lifecycle {
   turn(agent: string, ref: { sessionId: string; turn: number } | { messageId: number }): Promise<TurnRecord | null>
   /** The latest turns of (agent, user) over all their sessions, newest first (`undefined`: sessions without a user). */
   recentTurns(agent: string, user: string | undefined, limit: number): Promise<TurnRecord[]>
+  /**
+   * Erase a user (decision 0023), of every agent: their session records, stored turns (and the
+   * messages linked to them), counters, and the queued jobs whose payload names them.
+   */
+  purgeUser(user: string): Promise<{ sessions: number; turns: number; counters: number; jobs: number }>
 }
 
 /** An engram the encoding gate holds until the user says yes or no (copilot mode). */
@@ -516,6 +534,17 @@ export interface ConfirmationQueue {
   accept(selection: ConfirmationSelection, user?: string): Promise<PendingConfirmation[]>
   /** Mark pending ones rejected and return them; unknown or already decided ids are ignored. */
   reject(selection: ConfirmationSelection, user?: string): Promise<PendingConfirmation[]>
+  /** Every confirmation `user` asked for or that would save memory they own, of every agent, decided ones too (export, decision 0023). */
+  ofUser(user: string): Promise<UserConfirmation[]>
+  /** Erase those confirmations (decision 0023); returns how many. */
+  purgeUser(user: string): Promise<number>
+}
+
+/** A confirmation as the record of one user keeps it: whose agent asked, and what was answered. */
+export interface UserConfirmation extends PendingConfirmation {
+  agent: string
+  status: 'pending' | 'accepted' | 'rejected'
+  decidedAt?: string
 }
 
 /**

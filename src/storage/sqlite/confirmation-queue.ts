@@ -16,7 +16,8 @@ import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type Engram, ENGRAM_SCOPES, isEngramKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { isOwner } from '../../core/owner.ts'
-import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation } from '../contracts.ts'
+import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation, UserConfirmation } from '../contracts.ts'
+import { changesOf, eraseInTransaction } from './erase.ts'
 
 export type { ConfirmationQueue, ConfirmationSelection }
 
@@ -30,7 +31,7 @@ interface Statement {
 
 /** The part of a SQLite handle the queue uses (`SqliteHandle` from the embedded backend fits). */
 export interface ConfirmationDatabase {
-  readonly db: { prepare(sql: string): Statement }
+  readonly db: { prepare(sql: string): Statement; exec?(sql: string): void }
   transaction<T>(fn: () => T): T
 }
 
@@ -164,6 +165,17 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
 
     async reject(selection, user) {
       return decide(selection, 'rejected', user)
+    },
+
+    async ofUser(user) {
+      const rows = database.db
+        .prepare(`SELECT ${ROW_COLUMNS}, agent, status, decided_at FROM memory_confirmations WHERE asked_by = ? OR owner = ? ORDER BY id`)
+        .all(user, `user:${user}`) as unknown as Array<Row & { agent: string; status: UserConfirmation['status']; decided_at: string | null }>
+      return rows.map((row) => ({ ...toPending(row), agent: row.agent, status: row.status, ...(row.decided_at !== null ? { decidedAt: row.decided_at } : {}) }))
+    },
+
+    async purgeUser(user) {
+      return eraseInTransaction(database, () => changesOf(database.db.prepare('DELETE FROM memory_confirmations WHERE asked_by = ? OR owner = ?').run(user, `user:${user}`)))
     },
   }
 }
