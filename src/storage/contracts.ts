@@ -96,6 +96,12 @@ export interface DocumentStore {
   restore(kind: DocKind, slug: string, reason: Exclude<ArchiveReason, 'versions'>): Promise<MemoryDoc>
   /** Archived copies of a document, newest first. */
   versions(kind: DocKind, slug: string): Promise<Array<{ path: string; archivedAt: string }>>
+  /**
+   * Erase a document for real (decision 0023): the live file, its copies under `archive/<reason>/`
+   * and its saved versions (and their lines in the versions log). Only `engram forget … --purge`
+   * calls it. Returns the paths removed.
+   */
+  purge(kind: DocKind, slug: string): Promise<string[]>
   /** Files whose frontmatter could not be parsed (kept as they are, body read as plain text). */
   problems(): Promise<ParseProblem[]>
 }
