@@ -11,6 +11,8 @@ import type { ContextSession } from '../memory/context/provider.ts'
 import type { Locks } from '../storage/contracts.ts'
 import { createFileLocks } from '../storage/files/locks.ts'
 import { toEngramTool, toEngramTools } from './adapters.ts'
+import { buildForgetMemoryTool } from './forget-memory-tool.ts'
+import { forgettingContextOf } from './forgetting.ts'
 import { buildMemorizeTool } from './memorize-tool.ts'
 import { buildReadMemoryFileTool, buildWriteMemoryFileTool } from './memory-files.ts'
 import { buildMemoryTool } from './memory-tool.ts'
@@ -27,6 +29,7 @@ export const AGENT_TOOL_NAMES = [
   'search_memory',
   'read_memory_file',
   'write_memory_file',
+  'forget_memory',
   'recall_skill',
   'report_procedure_outcome',
   'memory',
@@ -107,6 +110,7 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession, options
           await mind.reindex()
         }),
     }),
+    buildForgetMemoryTool(forgettingContextOf(mind, session?.user)),
     createRecallSkillTool(mind.skills),
     createReportProcedureOutcomeTool(scope.procedures),
   ])
