@@ -19,6 +19,7 @@ import { buildMemoryTool } from './memory-tool.ts'
 import { buildRecallTool } from './recall-tool.ts'
 import { createRecallSkillTool } from './recall-skill-tool.ts'
 import { createReportProcedureOutcomeTool } from './report-procedure-outcome-tool.ts'
+import { withAnnotations } from './tool-annotations.ts'
 import { buildSearchMemoryTool, type MemorySearch } from './search-memory-tool.ts'
 import type { EngramTool } from './tool.ts'
 
@@ -34,6 +35,7 @@ export const AGENT_TOOL_NAMES = [
   'report_procedure_outcome',
   'memory',
 ] as const
+export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number]
 
 export interface AgentToolsSession {
   /** The conversation the `memory` tool works on. */
@@ -118,7 +120,7 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession, options
     const contextSession: ContextSession = { sessionId: session.sessionId, agent: mind.agent, ...(session.user !== undefined ? { user: session.user } : {}) }
     tools.push(...toEngramTools([buildMemoryTool(mind.context, contextSession, mind.memory.profiles)]))
   }
-  return tools
+  return tools.map(withAnnotations)
 }
 
 /** search_memory over the mind's hybrid retriever (lexical + dense + spreading activation), as `viewer` may see it. */
