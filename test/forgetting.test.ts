@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
+import { runCli } from '../src/interfaces/cli/run-cli.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import type { Turn } from '../src/session/turn.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -170,5 +171,60 @@ describe('forget_memory in a session, restore and purge', () => {
     const purges = (await mind.scope('ada').view.own.activity.read({ types: ['memory_write'] })).filter((event) => event.meta?.action === 'purge')
     assert.equal(purges.length, 2)
     assert.doesNotMatch(JSON.stringify(purges), /120k|125k|short answers/)
+  })
+})
+
+describe('engram search / forget / restore from the command line', () => {
+  let tmp: TempHome
+  before(() => {
+    tmp = makeTempHome()
+  })
+  after(() => tmp.cleanup())
+
+  async function engram(args: string[]): Promise<{ code: number; out: string; json: { ok: boolean; data?: unknown; error?: { code: string; fix?: string } } }> {
+    let out = ''
+    const code = await runCli([...args, '--home', tmp.home], { stdout: { write: (text: string) => (out += text) }, stderr: { write: () => true }, env: tmp.env, cwd: tmp.home, isTTY: false })
+    let json = { ok: false }
+    try {
+      json = JSON.parse(out.trim().split('\n').pop() ?? '')
+    } catch {
+      // human output
+    }
+    return { code, out, json }
+  }
+
+  test('search runs the hybrid search with sources; forget moves a memory out of it; restore brings it back; --purge deletes', async () => {
+    assert.equal((await engram(['remember', 'Deploy only from the release branch', '--kind', 'always'])).code, 0)
+    assert.equal((await engram(['remember', 'Ada deploys on Tuesdays', '--kind', 'lesson', '--user', 'ada'])).code, 0)
+
+    const found = await engram(['search', 'deploy release branch', '--kinds', 'rule,lesson', '--limit', '5', '--json'])
+    assert.equal(found.code, 0, found.out)
+    const hits = (found.json.data as { hits: Array<{ id: string; kind: string; text: string; ref: string }> }).hits
+    assert.deepEqual(hits.map((hit) => [hit.kind, hit.text, hit.ref]), [['rule', 'Always: Deploy only from the release branch', 'memory/rules.md']], "the agent's own view: not ada's lesson")
+    const human = await engram(['search', 'deploys Tuesdays', '--user', 'ada', '--human'])
+    assert.match(human.out, /1\. \[lesson 20\d\d-\d\d-\d\d\] Ada deploys on Tuesdays\n {3}source: users\/ada\/memory\/lessons\.md/)
+    const badKinds = await engram(['search', 'x', '--kinds', 'rules'])
+    assert.equal(badKinds.code, 3)
+    assert.match(badKinds.json.error?.fix ?? '', /comma-separated list of message, summary/)
+
+    const forgot = await engram(['forget', hits[0]?.id ?? '', '--reason', 'we release from main now', '--human'])
+    assert.equal(forgot.code, 0, forgot.out)
+    assert.match(forgot.out, /^Forgot memory\/rules\.md#([0-9a-f]{16}) \("Always: Deploy only from the release branch"\): moved to archive\/forgotten\/rules\.md, out of the index\.\nBring it back with: engram restore "archive\/forgotten\/rules\.md#\1"\n$/)
+    assert.deepEqual((await engram(['search', 'deploy release branch', '--kinds', 'rule', '--json'])).json.data, { query: 'deploy release branch', hits: [] })
+    const notAda = await engram(['forget', 'Ada deploys on Tuesdays'])
+    assert.equal(notAda.code, 3, "the agent's own view does not reach ada's memory")
+
+    const restore = /engram restore (".*")/.exec(forgot.out)?.[1] ?? ''
+    const restored = await engram(['restore', JSON.parse(restore)])
+    assert.equal(restored.code, 0, restored.out)
+    assert.equal(((await engram(['search', 'deploy release branch', '--kinds', 'rule', '--json'])).json.data as { hits: unknown[] }).hits.length, 1, 'back in the index')
+
+    const refused = await engram(['forget'])
+    assert.equal(refused.code, 3)
+    const purged = await engram(['forget', 'Ada deploys on Tuesdays', '--user', 'ada', '--purge'])
+    assert.equal(purged.code, 0, purged.out)
+    assert.equal((purged.json.data as { action: string; deleted: number }).action, 'purged')
+    assert.doesNotMatch(readFileSync(join(tmp.home, 'agents/default/users/ada/memory/lessons.md'), 'utf8'), /Tuesdays/)
+    assert.equal((await engram(['restore', 'Ada deploys on Tuesdays', '--user', 'ada'])).code, 3, 'nothing left to restore')
   })
 })

@@ -593,5 +593,10 @@ export interface Backend {
   owned(owner: Owner): OwnedStores
   /** Users that have memory of this agent (their own tree), sorted. */
   users(): Promise<string[]>
+  /**
+   * Optional: rewrite the stored data so that nothing deleted is left in it, not even in free
+   * space (an erasure calls it last, decision 0023). SQLite: VACUUM, then an emptied log.
+   */
+  scrub?(): Promise<void>
   close(): Promise<void>
 }

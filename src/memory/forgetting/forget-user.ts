@@ -61,6 +61,8 @@ export interface UserErasureReport {
   erased: UserErasureCounts
   /** Nothing of the user was found. */
   nothing: boolean
+  /** What could not be done completely, with its fix. */
+  warnings: string[]
 }
 
 /** A short hash that names the user in the log without naming them: who knows the id can check it. */
@@ -136,6 +138,14 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
     if (resolutions > 0) await writeFileAtomic(layout.resolutionsFile, kept.join('\n'))
   }
   dropLockTraces(layout, files.key)
+  const warnings: string[] = []
+  try {
+    await backend.scrub?.()
+  } catch (error) {
+    warnings.push(
+      `the database could not be rewritten now (${error instanceof Error ? error.message : String(error)}): the erased rows are gone from every answer, but old copies of them may remain in its free space. Fix: run \`engram forget --user ${user} --purge\` again when no other engram process is writing.`,
+    )
+  }
 
   const erased: UserErasureCounts = {
     trees: files.trees.length,
@@ -162,5 +172,5 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
       .join(', ') || 'nothing was found',
     meta: { action: 'erase-user', user: fingerprint, agents: files.agents.length, ...erased },
   })
-  return { user, agents: files.agents, erased, nothing }
+  return { user, agents: files.agents, erased, nothing, warnings }
 }

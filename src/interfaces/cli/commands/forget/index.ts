@@ -28,7 +28,8 @@ function erasureText(report: UserErasureReport): string {
   const counts = Object.entries(report.erased)
     .filter(([, count]) => count > 0)
     .map(([kind, count]) => `${count} ${kind}`)
-  return `Erased everything ${report.user} owned (agents searched: ${report.agents.join(', ')}): ${counts.join(', ')}.\nThe erasure is logged in the agent's activity log (counts only, the user named by a hash).`
+  const warnings = report.warnings.map((warning) => `\nwarning: ${warning}`).join('')
+  return `Erased everything ${report.user} owned (agents searched: ${report.agents.join(', ')}): ${counts.join(', ')}.\nThe erasure is logged in the agent's activity log (counts only, the user named by a hash).${warnings}`
 }
 
 export const forgetCommand: Command = {
