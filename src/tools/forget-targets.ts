@@ -143,13 +143,23 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
   }
   const what = classify(local)
   if (!what) refuseLocation(location)
-  // An unprefixed path in a session with a user means that user's file when they have one (it is
-  // what they read back), else the agent's — which such a session may not forget.
+  // An unprefixed path in a session with a user means that user's file or entry when they have it
+  // (it is what they read back), else the agent's — which such a session may not forget.
   const own = ownCounterpart(location, deps.layout, deps.viewer)
-  if (own) {
-    const ownFirst = state === 'archived' || existsSync(own.absolute) || !existsSync(location.absolute)
-    if (ownFirst) location = own
+  const candidates = own ? [own, location] : [location]
+  const holds = async (candidate: MemoryLocation): Promise<EngramEntry | boolean> => {
+    if (what.kind === 'entries') return anchor !== '' && ((await findEntry(deps, candidate.owner, what.scope, what.file, anchor, state)) ?? false)
+    return state === 'archived' ? candidate === candidates[0] : existsSync(candidate.absolute)
   }
+  let found: EngramEntry | boolean = false
+  for (const candidate of candidates) {
+    found = await holds(candidate)
+    if (found !== false) {
+      location = candidate
+      break
+    }
+  }
+  if (found === false) location = candidates[0] as MemoryLocation
   const owner = location.owner
   const shown = `${location.tree}${local}${anchor !== '' && what.kind === 'entries' ? `#${anchor}` : ''}`
   if (!forgettableOwners(deps.viewer).includes(owner)) throw denied(deps.viewer, owner, shown)
@@ -158,11 +168,10 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
   if (anchor === '') {
     throw invalid(`${shown} holds many entries; name one.`, `pass the entry's text as search_memory shows it, or "${shown}#<id>" with the id from search_memory's results`, { path: shown })
   }
-  const entry = await findEntry(deps, owner, what.scope, what.file, anchor, state)
-  if (!entry) {
+  if (typeof found !== 'object') {
     throw notFound(`There is no such entry ${state === 'archived' ? 'archived from' : 'in'} ${location.tree}${local}.`, state === 'archived' ? `read ${location.tree}archive/forgotten/ to see what was forgotten` : 'search_memory for it and pass its text as shown', { path: shown })
   }
-  return { kind: 'entry', owner, scope: what.scope, file: what.file, entry }
+  return { kind: 'entry', owner, scope: what.scope, file: what.file, entry: found }
 }
 
 async function fromText(deps: ForgetTargetDeps, text: string, state: TargetState): Promise<ForgettableMemory> {
