@@ -196,10 +196,16 @@ describe('engram export --user, then engram forget --user --purge', () => {
     const bob = await cli(['search', `locker ${OTHER}`, '--user', 'bob'])
     assert.match(JSON.stringify(bob.json.data), new RegExp(OTHER))
 
-    // The probe above was a new conversation of ada's: erasing again takes exactly that, then nothing.
+    // Ada comes back to her old session in this same process: it starts afresh, it does not fail.
+    const back = mind.session('chat-ada', { user: 'ada' })
+    const backTurn = await back.begin('Hello again.')
+    await back.end(backTurn, 'Welcome back.')
+    assert.deepEqual(backTurn.messages.map((message) => message.content), ['Hello again.'], 'nothing of before')
+
+    // The probe and the return were new conversations of ada's: erasing again takes exactly those, then nothing.
     await mind.idle()
     const twice = await cli(['forget', '--user', 'ada', '--purge'])
-    assert.equal((twice.json.data as { erased: { conversations: number } }).erased.conversations, 1)
+    assert.equal((twice.json.data as { erased: { conversations: number } }).erased.conversations, 2)
     const thrice = await cli(['forget', '--user', 'ada', '--purge'])
     assert.equal((thrice.json.data as { nothing: boolean }).nothing, true)
   })

@@ -7,7 +7,7 @@
 import type { AgentToolName } from './agent-tools.ts'
 import type { EngramTool, ToolAnnotations } from './tool.ts'
 
-export const AGENT_TOOL_ANNOTATIONS: Readonly<Record<AgentToolName, ToolAnnotations>> = Object.freeze({
+const AGENT_TOOL_ANNOTATIONS: Readonly<Record<AgentToolName, ToolAnnotations>> = Object.freeze({
   // Deduplicated on encode: memorizing the same thing twice saves it once.
   memorize: { title: 'Memorize', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   // The reads count each recall in the memories' access statistics (the Hebbian term of ranking);

@@ -143,13 +143,13 @@ function archiveLocal(memory: ForgettableMemory): string {
 }
 
 /** The archived copy of a memory: its absolute path and its memory path. */
-export function archiveOf(layout: HomeLayout, memory: ForgettableMemory): { absolute: string; path: string } {
+function archiveOf(layout: HomeLayout, memory: ForgettableMemory): { absolute: string; path: string } {
   const local = archiveLocal(memory)
   return { absolute: join(ownerTree(layout, memory.owner).archiveDir, ...local.split('/')), path: `${ownerNamespace(memory.owner)}archive/${local}` }
 }
 
 /** The folder of a scope's engram files in an owner's tree; throws when a project scope has none. */
-export function engramDirOf(layout: HomeLayout, owner: Owner, scope: EngramScope): string {
+function engramDirOf(layout: HomeLayout, owner: Owner, scope: EngramScope): string {
   const tree = ownerTree(layout, owner)
   const dir = scope === 'global' ? tree.memoryDir : tree.projectMemoryDir
   if (dir === undefined) {
@@ -189,14 +189,14 @@ async function withLock<T>(deps: Pick<ForgettingDeps, 'backend'>, name: string, 
 }
 
 /** An archived entry as it can be encoded again: its own kind and metadata, without the archive's. */
-export function liveEntryOf(archived: EngramEntry): EngramEntry {
+function liveEntryOf(archived: EngramEntry): EngramEntry {
   const kind = archived.meta.kind
   const meta = Object.fromEntries(Object.entries(archived.meta).filter(([key]) => !(FORGOTTEN_META as readonly string[]).includes(key)))
   return { ...archived, kind: isEngramKind(kind) ? kind : archived.kind, meta }
 }
 
 /** An entry of an archive of forgotten entries: the entry as it was, and when, from where and why it was forgotten. */
-export interface ForgottenEntry {
+interface ForgottenEntry {
   entry: EngramEntry
   forgottenAt?: string
   from?: string

@@ -66,7 +66,7 @@ export interface UserErasureReport {
 }
 
 /** A short hash that names the user in the log without naming them: who knows the id can check it. */
-export function userFingerprint(user: string): string {
+function userFingerprint(user: string): string {
   return `sha256:${createHash('sha256').update(user).digest('hex').slice(0, 16)}`
 }
 

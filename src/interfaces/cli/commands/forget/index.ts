@@ -19,7 +19,7 @@ export function shownText(outcome: ForgetOutcome): string {
 }
 
 /** The flag that repeats a command as the same user. */
-export function userFlag(user: string | undefined): string {
+function userFlag(user: string | undefined): string {
   return user === undefined ? '' : ` --user ${JSON.stringify(user)}`
 }
 
