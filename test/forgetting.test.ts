@@ -5,7 +5,7 @@
  * `mind.forget(…, { purge: true })`. Forgetting moves and flags; only a purge deletes, and logs it.
  */
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
@@ -24,7 +24,8 @@ describe('forget_memory in a session, restore and purge', () => {
 
   before(async () => {
     tmp = makeTempHome()
-    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+    mkdirSync(tmp.project, { recursive: true })
+    mind = await createMind({ home: tmp.home, project: tmp.project, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
   })
   after(async () => {
     await mind.close()
@@ -97,6 +98,28 @@ describe('forget_memory in a session, restore and purge', () => {
     assert.doesNotMatch(home('agents/default/users/ada/memory/topics/ci.md'), /two cores/, 'the cross-filed copy goes too')
     await mind.reindex()
     assert.deepEqual(await search(turn, 'CI runner cores'), [], 'not back as topic text after a reindex')
+  })
+
+  test('project memory is forgotten into the owner\'s archive in the home, and restored into the project', async () => {
+    const turn = await turnOf('ada', 'Note this about the project.')
+    await call(turn, 'memorize', { entries: [{ text: 'This repo builds with make release', kind: 'lesson', scope: 'project', topic: 'build' }] })
+    await call(turn, 'write_memory_file', { path: 'project/topics/layout.md', content: 'Sources live in lib/, not src/.\n' })
+    const lessons = join(tmp.project, '.engram/users/ada/memory/lessons.md')
+    assert.match(readFileSync(lessons, 'utf8'), /make release/)
+    const forgot = await call(turn, 'forget_memory', { target: 'This repo builds with make release' })
+    assert.ok(!forgot.isError, forgot.text)
+    assert.match(forgot.text, /users\/ada\/project\/lessons\.md#[0-9a-f]{16} .*moved to users\/ada\/archive\/forgotten\/project\/lessons\.md/)
+    assert.doesNotMatch(readFileSync(lessons, 'utf8'), /make release/)
+    assert.doesNotMatch(readFileSync(join(tmp.project, '.engram/users/ada/memory/topics/build.md'), 'utf8'), /make release/)
+    const topic = await call(turn, 'forget_memory', { target: 'project/topics/layout.md' })
+    assert.ok(!topic.isError, topic.text)
+    assert.ok(existsSync(join(tmp.home, 'agents/default/users/ada/archive/forgotten/project/topics/layout.md')))
+    assert.deepEqual(await search(turn, 'sources lib'), [])
+
+    await mind.restore('users/ada/archive/forgotten/project/topics/layout.md', { user: 'ada' })
+    await mind.restore('This repo builds with make release', { user: 'ada' })
+    assert.match(readFileSync(lessons, 'utf8'), /make release/)
+    assert.match(readFileSync(join(tmp.project, '.engram/users/ada/memory/topics/layout.md'), 'utf8'), /lib\//)
   })
 
   test('a knowledge file moves to the archive and back; the session reads its own file first', async () => {

@@ -23,7 +23,7 @@ import { dedupeKey, type EngramEntry, type EngramKind, type EngramScope, isEngra
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { formatEntryLine, parseMemoryFile, serializeMemoryFile } from '../../core/markdown-entry.ts'
 import type { Owner } from '../../core/owner.ts'
-import type { ActivityLog, Backend, EngramFile, EngramStore } from '../../storage/contracts.ts'
+import type { ActivityLog, Backend, EngramFile, EngramStore, Locks } from '../../storage/contracts.ts'
 import { appendText, writeFileAtomic } from '../../storage/files/atomic-write.ts'
 import { engramFileLockName, topicSlug } from '../../storage/files/engram-store.ts'
 import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
@@ -41,6 +41,8 @@ export type ForgettableMemory =
 export interface ForgettingDeps {
   backend: Backend
   layout: HomeLayout
+  /** The open project's locks (`<project>/.engram/.locks`): its topic files are written under them. */
+  projectLocks?: Locks
   clock: Clock
   /** Where each act is recorded: the activity log of whoever asked (a user's, or the agent's). */
   log: ActivityLog
@@ -182,10 +184,18 @@ function archiveLockName(absolute: string): string {
   return `forgotten:${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}`
 }
 
-async function withLock<T>(deps: Pick<ForgettingDeps, 'backend'>, name: string, fn: () => Promise<T>): Promise<T> {
-  const outcome = await deps.backend.locks.withLock(name, fn)
+async function withLock<T>(deps: Pick<ForgettingDeps, 'backend' | 'projectLocks'>, name: string, fn: () => Promise<T>, scope: EngramScope = 'global'): Promise<T> {
+  // A project's engram files are locked in the project's own lock folder, as its store does.
+  const locks = scope === 'project' ? deps.projectLocks : deps.backend.locks
+  if (!locks) throw new EngramError({ code: ErrorCode.unsupported, category: 'system', message: 'Project memory cannot be changed here: its locks were not given.', fix: 'pass projectLocks (mind.forget does)' })
+  const outcome = await locks.withLock(name, fn)
   if (outcome.kind === 'done') return outcome.value
   throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: 'Memory is being written by another process.', fix: 'retry in a moment' })
+}
+
+/** Runs `fn` holding the lock the engram store of `dir` takes to write topic `slug`. */
+function withTopicLock<T>(deps: Pick<ForgettingDeps, 'backend' | 'projectLocks'>, dir: string, scope: EngramScope, slug: string, fn: () => Promise<T>): Promise<T> {
+  return withLock(deps, engramFileLockName(dir, `topic:${slug}`), fn, scope)
 }
 
 /** An archived entry as it can be encoded again: its own kind and metadata, without the archive's. */
@@ -230,13 +240,13 @@ async function dropArchivedEntry(deps: Pick<ForgettingDeps, 'backend' | 'layout'
 }
 
 /** Removes the copies of a lesson from its topic file (lessons are cross-filed there); returns how many. */
-async function dropTopicCopies(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, memory: Extract<ForgettableMemory, { kind: 'entry' }>): Promise<number> {
+async function dropTopicCopies(deps: Pick<ForgettingDeps, 'backend' | 'layout' | 'projectLocks'>, memory: Extract<ForgettableMemory, { kind: 'entry' }>): Promise<number> {
   const topic = memory.entry.kind === 'lesson' && memory.entry.topic !== undefined ? topicSlug(memory.entry.topic) : ''
   if (topic === '') return 0
   const dir = engramDirOf(deps.layout, memory.owner, memory.scope)
   const path = join(dir, 'topics', `${topic}.md`)
   const wanted = dedupeKey(memory.entry.text)
-  return withLock(deps, engramFileLockName(dir, `topic:${topic}`), async () => {
+  return withTopicLock(deps, dir, memory.scope, topic, async () => {
     const text = await readOrEmpty(path)
     if (text === '') return 0
     const doc = parseMemoryFile(text, 'topic')
@@ -294,7 +304,7 @@ export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemo
   } else if (memory.kind === 'topic') {
     const dir = engramDirOf(deps.layout, memory.owner, memory.scope)
     const live = join(dir, 'topics', `${memory.slug}.md`)
-    await withLock(deps, engramFileLockName(dir, `topic:${memory.slug}`), async () => {
+    await withTopicLock(deps, dir, memory.scope, memory.slug, async () => {
       if (!(await exists(live))) throw notFound(`There is no topic file ${path}.`, 'list the topics with read_memory_file "memory/topics" and pass one of them', { path })
       // A topic forgotten before under the same name stays archived beside it, never overwritten.
       if (await exists(archive.absolute)) await moveFile(archive.absolute, archive.absolute.replace(/\.md$/, `.${deps.clock.now().toISOString().replace(/[:.]/g, '-')}.md`))
@@ -347,7 +357,7 @@ export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMem
   } else if (memory.kind === 'topic') {
     const dir = engramDirOf(deps.layout, memory.owner, memory.scope)
     const live = join(dir, 'topics', `${memory.slug}.md`)
-    await withLock(deps, engramFileLockName(dir, `topic:${memory.slug}`), async () => {
+    await withTopicLock(deps, dir, memory.scope, memory.slug, async () => {
       if (!(await exists(archive.absolute))) throw notFound(`Nothing is archived at ${archive.path}.`, 'check the name; forgotten topics are under archive/forgotten/topics/', { path })
       if (await exists(live)) {
         throw new EngramError({
@@ -393,7 +403,7 @@ export async function purgeMemory(deps: ForgettingDeps, memory: ForgettableMemor
   } else if (memory.kind === 'topic') {
     const dir = engramDirOf(deps.layout, memory.owner, memory.scope)
     const archive = archiveOf(deps.layout, memory)
-    await withLock(deps, engramFileLockName(dir, `topic:${memory.slug}`), async () => {
+    await withTopicLock(deps, dir, memory.scope, memory.slug, async () => {
       const folder = dirname(archive.absolute)
       const aside = (await readdir(folder).catch(() => [] as string[])).filter((name) => name.startsWith(`${memory.slug}.`) && name.endsWith('.md')).map((name) => join(folder, name))
       for (const file of [join(dir, 'topics', `${memory.slug}.md`), ...aside]) {
