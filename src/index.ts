@@ -5,6 +5,9 @@
 export { createMind, listAgents } from './mind.ts'
 export type { CreateMindOptions, Mind, MaintenanceReport, MindSessions } from './mind.ts'
 export type { HeartbeatReport } from './memory/lifecycle/session-lifecycle.ts'
+export type { ForgetOutcome } from './memory/forgetting/forget-memory.ts'
+export type { UserErasureCounts, UserErasureReport } from './memory/forgetting/forget-user.ts'
+export type { UserExportReport } from './memory/forgetting/export-user.ts'
 export type { Logger, LogLevel, LogFields } from './core/logger.ts'
 export type { FailureGroup } from './memory/failures.ts'
 export type { MindStatus, ScopeCounts } from './memory/status.ts'
@@ -52,7 +55,7 @@ export type {
   TurnToolOutput,
 } from './session/turn.ts'
 export type { MessagePart, JsonValue, JsonObject, ToolOutput } from './core/message-parts.ts'
-export type { EngramTool, ToolResult } from './tools/tool.ts'
+export type { EngramTool, ToolAnnotations, ToolResult } from './tools/tool.ts'
 export type { ToolDefinition } from './tools/dispatcher.ts'
 export { toEngramTools, toOpenAiFunctions, executeToolCall } from './tools/adapters.ts'
 export type { OpenAiFunctionTool } from './tools/adapters.ts'

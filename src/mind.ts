@@ -48,6 +48,10 @@ import type { StoredTurn } from './session/turn.ts'
 import { buildAgentTools, memoryFileDeps } from './tools/agent-tools.ts'
 import { applyMemoryFileWrite } from './tools/memory-files.ts'
 import { locateMemoryPath } from './tools/memory-paths.ts'
+import type { ForgetOutcome } from './memory/forgetting/forget-memory.ts'
+import { eraseUser, type UserErasureReport } from './memory/forgetting/forget-user.ts'
+import { exportUser, type UserExportReport } from './memory/forgetting/export-user.ts'
+import { forgetTarget, forgettingContextOf, purgeTarget, restoreTarget } from './tools/forgetting.ts'
 import type { EngramTool } from './tools/tool.ts'
 
 export interface CreateMindOptions {
@@ -114,7 +118,7 @@ export interface Mind {
    * the recorder of their activity, their procedures and episodes. No user: the agent's own.
    */
   scope(user?: string): ViewerScope
-  /** The agent tools (memorize, recall, search_memory, read/write_memory_file, recall_skill, report_procedure_outcome, memory). */
+  /** The agent tools (memorize, recall, search_memory, read/write_memory_file, forget_memory, recall_skill, report_procedure_outcome, memory). */
   agentTools(session?: { sessionId: string; user?: string }): EngramTool[]
   /** The agent tools as Vercel AI SDK tools (loads the AI SDK on first use). */
   tools(session?: { sessionId: string; user?: string }): Promise<import('ai').ToolSet>
@@ -145,6 +149,19 @@ export interface Mind {
   heartbeat(): Promise<HeartbeatReport>
   /** What a past turn was given (its provenance), by session and turn number or by the id of one of its messages. */
   turnProvenance(ref: { sessionId: string; turn: number } | { messageId: number }): Promise<StoredTurn | null>
+  /**
+   * Forget one memory (decision 0023): a rule, lesson or profile fact (by text or id) or a
+   * knowledge, procedure or topic file moves to its tree's `archive/forgotten/` and out of the
+   * index; `purge: true` deletes it for real, archived copies included. As `user` (their own
+   * memories only), or the agent's own view (agent and shared memory).
+   */
+  forget(target: string, options?: { user?: string; reason?: string; purge?: boolean }): Promise<ForgetOutcome>
+  /** Bring a forgotten memory back from `archive/forgotten/` (as `user`, or the agent's own view). */
+  restore(target: string, options?: { user?: string }): Promise<ForgetOutcome>
+  /** Erase everything `user` owns in the home, of every agent (decision 0023). There is no archive: anything but `{ purge: true }` is refused. */
+  forgetUser(user: string, options: { purge: boolean }): Promise<UserErasureReport>
+  /** Write everything `user` owns into `dir` as files a person can read (refuses a non-empty folder unless `force`). */
+  exportUser(user: string, dir: string, options?: { force?: boolean }): Promise<UserExportReport>
   /** Counts of every kind of memory, the capabilities, and any unreadable lines. */
   status(): Promise<MindStatus>
   /** Re-read every memory file and update the index (`full` re-embeds everything). */
@@ -505,6 +522,17 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
         type: record.type as StoredTurn['type'],
         provenance: record.provenance as unknown as StoredTurn['provenance'],
       }
+    },
+    forget: (target, options = {}) => (options.purge ? purgeTarget : forgetTarget)(forgettingContextOf(mind, options.user), target, options.reason ? { reason: options.reason } : {}),
+    restore: (target, options = {}) => restoreTarget(forgettingContextOf(mind, options.user), target),
+    async forgetUser(user, options) {
+      // Background work of the user's turns would write into the trees being removed.
+      await mind.idle()
+      return eraseUser({ backend, layout, clock, log: backend.activity }, user, options)
+    },
+    exportUser: async (user, dir, options = {}) => {
+      await mind.idle()
+      return exportUser({ backend, layout, clock }, user, dir, options)
     },
     status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex, owners: () => backend.owners() }),
     reindex,

@@ -53,7 +53,7 @@ describe('engram mcp over stdio', () => {
   test('lists the agent tools with object input schemas', async () => {
     const { tools } = await client.listTools()
     const names = tools.map((tool) => tool.name)
-    for (const name of ['memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'recall_skill', 'report_procedure_outcome', 'memory']) {
+    for (const name of ['memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'forget_memory', 'recall_skill', 'report_procedure_outcome', 'memory']) {
       assert.ok(names.includes(name), `${name} missing from ${names.join(', ')}`)
     }
     for (const tool of tools) {

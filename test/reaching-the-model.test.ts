@@ -382,19 +382,19 @@ describe('tool wisdom is on the tool it names only, and bounded for the whole re
     return { turn, added, tools: turn.tools.length }
   }
 
-  test('12 untagged "when" rules over 10 tools add nothing to the tool descriptions; they are in the memory context', async (t) => {
+  test('12 untagged "when" rules over 11 tools add nothing to the tool descriptions; they are in the memory context', async (t) => {
     await mind.encode(Array.from({ length: 12 }, (_, i) => ({ text: rule(i), kind: 'when' as const, scope: 'global' as const, confidence: 'high' as const, source: 'user' as const })))
     const { turn, added, tools } = await measure()
     t.diagnostic(`12 untagged rules, ${tools} tools: ${added} tokens added to tool descriptions; memory context ${turn.budgets.memory.tokens} tokens`)
-    assert.equal(tools, 10)
+    assert.equal(tools, 11)
     assert.equal(added, 0)
     assert.deepEqual(turn.provenance.toolWisdom, [])
     assert.deepEqual(turn.budgets.toolWisdom, { budget: 500, tokens: 0 })
     for (let i = 0; i < 12; i++) assert.ok(turn.systemParts.memory.includes(`- ${rule(i)}`), `rule ${i} in the memory context`)
   })
 
-  test('tagged wisdom goes to its tool only; 12 tagged rules and 40 lessons over 10 tools stay within ~500 tokens', async (t) => {
-    const toolNames = ['deploy', 'scratchpad', 'memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'recall_skill', 'report_procedure_outcome', 'memory']
+  test('tagged wisdom goes to its tool only; 12 tagged rules and 40 lessons over 11 tools stay within ~500 tokens', async (t) => {
+    const toolNames = ['deploy', 'scratchpad', 'memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'recall_skill', 'report_procedure_outcome', 'memory', 'forget_memory']
     await mind.encode(
       Array.from({ length: 12 }, (_, i) => ({ text: `${rule(i)} (${toolNames[i % 8]})`, kind: 'when' as const, scope: 'global' as const, confidence: 'high' as const, source: 'user' as const, tool: toolNames[i % 8] })),
     )

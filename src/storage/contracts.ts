@@ -96,6 +96,12 @@ export interface DocumentStore {
   restore(kind: DocKind, slug: string, reason: Exclude<ArchiveReason, 'versions'>): Promise<MemoryDoc>
   /** Archived copies of a document, newest first. */
   versions(kind: DocKind, slug: string): Promise<Array<{ path: string; archivedAt: string }>>
+  /**
+   * Erase a document for real (decision 0023): the live file, its copies under `archive/<reason>/`
+   * and its saved versions (and their lines in the versions log). Only `engram forget … --purge`
+   * calls it. Returns the paths removed.
+   */
+  purge(kind: DocKind, slug: string): Promise<string[]>
   /** Files whose frontmatter could not be parsed (kept as they are, body read as plain text). */
   problems(): Promise<ParseProblem[]>
 }
@@ -150,6 +156,12 @@ export interface ContextStore {
   summaryChildren(id: string): Promise<{ messageIds: number[]; summaryIds: string[] }>
   /** The summaries that fold this summary or message (upwards edges). */
   summaryParents(target: { summaryId: string } | { messageId: number }): Promise<string[]>
+  /**
+   * Erase a user (decision 0023): every conversation of `user`, of every agent, with its messages,
+   * summaries, context items, DAG edges, review marks and session info, and the user's per-agent
+   * notes. The one way a message is ever deleted; only `engram forget --user … --purge` calls it.
+   */
+  purgeUser(user: string): Promise<{ conversations: number; messages: number; summaries: number }>
 }
 
 export const UNIT_KINDS = [
@@ -258,6 +270,11 @@ export interface SearchIndex {
   remove(ids: string[]): Promise<void>
   /** Remove every unit of a source (a file that was deleted or rewritten). */
   removeSource(source: string): Promise<number>
+  /**
+   * Erase a user (decision 0023): every unit they own (`user:<id>`) or that records them
+   * (`user`), of every agent, and the speaker names no remaining message carries. Returns how many units.
+   */
+  purgeUser(user: string): Promise<number>
   /** Ids and hashes of the units of a source, to skip unchanged ones on reindex. */
   hashes(source: string): Promise<Map<string, string>>
   sources(): Promise<string[]>
@@ -330,6 +347,8 @@ export interface Jobs {
   record(run: Omit<JobRun, 'id'>): Promise<JobRun>
   lastRun(job: string, agent: string, status?: JobStatus): Promise<JobRun | null>
   runs(options?: { job?: string; agent?: string; limit?: number }): Promise<JobRun[]>
+  /** Delete the records of these jobs, of every agent (erasing a user removes the runs named after their sessions); returns how many. */
+  purgeRuns(jobs: string[]): Promise<number>
 }
 
 /** Whether a session is in a conversation (`open`) or past a boundary (`closed`). */
@@ -467,6 +486,11 @@ export interface Lifecycle {
   turn(agent: string, ref: { sessionId: string; turn: number } | { messageId: number }): Promise<TurnRecord | null>
   /** The latest turns of (agent, user) over all their sessions, newest first (`undefined`: sessions without a user). */
   recentTurns(agent: string, user: string | undefined, limit: number): Promise<TurnRecord[]>
+  /**
+   * Erase a user (decision 0023), of every agent: their session records, stored turns (and the
+   * messages linked to them), counters, and the queued jobs whose payload names them.
+   */
+  purgeUser(user: string): Promise<{ sessions: number; turns: number; counters: number; jobs: number }>
 }
 
 /**
@@ -520,6 +544,17 @@ export interface ConfirmationQueue {
   accept(selection: ConfirmationSelection, user?: string): Promise<PendingConfirmation[]>
   /** Mark pending ones rejected and return them; unknown or already decided ids are ignored. */
   reject(selection: ConfirmationSelection, user?: string): Promise<PendingConfirmation[]>
+  /** Every confirmation `user` asked for or that would save memory they own, of every agent, decided ones too (export, decision 0023). */
+  ofUser(user: string): Promise<UserConfirmation[]>
+  /** Erase those confirmations (decision 0023); returns how many. */
+  purgeUser(user: string): Promise<number>
+}
+
+/** A confirmation as the record of one user keeps it: whose agent asked, and what was answered. */
+export interface UserConfirmation extends PendingConfirmation {
+  agent: string
+  status: 'pending' | 'accepted' | 'rejected'
+  decidedAt?: string
 }
 
 /**
@@ -562,5 +597,10 @@ export interface Backend {
   owned(owner: Owner): OwnedStores
   /** Users that have memory of this agent (their own tree), sorted. */
   users(): Promise<string[]>
+  /**
+   * Optional: rewrite the stored data so that nothing deleted is left in it, not even in free
+   * space (an erasure calls it last, decision 0023). SQLite: VACUUM, then an emptied log.
+   */
+  scrub?(): Promise<void>
   close(): Promise<void>
 }

@@ -118,6 +118,13 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBa
     confirmations: createSqliteConfirmationQueue(handle, { agent: options.agent, ...(options.project ? { project: options.project } : {}), clock: options.clock }),
     migrateToOwners: () => migrateHomeToOwners({ handle, home: options.home, locks, clock: options.clock }),
     owners: async () => ownerCounts(handle, layout, readOwnersMigration(handle)),
+    async scrub() {
+      // Old copies of rows (a unit before its rewrite, a page before a split) stay in free pages
+      // and in the unused space of live ones; only a rebuilt file leaves none (decision 0023).
+      await index.flush?.()
+      handle.db.exec('VACUUM')
+      handle.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    },
     close: async () => {
       try {
         await index.flush?.()

@@ -11,14 +11,31 @@ import type { ContextSession } from '../memory/context/provider.ts'
 import type { Locks } from '../storage/contracts.ts'
 import { createFileLocks } from '../storage/files/locks.ts'
 import { toEngramTool, toEngramTools } from './adapters.ts'
+import { buildForgetMemoryTool } from './forget-memory-tool.ts'
+import { forgettingContextOf } from './forgetting.ts'
 import { buildMemorizeTool } from './memorize-tool.ts'
 import { buildReadMemoryFileTool, buildWriteMemoryFileTool, type MemoryFileToolsDeps } from './memory-files.ts'
 import { buildMemoryTool } from './memory-tool.ts'
 import { buildRecallTool } from './recall-tool.ts'
 import { createRecallSkillTool } from './recall-skill-tool.ts'
 import { createReportProcedureOutcomeTool } from './report-procedure-outcome-tool.ts'
+import { withAnnotations } from './tool-annotations.ts'
 import { buildSearchMemoryTool, type MemorySearch } from './search-memory-tool.ts'
 import type { EngramTool } from './tool.ts'
+
+/** The tool names, in the order they are offered. */
+export const AGENT_TOOL_NAMES = [
+  'memorize',
+  'recall',
+  'search_memory',
+  'read_memory_file',
+  'write_memory_file',
+  'forget_memory',
+  'recall_skill',
+  'report_procedure_outcome',
+  'memory',
+] as const
+export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number]
 
 export interface AgentToolsSession {
   /** The conversation the `memory` tool works on. */
@@ -71,6 +88,7 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession): Engram
     buildSearchMemoryTool({ search, layout: mind.layout, viewer }),
     buildReadMemoryFileTool({ layout: mind.layout, viewer }),
     buildWriteMemoryFileTool(memoryFileDeps(mind, viewer)),
+    buildForgetMemoryTool(forgettingContextOf(mind, session?.user)),
     createRecallSkillTool(mind.skills),
     createReportProcedureOutcomeTool(scope.procedures),
   ])
@@ -78,7 +96,7 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession): Engram
     const contextSession: ContextSession = { sessionId: session.sessionId, agent: mind.agent, ...(session.user !== undefined ? { user: session.user } : {}) }
     tools.push(...toEngramTools([buildMemoryTool(mind.context, contextSession, mind.memory.profiles)]))
   }
-  return tools
+  return tools.map(withAnnotations)
 }
 
 /**

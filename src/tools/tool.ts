@@ -23,9 +23,28 @@ export interface ToolResult {
   nudges?: string[]
 }
 
+/**
+ * Hints about what a tool does, for clients that ask before running tools that change things
+ * (MCP tool annotations; written structurally so the core does not import the MCP SDK).
+ */
+export interface ToolAnnotations {
+  /** A human-readable name. */
+  title: string
+  /** It changes nothing a caller could see (recording that a memory was recalled aside). */
+  readOnlyHint?: boolean
+  /** It may remove or replace what is there (meaningful when not read-only). */
+  destructiveHint?: boolean
+  /** Calling it again with the same arguments changes nothing more. */
+  idempotentHint?: boolean
+  /** It reaches outside the agent's own memory. */
+  openWorldHint?: boolean
+}
+
 export interface EngramTool<Input = unknown> {
   name: string
   description: string
+  /** Hints for clients (MCP annotations); every agent tool has them (`agentToolAnnotations`). */
+  annotations?: ToolAnnotations
   inputSchema: z.ZodType<Input>
   /** JSON Schema of the input (`z.toJSONSchema(inputSchema)`), for OpenAI-style definitions and MCP. */
   jsonSchema: Record<string, unknown>

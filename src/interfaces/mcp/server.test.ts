@@ -67,6 +67,7 @@ describe('MCP server (in process)', () => {
       assert.deepEqual(tools.map((tool) => tool.name), ['echo', 'broken'])
       assert.deepEqual(tools[0]?.inputSchema.properties, { word: { type: 'string', minLength: 1 } })
       assert.deepEqual(tools[0]?.inputSchema.required, ['word'])
+      assert.deepEqual(tools[0]?.annotations, { title: 'echo' }, "a host's own tool without hints gets its name as its title")
 
       const ok = (await client.callTool({ name: 'echo', arguments: { word: 'hello' } })) as CallResult
       assert.equal(textOf(ok), 'hello')
@@ -121,7 +122,15 @@ describe('MCP server (in process)', () => {
     const client = await connect(createMindMcpServer(mind, { session: { sessionId: 'mcp-ada', user: 'ada' } }))
     try {
       const { tools } = await client.listTools()
-      assert.deepEqual(tools.map((tool) => tool.name), ['memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'recall_skill', 'report_procedure_outcome', 'memory'])
+      assert.deepEqual(tools.map((tool) => tool.name), ['memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'forget_memory', 'recall_skill', 'report_procedure_outcome', 'memory'])
+      // Every tool says what it does (issue 12): clients run the read-only ones freely and confirm the destructive one.
+      for (const tool of tools) assert.equal(typeof tool.annotations?.title, 'string', `${tool.name} has a title`)
+      const hints = (name: string) => tools.find((tool) => tool.name === name)?.annotations
+      for (const name of ['recall', 'search_memory', 'read_memory_file', 'recall_skill']) assert.equal(hints(name)?.readOnlyHint, true, name)
+      for (const name of ['memorize', 'write_memory_file', 'forget_memory', 'report_procedure_outcome', 'memory']) assert.equal(hints(name)?.readOnlyHint, false, name)
+      assert.deepEqual(tools.filter((tool) => tool.annotations?.destructiveHint === true).map((tool) => tool.name), ['forget_memory'])
+      assert.equal(hints('memorize')?.idempotentHint, true)
+      assert.ok(tools.every((tool) => tool.annotations?.openWorldHint === false))
       const { prompts } = await client.listPrompts()
       assert.deepEqual(prompts.map((prompt) => prompt.name), ['primed_context'])
       assert.deepEqual(prompts[0]?.arguments?.map((argument) => [argument.name, argument.required]), [['message', true], ['user', false]])
@@ -141,6 +150,14 @@ describe('MCP server (in process)', () => {
       const found = (await client.callTool({ name: 'search_memory', arguments: { query: 'hojicha roasted' } })) as CallResult
       // Written in ada's connection, it is hers (decision 0017).
       assert.match(textOf(found), /source: users\/ada\/knowledge\/hojicha\.md/)
+      // forget_memory over MCP: ada's note leaves her memory and search, into her archive.
+      const forgot = (await client.callTool({ name: 'forget_memory', arguments: { target: 'knowledge/hojicha.md', reason: 'ada asked' } })) as CallResult
+      assert.equal(forgot.isError, undefined, textOf(forgot))
+      assert.match(textOf(forgot), /moved to users\/ada\/archive\/forgotten\/knowledge\/hojicha\.md/)
+      assert.doesNotMatch(textOf((await client.callTool({ name: 'search_memory', arguments: { query: 'hojicha roasted' } })) as CallResult), /knowledge\/hojicha/)
+      const refused = (await client.callTool({ name: 'forget_memory', arguments: { target: 'knowledge/matcha.md' } })) as CallResult
+      assert.equal(refused.isError, true, 'the agent\'s own note is not ada\'s to forget')
+      assert.match(textOf(refused), /cannot forget it/)
       const status = (await client.callTool({ name: 'memory', arguments: { action: 'status' } })) as CallResult
       assert.equal(status.isError, undefined, textOf(status))
       assert.match(textOf(status), /messages/)

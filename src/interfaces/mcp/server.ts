@@ -87,6 +87,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         name: tool.name,
         description: tool.description,
         inputSchema: { ...tool.jsonSchema, type: 'object' as const },
+        // What the tool does, so a client can run the read-only ones freely and confirm the
+        // destructive one; a host's own tool without hints gets its name as its title.
+        annotations: tool.annotations ?? { title: tool.name },
       })),
     }
   })

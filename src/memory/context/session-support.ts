@@ -113,12 +113,22 @@ export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
     },
     async append(session, messages) {
       validateMessages(messages)
-      const conv = await conversation(session)
+      let conv = await conversation(session)
       if (messages.length === 0) return { conversation: conv, stored: [] }
       const now = clock.now().toISOString()
       const rows = messages.map((message) => ({ ...message, at: message.at ?? now, tokenCount: countTokens(message.content) }))
-      const stored = await support.withSessionLock(session, () => store.appendMessages(conv.id, rows))
-      return { conversation: conv, stored }
+      try {
+        const stored = await support.withSessionLock(session, () => store.appendMessages(conv.id, rows))
+        return { conversation: conv, stored }
+      } catch (error) {
+        // The cached conversation was erased (its user was forgotten, decision 0023): the session
+        // starts a new one rather than failing every turn of a long-lived process.
+        if (!EngramError.is(error) || error.code !== ErrorCode.notFound) throw error
+        cache.delete(key(session))
+        conv = await conversation(session)
+        const stored = await support.withSessionLock(session, () => store.appendMessages(conv.id, rows))
+        return { conversation: conv, stored }
+      }
     },
   }
   return support

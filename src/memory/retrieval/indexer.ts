@@ -225,8 +225,13 @@ function isFileSource(source: string, agent: string): boolean {
   return source.startsWith(`agents/${agent}/`) || source.startsWith('shared/') || source.startsWith('project:')
 }
 
+/** The key of an entry's unit (`<source>#<key>`): its kind and text, so the same memory keeps its id. */
+export function engramEntryKey(entry: Pick<EngramEntry, 'kind' | 'text'>): string {
+  return contentHash(`${entry.kind}\n${entry.text}`).slice(0, 16)
+}
+
 function engramUnit(entry: EngramEntry, scope: EngramScope, file: EngramFile, source: string, deps: IndexerDeps): IndexUnit {
-  const key = contentHash(`${entry.kind}\n${entry.text}`).slice(0, 16)
+  const key = engramEntryKey(entry)
   // A rule's unit says its polarity ("Never: Use time.sleep() …"): priming and search_memory show
   // unit text as it is, and a never-rule shown bare reads as its opposite. The embedding then also
   // tells an always-rule from the never-rule of the same words. (The hash covers the shown text,

@@ -147,6 +147,24 @@ export function runDocumentStoreContract(name: string, make: () => Promise<Docum
         assert.equal((await store.versions('procedure', 'p')).length, 1, 'the older archived copy became a version')
       }))
 
+    test('purge erases a document, its archived copies and its versions, and nothing else', () =>
+      withStore(async ({ store }) => {
+        await store.write('knowledge', 'salary', {}, 'one\n')
+        await store.write('knowledge', 'salary', {}, 'two\n')
+        await store.archive('knowledge', 'salary', 'forgotten')
+        await store.write('knowledge', 'salary', {}, 'three\n')
+        await store.write('knowledge', 'tea', {}, 'kept\n')
+        await store.write('knowledge', 'tea', {}, 'kept, rewritten\n')
+        const removed = await store.purge('knowledge', 'salary')
+        assert.equal(removed.length, 3, removed.join(', '))
+        assert.equal(await store.read('knowledge', 'salary'), null)
+        assert.deepEqual(await store.versions('knowledge', 'salary'), [])
+        await assert.rejects(store.restore('knowledge', 'salary', 'forgotten'), { code: 'not_found' })
+        assert.equal((await store.read('knowledge', 'tea'))?.body, 'kept, rewritten\n')
+        assert.equal((await store.versions('knowledge', 'tea')).length, 1)
+        assert.deepEqual(await store.purge('knowledge', 'salary'), [])
+      }))
+
     test('unsafe slugs are rejected with invalid_argument', () =>
       withStore(async ({ store }) => {
         for (const slug of ['', '../escape', 'a/b', '/etc/passwd', 'x\u0000y', '..', 'a\\b']) {

@@ -90,5 +90,16 @@ export function runJobsContract(name: string, make: () => Promise<JobsFixture>):
         })
         assert.deepEqual(await jobs.runs(), [])
       }))
+
+    test('purgeRuns deletes the runs of the named jobs, of every agent', () =>
+      withJobs(async (jobs) => {
+        await jobs.record(run('immediate-encoding:s-ann', 'alpha', 0))
+        await jobs.record(run('immediate-encoding:s-ann', 'beta', 1))
+        await jobs.record(run('immediate-encoding:s-bob', 'alpha', 2))
+        assert.equal(await jobs.purgeRuns(['immediate-encoding:s-ann', 'never-ran']), 2)
+        assert.equal(await jobs.lastRun('immediate-encoding:s-ann', 'alpha'), null)
+        assert.ok(await jobs.lastRun('immediate-encoding:s-bob', 'alpha'))
+        assert.equal(await jobs.purgeRuns([]), 0)
+      }))
   })
 }

@@ -267,6 +267,36 @@ export function runLifecycleContract(name: string, make: () => Promise<Lifecycle
         assert.deepEqual(await lifecycle.recentTurns('b', 'ada', 5), [])
       }))
 
+    test('purgeUser erases a user\'s sessions, turns, counters and queued jobs of every agent, and nothing of anyone else', () =>
+      withLifecycle(async (lifecycle) => {
+        for (const agent of ['a', 'b']) {
+          await lifecycle.beginTurn(agent, `${agent}-ada`, { at: at(0), user: 'ada' })
+          await lifecycle.saveTurn({ agent, sessionId: `${agent}-ada`, turn: 1, user: 'ada', messageId: 1, startedAt: at(0), type: 'question', provenance: { primed: ['salary'] } })
+          await lifecycle.addTurnReplies(agent, `${agent}-ada`, 1, [2])
+          await lifecycle.increment(agent, 'ada', 'identity', at(0))
+          await lifecycle.enqueue({ agent, kind: 'identity', key: `identity:ada:${agent}`, payload: { session: `${agent}-ada`, user: 'ada', messages: ['salary 120k'] }, runAfter: at(0) })
+        }
+        await lifecycle.beginTurn('a', 'a-bob', { at: at(1), user: 'bob' })
+        await lifecycle.saveTurn({ agent: 'a', sessionId: 'a-bob', turn: 1, user: 'bob', messageId: 3, startedAt: at(1), type: 'question', provenance: {} })
+        await lifecycle.increment('a', 'bob', 'identity', at(1))
+        await lifecycle.increment('a', undefined, 'identity', at(1))
+        await lifecycle.enqueue({ agent: 'a', kind: 'identity', key: 'identity:bob', payload: { session: 'a-bob', user: 'bob' }, runAfter: at(1) })
+        await lifecycle.enqueue({ agent: 'a', kind: 'memory-compaction', key: 'compaction', payload: { reason: 'due' }, runAfter: at(1) })
+
+        assert.deepEqual(await lifecycle.purgeUser('ada'), { sessions: 2, turns: 2, counters: 2, jobs: 2 })
+        for (const agent of ['a', 'b']) {
+          assert.equal(await lifecycle.session(agent, `${agent}-ada`), null)
+          assert.equal(await lifecycle.turn(agent, { messageId: 2 }), null)
+          assert.deepEqual(await lifecycle.recentTurns(agent, 'ada', 5), [])
+        }
+        assert.equal(await lifecycle.increment('a', 'ada', 'identity', at(2)), 1, 'the counter starts again')
+        assert.equal((await lifecycle.session('a', 'a-bob'))?.user, 'bob')
+        assert.equal((await lifecycle.recentTurns('a', 'bob', 5)).length, 1)
+        assert.deepEqual((await lifecycle.jobs('a')).map((job) => job.key).sort(), ['compaction', 'identity:bob'])
+        assert.equal(await lifecycle.increment('a', 'bob', 'identity', at(2)), 2)
+        assert.deepEqual(await lifecycle.purgeUser('ada'), { sessions: 0, turns: 0, counters: 1, jobs: 0 })
+      }))
+
     test('invalid input is refused with invalid_argument', () =>
       withLifecycle(async (lifecycle) => {
         const refused = (error: unknown): boolean => {

@@ -310,6 +310,26 @@ export function runSearchIndexContract(name: string, make: () => Promise<SearchI
         assert.equal(counts.rule, 0)
       }))
 
+    test('purgeUser erases every unit a user owns or that records them, of every agent, and nothing else', () =>
+      withIndex(async (index) => {
+        await index.upsert([
+          unit('m1', 'salary is 120k', { kind: 'message', source: 'conv:1', agent: 'alpha', user: 'ann', owner: 'user:ann', meta: { name: 'Ann' } }),
+          unit('k1', 'ann keeps a salary note', { agent: 'beta', owner: 'user:ann', source: 'agents/beta/users/ann/knowledge/x.md' }),
+          unit('p1', 'ann profile salary', { kind: 'user', user: 'ann', owner: 'user:ann' }),
+          unit('m2', 'salary talk of bob', { kind: 'message', source: 'conv:2', agent: 'alpha', user: 'bob', owner: 'user:bob', meta: { name: 'Bob' } }),
+          unit('a1', 'agent salary policy', { agent: 'alpha' }),
+          unit('x1', 'user annie salary', { owner: 'user:annie', user: 'annie' }),
+        ])
+        assert.equal(await index.purgeUser('ann'), 3)
+        assert.deepEqual((await index.get(['m1', 'k1', 'p1', 'm2', 'a1', 'x1'])).map((u) => u.id), ['m2', 'a1', 'x1'])
+        if (index.capabilities.fullText) {
+          const found = (await index.search({ text: 'salary', limit: 10 })).map((hit) => hit.id).sort()
+          assert.deepEqual(found, ['a1', 'm2', 'x1'])
+          if (index.participants) assert.deepEqual(await index.participants('alpha'), ['Bob'])
+        }
+        assert.equal(await index.purgeUser('ann'), 0, 'a second purge finds nothing')
+      }))
+
     test('a batch with an invalid unit stores nothing', () =>
       withIndex(async (index) => {
         await rejectsWithCode(index.upsert([unit('ok', 'fine'), unit('bad', 'x', { kind: 'nonsense' as IndexUnit['kind'] })]), 'invalid_argument')

@@ -9,7 +9,7 @@
  * Every rewrite first copies the old file to `<t>/archive/versions/<kind>/<slug>.<time>.md` (a
  * profile: `shared/users/.history/<key>/archive/…`, out of every other user's reach)
  * (and records why in `archive/versions/versions.jsonl`); archiving moves a file to
- * `<t>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted. Prompt layers belong to the
+ * `<t>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted, except by `purge` (decision 0023). Prompt layers belong to the
  * agent and user profiles to their users whatever tree a store is opened on.
  */
 import { constants, statSync } from 'node:fs'
@@ -387,6 +387,40 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       }
       found.sort((a, b) => b.archivedAt.localeCompare(a.archivedAt) || b.n - a.n)
       return found.map(({ path, archivedAt }) => ({ path, archivedAt }))
+    },
+
+    async purge(kind, slug) {
+      checkSlug(kind, slug)
+      return locked(kind, slug, async () => {
+        const candidates = [relOf(kind, slug), ...ARCHIVE_REASONS.map((reason) => archiveRel(reason, kind, slug)), ...(await store.versions(kind, slug)).map((version) => version.path)]
+        const removed: string[] = []
+        for (const rel of candidates) {
+          try {
+            await unlink(abs(rel))
+            removed.push(rel)
+          } catch (error) {
+            if (!isMissing(error)) throw error
+          }
+        }
+        // The versions log names the versions it recorded: their lines go with them.
+        const log = abs(`${historyRel(kind, slug)}/archive/versions/versions.jsonl`)
+        const text = await readFile(log, 'utf8').catch((error: unknown) => {
+          if (isMissing(error)) return ''
+          throw error
+        })
+        const kept = text.split('\n').filter((line) => {
+          try {
+            const record = JSON.parse(line) as { kind?: unknown; slug?: unknown }
+            return !(record.kind === kind && record.slug === slug)
+          } catch {
+            return true
+          }
+        })
+        const next = kept.join('\n')
+        if (next !== text) await writeFileAtomic(log, next)
+        recent.delete(abs(relOf(kind, slug)))
+        return removed
+      })
     },
 
     async problems() {

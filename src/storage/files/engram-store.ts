@@ -69,11 +69,19 @@ function invalid(message: string, fix: string, details: Record<string, unknown> 
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
 }
 
+/**
+ * The lock a store over `dir` takes to write `file` (`rules`, `lessons`, `profile`, `topic:<slug>`).
+ * Anything else that rewrites one of these files (the file tools, forgetting) takes the same lock.
+ */
+export function engramFileLockName(dir: string, file: string): string {
+  // Lock names must differ between a home's global memory and each project's memory.
+  const dirKey = createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 12)
+  return `engrams:${dirKey}:${file}`
+}
+
 /** Creates the store. Nothing is touched on disk until the first write. */
 export function createFileEngramStore(options: FileEngramStoreOptions): EngramStore {
   const { dir, scope, locks, clock } = options
-  // Lock names must differ between a home's global memory and each project's memory.
-  const dirKey = createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 12)
   const topicsDir = join(dir, 'topics')
 
   function pathOf(file: EngramFile): string {
@@ -105,7 +113,7 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
   }
 
   async function locked<T>(file: string, fn: () => Promise<T>): Promise<T> {
-    const outcome = await locks.withLock(`engrams:${dirKey}:${file}`, fn)
+    const outcome = await locks.withLock(engramFileLockName(dir, file), fn)
     if (outcome.kind === 'done') return outcome.value
     // withLock only reports busy when asked not to wait; waiting ends in a thrown lock_busy.
     throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Memory file ${file} is locked.` })

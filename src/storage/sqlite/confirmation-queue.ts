@@ -17,7 +17,8 @@ import { dedupeKey, type Engram, ENGRAM_SCOPES, isEngramKind } from '../../core/
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { contentHash } from '../../core/hash.ts'
 import { isOwner } from '../../core/owner.ts'
-import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation, PendingDocument, PendingMemory } from '../contracts.ts'
+import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation, PendingDocument, PendingMemory, UserConfirmation } from '../contracts.ts'
+import { changesOf, eraseInTransaction } from './erase.ts'
 
 export type { ConfirmationQueue }
 
@@ -29,7 +30,7 @@ interface Statement {
 
 /** The part of a SQLite handle the queue uses (`SqliteHandle` from the embedded backend fits). */
 export interface ConfirmationDatabase {
-  readonly db: { prepare(sql: string): Statement }
+  readonly db: { prepare(sql: string): Statement; exec?(sql: string): void }
   transaction<T>(fn: () => T): T
 }
 
@@ -203,6 +204,17 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
 
     async reject(selection, user) {
       return decide(selection, 'rejected', user)
+    },
+
+    async ofUser(user) {
+      const rows = database.db
+        .prepare(`SELECT ${ROW_COLUMNS}, agent, status, decided_at FROM memory_confirmations WHERE asked_by = ? OR owner = ? ORDER BY id`)
+        .all(user, `user:${user}`) as unknown as Array<Row & { agent: string; status: UserConfirmation['status']; decided_at: string | null }>
+      return rows.map((row) => ({ ...toPending(row), agent: row.agent, status: row.status, ...(row.decided_at !== null ? { decidedAt: row.decided_at } : {}) }))
+    },
+
+    async purgeUser(user) {
+      return eraseInTransaction(database, () => changesOf(database.db.prepare('DELETE FROM memory_confirmations WHERE asked_by = ? OR owner = ?').run(user, `user:${user}`)))
     },
   }
 }

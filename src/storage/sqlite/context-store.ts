@@ -26,6 +26,7 @@ import {
   toSummary,
 } from './context-rows.ts'
 import type { SqliteHandle } from './database.ts'
+import { changesOf, eraseInTransaction } from './erase.ts'
 
 export interface SqliteContextStoreOptions {
   clock: Clock
@@ -370,6 +371,27 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
               .all(target.messageId)
       ) as Array<{ summary_id: string }>
       return rows.map((row) => row.summary_id)
+    },
+
+    async purgeUser(user) {
+      if (typeof user !== 'string' || user === '') throw invalid('user must be a non-empty string.', 'Pass the id of the user to erase.')
+      return eraseInTransaction(handle, () => {
+        const theirs = 'SELECT id FROM ctx_conversations WHERE user_id = ?'
+        const summaries = `SELECT id FROM ctx_summaries WHERE conversation_id IN (${theirs})`
+        // Children before parents: foreign keys are on.
+        db.prepare(`DELETE FROM ctx_items WHERE conversation_id IN (${theirs})`).run(user)
+        db.prepare(`DELETE FROM ctx_summary_messages WHERE summary_id IN (${summaries})`).run(user)
+        db.prepare(`DELETE FROM ctx_summary_parents WHERE summary_id IN (${summaries})`).run(user)
+        const summaryCount = changesOf(db.prepare(`DELETE FROM ctx_summaries WHERE conversation_id IN (${theirs})`).run(user))
+        const messageCount = changesOf(db.prepare(`DELETE FROM ctx_messages WHERE conversation_id IN (${theirs})`).run(user))
+        db.prepare(`DELETE FROM ctx_review_marks WHERE conversation_id IN (${theirs})`).run(user)
+        db.prepare(
+          'DELETE FROM ctx_session_info WHERE EXISTS (SELECT 1 FROM ctx_conversations c WHERE c.user_id = ? AND c.session_id = ctx_session_info.session_id AND c.agent_id = ctx_session_info.agent_id)',
+        ).run(user)
+        const conversationCount = changesOf(db.prepare('DELETE FROM ctx_conversations WHERE user_id = ?').run(user))
+        db.prepare('DELETE FROM ctx_agent_memory WHERE user_id = ?').run(user)
+        return { conversations: conversationCount, messages: messageCount, summaries: summaryCount }
+      })
     },
   }
   return store

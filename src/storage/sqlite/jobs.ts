@@ -2,6 +2,7 @@
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { JobRun, Jobs, JobStatus } from '../contracts.ts'
 import type { SqliteHandle } from './database.ts'
+import { changesOf, eraseInTransaction } from './erase.ts'
 import { parseJsonObject } from './json.ts'
 
 interface JobRunRow {
@@ -94,6 +95,11 @@ export function createSqliteJobs(handle: SqliteHandle): Jobs {
         )
         .all(...params, limit) as unknown as JobRunRow[]
       return rows.map(toJobRun)
+    },
+
+    async purgeRuns(jobs) {
+      if (jobs.length === 0) return 0
+      return eraseInTransaction(handle, () => changesOf(db.prepare('DELETE FROM jobs_runs WHERE job IN (SELECT value FROM json_each(?))').run(JSON.stringify(jobs))))
     },
   }
 }

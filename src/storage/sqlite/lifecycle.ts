@@ -7,6 +7,7 @@ import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { JobInput, JobSettlement, Lifecycle, QueuedJob, QueuedJobStatus, SessionRecord, TurnRecord } from '../contracts.ts'
 import type { SqliteHandle } from './database.ts'
+import { changesOf, eraseInTransaction } from './erase.ts'
 import { parseJsonObject } from './json.ts'
 
 interface SessionRow {
@@ -388,6 +389,22 @@ export function createSqliteLifecycle(handle: SqliteHandle, options: { clock: Cl
           : db.prepare('SELECT * FROM lifecycle_turns WHERE agent = ? AND user_id = ? ORDER BY started_at DESC, turn DESC LIMIT ?').all(agent, user, limit)
       ) as unknown as TurnRow[]
       return rows.map(toTurn)
+    },
+
+    async purgeUser(user) {
+      text(user, 'user')
+      return eraseInTransaction(handle, () => {
+        db.prepare(
+          `DELETE FROM lifecycle_turn_messages WHERE EXISTS (SELECT 1 FROM lifecycle_turns t WHERE t.user_id = ? AND t.agent = lifecycle_turn_messages.agent
+             AND t.session_id = lifecycle_turn_messages.session_id AND t.turn = lifecycle_turn_messages.turn)`,
+        ).run(user)
+        const turns = changesOf(db.prepare('DELETE FROM lifecycle_turns WHERE user_id = ?').run(user))
+        const sessions = changesOf(db.prepare('DELETE FROM lifecycle_sessions WHERE user_id = ?').run(user))
+        const counters = changesOf(db.prepare('DELETE FROM lifecycle_counters WHERE user_id = ?').run(user))
+        // Every job a session with a user queues names the user in its payload (turn-work, session-boundaries).
+        const jobs = changesOf(db.prepare("DELETE FROM lifecycle_jobs WHERE json_valid(payload) AND json_extract(payload, '$.user') = ?").run(user))
+        return { sessions, turns, counters, jobs }
+      })
     },
   }
 }

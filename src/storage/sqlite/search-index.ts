@@ -26,6 +26,7 @@ import {
   type UnitKind,
 } from '../contracts.ts'
 import type { SqliteHandle } from './database.ts'
+import { eraseInTransaction } from './erase.ts'
 import { allTerms, analysedText, queryTerms as analyseTerms } from '../../memory/retrieval/text/analyse.ts'
 import { relatedTerms } from '../../memory/retrieval/text/related-words.ts'
 import { parseJsonObject, parseJsonStrings } from './json.ts'
@@ -584,6 +585,25 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       return handle.transaction(() => {
         const rowids = rowidsWhere('source = ?', source)
         deleteRowids(rowids)
+        return rowids.length
+      })
+    },
+
+    async purgeUser(user) {
+      postingCounts.clear()
+      return eraseInTransaction(handle, () => {
+        const rowids = rowidsWhere('owner = ? OR user_id = ?', `user:${user}`, user)
+        deleteRowids(rowids)
+        // Deleted rows stay in older FTS5 segments until they are merged: merge them now, so the
+        // user's words leave the full-text index's pages as well as its answers.
+        if (fullText && rowids.length > 0) db.exec("INSERT INTO index_fts (index_fts) VALUES ('optimize')")
+        // Speaker names are kept per agent for query analysis; a name no remaining message carries goes.
+        if (fullText) {
+          db.exec(
+            `DELETE FROM index_names WHERE NOT EXISTS (SELECT 1 FROM index_units u WHERE u.kind = 'message' AND coalesce(u.agent, '') = index_names.agent
+               AND json_valid(u.meta) AND trim(json_extract(u.meta, '$.name')) = index_names.name)`,
+          )
+        }
         return rowids.length
       })
     },

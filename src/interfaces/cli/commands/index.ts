@@ -4,6 +4,8 @@ import { confirmCommand } from './confirm/index.ts'
 import { contextCommands } from './context/index.ts'
 import { doctorCommand } from './doctor/index.ts'
 import { evalCommand } from './eval/index.ts'
+import { exportCommand } from './export/index.ts'
+import { forgetCommand } from './forget/index.ts'
 import { importCommand } from './import/index.ts'
 import { initCommand } from './init/index.ts'
 import { maintainCommand } from './maintain/index.ts'
@@ -12,6 +14,8 @@ import { memoryContextCommand } from './memory/index.ts'
 import { recallCommand } from './recall/index.ts'
 import { reindexCommand } from './reindex/index.ts'
 import { rememberCommand } from './remember/index.ts'
+import { restoreCommand } from './restore/index.ts'
+import { searchCommand } from './search/index.ts'
 import { SKILLS_COMMANDS } from './skills/index.ts'
 import { statusCommand } from './status/index.ts'
 
@@ -28,6 +32,10 @@ export const COMMANDS: readonly Command[] = [
   confirmCommand,
   importCommand,
   recallCommand,
+  searchCommand,
+  forgetCommand,
+  restoreCommand,
+  exportCommand,
   mcpCommand,
   evalCommand,
   ...SKILLS_COMMANDS,

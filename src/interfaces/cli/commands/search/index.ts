@@ -1,0 +1,68 @@
+/**
+ * `engram search QUERY`: the hybrid search (lexical and dense, fused, with spreading activation)
+ * from the command line, as the user it acts for sees it (`--user`), or the agent's own view —
+ * with the sources search_memory shows. A person looking is not the agent recalling: access
+ * statistics are left alone.
+ */
+import { EngramError, ErrorCode } from '../../../../core/errors.ts'
+import { UNIT_KINDS, type UnitKind } from '../../../../storage/contracts.ts'
+import { formatSearchHits, hitReference, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../../../tools/search-memory-tool.ts'
+import type { Command } from '../../command.ts'
+import { withMind } from '../../open-mind.ts'
+import { cliUser } from '../memory/open-declarative-memory.ts'
+
+function invalid(message: string, fix: string): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
+}
+
+function kindsOf(value: unknown): UnitKind[] | undefined {
+  if (value === undefined) return undefined
+  const kinds = String(value)
+    .split(',')
+    .map((kind) => kind.trim())
+    .filter((kind) => kind !== '')
+  const unknown = kinds.filter((kind) => !(UNIT_KINDS as readonly string[]).includes(kind))
+  if (kinds.length === 0 || unknown.length > 0) throw invalid(`--kinds has ${unknown.length > 0 ? `unknown kinds: ${unknown.join(', ')}` : 'no kinds'}.`, `use a comma-separated list of ${UNIT_KINDS.join(', ')}`)
+  return kinds as UnitKind[]
+}
+
+function limitOf(value: unknown): number {
+  if (value === undefined) return SEARCH_DEFAULT_LIMIT
+  const limit = Number(value)
+  if (!Number.isInteger(limit) || limit < 1 || limit > SEARCH_MAX_LIMIT) throw invalid(`--limit expects a whole number from 1 to ${SEARCH_MAX_LIMIT}, got ${JSON.stringify(value)}.`, 'write e.g. --limit 10')
+  return limit
+}
+
+export const searchCommand: Command = {
+  path: ['search'],
+  summary: 'Search every kind of memory (hybrid: words and meaning, fused, with recency and frequency), with sources',
+  usage: 'search QUERY [--user ID] [--kinds rule,lesson,…] [--limit N]',
+  options: {
+    kinds: { type: 'string', description: `only these kinds, comma-separated (${UNIT_KINDS.join(', ')})`, valueName: 'LIST' },
+    limit: { type: 'string', description: `most results, 1-${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT})`, valueName: 'N' },
+  },
+  async run(context) {
+    const query = context.args.join(' ').trim()
+    if (query === '') throw invalid('engram search needs a query.', 'write the words to look for, e.g. `engram search "deploy token"`')
+    const kinds = kindsOf(context.options.kinds)
+    const limit = limitOf(context.options.limit)
+    const user = cliUser(context)
+    return withMind(context, async (mind) => {
+      const viewer = mind.scope(user).viewer
+      const result = await mind.retriever.search(query, { limit, viewer, recordAccess: false, ...(kinds ? { kinds } : {}) })
+      const hits = result.hits.map((hit) => ({
+        id: hit.unit.id,
+        kind: hit.unit.kind,
+        text: hit.unit.text,
+        source: hit.unit.source,
+        score: hit.score,
+        createdAt: hit.unit.createdAt,
+        provenance: hit.provenance,
+      }))
+      return {
+        data: { query, ...(user !== undefined ? { user } : {}), hits: hits.map((hit) => ({ ...hit, ref: hitReference(hit, mind.layout, viewer) })) },
+        human: formatSearchHits(query, hits, mind.layout, viewer),
+      }
+    })
+  },
+}

@@ -1,0 +1,224 @@
+/**
+ * Exporting a user (issue 12, decision 0023): everything `eraseUser` would remove, written out as
+ * files a person can read, before it is erased (or on request, to hand to them):
+ *
+ *   README.md                         what is where, and the counts
+ *   manifest.json                     the same, for programs
+ *   profile/<key>.md                  their profile; profile/versions/, profile/archive/<reason>/
+ *   agents/<a>/files/…                their tree of agent <a>, as it is (memory, knowledge,
+ *                                     procedures, episodes, activity, state, archive)
+ *   agents/<a>/conversations/<session>.messages.jsonl    one message per line: id, seq, role,
+ *                                     name, at, content, meta (tool calls and results as parts)
+ *   agents/<a>/conversations/<session>.summaries.jsonl   the summaries and what each folds
+ *   agents/<a>/turns.jsonl            each stored turn and what it was given (its provenance)
+ *   agents/<a>/confirmations.jsonl    memories that waited for their yes/no, and the answers
+ *   agents/<a>/journals/…             journals of their streamed replies
+ *   project/…                         their tree of the open project
+ *   resolutions.jsonl                 the issues their sessions resolved
+ */
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { basename, isAbsolute, join, relative, resolve } from 'node:path'
+import type { Clock } from '../../core/clock.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { validateUserId } from '../../core/owner.ts'
+import type { Summary } from '../../core/message.ts'
+import type { Backend, Conversation } from '../../storage/contracts.ts'
+import type { HomeLayout } from '../../storage/home-layout.ts'
+import { filesUnder, findUserFiles, isResolutionOf } from './user-files.ts'
+
+export interface UserExportDeps {
+  backend: Backend
+  layout: HomeLayout
+  clock: Clock
+}
+
+export interface UserExportReport {
+  user: string
+  /** The folder written, absolute. */
+  dir: string
+  agents: string[]
+  counts: {
+    files: number
+    profileFiles: number
+    projectFiles: number
+    conversations: number
+    messages: number
+    summaries: number
+    turns: number
+    confirmations: number
+    journals: number
+    resolutions: number
+  }
+  /** Every file written, relative to `dir`. */
+  written: string[]
+}
+
+/** All of a stored-turn history is exported; a user with more turns than this has them cut (noted in the manifest). */
+const MAX_TURNS_PER_AGENT = 1_000_000
+
+function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
+}
+
+/** A session id as a file name: readable, reversible enough, bounded, unique. */
+function sessionFileName(sessionId: string): string {
+  const safe = encodeURIComponent(sessionId).replace(/^\./, '%2E').replace(/\*/g, '%2A')
+  return safe.length <= 120 ? safe : `${safe.slice(0, 100)}-${createHash('sha256').update(sessionId).digest('hex').slice(0, 12)}`
+}
+
+function jsonl(records: readonly unknown[]): string {
+  return records.map((record) => JSON.stringify(record)).join('\n') + (records.length > 0 ? '\n' : '')
+}
+
+async function isEmptyFolder(dir: string): Promise<boolean> {
+  try {
+    return (await readdir(dir)).length === 0
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true
+    throw error
+  }
+}
+
+/** Every summary of a conversation: the current ones and, below them, every one they fold. */
+async function summariesOf(backend: Backend, conversation: Conversation): Promise<Array<Summary & { folds: { messageIds: number[]; summaryIds: string[] } }>> {
+  const pending = (await backend.context.items(conversation.id)).flatMap((item) => (item.kind === 'summary' ? [item.summaryId] : []))
+  const seen = new Set<string>()
+  const out: Array<Summary & { folds: { messageIds: number[]; summaryIds: string[] } }> = []
+  while (pending.length > 0) {
+    const id = pending.pop() as string
+    if (seen.has(id)) continue
+    seen.add(id)
+    const summary = await backend.context.summary(id)
+    if (!summary) continue
+    const folds = await backend.context.summaryChildren(id)
+    out.push({ ...summary, folds })
+    pending.push(...folds.summaryIds)
+  }
+  return out.sort((a, b) => a.depth - b.depth || a.earliestAt.localeCompare(b.earliestAt) || a.id.localeCompare(b.id))
+}
+
+/**
+ * Writes everything `user` owns into `dir` (created when missing). Refuses a folder that is not
+ * empty unless `force`, and a folder inside the home (the copy would be memory again).
+ */
+export async function exportUser(deps: UserExportDeps, user: string, dir: string, options: { force?: boolean } = {}): Promise<UserExportReport> {
+  validateUserId(user)
+  const { backend, layout } = deps
+  if (typeof dir !== 'string' || dir.trim() === '') throw invalid('The export needs a folder to write to.', `name it: \`engram export --user ${user} DIR\``)
+  const target = resolve(dir)
+  const fromHome = relative(resolve(layout.home), target)
+  if (fromHome === '' || (!fromHome.startsWith('..') && !isAbsolute(fromHome))) {
+    throw invalid(`${target} is inside the engram home; an export there would become memory again.`, 'export to a folder outside the home (ENGRAM_HOME)', { dir: target })
+  }
+  if (!options.force && !(await isEmptyFolder(target))) {
+    throw invalid(`${target} is not empty.`, 'export into a new or empty folder, or pass --force to write into this one (files of the same name are replaced)', { dir: target })
+  }
+  await mkdir(target, { recursive: true })
+  const written: string[] = []
+  const put = async (rel: string, text: string): Promise<void> => {
+    const path = join(target, ...rel.split('/'))
+    await mkdir(join(path, '..'), { recursive: true })
+    await writeFile(path, text)
+    written.push(rel)
+  }
+  const copyTree = async (from: string, toRel: string): Promise<number> => {
+    const files = filesUnder(from)
+    if (files.length === 0) return 0
+    await cp(from, join(target, ...toRel.split('/')), { recursive: true, force: true, dereference: false })
+    written.push(...files.map((file) => `${toRel}/${file}`))
+    return files.length
+  }
+
+  const found = findUserFiles(layout, user)
+  const counts: UserExportReport['counts'] = { files: 0, profileFiles: 0, projectFiles: 0, conversations: 0, messages: 0, summaries: 0, turns: 0, confirmations: 0, journals: 0, resolutions: 0 }
+
+  // The profile, its archived copies and versions.
+  const profile = await backend.documents.read('user', found.key)
+  if (profile) {
+    await put(`profile/${found.key}.md`, await readFile(join(layout.home, ...profile.path.split('/')), 'utf8'))
+    counts.profileFiles++
+  }
+  for (const version of await backend.documents.versions('user', found.key)) {
+    await put(`profile/versions/${basename(version.path)}`, await readFile(join(layout.home, ...version.path.split('/')), 'utf8'))
+    counts.profileFiles++
+  }
+  for (const reason of ['forgotten', 'merged', 'procedure_versions']) {
+    const text = await readFile(join(layout.sharedDir, 'archive', reason, 'user', `${found.key}.md`), 'utf8').catch(() => undefined)
+    if (text !== undefined) {
+      await put(`profile/archive/${reason}/${found.key}.md`, text)
+      counts.profileFiles++
+    }
+  }
+
+  for (const tree of found.trees) counts.files += await copyTree(tree.dir, `agents/${tree.agent}/files`)
+  if (found.projectTree) counts.projectFiles = await copyTree(found.projectTree, 'project')
+
+  const conversations = (await backend.context.listConversations()).filter((conversation) => conversation.user === user)
+  for (const conversation of conversations) {
+    const base = `agents/${conversation.agent}/conversations/${sessionFileName(conversation.sessionId)}`
+    const messages = await backend.context.messages(conversation.id)
+    await put(
+      `${base}.messages.jsonl`,
+      jsonl(messages.map((message) => ({ session: conversation.sessionId, id: message.id, seq: message.seq, role: message.role, ...(message.name !== undefined ? { name: message.name } : {}), at: message.at, content: message.content, ...(message.meta !== undefined ? { meta: message.meta } : {}) }))),
+    )
+    const summaries = await summariesOf(backend, conversation)
+    if (summaries.length > 0) {
+      await put(
+        `${base}.summaries.jsonl`,
+        jsonl(summaries.map((summary) => ({ id: summary.id, kind: summary.kind, depth: summary.depth, method: summary.method, earliestAt: summary.earliestAt, latestAt: summary.latestAt, createdAt: summary.createdAt, content: summary.content, folds: summary.folds }))),
+      )
+    }
+    counts.conversations++
+    counts.messages += messages.length
+    counts.summaries += summaries.length
+  }
+
+  for (const agent of found.agents) {
+    const turns = (await backend.lifecycle.recentTurns(agent, user, MAX_TURNS_PER_AGENT)).reverse()
+    if (turns.length > 0) {
+      await put(`agents/${agent}/turns.jsonl`, jsonl(turns))
+      counts.turns += turns.length
+    }
+  }
+  const confirmations = await backend.confirmations.ofUser(user)
+  for (const agent of new Set(confirmations.map((confirmation) => confirmation.agent))) {
+    const mine = confirmations.filter((confirmation) => confirmation.agent === agent)
+    await put(`agents/${agent}/confirmations.jsonl`, jsonl(mine))
+    counts.confirmations += mine.length
+  }
+  for (const journal of found.journals) {
+    await put(`agents/${journal.agent}/journals/${journal.rel.split('/journal/')[1]}`, await readFile(journal.path, 'utf8'))
+    counts.journals++
+  }
+  const resolutions = (await readFile(layout.resolutionsFile, 'utf8').catch(() => '')).split('\n').filter((line) => isResolutionOf(line, user))
+  if (resolutions.length > 0) {
+    await put('resolutions.jsonl', `${resolutions.join('\n')}\n`)
+    counts.resolutions = resolutions.length
+  }
+
+  const exportedAt = deps.clock.now().toISOString()
+  const manifest = { user, exportedAt, home: layout.home, agents: found.agents, counts, files: [...written].sort() }
+  await put('manifest.json', `${JSON.stringify(manifest, null, 2)}\n`)
+  await put(
+    'README.md',
+    [
+      `# Everything engram kept for ${user}`,
+      '',
+      `Exported ${exportedAt} from ${layout.home} (agents: ${found.agents.join(', ') || 'none'}).`,
+      '',
+      `- profile/ — the profile every agent of the home reads (${counts.profileFiles} file(s), with its earlier versions)`,
+      `- agents/<agent>/files/ — memories, knowledge, procedures, episodes, activity and archive kept for ${user} (${counts.files} file(s))`,
+      `- agents/<agent>/conversations/ — ${counts.conversations} conversation(s): ${counts.messages} message(s) as JSON lines, ${counts.summaries} summar${counts.summaries === 1 ? 'y' : 'ies'}`,
+      `- agents/<agent>/turns.jsonl — ${counts.turns} turn(s) and what each was given from memory`,
+      `- agents/<agent>/confirmations.jsonl — ${counts.confirmations} memory(ies) that waited for a yes or no`,
+      `- agents/<agent>/journals/ — ${counts.journals} journal(s) of streamed replies`,
+      `- project/ — ${counts.projectFiles} file(s) of the open project`,
+      `- resolutions.jsonl — ${counts.resolutions} resolved issue(s)`,
+      '',
+      'manifest.json lists every file.',
+      '',
+    ].join('\n'),
+  )
+  return { user, dir: target, agents: found.agents, counts, written: written.sort() }
+}

@@ -1,0 +1,178 @@
+/**
+ * Erasing a user on request (issue 12, decision 0023): everything the user owns in the home, of
+ * every agent — their trees (memories, knowledge, episodes, activity, state, their archive), their
+ * profile with its versions, their conversations (messages, the summaries that stand for them),
+ * index units, session records, stored turns, counters, queued work, pending confirmations,
+ * journals, their lines of `shared/resolutions.jsonl`, and their tree of the open project.
+ *
+ * There is no archive of a whole user: an erasure that kept a copy would not be one. So it is
+ * never implicit — only `{ purge: true }` (`engram forget --user <id> --purge`) runs it — and it is
+ * logged in the agent's own activity log with the counts and a hash of the user id, never with
+ * the user's content or id (the log must not be one more place that remembers them).
+ */
+import { createHash } from 'node:crypto'
+import { readdirSync } from 'node:fs'
+import { readFile, rm, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Clock } from '../../core/clock.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { validateUserId } from '../../core/owner.ts'
+import type { ActivityLog, Backend } from '../../storage/contracts.ts'
+import { writeFileAtomic } from '../../storage/files/atomic-write.ts'
+import type { HomeLayout } from '../../storage/home-layout.ts'
+import { encodingJobName } from '../episodes/immediate-encoding.ts'
+import { filesUnder, findUserFiles, isResolutionOf } from './user-files.ts'
+
+export interface UserErasureDeps {
+  backend: Backend
+  layout: HomeLayout
+  clock: Clock
+  /** The agent's own activity log, where the erasure is recorded. */
+  log: ActivityLog
+}
+
+/** What an erasure removed, by kind: counts only. */
+export interface UserErasureCounts {
+  /** The user's trees (one per agent) and the files in them. */
+  trees: number
+  files: number
+  /** Their profile, its archived copies and versions. */
+  profileFiles: number
+  /** Files of their tree in the open project. */
+  projectFiles: number
+  conversations: number
+  messages: number
+  summaries: number
+  indexUnits: number
+  sessions: number
+  turns: number
+  counters: number
+  jobs: number
+  jobRuns: number
+  confirmations: number
+  resolutions: number
+  journals: number
+}
+
+export interface UserErasureReport {
+  user: string
+  /** The agents of the home (all were searched). */
+  agents: string[]
+  erased: UserErasureCounts
+  /** Nothing of the user was found. */
+  nothing: boolean
+  /** What could not be done completely, with its fix. */
+  warnings: string[]
+}
+
+/** A short hash that names the user in the log without naming them: who knows the id can check it. */
+function userFingerprint(user: string): string {
+  return `sha256:${createHash('sha256').update(user).digest('hex').slice(0, 16)}`
+}
+
+/**
+ * Removes the informative `.holder` files of released locks whose names carry the user's key
+ * (a user's documents are locked by their tree's path). Live locks are folders and stay.
+ */
+function dropLockTraces(layout: HomeLayout, key: string): void {
+  const readable = key.replace(/[^A-Za-z0-9._-]+/g, '_')
+  const pattern = new RegExp(`(^|_)users?_${readable.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(_|$)`)
+  let names: string[]
+  try {
+    names = readdirSync(layout.locksDir)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    const match = /^(.*)-[0-9a-f]{12}\.holder$/.exec(name)
+    if (match && pattern.test(match[1] as string)) unlink(join(layout.locksDir, name)).catch(() => {})
+  }
+}
+
+/**
+ * Erases everything `user` owns in the home (every agent) and in the open project. Idempotent: a
+ * second run (after a crash half-way) erases what is left and reports zeros for the rest.
+ */
+export async function eraseUser(deps: UserErasureDeps, user: string, options: { purge: boolean }): Promise<UserErasureReport> {
+  validateUserId(user)
+  if (options.purge !== true) {
+    throw new EngramError({
+      code: ErrorCode.invalidArgument,
+      category: 'user',
+      message: `Forgetting user ${JSON.stringify(user)} deletes everything they own, and there is no archive of a whole user: it needs the explicit purge.`,
+      fix: `export it first if it is wanted (\`engram export --user ${user} DIR\`), then run \`engram forget --user ${user} --purge\` (mind.forgetUser(user, { purge: true }))`,
+      details: { user },
+    })
+  }
+  const { backend, layout } = deps
+  const files = findUserFiles(layout, user)
+  const sessions = (await backend.context.listConversations()).filter((conversation) => conversation.user === user).map((conversation) => conversation.sessionId)
+
+  const context = await backend.context.purgeUser(user)
+  const indexUnits = await backend.index.purgeUser(user)
+  const lifecycle = await backend.lifecycle.purgeUser(user)
+  const confirmations = await backend.confirmations.purgeUser(user)
+  const jobRuns = await backend.jobs.purgeRuns([...new Set(sessions)].map(encodingJobName))
+
+  const profileFiles = (await backend.documents.purge('user', files.key)).length
+  // The profile's history folder (document-store.ts) goes with it, empty or not.
+  await rm(join(layout.sharedUsersDir, '.history', files.key), { recursive: true, force: true })
+  let fileCount = 0
+  for (const tree of files.trees) {
+    fileCount += filesUnder(tree.dir).length
+    await rm(tree.dir, { recursive: true, force: true })
+  }
+  let projectFiles = 0
+  if (files.projectTree) {
+    projectFiles = filesUnder(files.projectTree).length
+    await rm(files.projectTree, { recursive: true, force: true })
+  }
+  for (const journal of files.journals) await unlink(journal.path).catch(() => {})
+
+  // Appenders do not lock this file (one O_APPEND line each); a line appended between the read and
+  // the rename would be lost, so the rewrite happens only when there is something to drop.
+  let resolutions = 0
+  const registry = await readFile(layout.resolutionsFile, 'utf8').catch(() => '')
+  if (registry !== '') {
+    const lines = registry.split('\n')
+    const kept = lines.filter((line) => !isResolutionOf(line, user))
+    resolutions = lines.length - kept.length
+    if (resolutions > 0) await writeFileAtomic(layout.resolutionsFile, kept.join('\n'))
+  }
+  dropLockTraces(layout, files.key)
+  const warnings: string[] = []
+  try {
+    await backend.scrub?.()
+  } catch (error) {
+    warnings.push(
+      `the database could not be rewritten now (${error instanceof Error ? error.message : String(error)}): the erased rows are gone from every answer, but old copies of them may remain in its free space. Fix: run \`engram forget --user ${user} --purge\` again when no other engram process is writing.`,
+    )
+  }
+
+  const erased: UserErasureCounts = {
+    trees: files.trees.length,
+    files: fileCount,
+    profileFiles,
+    projectFiles,
+    ...context,
+    indexUnits,
+    ...lifecycle,
+    jobRuns,
+    confirmations,
+    resolutions,
+    journals: files.journals.length,
+  }
+  const nothing = Object.values(erased).every((count) => count === 0)
+  const fingerprint = userFingerprint(user)
+  await deps.log.append({
+    ts: deps.clock.now().toISOString(),
+    type: 'memory_write',
+    content: `erased everything one user owned (${fingerprint})`,
+    summary: Object.entries(erased)
+      .filter(([, count]) => count > 0)
+      .map(([kind, count]) => `${count} ${kind}`)
+      .join(', ') || 'nothing was found',
+    meta: { action: 'erase-user', user: fingerprint, agents: files.agents.length, ...erased },
+  })
+  return { user, agents: files.agents, erased, nothing, warnings }
+}

@@ -1,0 +1,218 @@
+/**
+ * What "forget this" names (decision 0023), turned into one memory of one owner: a file of the
+ * memory namespace (`knowledge/x.md`, `procedures/x.md`, `memory/topics/x.md`, the same under
+ * `users/<key>/` and `shared/`, `project/topics/x.md`), one entry of rules.md, lessons.md or
+ * profile.md (`memory/rules.md#<key>`, the index unit id search_memory returns, or the entry's text
+ * as search_memory shows it, polarity included), or an archived copy (`archive/forgotten/…`).
+ *
+ * Who may forget what: a session with a user forgets only that user's memories; the agent's own
+ * view (a session without a user, the CLI without --user) forgets the agent's and shared memory.
+ * One user must not be able to make the agent forget what it learned for everyone.
+ */
+import { existsSync } from 'node:fs'
+import { dedupeKey, type EngramEntry, type EngramScope, isRuleKind, ruleWithPolarity } from '../core/engram.ts'
+import { EngramError, ErrorCode } from '../core/errors.ts'
+import { type Owner, ownerOfUser, type Viewer, visibleOwners } from '../core/owner.ts'
+import { entryKey, type ForgettableMemory, forgottenEntries, memoryPathOf } from '../memory/forgetting/forget-memory.ts'
+import type { Backend, EngramFile } from '../storage/contracts.ts'
+import type { HomeLayout } from '../storage/home-layout.ts'
+import { locateMemoryPath, type MemoryLocation, ownCounterpart } from './memory-paths.ts'
+
+/** Where to look for the memory: as it is now, in the archive (restore), or either (purge). */
+export type TargetState = 'live' | 'archived' | 'any'
+
+export interface ForgetTargetDeps {
+  layout: HomeLayout
+  backend: Backend
+  viewer: Viewer
+}
+
+const ENTRY_FILES: readonly EngramFile[] = ['rules', 'lessons', 'profile']
+const PATH_PREFIXES = ['memory/', 'knowledge/', 'procedures/', 'project/', 'project:', 'users/', 'shared/', 'agents/', 'archive/', 'state/', 'episodes/', 'activity/', 'skills/']
+const WHAT_CAN_BE_FORGOTTEN =
+  'a rule, lesson or profile fact (its text as search_memory shows it, or "memory/rules.md#<id>"), or a file: "knowledge/<name>.md", "procedures/<name>.md", "memory/topics/<name>.md", "project/topics/<name>.md"'
+
+function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
+}
+
+function notFound(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
+  return new EngramError({ code: ErrorCode.notFound, category: 'user', message, fix, details })
+}
+
+/** The owners whose memories `viewer` may forget, restore or purge. */
+export function forgettableOwners(viewer: Viewer): Owner[] {
+  return viewer.user === undefined ? ['agent', 'shared'] : [ownerOfUser(viewer.user)]
+}
+
+function denied(viewer: Viewer, owner: Owner, path: string): EngramError {
+  const whose = owner === 'agent' ? "the agent's own memory" : owner === 'shared' ? 'shared memory' : `${owner.slice(5)}'s memory`
+  return new EngramError({
+    code: ErrorCode.accessDenied,
+    category: 'user',
+    message: `${path} is ${whose}; ${viewer.user === undefined ? 'the agent\'s own view' : `a session with ${viewer.user}`} cannot forget it.`,
+    fix:
+      viewer.user === undefined
+        ? `forget a user's memory as that user: \`engram forget "${path}" --user <id>\``
+        : `a session with a user forgets only that user's memories; an administrator forgets the agent's or shared memory with \`engram forget "${path}"\` (without --user)`,
+    details: { path, owner },
+  })
+}
+
+function looksLikePath(target: string): boolean {
+  const file = target.split('#')[0] ?? ''
+  return !/\s/.test(file) && (PATH_PREFIXES.some((prefix) => file.startsWith(prefix)) || file.endsWith('.md'))
+}
+
+/** Candidate texts for an entry as a person or a model may type it: as shown (`Never: …`, `- …`) or bare. */
+function textForms(text: string): string[] {
+  const bare = text.trim().replace(/^[-*]\s+/, '').replace(/^["“'](.*)["”']$/, '$1')
+  const unlabelled = bare.replace(/^(always|never|when)\s*:\s*/i, '')
+  return [...new Set([bare, unlabelled].map(dedupeKey))]
+}
+
+function entryMatches(entry: EngramEntry, forms: string[]): boolean {
+  if (forms.includes(dedupeKey(entry.text))) return true
+  return isRuleKind(entry.kind) && forms.includes(dedupeKey(ruleWithPolarity(entry.kind, entry.text)))
+}
+
+async function entriesOf(deps: ForgetTargetDeps, owner: Owner, scope: EngramScope, file: EngramFile, state: 'live' | 'archived'): Promise<EngramEntry[]> {
+  if (state === 'archived') return (await forgottenEntries(deps.layout, owner, scope, file)).map((found) => found.entry)
+  const store = deps.backend.owned(owner).engrams(scope)
+  return store ? (await store.read(file)).entries : []
+}
+
+function statesOf(state: TargetState): Array<'live' | 'archived'> {
+  return state === 'any' ? ['live', 'archived'] : [state]
+}
+
+/** An entry of one file named by its key (`#<16 hex>`) or its text. */
+async function findEntry(deps: ForgetTargetDeps, owner: Owner, scope: EngramScope, file: EngramFile, anchor: string, state: TargetState): Promise<EngramEntry | undefined> {
+  const byKey = /^[0-9a-f]{16}$/.test(anchor)
+  const forms = byKey ? [] : textForms(anchor)
+  for (const where of statesOf(state)) {
+    const found = (await entriesOf(deps, owner, scope, file, where)).find((entry) => (byKey ? entryKey(entry) === anchor : entryMatches(entry, forms)))
+    if (found) return found
+  }
+  return undefined
+}
+
+/** A path inside an owner's tree (`knowledge/x.md`, `memory/rules.md`) as what it holds, or undefined. */
+function classify(local: string): { kind: 'document'; docKind: 'knowledge' | 'procedure'; slug: string } | { kind: 'topic'; scope: EngramScope; slug: string } | { kind: 'entries'; scope: EngramScope; file: EngramFile } | undefined {
+  let match = /^(knowledge|procedures)\/([^/]+)\.md$/.exec(local)
+  if (match) return { kind: 'document', docKind: match[1] === 'knowledge' ? 'knowledge' : 'procedure', slug: match[2] as string }
+  match = /^(memory|project)\/topics\/([^/]+)\.md$/.exec(local)
+  if (match) return { kind: 'topic', scope: match[1] === 'memory' ? 'global' : 'project', slug: match[2] as string }
+  match = /^(memory|project)\/(rules|lessons|profile)\.md$/.exec(local)
+  if (match) return { kind: 'entries', scope: match[1] === 'memory' ? 'global' : 'project', file: match[2] as EngramFile }
+  return undefined
+}
+
+/** An archive path (`archive/forgotten/…` inside a tree) as the live path it was forgotten from. */
+function liveLocalOfArchive(inner: string): string | undefined {
+  const match = /^forgotten\/(?:(project)\/)?(.+)$/.exec(inner)
+  if (!match) return undefined
+  const rest = match[2] as string
+  const scopeFolder = match[1] === 'project' ? 'project' : 'memory'
+  if (/^(rules|lessons|profile)\.md$/.test(rest) || /^topics\/[^/]+\.md$/.test(rest)) return `${scopeFolder}/${rest}`
+  if (match[1] === 'project') return undefined
+  const doc = /^(knowledge|procedure)\/([^/]+)\.md$/.exec(rest)
+  return doc ? `${doc[1] === 'knowledge' ? 'knowledge' : 'procedures'}/${doc[2]}.md` : undefined
+}
+
+function refuseLocation(location: MemoryLocation): never {
+  if (location.root === 'users') {
+    throw invalid(`${location.path} is a user's profile; it is corrected, not forgotten.`, 'change it with the memory tool ({"action": "profile_update", …}); a user\'s whole memory is erased with `engram forget --user <id> --purge`', { path: location.path })
+  }
+  throw invalid(`${location.path} is not a memory that can be forgotten (episodes and the activity log are the record of what happened; state, skills and prompt layers are kept otherwise).`, `name ${WHAT_CAN_BE_FORGOTTEN}`, { path: location.path })
+}
+
+async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetState): Promise<ForgettableMemory> {
+  if (/^(conv|msg|sum):/.test(target)) {
+    throw invalid(`${target} is a conversation message or summary; conversations are kept whole.`, "a user's conversations are erased with the user: `engram forget --user <id> --purge`", { target })
+  }
+  const hash = target.indexOf('#')
+  const file = hash < 0 ? target : target.slice(0, hash)
+  const anchor = hash < 0 ? '' : target.slice(hash + 1).trim()
+  let location = locateMemoryPath(file, deps.layout, deps.viewer)
+  let local = location.local
+  if (location.root === 'archive') {
+    const live = liveLocalOfArchive(location.inner)
+    if (live === undefined) throw invalid(`${location.path} is not an archived copy of a forgotten memory.`, 'name a path under archive/forgotten/, as forget reported it', { path: location.path })
+    local = live
+  }
+  const what = classify(local)
+  if (!what) refuseLocation(location)
+  // An unprefixed path in a session with a user means that user's file or entry when they have it
+  // (it is what they read back), else the agent's — which such a session may not forget.
+  const own = ownCounterpart(location, deps.layout, deps.viewer)
+  const candidates = own ? [own, location] : [location]
+  const holds = async (candidate: MemoryLocation): Promise<EngramEntry | boolean> => {
+    if (what.kind === 'entries') return anchor !== '' && ((await findEntry(deps, candidate.owner, what.scope, what.file, anchor, state)) ?? false)
+    return state === 'archived' ? candidate === candidates[0] : existsSync(candidate.absolute)
+  }
+  let found: EngramEntry | boolean = false
+  for (const candidate of candidates) {
+    found = await holds(candidate)
+    if (found !== false) {
+      location = candidate
+      break
+    }
+  }
+  if (found === false) location = candidates[0] as MemoryLocation
+  const owner = location.owner
+  const shown = `${location.tree}${local}${anchor !== '' && what.kind === 'entries' ? `#${anchor}` : ''}`
+  if (!forgettableOwners(deps.viewer).includes(owner)) throw denied(deps.viewer, owner, shown)
+  if (what.kind === 'document') return { kind: 'document', owner, docKind: what.docKind, slug: what.slug }
+  if (what.kind === 'topic') return { kind: 'topic', owner, scope: what.scope, slug: what.slug }
+  if (anchor === '') {
+    throw invalid(`${shown} holds many entries; name one.`, `pass the entry's text as search_memory shows it, or "${shown}#<id>" with the id from search_memory's results`, { path: shown })
+  }
+  if (typeof found !== 'object') {
+    throw notFound(`There is no such entry ${state === 'archived' ? 'archived from' : 'in'} ${location.tree}${local}.`, state === 'archived' ? `read ${location.tree}archive/forgotten/ to see what was forgotten` : 'search_memory for it and pass its text as shown', { path: shown })
+  }
+  return { kind: 'entry', owner, scope: what.scope, file: what.file, entry: found }
+}
+
+async function fromText(deps: ForgetTargetDeps, text: string, state: TargetState): Promise<ForgettableMemory> {
+  const forms = textForms(text)
+  const allowed = forgettableOwners(deps.viewer)
+  const mine: ForgettableMemory[] = []
+  const others: Owner[] = []
+  for (const owner of visibleOwners(deps.viewer)) {
+    for (const scope of ['global', 'project'] as const) {
+      if (!deps.backend.owned(owner).engrams(scope)) continue
+      for (const file of ENTRY_FILES) {
+        for (const where of statesOf(state)) {
+          for (const entry of await entriesOf(deps, owner, scope, file, where)) {
+            if (!entryMatches(entry, forms)) continue
+            if (allowed.includes(owner)) mine.push({ kind: 'entry', owner, scope, file, entry })
+            else others.push(owner)
+          }
+        }
+      }
+    }
+  }
+  const distinct = [...new Map(mine.map((memory) => [memoryPathOf(memory), memory])).values()]
+  if (distinct.length === 1) return distinct[0] as ForgettableMemory
+  if (distinct.length > 1) {
+    const paths = distinct.map(memoryPathOf)
+    throw invalid(`${distinct.length} memories read "${text.trim()}": ${paths.join(', ')}.`, `name one of them by its path and id, e.g. "${paths[0]}"`, { candidates: paths })
+  }
+  if (others.length > 0) throw denied(deps.viewer, others[0] as Owner, JSON.stringify(text.trim()))
+  throw notFound(
+    `No ${state === 'archived' ? 'forgotten ' : ''}rule, lesson or profile fact reads "${text.trim()}".`,
+    state === 'archived' ? 'read archive/forgotten/ (rules.md, lessons.md, profile.md) for the exact text, or pass the path of a forgotten file' : `search_memory for it and pass its text as shown, or name ${WHAT_CAN_BE_FORGOTTEN}`,
+    { target: text },
+  )
+}
+
+/**
+ * Resolves what a caller asked to forget (or restore, or purge) for `deps.viewer`. Throws
+ * `invalid_argument`, `not_found`, `path_outside_memory` or `access_denied`, each with its fix.
+ */
+export async function resolveForgetTarget(deps: ForgetTargetDeps, target: string, state: TargetState): Promise<ForgettableMemory> {
+  const trimmed = typeof target === 'string' ? target.trim() : ''
+  if (trimmed === '') throw invalid('Nothing to forget was named.', `name ${WHAT_CAN_BE_FORGOTTEN}`)
+  return looksLikePath(trimmed) || /^(conv|msg|sum):/.test(trimmed) ? fromPath(deps, trimmed, state) : fromText(deps, trimmed, state)
+}
