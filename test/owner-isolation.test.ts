@@ -362,4 +362,40 @@ describe('two users: nothing of one reaches the other, through any path', () => 
       if (reader !== undefined) assert.match(outputs[1] as string, new RegExp(SECRET[reader] as string), `${reader}'s own memory context`)
     }
   })
+
+  test('after `engram forget --user u1 --purge`, nothing of u1 is found by any path — nor in any byte of the home', async () => {
+    await mind.idle()
+    const env = { ...tmp.env, ENGRAM_HOME: tmp.home }
+    const { stdout } = await run(process.execPath, [bin, 'forget', '--user', 'u1', '--purge', '--json'], { env, cwd: root })
+    assert.equal((JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { ok: boolean }).ok, true, stdout)
+    // Every file of the home, the database included: no byte of u1's secret is left.
+    const { readdirSync, readFileSync, statSync } = await import('node:fs')
+    const holding: string[] = []
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name)
+        if (statSync(path).isDirectory()) walk(path)
+        else if (readFileSync(path).includes(SECRET.u1 as string)) holding.push(path)
+      }
+    }
+    walk(tmp.home)
+    assert.deepEqual(holding, [])
+    // Through the paths: u1 (should they come back), u2 and the agent find nothing of u1; u2 keeps theirs.
+    await mind.close()
+    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: llmSettings() })
+    for (const user of ['u1', 'u2', undefined]) {
+      const session = mind.session(`after-${user ?? 'agent'}`, user === undefined ? {} : { user })
+      const begun = await session.begin('What do you know about the vault, its code, the basement, the fence and the deploy targets?')
+      const seen = [begun.system, JSON.stringify(begun.messages)]
+      for (const query of PROBES) {
+        seen.push((await call(begun.tools, 'search_memory', { query, limit: 50 })).text)
+        seen.push((await call(begun.tools, 'recall', { query, days_back: 365 })).text)
+        seen.push((await call(begun.tools, 'memory', { action: 'search', query })).text)
+      }
+      for (const text of seen) assert.doesNotMatch(text, /aardvark/i, text)
+      if (user === 'u2') assert.match(begun.system, /pelican/, "u2's memories are untouched")
+      await session.end(begun, 'Nothing.')
+    }
+    await mind.idle()
+  })
 })
