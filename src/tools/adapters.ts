@@ -32,15 +32,29 @@ export interface OpenAiFunctionTool {
   function: { name: string; description: string; parameters: Record<string, unknown> }
 }
 
+// Tools are rebuilt every turn from the same schemas: their JSON forms are computed once each.
+const inputSchemas = new WeakMap<z.ZodType, Record<string, unknown>>()
+const declaredSchemas = new WeakMap<Record<string, unknown>, Record<string, unknown>>()
+
 /** The JSON Schema of a zod input schema, in the shape tool APIs expect (no `$schema` key). */
 export function inputJsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  return withoutMetaKeys(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>)
+  let known = inputSchemas.get(schema)
+  if (!known) {
+    known = withoutMetaKeys(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>)
+    inputSchemas.set(schema, known)
+  }
+  return known
 }
 
 function withoutMetaKeys(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _schema, ...rest } = schema
-  if (rest.type === undefined && rest.properties !== undefined) rest.type = 'object'
-  return rest
+  let known = declaredSchemas.get(schema)
+  if (!known) {
+    const { $schema: _schema, ...rest } = schema
+    if (rest.type === undefined && rest.properties !== undefined) rest.type = 'object'
+    known = rest
+    declaredSchemas.set(schema, known)
+  }
+  return known
 }
 
 function failure(error: unknown, name: string): ToolResult {

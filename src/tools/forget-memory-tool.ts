@@ -10,7 +10,7 @@ import { isRuleKind, ruleWithPolarity } from '../core/engram.ts'
 import { describeError, EngramError } from '../core/errors.ts'
 import type { ForgetOutcome } from '../memory/forgetting/forget-memory.ts'
 import { type ForgettingContext, forgetTarget } from './forgetting.ts'
-import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const FORGET_MEMORY_TOOL_NAME = 'forget_memory'
 
@@ -48,7 +48,7 @@ export function buildForgetMemoryTool(context: ForgettingContext): EngramTool<Fo
     name: FORGET_MEMORY_TOOL_NAME,
     description: DESCRIPTION,
     inputSchema: forgetMemoryInputSchema,
-    jsonSchema: z.toJSONSchema(forgetMemoryInputSchema) as Record<string, unknown>,
+    jsonSchema: toolJsonSchema(forgetMemoryInputSchema),
     async execute(input) {
       const parsed = forgetMemoryInputSchema.safeParse(input)
       if (!parsed.success) {

@@ -9,7 +9,7 @@ import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES, isRuleKind, 
 import { describeError } from '../core/errors.ts'
 import { OWNER_CHOICES, resolveOwnerChoice, type Viewer } from '../core/owner.ts'
 import type { Encoder, EncodeReport } from '../memory/engrams/encoder.ts'
-import { type EngramTool, invalidArgumentsResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, toolJsonSchema } from './tool.ts'
 
 export const memorizeInputSchema = z.object({
   entries: z
@@ -73,7 +73,7 @@ export function buildMemorizeTool(encoder: Encoder, viewer?: Viewer): EngramTool
     name: 'memorize',
     description: DESCRIPTION,
     inputSchema: memorizeInputSchema,
-    jsonSchema: z.toJSONSchema(memorizeInputSchema) as Record<string, unknown>,
+    jsonSchema: toolJsonSchema(memorizeInputSchema),
     async execute(input) {
       const parsed = memorizeInputSchema.safeParse(input)
       if (!parsed.success) {

@@ -36,7 +36,7 @@ import {
   WRITABLE_FOLDERS,
   writeTarget,
 } from './memory-paths.ts'
-import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const READ_MEMORY_FILE_TOOL_NAME = 'read_memory_file'
 export const WRITE_MEMORY_FILE_TOOL_NAME = 'write_memory_file'
@@ -353,7 +353,7 @@ export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout'
       'A pointer like "activity/2026-01-05.jsonl#L12-20" reads those lines; long files come back in windows with the offset to read on.',
     ].join(' '),
     inputSchema: readMemoryFileInputSchema,
-    jsonSchema: z.toJSONSchema(readMemoryFileInputSchema) as Record<string, unknown>,
+    jsonSchema: toolJsonSchema(readMemoryFileInputSchema),
     async execute(input) {
       const parsed = readMemoryFileInputSchema.safeParse(input)
       if (!parsed.success) return invalidInput(READ_MEMORY_FILE_TOOL_NAME, parsed.error.issues, '{"path": "knowledge/<name>.md", "offset": 1 (optional), "limit": 200 (optional)}')
@@ -492,7 +492,7 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
       'Rules, lessons and facts about the user go through memorize instead.',
     ].join(' '),
     inputSchema: writeMemoryFileInputSchema,
-    jsonSchema: z.toJSONSchema(writeMemoryFileInputSchema) as Record<string, unknown>,
+    jsonSchema: toolJsonSchema(writeMemoryFileInputSchema),
     async execute(input) {
       const parsed = writeMemoryFileInputSchema.safeParse(input)
       if (!parsed.success) {

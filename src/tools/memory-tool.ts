@@ -21,7 +21,7 @@ import {
   type SummaryDescription,
 } from '../memory/context/provider.ts'
 import type { UserProfiles } from '../memory/engrams/user-profiles.ts'
-import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const MEMORY_ACTIONS = ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'] as const
 export type MemoryAction = (typeof MEMORY_ACTIONS)[number]
@@ -53,7 +53,20 @@ export function memoryActionsFor(provider: ContextProvider, options: { profiles?
   return actions
 }
 
+// One schema per set of actions (a session builds its tool every turn).
+const schemasByActions = new Map<string, z.ZodType<MemoryToolInput>>()
+
 function inputSchemaFor(actions: MemoryAction[]): z.ZodType<MemoryToolInput> {
+  const key = actions.join(',')
+  let known = schemasByActions.get(key)
+  if (!known) {
+    known = buildInputSchema(actions)
+    schemasByActions.set(key, known)
+  }
+  return known
+}
+
+function buildInputSchema(actions: MemoryAction[]): z.ZodType<MemoryToolInput> {
   const has = (action: MemoryAction): boolean => actions.includes(action)
   const shape: Record<string, z.ZodType> = {
     action: z.enum(actions as [MemoryAction, ...MemoryAction[]]).describe('What to do; see the tool description.'),
@@ -161,7 +174,7 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
     name: 'memory',
     description,
     inputSchema,
-    jsonSchema: z.toJSONSchema(inputSchema) as Record<string, unknown>,
+    jsonSchema: toolJsonSchema(inputSchema),
     async execute(input) {
       const parsed = inputSchema.safeParse(input)
       if (!parsed.success) {

@@ -7,7 +7,7 @@
 import { z } from 'zod'
 import { describeError, EngramError } from '../core/errors.ts'
 import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT, type Recall, type RecallResult } from '../memory/episodes/recall.ts'
-import { type EngramTool, invalidArgumentsResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, toolJsonSchema } from './tool.ts'
 
 export const recallInputSchema = z.object({
   query: z.string().trim().min(1).max(500).describe('What to look for: a few distinctive words (names, tools, errors, topics).'),
@@ -38,7 +38,7 @@ export function buildRecallTool(recall: Recall): EngramTool<RecallInput> {
     name: 'recall',
     description: DESCRIPTION,
     inputSchema: recallInputSchema,
-    jsonSchema: z.toJSONSchema(recallInputSchema) as Record<string, unknown>,
+    jsonSchema: toolJsonSchema(recallInputSchema),
     async execute(input) {
       const parsed = recallInputSchema.safeParse(input)
       if (!parsed.success) {

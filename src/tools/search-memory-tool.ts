@@ -11,7 +11,7 @@ import type { Viewer } from '../core/owner.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
 import { memoryPathOfSource } from './memory-paths.ts'
-import { type EngramTool, invalidArgumentsResult, type ToolResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const SEARCH_MEMORY_TOOL_NAME = 'search_memory'
 export const SEARCH_DEFAULT_LIMIT = 10
@@ -91,7 +91,7 @@ export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: Home
       'Use it before answering when earlier knowledge could matter. Each result names its source; open the full text with read_memory_file.',
     ].join(' '),
     inputSchema: searchMemoryInputSchema,
-    jsonSchema: z.toJSONSchema(searchMemoryInputSchema) as Record<string, unknown>,
+    jsonSchema: toolJsonSchema(searchMemoryInputSchema),
     async execute(input): Promise<ToolResult> {
       const parsed = searchMemoryInputSchema.safeParse(input)
       if (!parsed.success) {

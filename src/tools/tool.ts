@@ -6,7 +6,7 @@
  * Handlers never throw into the host: a failure is a readable result with `isError: true` whose
  * text says what was wrong and how to fix it.
  */
-import type { z } from 'zod'
+import { z } from 'zod'
 import { ErrorCode } from '../core/errors.ts'
 
 export interface ToolResult {
@@ -50,6 +50,21 @@ export interface EngramTool<Input = unknown> {
   jsonSchema: Record<string, unknown>
   /** Validates `input` against `inputSchema` itself; never throws. */
   execute(input: unknown): Promise<ToolResult>
+}
+
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>()
+
+/**
+ * The JSON Schema of a tool's zod input schema, computed once per schema: a turn builds its tools
+ * anew, and converting the same schemas on every turn was a visible part of `session.begin`.
+ */
+export function toolJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  let known = jsonSchemas.get(schema)
+  if (!known) {
+    known = z.toJSONSchema(schema) as Record<string, unknown>
+    jsonSchemas.set(schema, known)
+  }
+  return known
 }
 
 /**

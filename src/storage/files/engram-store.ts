@@ -3,11 +3,12 @@
  * `profile.md`, `rules.md`, `lessons.md` and `topics/<slug>.md`.
  *
  * Every write takes that file's lock, re-reads the file (a hand edit or another process may have
- * changed it), deduplicates, and replaces the file atomically. Reads go to the files every time:
- * there is no cache that could hide a hand edit. Lines the codec cannot read are kept verbatim
+ * changed it), deduplicates, and replaces the file atomically. Reads check the file every time (a
+ * stat); its text is read again whenever it changed, so no cache can hide a hand edit. Lines the codec cannot read are kept verbatim
  * through every write and reported by `read()`.
  */
 import { createHash } from 'node:crypto'
+import { statSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { type Clock, isoDay } from '../../core/clock.ts'
@@ -26,6 +27,10 @@ import {
 } from '../../core/markdown-entry.ts'
 import type { EncodeOutcome, EngramFile, EngramStore, Locks, ParseProblem } from '../contracts.ts'
 import { appendText, isTempFileName, writeFileAtomic } from './atomic-write.ts'
+
+/** Memory files up to this size keep their text between reads (a rules file is a few KB), at most this many. */
+const RECENT_MAX_BYTES = 256 * 1024
+const RECENT_MAX_FILES = 64
 
 export interface FileEngramStoreOptions {
   /** The scope's `memory/` folder. Created on the first write. */
@@ -88,10 +93,31 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     return join(dir, `${file}.md`)
   }
 
+  /*
+   * Every turn reads the same few files several times (the memory context, tool wisdom for each
+   * tool, of each owner's store): their text is kept here, checked with one stat (inode, size,
+   * modification time) before it is used. A write replaces the file (new inode) or appends (new
+   * size), and a hand edit changes its time, so a changed file is always read again.
+   */
+  const recent = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>()
   async function readText(path: string): Promise<string | null> {
     try {
-      return await readFile(path, 'utf8')
+      // A missing file is the common case for a new owner's store: no exception to build for it.
+      const info = statSync(path, { throwIfNoEntry: false })
+      if (info === undefined) {
+        recent.delete(path)
+        return null
+      }
+      const known = recent.get(path)
+      if (known && known.ino === info.ino && known.size === info.size && known.mtimeMs === info.mtimeMs) return known.text
+      const text = await readFile(path, 'utf8')
+      if (Buffer.byteLength(text) === info.size && info.size <= RECENT_MAX_BYTES) {
+        if (recent.size >= RECENT_MAX_FILES) recent.clear()
+        recent.set(path, { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs, text })
+      } else recent.delete(path)
+      return text
     } catch (error) {
+      recent.delete(path)
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
       throw new EngramError({
         code: ErrorCode.storageUnavailable,
