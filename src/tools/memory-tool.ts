@@ -21,6 +21,8 @@ import {
   type SummaryDescription,
 } from '../memory/context/provider.ts'
 import type { UserProfiles } from '../memory/engrams/user-profiles.ts'
+import { DEFAULT_LIMITS } from '../config/limits.ts'
+import { queryField } from './input-limits.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const MEMORY_ACTIONS = ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'] as const
@@ -53,25 +55,25 @@ export function memoryActionsFor(provider: ContextProvider, options: { profiles?
   return actions
 }
 
-// One schema per set of actions (a session builds its tool every turn).
+// One schema per set of actions and query limit (a session builds its tool every turn).
 const schemasByActions = new Map<string, z.ZodType<MemoryToolInput>>()
 
-function inputSchemaFor(actions: MemoryAction[]): z.ZodType<MemoryToolInput> {
-  const key = actions.join(',')
+function inputSchemaFor(actions: MemoryAction[], maxQueryChars: number): z.ZodType<MemoryToolInput> {
+  const key = `${actions.join(',')}:${maxQueryChars}`
   let known = schemasByActions.get(key)
   if (!known) {
-    known = buildInputSchema(actions)
+    known = buildInputSchema(actions, maxQueryChars)
     schemasByActions.set(key, known)
   }
   return known
 }
 
-function buildInputSchema(actions: MemoryAction[]): z.ZodType<MemoryToolInput> {
+function buildInputSchema(actions: MemoryAction[], maxQueryChars: number): z.ZodType<MemoryToolInput> {
   const has = (action: MemoryAction): boolean => actions.includes(action)
   const shape: Record<string, z.ZodType> = {
     action: z.enum(actions as [MemoryAction, ...MemoryAction[]]).describe('What to do; see the tool description.'),
   }
-  if (has('search')) shape.query = z.string().trim().min(1).max(500).optional().describe('search: the words to look for.')
+  if (has('search')) shape.query = queryField(maxQueryChars).optional().describe('search: the words to look for.')
   if (has('search') || has('expand')) shape.limit = z.number().int().min(1).max(200).optional().describe('search / expand: at most this many results (default 10 / 50).')
   if (has('describe')) {
     shape.id = z.string().trim().min(1).max(100).optional().describe('describe / expand: a summary id (sum_…) or, for describe, a message id (msg:<n>).')
@@ -101,13 +103,16 @@ function describeText(description: SummaryDescription | MessageDescription): str
   ].join('\n')
 }
 
-/** Build the memory tool for one session over `provider`; `profiles` gives a session with a user its profile actions. */
-export function buildMemoryTool(provider: ContextProvider, session: ContextSession, profiles?: UserProfiles): EngramTool<MemoryToolInput> {
+/**
+ * Build the memory tool for one session over `provider`; `profiles` gives a session with a user its
+ * profile actions; search queries are at most `maxQueryChars` (limits.queryChars).
+ */
+export function buildMemoryTool(provider: ContextProvider, session: ContextSession, profiles?: UserProfiles, maxQueryChars: number = DEFAULT_LIMITS.queryChars): EngramTool<MemoryToolInput> {
   const user = session.user
   const actions = memoryActionsFor(provider, { profiles: profiles !== undefined && user !== undefined })
   // Everything this tool reads is what the session's viewer may see (decision 0017).
   const reader = { agent: session.agent, ...(user !== undefined ? { user } : {}) }
-  const inputSchema = inputSchemaFor(actions)
+  const inputSchema = inputSchemaFor(actions, maxQueryChars)
   const description = [
     'Your working memory of this and earlier conversations: nothing said is ever lost, older turns are folded into summaries you can open again.',
     'Actions:',

@@ -48,7 +48,7 @@ function parseSummaryId(id: string): string | undefined {
 export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider {
   const settings = resolveSettings(deps.settings)
   const { store } = deps
-  const support = createSessionSupport({ store, locks: deps.locks, clock: deps.clock, lockTimeoutMs: settings.lockTimeoutMs })
+  const support = createSessionSupport({ store, locks: deps.locks, clock: deps.clock, lockTimeoutMs: settings.lockTimeoutMs, maxMessageChars: settings.maxMessageChars })
   const resolver = new MessageIdResolver(store)
   const indexer: ContextIndexer = createContextIndexer(store, deps.index, resolver)
   // After an automatic compaction found nothing to do, the window it saw (item count and last

@@ -105,6 +105,23 @@ function indexTermsOf(text: string, maxTerms: number, participants: readonly str
   return { indexTerms, named: [...named], contentWords: contentWords.filter((word) => kept.has(stem(word))) }
 }
 
+/**
+ * The part of `text` recall starts from: all of it up to `maxChars` characters, else its first and
+ * last halves of that (a long message usually says what it is about at its start, and asks its
+ * question at its end), each cut at a space when one is near.
+ */
+export function recallText(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text
+  const half = Math.max(1, Math.floor(maxChars / 2))
+  let head = text.slice(0, half)
+  const space = head.lastIndexOf(' ')
+  if (space > half * 0.8) head = head.slice(0, space)
+  let tail = text.slice(text.length - half)
+  const start = tail.indexOf(' ')
+  if (start >= 0 && start < half * 0.2) tail = tail.slice(start + 1)
+  return `${head}\n…\n${tail}`
+}
+
 /** Content words of a text as a set (for duplicate detection and similarity edges). */
 export function contentWordSet(text: string): Set<string> {
   const out = new Set<string>()
