@@ -9,7 +9,7 @@ import { DEFAULT_LIMITS, type Limits, overLimitMessage, raiseLimitFix } from '..
 import { ErrorCode } from '../core/errors.ts'
 import type { EngramTool, ToolResult } from './tool.ts'
 
-const sentence = (text: string): string => `${text.charAt(0).toUpperCase()}${text.slice(1)}.`
+const capitalised = (text: string): string => `${text.charAt(0).toUpperCase()}${text.slice(1)}`
 
 /** A search query of at most `maxChars` characters; the error message names the setting. */
 export function queryField(maxChars: number = DEFAULT_LIMITS.queryChars): z.ZodString {
@@ -17,7 +17,7 @@ export function queryField(maxChars: number = DEFAULT_LIMITS.queryChars): z.ZodS
     .string()
     .trim()
     .min(1)
-    .max(maxChars, { error: (issue) => `${overLimitMessage('queryChars', 'The query', String(issue.input ?? '').length, maxChars)} ${sentence(raiseLimitFix('queryChars'))}` })
+    .max(maxChars, { error: (issue) => `${overLimitMessage('queryChars', 'The query', String(issue.input ?? '').length, maxChars)} ${capitalised(raiseLimitFix('queryChars'))}` })
 }
 
 /**
