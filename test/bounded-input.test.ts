@@ -169,3 +169,24 @@ test('a 1 MB message is stored, counted and primed in bounded time', async (t) =
   assert.equal(turn.budgets.context.overBudget, true, 'the message alone is over the context budget, and says so')
   assert.ok(turn.budgets.priming.tokens <= turn.budgets.priming.budget)
 })
+
+test('a long message out of the fresh tail is summarised from its beginning and end; an episode line of it is cut first', async (t) => {
+  const { mind } = await open(t)
+  const { text, word } = document(600)
+  const session = { sessionId: 'fold', agent: mind.agent }
+  await mind.context.append(session, [{ role: 'user', content: text }])
+  for (let i = 0; i < 30; i++) await mind.context.append(session, [{ role: i % 2 ? 'assistant' : 'user', content: `Short turn ${i} about the budget.` }])
+  const started = performance.now()
+  const compaction = await (mind.context as unknown as { compact(s: typeof session, o: { mode: 'full' }): Promise<{ kind: string; created: string[] }> }).compact(session, { mode: 'full' })
+  assert.equal(compaction.kind, 'compacted')
+  assert.ok(performance.now() - started < 10_000)
+  const summaries = await mind.backend.context.summariesById(compaction.created)
+  const folded = summaries.map((summary) => summary.content).join('\n')
+  assert.ok(!folded.includes(word(300)), 'the middle of the document is not what the summary was written from')
+  // The message itself is untouched: lossless.
+  assert.equal((await mind.backend.context.messages((await mind.backend.context.findConversation('fold', mind.agent))!.id, { limit: 1 }))[0]?.content, text)
+
+  const { formatEventLine } = await import('../src/memory/episodes/episode-summary.ts')
+  const line = formatEventLine({ type: 'message_received', ts: '2026-03-02T09:00:00Z', ref: 'activity/2026-03-02.jsonl#L1', content: `${'word '.repeat(2_000_000)}end` })
+  assert.ok(line.length < 700 && line.endsWith('…'), line.slice(0, 80))
+})

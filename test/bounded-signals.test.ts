@@ -7,13 +7,14 @@
  */
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { test } from 'node:test'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
 const root = resolve(import.meta.dirname, '..')
-const turnScript = join(root, 'test/support/long-message-turn.ts')
+const turnScript = fileURLToPath(new URL('./support/long-message-turn.ts', import.meta.url))
 const bin = join(root, 'src/interfaces/cli/bin.ts')
 const TEN_MB = 10_000_000
 
@@ -97,7 +98,6 @@ test('SIGTERM while `engram context append` stores a 10 MB message stops the CLI
   const temp = makeTempHome('engram-bounded-cli-sigterm-')
   t.after(temp.cleanup)
   const file = join(temp.project, 'big.jsonl')
-  const { mkdirSync } = await import('node:fs')
   mkdirSync(temp.project, { recursive: true })
   writeFileSync(file, `${JSON.stringify({ role: 'user', content: 'q'.repeat(TEN_MB - 7) + 'zuvwxyk' })}\n`)
   const args = [bin, 'context', 'append', '--home', temp.home, '--session', 's', '--file', file, '--set', `limits.messageChars=${TEN_MB}`, '--json']

@@ -145,7 +145,7 @@ function snippet(text: string, query: string, width = 160): string {
 }
 
 /** Characters of unit text written per transaction; the event loop runs between batches. */
-const BATCH_CHARS = 256_000
+const BATCH_CHARS = 128_000
 const BATCH_UNITS = 500
 
 /**

@@ -9,6 +9,7 @@
  * 1.5 ms without. A query of function words only ("what did we do?") keeps them, so it still
  * gets an answer.
  */
+import { headAndTail } from '../../core/excerpt.ts'
 import { words } from '../../llm/embedders/text-features.ts'
 import { QUESTION_WORDS, STOP_WORDS as INDEX_STOP_WORDS, stem, words as analysedWords } from './text/analyse.ts'
 
@@ -111,15 +112,7 @@ function indexTermsOf(text: string, maxTerms: number, participants: readonly str
  * question at its end), each cut at a space when one is near.
  */
 export function recallText(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text
-  const half = Math.max(1, Math.floor(maxChars / 2))
-  let head = text.slice(0, half)
-  const space = head.lastIndexOf(' ')
-  if (space > half * 0.8) head = head.slice(0, space)
-  let tail = text.slice(text.length - half)
-  const start = tail.indexOf(' ')
-  if (start >= 0 && start < half * 0.2) tail = tail.slice(start + 1)
-  return `${head}\n…\n${tail}`
+  return headAndTail(text, maxChars, () => '\n…\n')
 }
 
 /** Content words of a text as a set (for duplicate detection and similarity edges). */
