@@ -120,3 +120,33 @@ test('SIGTERM while `engram context append` stores a 10 MB message stops the CLI
     assert.ok(at - sent < 3_000, `stopped ${Math.round(at - sent)} ms after SIGTERM`)
   }
 })
+
+test('SIGTERM while `engram mcp` reads a 10 MB tool call stops the server at once, closing cleanly', async (t) => {
+  const temp = makeTempHome('engram-bounded-mcp-sigterm-')
+  t.after(temp.cleanup)
+  const child = spawn(process.execPath, [bin, 'mcp', '--home', temp.home], { stdio: ['pipe', 'pipe', 'pipe'], env: temp.env, cwd: root })
+  child.stdin?.on('error', () => {})
+  let out = ''
+  let stderr = ''
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString()
+  })
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  const exited = new Promise<{ code: number | null; at: number }>((resolveExit) => child.on('exit', (code) => resolveExit({ code, at: performance.now() })))
+  const send = (message: unknown): void => {
+    child.stdin?.write(`${JSON.stringify(message)}\n`)
+  }
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bounded-test', version: '1' } } })
+  while (!out.includes('"id":1')) await new Promise((resolveWait) => setTimeout(resolveWait, 20))
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'write_memory_file', arguments: { path: 'knowledge/big.md', content: 'x'.repeat(TEN_MB) } } })
+  await new Promise((resolveDelay) => setTimeout(resolveDelay, 100))
+  const sent = performance.now()
+  child.kill('SIGTERM')
+  const { code, at } = await exited
+  assert.ok(at - sent < 3_000, `stopped ${Math.round(at - sent)} ms after SIGTERM`)
+  assert.equal(code, 0, stderr)
+  assert.match(stderr, /engram mcp: session ended \(signal\)/)
+})

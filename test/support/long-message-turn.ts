@@ -2,7 +2,8 @@
  * A child process for the bounded-work tests and bench: an agent process whose user sends one very
  * long message. It opens the mind, prints `{"begin":true}`, runs `session.begin` with a message of
  * SIZE characters (KIND `nospace`: random letters, no space; `spaces`: words), then prints
- * `{"stored":…,"ms":…,"maxRssMB":…,"blockedMs":…}` (the longest the event loop was held) — or `{"refused":…}` when the message is over
+ * `{"stored":…,"ms":…,"maxRssMB":…,"blockedMs":…,"units":…}` (the longest the event loop was held;
+ * the message units in the index) — or `{"refused":…}` when the message is over
  * limits.messageChars — and closes the mind. The tests send it SIGTERM in the middle of `begin`.
  *
  * Usage: node long-message-turn.ts HOME SIZE KIND [LIMIT]
@@ -41,14 +42,20 @@ const mind = await createMind({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ig
 const session = mind.session('long', { user: 'ada' })
 await session.begin('Here comes the log.')
 const text = longText()
-print({ begin: true })
+// The least any store of it costs: every character read twice (as JSON, as UTF-8 bytes).
+const floor = performance.now()
+const baselineBytes = JSON.stringify(text).length + Buffer.byteLength(text, 'utf8')
+const baselineMs = Math.round(performance.now() - floor)
+print({ begin: true, baselineMs, baselineBytes, rssBeforeMB: Math.round(process.memoryUsage().rss / 1_048_576) })
 const blocked = monitorEventLoopDelay({ resolution: 5 })
 blocked.enable()
 const started = performance.now()
 try {
   const turn = await session.begin(text)
   blocked.disable()
-  print({ stored: turn.messageId, ms: Math.round(performance.now() - started), maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024), blockedMs: Math.round(blocked.max / 1e6) })
+  const ms = Math.round(performance.now() - started)
+  const units = (await mind.backend.index.count()).message
+  print({ stored: turn.messageId, ms, maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024), blockedMs: Math.round(blocked.max / 1e6), units })
 } catch (error) {
   print({ refused: (error as { code?: string }).code, message: (error as Error).message, ms: Math.round(performance.now() - started) })
 }
