@@ -190,3 +190,13 @@ test('a long message out of the fresh tail is summarised from its beginning and 
   const line = formatEventLine({ type: 'message_received', ts: '2026-03-02T09:00:00Z', ref: 'activity/2026-03-02.jsonl#L1', content: `${'word '.repeat(2_000_000)}end` })
   assert.ok(line.length < 700 && line.endsWith('…'), line.slice(0, 80))
 })
+
+test('a long message stored without its index units (a crash between the two writes) is caught up as passages by the next search', async (t) => {
+  const { mind } = await open(t)
+  const { text, word } = document(20)
+  const conversation = await mind.backend.context.conversation('crashed', { agent: mind.agent })
+  const [stored] = await mind.backend.context.appendMessages(conversation.id, [{ role: 'user', content: text, at: '2026-03-02T09:00:00.000Z', tokenCount: 1 }])
+  const lcm = mind.context as unknown as { search(reader: string, query: string): Promise<{ hits: Array<{ id: string; messageId?: number }> }> }
+  const { hits } = await lcm.search(mind.agent, word(12))
+  assert.ok(hits[0]?.id.startsWith(`msg:${stored?.id}#p`) && hits[0].messageId === stored?.id, JSON.stringify(hits))
+})

@@ -133,7 +133,7 @@ export interface Compactor {
 }
 
 export interface SearchHit {
-  /** `msg:<id>` or `sum:<summary id>`. */
+  /** `msg:<id>`, `msg:<id>#p<k>` (a passage of a long message) or `sum:<summary id>`. */
   id: string
   kind: 'message' | 'summary'
   sessionId: string
