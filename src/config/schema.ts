@@ -95,7 +95,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   s('priming.heartbeatBudget', 'ENGRAM_PRIMING_HEARTBEAT_BUDGET', { kind: 'integer', min: 0 }, 200, 'Tokens of recalled memory primed before a heartbeat or cron trigger.'),
   s('priming.activityHours', 'ENGRAM_PRIMING_ACTIVITY_HOURS', { kind: 'number', min: 0.1 }, 24, 'How far back the recent-activity channel of priming looks, in hours.'),
   s('limits.messageChars', 'ENGRAM_MAX_MESSAGE_CHARS', { kind: 'integer', min: 1 }, 4_000_000,
-    'Longest message stored (a user message, a reply, an appended message), in characters: about a million tokens of prose, the largest context windows. Longer ones are refused with this limit; raise it to store them (work stays linear: 10 MB in about a second).'),
+    'Longest message stored (a user message, a reply, an appended message), in characters: about a million tokens of prose, the largest context windows. Longer ones are refused with this limit; raise it to store them (the work stays linear: 10 MB is stored and indexed in 1–2 s).'),
   s('limits.toolInputChars', 'ENGRAM_MAX_TOOL_INPUT_CHARS', { kind: 'integer', min: 1 }, 200_000,
     'Longest input of one agent tool call (its arguments as JSON), in characters; each field keeps its own bound too (a query, a memory file of at most 100,000 characters).'),
   s('limits.queryChars', 'ENGRAM_MAX_QUERY_CHARS', { kind: 'integer', min: 1 }, 2_000,
