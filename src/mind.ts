@@ -304,7 +304,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     llm,
     index: backend.index,
     documents: backend.documents,
-    settings: { freshTail: values.context.freshTail, threshold: values.context.threshold, leafChunk: values.context.leafChunk },
+    settings: { freshTail: values.context.freshTail, threshold: values.context.threshold, leafChunk: values.context.leafChunk, maxMessageChars: values.limits.messageChars },
   })
   const lifecycle = createSessionLifecycle({
     agent: values.agent,
@@ -347,7 +347,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     agent: values.agent,
     procedures,
     skills,
-    settings: primingSettingsFromConfig(values.priming),
+    settings: { ...primingSettingsFromConfig(values.priming), queryChars: values.limits.queryChars },
   })
 
   // One scope per viewer (decision 0017), kept for the most recent users of a long-lived process.
@@ -427,6 +427,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           skills,
           contextBudget: values.context.budget,
           freshTail: values.context.freshTail,
+          maxMessageChars: values.limits.messageChars,
           patternMonitorMode: values.learning.patternMonitorMode,
           agentTools: (session) => buildAgentTools(mind, session),
           warn,

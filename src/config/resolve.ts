@@ -44,6 +44,7 @@ export interface ConfigValues {
     leafChunk: number
   }
   learning: { patternMonitorMode: 'off' | 'passive' | 'active' }
+  limits: { messageChars: number; toolInputChars: number; queryChars: number }
   jobs: { eager: boolean }
   log: { level: LogLevel }
   retrieval: {

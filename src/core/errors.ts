@@ -60,6 +60,8 @@ export const ErrorCode = {
   homeInvalid: 'home_invalid',
   notFound: 'not_found',
   invalidArgument: 'invalid_argument',
+  /** An input over one of the size limits (`limits.*`, decision 0026). */
+  limitExceeded: 'limit_exceeded',
   pathOutsideMemory: 'path_outside_memory',
   /** A read or write of another user's memory (decision 0017). */
   accessDenied: 'access_denied',

@@ -13,6 +13,7 @@
  * boundaries live in the store (the lifecycle), so a host may create `mind.session(id)` anew on
  * every turn, in a new process.
  */
+import { checkLength } from '../config/limits.ts'
 import type { Clock } from '../core/clock.ts'
 import { describeError } from '../core/errors.ts'
 import { countTokens } from '../core/tokens.ts'
@@ -62,6 +63,8 @@ export interface SessionDeps {
   skills: SkillStore
   contextBudget: number
   freshTail: number
+  /** Longest message `begin` accepts, in characters (limits.messageChars): refused before the turn is counted. */
+  maxMessageChars: number
   patternMonitorMode: 'off' | 'passive' | 'active'
   /** The agent tools for a session (memorize, recall, …). */
   agentTools(session: { sessionId: string; user?: string }): EngramTool[]
@@ -140,6 +143,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     async begin(input) {
       const content = typeof input === 'string' ? input : input.content
       const at = (typeof input === 'string' ? undefined : input.at) ?? deps.clock.now().toISOString()
+      if (typeof content === 'string') checkLength('messageChars', 'The message', content, deps.maxMessageChars)
       const warnings: string[] = []
       // The turn's number comes from the store: it survives new Session objects and restarts.
       const { number } = await deps.lifecycle.beginTurn(sessionId, user)

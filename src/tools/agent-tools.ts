@@ -12,6 +12,7 @@ import type { Locks } from '../storage/contracts.ts'
 import { createFileLocks } from '../storage/files/locks.ts'
 import { toEngramTool, toEngramTools } from './adapters.ts'
 import { buildForgetMemoryTool } from './forget-memory-tool.ts'
+import { withInputLimit } from './input-limits.ts'
 import { forgettingContextOf } from './forgetting.ts'
 import { buildMemorizeTool } from './memorize-tool.ts'
 import { buildReadMemoryFileTool, buildWriteMemoryFileTool, type MemoryFileToolsDeps } from './memory-files.ts'
@@ -82,10 +83,11 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession): Engram
   const scope = mind.scope(session?.user)
   const viewer = scope.viewer
   const search = retrieverSearch(mind, viewer)
+  const limits = mind.config.values.limits
   const tools = toEngramTools([
     indexedBeforeReturning(toEngramTool(buildMemorizeTool(mind.memory.encoder, viewer)), mind),
-    buildRecallTool(scope.recall),
-    buildSearchMemoryTool({ search, layout: mind.layout, viewer }),
+    buildRecallTool(scope.recall, limits.queryChars),
+    buildSearchMemoryTool({ search, layout: mind.layout, viewer, maxQueryChars: limits.queryChars }),
     buildReadMemoryFileTool({ layout: mind.layout, viewer }),
     buildWriteMemoryFileTool(memoryFileDeps(mind, viewer)),
     buildForgetMemoryTool(forgettingContextOf(mind, session?.user)),
@@ -94,9 +96,10 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession): Engram
   ])
   if (session) {
     const contextSession: ContextSession = { sessionId: session.sessionId, agent: mind.agent, ...(session.user !== undefined ? { user: session.user } : {}) }
-    tools.push(...toEngramTools([buildMemoryTool(mind.context, contextSession, mind.memory.profiles)]))
+    tools.push(...toEngramTools([buildMemoryTool(mind.context, contextSession, mind.memory.profiles, limits.queryChars)]))
   }
-  return tools.map(withAnnotations)
+  // Every input is measured against limits.toolInputChars before a tool reads it (decision 0026).
+  return tools.map((tool) => withInputLimit(withAnnotations(tool), limits))
 }
 
 /**

@@ -15,12 +15,16 @@ import { describeError } from '../core/errors.ts'
 import {
   type ContextProvider,
   type ContextSession,
+  type ExpandedNode,
   hasExplorer,
   hasSearcher,
   type MessageDescription,
   type SummaryDescription,
 } from '../memory/context/provider.ts'
 import type { UserProfiles } from '../memory/engrams/user-profiles.ts'
+import { passageBounds } from '../memory/context/passages.ts'
+import { DEFAULT_LIMITS } from '../config/limits.ts'
+import { queryField } from './input-limits.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const MEMORY_ACTIONS = ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'] as const
@@ -39,7 +43,7 @@ const ACTION_HELP: Record<MemoryAction, string> = {
   status: 'status: how many messages and tokens this conversation holds, and how much is summarized.',
   search: 'search {query}: find past messages and summaries of your conversations by words; hits give ids to describe or expand.',
   describe: 'describe {id}: what a summary (sum_…) covers — time range, depth, how it was written, what it folds.',
-  expand: 'expand {id, toMessages?}: open a summary into what it folds; toMessages=true goes down to the original messages.',
+  expand: 'expand {id, toMessages?}: open a summary into what it folds (toMessages=true goes down to the original messages), a message (msg:<n>) into its text, or a passage of a long message (msg:<n>#p<k>) into that part.',
   profile_get: 'profile_get: read the profile of the current user (what you know about them; every agent of this home shares it).',
   profile_update: 'profile_update {content}: replace the profile of the current user with content (keep what still holds; short "Key: value" lines).',
 }
@@ -53,28 +57,28 @@ export function memoryActionsFor(provider: ContextProvider, options: { profiles?
   return actions
 }
 
-// One schema per set of actions (a session builds its tool every turn).
+// One schema per set of actions and query limit (a session builds its tool every turn).
 const schemasByActions = new Map<string, z.ZodType<MemoryToolInput>>()
 
-function inputSchemaFor(actions: MemoryAction[]): z.ZodType<MemoryToolInput> {
-  const key = actions.join(',')
+function inputSchemaFor(actions: MemoryAction[], maxQueryChars: number): z.ZodType<MemoryToolInput> {
+  const key = `${actions.join(',')}:${maxQueryChars}`
   let known = schemasByActions.get(key)
   if (!known) {
-    known = buildInputSchema(actions)
+    known = buildInputSchema(actions, maxQueryChars)
     schemasByActions.set(key, known)
   }
   return known
 }
 
-function buildInputSchema(actions: MemoryAction[]): z.ZodType<MemoryToolInput> {
+function buildInputSchema(actions: MemoryAction[], maxQueryChars: number): z.ZodType<MemoryToolInput> {
   const has = (action: MemoryAction): boolean => actions.includes(action)
   const shape: Record<string, z.ZodType> = {
     action: z.enum(actions as [MemoryAction, ...MemoryAction[]]).describe('What to do; see the tool description.'),
   }
-  if (has('search')) shape.query = z.string().trim().min(1).max(500).optional().describe('search: the words to look for.')
+  if (has('search')) shape.query = queryField(maxQueryChars).optional().describe('search: the words to look for.')
   if (has('search') || has('expand')) shape.limit = z.number().int().min(1).max(200).optional().describe('search / expand: at most this many results (default 10 / 50).')
   if (has('describe')) {
-    shape.id = z.string().trim().min(1).max(100).optional().describe('describe / expand: a summary id (sum_…) or, for describe, a message id (msg:<n>).')
+    shape.id = z.string().trim().min(1).max(100).optional().describe('describe / expand: a summary id (sum_…), a message id (msg:<n>) or a passage id (msg:<n>#p<k>).')
     shape.toMessages = z.boolean().optional().describe('expand: true to go all the way down to the original messages.')
   }
   if (has('profile_update')) shape.content = z.string().max(20_000).optional().describe('profile_update: the complete new profile of the user.')
@@ -87,10 +91,26 @@ function requireField(input: MemoryToolInput, field: 'query' | 'id' | 'content',
   return { isError: true, text: `memory ${input.action} needs "${field}". Fix: call it as ${example}.` }
 }
 
+/** Characters of one message an expand shows; a longer one is read in passages. */
+const SHOWN_MESSAGE_CHARS = 8_000
+
+/** A message as expand shows it: whole when short, its opening and how to read the rest when long, or one passage. */
+function messageText(node: Extract<ExpandedNode, { kind: 'message' }>): string {
+  const head = `msg:${node.id}${node.passage ? `#p${node.passage.index}` : ''} #${node.seq} [${node.at}] ${node.name ?? node.role}: `
+  if (node.passage) {
+    const { index, count, from, to } = node.passage
+    return `${head}${node.content}\n(passage ${index} of ${count} of msg:${node.id}, characters ${from}–${to}${index < count ? `; next: msg:${node.id}#p${index + 1}` : ''})`
+  }
+  if (node.content.length <= SHOWN_MESSAGE_CHARS) return `${head}${node.content}`
+  const count = passageBounds(node.content).length
+  return `${head}${node.content.slice(0, SHOWN_MESSAGE_CHARS)}…\n(msg:${node.id} is ${node.content.length} characters; this is its start. Read it in passages: expand msg:${node.id}#p1 … msg:${node.id}#p${count}.)`
+}
+
 function describeText(description: SummaryDescription | MessageDescription): string {
   if (description.kind === 'message') {
     const folded = description.foldedBy.length > 0 ? `folded into ${description.foldedBy.join(', ')}` : 'not summarized'
-    return `message msg:${description.id} #${description.seq} by ${description.name ?? description.role} at ${description.at}, ${description.tokenCount} tokens, ${folded}${description.inContext ? ', in your context now' : ''}.`
+    const passages = description.passages > 1 ? ` (${description.chars} characters, indexed as ${description.passages} passages msg:${description.id}#p1 … #p${description.passages})` : ''
+    return `message msg:${description.id} #${description.seq} by ${description.name ?? description.role} at ${description.at}, ${description.tokenCount} tokens${passages}, ${folded}${description.inContext ? ', in your context now' : ''}.`
   }
   const range = description.seqRange ? `messages #${description.seqRange.from}–#${description.seqRange.to}` : 'no messages'
   return [
@@ -101,13 +121,16 @@ function describeText(description: SummaryDescription | MessageDescription): str
   ].join('\n')
 }
 
-/** Build the memory tool for one session over `provider`; `profiles` gives a session with a user its profile actions. */
-export function buildMemoryTool(provider: ContextProvider, session: ContextSession, profiles?: UserProfiles): EngramTool<MemoryToolInput> {
+/**
+ * Build the memory tool for one session over `provider`; `profiles` gives a session with a user its
+ * profile actions; search queries are at most `maxQueryChars` (limits.queryChars).
+ */
+export function buildMemoryTool(provider: ContextProvider, session: ContextSession, profiles?: UserProfiles, maxQueryChars: number = DEFAULT_LIMITS.queryChars): EngramTool<MemoryToolInput> {
   const user = session.user
   const actions = memoryActionsFor(provider, { profiles: profiles !== undefined && user !== undefined })
   // Everything this tool reads is what the session's viewer may see (decision 0017).
   const reader = { agent: session.agent, ...(user !== undefined ? { user } : {}) }
-  const inputSchema = inputSchemaFor(actions)
+  const inputSchema = inputSchemaFor(actions, maxQueryChars)
   const description = [
     'Your working memory of this and earlier conversations: nothing said is ever lost, older turns are folded into summaries you can open again.',
     'Actions:',
@@ -147,7 +170,7 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
         const expansion = await provider.expand(reader, input.id!, { toMessages: input.toMessages ?? false, limit: input.limit ?? 50 })
         const lines = expansion.nodes.map((node) =>
           node.kind === 'message'
-            ? `msg:${node.id} #${node.seq} [${node.at}] ${node.name ?? node.role}: ${node.content}`
+            ? messageText(node)
             : `${node.id} [summary, depth ${node.depth}, ${node.method}${node.degraded ? ', fallback' : ''}, ${node.earliestAt} → ${node.latestAt}]\n${node.content}`,
         )
         if (expansion.truncated) lines.push('(more: raise limit to see the rest)')

@@ -7,14 +7,29 @@
 import { z } from 'zod'
 import { describeError, EngramError } from '../core/errors.ts'
 import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT, type Recall, type RecallResult } from '../memory/episodes/recall.ts'
+import { DEFAULT_LIMITS } from '../config/limits.ts'
+import { queryField } from './input-limits.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema } from './tool.ts'
 
-export const recallInputSchema = z.object({
-  query: z.string().trim().min(1).max(500).describe('What to look for: a few distinctive words (names, tools, errors, topics).'),
-  max_results: z.number().int().min(1).max(RECALL_MAX_LIMIT).optional().describe(`Most results to return (default ${RECALL_DEFAULT_LIMIT}).`),
-  days_back: z.number().positive().max(36_500).optional().describe(`Only look at the last N days (default ${RECALL_DEFAULT_DAYS}).`),
-})
-export type RecallInput = z.infer<typeof recallInputSchema>
+function buildInputSchema(maxQueryChars: number) {
+  return z.object({
+    query: queryField(maxQueryChars).describe('What to look for: a few distinctive words (names, tools, errors, topics).'),
+    max_results: z.number().int().min(1).max(RECALL_MAX_LIMIT).optional().describe(`Most results to return (default ${RECALL_DEFAULT_LIMIT}).`),
+    days_back: z.number().positive().max(36_500).optional().describe(`Only look at the last N days (default ${RECALL_DEFAULT_DAYS}).`),
+  })
+}
+export type RecallInput = z.infer<ReturnType<typeof buildInputSchema>>
+
+// One schema per query limit (a session builds its tools every turn; their JSON forms are cached per schema).
+const schemasByLimit = new Map<number, ReturnType<typeof buildInputSchema>>()
+function inputSchemaFor(maxQueryChars: number): ReturnType<typeof buildInputSchema> {
+  let known = schemasByLimit.get(maxQueryChars)
+  if (!known) {
+    known = buildInputSchema(maxQueryChars)
+    schemasByLimit.set(maxQueryChars, known)
+  }
+  return known
+}
 
 const DESCRIPTION = [
   'Search your episodic memory: summaries of past sessions and the log of what you did (messages, tool calls, errors, resolved issues).',
@@ -32,8 +47,9 @@ export function formatRecallResults(query: string, results: RecallResult[]): str
   return `${results.length} memor${results.length === 1 ? 'y' : 'ies'} for "${query}":\n\n${blocks.join('\n\n')}`
 }
 
-/** The recall tool over a `recall` function (`createEpisodicRecall`). */
-export function buildRecallTool(recall: Recall): EngramTool<RecallInput> {
+/** The recall tool over a `recall` function (`createEpisodicRecall`); queries of at most `maxQueryChars` (limits.queryChars). */
+export function buildRecallTool(recall: Recall, maxQueryChars: number = DEFAULT_LIMITS.queryChars): EngramTool<RecallInput> {
+  const recallInputSchema = inputSchemaFor(maxQueryChars)
   return {
     name: 'recall',
     description: DESCRIPTION,

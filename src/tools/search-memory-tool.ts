@@ -6,10 +6,12 @@
  * opens (or, for conversation messages, an id the `memory` tool expands).
  */
 import { z } from 'zod'
-import { describeError, EngramError, } from '../core/errors.ts'
+import { describeError, EngramError } from '../core/errors.ts'
 import type { Viewer } from '../core/owner.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
+import { DEFAULT_LIMITS } from '../config/limits.ts'
+import { queryField } from './input-limits.ts'
 import { memoryPathOfSource } from './memory-paths.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
@@ -42,16 +44,29 @@ export interface MemorySearchOptions {
 /** The retrieval engine as the tool sees it. Must not apply a threshold that silently empties results. */
 export type MemorySearch = (query: string, options: MemorySearchOptions) => Promise<MemorySearchHit[]>
 
-export const searchMemoryInputSchema = z.object({
-  query: z.string().trim().min(1).max(500).describe('What to look for: a few distinctive words (names, topics, errors, tools).'),
-  kinds: z
-    .array(z.enum(UNIT_KINDS))
-    .min(1)
-    .optional()
-    .describe('Only these kinds of memory (default: all): message, summary, episode, activity, lesson, rule, profile, topic, knowledge, procedure, skill, user.'),
-  limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional().describe(`Most results to return (default ${SEARCH_DEFAULT_LIMIT}).`),
-})
-export type SearchMemoryInput = z.infer<typeof searchMemoryInputSchema>
+function buildInputSchema(maxQueryChars: number) {
+  return z.object({
+    query: queryField(maxQueryChars).describe('What to look for: a few distinctive words (names, topics, errors, tools).'),
+    kinds: z
+      .array(z.enum(UNIT_KINDS))
+      .min(1)
+      .optional()
+      .describe('Only these kinds of memory (default: all): message, summary, episode, activity, lesson, rule, profile, topic, knowledge, procedure, skill, user.'),
+    limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional().describe(`Most results to return (default ${SEARCH_DEFAULT_LIMIT}).`),
+  })
+}
+export type SearchMemoryInput = z.infer<ReturnType<typeof buildInputSchema>>
+
+// One schema per query limit (a session builds its tools every turn; their JSON forms are cached per schema).
+const schemasByLimit = new Map<number, ReturnType<typeof buildInputSchema>>()
+function inputSchemaFor(maxQueryChars: number): ReturnType<typeof buildInputSchema> {
+  let known = schemasByLimit.get(maxQueryChars)
+  if (!known) {
+    known = buildInputSchema(maxQueryChars)
+    schemasByLimit.set(maxQueryChars, known)
+  }
+  return known
+}
 
 /** Where the agent can open a hit: a memory path (with its anchor) or the raw source. */
 export function hitReference(hit: MemorySearchHit, layout: HomeLayout, viewer?: Viewer): string {
@@ -83,7 +98,8 @@ export function formatSearchHits(query: string, hits: MemorySearchHit[], layout:
 }
 
 /** The search_memory tool over a retrieval function. */
-export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: HomeLayout; viewer?: Viewer }): EngramTool<SearchMemoryInput> {
+export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: HomeLayout; viewer?: Viewer; maxQueryChars?: number }): EngramTool<SearchMemoryInput> {
+  const searchMemoryInputSchema = inputSchemaFor(deps.maxQueryChars ?? DEFAULT_LIMITS.queryChars)
   return {
     name: SEARCH_MEMORY_TOOL_NAME,
     description: [

@@ -1,6 +1,9 @@
 /**
  * Keeps messages and summaries in the search index (units of kind `message` / `summary`, source
- * `conv:<id>`, provenance = the message ids they stand for), and searches them.
+ * `conv:<id>`, provenance = the message ids they stand for), and searches them. A message longer
+ * than PASSAGE_CHARS is indexed as passages (`msg:<id>#p<k>`, passages.ts), written in batches
+ * with the event loop free between them, so indexing a 10 MB message neither holds one huge
+ * transaction nor keeps a signal waiting.
  *
  * The store write and the index write are two transactions: a process killed between them leaves
  * stored messages that are not indexed. Nothing is lost (the store is the truth); the first search
@@ -11,7 +14,9 @@ import { ownerOfUser } from '../../core/owner.ts'
 import type { StoredMessage, Summary } from '../../core/message.ts'
 import { candidateUnits } from '../../storage/candidate-units.ts'
 import type { Conversation, ContextStore, IndexUnit, SearchIndex } from '../../storage/contracts.ts'
+import { yieldToEventLoop } from '../../core/yield.ts'
 import { allSummaryIds, type MessageIdResolver } from './dag.ts'
+import { isLong, type Passage, PASSAGE_CHARS, passageBounds } from './passages.ts'
 import type { SearchHit, SearchResult } from './provider.ts'
 
 export const sourceOf = (conversationId: number): string => `conv:${conversationId}`
@@ -34,19 +39,71 @@ export function messageUnit(conversation: Conversation, message: StoredMessage):
   return unit
 }
 
+/** One passage of a long message as a unit: its own id and text, the message's provenance and place. */
+function passageUnit(conversation: Conversation, message: StoredMessage, passage: Passage, count: number): IndexUnit {
+  const text = message.content.slice(passage.from, passage.to)
+  const unit = messageUnit(conversation, { ...message, content: text })
+  unit.id = `msg:${message.id}#p${passage.index}`
+  unit.meta = { ...unit.meta, messageId: message.id, passage: passage.index, passages: count, from: passage.from, to: passage.to }
+  return unit
+}
+
+/**
+ * The units of one message: the message itself, or its passages when it is long. `context` is
+ * what its neighbours add (below); a long message's first passage takes the context before it, its
+ * last passage the context after it. `lastOnly` gives only the last unit (the one whose context a
+ * new next message changes).
+ */
+export function unitsOfMessage(
+  conversation: Conversation,
+  message: StoredMessage,
+  context?: { before: { near: string; far: string }; after: { near: string; far: string } },
+  lastOnly = false,
+): IndexUnit[] {
+  const join = (a: string, b: string): string => `${a}\n${b}`.trim()
+  if (!isLong(message.content)) {
+    const unit = messageUnit(conversation, message)
+    if (context) unit.context = { near: join(context.before.near, context.after.near), far: join(context.before.far, context.after.far) }
+    return [unit]
+  }
+  const bounds = passageBounds(message.content)
+  const chosen = lastOnly ? bounds.slice(-1) : bounds
+  return chosen.map((passage) => {
+    const unit = passageUnit(conversation, message, passage, bounds.length)
+    if (context) {
+      const first = passage.index === 1
+      const last = passage.index === bounds.length
+      unit.context = {
+        near: join(first ? context.before.near : '', last ? context.after.near : ''),
+        far: join(first ? context.before.far : '', last ? context.after.far : ''),
+      }
+    }
+    return unit
+  })
+}
+
 /**
  * Message units of `window` (consecutive messages of one conversation, in order) for the ones
  * at `from` and after, each with its neighbours as down-weighted context: the turn before and
  * after (`near`), two away (`far`). A question is often answered by the turn next to the one that
- * shares its words ("Did you go?" — "Yes, last Sunday, with the kids").
+ * shares its words ("Did you go?" — "Yes, last Sunday, with the kids"). A neighbour gives at most
+ * PASSAGE_CHARS of its text — the end of one before, the start of one after — so a long message
+ * does not make its neighbours long. Messages before `from` are given with their last unit only
+ * (their passages before it do not see the new neighbours).
  */
-export function messageUnitsWithNeighbours(conversation: Conversation, window: readonly StoredMessage[], from = 0): IndexUnit[] {
-  const text = (i: number): string => window[i]?.content ?? ''
+export function messageUnitsWithNeighbours(conversation: Conversation, window: readonly StoredMessage[], from = 0, refreshBefore = 0): IndexUnit[] {
+  const before = (i: number): string => {
+    const text = window[i]?.content ?? ''
+    return text.length <= PASSAGE_CHARS ? text : text.slice(text.length - PASSAGE_CHARS)
+  }
+  const after = (i: number): string => {
+    const text = window[i]?.content ?? ''
+    return text.length <= PASSAGE_CHARS ? text : text.slice(0, PASSAGE_CHARS)
+  }
   const out: IndexUnit[] = []
-  for (let i = from; i < window.length; i++) {
-    const unit = messageUnit(conversation, window[i] as StoredMessage)
-    unit.context = { near: `${text(i - 1)}\n${text(i + 1)}`.trim(), far: `${text(i - 2)}\n${text(i + 2)}`.trim() }
-    out.push(unit)
+  for (let i = Math.max(0, from - refreshBefore); i < window.length; i++) {
+    const context = { before: { near: before(i - 1), far: before(i - 2) }, after: { near: after(i + 1), far: after(i + 2) } }
+    out.push(...unitsOfMessage(conversation, window[i] as StoredMessage, context, i < from))
   }
   return out
 }
@@ -87,6 +144,31 @@ function snippet(text: string, query: string, width = 160): string {
   return `${start > 0 ? '…' : ''}${cut}${start + width < text.length ? '…' : ''}`
 }
 
+/** Characters of unit text written per transaction; the event loop runs between batches. */
+const BATCH_CHARS = 128_000
+const BATCH_UNITS = 500
+
+/**
+ * Upsert `units` in transactions of at most BATCH_UNITS units or BATCH_CHARS characters, letting
+ * the event loop run between them (a signal, a timer): analysing a 10 MB message's passages in one
+ * go would hold the process for seconds.
+ */
+async function upsertInBatches(index: SearchIndex, units: IndexUnit[]): Promise<void> {
+  let batch: IndexUnit[] = []
+  let chars = 0
+  for (const unit of units) {
+    batch.push(unit)
+    chars += unit.text.length + (unit.context?.near?.length ?? 0) + (unit.context?.far?.length ?? 0)
+    if (batch.length >= BATCH_UNITS || chars >= BATCH_CHARS) {
+      await index.upsert(batch)
+      batch = []
+      chars = 0
+      await yieldToEventLoop()
+    }
+  }
+  if (batch.length > 0) await index.upsert(batch)
+}
+
 /** An indexer over `index`; without an index or without full-text search it scans (substring match) and says so. */
 export function createContextIndexer(store: ContextStore, index: SearchIndex | undefined, resolver: MessageIdResolver): ContextIndexer {
   const caughtUp = new Set<number>()
@@ -98,13 +180,17 @@ export function createContextIndexer(store: ContextStore, index: SearchIndex | u
     const PAGE = 2_000
     for (let fromSeq = 1; ; fromSeq += PAGE) {
       const page = await store.messages(conversation.id, { fromSeq, limit: PAGE })
-      for (const message of page) if (!known.has(`msg:${message.id}`)) missing.push(messageUnit(conversation, message))
+      for (const message of page) {
+        // A long message is caught up when its last passage is missing (passages are written in order).
+        const last = isLong(message.content) ? `msg:${message.id}#p${passageBounds(message.content).length}` : `msg:${message.id}`
+        if (!known.has(last)) missing.push(...unitsOfMessage(conversation, message))
+      }
       if (page.length < PAGE) break
     }
     const items = await store.items(conversation.id)
     const absent = (await allSummaryIds(store, items)).filter((id) => !known.has(`sum:${id}`))
     for (const summary of await store.summariesById(absent)) missing.push(summaryUnit(conversation, summary, await resolver.messageIds(summary.id)))
-    for (let i = 0; i < missing.length; i += 500) await target.upsert(missing.slice(i, i + 500))
+    await upsertInBatches(target, missing)
     caughtUp.add(conversation.id)
   }
 
@@ -148,9 +234,11 @@ export function createContextIndexer(store: ContextStore, index: SearchIndex | u
       const seqs = messages.map((m) => m.seq)
       const first = Math.min(...seqs)
       const last = Math.max(...seqs)
-      const window = await store.messages(conversation.id, { fromSeq: Math.max(1, first - 2), toSeq: last })
-      const contiguous = window.length === last - Math.max(1, first - 2) + 1
-      await index.upsert(contiguous ? messageUnitsWithNeighbours(conversation, window) : messages.map((message) => messageUnit(conversation, message)))
+      const start = Math.max(1, first - 2)
+      const window = await store.messages(conversation.id, { fromSeq: start, toSeq: last })
+      const contiguous = window.length === last - start + 1
+      const units = contiguous ? messageUnitsWithNeighbours(conversation, window, first - start, first - start) : messages.flatMap((message) => unitsOfMessage(conversation, message))
+      await upsertInBatches(index, units)
     },
     async indexSummary(conversation, summary) {
       if (index) await index.upsert([summaryUnit(conversation, summary, await resolver.messageIds(summary.id))])
@@ -183,7 +271,7 @@ export function createContextIndexer(store: ContextStore, index: SearchIndex | u
           messageIds: unit.provenance.map(Number),
           score: candidate.lexical ?? 0,
         }
-        if (hit.kind === 'message') hit.messageId = Number(unit.id.slice(4))
+        if (hit.kind === 'message') hit.messageId = Number(unit.provenance[0])
         else hit.summaryId = unit.id.slice(4)
         hits.push(hit)
       }

@@ -22,6 +22,7 @@ import type {
   Searcher,
 } from './provider.ts'
 import { readerAgent, readerSees } from './provider.ts'
+import { passageBounds, parseMessageRef } from './passages.ts'
 import { isDegradedMethod } from './render.ts'
 import { createSessionSupport, messageStats } from './session-support.ts'
 import { type ContextProviderDeps, resolveSettings } from './settings.ts'
@@ -33,10 +34,9 @@ function notFound(what: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.notFound, category: 'user', message: `${what} was not found.`, fix })
 }
 
-/** `msg:12`, `12` → 12; anything else → undefined. */
+/** `msg:12`, `12`, a passage `msg:12#p3` → 12; anything else → undefined. */
 function parseMessageId(id: string): number | undefined {
-  const match = /^(?:msg:)?(\d+)$/.exec(id.trim())
-  return match ? Number(match[1]) : undefined
+  return parseMessageRef(id)?.messageId
 }
 
 /** `sum:sum_ab12`, `sum_ab12` → `sum_ab12`. */
@@ -48,7 +48,7 @@ function parseSummaryId(id: string): string | undefined {
 export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider {
   const settings = resolveSettings(deps.settings)
   const { store } = deps
-  const support = createSessionSupport({ store, locks: deps.locks, clock: deps.clock, lockTimeoutMs: settings.lockTimeoutMs })
+  const support = createSessionSupport({ store, locks: deps.locks, clock: deps.clock, lockTimeoutMs: settings.lockTimeoutMs, maxMessageChars: settings.maxMessageChars })
   const resolver = new MessageIdResolver(store)
   const indexer: ContextIndexer = createContextIndexer(store, deps.index, resolver)
   // After an automatic compaction found nothing to do, the window it saw (item count and last
@@ -222,6 +222,8 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
         ...(message.name !== undefined ? { name: message.name } : {}),
         at: message.at,
         tokenCount: message.tokenCount,
+        chars: message.content.length,
+        passages: passageBounds(message.content).length,
         foldedBy,
         inContext: foldedBy.length === 0 && (await isInWindow(message.conversationId, { messageId: message.id })),
       }
@@ -229,7 +231,20 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
 
     async expand(reader, id, options = {}) {
       const summaryId = parseSummaryId(id)
-      if (!summaryId) throw notFound(`Summary "${id}"`, 'expand takes a summary id (sum_…); a raw message has nothing below it.')
+      const ref = summaryId ? undefined : parseMessageRef(id)
+      if (ref) {
+        // A message opens to itself, whole; a passage of a long one to that passage.
+        const [message] = await store.messagesById([ref.messageId])
+        if (!message) throw notFound(`Message "${id}"`, 'Use a message id (msg:<n>) or passage id (msg:<n>#p<k>) from your search results.')
+        await conversationOfReader(reader, message.conversationId)
+        if (ref.passage === undefined) return { id: `msg:${message.id}`, nodes: [messageNode(message)], truncated: false }
+        const bounds = passageBounds(message.content)
+        const passage = bounds[ref.passage - 1]
+        if (!passage) throw notFound(`Passage ${ref.passage} of msg:${message.id}`, `That message has ${bounds.length} passage${bounds.length === 1 ? '' : 's'}: use msg:${message.id}#p1 to #p${bounds.length}, or msg:${message.id} for all of it.`)
+        const node = { ...messageNode(message), content: message.content.slice(passage.from, passage.to), passage: { index: passage.index, count: bounds.length, from: passage.from, to: passage.to } }
+        return { id: `msg:${message.id}#p${passage.index}`, nodes: [node], truncated: false }
+      }
+      if (!summaryId) throw notFound(`"${id}"`, 'expand takes a summary id (sum_…), a message id (msg:<n>) or a passage id (msg:<n>#p<k>).')
       const summary = await store.summary(summaryId)
       if (!summary) throw notFound(`Summary ${summaryId}`, 'Use a summary id from the assembled context or a search hit.')
       await conversationOfReader(reader, summary.conversationId)

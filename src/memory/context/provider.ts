@@ -133,7 +133,7 @@ export interface Compactor {
 }
 
 export interface SearchHit {
-  /** `msg:<id>` or `sum:<summary id>`. */
+  /** `msg:<id>`, `msg:<id>#p<k>` (a passage of a long message) or `sum:<summary id>`. */
   id: string
   kind: 'message' | 'summary'
   sessionId: string
@@ -206,12 +206,23 @@ export interface MessageDescription {
   name?: string
   at: string
   tokenCount: number
+  /** Length of its text, and how many passages the search index holds of it (1 for a message of at most PASSAGE_CHARS). */
+  chars: number
+  passages: number
   foldedBy: string[]
   inContext: boolean
 }
 
+/** Where a passage lies in its message: 1-based index of `count`, character offsets [from, to). */
+export interface PassagePlace {
+  index: number
+  count: number
+  from: number
+  to: number
+}
+
 export type ExpandedNode =
-  | { kind: 'message'; id: number; seq: number; role: MessageRole; name?: string; at: string; content: string; tokenCount: number }
+  | { kind: 'message'; id: number; seq: number; role: MessageRole; name?: string; at: string; content: string; tokenCount: number; passage?: PassagePlace }
   | { kind: 'summary'; id: string; depth: number; method: SummaryMethod; degraded: boolean; earliestAt: string; latestAt: string; content: string; tokenCount: number }
 
 export interface Expansion {
@@ -225,7 +236,10 @@ export interface Expansion {
 export interface Explorer {
   /** Metadata and lineage of a summary (`sum_…`) or a message (`msg:<id>` or the number). */
   describe(reader: ConversationReader, id: string): Promise<SummaryDescription | MessageDescription>
-  /** A summary's children, or (`toMessages`) every raw message it stands for. */
+  /**
+   * A summary's children, or (`toMessages`) every raw message it stands for. A message id gives the
+   * message whole; a passage id (`msg:<id>#p<k>`, a search hit of a long message) gives that passage.
+   */
   expand(reader: ConversationReader, id: string, options?: { toMessages?: boolean; limit?: number }): Promise<Expansion>
 }
 

@@ -3,6 +3,7 @@
  * changes), the per-session lock and appending. Both write the same ContextStore tables, so
  * switching providers keeps every message.
  */
+import { checkLength, DEFAULT_LIMITS } from '../../config/limits.ts'
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { MESSAGE_ROLES, type MessageInput, type StoredMessage } from '../../core/message.ts'
@@ -16,6 +17,8 @@ export interface SessionSupportDeps {
   clock: Clock
   /** How long an append or a compaction waits for the session's lock (a compaction calling an LLM can take a while). */
   lockTimeoutMs: number
+  /** Longest message stored, in characters (limits.messageChars). */
+  maxMessageChars: number
 }
 
 function invalid(message: string, fix: string): EngramError {
@@ -31,8 +34,11 @@ export function validateSession(session: ContextSession): void {
   }
 }
 
-/** Validate messages before anything is written: one bad message refuses the batch, with its index. */
-export function validateMessages(messages: MessageInput[]): void {
+/**
+ * Validate messages before anything is written: one bad message refuses the batch, with its index.
+ * A message longer than `maxChars` is refused with `limit_exceeded` (limits.messageChars).
+ */
+export function validateMessages(messages: MessageInput[], maxChars: number = DEFAULT_LIMITS.messageChars): void {
   if (!Array.isArray(messages)) throw invalid('append expects an array of messages.', 'Pass [{ role, content }].')
   messages.forEach((message, i) => {
     if (typeof message !== 'object' || message === null) throw invalid(`messages[${i}] is not an object.`, 'Pass { role, content }.')
@@ -40,6 +46,7 @@ export function validateMessages(messages: MessageInput[]): void {
       throw invalid(`messages[${i}].role ${JSON.stringify(message.role)} is not a message role.`, `Use one of ${MESSAGE_ROLES.join(', ')}.`)
     }
     if (typeof message.content !== 'string') throw invalid(`messages[${i}].content must be a string.`, 'Pass the message text as content.')
+    checkLength('messageChars', `messages[${i}].content`, message.content, maxChars)
     if (message.at !== undefined && (typeof message.at !== 'string' || Number.isNaN(Date.parse(message.at)))) {
       throw invalid(`messages[${i}].at must be an ISO-8601 instant, got ${JSON.stringify(message.at)}.`, 'Pass new Date(...).toISOString(), or omit it for now.')
     }
@@ -112,7 +119,7 @@ export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
       })
     },
     async append(session, messages) {
-      validateMessages(messages)
+      validateMessages(messages, deps.maxMessageChars)
       let conv = await conversation(session)
       if (messages.length === 0) return { conversation: conv, stored: [] }
       const now = clock.now().toISOString()

@@ -3,6 +3,7 @@ import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { ContextStore, DocumentStore, Locks, SearchIndex } from '../../storage/contracts.ts'
+import { DEFAULT_LIMITS } from '../../config/limits.ts'
 import { CONTEXT_DEFAULTS } from './provider.ts'
 
 export interface ContextProviderSettings {
@@ -22,6 +23,8 @@ export interface ContextProviderSettings {
   lockTimeoutMs: number
   /** Deadline of one summarization call; default: the Llm's (llm.timeoutMs). */
   summaryTimeoutMs: number | undefined
+  /** Longest message an append stores, in characters (limits.messageChars). */
+  maxMessageChars: number
 }
 
 export interface ContextProviderDeps {
@@ -48,6 +51,7 @@ export function resolveSettings(partial: Partial<ContextProviderSettings> = {}):
     autoCompact: partial.autoCompact ?? true,
     lockTimeoutMs: partial.lockTimeoutMs ?? 120_000,
     summaryTimeoutMs: partial.summaryTimeoutMs,
+    maxMessageChars: partial.maxMessageChars ?? DEFAULT_LIMITS.messageChars,
   }
   const problems: string[] = []
   const wholeAtLeast = (name: keyof ContextProviderSettings, min: number): void => {
@@ -60,6 +64,7 @@ export function resolveSettings(partial: Partial<ContextProviderSettings> = {}):
   wholeAtLeast('maxSummaryTokens', 16)
   wholeAtLeast('fullCompactionRounds', 1)
   wholeAtLeast('lockTimeoutMs', 0)
+  wholeAtLeast('maxMessageChars', 1)
   if (!(settings.threshold > 0 && settings.threshold <= 1)) problems.push(`threshold must be in (0, 1], got ${settings.threshold}`)
   if (problems.length > 0) {
     throw new EngramError({

@@ -36,7 +36,7 @@ function asItem(message: StoredMessage): AssembledItem {
 export function createSimpleProvider(deps: ContextProviderDeps): SimpleContextProvider {
   const settings = resolveSettings(deps.settings)
   const { store } = deps
-  const support = createSessionSupport({ store, locks: deps.locks, clock: deps.clock, lockTimeoutMs: settings.lockTimeoutMs })
+  const support = createSessionSupport({ store, locks: deps.locks, clock: deps.clock, lockTimeoutMs: settings.lockTimeoutMs, maxMessageChars: settings.maxMessageChars })
 
   return {
     kind: 'simple',

@@ -11,6 +11,7 @@
 import { z } from 'zod'
 import { describeError, EngramError } from '../../core/errors.ts'
 import type { SummaryMethod } from '../../core/message.ts'
+import { headAndTail } from '../../core/excerpt.ts'
 import { countTokens, truncateToTokens } from '../../core/tokens.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import { extractiveSummary, type SourceSegment } from './extractive.ts'
@@ -78,6 +79,21 @@ function aggressivePrompt(kind: SummaryRequest['kind'], target: number): string 
   ].join('\n')
 }
 
+/**
+ * Characters of one message a summary is written from: a longer one (a pasted document, a log) is
+ * given as its beginning and end, so that neither the extractive summarizer nor a model call grows
+ * with it (decision 0026). The message stays whole in the store; the summary points back to it.
+ */
+export const SUMMARY_SEGMENT_CHARS = 16_000
+
+function bounded(segments: SourceSegment[]): SourceSegment[] {
+  return segments.map((segment) =>
+    segment.text.length <= SUMMARY_SEGMENT_CHARS
+      ? segment
+      : { ...segment, text: headAndTail(segment.text, SUMMARY_SEGMENT_CHARS, (omitted) => `\n[… ${omitted} characters of this message not shown here …]\n`) },
+  )
+}
+
 function sourceText(segments: SourceSegment[]): string {
   return segments.map((segment) => `${segment.prefix}: ${segment.text}`).join('\n')
 }
@@ -106,7 +122,8 @@ export function createSummarizer(options: SummarizerOptions): Summarizer {
 
   return {
     warnings,
-    async summarize(request) {
+    async summarize(whole) {
+      const request = { ...whole, segments: bounded(whole.segments) }
       const target = summaryTarget(request.sourceTokens, options.maxSummaryTokens)
       if (!llmUsable) return extractive(request, target)
       const text = sourceText(request.segments)

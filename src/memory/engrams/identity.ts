@@ -8,6 +8,7 @@
  */
 import { z } from 'zod'
 import { describeError } from '../../core/errors.ts'
+import { headAndTail } from '../../core/excerpt.ts'
 import type { Engram } from '../../core/engram.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import { ownerOfUser } from '../../core/owner.ts'
@@ -15,6 +16,9 @@ import type { EngramStore } from '../../storage/contracts.ts'
 import type { EngramEncoder } from './encode.ts'
 import type { EncodeReport } from './encoder.ts'
 import type { UserProfiles } from './user-profiles.ts'
+
+/** Characters of one user message identity extraction reads (its first and last halves when longer). */
+const IDENTITY_MESSAGE_CHARS = 4_000
 
 /** Anton fires identity extraction every 5 conversation turns. */
 export const IDENTITY_EVERY_TURNS = 5
@@ -105,7 +109,8 @@ export function createIdentityUpdater(options: IdentityUpdaterOptions): Identity
       }
       const userText = messages
         .filter((message) => message.role === 'user' && typeof message.content === 'string')
-        .map((message) => message.content)
+        // A pasted document says little about who the user is: its beginning and end are enough, and bound the call.
+        .map((message) => headAndTail(message.content, IDENTITY_MESSAGE_CHARS, () => '\n…\n'))
         .join('\n\n')
       if (userText.trim() === '') return { kind: 'skipped', reason: 'no user messages' }
 

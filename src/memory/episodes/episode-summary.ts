@@ -55,8 +55,11 @@ export function formatEventLine(event: ActivityRecord, limit = EVENT_TEXT_LIMIT)
     if (event.meta?.ok === false) parts.push('(failed)')
   }
   if (event.type === 'cron_executed' && typeof event.meta?.task_name === 'string') parts.unshift(String(event.meta.task_name))
-  const text = parts.join(' | ').replace(/\s+/g, ' ').trim()
-  return `[${time}] ${label}${who} ${text.length > limit ? `${text.slice(0, limit - 1)}…` : text}`.trimEnd()
+  // Folded from a bounded start: a 10 MB message is cut before its whitespace is, not after.
+  const joined = parts.join(' | ')
+  const text = (joined.length > limit * 4 ? joined.slice(0, limit * 4) : joined).replace(/\s+/g, ' ').trim()
+  const cut = text.length > limit || joined.length > limit * 4
+  return `[${time}] ${label}${who} ${cut ? `${text.slice(0, limit - 1)}…` : text}`.trimEnd()
 }
 
 function transcript(events: ActivityRecord[]): string {

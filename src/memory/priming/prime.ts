@@ -20,7 +20,7 @@ import type { ActivityLog, DocumentStore, SearchIndex, UnitKind } from '../../st
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
 import { matchProcedures, type MatchCandidate } from '../procedures/matching.ts'
 import type { ProcedureStore } from '../procedures/procedure-store.ts'
-import { analyseQuery } from '../retrieval/query-analysis.ts'
+import { analyseQuery, recallText } from '../retrieval/query-analysis.ts'
 import type { Retriever, RetrievalHit } from '../retrieval/search.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { groupActivity } from './activity-format.ts'
@@ -266,7 +266,9 @@ export function createPrimer(deps: PrimerDeps): Primer {
       if (typeof input?.message !== 'string') throw invalid('prime() needs the message text.', 'Pass { message: "…" }.')
       const asOf = input.asOf === undefined ? deps.clock.now() : new Date(input.asOf)
       if (Number.isNaN(asOf.getTime())) throw invalid(`asOf must be a date or ISO-8601 instant, got ${JSON.stringify(input.asOf)}.`, 'Pass asOf as new Date(...) or its toISOString().')
-      const type = input.type ?? classifyMessage(input.message)
+      // A pasted document or log is recalled from its beginning and end: the work of priming does not grow with the message.
+      const message = recallText(input.message, settings.queryChars)
+      const type = input.type ?? classifyMessage(message)
       const budget = input.budget ?? settings.budgets[type]
       if (!(Number.isInteger(budget) && budget >= 0)) throw invalid(`budget must be a whole number of tokens ≥ 0, got ${budget}.`, 'Pass a budget such as 1500, or leave it out to use the message type’s.')
       if (input.maxChars !== undefined && !(Number.isInteger(input.maxChars) && input.maxChars >= 0)) {
@@ -294,7 +296,6 @@ export function createPrimer(deps: PrimerDeps): Primer {
           return fallback
         }
       }
-      const message = input.message
       // "hi, how are you?" has no content word to associate from; searching its function words
       // would score most of the index (measured: the p95 of priming at 1M units) for nothing.
       const associative = !analyseQuery(message, 16).onlyStopWords

@@ -8,6 +8,7 @@
  * the profile, activity and skills channels leave unused flows to related memories (channel C),
  * the one channel that can always use more.
  */
+import { DEFAULT_LIMITS } from '../../config/limits.ts'
 import type { ConfigValues } from '../../config/resolve.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { MESSAGE_TYPES, type MessageType } from './classify.ts'
@@ -29,6 +30,8 @@ export interface PrimingSettings {
   itemTokens: number
   /** At most this many skill and procedure matches. */
   skillMatches: number
+  /** Recall starts from at most this many characters of a message: its first and last halves (limits.queryChars). */
+  queryChars: number
 }
 
 export const DEFAULT_PRIMING_SETTINGS: Readonly<PrimingSettings> = Object.freeze({
@@ -43,6 +46,7 @@ export const DEFAULT_PRIMING_SETTINGS: Readonly<PrimingSettings> = Object.freeze
   activityEvents: 60,
   itemTokens: 120,
   skillMatches: 5,
+  queryChars: DEFAULT_LIMITS.queryChars,
 })
 
 function invalid(key: string, message: string): EngramError {
@@ -70,7 +74,7 @@ export function resolvePrimingSettings(partial: Partial<PrimingSettings> = {}): 
     if (Object.values(shares).some((v) => !(v >= 0)) || Math.abs(sum - 1) > 1e-6) throw invalid('shares', `for ${type} must be fractions ≥ 0 summing to 1, got ${JSON.stringify(shares)}.`)
   }
   if (!(settings.activityHours > 0)) throw invalid('activityHours', `must be > 0, got ${settings.activityHours}.`)
-  for (const key of ['activityEvents', 'itemTokens', 'skillMatches'] as const) {
+  for (const key of ['activityEvents', 'itemTokens', 'skillMatches', 'queryChars'] as const) {
     if (!(Number.isInteger(settings[key]) && settings[key] >= 1)) throw invalid(key, `must be a whole number ≥ 1, got ${settings[key]}.`)
   }
   return settings

@@ -9,6 +9,7 @@
  * 1.5 ms without. A query of function words only ("what did we do?") keeps them, so it still
  * gets an answer.
  */
+import { headAndTail } from '../../core/excerpt.ts'
 import { words } from '../../llm/embedders/text-features.ts'
 import { QUESTION_WORDS, STOP_WORDS as INDEX_STOP_WORDS, stem, words as analysedWords } from './text/analyse.ts'
 
@@ -103,6 +104,15 @@ function indexTermsOf(text: string, maxTerms: number, participants: readonly str
   }
   const kept = new Set(indexTerms)
   return { indexTerms, named: [...named], contentWords: contentWords.filter((word) => kept.has(stem(word))) }
+}
+
+/**
+ * The part of `text` recall starts from: all of it up to `maxChars` characters, else its first and
+ * last halves of that (a long message usually says what it is about at its start, and asks its
+ * question at its end), each cut at a space when one is near.
+ */
+export function recallText(text: string, maxChars: number): string {
+  return headAndTail(text, maxChars, () => '\n…\n')
 }
 
 /** Content words of a text as a set (for duplicate detection and similarity edges). */

@@ -46,7 +46,14 @@ export function stem(word: string): string {
 
 const SPLIT = /[^\p{L}\p{N}']+/u
 
-/** Lowercase words with apostrophes folded and possessives removed, in order. */
+/**
+ * A longer "word" (a hash, an encoded blob, a run of one letter in text without spaces) is kept as
+ * its first this many characters, at index and query time alike: a SHA-256 in hex still matches
+ * whole, and a 10 MB message without spaces does not become a 10 MB term (decision 0026).
+ */
+export const MAX_WORD_CHARS = 64
+
+/** Lowercase words with apostrophes folded and possessives removed, in order; each at most MAX_WORD_CHARS. */
 export function words(text: string): string[] {
   const out: string[] = []
   const parts = text.normalize('NFKC').toLowerCase().replace(/[\u2018\u2019\u02bc`]/g, "'").split(SPLIT)
@@ -57,7 +64,7 @@ export function words(text: string): string[] {
       if (part.endsWith("'s")) part = part.slice(0, -2)
       part = part.replace(/'/g, '')
     }
-    if (part !== '') out.push(part)
+    if (part !== '') out.push(part.length > MAX_WORD_CHARS ? part.slice(0, MAX_WORD_CHARS) : part)
   }
   return out
 }

@@ -18,8 +18,11 @@ export interface BadLine {
   reason: string
 }
 
-/** Parse JSONL messages: every valid line, and every broken one with its 1-based line number. */
-export function parseMessageLines(text: string): { messages: MessageInput[]; bad: BadLine[] } {
+/**
+ * Parse JSONL messages: every valid line, and every broken one with its 1-based line number (a
+ * message longer than `maxChars`, limits.messageChars, is a broken line).
+ */
+export function parseMessageLines(text: string, maxChars?: number): { messages: MessageInput[]; bad: BadLine[] } {
   const messages: MessageInput[] = []
   const bad: BadLine[] = []
   text.split(/\r?\n/).forEach((raw, index) => {
@@ -45,7 +48,7 @@ export function parseMessageLines(text: string): { messages: MessageInput[]; bad
         if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) throw usage('meta must be an object', 'write "meta": {…}')
         message.meta = meta as Record<string, unknown>
       }
-      validateMessages([message])
+      validateMessages([message], maxChars)
       messages.push(message)
     } catch (error) {
       bad.push({ line, text: raw.slice(0, 200), reason: EngramError.is(error) ? error.message.split('\n')[0]!.replace('messages[0].', '') : describeError(error) })
@@ -71,25 +74,27 @@ export const contextAppendCommand: Command = {
     if ((typeof file === 'string') === (typeof text === 'string')) {
       throw usage('Pass either --text (with --role) or --file, not both and not neither.', 'e.g. engram context append --session S --role user --text "hello", or --file messages.jsonl')
     }
-    let messages: MessageInput[]
-    let bad: BadLine[] = []
+    let content: string | undefined
     if (typeof file === 'string') {
       const path = resolve(context.io.cwd, file)
-      let content: string
       try {
         content = await readFile(path, 'utf8')
       } catch (error) {
         throw new EngramError({ code: ErrorCode.notFound, category: 'user', message: `Cannot read ${path}: ${(error as Error).message}`, fix: 'Check the --file path.' })
       }
-      ;({ messages, bad } = parseMessageLines(content))
-    } else {
-      const role = context.options.role ?? 'user'
-      const message = { role, content: text } as MessageInput
-      if (typeof context.options.name === 'string') message.name = context.options.name
-      validateMessages([message])
-      messages = [message]
     }
     return withContext(context, async (provider, mind) => {
+      const maxChars = mind.config.values.limits.messageChars
+      let messages: MessageInput[]
+      let bad: BadLine[] = []
+      if (content !== undefined) ({ messages, bad } = parseMessageLines(content, maxChars))
+      else {
+        const role = context.options.role ?? 'user'
+        const message = { role, content: text } as MessageInput
+        if (typeof context.options.name === 'string') message.name = context.options.name
+        validateMessages([message], maxChars)
+        messages = [message]
+      }
       const session = await requireSession(context, mind, 'append')
       const stored = await provider.append(session, messages)
       const data = {

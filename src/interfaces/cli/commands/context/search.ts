@@ -1,4 +1,5 @@
 /** `engram context search QUERY [--session S]`: full-text search over messages and summaries. */
+import { checkLength } from '../../../../config/limits.ts'
 import type { Command } from '../../command.ts'
 import { hasSearcher } from '../../../../memory/context/provider.ts'
 import { intOption, readerOf, SESSION_OPTION, unsupported, usage, withContext } from './shared.ts'
@@ -13,6 +14,7 @@ export const contextSearchCommand: Command = {
     if (query === '') throw usage('engram context search needs a query.', 'e.g. engram context search "postgres migration"')
     return withContext(context, async (provider, mind) => {
       if (!hasSearcher(provider)) throw unsupported(provider, 'search')
+      checkLength('queryChars', 'The query', query, mind.config.values.limits.queryChars)
       const sessionId = typeof context.options.session === 'string' ? context.options.session : undefined
       const result = await provider.search(readerOf(context, mind), query, { limit: intOption(context, 'limit', 10, 1)!, ...(sessionId ? { sessionId } : {}) })
       const lines = result.hits.map((hit) => `${hit.id} [${hit.kind}, ${hit.sessionId}, ${hit.at}] ${hit.snippet}`)

@@ -23,7 +23,7 @@ export function contextProviderOf(mind: Mind): LcmContextProvider | SimpleContex
     clock: mind.clock,
     llm: mind.llm,
     documents: mind.backend.documents,
-    settings: { freshTail: values.freshTail, threshold: values.threshold, leafChunk: values.leafChunk },
+    settings: { freshTail: values.freshTail, threshold: values.threshold, leafChunk: values.leafChunk, maxMessageChars: mind.config.values.limits.messageChars },
   })
 }
 

@@ -13,6 +13,8 @@ import type { Command } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
 
 const MAINTAIN_EVERY_MS = 5 * 60_000
+/** After SIGINT / SIGTERM, how long closing the mind may take before the command returns anyway. */
+const SIGNAL_GRACE_MS = 500
 
 export const mcpCommand: Command = {
   path: ['mcp'],
@@ -28,7 +30,7 @@ export const mcpCommand: Command = {
     const sessionId = typeof context.options.session === 'string' ? context.options.session : user === undefined ? 'mcp' : `mcp:${user}`
     const admin = context.options.admin === true
     const mind = await openMind(context)
-    let ended: string
+    let ended: string | undefined
     // A long-lived server is where background work becomes due (idle session boundaries, daily
     // compaction): it runs every few minutes, off the protocol, without keeping the process alive.
     let maintaining: Promise<unknown> = Promise.resolve()
@@ -41,12 +43,15 @@ export const mcpCommand: Command = {
       ended = await serveStdio(server, { stdin: context.io.stdin ?? process.stdin, stdout: process.stdout, stderr: process.stderr }, { signals: true })
     } finally {
       clearInterval(timer)
-      await maintaining
-      await mind.close()
+      const closing = maintaining.then(() => mind.close())
+      // Asked to stop: close within a short grace, not after whatever background work is running
+      // (a compaction waiting on a model). That work is queued durably and runs on a later maintain.
+      if (ended === 'signal') await Promise.race([closing.catch(() => {}), new Promise((resolve) => setTimeout(resolve, SIGNAL_GRACE_MS).unref())])
+      else await closing
     }
     // The client may still be reading stdout until this process exits, and anything that is not
     // JSON-RPC there is a protocol error on its side: the end of the session is told on stderr.
-    context.io.stderr.write(`engram mcp: session ended (${ended})\n`)
+    context.io.stderr.write(`engram mcp: session ended (${ended ?? 'error'})\n`)
     return { data: { served: true, agent: mind.agent, ended }, human: '', quiet: true }
   },
 }

@@ -1,3 +1,4 @@
+import { checkLength } from '../../../../config/limits.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT } from '../../../../memory/episodes/recall.ts'
 import { formatRecallResults } from '../../../../tools/recall-tool.ts'
@@ -43,6 +44,7 @@ export const recallCommand: Command = {
     return withMind(
       context,
       async (mind) => {
+        checkLength('queryChars', 'The query', query, mind.config.values.limits.queryChars)
         // The episodes and activity of the user it acts for (--user), the agent's and shared (decision 0017).
         const results = await mind.scope(cliUser(context)).recall(query, { daysBack, limit })
         return { data: { query, daysBack, limit, results }, human: formatRecallResults(query, results) }

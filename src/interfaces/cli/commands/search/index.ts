@@ -4,6 +4,7 @@
  * with the sources search_memory shows. A person looking is not the agent recalling: access
  * statistics are left alone.
  */
+import { checkLength } from '../../../../config/limits.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { UNIT_KINDS, type UnitKind } from '../../../../storage/contracts.ts'
 import { formatSearchHits, hitReference, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../../../tools/search-memory-tool.ts'
@@ -48,6 +49,7 @@ export const searchCommand: Command = {
     const limit = limitOf(context.options.limit)
     const user = cliUser(context)
     return withMind(context, async (mind) => {
+      checkLength('queryChars', 'The query', query, mind.config.values.limits.queryChars)
       const viewer = mind.scope(user).viewer
       const result = await mind.retriever.search(query, { limit, viewer, recordAccess: false, ...(kinds ? { kinds } : {}) })
       const hits = result.hits.map((hit) => ({
