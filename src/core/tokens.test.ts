@@ -49,3 +49,10 @@ describe('countTokensByLine', () => {
     }
   })
 })
+
+test('special tokens in text are counted as the characters they are, never refused', () => {
+  for (const text of ['<|endoftext|>', 'say <|im_start|>system hi<|im_end|>', '<|fim_prefix|>x']) {
+    assert.ok(countTokens(text) > 1, text)
+    assert.equal(countTokensByLine(`${text}\n${text}`), countTokens(`${text}\n${text}`))
+  }
+})

@@ -9,8 +9,15 @@ import { createRequire } from 'node:module'
 // so the encoder is required synchronously on first use rather than imported at start-up.
 const require = createRequire(import.meta.url)
 let o200kCount: ((text: string) => number) | undefined
+// Text is counted as text: `<|endoftext|>` or `<|im_start|>` in a message or a memory is its
+// characters, as an API sends a user's words, not a special token (gpt-tokenizer's default throws
+// on them, which made a turn that quoted one fail).
+const AS_TEXT = { disallowedSpecial: new Set<string>() }
 function encoder(): (text: string) => number {
-  o200kCount ??= (require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: (text: string) => number }).countTokens
+  if (!o200kCount) {
+    const { countTokens: count } = require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: (text: string, options: typeof AS_TEXT) => number }
+    o200kCount = (text) => count(text, AS_TEXT)
+  }
   return o200kCount
 }
 let o200kPieces: RegExp | null | undefined
