@@ -20,6 +20,7 @@ import {
   type MessageDescription,
   type SummaryDescription,
 } from '../memory/context/provider.ts'
+import { escapeRecalled, escapeRecalledLines } from '../memory/engrams/escape-recalled.ts'
 import type { UserProfiles } from '../memory/engrams/user-profiles.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
@@ -90,7 +91,7 @@ function requireField(input: MemoryToolInput, field: 'query' | 'id' | 'content',
 function describeText(description: SummaryDescription | MessageDescription): string {
   if (description.kind === 'message') {
     const folded = description.foldedBy.length > 0 ? `folded into ${description.foldedBy.join(', ')}` : 'not summarized'
-    return `message msg:${description.id} #${description.seq} by ${description.name ?? description.role} at ${description.at}, ${description.tokenCount} tokens, ${folded}${description.inContext ? ', in your context now' : ''}.`
+    return `message msg:${description.id} #${description.seq} by ${escapeRecalled(description.name ?? description.role)} at ${description.at}, ${description.tokenCount} tokens, ${folded}${description.inContext ? ', in your context now' : ''}.`
   }
   const range = description.seqRange ? `messages #${description.seqRange.from}–#${description.seqRange.to}` : 'no messages'
   return [
@@ -130,7 +131,7 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
         const result = await provider.search(reader, input.query!, { limit: input.limit ?? 10 })
         const note = result.via === 'scan' ? ' (substring scan: full-text search is unavailable)' : ''
         if (result.hits.length === 0) return { text: `No messages or summaries match "${input.query}"${note}.`, data: result }
-        const lines = result.hits.map((hit) => `${hit.id} [${hit.kind}, session ${hit.sessionId}, ${hit.at}] ${hit.snippet}`)
+        const lines = result.hits.map((hit) => `${hit.id} [${hit.kind}, session ${escapeRecalled(hit.sessionId)}, ${hit.at}] ${escapeRecalled(hit.snippet)}`)
         return { text: `${result.hits.length} hits${note}:\n${lines.join('\n')}`, data: result }
       }
       case 'describe': {
@@ -145,10 +146,12 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
         const missing = requireField(input, 'id', '{"action": "expand", "id": "sum_…"}')
         if (missing) return missing
         const expansion = await provider.expand(reader, input.id!, { toMessages: input.toMessages ?? false, limit: input.limit ?? 50 })
+        // What was said is shown line by line behind a gutter, through the one escaping rule (decision
+        // 0028): its own lines keep their shape (code stays code) and none starts a line of the result.
         const lines = expansion.nodes.map((node) =>
           node.kind === 'message'
-            ? `msg:${node.id} #${node.seq} [${node.at}] ${node.name ?? node.role}: ${node.content}`
-            : `${node.id} [summary, depth ${node.depth}, ${node.method}${node.degraded ? ', fallback' : ''}, ${node.earliestAt} → ${node.latestAt}]\n${node.content}`,
+            ? [`msg:${node.id} #${node.seq} [${node.at}] ${escapeRecalled(node.name ?? node.role)}:`, ...escapeRecalledLines(node.content, '  | ')].join('\n')
+            : [`${node.id} [summary, depth ${node.depth}, ${node.method}${node.degraded ? ', fallback' : ''}, ${node.earliestAt} → ${node.latestAt}]`, ...escapeRecalledLines(node.content, '  | ')].join('\n'),
         )
         if (expansion.truncated) lines.push('(more: raise limit to see the rest)')
         return { text: lines.join('\n'), data: expansion }
