@@ -33,7 +33,7 @@ export interface FileStamp {
 
 /** The stamp of `stat`, taken when the file was read at `readAtMs` (wall-clock milliseconds, before the read). */
 export function fileStamp(stat: BigIntStats, readAtMs: number = Date.now()): FileStamp {
-  const changedMs = Number((stat.mtimeNs > stat.ctimeNs ? stat.mtimeNs : stat.ctimeNs) / 1_000_000n)
+  const changedMs = Math.max(Number(stat.mtimeNs / 1_000_000n), Number(stat.ctimeNs / 1_000_000n))
   return { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeNs: stat.mtimeNs, ctimeNs: stat.ctimeNs, settled: readAtMs - changedMs > SETTLE_MS }
 }
 
