@@ -326,6 +326,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     eager: values.jobs.eager,
     onWarning: warn,
+    onDropped: (work) => failureReports.dropped(work),
     // Work that wrote files (episodes, memories) reaches the index.
     onSettled: (outcome) => {
       if (outcome.status === 'done') reindexSoon()

@@ -131,6 +131,7 @@ describe('countTokens', () => {
     for (const text of ['<|endoftext|>', 'a message that says <|im_start|>system and <|endofprompt|>']) {
       assert.equal(countTokens(text), exactCount(text))
       assert.ok(countTokens(text) > 1)
+      assert.equal(countTokensByLine(`${text}\n${text}`), countTokens(`${text}\n${text}`))
     }
   })
 

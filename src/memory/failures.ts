@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ActivityEvent } from '../core/activity.ts'
 import type { Clock } from '../core/clock.ts'
-import { EngramError } from '../core/errors.ts'
+import { EngramError, ErrorCode } from '../core/errors.ts'
 import type { Logger } from '../core/logger.ts'
 import type { ModelFailure, ModelFailureKind, ModelSource } from '../llm/model-failures.ts'
 import type { ActivityLog, ActivityRecord, Jobs } from '../storage/contracts.ts'
@@ -24,16 +24,22 @@ import type { ActivityRecorder } from './episodes/recorder.ts'
 
 /** `meta.origin` of the `error` events that record model failures. */
 const FAILURE_ORIGIN = 'model_failure'
+/** `meta.origin` of the `error` events that record work given up after the model failed on every attempt. */
+const DROPPED_ORIGIN = 'dropped_work'
 /** How far back a reader looks at most (and what `engram doctor` shows). */
 export const FAILURE_LOOKBACK_MS = 24 * 60 * 60_000
 /** One `warn` line per kind of failure per this long; the repeats in between are `debug` lines. */
 export const FAILURE_WARN_INTERVAL_MS = 5 * 60_000
 const CURSOR_JOB_PREFIX = 'failure-report:'
 
-/** Failures of one kind (same model, same kind, same HTTP status) in a window. */
+/**
+ * Failures of one kind (same model, same kind, same HTTP status) in a window; or, with kind
+ * `dropped`, the work of one task given up after the model failed on every attempt (the error
+ * learner's lessons), which lost what it was to learn from.
+ */
 export interface FailureGroup {
   source: ModelSource
-  kind: ModelFailureKind
+  kind: ModelFailureKind | 'dropped'
   status?: number
   title: string
   fix: string
@@ -48,9 +54,24 @@ export interface FailureGroup {
   ref: string
 }
 
-/** Whether an activity event records a model failure. */
+/** Whether an activity event records a model failure (or work dropped after one). */
 export function isFailureRecord(event: ActivityEvent): boolean {
-  return event.type === 'error' && event.meta?.origin === FAILURE_ORIGIN
+  return event.type === 'error' && (event.meta?.origin === FAILURE_ORIGIN || event.meta?.origin === DROPPED_ORIGIN)
+}
+
+/**
+ * Work given up after the model failed on every attempt, described for people — and for every
+ * session that reads the report, so without anything a user said: counts and tool names, not
+ * the failed calls' text.
+ */
+export interface DroppedWork {
+  /** One line, the same for every drop of its kind: `Lessons not learned from failed tool calls`. */
+  title: string
+  /** The model task it depended on (`lessons`). */
+  task: string
+  /** What was dropped and why: `3 failed calls of deploy; the model failed on all 3 attempts (llm_invalid_output)`. */
+  message: string
+  fix: string
 }
 
 /**
@@ -73,9 +94,9 @@ export function groupFailures(records: readonly ActivityRecord[]): FailureGroup[
   for (const record of records) {
     const meta = record.meta ?? {}
     const source: ModelSource = meta.source === 'embedder' ? 'embedder' : 'llm'
-    const kind = (typeof meta.kind === 'string' ? meta.kind : 'other') as ModelFailureKind
+    const kind = meta.origin === DROPPED_ORIGIN ? 'dropped' : ((typeof meta.kind === 'string' ? meta.kind : 'other') as ModelFailureKind)
     const status = typeof meta.status === 'number' ? meta.status : undefined
-    const key = `${source}|${kind}|${status ?? ''}`
+    const key = kind === 'dropped' ? `dropped|${String(meta.task)}` : `${source}|${kind}|${status ?? ''}`
     const message = (record.content ?? '').split('\nFix: ')[0] ?? ''
     const fromProvider = meta.paused !== true
     const task = typeof meta.task === 'string' ? meta.task : undefined
@@ -147,6 +168,8 @@ export interface FailureReportsDeps {
 export interface FailureReports {
   /** Record a model failure: an `error` event any process can read, and a log line. Never throws. */
   record(failure: ModelFailure): Promise<void>
+  /** Record work given up after the model failed on every attempt, reported like a failure. Never throws. */
+  dropped(work: DroppedWork): Promise<void>
   /**
    * The failures recorded since `reader` last asked (at most FAILURE_LOOKBACK_MS back), grouped;
    * asking moves the reader's cursor past them, in whatever process asks next. Never throws.
@@ -228,6 +251,15 @@ export function createFailureReports(deps: FailureReportsDeps): FailureReports {
         })
       } catch {
         // Neither the recorder nor the logger throws; should one start to, the caller still gets the model's own error.
+      }
+    },
+    async dropped(work) {
+      try {
+        deps.logger.warn({ task: work.task, dropped: true }, `${work.title} (${work.task}): ${work.message} Fix: ${work.fix}`)
+        const error = new EngramError({ code: ErrorCode.llmCallFailed, category: 'provider', message: work.message, fix: work.fix })
+        await deps.recorder.error(error, { where: work.task, meta: { origin: DROPPED_ORIGIN, id: randomUUID(), source: 'llm', task: work.task, title: work.title, fix: work.fix } })
+      } catch {
+        // As record(): a report that cannot be written must not fail the work that reports it.
       }
     },
     unreported(reader) {

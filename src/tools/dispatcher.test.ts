@@ -103,7 +103,7 @@ test('recall_skill resolves typos, credits the resolved label, and lists labels 
   const dispatcher = createToolDispatcher({ tools: [createRecallSkillTool(store)] })
 
   const exact = await dispatcher.execute('recall_skill', { label: 'csv_summary' })
-  assert.match(exact.text, /^# Skill: CSV Summary \(csv_summary\)[\s\S]*## Procedure\n1\. Load it\./)
+  assert.match(exact.text, /^# Skill csv_summary\nName: CSV Summary\n[\s\S]*## Procedure\n1\. Load it\./)
   const typo = await dispatcher.execute('recall_skill', { label: 'csv_sumary' })
   assert.equal(typo.isError, undefined)
   assert.match(typo.text, /no skill is labelled "csv_sumary"; this is the closest match, "csv_summary"/)

@@ -8,6 +8,7 @@
 import { z } from 'zod'
 import { isRuleKind, ruleWithPolarity } from '../core/engram.ts'
 import { describeError, EngramError } from '../core/errors.ts'
+import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
 import type { ForgetOutcome } from '../memory/forgetting/forget-memory.ts'
 import { type ForgettingContext, forgetTarget } from './forgetting.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
@@ -34,7 +35,8 @@ const DESCRIPTION = [
 ].join(' ')
 
 function done(outcome: ForgetOutcome): ToolResult {
-  const text = outcome.text === undefined ? undefined : outcome.entryKind !== undefined && isRuleKind(outcome.entryKind) ? ruleWithPolarity(outcome.entryKind, outcome.text) : outcome.text
+  const said = outcome.text === undefined ? undefined : escapeRecalled(outcome.text)
+  const text = said === undefined ? undefined : outcome.entryKind !== undefined && isRuleKind(outcome.entryKind) ? ruleWithPolarity(outcome.entryKind, said) : said
   const what = text !== undefined ? `${outcome.path} ("${text}")` : outcome.path
   return {
     text: `Forgot ${what}: moved to ${outcome.archive}. It is out of search_memory and your memory from now on; a person can bring it back with \`engram restore\`.`,

@@ -9,6 +9,7 @@ import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES, isRuleKind, 
 import { describeError } from '../core/errors.ts'
 import { OWNER_CHOICES, resolveOwnerChoice, type Viewer } from '../core/owner.ts'
 import type { Encoder, EncodeReport } from '../memory/engrams/encoder.ts'
+import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema } from './tool.ts'
 
 export const memorizeInputSchema = z.object({
@@ -48,9 +49,13 @@ const DESCRIPTION = [
   'Do not save passing details of the current task.',
 ].join(' ')
 
-/** A rule with its polarity ("Never: …"), anything else as written: this text is read back later (recall, episodes). */
+/**
+ * A rule with its polarity ("Never: …"), anything else as written: this text is read back later
+ * (recall, episodes). Escaped like all remembered text the model reads (decision 0028).
+ */
 function shown(engram: Engram): string {
-  return isRuleKind(engram.kind) ? ruleWithPolarity(engram.kind, engram.text) : engram.text
+  const text = escapeRecalled(engram.text)
+  return isRuleKind(engram.kind) ? ruleWithPolarity(engram.kind, text) : text
 }
 
 function summarize(report: EncodeReport): string {

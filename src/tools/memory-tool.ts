@@ -21,6 +21,7 @@ import {
   type MessageDescription,
   type SummaryDescription,
 } from '../memory/context/provider.ts'
+import { escapeRecalled, escapeRecalledLines } from '../memory/engrams/escape-recalled.ts'
 import type { UserProfiles } from '../memory/engrams/user-profiles.ts'
 import { passageBounds } from '../memory/context/passages.ts'
 import { DEFAULT_LIMITS } from '../config/limits.ts'
@@ -95,22 +96,24 @@ function requireField(input: MemoryToolInput, field: 'query' | 'id' | 'content',
 const SHOWN_MESSAGE_CHARS = 8_000
 
 /** A message as expand shows it: whole when short, its opening and how to read the rest when long, or one passage. */
+/** A message as expand shows it: engram's header, then its text behind a gutter (decision 0028). */
 function messageText(node: Extract<ExpandedNode, { kind: 'message' }>): string {
-  const head = `msg:${node.id}${node.passage ? `#p${node.passage.index}` : ''} #${node.seq} [${node.at}] ${node.name ?? node.role}: `
+  const head = `msg:${node.id}${node.passage ? `#p${node.passage.index}` : ''} #${node.seq} [${node.at}] ${escapeRecalled(node.name ?? node.role)}:`
+  const body = (text: string): string => [head, ...escapeRecalledLines(text, '  | ')].join('\n')
   if (node.passage) {
     const { index, count, from, to } = node.passage
-    return `${head}${node.content}\n(passage ${index} of ${count} of msg:${node.id}, characters ${from}–${to}${index < count ? `; next: msg:${node.id}#p${index + 1}` : ''})`
+    return `${body(node.content)}\n(passage ${index} of ${count} of msg:${node.id}, characters ${from}–${to}${index < count ? `; next: msg:${node.id}#p${index + 1}` : ''})`
   }
-  if (node.content.length <= SHOWN_MESSAGE_CHARS) return `${head}${node.content}`
+  if (node.content.length <= SHOWN_MESSAGE_CHARS) return body(node.content)
   const count = passageBounds(node.content).length
-  return `${head}${node.content.slice(0, SHOWN_MESSAGE_CHARS)}…\n(msg:${node.id} is ${node.content.length} characters; this is its start. Read it in passages: expand msg:${node.id}#p1 … msg:${node.id}#p${count}.)`
+  return `${body(`${node.content.slice(0, SHOWN_MESSAGE_CHARS)}…`)}\n(msg:${node.id} is ${node.content.length} characters; this is its start. Read it in passages: expand msg:${node.id}#p1 … msg:${node.id}#p${count}.)`
 }
 
 function describeText(description: SummaryDescription | MessageDescription): string {
   if (description.kind === 'message') {
     const folded = description.foldedBy.length > 0 ? `folded into ${description.foldedBy.join(', ')}` : 'not summarized'
     const passages = description.passages > 1 ? ` (${description.chars} characters, indexed as ${description.passages} passages msg:${description.id}#p1 … #p${description.passages})` : ''
-    return `message msg:${description.id} #${description.seq} by ${description.name ?? description.role} at ${description.at}, ${description.tokenCount} tokens${passages}, ${folded}${description.inContext ? ', in your context now' : ''}.`
+    return `message msg:${description.id} #${description.seq} by ${escapeRecalled(description.name ?? description.role)} at ${description.at}, ${description.tokenCount} tokens${passages}, ${folded}${description.inContext ? ', in your context now' : ''}.`
   }
   const range = description.seqRange ? `messages #${description.seqRange.from}–#${description.seqRange.to}` : 'no messages'
   return [
@@ -153,7 +156,7 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
         const result = await provider.search(reader, input.query!, { limit: input.limit ?? 10 })
         const note = result.via === 'scan' ? ' (substring scan: full-text search is unavailable)' : ''
         if (result.hits.length === 0) return { text: `No messages or summaries match "${input.query}"${note}.`, data: result }
-        const lines = result.hits.map((hit) => `${hit.id} [${hit.kind}, session ${hit.sessionId}, ${hit.at}] ${hit.snippet}`)
+        const lines = result.hits.map((hit) => `${hit.id} [${hit.kind}, session ${escapeRecalled(hit.sessionId)}, ${hit.at}] ${escapeRecalled(hit.snippet)}`)
         return { text: `${result.hits.length} hits${note}:\n${lines.join('\n')}`, data: result }
       }
       case 'describe': {
@@ -168,10 +171,12 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
         const missing = requireField(input, 'id', '{"action": "expand", "id": "sum_…"}')
         if (missing) return missing
         const expansion = await provider.expand(reader, input.id!, { toMessages: input.toMessages ?? false, limit: input.limit ?? 50 })
+        // What was said is shown line by line behind a gutter, through the one escaping rule (decision
+        // 0028): its own lines keep their shape (code stays code) and none starts a line of the result.
         const lines = expansion.nodes.map((node) =>
           node.kind === 'message'
             ? messageText(node)
-            : `${node.id} [summary, depth ${node.depth}, ${node.method}${node.degraded ? ', fallback' : ''}, ${node.earliestAt} → ${node.latestAt}]\n${node.content}`,
+            : [`${node.id} [summary, depth ${node.depth}, ${node.method}${node.degraded ? ', fallback' : ''}, ${node.earliestAt} → ${node.latestAt}]`, ...escapeRecalledLines(node.content, '  | ')].join('\n'),
         )
         if (expansion.truncated) lines.push('(more: raise limit to see the rest)')
         return { text: lines.join('\n'), data: expansion }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod'
 import { describeError, EngramError } from '../core/errors.ts'
+import { escapeRecalled, escapeRecalledLines } from '../memory/engrams/escape-recalled.ts'
 import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT, type Recall, type RecallResult } from '../memory/episodes/recall.ts'
 import { DEFAULT_LIMITS } from '../config/limits.ts'
 import { queryField } from './input-limits.ts'
@@ -37,14 +38,20 @@ const DESCRIPTION = [
   'Results are ranked by relevance, newest first among equals, and each names its source file.',
 ].join(' ')
 
-/** Formats results for the model: one block per result with its source. */
+/**
+ * Formats results for the model: one block per result with its source. What was remembered goes
+ * through the one escaping rule (decision 0028): a title or log line on its numbered line, an
+ * episode's lines each behind a `   | ` gutter, so none of it can start a line of its own.
+ */
 export function formatRecallResults(query: string, results: RecallResult[]): string {
-  if (results.length === 0) return `No memories match "${query}". Try other words or a larger days_back.`
+  if (results.length === 0) return `No memories match "${escapeRecalled(query)}". Try other words or a larger days_back.`
   const blocks = results.map((result, index) => {
     const when = result.ts.slice(0, 16).replace('T', ' ')
-    return `${index + 1}. [${when}] ${result.source === 'episode' ? result.title : result.text}\n   source: ${result.ref}${result.source === 'episode' ? `\n   ${result.text.replace(/\n/g, '\n   ')}` : ''}`
+    const head = `${index + 1}. [${when}] ${escapeRecalled(result.source === 'episode' ? result.title : result.text)}\n   source: ${escapeRecalled(result.ref)}`
+    if (result.source !== 'episode') return head
+    return [head, ...escapeRecalledLines(result.text, '   | ')].join('\n')
   })
-  return `${results.length} memor${results.length === 1 ? 'y' : 'ies'} for "${query}":\n\n${blocks.join('\n\n')}`
+  return `${results.length} memor${results.length === 1 ? 'y' : 'ies'} for "${escapeRecalled(query)}":\n\n${blocks.join('\n\n')}`
 }
 
 /** The recall tool over a `recall` function (`createEpisodicRecall`); queries of at most `maxQueryChars` (limits.queryChars). */

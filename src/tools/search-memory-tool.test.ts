@@ -41,7 +41,7 @@ describe('search_memory', () => {
     const result = await tool.execute({ query: 'sencha' })
     assert.equal(result.isError, undefined, result.text)
     assert.match(result.text, /^2 results for "sencha"/)
-    assert.match(result.text, /\[knowledge [\d-]+\] # Green tea Sencha is brewed/)
+    assert.match(result.text, /\[knowledge [\d-]+\] \\# Green tea Sencha is brewed/)
     assert.match(result.text, /source: knowledge\/green-tea\.md \(open with read_memory_file knowledge\/green-tea\.md\)/)
     assert.match(result.text, /source: project\/lessons\.md/)
     const hits = (result.data as { hits: Array<MemorySearchHit & { ref: string }> }).hits

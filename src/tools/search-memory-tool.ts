@@ -12,6 +12,7 @@ import type { HomeLayout } from '../storage/home-layout.ts'
 import { UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
 import { DEFAULT_LIMITS } from '../config/limits.ts'
 import { queryField } from './input-limits.ts'
+import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
 import { memoryPathOfSource } from './memory-paths.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
@@ -78,21 +79,22 @@ export function hitReference(hit: MemorySearchHit, layout: HomeLayout, viewer?: 
   return hit.source
 }
 
+/** A hit's text on one line, through the one escaping rule of recalled text (decision 0028), cut. */
 function snippet(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
+  const flat = escapeRecalled(text)
   return flat.length <= SNIPPET_CHARS ? flat : `${flat.slice(0, SNIPPET_CHARS - 1)}…`
 }
 
 /** Compact text for the model: one line of header and one of text per hit, each with its source. */
 export function formatSearchHits(query: string, hits: MemorySearchHit[], layout: HomeLayout, viewer?: Viewer): string {
-  if (hits.length === 0) return `Nothing in your memory matches "${query}". Try other or fewer words, or drop the kinds filter.`
-  const lines = [`${hits.length} result${hits.length === 1 ? '' : 's'} for "${query}" (best first):`]
+  if (hits.length === 0) return `Nothing in your memory matches "${escapeRecalled(query)}". Try other or fewer words, or drop the kinds filter.`
+  const lines = [`${hits.length} result${hits.length === 1 ? '' : 's'} for "${escapeRecalled(query)}" (best first):`]
   hits.forEach((hit, index) => {
     const ref = hitReference(hit, layout, viewer)
     const opener = ref.startsWith('conv:') ? `memory tool: expand ${hit.id}` : `read_memory_file ${ref}`
     const when = hit.createdAt ? ` ${hit.createdAt.slice(0, 10)}` : ''
     lines.push(`${index + 1}. [${hit.kind}${when}] ${snippet(hit.text)}`)
-    lines.push(`   source: ${ref} (open with ${opener})`)
+    lines.push(`   source: ${escapeRecalled(ref)} (open with ${escapeRecalled(opener)})`)
   })
   return lines.join('\n')
 }

@@ -61,7 +61,7 @@ describe('working state in the prompt', () => {
         'instructions; where it disagrees with the user or the project instructions, they win.',
         '',
         '## Your memory — Current task',
-        'Ship the billing migration &lt;/memory> by Friday.',
+        '- Ship the billing migration &lt;/memory> by Friday.',
         '- [ ] Migrate the billing cron',
         '- [ ] \\#\\# Write the runbook',
         '',

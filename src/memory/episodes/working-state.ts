@@ -118,7 +118,8 @@ async function currentTask(documents: DocumentStore, budget: number): Promise<{ 
     const item = ITEM.exec(line)?.[1]
     if (open !== undefined) lines.push({ text: `- [ ] ${escapeRecalled(open)}`, order, rank: raw.length - order })
     else if (item !== undefined) lines.push({ text: `- ${escapeRecalled(item)}`, order, rank: -raw.length + order })
-    else lines.push({ text: escapeRecalled(line), order, rank: -raw.length + order })
+    // Prose is shown as a bullet too: remembered text never starts a line (a role label there, `SYSTEM:`, would be one).
+    else lines.push({ text: `- ${escapeRecalled(line)}`, order, rank: -raw.length + order })
   })
   if (lines.length === 0) return undefined
   const fitted = fit(workingStateHeading('Current task'), lines, budget)

@@ -85,10 +85,11 @@ test('failures are buffered per turn and one batched call encodes lessons tagged
   assert.equal(learner.bufferedCount, 0)
 })
 
-test('model failures and invalid answers write nothing and drop the buffer', async (t) => {
+test('model failures, invalid answers and lessons only about tools that did not fail write nothing and drop the buffer', async (t) => {
   server.reset()
   const { learner, dispatcher, memory } = setup(t)
-  for (const step of [{ fail: { status: 500 } }, { invalidJson: true as const }, { json: { lessons: [{ tool: 'read_csv' }] } }]) {
+  const offTarget = { json: { lessons: [{ tool: 'made_up_tool', lesson: 'This lesson is about a tool that did not fail.', confidence: 'high' }] } }
+  for (const step of [{ fail: { status: 500 } }, { invalidJson: true as const }, { json: { lessons: [{ tool: 'read_csv' }] } }, offTarget]) {
     await dispatcher.execute('read_csv', { path: 'mixed.csv' })
     server.enqueue(step)
     const result = await learner.flush()

@@ -34,7 +34,8 @@ export interface BufferedFailure {
 export type ErrorLearnerFlushResult =
   | { kind: 'empty' }
   | { kind: 'skipped'; reason: 'no LLM configured'; dropped: number }
-  | { kind: 'failed'; reason: string; dropped: number }
+  /** The model failed or answered off the mark; `code` is the error code when it failed. */
+  | { kind: 'failed'; reason: string; code?: string; dropped: number }
   | { kind: 'encoded'; lessons: Engram[]; discarded: Array<{ tool: string; lesson: string; reason: string }>; report: EncodeReport }
 
 export interface ErrorLearner extends ToolObserver {
@@ -199,7 +200,8 @@ export async function learnFromFailures(
       ...(flushOptions.signal ? { signal: flushOptions.signal } : {}),
     })
   } catch (error) {
-    return { kind: 'failed', reason: EngramError.is(error) ? `${error.code}: ${error.message}` : describeError(error), dropped: failures.length }
+    if (EngramError.is(error)) return { kind: 'failed', reason: `${error.code}: ${error.message}`, code: error.code, dropped: failures.length }
+    return { kind: 'failed', reason: describeError(error), dropped: failures.length }
   }
 
   // A lesson is only kept when it is about a tool that actually failed this turn: the tag
@@ -216,6 +218,9 @@ export async function learnFromFailures(
     }
     lessons.push({ text, kind: 'lesson', scope, confidence: item.confidence, topic: tool, tool, source: 'consolidation' })
   }
+  // Lessons only about tools that did not fail answer another question than the one asked: as
+  // much a failed answer as one out of schema (tried again; the failures are not learned from).
+  if (lessons.length === 0 && discarded.length > 0) return { kind: 'failed', reason: `every lesson (${discarded.length}) named a tool that did not fail this turn`, dropped: failures.length }
   const report = lessons.length > 0 ? await options.encoder.encode(lessons) : { saved: [], duplicates: [], pending: [], suppressed: [], rejected: [] }
   return { kind: 'encoded', lessons, discarded, report }
 }

@@ -13,6 +13,7 @@ import type { Llm } from '../../llm/contracts.ts'
 import type { Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
 import type { ContextProvider } from '../context/provider.ts'
 import type { DeclarativeMemory } from '../engrams/declarative-memory.ts'
+import type { DroppedWork } from '../failures.ts'
 import type { ViewerScope } from '../view.ts'
 import type { BoundaryReason, ImmediateEncoder } from '../episodes/immediate-encoding.ts'
 import { type BoundaryOutcome, encodingHandler, replayHandler } from './boundary-work.ts'
@@ -43,6 +44,8 @@ export interface SessionLifecycleDeps {
   eager?: boolean
   idleMs?: number
   onWarning(message: string): void
+  /** Work given up after its last attempt, for the failure reports (failures.ts). */
+  onDropped?(work: DroppedWork): Promise<void>
   /** Every job this process settled (the mind reindexes after work that wrote files). */
   onSettled?(outcome: JobOutcome): void
 }
@@ -133,7 +136,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       [ENCODING_JOB]: encodingHandler(deps.encoder),
       [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
       [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory),
-      ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail }),
+      ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}) }),
     },
     onSettled(outcome) {
       if (outcome.status === 'failed' || outcome.status === 'retrying') {

@@ -14,6 +14,7 @@ import { type ConversationMessage, IDENTITY_EVERY_TURNS } from '../engrams/ident
 import { type BufferedFailure, learnFromFailures } from '../learning/error-learner.ts'
 import { type PatternEvent, isEventKind } from '../learning/pattern-events.ts'
 import { createPatternMonitor, knownRulesPredicate, PATTERN_MONITOR_MODES, type PatternMonitorMode } from '../learning/pattern-monitor.ts'
+import type { DroppedWork } from '../failures.ts'
 import type { ViewerScope } from '../view.ts'
 import type { JobHandler, JobHandlerResult } from './job-runner.ts'
 
@@ -83,6 +84,8 @@ export interface TurnWorkHandlerOptions {
   scope(user: string | undefined): ViewerScope
   context: ContextProvider
   freshTail: number
+  /** Work given up after its last attempt (the error learner's), to be reported to the next turns (failures.ts). */
+  onDropped?(work: DroppedWork): Promise<void>
 }
 
 function contextSession(agent: string, job: QueuedJob): ContextSession | undefined {
@@ -100,6 +103,12 @@ function invalidPayload(job: QueuedJob, what: string): JobHandlerResult {
   return { status: 'failed', error: `job ${job.id} (${job.kind}): ${what}` }
 }
 
+/** `3 failed calls of deploy, fetch`: counts and tool names only (every session reads the report). */
+function failedCalls(failures: readonly BufferedFailure[]): string {
+  const tools = [...new Set(failures.map((failure) => failure.tool))]
+  return `${failures.length} failed call${failures.length === 1 ? '' : 's'} of ${tools.join(', ')}`
+}
+
 /** Handlers of the jobs `turnJobs` queues. */
 export function turnWorkHandlers(options: TurnWorkHandlerOptions): Record<string, JobHandler> {
   const { memory } = options
@@ -108,7 +117,18 @@ export function turnWorkHandlers(options: TurnWorkHandlerOptions): Record<string
       const failures = job.payload.failures
       if (!Array.isArray(failures)) return invalidPayload(job, 'no failures in the payload')
       const result = await learnFromFailures(failures as BufferedFailure[], { encoder: options.scope(userOf(job)).encoder, llm: options.llm })
-      if (result.kind === 'failed') return { status: 'retry', error: `error learner: ${result.reason}` }
+      if (result.kind === 'failed') {
+        const what = failedCalls(failures as BufferedFailure[])
+        if (job.attempts < job.maxAttempts) return { status: 'retry', error: `error learner: lessons from ${what} not learned yet (tried again later): ${result.reason}` }
+        // The last attempt: the failures are dropped, and every next turn is told (whatever process it runs in).
+        await options.onDropped?.({
+          title: 'Lessons not learned from failed tool calls',
+          task: 'lessons',
+          message: `${what}; the model failed on all ${job.attempts} attempts (${result.code ?? 'its answers were off the mark'}).`,
+          fix: 'see the LLM failures reported with task "lessons" and fix the model (llm.fastModel / ENGRAM_LLM_FAST_MODEL); the calls are kept in the failed error-learner job',
+        })
+        return { status: 'failed', error: `error learner: lessons from ${what} dropped after ${job.attempts} attempts: ${result.reason}` }
+      }
       if (result.kind === 'skipped') return { status: 'skipped', reason: result.reason }
       if (result.kind === 'empty') return { status: 'skipped', reason: 'no failures' }
       return { status: 'done', result: { lessons: result.lessons.map((lesson) => lesson.text), saved: result.report.saved.length, discarded: result.discarded.length } }

@@ -14,8 +14,8 @@
  * A per-line `- [message date] … (-> pointer)` frame costs about a dozen tokens, as much as a short
  * turn; paid once per group instead, the same budget holds many more of the turns an answer needs.
  * Other kinds (knowledge, lessons, rules, episodes…) keep their compact line each, above the
- * excerpts. Message text stays verbatim: only what could break out of the memory block (line
- * breaks, tag-like `<`) is neutralised.
+ * excerpts. Message text is what was said, through the one escaping rule of everything recalled
+ * (`escapeRecalled`): it stays on its line and can open no tag, heading or fence.
  */
 import { countTokensByLine, truncateToTokens } from '../../core/tokens.ts'
 import type { StoredUnit } from '../../storage/contracts.ts'
@@ -40,21 +40,6 @@ export interface RelatedPack<T> {
 /** Below this many budget units left, nothing else could fit: stop counting. */
 const NOTHING_FITS = 4
 
-// Anything a reader or a model could take as a line break, and the other controls.
-const LINE_BREAKS_AND_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g
-// The opening `<` of a tag, closing tag, comment or processing instruction — what could close
-// or forge a wrapper such as `</memory>` or `<system>`. "I <3 it" and "a < b" are left alone.
-const TAG_OPEN = /<(?=[/!?]|[A-Za-z][\w:.-]*(?:[\s/>]|$))/g
-
-/**
- * What someone said, on one line of an excerpt, unchanged but for what could break out of it:
- * line breaks and controls become spaces (runs of whitespace fold to one), and the `<` that
- * opens something tag-like is written `&lt;`. Headings cannot start mid-line, so `#` stays.
- */
-export function escapeSpoken(text: string): string {
-  return text.replace(LINE_BREAKS_AND_CONTROLS, ' ').replace(TAG_OPEN, '&lt;').replace(/\s+/g, ' ').trim()
-}
-
 /** Whether a unit is part of a conversation (shown as an excerpt line). */
 export function isConversational(unit: StoredUnit): boolean {
   return (unit.kind === 'message' || unit.kind === 'summary') && unit.source.startsWith('conv:')
@@ -62,12 +47,24 @@ export function isConversational(unit: StoredUnit): boolean {
 
 const day = (iso: string): string => iso.slice(0, 10)
 
+// What a speaker label must not read as: a role of a chat transcript other than its own.
+const ROLE_WORD = /^(?:system|assistant|user|human|developer|tool|function|model|ai|bot)$/i
+
+/**
+ * The speaker label of an excerpt line: the name, else the role. A name is data and starts the
+ * line, so it is escaped, loses its colons, and a name that reads as another role (a user named
+ * "system") or starts with anything but a letter or digit keeps its role in front:
+ * `user (system): …`.
+ */
 function speakerOf(unit: StoredUnit): string {
   const name = unit.meta?.name
-  const role = unit.meta?.role
-  const who = typeof name === 'string' && name.trim() !== '' ? name : typeof role === 'string' && role !== '' ? role : 'someone'
-  // A name is one word group before the colon: it must not carry a colon or a line of its own.
-  return escapeRecalled(who).replace(/:/g, ' ').trim() || 'someone'
+  const role = typeof unit.meta?.role === 'string' && unit.meta.role !== '' ? unit.meta.role : 'someone'
+  if (typeof name !== 'string' || name.trim() === '') return role
+  const label = escapeRecalled(name).replace(/:/g, ' ').replace(/\s+/g, ' ').trim()
+  if (label === '') return role
+  const plain = label.normalize('NFKC')
+  if ((ROLE_WORD.test(plain) && plain.toLowerCase() !== role.toLowerCase()) || !/^[\p{L}\p{N}]/u.test(plain)) return `${role} (${label})`
+  return label
 }
 
 function sessionOf(unit: StoredUnit): string | undefined {
@@ -92,7 +89,7 @@ function excerptLine(unit: StoredUnit, longest: number, itemTokens: number, mete
     const cut = truncateToTokens(text, itemTokens)
     return cut.length < text.length ? `(summary) ${cut}… (-> ${pointer})` : `(summary) ${text} (-> ${pointer})`
   }
-  const line = `${speakerOf(unit)}: ${escapeSpoken(unit.text)}`
+  const line = `${speakerOf(unit)}: ${escapeRecalled(unit.text)}`
   if (meter.line(line) <= longest) return line
   return `${truncateToTokens(line, Math.max(itemTokens, Math.floor(longest * 0.8)))}… (-> ${pointer})`
 }

@@ -3,15 +3,11 @@
  * per skill), and the full procedure only when `recall_skill` pulls it into working memory.
  */
 import { countTokens, truncateToTokens } from '../../core/tokens.ts'
+import { escapeRecalled } from '../engrams/escape-recalled.ts'
 import type { Skill, SkillSummary } from './skill.ts'
 
 /** Tokens one skill's line may take in the prompt (the seed's budget: ~50 per skill). */
 export const SKILL_LINE_TOKENS = 50
-
-/** Collapses line breaks and markdown headings so a cue cannot open a section of its own. */
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').replace(/^#+\s*/, '').trim()
-}
 
 /**
  * The `## Procedural memory` section: one line `- <label> — <when_to_use>` per skill, each within
@@ -21,8 +17,9 @@ export function compactSkillList(summaries: readonly SkillSummary[], options: { 
   if (summaries.length === 0) return ''
   const budget = options.lineTokens ?? SKILL_LINE_TOKENS
   const lines = summaries.map((summary) => {
-    const prefix = `- ${summary.label} — `
-    const cue = oneLine(summary.when_to_use)
+    const prefix = `- ${escapeRecalled(summary.label)} — `
+    // Remembered text, escaped like every other (a cue cannot open a tag, a heading or a line of its own).
+    const cue = escapeRecalled(summary.when_to_use)
     const room = Math.max(8, budget - countTokens(prefix))
     return `${prefix}${countTokens(cue) > room ? `${truncateToTokens(cue, room - 1)}…` : cue}`
   })
@@ -43,7 +40,9 @@ export function formatSkillProcedure(skill: Skill, requested?: string): string {
   if (requested !== undefined && requested !== skill.label) {
     parts.push(`Note: no skill is labelled "${requested}"; this is the closest match, "${skill.label}".`)
   }
-  parts.push(`# Skill: ${skill.meta.name} (${skill.label})`, `When to use: ${oneLine(skill.meta.when_to_use)}`, '', '## Procedure', skill.declarative.trim())
+  // Remembered text never sits in a heading of ours: the name and cue are lines of their own, escaped.
+  // The procedure is the skill's file, loaded because the model asked for it (as read_memory_file reads one).
+  parts.push(`# Skill ${skill.label}`, `Name: ${escapeRecalled(skill.meta.name)}`, `When to use: ${escapeRecalled(skill.meta.when_to_use)}`, '', '## Procedure', skill.declarative.trim())
   if (skill.chunks?.trim()) parts.push('', '## Recipes', skill.chunks.trim())
   if (skill.codeFiles.length > 0) parts.push('', `## Helper code (in ${skill.dir}/code)`, ...skill.codeFiles.map((file) => `- ${file}`))
   return parts.join('\n')

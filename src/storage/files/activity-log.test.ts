@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
@@ -118,6 +118,45 @@ describe('file ActivityLog', () => {
       // Rewritten in place at the same size: the change is still seen.
       writeFileSync(file, line(5, 'rewrittex'))
       assert.deepEqual(await contents(), [['rewrittex', 'activity/2026-03-04.jsonl#L1']])
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('a day rewritten in place — same inode, equal or larger size, times set back — never returns old records', async () => {
+    const { temp, dir, log } = setup()
+    const file = join(dir, '2026-03-04.jsonl')
+    const line = (content: string): string => `${JSON.stringify({ ts: '2026-03-04T09:00:00Z', type: 'message_received', content })}\n`
+    const contents = async (): Promise<Array<string | undefined>> => (await log.read()).map((record) => record.content)
+    /** Writes `text` over the file from its start without truncating or replacing it, then sets its times back (a coarse clock). */
+    const overwrite = (text: string): void => {
+      const before = statSync(file)
+      const fd = openSync(file, 'r+')
+      try {
+        writeSync(fd, text, 0)
+      } finally {
+        closeSync(fd)
+      }
+      utimesSync(file, before.atimeMs / 1000, before.mtimeMs / 1000)
+      assert.deepEqual([statSync(file).ino, statSync(file).mtimeMs], [before.ino, before.mtimeMs], 'the same file, its time set back')
+    }
+    try {
+      for (const content of ['alpha', 'bravo', 'charlie']) await log.append({ ts: '2026-03-04T09:00:00Z', type: 'message_received', content })
+      assert.deepEqual(await contents(), ['alpha', 'bravo', 'charlie'])
+      // Larger: the first line changed and a line added — the old records must not come back.
+      overwrite(`${line('ALPHA')}${line('bravo')}${line('charlie')}${line('delta')}`)
+      assert.deepEqual(await contents(), ['ALPHA', 'bravo', 'charlie', 'delta'])
+      // Equal size: one letter of the middle line.
+      overwrite(`${line('ALPHA')}${line('brAvo')}${line('charlie')}${line('delta')}`)
+      assert.deepEqual(await contents(), ['ALPHA', 'brAvo', 'charlie', 'delta'])
+      // An append after all that still parses only what was appended, numbered after the rest.
+      await log.append({ ts: '2026-03-04T09:00:00Z', type: 'message_received', content: 'echo' })
+      assert.deepEqual((await log.read()).map((record) => [record.content, record.ref]).at(-1), ['echo', 'activity/2026-03-04.jsonl#L5'])
+      // A new day file whose folder times were set back is listed all the same.
+      const folder = statSync(dir)
+      writeFileSync(join(dir, '2026-03-05.jsonl'), `${JSON.stringify({ ts: '2026-03-05T09:00:00Z', type: 'message_received', content: 'next day' })}\n`)
+      utimesSync(dir, folder.atimeMs / 1000, folder.mtimeMs / 1000)
+      assert.deepEqual(await log.days(), ['2026-03-04', '2026-03-05'])
     } finally {
       temp.cleanup()
     }

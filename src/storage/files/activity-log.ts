@@ -13,13 +13,14 @@
  * lines that do not parse (a line cut off by a crash) and reports them; it opens only the day
  * files inside the requested range.
  */
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
+import { type BigIntStats, closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ActivityEvent, isActivityType, TOOL_INPUT_LIMIT, TOOL_RESULT_LIMIT } from '../../core/activity.ts'
 import { type Clock, isoDay } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { ActivityLog, ActivityQuery, ActivityRecord, ParseProblem } from '../contracts.ts'
 import { appendLine } from './atomic-write.ts'
+import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
 
 export interface FileActivityLogOptions {
   /** The agent's `activity/` folder. */
@@ -133,23 +134,28 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
   }
 
   /*
-   * Priming reads the last hours of activity before every turn. Re-reading and re-parsing whole day
-   * files each time cost about 1.5 ms per turn on a busy day, most of it waiting for file reads.
-   * The log only ever grows by appends, so each day keeps what was parsed, and a read parses only
-   * the bytes appended since (checked with one stat). A file that shrank, was replaced (another
-   * inode) or changed without growing is parsed again from the start.
+   * Priming reads the last hours of activity before every turn. Re-parsing whole day files each
+   * time cost about 1.5 ms per turn on a busy day; the log only grows by appends, so each day keeps
+   * what was parsed and a read parses only the lines appended since. Whether it did only grow is
+   * decided by the bytes, never by the size alone (a file rewritten in place, same inode and
+   * larger, once returned its old records): an unchanged settled stamp (file-stamp.ts) reads
+   * nothing; otherwise the file is read and the bytes parsed before must be the start of it —
+   * compared exactly, which costs a fraction of parsing them — or the day is parsed again from
+   * its start.
    */
   interface ParsedDay {
-    ino: number
-    mtimeMs: number
-    /** Bytes parsed: always just after a line break. */
+    stamp: FileStamp
+    /** The bytes parsed (complete lines, up to just after a line break), in the pieces they were read in. */
+    chunks: Buffer[]
     parsed: number
     lines: number
     records: ActivityRecord[]
     problems: ParseProblem[]
+    /** What the bytes after the parsed ones (a line still being written) parsed to. */
+    partial: { records: ActivityRecord[]; problems: ParseProblem[] }
   }
   const parsedDays = new Map<string, ParsedDay>()
-  let listing: { mtimeMs: number; days: string[] } | undefined
+  let listing: { stamp: FileStamp; days: string[] } | undefined
 
   function unreadable(path: string, error: unknown): EngramError {
     return new EngramError({
@@ -164,13 +170,14 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
   async function days(): Promise<string[]> {
     try {
       // The folder changes when a day's file is created: list it again only then.
-      const mtimeMs = statSync(dir).mtimeMs
-      if (listing?.mtimeMs === mtimeMs) return [...listing.days]
+      const readAt = Date.now()
+      const stat = statSync(dir, { bigint: true })
+      if (listing && unchanged(listing.stamp, stat)) return [...listing.days]
       const found = readdirSync(dir)
         .map((name) => DAY_FILE.exec(name)?.[1])
         .filter((day): day is string => day !== undefined)
         .sort()
-      listing = { mtimeMs, days: found }
+      listing = { stamp: fileStamp(stat, readAt), days: found }
       return [...found]
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
@@ -178,20 +185,35 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
     }
   }
 
-  function readRange(path: string, from: number, to: number): Buffer {
+  // One buffer the day files are read into, reused (a busy day is megabytes, read at every turn).
+  let scratch = Buffer.alloc(0)
+  function readWhole(path: string, size: number): Buffer {
     const fd = openSync(path, 'r')
     try {
-      const buffer = Buffer.alloc(to - from)
+      // What the stat said, or more if the file grew meanwhile (read up to the end); the slack
+      // lets the read that finds the end happen without growing the buffer.
+      if (scratch.length < size + 16_384) scratch = Buffer.allocUnsafe(size + 65_536)
       let at = 0
-      while (at < buffer.length) {
-        const n = readSync(fd, buffer, at, buffer.length - at, from + at)
+      for (;;) {
+        if (at === scratch.length) scratch = Buffer.concat([scratch, Buffer.allocUnsafe(scratch.length)])
+        const n = readSync(fd, scratch, at, scratch.length - at, at)
         if (n === 0) break
         at += n
       }
-      return buffer.subarray(0, at)
+      return scratch.subarray(0, at)
     } finally {
       closeSync(fd)
     }
+  }
+
+  /** Whether `bytes` starts with `chunks`, byte for byte. */
+  function startsWith(bytes: Buffer, chunks: readonly Buffer[]): boolean {
+    let at = 0
+    for (const chunk of chunks) {
+      if (at + chunk.length > bytes.length || bytes.compare(chunk, 0, chunk.length, at, at + chunk.length) !== 0) return false
+      at += chunk.length
+    }
+    return true
   }
 
   function parseLines(file: string, text: string, firstLine: number, into: { records: ActivityRecord[]; problems: ParseProblem[] }): number {
@@ -206,48 +228,51 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
     return lines.length
   }
 
-  async function readDay(day: string): Promise<{ records: ActivityRecord[]; problems: ParseProblem[] }> {
+  async function readDay(day: string): Promise<{ records: readonly ActivityRecord[]; problems: ParseProblem[] }> {
     const file = `${day}.jsonl`
     const path = join(dir, file)
-    let stat: { ino: number; size: number; mtimeMs: number }
+    const readAt = Date.now()
+    let stat: BigIntStats
     try {
-      stat = statSync(path)
+      stat = statSync(path, { bigint: true })
     } catch (error) {
       parsedDays.delete(day)
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], problems: [] }
       throw unreadable(path, error)
     }
     let known = parsedDays.get(day)
-    const grew = known !== undefined && stat.size > known.parsed
-    if (known && (known.ino !== stat.ino || stat.size < known.parsed || (stat.mtimeMs !== known.mtimeMs && !grew))) known = undefined
-    known ??= { ino: stat.ino, mtimeMs: stat.mtimeMs, parsed: 0, lines: 0, records: [], problems: [] }
-    // A line still being written (no line break yet) is parsed on every read until it is complete.
-    const partial = { records: [] as ActivityRecord[], problems: [] as ParseProblem[] }
-    if (stat.size > known.parsed) {
+    if (!known || !unchanged(known.stamp, stat)) {
       let bytes: Buffer
       try {
-        bytes = readRange(path, known.parsed, stat.size)
+        bytes = readWhole(path, Number(stat.size))
       } catch (error) {
         parsedDays.delete(day)
         throw unreadable(path, error)
       }
-      const end = bytes.lastIndexOf(0x0a)
-      if (end >= 0) {
-        known.lines += parseLines(file, bytes.subarray(0, end).toString('utf8'), known.lines + 1, known)
-        known.parsed += end + 1
+      // Only an append keeps what was parsed: the old bytes must start the file, byte for byte.
+      const grown = known !== undefined && startsWith(bytes, known.chunks)
+      const from = grown && known ? known : { chunks: [], parsed: 0, lines: 0, records: [], problems: [] }
+      const start = from.parsed
+      const end = bytes.lastIndexOf(0x0a) + 1
+      const next: ParsedDay = { ...from, stamp: fileStamp(stat, readAt), partial: { records: [], problems: [] } }
+      if (end > start) {
+        next.lines += parseLines(file, bytes.subarray(start, end - 1).toString('utf8'), next.lines + 1, next)
+        // Copied out of the reused buffer; a day read at every turn is joined into one piece now and then.
+        next.chunks = [...from.chunks, Buffer.from(bytes.subarray(start, end))]
+        if (next.chunks.length > 64) next.chunks = [Buffer.concat(next.chunks)]
+        next.parsed = end
       }
-      const rest = bytes.subarray(end + 1)
-      if (rest.length > 0) parseLines(file, rest.toString('utf8'), known.lines + 1, partial)
-      known.mtimeMs = stat.mtimeMs
-      known.ino = stat.ino
+      // A line still being written (no line break yet) is parsed again on every read until it is complete.
+      if (bytes.length > next.parsed) parseLines(file, bytes.subarray(next.parsed).toString('utf8'), next.lines + 1, next.partial)
+      known = next
+      parsedDays.set(day, known)
     }
-    parsedDays.set(day, known)
-    // Copies: the parsed records stay this log's, whatever a caller does with what it gets.
-    return {
-      records: [...known.records, ...partial.records].map((record) => ({ ...record })),
-      problems: [...known.problems, ...partial.problems],
-    }
+    // The log's own records: read() copies the ones it returns.
+    return { records: known.partial.records.length > 0 ? [...known.records, ...known.partial.records] : known.records, problems: [...known.problems, ...known.partial.problems] }
   }
+
+  /** Copies: the parsed records stay this log's, whatever a caller does with what it gets. */
+  const copies = (records: readonly ActivityRecord[]): ActivityRecord[] => records.map((record) => ({ ...record }))
 
   return {
     async append(event) {
@@ -297,7 +322,7 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
       if (query.limit === undefined) {
         const all: ActivityRecord[] = []
         for (const day of inRange) all.push(...(await readDay(day)).records.filter(keep))
-        return all.sort(order)
+        return copies(all.sort(order))
       }
       // Newest first: walk days backwards and stop once a whole day has filled the limit.
       const limit = Math.max(0, Math.floor(query.limit))
@@ -306,7 +331,7 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
         if (found.length >= limit) break
         found.push(...(await readDay(day)).records.filter(keep))
       }
-      return found.sort((a, b) => order(b, a)).slice(0, limit)
+      return copies(found.sort((a, b) => order(b, a)).slice(0, limit))
     },
 
     days,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
@@ -40,6 +40,24 @@ describe('file DocumentStore', () => {
       assert.equal((await store.read('user', 'ada'))?.body, '- Written through the store.\n')
       rmSync(file)
       assert.equal(await store.read('user', 'ada'), null)
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('a document rewritten in place with its times set back is read again, at equal and larger size', async () => {
+    const { temp, store } = setup()
+    try {
+      await store.write('user', 'ada', { name: 'Ada' }, '- Prefers tea.\n')
+      const file = join(temp.home, 'shared/users/ada.md')
+      for (const body of ['- Prefers tee.\n', '- Prefers green tea, no sugar.\n']) {
+        assert.ok((await store.read('user', 'ada'))?.body)
+        const before = statSync(file)
+        writeFileSync(file, `---\nname: Ada\n---\n${body}`)
+        utimesSync(file, before.atimeMs / 1000, before.mtimeMs / 1000)
+        assert.deepEqual([statSync(file).ino, statSync(file).mtimeMs], [before.ino, before.mtimeMs], 'the same file, its time set back')
+        assert.equal((await store.read('user', 'ada'))?.body, body)
+      }
     } finally {
       temp.cleanup()
     }

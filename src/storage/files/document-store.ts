@@ -12,7 +12,7 @@
  * `<t>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted, except by `purge` (decision 0023). Prompt layers belong to the
  * agent and user profiles to their users whatever tree a store is opened on.
  */
-import { constants, statSync } from 'node:fs'
+import { type BigIntStats, constants, statSync } from 'node:fs'
 import { copyFile, link, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { dirname, isAbsolute, join } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
@@ -23,6 +23,7 @@ import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../..
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, Locks, ParseProblem } from '../contracts.ts'
 import { appendLine, isTempFileName, syncFolder, writeFileAtomic } from './atomic-write.ts'
+import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
 
 /** Documents up to this size keep their bytes between reads (document-store read cache), at most this many. */
 const RECENT_MAX_BYTES = 64 * 1024
@@ -157,27 +158,29 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
   /*
    * Priming reads the sender's profile before every turn; a file read costs several round trips
    * through the I/O thread pool, behind whatever else the turn is doing. Small documents keep their
-   * bytes here, checked with one stat (inode, size, modification time); every write replaces the
-   * file (new inode), so a changed document is always read again.
+   * bytes here, used again only while the file's stamp (inode, size, modification and change times)
+   * is the one they were read with and settled (file-stamp.ts): a rewrite in place, even at the
+   * same size within the same clock tick, is read again.
    */
-  const recent = new Map<string, { ino: number; size: number; mtimeMs: number; bytes: Buffer }>()
+  const recent = new Map<string, { stamp: FileStamp; bytes: Buffer }>()
   async function readBytesChecked(path: string): Promise<Buffer | null> {
-    let info: { ino: number; size: number; mtimeMs: number }
+    let info: BigIntStats
+    const readAt = Date.now()
     try {
-      info = statSync(path)
+      info = statSync(path, { bigint: true })
     } catch (error) {
       recent.delete(path)
       if (isMissing(error)) return null
       return readBytes(path)
     }
     const known = recent.get(path)
-    if (known && known.ino === info.ino && known.size === info.size && known.mtimeMs === info.mtimeMs) return known.bytes
+    if (known && unchanged(known.stamp, info)) return known.bytes
     const bytes = await readBytes(path)
     if (bytes === null) recent.delete(path)
-    else if (bytes.length === info.size && bytes.length <= RECENT_MAX_BYTES) {
+    else if (BigInt(bytes.length) === info.size && bytes.length <= RECENT_MAX_BYTES) {
       if (recent.size >= RECENT_MAX_DOCUMENTS) recent.clear()
-      recent.set(path, { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs, bytes })
-    }
+      recent.set(path, { stamp: fileStamp(info, readAt), bytes })
+    } else recent.delete(path)
     return bytes
   }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
@@ -110,6 +110,27 @@ describe('file EngramStore', () => {
       const after = await store.recallRules()
       assert.deepEqual(after.always.map((e) => e.text), ['Be kind!', 'Cite sources'])
       assert.deepEqual(after.never.map((e) => e.text), ['Guess facts'])
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('a memory file rewritten in place with its times set back is read again, at equal and larger size', async () => {
+    const { temp, dir, store } = setup()
+    try {
+      await store.encodeLesson(lesson('The deploy key rotates on Mondays'))
+      const path = join(dir, 'lessons.md')
+      for (const [from, to] of [
+        ['Mondays', 'Fridays'],
+        ['Fridays', 'Fridays and after every incident'],
+      ] as const) {
+        assert.equal((await store.recallLessons()).length, 1)
+        const before = statSync(path)
+        writeFileSync(path, readFileSync(path, 'utf8').replace(from, to))
+        utimesSync(path, before.atimeMs / 1000, before.mtimeMs / 1000)
+        assert.deepEqual([statSync(path).ino, statSync(path).mtimeMs], [before.ino, before.mtimeMs], 'the same file, its time set back')
+        assert.deepEqual((await store.recallLessons()).map((entry) => entry.text), [`The deploy key rotates on ${to}`])
+      }
     } finally {
       temp.cleanup()
     }

@@ -27,6 +27,7 @@ import {
 } from '../../core/markdown-entry.ts'
 import type { EncodeOutcome, EngramFile, EngramStore, Locks, ParseProblem } from '../contracts.ts'
 import { appendText, isTempFileName, writeFileAtomic } from './atomic-write.ts'
+import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
 
 /** Memory files up to this size keep their text between reads (a rules file is a few KB), at most this many. */
 const RECENT_MAX_BYTES = 256 * 1024
@@ -95,25 +96,27 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
 
   /*
    * Every turn reads the same few files several times (the memory context, tool wisdom for each
-   * tool, of each owner's store): their text is kept here, checked with one stat (inode, size,
-   * modification time) before it is used. A write replaces the file (new inode) or appends (new
-   * size), and a hand edit changes its time, so a changed file is always read again.
+   * tool, of each owner's store): their text is kept here, used again only while the file's stamp
+   * (inode, size, modification and change times) is the one it was read with and settled
+   * (file-stamp.ts). A write replaces the file, an append grows it, and a hand edit in place — even
+   * at the same size within the same clock tick — is read again.
    */
-  const recent = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>()
+  const recent = new Map<string, { stamp: FileStamp; text: string }>()
   async function readText(path: string): Promise<string | null> {
     try {
+      const readAt = Date.now()
       // A missing file is the common case for a new owner's store: no exception to build for it.
-      const info = statSync(path, { throwIfNoEntry: false })
+      const info = statSync(path, { throwIfNoEntry: false, bigint: true })
       if (info === undefined) {
         recent.delete(path)
         return null
       }
       const known = recent.get(path)
-      if (known && known.ino === info.ino && known.size === info.size && known.mtimeMs === info.mtimeMs) return known.text
+      if (known && unchanged(known.stamp, info)) return known.text
       const text = await readFile(path, 'utf8')
-      if (Buffer.byteLength(text) === info.size && info.size <= RECENT_MAX_BYTES) {
+      if (BigInt(Buffer.byteLength(text)) === info.size && info.size <= BigInt(RECENT_MAX_BYTES)) {
         if (recent.size >= RECENT_MAX_FILES) recent.clear()
-        recent.set(path, { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs, text })
+        recent.set(path, { stamp: fileStamp(info, readAt), text })
       } else recent.delete(path)
       return text
     } catch (error) {
