@@ -57,22 +57,22 @@ test('a waiter behind many short holders is never turned away: the timeout count
   try {
     const locks = createFileLocks({ dir: join(temp.home, 'locks') })
     const order: number[] = []
-    // 30 holders of 20 ms each keep the lock busy for 600 ms, three times the waiters' timeout.
+    // 40 holders of 20 ms each keep the lock busy for 800 ms, over twice the waiters' timeout.
     await Promise.all(
-      Array.from({ length: 30 }, (_, i) =>
+      Array.from({ length: 40 }, (_, i) =>
         locks.withLock(
           'queue',
           async () => {
             order.push(i)
             await sleep(20)
           },
-          { timeoutMs: 200 },
+          { timeoutMs: 300 },
         ),
       ),
     )
     assert.deepEqual(
       order,
-      Array.from({ length: 30 }, (_, i) => i),
+      Array.from({ length: 40 }, (_, i) => i),
       'callers in one process are served in arrival order',
     )
   } finally {
