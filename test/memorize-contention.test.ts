@@ -7,10 +7,32 @@
  * the stale-lock wait (10 s) this replaced.
  */
 import assert from 'node:assert/strict'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { createMind } from '../src/mind.ts'
+import { isTempFileName } from '../src/storage/files/atomic-write.ts'
 import { type ContentionCheck, checkContention, runKilledHolder, runMemorizers } from '../src/memory/engrams/test-support/memorize-contention.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+
+const DIE_MID_WRITE = join(import.meta.dirname, '../src/storage/files/test-support/die-mid-write.ts')
+
+/** A process that has written half of a temp file for `path` and waits there. */
+async function writerMidWrite(path: string): Promise<ChildProcess> {
+  const writer = spawn(process.execPath, [DIE_MID_WRITE, path], { stdio: ['ignore', 'pipe', 'inherit'] })
+  await new Promise<void>((resolve, reject) => {
+    writer.stdout?.once('data', () => resolve())
+    writer.once('exit', (code) => reject(new Error(`die-mid-write exited with ${code}`)))
+  })
+  return writer
+}
+
+async function killed(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGKILL')
+  await exited
+}
 
 async function openedHome(): Promise<TempHome> {
   const temp = makeTempHome('engram-contention-')
@@ -70,6 +92,38 @@ describe('memorize under contention', () => {
       assertStoredOnce(run.check)
       // The goal is under a second (the bench measures it); this bound only fails on a stale-time wait.
       assert.ok(run.allWaitersMs < 3000, `the waiters were blocked ${run.allWaitersMs} ms after the holder died`)
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('temp files of writers killed mid-write are removed by the next process that saves to that file; a running writer’s stays', { timeout: 120_000 }, async () => {
+    const temp = await openedHome()
+    try {
+      const memory = join(temp.home, 'agents', 'default', 'memory')
+      const user = join(temp.home, 'agents', 'default', 'users', 'u1', 'memory')
+      const dead = [await writerMidWrite(join(memory, 'rules.md')), await writerMidWrite(join(memory, 'rules.md')), await writerMidWrite(join(user, 'rules.md'))]
+      for (const writer of dead) await killed(writer)
+      const running = await writerMidWrite(join(memory, 'rules.md'))
+      try {
+        const temps = (dir: string) => readdirSync(dir).filter(isTempFileName)
+        assert.equal(temps(memory).length, 3)
+        assert.equal(temps(user).length, 1)
+        const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true })
+        try {
+          await mind.session('agent-chat').execute('memorize', { entries: [{ text: 'Answer in English', kind: 'always' }] })
+          const left = temps(memory)
+          assert.equal(left.length, 1, 'the dead writers’ temp files are gone')
+          assert.ok(left[0]?.startsWith(`.rules.md.${running.pid}-`), 'the running writer’s temp file is left')
+          assert.equal(temps(user).length, 1, 'another owner’s file waits for its own next writer')
+          await mind.session('u1-chat', { user: 'u1' }).execute('memorize', { entries: [{ text: 'Answer in French', kind: 'always' }] })
+          assert.equal(temps(user).length, 0)
+        } finally {
+          await mind.close()
+        }
+      } finally {
+        await killed(running)
+      }
     } finally {
       temp.cleanup()
     }

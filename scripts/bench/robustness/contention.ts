@@ -7,13 +7,13 @@
  *   and the agent with one text in ten saved by every process (one must say saved, seven duplicate);
  * - baseline, same run: the same 1,600 calls one after the other in one process;
  * - a lock holder killed with SIGKILL while processes wait for its lock: how long they stay blocked;
- * - writers killed with SIGKILL at random moments: temp files they leave, and after the next write.
+ * - writers killed with SIGKILL mid-write: temp files they leave, and after the next write.
  *
  * Run on its own: `node scripts/bench/robustness/contention.ts [--workers 8] [--calls 200] [--kills 5] [--writer-kills 10]`
  * (through `scripts/run.sh node …`); `npm run bench -- robustness` runs it with the others.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -32,6 +32,7 @@ import {
 } from '../../../src/memory/engrams/test-support/memorize-contention.ts'
 
 const HOLD_LOCK = fileURLToPath(new URL('../../../src/storage/files/test-support/hold-lock.ts', import.meta.url))
+const DIE_MID_WRITE = fileURLToPath(new URL('../../../src/storage/files/test-support/die-mid-write.ts', import.meta.url))
 
 export interface ContentionBenchOptions {
   /** Processes writing at once (default 8). */
@@ -40,7 +41,7 @@ export interface ContentionBenchOptions {
   calls?: number
   /** Trials of the killed lock holder (default 5). */
   kills?: number
-  /** Writers killed at random moments, for the temp-file count (default 10). */
+  /** Writers killed mid-write, for the temp-file count (default 10). */
   writerKills?: number
 }
 
@@ -88,35 +89,24 @@ function tempFilesUnder(dir: string): number {
 }
 
 /**
- * Writers SIGKILLed at random moments while they save rules: the temp files found right after each
- * kill (the next writer's first write removes the earlier ones), and what is left after one more writer.
+ * Writers SIGKILLed between their temp file and its rename (`die-mid-write.ts` stops there, so the
+ * kill always lands in that window): the temp files they leave, and what is left after the next
+ * process saves a rule.
  */
 async function killedWriters(kills: number): Promise<{ left: number; after: number }> {
   const home = await freshHome()
   try {
     const memory = join(home.home, 'agents', 'default', 'memory')
-    const rules = join(memory, 'rules.md')
-    const sizeOf = () => {
-      try {
-        return statSync(rules).size
-      } catch {
-        return 0
-      }
-    }
-    let left = 0
     for (let k = 0; k < kills; k++) {
-      const writer = startMemorizer({ home: home.home, env: home.env, workers: 1, count: 100_000, how: 'sequential', owners: 'agent' }, k)
-      const before = sizeOf()
-      const started = performance.now()
-      // Killed somewhere in its first half second of writing.
-      while (sizeOf() === before && performance.now() - started < 60_000) await sleep(10)
-      await sleep(Math.random() * 500)
-      process.kill(writer.pid as number, 'SIGKILL')
-      await writer.done.catch(() => {})
-      left += tempFilesUnder(memory)
+      const writer = spawn(process.execPath, [DIE_MID_WRITE, join(memory, 'rules.md')], { stdio: ['ignore', 'pipe', 'inherit'] })
+      await new Promise<void>((resolve) => writer.stdout.once('data', () => resolve()))
+      const exited = new Promise((resolve) => writer.once('exit', resolve))
+      writer.kill('SIGKILL')
+      await exited
     }
+    const left = tempFilesUnder(memory)
     const next = { home: home.home, env: home.env, workers: 1, count: 8, how: 'sequential', owners: 'agent' } as const
-    await startMemorizer(next, kills).done
+    await startMemorizer(next, 0).done
     return { left, after: tempFilesUnder(memory) }
   } finally {
     home.cleanup()
@@ -194,7 +184,7 @@ export async function run(options: ContentionBenchOptions = {}): Promise<string>
     `| … until every waiting process had a rule saved, ms | ${ms(median(after.released.all))} | ${ms(Math.max(...after.released.all))} |`,
     `| calls lost, rejected or misreported in those ${2 * kills} runs | ${wrong} | |`,
     '',
-    `Writers killed at random moments while saving rules: ${writerKills}; temp files found right after the kills: ${temps.left}; left after the next writer: ${temps.after}.`,
+    `Writers of rules.md killed with SIGKILL between their temp file and its rename: ${writerKills}; temp files they left: ${temps.left}; left after the next process saved a rule: ${temps.after}.`,
   )
   return lines.join('\n')
 }
