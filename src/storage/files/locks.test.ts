@@ -9,6 +9,7 @@ import { runLocksContract } from '../contract-tests/locks.contract.ts'
 import { createFileLocks, lockFileName } from './locks.ts'
 
 const HOLD_LOCK = join(import.meta.dirname, 'test-support', 'hold-lock.ts')
+const LOCK_HOG = join(import.meta.dirname, 'test-support', 'lock-hog.ts')
 
 runLocksContract('files', async () => {
   const temp = makeTempHome()
@@ -80,6 +81,42 @@ test('a waiter behind many short holders is never turned away: the timeout count
   }
 })
 
+test('a process that wants a lock back-to-back lets a waiting process in between: it waits a turn, not for the whole queue', async () => {
+  const temp = makeTempHome()
+  try {
+    const dir = join(temp.home, 'locks')
+    // 600 callers × 5 ms of work: the hog wants the lock for 3 s without a break.
+    const hog = spawn(process.execPath, [LOCK_HOG, dir, 'hot', '600', '5'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let holdings = 0
+    let hogDone = false
+    const exited = new Promise((resolve) => hog.once('exit', resolve))
+    await new Promise<void>((resolve) => {
+      hog.stdout.on('data', (chunk: Buffer) => {
+        const text = chunk.toString()
+        holdings += text.split('held').length - 1
+        if (holdings > 0) resolve()
+        if (text.includes('done')) hogDone = true
+      })
+    })
+    const locks = createFileLocks({ dir })
+    const between: number[] = []
+    for (let i = 0; i < 5; i++) {
+      const before = holdings
+      await locks.withLock('hot', async () => {})
+      // The hog's holdings while this caller waited (its output lags a little behind).
+      await sleep(20)
+      between.push(holdings - before)
+    }
+    assert.equal(hogDone, false, 'the waiter got its turns while the other process still wanted the lock')
+    // A turn comes after one or two of the hog's holdings; left to chance, dozens went by.
+    assert.ok(Math.max(...between) <= 6, `the other process held the lock ${between.join(', ')} times while this one waited`)
+    hog.kill('SIGKILL')
+    await exited
+  } finally {
+    temp.cleanup()
+  }
+})
+
 test('a lock file with bytes written into it is emptied and used; nothing is written into lock files', async () => {
   const temp = makeTempHome()
   try {
@@ -94,7 +131,7 @@ test('a lock file with bytes written into it is emptied and used; nothing is wri
     assert.deepEqual(
       readdirSync(dir).sort(),
       [`${lockFileName('scribbled')}.holder`, `${lockFileName('scribbled')}.lock.db`],
-      'a lock file and a note of its last holder, no journal',
+      'a lock file and a note of its last holder (and a waiters’ stamp once someone waited), no journal',
     )
   } finally {
     temp.cleanup()
