@@ -21,7 +21,7 @@
  * `timeoutMs` (hung, or a task that must not wait) ends the wait with `lock_busy`.
  */
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
@@ -71,11 +71,17 @@ interface Line {
 const lines = new Map<string, Line>()
 let acquisitions = 0
 
+/** The last holder's note (its first 512 bytes: whatever else was written into the file is not read). */
 function holderOf(target: string): string | undefined {
+  let fd: number | undefined
   try {
-    return readFileSync(`${target}.holder`, 'utf8').trim() || undefined
+    fd = openSync(`${target}.holder`, 'r')
+    const bytes = Buffer.alloc(512)
+    return bytes.toString('utf8', 0, readSync(fd, bytes, 0, bytes.length, 0)).trim() || undefined
   } catch {
     return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
   }
 }
 
@@ -94,8 +100,12 @@ function stampWaiting(target: string): void {
 
 /** Whether a waiter stamped the lock after `sinceMs` (wall clock). */
 function waitedOnSince(target: string, sinceMs: number): boolean {
-  const info = statSync(`${target}.waiting`, { throwIfNoEntry: false })
-  return info !== undefined && info.mtimeMs >= sinceMs
+  try {
+    const info = statSync(`${target}.waiting`, { throwIfNoEntry: false })
+    return info !== undefined && info.mtimeMs >= sinceMs
+  } catch {
+    return false
+  }
 }
 
 function busyError(name: string, timeoutMs: number, holder: string | undefined): EngramError {
@@ -160,7 +170,8 @@ export function createFileLocks(options: FileLocksOptions): Locks {
       const quiet = performance.now() - line.progressAt
       if (quiet >= timeoutMs) return false
       const controller = new AbortController()
-      await Promise.race([mine, sleep(timeoutMs - quiet, undefined, { signal: controller.signal }).catch(() => {})])
+      // Timers take at most 2^31 - 1 ms; a longer timeout is checked again after that.
+      await Promise.race([mine, sleep(Math.min(timeoutMs - quiet, 2 ** 31 - 1), undefined, { signal: controller.signal }).catch(() => {})])
       controller.abort()
     }
     return true
