@@ -68,11 +68,15 @@ function row(label: string, ms: number, check: ContentionCheck): string {
   return `| ${label} | ${seconds(ms)} | ${check.saved} | ${check.duplicates} | ${check.rejected} | ${check.lost.length} | ${wrong} |`
 }
 
+/** Why calls were rejected, shown under the table (the first few, once each). */
+const rejections = new Set<string>()
+
 async function measureRun(label: string, options: Omit<MemorizersOptions, 'home' | 'env'>): Promise<string> {
   const home = await freshHome()
   try {
     const run: MemorizersOptions = { ...options, home: home.home, env: home.env }
     const { ms, tallies } = await runMemorizers(run)
+    for (const reason of tallies.flatMap((tally) => tally.reasons)) if (rejections.size < 5) rejections.add(reason.split('\n')[0] as string)
     return row(label, ms, checkContention(home.home, run, tallies))
   } finally {
     home.cleanup()
@@ -152,6 +156,8 @@ export async function run(options: ContentionBenchOptions = {}): Promise<string>
     }),
     await measureRun(`baseline: the same ${total} calls one after the other in one process`, { workers: 1, count: total, how: 'sequential', owners: 'agent' }),
   ]
+
+  if (rejections.size > 0) lines.push('', 'Rejected because:', ...[...rejections].map((reason) => `- ${reason}`))
 
   const locksAlone: number[] = []
   const after = { killed: { first: [] as number[], all: [] as number[] }, released: { first: [] as number[], all: [] as number[] } }

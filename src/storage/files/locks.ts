@@ -35,7 +35,13 @@ export interface FileLocksOptions {
   dir: string
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000
+/**
+ * How long a waiter bears a holder that does not let go. A holder's event loop can stall for
+ * seconds (a synchronous SQLite wait on a busy engram.db, a starved CPU): 32 agent processes on 2
+ * cores saw holders keep a memory file's lock over 10 s, and their waiters' calls were rejected at
+ * the old 10 s. A live holder is worth waiting for; only one stuck for a minute is reported.
+ */
+const DEFAULT_TIMEOUT_MS = 60_000
 /**
  * Longest pause between two tries of a held lock is 1.5 × this (jitter). A release (or a holder's
  * death) is noticed at most that late: far below the issue's one-second goal, while eight waiting
