@@ -90,8 +90,10 @@ describe('memorize under contention', () => {
       assert.equal(run.check.rejected, 0)
       assert.equal(run.check.saved, 400)
       assertStoredOnce(run.check)
-      // The goal is under a second (the bench measures it); this bound only fails on a stale-time wait.
-      assert.ok(run.allWaitersMs < 3000, `the waiters were blocked ${run.allWaitersMs} ms after the holder died`)
+      // The goal is under a second (the bench measures it: the lock changes hands in ~12 ms, the
+      // rest is the waiters' own work, slower on a loaded machine); this bound only catches a return
+      // of the 10 s stale-lock wait.
+      assert.ok(run.allWaitersMs < 8000, `the waiters were blocked ${run.allWaitersMs} ms after the holder died`)
     } finally {
       temp.cleanup()
     }
