@@ -169,6 +169,11 @@ describe('engram export --user, then engram forget --user --purge', () => {
     assert.deepEqual(await mind.backend.lifecycle.recentTurns('second', 'ada', 10), [])
     assert.equal(await mind.backend.documents.read('user', 'ada'), null)
     assert.ok(!existsSync(join(tmp.project, '.engram/users/ada')))
+    // Nor do the names of the locks her documents were written under.
+    assert.deepEqual(
+      readdirSync(join(tmp.home, '.locks')).filter((name) => /users?_ada(_|-)/.test(name)),
+      [],
+    )
     assert.doesNotMatch(readFileSync(join(tmp.home, 'shared/resolutions.jsonl'), 'utf8'), /"user":"ada"/)
 
     // No read path finds ada, for ada herself, bob or the agent.

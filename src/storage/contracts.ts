@@ -324,8 +324,9 @@ export type LockOutcome<T> = { kind: 'done'; value: T } | { kind: 'busy'; holder
 /** Named exclusive locks, safe across processes sharing a home. */
 export interface Locks {
   /**
-   * Run `fn` holding `name`. With `wait` (default) it retries until `timeoutMs` and then throws
-   * `lock_busy`; without, it returns `{ kind: 'busy' }` at once when someone else holds it.
+   * Run `fn` holding `name`. With `wait` (default) it queues behind the other holders and throws
+   * `lock_busy` only when the lock has not changed hands for `timeoutMs` (a holder that stays);
+   * without, it returns `{ kind: 'busy' }` at once when someone else holds it.
    */
   withLock<T>(name: string, fn: () => Promise<T>, options?: { wait?: boolean; timeoutMs?: number }): Promise<LockOutcome<T>>
 }

@@ -88,7 +88,7 @@ export async function migrateHomeToOwners(deps: OwnersMigrationDeps): Promise<Ow
     code: ErrorCode.lockBusy,
     category: 'system',
     message: 'Another process has been migrating this home to owners for more than two minutes.',
-    fix: 'wait for it to finish and open the home again; if no engram process is running, the lock in <home>/.locks is stale and is taken over on the next try',
+    fix: 'wait for it to finish and open the home again (the lock of an engram process that died is released at once)',
   })
 }
 

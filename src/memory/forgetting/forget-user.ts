@@ -71,8 +71,10 @@ function userFingerprint(user: string): string {
 }
 
 /**
- * Removes the informative `.holder` files of released locks whose names carry the user's key
- * (a user's documents are locked by their tree's path). Live locks are folders and stay.
+ * Removes the lock files whose names carry the user's key (a user's documents are locked by their
+ * tree's path): the lock file, its last holder's note and its waiters' stamp. A process still
+ * writing for the erased user at this moment keeps its lock on the removed file, which only that
+ * user's writes share.
  */
 function dropLockTraces(layout: HomeLayout, key: string): void {
   const readable = key.replace(/[^A-Za-z0-9._-]+/g, '_')
@@ -84,7 +86,7 @@ function dropLockTraces(layout: HomeLayout, key: string): void {
     return
   }
   for (const name of names) {
-    const match = /^(.*)-[0-9a-f]{12}\.holder$/.exec(name)
+    const match = /^(.*)-[0-9a-f]{12}\.(holder|waiting|lock\.db)$/.exec(name)
     if (match && pattern.test(match[1] as string)) unlink(join(layout.locksDir, name)).catch(() => {})
   }
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, readdirSync, readFileSync, statSync, chmodSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync, statSync, chmodSync, utimesSync, writeFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
 import { describe, test } from 'node:test'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { appendLine, isTempFileName, writeFileAtomic } from './atomic-write.ts'
+import { appendLine, isTempFileName, tempPathFor, writeFileAtomic } from './atomic-write.ts'
 import { runChild } from './test-support/run-children.ts'
 
 const APPEND_LINES = join(import.meta.dirname, 'test-support', 'append-lines.ts')
@@ -47,6 +48,41 @@ describe('writeFileAtomic', () => {
       // Renaming a file over a non-empty folder fails.
       await assert.rejects(writeFileAtomic(path, 'data'))
       assert.deepEqual(readdirSync(temp.home), ['target'])
+    } finally {
+      temp.cleanup()
+    }
+  })
+})
+
+describe('temp files of dead writers', () => {
+  test('the next write of a file removes the temp files its dead writers left, never a live writer’s', async () => {
+    const temp = makeTempHome()
+    try {
+      const folder = join(temp.home, 'memory')
+      const path = join(folder, 'rules.md')
+      mkdirSync(folder, { recursive: true })
+      // A process that has exited: its pid names a writer that is certainly gone.
+      const deadPid = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).toString())
+      const dead = tempPathFor(path, deadPid)
+      const live = tempPathFor(path)
+      const otherFile = tempPathFor(join(folder, 'lessons.md'), deadPid)
+      // Names this host's check cannot judge: another host's writer, and the names of older versions.
+      const otherHost = join(folder, `.rules.md.${deadPid}-${'0'.repeat(6)}.0a1b2c.tmp`)
+      const oldName = join(folder, `.rules.md.${deadPid}.0a1b2c3d4e5f.tmp`)
+      const oldNameAbandoned = join(folder, `.rules.md.${deadPid}.abcdefabcdef.tmp`)
+      for (const file of [dead, live, otherFile, otherHost, oldName, oldNameAbandoned]) writeFileSync(file, 'half written')
+      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60_000)
+      utimesSync(oldNameAbandoned, twoHoursAgo, twoHoursAgo)
+
+      await writeFileAtomic(path, '# Rules\n')
+      const left = readdirSync(folder).sort()
+      assert.ok(!left.includes(basename(dead)), 'a dead writer’s temp file is removed')
+      assert.ok(!left.includes(basename(oldNameAbandoned)), 'a temp file older than an hour is removed')
+      assert.ok(left.includes(basename(live)), 'a running writer’s temp file is kept')
+      assert.ok(left.includes(basename(otherFile)), 'another file’s temp files wait for that file’s writer')
+      assert.ok(left.includes(basename(otherHost)), 'another host’s young temp file is kept')
+      assert.ok(left.includes(basename(oldName)), 'a young temp file without a host is kept')
+      assert.equal(readFileSync(path, 'utf8'), '# Rules\n')
     } finally {
       temp.cleanup()
     }

@@ -5,13 +5,17 @@
  * each — temp file in the same folder, fsync, rename over the target, fsync the folder so the
  * rename itself survives a power cut.
  *
+ * A writer killed between its temp file and the rename leaves the temp file; the next writer of
+ * the same file removes it once its writer is known dead (`sweepDeadTemps`).
+ *
  * `appendLine`: one whole line per `write(2)` on an `O_APPEND` descriptor. For a regular local
  * file the kernel positions and writes each such call as a unit, so appenders in several
  * processes never interleave parts of their lines.
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { constants } from 'node:fs'
-import { type FileHandle, mkdir, open, rename, stat, unlink } from 'node:fs/promises'
+import { type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises'
+import { hostname } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
@@ -24,6 +28,68 @@ export function isTempFileName(name: string): boolean {
   return name.startsWith('.') && name.endsWith(TEMP_SUFFIX)
 }
 
+/** This machine in temp file names, so a writer's pid is only judged on the host it ran on. */
+const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 6)
+/**
+ * A temp file this old is abandoned whoever wrote it: a write keeps its temp file for the time of
+ * one write and fsync. Only temp files whose writer cannot be checked wait this long: those of
+ * another host sharing the home, and those named before names carried a host (`.<name>.<pid>.<hex>.tmp`).
+ */
+const ABANDONED_MS = 60 * 60_000
+/** A file's folder is looked through at a writer's first write of it, then at most this often. */
+const SWEEP_EVERY_MS = 30_000
+
+/** The temp file a write of `path` by process `pid` of this host uses: `.<name>.<pid>-<host>.<random>.tmp`. */
+export function tempPathFor(path: string, pid: number = process.pid): string {
+  return join(dirname(path), `.${basename(path)}.${pid}-${HOST_TAG}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`)
+}
+
+/** Whether the process that wrote temp file `name` is certainly gone. */
+function writerIsDead(name: string, prefix: string, ageMs: number): boolean {
+  if (ageMs >= ABANDONED_MS) return true
+  const match = /^(\d+)-([0-9a-f]{6})\.[0-9a-f]+$/.exec(name.slice(prefix.length, -TEMP_SUFFIX.length))
+  if (!match || match[2] !== HOST_TAG) return false
+  try {
+    process.kill(Number(match[1]), 0)
+    // A process with that pid runs (ours, another writer, or a stranger who reused the pid): kept.
+    return false
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH'
+  }
+}
+
+const swept = new Map<string, number>()
+
+/**
+ * Removes the temp files that writers of `path` killed mid-write left beside it: those whose
+ * writer, named by pid and host, no longer runs on this host, and those older than an hour. A live
+ * writer's temp file is never touched. Best effort: returns the names removed, never throws. Called
+ * by every write of `path` (at its first, then at most every 30 s; `force` skips that wait).
+ */
+export async function sweepDeadTemps(path: string, force = false): Promise<string[]> {
+  const now = Date.now()
+  if (!force && now - (swept.get(path) ?? Number.NEGATIVE_INFINITY) < SWEEP_EVERY_MS) return []
+  if (swept.size >= 10_000) swept.clear()
+  swept.set(path, now)
+  const folder = dirname(path)
+  const prefix = `.${basename(path)}.`
+  const removed: string[] = []
+  try {
+    for (const name of await readdir(folder)) {
+      if (!name.startsWith(prefix) || !name.endsWith(TEMP_SUFFIX)) continue
+      const info = await stat(join(folder, name)).catch(() => undefined)
+      if (!info?.isFile() || !writerIsDead(name, prefix, now - info.mtimeMs)) continue
+      await unlink(join(folder, name)).then(
+        () => removed.push(name),
+        () => {},
+      )
+    }
+  } catch {
+    // An unreadable folder: nothing to clean now; the write itself reports real problems.
+  }
+  return removed
+}
+
 /** Replaces `path` with `data` atomically; creates missing folders. Keeps an existing file's mode. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const folder = dirname(path)
@@ -32,7 +98,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     (info) => info.mode & 0o777,
     () => 0o644,
   )
-  const temp = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`)
+  const temp = tempPathFor(path)
   let handle: FileHandle | undefined
   try {
     handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode)
@@ -47,6 +113,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     throw error
   }
   await syncFolder(folder)
+  await sweepDeadTemps(path)
 }
 
 /** fsync a folder so a rename or create in it is durable. Not every platform allows it. */
@@ -123,6 +190,8 @@ export async function appendText(path: string, text: string): Promise<void> {
   } finally {
     await handle.close()
   }
+  // A file that only grows may have been created by an atomic write that was killed.
+  await sweepDeadTemps(path)
 }
 
 /** One write of all of `bytes`; a short write (disk full, quota) is an error, never half a record. */

@@ -136,6 +136,41 @@ describe('file EngramStore', () => {
     }
   })
 
+  test('calls in flight at once are written together, each with its own honest outcome, in arrival order', async () => {
+    const { temp, dir, store } = setup()
+    try {
+      await store.encodeRule({ text: 'Rule 0', kind: 'always', meta: {} })
+      const texts = Array.from({ length: 200 }, (_, i) => `Rule ${i % 150}`)
+      const inodes = new Set<number>()
+      const outcomes = await Promise.all(
+        texts.map(async (text, i) => {
+          const outcome = await store.encodeRule({ text, kind: i % 2 ? 'never' : 'always', meta: {} })
+          inodes.add(statSync(join(dir, 'rules.md')).ino)
+          return outcome.kind
+        }),
+      )
+      // Rule 0 was there; of the others, the first of each text (kind included) is added.
+      const seen = new Set<string>(['always:Rule 0'])
+      const expected = texts.map((text, i) => {
+        const key = `${i % 2 ? 'never' : 'always'}:${text}`
+        if (seen.has(key)) return 'duplicate'
+        seen.add(key)
+        return 'added'
+      })
+      assert.deepEqual(outcomes, expected)
+      const rules = await store.recallRules()
+      assert.equal(rules.always.length + rules.never.length, seen.size)
+      assert.deepEqual(
+        rules.always.map((e) => e.text),
+        [...new Set(texts.filter((_, i) => i % 2 === 0))],
+        'appended in arrival order',
+      )
+      assert.ok(inodes.size <= 3, `200 calls rewrote rules.md ${inodes.size} times`)
+    } finally {
+      temp.cleanup()
+    }
+  })
+
   test('topic slugs are sanitized to [a-z0-9-]', () => {
     assert.equal(topicSlug('API: CoinGecko / v3'), 'api-coingecko-v3')
     assert.equal(topicSlug('../../etc/passwd'), 'etc-passwd')

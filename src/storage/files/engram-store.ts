@@ -3,7 +3,8 @@
  * `profile.md`, `rules.md`, `lessons.md` and `topics/<slug>.md`.
  *
  * Every write takes that file's lock, re-reads the file (a hand edit or another process may have
- * changed it), deduplicates, and replaces the file atomically. Reads check the file every time (a
+ * changed it), deduplicates, and replaces the file atomically (or appends); entries that arrive
+ * while a write of their file waits for the lock are written together (decision 0027). Reads check the file every time (a
  * stat); its text is read again whenever it changed, so no cache can hide a hand edit. Lines the codec cannot read are kept verbatim
  * through every write and reported by `read()`.
  */
@@ -69,6 +70,13 @@ function cachedDedupeKey(text: string): string {
     dedupeKeys.set(text, key)
   }
   return key
+}
+
+/** An entry waiting for its file's next group write. */
+interface QueuedEntry {
+  entry: EngramEntry
+  resolve: (outcome: EncodeOutcome) => void
+  reject: (error: unknown) => void
 }
 
 function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
@@ -155,22 +163,82 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     return { ...entry, meta: { ...(entry.meta ?? {}) }, ts: entry.ts ?? isoDay(clock.now()) }
   }
 
+  /*
+   * Writes of one file are committed in groups: an entry waits in its file's queue, and whoever
+   * takes the file's lock writes every entry queued by then with one read, one dedupe pass and one
+   * write. An agent with 200 tool calls in flight (or a process serving many sessions) then takes
+   * the lock a few times instead of 200 times, and each caller still gets its own honest outcome,
+   * resolved only after the write that holds its entry is on disk.
+   */
+  const queued = new Map<string, QueuedEntry[]>()
+
   /** Adds `entry` to a file unless an entry with the same dedupe key (and kind) is there. */
-  async function encodeInto(path: string, kind: MemoryFileKind, lockName: string, entry: EngramEntry, topic?: string): Promise<EncodeOutcome> {
-    return locked(lockName, async () => {
-      const text = await readText(path)
-      const doc = text === null ? emptyMemoryFile(kind, topic) : parseMemoryFile(text, kind)
-      const key = cachedDedupeKey(entry.text)
-      const existing = entriesOf(doc).find((other) => other.kind === entry.kind && cachedDedupeKey(other.text) === key)
-      if (existing) return { kind: 'duplicate', existing }
-      const after = serializeMemoryFile(insertEntry(doc, entry, topic))
-      // Lessons and topics grow at the end: appending the new line (one O_APPEND write, fsync'd)
+  function encodeInto(path: string, kind: MemoryFileKind, lockName: string, entry: EngramEntry, topic?: string): Promise<EncodeOutcome> {
+    return new Promise<EncodeOutcome>((resolve, reject) => {
+      const group = queued.get(lockName)
+      if (group) {
+        group.push({ entry, resolve, reject })
+        return
+      }
+      queued.set(lockName, [{ entry, resolve, reject }])
+      let taken: QueuedEntry[] | undefined
+      locked(lockName, async () => {
+        taken = queued.get(lockName) ?? []
+        // Entries queued from here on form the next group, which waits for this lock.
+        queued.delete(lockName)
+        await commitGroup(path, kind, taken, topic)
+      }).catch((error: unknown) => {
+        // Not taken: the lock itself failed, and the whole group still queued fails with it.
+        // Taken: the write failed (or the release did) and nothing of the group is settled yet.
+        const failed = taken ?? queued.get(lockName) ?? []
+        if (taken === undefined) queued.delete(lockName)
+        for (const item of failed) item.reject(error)
+      })
+    })
+  }
+
+  /**
+   * One read, dedupe and write of `path` for a group of entries, in their order, each settled with
+   * its own outcome once the write is on disk (an entry that cannot go in is rejected alone). Call
+   * it holding the file's lock; it throws, settling nothing, when the file cannot be read or written.
+   */
+  async function commitGroup(path: string, kind: MemoryFileKind, group: QueuedEntry[], topic?: string): Promise<void> {
+    const text = await readText(path)
+    let doc = text === null ? emptyMemoryFile(kind, topic) : parseMemoryFile(text, kind)
+    const known = new Map<string, EngramEntry>()
+    for (const entry of entriesOf(doc)) {
+      const key = `${entry.kind}\u0000${cachedDedupeKey(entry.text)}`
+      if (!known.has(key)) known.set(key, entry)
+    }
+    const settle: Array<() => void> = []
+    let added = 0
+    for (const item of group) {
+      const { entry } = item
+      const key = `${entry.kind}\u0000${cachedDedupeKey(entry.text)}`
+      const existing = known.get(key)
+      if (existing) {
+        settle.push(() => item.resolve({ kind: 'duplicate', existing }))
+        continue
+      }
+      try {
+        doc = insertEntry(doc, entry, topic)
+      } catch (error) {
+        settle.push(() => item.reject(error))
+        continue
+      }
+      known.set(key, entry)
+      added++
+      settle.push(() => item.resolve({ kind: 'added', entry }))
+    }
+    if (added > 0) {
+      const after = serializeMemoryFile(doc)
+      // Lessons and topics grow at the end: appending the new lines (one O_APPEND write, fsync'd)
       // instead of rewriting the file keeps encoding O(1) in the file's size on disk. Anything else
       // (a rule inserted mid-file, a new file) is rewritten atomically.
       if (text !== null && text.length > 0 && after.startsWith(text)) await appendText(path, after.slice(text.length))
       else await writeFileAtomic(path, after)
-      return { kind: 'added', entry }
-    })
+    }
+    for (const done of settle) done()
   }
 
   async function rewrite(file: EngramFile, entries: EngramEntry[] | ((current: EngramEntry[]) => EngramEntry[] | null)): Promise<void> {

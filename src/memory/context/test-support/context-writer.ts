@@ -23,8 +23,7 @@ const handle = openSqlite(layout.database)
 const provider = createLcmProvider({
   store: createSqliteContextStore(handle, { clock: systemClock }),
   index: createSqliteSearchIndex(handle),
-  // The shortest stale time proper-lockfile allows: a SIGKILLed holder blocks the next writer 2 s at most.
-  locks: createFileLocks({ dir: layout.locksDir, staleMs: 2_000 }),
+  locks: createFileLocks({ dir: layout.locksDir }),
   clock: systemClock,
   llm: createNoneLlm(),
   settings: { freshTail: 4, leafChunk: 3, condenseChunk: 2, autoCompact: false },

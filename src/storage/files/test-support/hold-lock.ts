@@ -1,14 +1,19 @@
 /**
- * Child process for the lock tests: takes a lock, says so on stdout, and holds it until killed.
- * Usage: node hold-lock.ts <locks-dir> <lock-name> <stale-ms>
+ * Child process for the lock tests and the contention bench: takes a lock, says so on stdout, and
+ * holds it until killed. With `release-on-sigterm`, SIGTERM makes it release the lock and exit, as
+ * a holder that finishes its write does.
+ * Usage: node hold-lock.ts <locks-dir> <lock-name> [release-on-sigterm]
  */
 import { createFileLocks } from '../locks.ts'
 
-const [dir, name, staleMs] = process.argv.slice(2)
-if (!dir || !name) throw new Error('usage: hold-lock.ts <locks-dir> <lock-name> <stale-ms>')
-const locks = createFileLocks({ dir, staleMs: Number(staleMs ?? 10_000) })
+const [dir, name, release] = process.argv.slice(2)
+if (!dir || !name) throw new Error('usage: hold-lock.ts <locks-dir> <lock-name> [release-on-sigterm]')
+const locks = createFileLocks({ dir })
 await locks.withLock(name, async () => {
   process.stdout.write('held\n')
-  // Never resolves: the parent kills this process while it holds the lock.
-  await new Promise(() => setInterval(() => {}, 60_000))
+  const timer = setInterval(() => {}, 60_000)
+  await new Promise<void>((resolve) => {
+    if (release === 'release-on-sigterm') process.once('SIGTERM', () => resolve())
+  })
+  clearInterval(timer)
 })
