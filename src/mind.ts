@@ -222,6 +222,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     clock,
     embedderId: embedder?.id,
     dimensions: embedder?.dimensions,
+    maxFileBytes: values.memory.maxFileBytes,
   })
   const failureReports = createFailureReports({
     recorder: createActivityRecorder({ log: backend.activity, clock, onError: (error) => logger.warn({}, `activity log: ${describeError(error)}`) }),
@@ -234,7 +235,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
 
   await migrateToOwners(backend, logger)
 
-  const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills') })
+  const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills'), maxFileBytes: values.memory.maxFileBytes })
   let lastReindex: ReindexReport | undefined
   const reindex = async (reindexOptions: { full?: boolean } = {}): Promise<ReindexReport> => {
     lastReindex = await reindexFiles({ backend, embedder, clock, agent: values.agent, skills }, reindexOptions)

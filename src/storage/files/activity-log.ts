@@ -20,6 +20,7 @@ import { type Clock, isoDay } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { ActivityLog, ActivityQuery, ActivityRecord, ParseProblem } from '../contracts.ts'
 import { appendLine } from './atomic-write.ts'
+import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, MEMORY_FILE_OPEN_FLAGS } from './memory-file-read.ts'
 
 export interface FileActivityLogOptions {
   /** The agent's `activity/` folder. */
@@ -27,6 +28,8 @@ export interface FileActivityLogOptions {
   clock: Clock
   /** Receives append failures (appends never throw into the caller). */
   onError?: (error: unknown) => void
+  /** Day files larger than this are skipped and reported, never read (`memory.maxFileBytes`). */
+  maxFileBytes?: number
 }
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/
@@ -173,13 +176,13 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
       listing = { mtimeMs, days: found }
       return [...found]
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return []
       throw error
     }
   }
 
   function readRange(path: string, from: number, to: number): Buffer {
-    const fd = openSync(path, 'r')
+    const fd = openSync(path, MEMORY_FILE_OPEN_FLAGS)
     try {
       const buffer = Buffer.alloc(to - from)
       let at = 0
@@ -209,13 +212,12 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
   async function readDay(day: string): Promise<{ records: ActivityRecord[]; problems: ParseProblem[] }> {
     const file = `${day}.jsonl`
     const path = join(dir, file)
-    let stat: { ino: number; size: number; mtimeMs: number }
-    try {
-      stat = statSync(path)
-    } catch (error) {
+    // A folder, a pipe, a link leading out of activity/ or a file over the size limit is skipped
+    // and reported, never opened (decision 0025).
+    const stat = checkMemoryFile(path, { root: dir, maxBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES })
+    if (stat.kind !== 'file') {
       parsedDays.delete(day)
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], problems: [] }
-      throw unreadable(path, error)
+      return { records: [], problems: stat.kind === 'missing' ? [] : [{ file: `activity/${file}`, line: 0, text: '', reason: stat.reason }] }
     }
     let known = parsedDays.get(day)
     const grew = known !== undefined && stat.size > known.parsed
@@ -226,7 +228,7 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
     if (stat.size > known.parsed) {
       let bytes: Buffer
       try {
-        bytes = readRange(path, known.parsed, stat.size)
+        bytes = readRange(stat.path, known.parsed, stat.size)
       } catch (error) {
         parsedDays.delete(day)
         throw unreadable(path, error)
