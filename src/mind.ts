@@ -16,6 +16,7 @@ import { createFailureReports, type FailureGroup, failureWarnings } from './memo
 import { createLineLogger, type Logger, withLevel } from './core/logger.ts'
 import { type ReindexReport, reindexFiles } from './memory/retrieval/indexer.ts'
 import { collectStatus, type MindStatus } from './memory/status.ts'
+import { createSkippedFileReports } from './memory/skipped-files.ts'
 import { createDeclarativeMemory, type DeclarativeMemory } from './memory/engrams/declarative-memory.ts'
 import type { EncodeReport } from './memory/engrams/encoder.ts'
 import type { Engram } from './core/engram.ts'
@@ -242,6 +243,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     return lastReindex
   }
   if (options.reindexOnOpen !== false) await reindex()
+  // What the reindex skipped reaches the next turn of each viewer once (decision 0025).
+  const skippedFiles = createSkippedFileReports()
 
   const warnings: string[] = []
   const warn = (message: string): void => {
@@ -431,7 +434,10 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           patternMonitorMode: values.learning.patternMonitorMode,
           agentTools: (session) => buildAgentTools(mind, session),
           warn,
-          reportFailures: async () => failureWarnings(await failureReports.unreported('turn')),
+          reportFailures: async () => [
+            ...skippedFiles.unreported(lastReindex?.problems ?? [], { agent: values.agent, ...(sessionOptions?.user !== undefined ? { user: sessionOptions.user } : {}) }),
+            ...failureWarnings(await failureReports.unreported('turn')),
+          ],
         },
         sessionId,
         sessionOptions,
