@@ -8,10 +8,12 @@
  */
 import { constants } from 'node:fs'
 import { open, readFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { contentHash } from '../../core/hash.ts'
 import type { ActivityLog } from '../../storage/contracts.ts'
 import { appendLine } from '../../storage/files/atomic-write.ts'
+import { checkMemoryFile } from '../../storage/files/memory-file-read.ts'
 import { ENCODER_ORIGIN } from './session-events.ts'
 
 /** One line of `shared/resolutions.jsonl`. */
@@ -122,9 +124,12 @@ export interface ResolutionReader {
 export const RESOLUTIONS_TAIL_BYTES = 64 * 1024
 
 async function readTail(file: string, bytes: number): Promise<string> {
+  // Confined as every memory file is: a link out of shared/ is never read into a prompt.
+  const checked = checkMemoryFile(file, { root: dirname(file), maxBytes: Number.MAX_SAFE_INTEGER })
+  if (checked.kind !== 'file') return ''
   let handle: Awaited<ReturnType<typeof open>>
   try {
-    handle = await open(file, READ_FLAGS)
+    handle = await open(checked.path, READ_FLAGS)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ''
     throw error

@@ -12,7 +12,7 @@
  * its text is stored, so a recoverer that dies half-way leaves it for the next open; whoever stores
  * it does so under a lock and checks the conversation first (`recover-orphans.ts`).
  */
-import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync } from 'node:fs'
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { type JournalStartEvent, parseJournalLine } from './journal-events.ts'
@@ -125,8 +125,9 @@ export function createJournals(options: JournalsOptions): Journals {
     const found: OrphanJournal[] = []
     try {
       // Written by a version that named no writer: recovered as it always was.
-      const info = statSync(legacyPath)
-      // A folder or a named pipe under a journal's name is no journal (opening a pipe would block the open of the mind).
+      const info = lstatSync(legacyPath)
+      // A folder, a named pipe or a link under a journal's name is no journal of engram's: opening
+      // a pipe would block the open of the mind, and a link could bring any file into a conversation.
       if (info.isFile()) {
         const start = readStartLine(legacyPath)
         const verdict: WriterVerdict = start?.writer
@@ -140,7 +141,7 @@ export function createJournals(options: JournalsOptions): Journals {
     for (const name of listJsonl(streamsDir)) {
       const path = join(streamsDir, name)
       try {
-        const info = statSync(path)
+        const info = lstatSync(path)
         if (!info.isFile()) continue
         const verdict = judgeWriter(readStartLine(path)?.writer, { id: basename(name, '.jsonl'), mtimeMs: info.mtimeMs }, options.liveness)
         if (!verdict.alive) found.push({ id: basename(name, '.jsonl'), path, verdict })
