@@ -143,7 +143,6 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
     if (!fileSources.has(source) && isFileSource(source, deps.agent)) report.removed += await index.removeSource(source)
   }
 
-  const toEmbed: IndexUnit[] = []
   const toWrite: IndexUnit[] = []
   for (const [source, units] of wanted) {
     report.sources++
@@ -168,7 +167,8 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
     }
   }
 
-  if (deps.embedder && toWrite.length > 0) toEmbed.push(...toWrite)
+  // Every unit written is embedded (not spread into another array: 180,000 lessons overflowed the stack).
+  const toEmbed = deps.embedder ? toWrite : []
   if (toEmbed.length > 0 && deps.embedder) {
     try {
       const batch = 256

@@ -49,7 +49,7 @@ describe('reading a memory file that anyone may have put there', () => {
         'pipe.md': 'a named pipe, not a file',
         'loop.md': 'a symbolic link loop',
         'dangling.md': 'a symbolic link to nothing',
-        'big.md': '2048 bytes, larger than memory.maxFileBytes (1024); engram neither reads nor rewrites it — split the file, or raise ENGRAM_MEMORY_MAX_FILE_BYTES',
+        'big.md': '2048 bytes, larger than memory.maxFileBytes (1024); not read — split the file, or raise ENGRAM_MEMORY_MAX_FILE_BYTES',
       })
     } finally {
       temp.cleanup()

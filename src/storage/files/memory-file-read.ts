@@ -29,7 +29,7 @@ export interface MemoryFileLimits {
 }
 
 /** Default of `memory.maxFileBytes` (`ENGRAM_MEMORY_MAX_FILE_BYTES`) for stores opened without one. */
-export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
+export const DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
 
 /** What a file at a memory path is, before anything is read. */
 export type MemoryFileCheck =
@@ -62,7 +62,7 @@ function notAFile(info: Stats): string {
 function oversized(size: number, maxBytes: number): Skipped {
   return {
     kind: 'skipped',
-    reason: `${size} bytes, larger than memory.maxFileBytes (${maxBytes}); engram neither reads nor rewrites it — split the file, or raise ENGRAM_MEMORY_MAX_FILE_BYTES`,
+    reason: `${size} bytes, larger than memory.maxFileBytes (${maxBytes}); not read — split the file, or raise ENGRAM_MEMORY_MAX_FILE_BYTES`,
     oversized: true,
   }
 }
