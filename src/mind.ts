@@ -16,6 +16,7 @@ import { createFailureReports, type FailureGroup, failureWarnings } from './memo
 import { createLineLogger, type Logger, withLevel } from './core/logger.ts'
 import { type ReindexReport, reindexFiles } from './memory/retrieval/indexer.ts'
 import { collectStatus, type MindStatus } from './memory/status.ts'
+import { createSkippedFileReports } from './memory/skipped-files.ts'
 import { createDeclarativeMemory, type DeclarativeMemory } from './memory/engrams/declarative-memory.ts'
 import type { EncodeReport } from './memory/engrams/encoder.ts'
 import type { Engram } from './core/engram.ts'
@@ -222,6 +223,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     clock,
     embedderId: embedder?.id,
     dimensions: embedder?.dimensions,
+    maxFileBytes: values.memory.maxFileBytes,
   })
   const failureReports = createFailureReports({
     recorder: createActivityRecorder({ log: backend.activity, clock, onError: (error) => logger.warn({}, `activity log: ${describeError(error)}`) }),
@@ -234,13 +236,15 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
 
   await migrateToOwners(backend, logger)
 
-  const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills') })
+  const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills'), maxFileBytes: values.memory.maxFileBytes })
   let lastReindex: ReindexReport | undefined
   const reindex = async (reindexOptions: { full?: boolean } = {}): Promise<ReindexReport> => {
     lastReindex = await reindexFiles({ backend, embedder, clock, agent: values.agent, skills }, reindexOptions)
     return lastReindex
   }
   if (options.reindexOnOpen !== false) await reindex()
+  // What the reindex skipped reaches the next turn of each viewer once (decision 0025).
+  const skippedFiles = createSkippedFileReports()
 
   const warnings: string[] = []
   const warn = (message: string): void => {
@@ -432,7 +436,10 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           patternMonitorMode: values.learning.patternMonitorMode,
           agentTools: (session) => buildAgentTools(mind, session),
           warn,
-          reportFailures: async () => failureWarnings(await failureReports.unreported('turn')),
+          reportFailures: async () => [
+            ...skippedFiles.unreported(lastReindex?.problems ?? [], { agent: values.agent, ...(sessionOptions?.user !== undefined ? { user: sessionOptions.user } : {}) }),
+            ...failureWarnings(await failureReports.unreported('turn')),
+          ],
         },
         sessionId,
         sessionOptions,

@@ -17,7 +17,7 @@ export interface ConfigValues {
   home: string
   agent: string
   project: string | undefined
-  memory: { mode: MemoryMode }
+  memory: { mode: MemoryMode; maxFileBytes: number }
   llm: {
     provider: LlmProviderName
     baseUrl: string | undefined

@@ -87,3 +87,33 @@ describe('frontmatter', () => {
     assert.equal(parsed.body, 'body\r\n')
   })
 })
+
+describe('frontmatter that cannot be read never throws', () => {
+  test('an alias bomb is a problem, and the whole text is kept as the body', () => {
+    const anchors = ['a: &a [x, x, x, x, x, x, x, x, x]']
+    for (let i = 1; i < 10; i++) {
+      const name = String.fromCharCode(97 + i)
+      const previous = String.fromCharCode(96 + i)
+      anchors.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]`)
+    }
+    const text = `---\n${anchors.join('\n')}\n---\n# Body\n`
+    const parsed = parseFrontmatter(text)
+    assert.match(parsed.problem?.reason ?? '', /frontmatter cannot be read: Excessive alias count/)
+    assert.equal(parsed.body, text)
+    assert.deepEqual(parsed.frontmatter, {})
+  })
+
+  test('nesting too deep for the parser is a problem, not a stack overflow', () => {
+    const text = `---\nkey: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n---\nbody\n`
+    const parsed = parseFrontmatter(text)
+    assert.ok(parsed.problem, 'reported')
+    assert.equal(parsed.body, text)
+  })
+
+  test('a file of bare carriage returns is read as lines', () => {
+    const parsed = parseFrontmatter('---\rconfidence: 0.9\r---\r# Tea\rGreen.\r')
+    assert.equal(parsed.problem, undefined)
+    assert.deepEqual(parsed.frontmatter, { confidence: 0.9 })
+    assert.equal(parsed.body, '# Tea\nGreen.\n')
+  })
+})

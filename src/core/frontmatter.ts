@@ -27,8 +27,29 @@ export interface ParsedFrontmatter {
 const OPENING = /^\uFEFF?---[ \t]*\r?\n/
 const CLOSING = /^---[ \t]*\r?$/
 
-/** Splits and parses frontmatter. Never throws. Text without frontmatter has `{}`. */
+/**
+ * Aliases a frontmatter may expand. The `yaml` default (100) throws on more; an "alias bomb" (a
+ * few nested anchors that expand to millions of nodes) must be a reported problem, not an
+ * exception out of every reader of the file.
+ */
+const MAX_ALIAS_COUNT = 100
+
+/**
+ * Splits and parses frontmatter. Never throws: YAML that cannot be read (a syntax error, an alias
+ * bomb, nesting too deep for the parser) is a `problem`, and the whole text is the body. Text
+ * without frontmatter has `{}`. A file of bare carriage returns is read as lines (its body comes
+ * back with `\n`).
+ */
 export function parseFrontmatter(text: string): ParsedFrontmatter {
+  if (!text.includes('\n') && text.includes('\r')) text = text.replaceAll('\r', '\n')
+  try {
+    return splitAndParse(text)
+  } catch (error) {
+    return { frontmatter: {}, body: text, hasFrontmatter: false, problem: { line: 1, reason: `frontmatter cannot be read: ${firstLine(error instanceof Error ? error.message : String(error))}` } }
+  }
+}
+
+function splitAndParse(text: string): ParsedFrontmatter {
   const opening = OPENING.exec(text)
   if (!opening) return { frontmatter: {}, body: text, hasFrontmatter: false }
   const rest = text.slice(opening[0].length)
@@ -57,7 +78,7 @@ export function parseFrontmatter(text: string): ParsedFrontmatter {
     const line = (error.linePos?.[0]?.line ?? 1) + 1
     return { frontmatter: {}, body: text, hasFrontmatter: false, problem: { line, reason: `frontmatter is not valid YAML: ${firstLine(error.message)}` } }
   }
-  const data: unknown = document.toJS()
+  const data: unknown = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT })
   if (data === null || data === undefined) return { frontmatter: {}, body, hasFrontmatter: true }
   if (typeof data !== 'object' || Array.isArray(data)) {
     return { frontmatter: {}, body: text, hasFrontmatter: false, problem: { line: 2, reason: 'frontmatter is not a key: value mapping' } }

@@ -191,3 +191,41 @@ random note the user typed
     assert.equal(serializeMemoryFile(insertEntry(emptyMemoryFile('topic', 'pandas'), entry('x', 'lesson'))), '# pandas\n- x\n')
   })
 })
+
+describe('markdown-entry: files written by other tools', () => {
+  test('a file of bare carriage returns is read line by line and written back with them', () => {
+    const text = '# Lessons\r- Tea is brewed at 80°C <!-- ts:2026-01-02 -->\r- Coffee at 92°C\r'
+    const doc = parseMemoryFile(text, 'lessons')
+    assert.deepEqual(entriesOf(doc).map((e) => e.text), ['Tea is brewed at 80°C', 'Coffee at 92°C'])
+    assert.deepEqual(problemsOf(doc), [])
+    assert.equal(serializeMemoryFile(doc), text)
+    const after = serializeMemoryFile(insertEntry(doc, entry('Matcha at 70°C', 'lesson')))
+    assert.equal(after, `${text}- Matcha at 70°C\r`)
+  })
+
+  test('a byte-order mark before the title or the first entry is read past and kept', () => {
+    const titled = parseMemoryFile('\uFEFF# Rules\n\n## Always\n- Use httpx\n', 'rules')
+    assert.deepEqual(entriesOf(titled).map((e) => e.text), ['Use httpx'])
+    assert.ok(serializeMemoryFile(titled).startsWith('\uFEFF# Rules'))
+    const bare = parseMemoryFile('\uFEFF- Prefers tea\n', 'profile')
+    assert.deepEqual(entriesOf(bare).map((e) => e.text), ['Prefers tea'])
+  })
+
+  test('a ts that is no date is reported; the entry is read without it and its line kept', () => {
+    const text = '# Lessons\n- x <!-- ts:yesterday -->\n- y <!-- ts:2026-02-30 -->\n- z <!-- ts:2026-03-01T10:00:00Z -->\n'
+    const doc = parseMemoryFile(text, 'lessons')
+    assert.deepEqual(entriesOf(doc).map((e) => [e.text, e.ts, e.meta?.ts]), [
+      ['x', undefined, 'yesterday'],
+      ['y', undefined, '2026-02-30'],
+      ['z', '2026-03-01T10:00:00Z', '2026-03-01T10:00:00Z'],
+    ])
+    assert.deepEqual(problemsOf(doc).map((p) => p.line), [2, 3])
+    assert.equal(serializeMemoryFile(replaceEntries(doc, entriesOf(doc))), text)
+  })
+
+  test('lines with control characters or bytes that are not UTF-8 are not entries', () => {
+    const doc = parseMemoryFile('# Lessons\n- a\u0000b\n- caf\udce9\n- tab\tis text\n', 'lessons')
+    assert.deepEqual(entriesOf(doc).map((e) => e.text), ['tab\tis text'])
+    assert.deepEqual(problemsOf(doc).map((p) => p.reason), ['holds control characters', 'holds bytes that are not UTF-8 text'])
+  })
+})

@@ -22,6 +22,7 @@ import {
   type RuleKind,
 } from './engram.ts'
 import { EngramError, ErrorCode } from './errors.ts'
+import { hasUndecodableBytes } from './lossless-utf8.ts'
 
 /** Which memory file a text is: decides the title and how entries get their kind. */
 export type MemoryFileKind = 'rules' | 'lessons' | 'profile' | 'topic'
@@ -37,7 +38,8 @@ export type MemoryLine =
   | { type: 'title'; raw: string }
   | { type: 'heading'; raw: string; title: string }
   | { type: 'blank'; raw: string }
-  | { type: 'entry'; raw: string; entry: EngramEntry }
+  /** `problem`: a part of the line was ignored (a `ts` that is no date); the line is kept as it is. */
+  | { type: 'entry'; raw: string; entry: EngramEntry; problem?: string }
   | { type: 'unreadable'; raw: string; reason: string }
 
 /** A memory file as read: every line in order, kept raw, plus the entries and the problems. */
@@ -46,6 +48,12 @@ export interface MemoryFileDocument {
   lines: MemoryLine[]
   /** Whether the original text ended with a newline (kept on serialization). */
   trailingNewline: boolean
+  /**
+   * The line break of a file written with bare carriage returns (old Mac editors, some exports):
+   * its lines are read one by one and written back with `\r`. Absent: `\n` (a `\r\n` file keeps
+   * its `\r` in each raw line).
+   */
+  lineBreak?: '\r'
 }
 
 /** Metadata key that marks an entry whose text is backslash-escaped. Never shown in `meta`. */
@@ -71,6 +79,8 @@ const COMMENT_TAIL = /^<!--(.*)-->[ \t]*$/
 // Characters that cannot appear literally inside an entry line: line breaks of any kind (JSON
 // readers and editors disagree on U+2028/U+2029/U+0085) and other control characters.
 const NEEDS_ESCAPE_CHAR = /[\u0000-\u001f\u007f\u0085\u2028\u2029]/
+/** What no line engram writes holds literally (entries escape it): a line with it is not an entry. Tab and a closing CR are text. */
+const CONTROL_CHAR = /[\u0000-\u0008\u000b-\u001f\u007f]/
 
 /** The `# Title` line a file of this kind starts with. */
 export function fileTitle(kind: MemoryFileKind, topic?: string): string {
@@ -208,7 +218,24 @@ export function formatEntryLine(entry: EngramEntry): string {
   return `- ${text} <!-- ${comment} -->`
 }
 
-type EntryParse = { ok: true; entry: EngramEntry } | { ok: false; reason: string }
+type EntryParse = { ok: true; entry: EngramEntry; problem?: string } | { ok: false; reason: string }
+
+const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/
+
+/**
+ * The instant an entry's `ts` stands for: a day (`2026-03-01`, the format engram writes) is its
+ * midnight UTC, a full ISO-8601 instant is itself. Undefined for anything else (`ts:yesterday`),
+ * and for days that do not exist (`2026-02-30`).
+ */
+export function entryInstant(ts: string): string | undefined {
+  if (ISO_DAY.test(ts)) {
+    const ms = Date.parse(`${ts}T00:00:00.000Z`)
+    return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === ts ? `${ts}T00:00:00.000Z` : undefined
+  }
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(ts)) return undefined
+  const ms = Date.parse(ts)
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString()
+}
 
 /** Reads one entry line; `kind` comes from where the line stands in its file. */
 export function parseEntryLine(line: string, kind: EngramKind): EntryParse | null {
@@ -237,9 +264,13 @@ export function parseEntryLine(line: string, kind: EngramKind): EntryParse | nul
   const { confidence, source, ts, topic, tool } = meta
   if (confidence !== undefined && (CONFIDENCES as readonly string[]).includes(confidence)) entry.confidence = confidence as Confidence
   if (source !== undefined && (ENGRAM_SOURCES as readonly string[]).includes(source)) entry.source = source as EngramSource
-  if (ts !== undefined) entry.ts = ts
   if (topic !== undefined) entry.topic = topic
   if (tool !== undefined) entry.tool = tool
+  if (ts === undefined) return { ok: true, entry }
+  // A hand-written `ts:yesterday` must not stop a reader that sorts or dates entries: the entry is
+  // read without it (the value stays in the line and in `meta`) and the line is reported.
+  if (entryInstant(ts) === undefined) return { ok: true, entry, problem: `ts:${ts} is not a date (YYYY-MM-DD); the entry is read without it` }
+  entry.ts = ts
   return { ok: true, entry }
 }
 
@@ -268,15 +299,24 @@ function ruleKindOfHeading(title: string): RuleKind | undefined {
  * unreadable too (its kind is unknown).
  */
 export function parseMemoryFile(text: string, kind: MemoryFileKind): MemoryFileDocument {
-  const rawLines = text.split('\n')
-  const trailingNewline = text.endsWith('\n')
+  // A file of bare carriage returns is one line to a `\n` reader: every entry in it would be lost
+  // to one unreadable line.
+  const lineBreak = !text.includes('\n') && text.includes('\r') ? '\r' : '\n'
+  const rawLines = text.split(lineBreak)
+  const trailingNewline = text.endsWith(lineBreak)
   if (trailingNewline) rawLines.pop()
   if (text.length === 0) rawLines.length = 0
   const lines: MemoryLine[] = []
   let section: RuleKind | 'other' | undefined
   let sawTitle = false
-  for (const raw of rawLines) {
-    const clean = stripCr(raw)
+  for (const [index, raw] of rawLines.entries()) {
+    // A byte-order mark starts the first line (Windows editors write one); it stays in the raw line.
+    const clean = stripCr(index === 0 && raw.startsWith('\uFEFF') ? raw.slice(1) : raw)
+    const notText = hasUndecodableBytes(clean) ? 'holds bytes that are not UTF-8 text' : CONTROL_CHAR.test(clean) ? 'holds control characters' : undefined
+    if (notText) {
+      lines.push({ type: 'unreadable', raw, reason: notText })
+      continue
+    }
     if (clean.trim().length === 0) {
       lines.push({ type: 'blank', raw })
       continue
@@ -296,7 +336,7 @@ export function parseMemoryFile(text: string, kind: MemoryFileKind): MemoryFileD
     }
     const entryKind: EngramKind | undefined =
       kind === 'rules' ? (section === 'other' ? undefined : section) : kind === 'profile' ? 'profile' : 'lesson'
-    const parsed = parseEntryLine(raw, entryKind ?? 'when')
+    const parsed = parseEntryLine(clean, entryKind ?? 'when')
     if (parsed === null) {
       lines.push({ type: 'unreadable', raw, reason: 'not a heading or a "- " entry' })
     } else if (!parsed.ok) {
@@ -304,10 +344,10 @@ export function parseMemoryFile(text: string, kind: MemoryFileKind): MemoryFileD
     } else if (entryKind === undefined) {
       lines.push({ type: 'unreadable', raw, reason: 'rule outside an ## Always, ## Never or ## When section' })
     } else {
-      lines.push({ type: 'entry', raw, entry: parsed.entry })
+      lines.push({ type: 'entry', raw, entry: parsed.entry, ...(parsed.problem ? { problem: parsed.problem } : {}) })
     }
   }
-  return { kind, lines, trailingNewline }
+  return { kind, lines, trailingNewline, ...(lineBreak === '\r' ? { lineBreak } : {}) }
 }
 
 /** The entries of a parsed file, in file order. */
@@ -320,6 +360,7 @@ export function problemsOf(doc: MemoryFileDocument): LineProblem[] {
   const problems: LineProblem[] = []
   doc.lines.forEach((line, index) => {
     if (line.type === 'unreadable') problems.push({ line: index + 1, text: line.raw, reason: line.reason })
+    else if (line.type === 'entry' && line.problem) problems.push({ line: index + 1, text: line.raw, reason: line.problem })
   })
   return problems
 }
@@ -327,8 +368,9 @@ export function problemsOf(doc: MemoryFileDocument): LineProblem[] {
 /** The file's text: every line as it was read, except the ones an edit produced. */
 export function serializeMemoryFile(doc: MemoryFileDocument): string {
   if (doc.lines.length === 0) return ''
-  const text = doc.lines.map((line) => line.raw).join('\n')
-  return doc.trailingNewline ? `${text}\n` : text
+  const lineBreak = doc.lineBreak ?? '\n'
+  const text = doc.lines.map((line) => line.raw).join(lineBreak)
+  return doc.trailingNewline ? `${text}${lineBreak}` : text
 }
 
 function entryLine(entry: EngramEntry): MemoryLine {

@@ -1,5 +1,6 @@
 /** `engram status`: what a mind holds, counted, and what it can do. */
 import { readdirSync } from 'node:fs'
+import { isAbsolute, join, relative, sep } from 'node:path'
 import type { ResolvedConfig } from '../config/resolve.ts'
 import { RULE_KINDS } from '../core/engram.ts'
 import type { DocKind } from '../core/memory-doc.ts'
@@ -49,7 +50,10 @@ export interface MindStatus {
     memoryMode: string
   }
   facts: Record<string, string>
-  /** Lines and files that could not be parsed; kept as they are. */
+  /**
+   * Lines and files that could not be read, of every owner's tree (what the last reindex found,
+   * and the activity logs): kept as they are. `line` 0 is a whole file skipped (decision 0025).
+   */
   problems: ParseProblem[]
 }
 
@@ -117,8 +121,23 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
       memoryMode: deps.config.values.memory.mode,
     },
     facts: backend.capabilities.facts,
-    problems: dedupeProblems(problems),
+    // The last reindex read every owner's tree and the skills (decision 0025); the reads above add
+    // what changed since in the agent's own files and every activity log problem.
+    problems: dedupeProblems([...(deps.lastReindex?.problems ?? []), ...problems].map((problem) => ({ ...problem, file: sourceLabel(problem.file, layout) }))),
   }
+}
+
+/** A problem's file as the index names its source: home-relative, or `project:` for the project's memory. */
+function sourceLabel(file: string, layout: HomeLayout): string {
+  if (!isAbsolute(file)) return file
+  const projectRoot = layout.projectMemoryDir ? join(layout.projectMemoryDir, '..', '..') : undefined
+  const inside = (root: string): string | undefined => {
+    const rel = relative(root, file)
+    return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel.split(sep).join('/') : undefined
+  }
+  const inProject = projectRoot === undefined ? undefined : inside(projectRoot)
+  if (inProject?.startsWith('.engram/')) return `project:${inProject}`
+  return inside(layout.home) ?? file
 }
 
 function countDirs(dir: string): number {

@@ -42,6 +42,8 @@ export interface EngramStore {
   /** The topic file's markdown, or null. */
   recallTopic(slug: string): Promise<string | null>
   listTopics(): Promise<string[]>
+  /** Topic files that are listed but cannot be read (decision 0025: a folder, a pipe, a link leading out, too large); kept as they are. */
+  topicProblems(): Promise<ParseProblem[]>
   /**
    * Tool wisdom: the "when" rules tagged for `tool` and the lessons tagged for it (by `tool`, or a
    * topic named like it); every tagged one when `tool` is omitted. Untagged rules are not tool wisdom.

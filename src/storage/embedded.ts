@@ -34,6 +34,8 @@ export interface EmbeddedBackendOptions {
   dimensions?: number
   /** Called when an activity append fails (appends never throw into the caller). */
   onActivityError?: (error: unknown) => void
+  /** Memory files larger than this are skipped and reported, never read (`memory.maxFileBytes`, decision 0025). */
+  maxFileBytes?: number
 }
 
 /** The embedded backend, and the work on its files that only it knows how to do. */
@@ -64,15 +66,16 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBa
     if (known) return known
     const tree = ownerTree(layout, owner)
     const engramStores = new Map<EngramScope, EngramStore>()
-    engramStores.set('global', createFileEngramStore({ dir: tree.memoryDir, scope: 'global', locks, clock: options.clock }))
+    const { maxFileBytes } = options
+    engramStores.set('global', createFileEngramStore({ dir: tree.memoryDir, scope: 'global', locks, clock: options.clock, maxFileBytes }))
     if (tree.projectMemoryDir && projectLocks) {
-      engramStores.set('project', createFileEngramStore({ dir: tree.projectMemoryDir, scope: 'project', locks: projectLocks, clock: options.clock }))
+      engramStores.set('project', createFileEngramStore({ dir: tree.projectMemoryDir, scope: 'project', locks: projectLocks, clock: options.clock, maxFileBytes }))
     }
     const stores: OwnedStores = {
       owner,
       engrams: (scope) => engramStores.get(scope),
-      documents: createFileDocumentStore({ home: options.home, agent: options.agent, clock: options.clock, locks, owner }),
-      activity: createFileActivityLog({ dir: tree.activityDir, clock: options.clock, onError: options.onActivityError }),
+      documents: createFileDocumentStore({ home: options.home, agent: options.agent, clock: options.clock, locks, owner, maxFileBytes }),
+      activity: createFileActivityLog({ dir: tree.activityDir, clock: options.clock, onError: options.onActivityError, maxFileBytes }),
     }
     // A home serving many users keeps the stores of the most recent ones open (they are cheap to reopen).
     if (owned.size >= 1000) {

@@ -17,13 +17,14 @@
  * record), and the report is kept in `home_migrations`, where `engram status` reads it.
  */
 import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Clock } from '../core/clock.ts'
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { userKey, validateUserId } from '../core/owner.ts'
 import type { DocumentStore, Locks } from './contracts.ts'
 import { writeFileAtomic } from './files/atomic-write.ts'
 import { createFileDocumentStore } from './files/document-store.ts'
+import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, MEMORY_FILE_OPEN_FLAGS } from './files/memory-file-read.ts'
 import { homeLayout } from './home-layout.ts'
 import type { SqliteHandle } from './sqlite/database.ts'
 
@@ -213,9 +214,15 @@ function linesOf(text: string): string[] {
   return lines
 }
 
+/**
+ * A file's text, or undefined when there is none — or when it is nothing engram reads (a pipe, a
+ * folder, a link out of its folder, a file over the limit: decision 0025), which stays as it is.
+ */
 function readText(path: string): string | undefined {
+  const checked = checkMemoryFile(path, { root: dirname(path), maxBytes: DEFAULT_MAX_FILE_BYTES })
+  if (checked.kind !== 'file') return undefined
   try {
-    return readFileSync(path, 'utf8')
+    return readFileSync(checked.path, { encoding: 'utf8', flag: MEMORY_FILE_OPEN_FLAGS })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error

@@ -118,6 +118,7 @@ export function memoryFileDeps(mind: Mind, viewer: Viewer): MemoryFileToolsDeps 
     ...(projectLocks ? { projectLocks } : {}),
     clock: mind.clock,
     gate: { mode: mind.config.values.memory.mode, enqueue: (document, reason) => mind.backend.confirmations.enqueueDocument(document, reason, viewer.user) },
+    maxFileBytes: mind.config.values.memory.maxFileBytes,
     // Unchanged files cost a hash: the written file reaches the index before the result returns.
     onWritten: async () => {
       await mind.reindex()

@@ -23,6 +23,8 @@ import type { MemoryMode } from '../config/schema.ts'
 import type { ActivityLog, DocumentStore, Locks, PendingConfirmation, PendingDocument } from '../storage/contracts.ts'
 import { writeFileAtomic } from '../storage/files/atomic-write.ts'
 import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
+import { DEFAULT_MAX_FILE_BYTES } from '../storage/files/memory-file-read.ts'
+import { assertReadableMemoryWrite, controlsAsSpaces } from './memory-file-content.ts'
 import { agentFrontmatter, OWNED_FRONTMATTER_FIELDS } from './owned-frontmatter.ts'
 import {
   assertWritable,
@@ -75,6 +77,8 @@ export interface MemoryFileToolsDeps {
    * writes for the agent or for everyone waits for that user's yes instead of being written.
    */
   gate?: { mode: MemoryMode; enqueue(document: PendingDocument, reason: string): Promise<PendingConfirmation> }
+  /** Largest file a write may leave (`memory.maxFileBytes`): engram skips larger ones (decision 0025). */
+  maxFileBytes?: number
 }
 
 /** What a write did. */
@@ -456,6 +460,8 @@ export async function applyMemoryFileWrite(deps: MemoryFileToolsDeps, location: 
   const real = await confine(location)
   if (real !== null && !(await stat(real)).isFile()) throw notFound(location.path, 'write to a file name ending in .md, not a folder')
   const kind = DOC_KIND_OF[folder]
+  // Validated before anything is written: never a file that engram would then skip.
+  await assertReadableMemoryWrite({ path: location.path, content, mode, frontmatter: kind !== undefined, existing: real, maxFileBytes: deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES })
   let versioned = false
   if (kind) ({ versioned } = await writeDocument(deps, location.owner, kind, slug, location.path, content, mode))
   else await writeTopic(deps, location, slug, content, mode)
@@ -502,12 +508,16 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
           `{"path": "knowledge/<name>.md", "content": "markdown, at most ${WRITE_MAX_CHARS} characters", "mode": "overwrite|append", "owner": "${OWNER_CHOICES.join('|')} (optional)"}`,
         )
       }
-      const { path, content } = parsed.data
+      const { path } = parsed.data
       const mode = parsed.data.mode ?? 'overwrite'
       try {
-        if (content.includes('\u0000')) {
+        if (parsed.data.content.includes('\u0000')) {
           throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'The content contains a NUL byte; memory files are text.', fix: 'send plain markdown text' })
         }
+        // Other control characters (a vertical tab, an escape sequence copied from a terminal) are
+        // written as spaces, what recall would show of them anyway (decision 0028), and said so.
+        const { text: content, replaced } = controlsAsSpaces(parsed.data.content)
+        const cleaned = replaced > 0 ? ` ${replaced} control character${replaced === 1 ? ' was' : 's were'} written as ${replaced === 1 ? 'a space' : 'spaces'}.` : ''
         const requested = locateMemoryPath(path, deps.layout, viewer)
         // An unprefixed path lands in the tree of the owner asked for, else the session's own (decision 0017).
         const owner =
@@ -521,9 +531,12 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
         // A note for the agent or for everyone, from a user's session: in copilot mode it waits for their yes.
         const promoted = viewer.user !== undefined && location.owner !== ownerOfUser(viewer.user)
         if (promoted && deps.gate?.mode === 'copilot') {
+          // What waits for a yes is checked now, so the user never accepts a write that fails.
+          const folder = assertWritable(location).folder
+          await assertReadableMemoryWrite({ path: location.path, content, mode, frontmatter: DOC_KIND_OF[folder] !== undefined, existing: null, maxFileBytes: deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES })
           const pending = await deps.gate.enqueue({ path: location.path, owner: location.owner, content, mode }, `copilot mode: promotion to ${location.owner}`)
           return {
-            text: `Not written yet: ${location.path} would be ${location.owner === 'shared' ? 'shared with every agent of this home' : 'yours, seen with every user'}, so it waits for the user's confirmation (id ${pending.id}, shown after your answer).`,
+            text: `Not written yet${cleaned === '' ? '' : ` (${cleaned.trim()})`}: ${location.path} would be ${location.owner === 'shared' ? 'shared with every agent of this home' : 'yours, seen with every user'}, so it waits for the user's confirmation (id ${pending.id}, shown after your answer).`,
             data: { path: location.path, owner: location.owner, pending: pending.id },
           }
         }
@@ -533,7 +546,7 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
         const verb = mode === 'append' ? 'Appended' : versioned ? 'Rewrote' : 'Wrote'
         const whose = location.owner === 'agent' ? 'yours, seen with every user' : location.owner === 'shared' ? 'shared with every agent of this home' : `only ${userOfOwner(location.owner)}'s`
         return {
-          text: `${verb} ${location.path} (${content.length} characters, ${whose})${versioned ? `; the previous version is kept in ${location.tree}archive/versions/` : ''}.${note}`,
+          text: `${verb} ${location.path} (${content.length} characters, ${whose})${versioned ? `; the previous version is kept in ${location.tree}archive/versions/` : ''}.${cleaned}${note}`,
           data: { path: location.path, mode, versioned, source, owner: location.owner },
         }
       } catch (error) {

@@ -6,11 +6,14 @@
  * Each resolution has an id derived from the session, the last event covered and the text, so a
  * boundary that is run again (after a crash between steps) never records one twice.
  */
+import { constants } from 'node:fs'
 import { open, readFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { contentHash } from '../../core/hash.ts'
 import type { ActivityLog } from '../../storage/contracts.ts'
 import { appendLine } from '../../storage/files/atomic-write.ts'
+import { checkMemoryFile } from '../../storage/files/memory-file-read.ts'
 import { ENCODER_ORIGIN } from './session-events.ts'
 
 /** One line of `shared/resolutions.jsonl`. */
@@ -30,10 +33,13 @@ export function resolutionId(session: string, until: string, issue: string): str
   return contentHash(`${session}\u0000${until}\u0000${issue}`).slice(0, 16)
 }
 
+/** Non-blocking: a named pipe at the registry's path must never block a turn or a boundary (decision 0025). */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)
+
 async function knownIds(file: string): Promise<Set<string>> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    text = await readFile(file, { encoding: 'utf8', flag: READ_FLAGS })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Set()
     throw error
@@ -118,15 +124,21 @@ export interface ResolutionReader {
 export const RESOLUTIONS_TAIL_BYTES = 64 * 1024
 
 async function readTail(file: string, bytes: number): Promise<string> {
+  // Confined as every memory file is: a link out of shared/ is never read into a prompt.
+  const checked = checkMemoryFile(file, { root: dirname(file), maxBytes: Number.MAX_SAFE_INTEGER })
+  if (checked.kind !== 'file') return ''
   let handle: Awaited<ReturnType<typeof open>>
   try {
-    handle = await open(file, 'r')
+    handle = await open(checked.path, READ_FLAGS)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ''
     throw error
   }
   try {
-    const { size } = await handle.stat()
+    const info = await handle.stat()
+    // A folder or a pipe where the registry should be holds no resolutions.
+    if (!info.isFile()) return ''
+    const { size } = info
     const start = Math.max(0, size - bytes)
     const buffer = Buffer.alloc(size - start)
     await handle.read(buffer, 0, buffer.length, start)

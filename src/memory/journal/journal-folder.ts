@@ -12,7 +12,7 @@
  * its text is stored, so a recoverer that dies half-way leaves it for the next open; whoever stores
  * it does so under a lock and checks the conversation first (`recover-orphans.ts`).
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync } from 'node:fs'
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { type JournalStartEvent, parseJournalLine } from './journal-events.ts'
@@ -83,7 +83,8 @@ export interface Journals {
 
 /** The start line of a journal file, when it has a readable one. */
 function readStartLine(path: string): JournalStartEvent | undefined {
-  const fd = openSync(path, 'r')
+  // Non-blocking: a named pipe swapped in after the caller's check must not block the open of a mind.
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
   try {
     const buffer = Buffer.alloc(START_LINE_LIMIT)
     const length = readSync(fd, buffer, 0, START_LINE_LIMIT, 0)
@@ -124,20 +125,25 @@ export function createJournals(options: JournalsOptions): Journals {
     const found: OrphanJournal[] = []
     try {
       // Written by a version that named no writer: recovered as it always was.
-      const mtimeMs = statSync(legacyPath).mtimeMs
-      const start = readStartLine(legacyPath)
-      const verdict: WriterVerdict = start?.writer
-        ? judgeWriter(start.writer, { id: LEGACY_JOURNAL_FILE, mtimeMs }, options.liveness)
-        : { alive: false, by: 'legacy', reason: 'a journal from before streams had their own files (no writer recorded)' }
-      if (!verdict.alive) found.push({ id: `streaming-${newStreamId(clock)}`, path: legacyPath, verdict })
+      const info = lstatSync(legacyPath)
+      // A folder, a named pipe or a link under a journal's name is no journal of engram's: opening
+      // a pipe would block the open of the mind, and a link could bring any file into a conversation.
+      if (info.isFile()) {
+        const start = readStartLine(legacyPath)
+        const verdict: WriterVerdict = start?.writer
+          ? judgeWriter(start.writer, { id: LEGACY_JOURNAL_FILE, mtimeMs: info.mtimeMs }, options.liveness)
+          : { alive: false, by: 'legacy', reason: 'a journal from before streams had their own files (no writer recorded)' }
+        if (!verdict.alive) found.push({ id: `streaming-${newStreamId(clock)}`, path: legacyPath, verdict })
+      }
     } catch (error) {
       if (!isMissing(error)) throw error
     }
     for (const name of listJsonl(streamsDir)) {
       const path = join(streamsDir, name)
       try {
-        const mtimeMs = statSync(path).mtimeMs
-        const verdict = judgeWriter(readStartLine(path)?.writer, { id: basename(name, '.jsonl'), mtimeMs }, options.liveness)
+        const info = lstatSync(path)
+        if (!info.isFile()) continue
+        const verdict = judgeWriter(readStartLine(path)?.writer, { id: basename(name, '.jsonl'), mtimeMs: info.mtimeMs }, options.liveness)
         if (!verdict.alive) found.push({ id: basename(name, '.jsonl'), path, verdict })
       } catch (error) {
         // Finalized (or claimed) between the listing and the look: not an orphan.

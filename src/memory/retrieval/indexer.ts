@@ -6,10 +6,12 @@
  */
 import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type EngramEntry, type EngramScope, isRuleKind, ruleWithPolarity } from '../../core/engram.ts'
+import { describeError } from '../../core/errors.ts'
 import { contentHash } from '../../core/hash.ts'
+import { entryInstant } from '../../core/markdown-entry.ts'
 import type { DocKind, MemoryDoc } from '../../core/memory-doc.ts'
 import { type Owner, ownerOfUser, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
-import type { Backend, EngramFile, IndexUnit, ParseProblem, UnitKind } from '../../storage/contracts.ts'
+import type { Backend, EngramFile, EngramStore, IndexUnit, ParseProblem, UnitKind } from '../../storage/contracts.ts'
 import { ENGRAM_FILES } from '../../storage/contracts.ts'
 import type { Embedder } from '../../llm/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
@@ -22,7 +24,11 @@ export interface ReindexReport {
   updated: number
   removed: number
   unchanged: number
-  /** Lines and files that could not be parsed; they were kept as they are. */
+  /**
+   * Lines and files that could not be read — unparsable lines, special files, links leading out of
+   * their memory folder, files over `memory.maxFileBytes` (decision 0025). They were skipped and
+   * kept as they are.
+   */
   problems: ParseProblem[]
   /** Set when units were indexed without vectors because the embedder failed. */
   embedError?: string
@@ -63,7 +69,20 @@ export function engramSource(scope: EngramScope, agent: string, file: string, ow
   return user === undefined ? `project:.engram/memory/${file}` : `project:.engram/users/${userKey(user)}/memory/${file}`
 }
 
-/** Bring the index up to date with every memory file. */
+/**
+ * A piece of collection that failed in a way no store foresaw: reported as a problem of `file`, so
+ * that one file never stops the reindex of the others (DESIGN §1 principle 10). `wanted` keeps no
+ * entry for it, so its units leave the index until it can be read again.
+ */
+async function guarded(report: ReindexReport, file: string, work: () => Promise<void>): Promise<void> {
+  try {
+    await work()
+  } catch (error) {
+    report.problems.push({ file, line: 0, text: '', reason: `cannot be read: ${describeError(error)}` })
+  }
+}
+
+/** Bring the index up to date with every memory file. Never throws for what a file holds. */
 export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean } = {}): Promise<ReindexReport> {
   const started = performance.now()
   const report: ReindexReport = { sources: 0, added: 0, updated: 0, removed: 0, unchanged: 0, problems: [], ms: 0 }
@@ -74,37 +93,48 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
   for (const owner of owners) await collectOwnerUnits(owner, deps, wanted, report)
 
   // A user's profile belongs to that user and to every agent of the home (decision 0017).
-  for (const ref of await deps.backend.documents.list('user')) {
-    const doc = await deps.backend.documents.read('user', ref.slug)
-    const user = userFromKey(ref.slug)
-    if (!doc || user === undefined) continue
-    wanted.set(doc.path, docUnits(doc, 'user', ref.modifiedAt, deps).map((u) => ({ ...u, agent: undefined, user, owner: ownerOfUser(user) })))
-  }
-
-  if (deps.skills) {
-    const listing = await deps.skills.list()
-    for (const skill of listing.skills) {
-      const source = `agents/${deps.agent}/skills/${skill.label}/declarative.md`
-      const text = [`${skill.meta.name}: ${skill.meta.when_to_use}`, skill.meta.description ?? '', skill.declarative.slice(0, 1500)].filter((part) => part.trim() !== '').join('\n')
-      wanted.set(source, [
-        {
-          id: `${source}#0`,
-          kind: 'skill',
-          text,
-          source,
-          provenance: [source],
-          agent: deps.agent,
-          createdAt: Number.isNaN(Date.parse(skill.meta.created_at)) ? deps.clock.now().toISOString() : new Date(skill.meta.created_at).toISOString(),
-          hash: contentHash(text),
-          meta: { label: skill.label },
-        },
-      ])
+  await guarded(report, 'shared/users', async () => {
+    for (const ref of await deps.backend.documents.list('user')) {
+      const doc = await deps.backend.documents.read('user', ref.slug)
+      const user = userFromKey(ref.slug)
+      if (!doc || user === undefined) continue
+      wanted.set(doc.path, docUnits(doc, 'user', ref.modifiedAt, deps).map((u) => ({ ...u, agent: undefined, user, owner: ownerOfUser(user) })))
     }
-    for (const problem of listing.problems) {
-      report.problems.push({ file: `agents/${deps.agent}/skills/${problem.label}`, line: 0, text: '', reason: problem.reason })
-    }
-  }
+  })
 
+  if (deps.skills) await guarded(report, `agents/${deps.agent}/skills`, () => collectSkillUnits(deps, deps.skills as SkillStore, wanted, report))
+
+  await writeUnits(deps, wanted, report, options)
+  report.ms = Math.round(performance.now() - started)
+  return report
+}
+
+async function collectSkillUnits(deps: IndexerDeps, skills: SkillStore, wanted: Map<string, IndexUnit[]>, report: ReindexReport): Promise<void> {
+  const listing = await skills.list()
+  for (const skill of listing.skills) {
+    const source = `agents/${deps.agent}/skills/${skill.label}/declarative.md`
+    const text = [`${skill.meta.name}: ${skill.meta.when_to_use}`, skill.meta.description ?? '', skill.declarative.slice(0, 1500)].filter((part) => part.trim() !== '').join('\n')
+    wanted.set(source, [
+      {
+        id: `${source}#0`,
+        kind: 'skill',
+        text,
+        source,
+        provenance: [source],
+        agent: deps.agent,
+        createdAt: Number.isNaN(Date.parse(skill.meta.created_at)) ? deps.clock.now().toISOString() : new Date(skill.meta.created_at).toISOString(),
+        hash: contentHash(text),
+        meta: { label: skill.label },
+      },
+    ])
+  }
+  for (const problem of listing.problems) {
+    report.problems.push({ file: `agents/${deps.agent}/skills/${problem.label}`, line: 0, text: '', reason: problem.reason })
+  }
+}
+
+/** Upserts what changed and removes what is gone. */
+async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, report: ReindexReport, options: { full?: boolean }): Promise<void> {
   const index = deps.backend.index
   const fileSources = new Set(wanted.keys())
   // Sources that no longer exist (a deleted or archived file) leave the index entirely; another
@@ -113,7 +143,6 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
     if (!fileSources.has(source) && isFileSource(source, deps.agent)) report.removed += await index.removeSource(source)
   }
 
-  const toEmbed: IndexUnit[] = []
   const toWrite: IndexUnit[] = []
   for (const [source, units] of wanted) {
     report.sources++
@@ -138,7 +167,8 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
     }
   }
 
-  if (deps.embedder && toWrite.length > 0) toEmbed.push(...toWrite)
+  // Every unit written is embedded (not spread into another array: 180,000 lessons overflowed the stack).
+  const toEmbed = deps.embedder ? toWrite : []
   if (toEmbed.length > 0 && deps.embedder) {
     try {
       const batch = 256
@@ -159,10 +189,22 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
       }
     }
   }
-  for (let i = 0; i < toWrite.length; i += 500) await index.upsert(toWrite.slice(i, i + 500))
-
-  report.ms = Math.round(performance.now() - started)
-  return report
+  for (let i = 0; i < toWrite.length; i += 500) {
+    const batch = toWrite.slice(i, i + 500)
+    try {
+      await index.upsert(batch)
+    } catch {
+      // A unit the index refuses must not keep the rest of its batch out: one by one, and the
+      // refused ones are reported against their file.
+      for (const unit of batch) {
+        try {
+          await index.upsert([unit])
+        } catch (error) {
+          report.problems.push({ file: unit.source, line: 0, text: '', reason: `not indexed: ${describeError(error)}` })
+        }
+      }
+    }
+  }
 }
 
 /** The units of one owner's tree: its engram files, topics and documents. */
@@ -173,51 +215,75 @@ async function collectOwnerUnits(owner: Owner, deps: IndexerDeps, wanted: Map<st
     const store = stores.engrams(scope)
     if (!store) continue
     for (const file of ENGRAM_FILES) {
-      const { entries, problems } = await store.read(file)
-      report.problems.push(...problems)
       const source = engramSource(scope, deps.agent, `${file}.md`, owner)
-      wanted.set(source, entries.map((entry) => ({ ...engramUnit(entry, scope, file, source, deps), agent: unitAgent, owner })))
+      await guarded(report, source, async () => {
+        const { entries, problems } = await store.read(file)
+        // Reported by the file's source label (home-relative), as every other problem is.
+        report.problems.push(...problems.map((problem) => ({ ...problem, file: source })))
+        wanted.set(source, entries.map((entry) => ({ ...engramUnit(entry, scope, file, source, deps), agent: unitAgent, owner })))
+      })
     }
-    // Topic files hold copies of lessons (cross-filed) plus whatever a person wrote there. The
-    // copies are already units of lessons.md; only the rest is indexed, without metadata comments.
-    const lessonKeys = new Set((await store.read('lessons')).entries.map((entry) => dedupeKey(entry.text)))
-    for (const slug of await store.listTopics()) {
-      const markdown = await store.recallTopic(slug)
-      if (markdown === null) continue
-      const source = engramSource(scope, deps.agent, `topics/${slug}.md`, owner)
-      const own = markdown
-        .split('\n')
-        .filter((line) => {
-          const entry = /^\s*-\s+(.*?)\s*(<!--.*-->)?\s*$/.exec(line)
-          return !(entry && lessonKeys.has(dedupeKey(entry[1] ?? '')))
-        })
-        .join('\n')
-        .replace(/\s*<!--[\s\S]*?-->/g, '')
-      const chunks = chunkMarkdown(own).filter((chunk) => chunk.text.split('\n').some((line) => line.trim() !== '' && !/^#{1,6}\s/.test(line)))
-      wanted.set(source, chunks.map((chunk) => ({
-        id: `${source}#${chunk.index}`,
-        kind: 'topic' as const,
-        text: chunk.text,
-        source,
-        provenance: [source],
-        scope,
-        agent: unitAgent,
-        owner,
-        createdAt: deps.clock.now().toISOString(),
-        hash: contentHash(chunk.text),
-        meta: { topic: slug },
-      })))
-    }
+    await guarded(report, engramSource(scope, deps.agent, 'topics', owner), () => collectTopicUnits(owner, scope, store, deps, wanted, report))
   }
 
   for (const { kind, unit } of INDEXED_DOC_KINDS) {
-    for (const ref of await stores.documents.list(kind)) {
-      const doc = await stores.documents.read(kind, ref.slug)
-      if (!doc) continue
-      wanted.set(doc.path, docUnits(doc, unit, ref.modifiedAt, deps).map((u) => ({ ...u, agent: unitAgent, owner })))
-    }
+    await guarded(report, `${treeRel(owner, deps.agent)}/${kind}`, async () => {
+      for (const ref of await stores.documents.list(kind)) {
+        const doc = await stores.documents.read(kind, ref.slug)
+        if (!doc) continue
+        wanted.set(doc.path, docUnits(doc, unit, ref.modifiedAt, deps).map((u) => ({ ...u, agent: unitAgent, owner })))
+      }
+    })
   }
-  report.problems.push(...(await stores.documents.problems()))
+  await guarded(report, treeRel(owner, deps.agent), async () => {
+    report.problems.push(...(await stores.documents.problems()))
+  })
+}
+
+/** The units of one scope's topic files. */
+async function collectTopicUnits(
+  owner: Owner,
+  scope: EngramScope,
+  store: EngramStore,
+  deps: IndexerDeps,
+  wanted: Map<string, IndexUnit[]>,
+  report: ReindexReport,
+): Promise<void> {
+  const unitAgent = owner === 'shared' ? undefined : deps.agent
+  for (const problem of await store.topicProblems()) {
+    const name = problem.file.slice(problem.file.lastIndexOf('/') + 1)
+    report.problems.push({ ...problem, file: engramSource(scope, deps.agent, `topics/${name}`, owner) })
+  }
+  // Topic files hold copies of lessons (cross-filed) plus whatever a person wrote there. The
+  // copies are already units of lessons.md; only the rest is indexed, without metadata comments.
+  const lessonKeys = new Set((await store.read('lessons')).entries.map((entry) => dedupeKey(entry.text)))
+  for (const slug of await store.listTopics()) {
+    const markdown = await store.recallTopic(slug)
+    if (markdown === null) continue
+    const source = engramSource(scope, deps.agent, `topics/${slug}.md`, owner)
+    const own = markdown
+      .split('\n')
+      .filter((line) => {
+        const entry = /^\s*-\s+(.*?)\s*(<!--.*-->)?\s*$/.exec(line)
+        return !(entry && lessonKeys.has(dedupeKey(entry[1] ?? '')))
+      })
+      .join('\n')
+      .replace(/\s*<!--[\s\S]*?-->/g, '')
+    const chunks = chunkMarkdown(own).filter((chunk) => chunk.text.split('\n').some((line) => line.trim() !== '' && !/^#{1,6}\s/.test(line)))
+    wanted.set(source, chunks.map((chunk) => ({
+      id: `${source}#${chunk.index}`,
+      kind: 'topic' as const,
+      text: chunk.text,
+      source,
+      provenance: [source],
+      scope,
+      agent: unitAgent,
+      owner,
+      createdAt: deps.clock.now().toISOString(),
+      hash: contentHash(chunk.text),
+      meta: { topic: slug },
+    })))
+  }
 }
 
 /** Sources this agent's file indexer owns (conversation units are kept by the context store's path). */
@@ -245,7 +311,7 @@ function engramUnit(entry: EngramEntry, scope: EngramScope, file: EngramFile, so
     provenance: [source],
     scope,
     agent: deps.agent,
-    createdAt: entry.ts ? `${entry.ts}T00:00:00.000Z` : deps.clock.now().toISOString(),
+    createdAt: (entry.ts === undefined ? undefined : entryInstant(entry.ts)) ?? deps.clock.now().toISOString(),
     hash: contentHash(`${entry.kind}\n${text}\n${entry.ts ?? ''}`),
     meta: { engramKind: entry.kind, ...(entry.topic ? { topic: entry.topic } : {}), ...(entry.tool ? { tool: entry.tool } : {}) },
   }

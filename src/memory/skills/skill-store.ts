@@ -4,12 +4,13 @@
  * wiped by a save; a folder that cannot be loaded is reported and left untouched; removing a skill
  * moves its folder to the archive, it does not delete it.
  */
-import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
+import { mkdir, readdir, rename, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Locks } from '../../storage/contracts.ts'
 import { isTempFileName, writeFileAtomic } from '../../storage/files/atomic-write.ts'
+import { DEFAULT_MAX_FILE_BYTES, type MemoryFileLimits, readMemoryFile } from '../../storage/files/memory-file-read.ts'
 import { assertSafeLabel, CLOSEST_MATCH_CUTOFF, closestLabel, isSafeLabel, makeUniqueLabel } from './labels.ts'
 import {
   emptyStats,
@@ -31,6 +32,8 @@ export interface SkillStoreOptions {
   locks: Locks
   /** Where removed skills go; default `<dir>/../archive/skills`. */
   archiveDir?: string
+  /** Skill files larger than this are not read; their skill is reported (`memory.maxFileBytes`). */
+  maxFileBytes?: number
 }
 
 export interface SkillListing {
@@ -76,13 +79,16 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR'
 }
 
-async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8')
-  } catch (error) {
-    if (isMissing(error)) return undefined
-    throw error
-  }
+/**
+ * A skill file's text, or undefined when there is none. A file that cannot be read (a folder, a
+ * pipe, a link out of the skills folder, too large: decision 0025) throws, and `list()` reports
+ * its skill.
+ */
+async function readText(path: string, limits: MemoryFileLimits): Promise<string | undefined> {
+  const read = await readMemoryFile(path, limits)
+  if (read.kind === 'read') return read.bytes.toString('utf8')
+  if (read.kind === 'missing') return undefined
+  throw new Error(`${relative(limits.root, path).split(sep).join('/')} is ${read.reason}`)
 }
 
 function nonEmptyString(value: unknown): string | undefined {
@@ -142,6 +148,7 @@ function stamp(date: Date): string {
 export function createSkillStore(options: SkillStoreOptions): SkillStore {
   const { dir, clock, locks } = options
   const archiveDir = options.archiveDir ?? join(dirname(dir), 'archive', 'skills')
+  const limits: MemoryFileLimits = { root: dir, maxBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES }
 
   async function locked<T>(label: string, fn: () => Promise<T>): Promise<T> {
     const outcome = await locks.withLock(`skill:${dir}:${label}`, fn)
@@ -152,7 +159,7 @@ export function createSkillStore(options: SkillStoreOptions): SkillStore {
   async function loadFolder(label: string): Promise<Loaded> {
     const folder = join(dir, label)
     const problem = (reason: string): Loaded => ({ kind: 'problem', problem: { label, dir: folder, reason } })
-    const metaText = await readText(join(folder, META))
+    const metaText = await readText(join(folder, META), limits)
     if (metaText === undefined) {
       const exists = await stat(folder).then(
         (info) => info.isDirectory(),
@@ -170,13 +177,13 @@ export function createSkillStore(options: SkillStoreOptions): SkillStore {
     const record = raw as Record<string, unknown>
     const whenToUse = nonEmptyString(record.when_to_use) ?? nonEmptyString(record.description)
     if (!whenToUse) return problem('meta.json has no when_to_use (the cue that says when the skill applies)')
-    const declarative = await readText(join(folder, DECLARATIVE))
+    const declarative = await readText(join(folder, DECLARATIVE), limits)
     if (declarative === undefined) return problem('declarative.md (the stage-1 procedure) is missing')
 
-    const chunks = await readText(join(folder, CHUNKS))
-    const requirements = await readText(join(folder, REQUIREMENTS))
+    const chunks = await readText(join(folder, CHUNKS), limits)
+    const requirements = await readText(join(folder, REQUIREMENTS), limits)
     const codeFiles = await listFiles(join(folder, CODE))
-    const statsText = await readText(join(folder, STATS))
+    const statsText = await readText(join(folder, STATS), limits)
     let stats = emptyStats()
     let statsProblem: string | undefined
     if (statsText !== undefined) {
@@ -251,7 +258,7 @@ export function createSkillStore(options: SkillStoreOptions): SkillStore {
 
   async function load(label: string): Promise<Skill | null> {
     if (!isSafeLabel(label)) return null
-    const loaded = await loadFolder(label)
+    const loaded = await loadFolder(label).catch((): Loaded => ({ kind: 'absent' }))
     return loaded.kind === 'skill' ? loaded.skill : null
   }
 
@@ -315,7 +322,7 @@ export function createSkillStore(options: SkillStoreOptions): SkillStore {
         const folder = join(dir, input.label)
         await mkdir(folder, { recursive: true })
         let previous: Record<string, unknown> = {}
-        const metaText = await readText(join(folder, META))
+        const metaText = await readText(join(folder, META), limits)
         if (metaText !== undefined) {
           try {
             const parsed: unknown = JSON.parse(metaText)
@@ -330,7 +337,7 @@ export function createSkillStore(options: SkillStoreOptions): SkillStore {
         for (const [path, content] of Object.entries(input.code ?? {})) await writeFileAtomic(join(folder, CODE, ...path.split(/[\\/]/)), content)
         if (input.requirements !== undefined) await writeFileAtomic(join(folder, REQUIREMENTS), input.requirements)
         // Never wipe accumulated counters: stats.json is only created, never reset, by a save.
-        if ((await readText(join(folder, STATS))) === undefined) await writeStats(folder, emptyStats())
+        if ((await readText(join(folder, STATS), limits)) === undefined) await writeStats(folder, emptyStats())
 
         const now = clock.now().toISOString()
         const codeFiles = await listFiles(join(folder, CODE))
@@ -344,9 +351,9 @@ export function createSkillStore(options: SkillStoreOptions): SkillStore {
           created_at: nonEmptyString(previous.created_at) ?? now,
           updated_at: now,
           has_declarative: true,
-          has_chunks: (await readText(join(folder, CHUNKS))) !== undefined,
+          has_chunks: (await readText(join(folder, CHUNKS), limits)) !== undefined,
           has_code: codeFiles.length > 0,
-          has_requirements: (await readText(join(folder, REQUIREMENTS))) !== undefined,
+          has_requirements: (await readText(join(folder, REQUIREMENTS), limits)) !== undefined,
         }
         // meta.json goes last: a folder without it is reported as incomplete, never half-read.
         await writeFileAtomic(join(folder, META), `${JSON.stringify(meta, null, 2)}\n`)

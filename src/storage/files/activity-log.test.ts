@@ -168,7 +168,7 @@ describe('file ActivityLog', () => {
       for (let day = 1; day <= 28; day++) {
         await log.append({ ts: `2026-02-${String(day).padStart(2, '0')}T12:00:00Z`, type: 'heartbeat_start', summary: `day ${day}` })
       }
-      // A "day file" that cannot be opened as a file: reading it would throw.
+      // A "day file" that cannot be opened as a file: only a read of its day looks at it.
       mkdirSync(join(dir, '2026-01-15.jsonl'))
       writeFileSync(join(dir, 'notes.txt'), 'ignored')
       const week = await log.read({ since: '2026-02-10T00:00:00Z', until: '2026-02-16T23:59:59Z' })
@@ -181,7 +181,12 @@ describe('file ActivityLog', () => {
         latest.map((r) => r.summary),
         ['day 28', 'day 27', 'day 26'],
       )
-      await assert.rejects(log.read({ until: '2026-01-31T00:00:00Z' }), { code: 'storage_unavailable' })
+      // Its day is skipped and reported, never thrown (decision 0025).
+      assert.deepEqual(await log.read({ until: '2026-01-31T00:00:00Z' }), [])
+      assert.deepEqual(
+        (await log.problems()).map((problem) => [problem.file, problem.line, problem.reason]),
+        [['activity/2026-01-15.jsonl', 0, 'a folder, not a file']],
+      )
     } finally {
       temp.cleanup()
     }

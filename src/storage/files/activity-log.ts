@@ -13,7 +13,7 @@
  * lines that do not parse (a line cut off by a crash) and reports them; it opens only the day
  * files inside the requested range.
  */
-import { type BigIntStats, closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
+import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ActivityEvent, isActivityType, TOOL_INPUT_LIMIT, TOOL_RESULT_LIMIT } from '../../core/activity.ts'
 import { type Clock, isoDay } from '../../core/clock.ts'
@@ -21,6 +21,7 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { ActivityLog, ActivityQuery, ActivityRecord, ParseProblem } from '../contracts.ts'
 import { appendLine } from './atomic-write.ts'
 import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
+import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, MEMORY_FILE_OPEN_FLAGS } from './memory-file-read.ts'
 
 export interface FileActivityLogOptions {
   /** The agent's `activity/` folder. */
@@ -28,6 +29,8 @@ export interface FileActivityLogOptions {
   clock: Clock
   /** Receives append failures (appends never throw into the caller). */
   onError?: (error: unknown) => void
+  /** Day files larger than this are skipped and reported, never read (`memory.maxFileBytes`). */
+  maxFileBytes?: number
 }
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/
@@ -180,7 +183,7 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
       listing = { stamp: fileStamp(stat, readAt), days: found }
       return [...found]
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return []
       throw error
     }
   }
@@ -188,7 +191,8 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
   // One buffer the day files are read into, reused (a busy day is megabytes, read at every turn).
   let scratch = Buffer.alloc(0)
   function readWhole(path: string, size: number): Buffer {
-    const fd = openSync(path, 'r')
+    // Non-blocking, not following links: `path` is the checked real path (decision 0025).
+    const fd = openSync(path, MEMORY_FILE_OPEN_FLAGS)
     try {
       // What the stat said, or more if the file grew meanwhile (read up to the end); the slack
       // lets the read that finds the end happen without growing the buffer.
@@ -232,19 +236,19 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
     const file = `${day}.jsonl`
     const path = join(dir, file)
     const readAt = Date.now()
-    let stat: BigIntStats
-    try {
-      stat = statSync(path, { bigint: true })
-    } catch (error) {
+    // A folder, a pipe, a link leading out of activity/ or a file over the size limit is skipped
+    // and reported, never opened (decision 0025).
+    const checked = checkMemoryFile(path, { root: dir, maxBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES })
+    if (checked.kind !== 'file') {
       parsedDays.delete(day)
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], problems: [] }
-      throw unreadable(path, error)
+      return { records: [], problems: checked.kind === 'missing' ? [] : [{ file: `activity/${file}`, line: 0, text: '', reason: checked.reason }] }
     }
+    const stat = checked.stat
     let known = parsedDays.get(day)
     if (!known || !unchanged(known.stamp, stat)) {
       let bytes: Buffer
       try {
-        bytes = readWhole(path, Number(stat.size))
+        bytes = readWhole(checked.path, Number(stat.size))
       } catch (error) {
         parsedDays.delete(day)
         throw unreadable(path, error)

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
@@ -171,6 +172,54 @@ describe('file DocumentStore', () => {
         () => createFileDocumentStore({ home: temp.home, agent: '../x', clock: new ManualClock(), locks: createFileLocks({ dir: join(temp.home, 'locks') }) }),
         { code: 'invalid_argument' },
       )
+    } finally {
+      temp.cleanup()
+    }
+  })
+})
+
+describe('file DocumentStore: files it cannot read (decision 0025)', () => {
+  test('a folder, a pipe, a link loop or a link out is listed nowhere, read as absent, reported, and never written over', async () => {
+    const { temp, store } = setup()
+    try {
+      const folder = join(temp.home, 'agents/default/knowledge')
+      mkdirSync(join(folder, 'notes.md'), { recursive: true })
+      execFileSync('mkfifo', [join(folder, 'pipe.md')])
+      symlinkSync('loop.md', join(folder, 'loop.md'))
+      writeFileSync(join(temp.home, 'secret.md'), 'outside secret\n')
+      symlinkSync(join(temp.home, 'secret.md'), join(folder, 'secret.md'))
+      await store.write('knowledge', 'tea', {}, 'Green tea.\n')
+      assert.deepEqual((await store.list('knowledge')).map((ref) => ref.slug), ['tea'])
+      for (const slug of ['notes', 'pipe', 'loop', 'secret']) assert.equal(await store.read('knowledge', slug), null, slug)
+      assert.deepEqual(
+        (await store.problems()).map((p) => [p.file, p.reason]),
+        [
+          ['agents/default/knowledge/loop.md', 'a symbolic link loop'],
+          ['agents/default/knowledge/notes.md', 'a folder, not a file'],
+          ['agents/default/knowledge/pipe.md', 'a named pipe, not a file'],
+          ['agents/default/knowledge/secret.md', 'a symbolic link that leads outside its memory folder'],
+        ],
+      )
+      for (const slug of ['notes', 'pipe', 'secret']) {
+        await assert.rejects(store.write('knowledge', slug, {}, 'new\n'), { code: 'storage_unavailable' }, slug)
+        await assert.rejects(store.append('knowledge', slug, 'more\n'), { code: 'storage_unavailable' }, slug)
+      }
+      assert.equal(readFileSync(join(temp.home, 'secret.md'), 'utf8'), 'outside secret\n')
+      assert.equal(existsSync(join(temp.home, 'agents/default/archive/versions/knowledge')), false, 'no version of the outside file was copied in')
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('an append keeps the bytes that are there, UTF-8 or not', async () => {
+    const { temp, store } = setup()
+    try {
+      const file = join(temp.home, 'agents/default/episodes/2026-03-04.md')
+      mkdirSync(join(file, '..'), { recursive: true })
+      const old = Buffer.from('# 2026-03-04\ncaf\xe9', 'latin1')
+      writeFileSync(file, old)
+      await store.append('episode', '2026-03-04', '## 10:00\nTea.\n')
+      assert.deepEqual(readFileSync(file), Buffer.concat([old, Buffer.from('\n## 10:00\nTea.\n')]))
     } finally {
       temp.cleanup()
     }

@@ -12,7 +12,7 @@
  * `<t>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted, except by `purge` (decision 0023). Prompt layers belong to the
  * agent and user profiles to their users whatever tree a store is opened on.
  */
-import { type BigIntStats, constants, statSync } from 'node:fs'
+import { constants } from 'node:fs'
 import { copyFile, link, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { dirname, isAbsolute, join } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
@@ -24,6 +24,7 @@ import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, Locks, ParseProblem } from '../contracts.ts'
 import { appendLine, isTempFileName, syncFolder, writeFileAtomic } from './atomic-write.ts'
 import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
+import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, type MemoryFileLimits, readMemoryFile, type Skipped } from './memory-file-read.ts'
 
 /** Documents up to this size keep their bytes between reads (document-store read cache), at most this many. */
 const RECENT_MAX_BYTES = 64 * 1024
@@ -37,6 +38,8 @@ export interface FileDocumentStoreOptions {
   locks: Locks
   /** Whose tree the store reads and writes (default the agent's). */
   owner?: Owner
+  /** Files larger than this are skipped and reported, never read (`memory.maxFileBytes`). */
+  maxFileBytes?: number
 }
 
 const PROMPT_SLUGS = ['SYSTEM', 'SOUL'] as const
@@ -80,6 +83,11 @@ function stampOf(date: Date): string {
 
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT'
+}
+
+/** A folder that is not there, or a file where a folder should be: nothing to list. */
+function noFolder(error: unknown): boolean {
+  return isMissing(error) || (error as NodeJS.ErrnoException).code === 'ENOTDIR'
 }
 
 /** Creates the store for one agent. Nothing is touched on disk until the first write. */
@@ -140,19 +148,36 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Document ${relOf(kind, slug)} is locked.` })
   }
 
-  async function readBytes(path: string): Promise<Buffer | null> {
-    try {
-      return await readFile(path)
-    } catch (error) {
-      if (isMissing(error)) return null
-      throw new EngramError({
-        code: ErrorCode.storageUnavailable,
-        category: 'system',
-        message: `Cannot read ${path}: ${(error as Error).message}`,
-        fix: 'Check the file permissions under the engram home (ENGRAM_HOME).',
-        cause: error,
-      })
-    }
+  /** A document's folder is the root its file must stay inside (decision 0025). */
+  const limitsOf = (rel: string): MemoryFileLimits => ({ root: dirname(abs(rel)), maxBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES })
+
+  /*
+   * A live document as readers see it. Never throws, never blocks: a folder, a pipe, a link that
+   * loops or leads out of its folder, or a file over the size limit is skipped (`problems()` says
+   * why), and reads as absent.
+   */
+  async function readLive(rel: string): Promise<{ bytes: Buffer; mtimeMs: number } | null | Skipped> {
+    const read = await readMemoryFile(abs(rel), limitsOf(rel))
+    if (read.kind === 'read') return { bytes: read.bytes, mtimeMs: Number(read.stat.mtimeMs) }
+    return read.kind === 'missing' ? null : read
+  }
+
+  async function readBytes(rel: string): Promise<Buffer | null> {
+    const read = await readLive(rel)
+    return read === null || 'kind' in read ? null : read.bytes
+  }
+
+  /** A document a write replaces or extends; what readers skip is never written over (oversized files are: their copy is kept). */
+  function assertWritableTarget(rel: string, allow: { oversizedOk: boolean }): void {
+    const checked = checkMemoryFile(abs(rel), limitsOf(rel))
+    if (checked.kind !== 'skipped' || (checked.oversized && allow.oversizedOk)) return
+    throw new EngramError({
+      code: ErrorCode.storageUnavailable,
+      category: 'user',
+      message: `Cannot write ${rel}: it is ${checked.reason}.`,
+      fix: 'Move or remove what is at that path (engram keeps it as it is and writes nothing over it), then write again.',
+      details: { path: rel, reason: checked.reason },
+    })
   }
 
   /*
@@ -163,25 +188,26 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
    * same size within the same clock tick, is read again.
    */
   const recent = new Map<string, { stamp: FileStamp; bytes: Buffer }>()
-  async function readBytesChecked(path: string): Promise<Buffer | null> {
-    let info: BigIntStats
+  async function readBytesChecked(rel: string): Promise<Buffer | null> {
+    const path = abs(rel)
     const readAt = Date.now()
-    try {
-      info = statSync(path, { bigint: true })
-    } catch (error) {
+    const checked = checkMemoryFile(path, limitsOf(rel))
+    if (checked.kind !== 'file') {
       recent.delete(path)
-      if (isMissing(error)) return null
-      return readBytes(path)
+      return null
     }
     const known = recent.get(path)
-    if (known && unchanged(known.stamp, info)) return known.bytes
-    const bytes = await readBytes(path)
-    if (bytes === null) recent.delete(path)
-    else if (BigInt(bytes.length) === info.size && bytes.length <= RECENT_MAX_BYTES) {
+    if (known && unchanged(known.stamp, checked.stat)) return known.bytes
+    const read = await readMemoryFile(path, limitsOf(rel))
+    if (read.kind !== 'read') {
+      recent.delete(path)
+      return null
+    }
+    if (BigInt(read.bytes.length) === read.stat.size && read.bytes.length <= RECENT_MAX_BYTES) {
       if (recent.size >= RECENT_MAX_DOCUMENTS) recent.clear()
-      recent.set(path, { stamp: fileStamp(info, readAt), bytes })
+      recent.set(path, { stamp: fileStamp(read.stat, readAt), bytes: read.bytes })
     } else recent.delete(path)
-    return bytes
+    return read.bytes
   }
 
   function docOf(kind: DocKind, slug: string, rel: string, bytes: Buffer): MemoryDoc {
@@ -242,7 +268,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       const names = await readdir(abs(folderRel))
       return names.filter((name) => name.endsWith('.md') && !isTempFileName(name)).map((name) => name.slice(0, -3))
     } catch (error) {
-      if (isMissing(error)) return []
+      if (noFolder(error)) return []
       throw error
     }
   }
@@ -262,11 +288,9 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       const refs: DocRef[] = []
       for (const slug of slugs) {
         const rel = relOf(kind, slug)
-        const bytes = await readBytes(abs(rel))
-        if (bytes === null) continue
-        const info = await stat(abs(rel)).catch(() => null)
-        if (info === null || !info.isFile()) continue
-        refs.push({ kind, slug, path: rel, hash: contentHash(bytes), modifiedAt: info.mtime.toISOString() })
+        const read = await readLive(rel)
+        if (read === null || 'kind' in read) continue
+        refs.push({ kind, slug, path: rel, hash: contentHash(read.bytes), modifiedAt: new Date(read.mtimeMs).toISOString() })
       }
       return refs
     },
@@ -274,7 +298,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     async read(kind, slug) {
       checkSlug(kind, slug)
       const rel = relOf(kind, slug)
-      const bytes = await readBytesChecked(abs(rel))
+      const bytes = await readBytesChecked(rel)
       return bytes === null ? null : docOf(kind, slug, rel, bytes)
     },
 
@@ -283,6 +307,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       const rel = relOf(kind, slug)
       const text = serializeFrontmatter(frontmatter, body)
       return locked(kind, slug, async () => {
+        assertWritableTarget(rel, { oversizedOk: true })
         if (await exists(abs(rel))) await saveVersion(kind, slug, rel, writeOptions?.reason)
         const bytes = Buffer.from(text, 'utf8')
         await writeFileAtomic(abs(rel), bytes)
@@ -294,16 +319,17 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       checkSlug(kind, slug)
       const rel = relOf(kind, slug)
       return locked(kind, slug, async () => {
-        const old = await readBytes(abs(rel))
-        let next: string
+        assertWritableTarget(rel, { oversizedOk: false })
+        const old = await readBytes(rel)
+        let bytes: Buffer
         if (old === null) {
-          next = serializeFrontmatter(frontmatter ?? {}, text)
+          bytes = Buffer.from(serializeFrontmatter(frontmatter ?? {}, text), 'utf8')
         } else {
-          // Appended to the bytes as they are: a file whose frontmatter does not parse keeps it.
-          const current = old.toString('utf8')
-          next = current.length === 0 || current.endsWith('\n') ? current + text : `${current}\n${text}`
+          // Appended to the bytes as they are: a file whose frontmatter does not parse, or that
+          // holds bytes that are not UTF-8, keeps them.
+          const separator = old.length === 0 || old[old.length - 1] === 0x0a ? '' : '\n'
+          bytes = Buffer.concat([old, Buffer.from(separator + text, 'utf8')])
         }
-        const bytes = Buffer.from(next, 'utf8')
         await writeFileAtomic(abs(rel), bytes)
         return docOf(kind, slug, rel, bytes)
       })
@@ -364,8 +390,8 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
           if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw conflict()
           throw error
         }
-        const bytes = await readBytes(abs(rel))
-        if (bytes === null) throw new EngramError({ code: ErrorCode.storageCorrupt, category: 'system', message: `Restored ${rel} vanished.` })
+        const bytes = await readBytes(rel)
+        if (bytes === null) throw new EngramError({ code: ErrorCode.storageCorrupt, category: 'system', message: `Restored ${rel} cannot be read back.` })
         return docOf(kind, slug, rel, bytes)
       })
     },
@@ -433,9 +459,13 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
         if (owner !== 'agent' && (kind === 'user' || kind === 'prompt')) continue
         for (const slug of (await slugsIn(folderOf(kind))).filter((s) => listableSlug(kind, s)).sort()) {
           const rel = relOf(kind, slug)
-          const bytes = await readBytes(abs(rel))
-          if (bytes === null) continue
-          const text = bytes.toString('utf8')
+          const read = await readLive(rel)
+          if (read === null) continue
+          if ('kind' in read) {
+            problems.push({ file: rel, line: 0, text: '', reason: read.reason })
+            continue
+          }
+          const text = read.bytes.toString('utf8')
           const problem = parseFrontmatter(text).problem
           if (problem) problems.push({ file: rel, line: problem.line, text: text.split('\n')[problem.line - 1] ?? '', reason: problem.reason })
         }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
@@ -199,6 +200,71 @@ describe('file EngramStore', () => {
       // Each worker's lessons are in its own order (appends go to the end).
       const mine = entries.filter((e) => e.text.startsWith('worker 3 ')).map((e) => Number(e.text.split(' ').pop()))
       assert.deepEqual(mine, [...mine].sort((a, b) => a - b))
+    } finally {
+      temp.cleanup()
+    }
+  })
+})
+
+describe('file EngramStore: files it cannot read (decision 0025)', () => {
+  test('a folder, a pipe or a link out at a memory file name is skipped and reported, and never written over', async () => {
+    const { temp, dir, store } = setup()
+    try {
+      mkdirSync(join(dir, 'topics'), { recursive: true })
+      mkdirSync(join(dir, 'rules.md'))
+      execFileSync('mkfifo', [join(dir, 'lessons.md')])
+      writeFileSync(join(temp.home, 'secret.md'), '- outside secret\n')
+      symlinkSync(join(temp.home, 'secret.md'), join(dir, 'profile.md'))
+      mkdirSync(join(dir, 'topics', 'tea.md'))
+      assert.deepEqual((await store.read('rules')).problems.map((p) => [p.line, p.reason]), [[0, 'a folder, not a file']])
+      assert.deepEqual((await store.read('lessons')).problems.map((p) => p.reason), ['a named pipe, not a file'])
+      assert.deepEqual(await store.recallIdentity(), [], 'the outside file is never read')
+      assert.deepEqual((await store.read('profile')).problems.map((p) => p.reason), ['a symbolic link that leads outside its memory folder'])
+      assert.deepEqual((await store.topicProblems()).map((p) => p.reason), ['a folder, not a file'])
+      assert.equal(await store.recallTopic('tea'), null)
+      await assert.rejects(store.encodeRule({ text: 'Use httpx', kind: 'always', meta: {} }), { code: 'storage_unavailable', message: /rules\.md: it is a folder, not a file/ })
+      await assert.rejects(store.encodeLesson(lesson('Tea at 80°C')), { code: 'storage_unavailable' })
+      await assert.rejects(store.rewriteIdentity([{ text: 'Name: Ada', kind: 'profile', meta: {} }]), { code: 'storage_unavailable' })
+      assert.equal(readFileSync(join(temp.home, 'secret.md'), 'utf8'), '- outside secret\n', 'nothing written through the link')
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('a file over the size limit is neither read nor rewritten', async () => {
+    const temp = makeTempHome()
+    try {
+      const dir = join(temp.home, 'memory')
+      const store = createFileEngramStore({ dir, scope: 'global', locks: createFileLocks({ dir: join(temp.home, 'locks') }), clock: new ManualClock('2026-03-04T10:00:00Z'), maxFileBytes: 2048 })
+      mkdirSync(dir, { recursive: true })
+      const big = `# Lessons\n${'- a lesson that is long enough\n'.repeat(100)}`
+      writeFileSync(join(dir, 'lessons.md'), big)
+      assert.deepEqual(await store.recallLessons(), [])
+      assert.match((await store.read('lessons')).problems[0]?.reason ?? '', /larger than memory\.maxFileBytes \(2048\).*ENGRAM_MEMORY_MAX_FILE_BYTES/)
+      await assert.rejects(store.encodeLesson(lesson('one more')), { code: 'storage_unavailable' })
+      assert.equal(readFileSync(join(dir, 'lessons.md'), 'utf8'), big)
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('bytes that are not UTF-8 and bare carriage returns survive a rewrite byte for byte', async () => {
+    const { temp, dir, store } = setup()
+    try {
+      mkdirSync(dir, { recursive: true })
+      const latin1 = Buffer.from('- caf\xe9 cr\xe8me\n', 'latin1')
+      writeFileSync(join(dir, 'rules.md'), Buffer.concat([Buffer.from('# Rules\n\n## Always\n- Use httpx\n'), latin1, Buffer.from('\n## Never\n- Use requests\n')]))
+      assert.deepEqual((await store.read('rules')).problems.map((p) => p.reason), ['holds bytes that are not UTF-8 text'])
+      await store.encodeRule({ text: 'Pin versions', kind: 'always', meta: {} })
+      const after = readFileSync(join(dir, 'rules.md'))
+      assert.ok(after.includes(latin1), 'the Latin-1 line is still there, byte for byte')
+      assert.deepEqual(
+        Object.values(await store.recallRules()).flat().map((e) => e.text),
+        ['Use httpx', 'Pin versions', 'Use requests'],
+      )
+      writeFileSync(join(dir, 'lessons.md'), '# Lessons\r- Tea at 80°C\r')
+      await store.encodeLesson(lesson('Coffee at 92°C'))
+      assert.match(readFileSync(join(dir, 'lessons.md'), 'utf8'), /^# Lessons\r- Tea at 80°C\r- Coffee at 92°C <!-- ts:2026-03-04 -->\r$/)
     } finally {
       temp.cleanup()
     }

@@ -9,12 +9,12 @@
  * through every write and reported by `read()`.
  */
 import { createHash } from 'node:crypto'
-import { statSync } from 'node:fs'
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { type Clock, isoDay } from '../../core/clock.ts'
 import { dedupeKey, type EngramEntry, type EngramScope, RULE_KINDS, type RuleKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { decodeUtf8Lossless, encodeUtf8Lossless, wellFormed } from '../../core/lossless-utf8.ts'
 import {
   emptyMemoryFile,
   entriesOf,
@@ -29,6 +29,7 @@ import {
 import type { EncodeOutcome, EngramFile, EngramStore, Locks, ParseProblem } from '../contracts.ts'
 import { appendText, isTempFileName, writeFileAtomic } from './atomic-write.ts'
 import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
+import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, readMemoryFile } from './memory-file-read.ts'
 
 /** Memory files up to this size keep their text between reads (a rules file is a few KB), at most this many. */
 const RECENT_MAX_BYTES = 256 * 1024
@@ -40,7 +41,12 @@ export interface FileEngramStoreOptions {
   scope: EngramScope
   locks: Locks
   clock: Clock
+  /** Files larger than this are skipped and reported, never read (`memory.maxFileBytes`). */
+  maxFileBytes?: number
 }
+
+/** A memory file as a reader finds it: its text, nothing, or something skipped (decision 0025). */
+type FileText = { kind: 'text'; text: string } | { kind: 'missing' } | { kind: 'skipped'; reason: string }
 
 /**
  * A topic name as a file slug: lower case, `[a-z0-9-]`, no leading/trailing dashes, at most 80
@@ -97,6 +103,7 @@ export function engramFileLockName(dir: string, file: string): string {
 export function createFileEngramStore(options: FileEngramStoreOptions): EngramStore {
   const { dir, scope, locks, clock } = options
   const topicsDir = join(dir, 'topics')
+  const limits = { root: dir, maxBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES }
 
   function pathOf(file: EngramFile): string {
     return join(dir, `${file}.md`)
@@ -108,45 +115,57 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
    * (inode, size, modification and change times) is the one it was read with and settled
    * (file-stamp.ts). A write replaces the file, an append grows it, and a hand edit in place — even
    * at the same size within the same clock tick — is read again.
+   *
+   * Never throws and never blocks: a folder, a pipe, a link that loops or leads out of the memory
+   * folder, or a file over the size limit is `skipped` (decision 0025). Bytes that are not UTF-8
+   * are kept through every rewrite (lossless-utf8.ts).
    */
   const recent = new Map<string, { stamp: FileStamp; text: string }>()
-  async function readText(path: string): Promise<string | null> {
-    try {
-      const readAt = Date.now()
-      // A missing file is the common case for a new owner's store: no exception to build for it.
-      const info = statSync(path, { throwIfNoEntry: false, bigint: true })
-      if (info === undefined) {
-        recent.delete(path)
-        return null
-      }
-      const known = recent.get(path)
-      if (known && unchanged(known.stamp, info)) return known.text
-      const text = await readFile(path, 'utf8')
-      if (BigInt(Buffer.byteLength(text)) === info.size && info.size <= BigInt(RECENT_MAX_BYTES)) {
-        if (recent.size >= RECENT_MAX_FILES) recent.clear()
-        recent.set(path, { stamp: fileStamp(info, readAt), text })
-      } else recent.delete(path)
-      return text
-    } catch (error) {
+  async function readText(path: string): Promise<FileText> {
+    const readAt = Date.now()
+    // A missing file is the common case for a new owner's store: no exception is built for it.
+    const checked = checkMemoryFile(path, limits)
+    if (checked.kind !== 'file') {
       recent.delete(path)
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-      throw new EngramError({
-        code: ErrorCode.storageUnavailable,
-        category: 'system',
-        message: `Cannot read memory file ${path}: ${(error as Error).message}`,
-        fix: 'Check the file permissions in the memory folder.',
-        cause: error,
-      })
+      return checked
     }
+    const known = recent.get(path)
+    if (known && unchanged(known.stamp, checked.stat)) return { kind: 'text', text: known.text }
+    const read = await readMemoryFile(path, limits)
+    if (read.kind !== 'read') {
+      recent.delete(path)
+      return read
+    }
+    const text = decodeUtf8Lossless(read.bytes)
+    if (BigInt(read.bytes.length) === read.stat.size && read.bytes.length <= RECENT_MAX_BYTES) {
+      if (recent.size >= RECENT_MAX_FILES) recent.clear()
+      recent.set(path, { stamp: fileStamp(read.stat, readAt), text })
+    } else recent.delete(path)
+    return { kind: 'text', text }
   }
 
-  async function load(path: string, kind: MemoryFileKind, topic?: string): Promise<MemoryFileDocument> {
-    const text = await readText(path)
-    return text === null ? emptyMemoryFile(kind, topic) : parseMemoryFile(text, kind)
+  /** The text a write starts from; a file that readers skip is never written over. */
+  async function textForWrite(path: string): Promise<string | null> {
+    const found = await readText(path)
+    if (found.kind === 'text') return found.text
+    if (found.kind === 'missing') return null
+    throw new EngramError({
+      code: ErrorCode.storageUnavailable,
+      category: 'user',
+      message: `Cannot write to memory file ${path}: it is ${found.reason}.`,
+      fix: 'Move or remove what is at that path (engram keeps it as it is and writes nothing over it), then save the memory again.',
+      details: { path, reason: found.reason },
+    })
+  }
+
+  async function load(path: string, kind: MemoryFileKind, topic?: string): Promise<{ doc: MemoryFileDocument; skipped?: string }> {
+    const found = await readText(path)
+    if (found.kind === 'text') return { doc: parseMemoryFile(found.text, kind) }
+    return { doc: emptyMemoryFile(kind, topic), ...(found.kind === 'skipped' ? { skipped: found.reason } : {}) }
   }
 
   async function entriesIn(file: EngramFile): Promise<EngramEntry[]> {
-    return entriesOf(await load(pathOf(file), file))
+    return entriesOf((await load(pathOf(file), file)).doc)
   }
 
   async function locked<T>(file: string, fn: () => Promise<T>): Promise<T> {
@@ -160,7 +179,7 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     if (typeof entry.text !== 'string' || entry.text.trim().length === 0) {
       throw invalid('A memory entry needs text; this one is empty.', 'Pass the memory as a non-empty line of text.')
     }
-    return { ...entry, meta: { ...(entry.meta ?? {}) }, ts: entry.ts ?? isoDay(clock.now()) }
+    return { ...entry, text: wellFormed(entry.text), meta: { ...(entry.meta ?? {}) }, ts: entry.ts ?? isoDay(clock.now()) }
   }
 
   /*
@@ -203,7 +222,7 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
    * it holding the file's lock; it throws, settling nothing, when the file cannot be read or written.
    */
   async function commitGroup(path: string, kind: MemoryFileKind, group: QueuedEntry[], topic?: string): Promise<void> {
-    const text = await readText(path)
+    const text = await textForWrite(path)
     let doc = text === null ? emptyMemoryFile(kind, topic) : parseMemoryFile(text, kind)
     const known = new Map<string, EngramEntry>()
     for (const entry of entriesOf(doc)) {
@@ -236,17 +255,19 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
       // instead of rewriting the file keeps encoding O(1) in the file's size on disk. Anything else
       // (a rule inserted mid-file, a new file) is rewritten atomically.
       if (text !== null && text.length > 0 && after.startsWith(text)) await appendText(path, after.slice(text.length))
-      else await writeFileAtomic(path, after)
+      else await writeFileAtomic(path, encodeUtf8Lossless(after))
     }
     for (const done of settle) done()
   }
 
   async function rewrite(file: EngramFile, entries: EngramEntry[] | ((current: EngramEntry[]) => EngramEntry[] | null)): Promise<void> {
     await locked(file, async () => {
-      const doc = await load(pathOf(file), file)
+      const text = await textForWrite(pathOf(file))
+      const doc = text === null ? emptyMemoryFile(file) : parseMemoryFile(text, file)
       const next = typeof entries === 'function' ? entries(entriesOf(doc)) : entries
       if (next === null) return
-      await writeFileAtomic(pathOf(file), serializeMemoryFile(replaceEntries(doc, next)))
+      const written = next.map((entry) => ({ ...entry, text: wellFormed(entry.text) }))
+      await writeFileAtomic(pathOf(file), encodeUtf8Lossless(serializeMemoryFile(replaceEntries(doc, written))))
     })
   }
 
@@ -294,7 +315,18 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     async recallTopic(slug) {
       const clean = topicSlug(slug)
       if (clean === '') return null
-      return readText(join(topicsDir, `${clean}.md`))
+      const found = await readText(join(topicsDir, `${clean}.md`))
+      return found.kind === 'text' ? found.text : null
+    },
+
+    async topicProblems() {
+      const problems: ParseProblem[] = []
+      for (const slug of await store.listTopics()) {
+        const path = join(topicsDir, `${slug}.md`)
+        const found = topicSlug(slug) === slug ? await readText(path) : ({ kind: 'skipped', reason: 'a topic file name that is not a topic slug (lower case, a-z, 0-9 and -)' } as const)
+        if (found.kind === 'skipped') problems.push({ file: path, line: 0, text: '', reason: found.reason })
+      }
+      return problems
     },
 
     async listTopics() {
@@ -305,7 +337,8 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
           .map((name) => name.slice(0, -3))
           .sort()
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+        // No topics folder, or a file where it should be: no topics to list.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return []
         throw error
       }
     },
@@ -353,7 +386,8 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
 
     async read(file) {
       const path = pathOf(file)
-      const doc = await load(path, file)
+      const { doc, skipped } = await load(path, file)
+      if (skipped !== undefined) return { entries: [], problems: [{ file: path, line: 0, text: '', reason: skipped }] }
       const problems: ParseProblem[] = problemsOf(doc).map((problem) => ({ file: path, ...problem }))
       return { entries: entriesOf(doc), problems }
     },

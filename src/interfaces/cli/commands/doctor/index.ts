@@ -67,6 +67,7 @@ export const doctorCommand: Command = {
             : { name: 'vector search', status: 'warn', detail: 'off', fix: 'set ENGRAM_EMBED_PROVIDER to offline, openai-compatible or onnx' },
       )
       checks.push(await contextCheck(mind))
+      checks.push(await memoryFilesCheck(mind))
       // Read before the probes below, which record their own failure (the checks after them show it).
       checks.push(...(await recentFailureChecks(mind)))
       const llm = await probeLlm(mind.llm)
@@ -118,6 +119,31 @@ async function contextCheck(mind: Mind): Promise<DoctorCheck> {
     status: 'fail',
     detail: `${broken.length} of the ${what} are not consistent: ${broken.slice(0, 3).join('; ')}`,
     fix: 'every message is still stored; run engram context stats --session <id> for the details and report it as a bug with that output',
+  }
+}
+
+/**
+ * Every memory file of every owner's tree read once (the reindex a mind does when it opens): what
+ * it skipped — unreadable lines, folders and pipes at memory names, links leading out of their
+ * folder, files over the size limit — is kept as it is, and listed here (decision 0025).
+ */
+async function memoryFilesCheck(mind: Mind): Promise<DoctorCheck> {
+  let problems: Awaited<ReturnType<Mind['reindex']>>['problems']
+  let sources: number
+  try {
+    const report = await mind.reindex()
+    problems = report.problems
+    sources = report.sources
+  } catch (error) {
+    return { name: 'memory files', status: 'fail', detail: `the memory files could not be indexed: ${describeError(error)}`, fix: 'run engram reindex for the details and report it as a bug with that output' }
+  }
+  if (problems.length === 0) return { name: 'memory files', status: 'ok', detail: `${sources} files read, every line readable` }
+  const shown = problems.slice(0, 3).map((p) => (p.line === 0 ? `${p.file} (${p.reason})` : `${p.file}:${p.line} (${p.reason})`))
+  return {
+    name: 'memory files',
+    status: 'warn',
+    detail: `${problems.length} skipped and kept as they are: ${shown.join('; ')}${problems.length > 3 ? `; and ${problems.length - 3} more` : ''}`,
+    fix: 'edit, move or remove them (engram status --json lists all); a file over the size limit can be split, or the limit raised with ENGRAM_MEMORY_MAX_FILE_BYTES',
   }
 }
 

@@ -16,7 +16,7 @@ export const reindexCommand: Command = {
           `reindexed ${report.sources} files in ${report.ms} ms: ${report.added} added, ${report.updated} updated, ${report.removed} removed, ${report.unchanged} unchanged`,
         ]
         if (report.embedError) lines.push(`vectors skipped (degraded, words still searchable): ${report.embedError}`)
-        for (const p of report.problems) lines.push(`  kept unreadable line ${p.file}:${p.line} (${p.reason})`)
+        for (const p of report.problems) lines.push(p.line === 0 ? `  skipped ${p.file}, kept as it is: ${p.reason}` : `  kept unreadable line ${p.file}:${p.line} (${p.reason})`)
         return { data: report, human: lines.join('\n') }
       },
       { reindexOnOpen: false },

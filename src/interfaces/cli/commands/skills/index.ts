@@ -15,7 +15,7 @@ import { withMind } from '../../open-mind.ts'
 
 /** The skill library of an open mind. */
 export function skillStoreOf(mind: Mind): SkillStore {
-  return createSkillStore({ dir: mind.layout.skillsDir, clock: mind.clock, locks: mind.backend.locks, archiveDir: `${mind.layout.archiveDir}/skills` })
+  return createSkillStore({ dir: mind.layout.skillsDir, clock: mind.clock, locks: mind.backend.locks, archiveDir: `${mind.layout.archiveDir}/skills`, maxFileBytes: mind.config.values.memory.maxFileBytes })
 }
 
 function withSkills<T>(context: CommandContext, fn: (store: SkillStore, mind: Mind) => Promise<T>): Promise<T> {

@@ -58,8 +58,8 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
     ]),
   ]
   if (status.problems.length > 0) {
-    lines.push('', s.yellow(`Unreadable lines kept as they are (${status.problems.length}):`))
-    for (const p of status.problems.slice(0, 10)) lines.push(`  ${p.file}:${p.line}  ${p.reason}: ${JSON.stringify(p.text.slice(0, 80))}`)
+    lines.push('', s.yellow(`Unreadable files and lines, skipped and kept as they are (${status.problems.length}):`))
+    for (const p of status.problems.slice(0, 10)) lines.push(p.line === 0 ? `  ${p.file}  ${p.reason}` : `  ${p.file}:${p.line}  ${p.reason}: ${JSON.stringify(p.text.slice(0, 80))}`)
     if (status.problems.length > 10) lines.push(`  … and ${status.problems.length - 10} more (engram status --json lists all)`)
   }
   return lines.join('\n')
