@@ -8,7 +8,8 @@
  * another user's memory is untouched.
  */
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
@@ -114,9 +115,21 @@ describe('engram export --user, then engram forget --user --purge', () => {
   })
 
   test('export writes everything ada owns as readable files, and refuses a folder that is not empty', async () => {
+    // A named pipe and a link out of the home in ada's tree: listed as not copied, never read (decision 0025).
+    const knowledge = join(tmp.home, 'agents/default/users/ada/knowledge')
+    execFileSync('mkfifo', [join(knowledge, 'pipe.md')])
+    const canary = join(tmp.home, '..', 'outside-canary.md')
+    writeFileSync(canary, 'canary quagga3391\n')
+    symlinkSync(canary, join(knowledge, 'outside.md'))
     const exported = await cli(['export', '--user', 'ada', exportDir])
     assert.equal(exported.code, 0, JSON.stringify(exported.json))
-    const counts = (exported.json.data as UserExportReport).counts
+    const report = exported.json.data as UserExportReport
+    assert.deepEqual(
+      report.skipped.map((item) => `${item.path}: ${item.reason}`).sort(),
+      ['agents/default/files/knowledge/outside.md: a symbolic link (not followed)', 'agents/default/files/knowledge/pipe.md: a named pipe'],
+    )
+    assert.equal(filesHolding([exportDir], 'quagga3391').length, 0, 'nothing from outside the home')
+    const counts = report.counts
     assert.ok(counts.files > 5 && counts.conversations === 2 && counts.messages >= 4 && counts.turns >= 2 && counts.confirmations === 1 && counts.journals === 1 && counts.resolutions === 1, JSON.stringify(counts))
     assert.ok(counts.profileFiles >= 1 && counts.projectFiles >= 1, JSON.stringify(counts))
     const read = (rel: string) => readFileSync(join(exportDir, rel), 'utf8')
@@ -130,6 +143,7 @@ describe('engram export --user, then engram forget --user --purge', () => {
     assert.match(read('agents/second/confirmations.jsonl'), new RegExp(`"status":"pending".*${SECRET}|${SECRET}.*"status":"pending"`))
     assert.match(read('resolutions.jsonl'), new RegExp(SECRET))
     assert.match(read('README.md'), /Everything engram kept for ada/)
+    assert.match(read('README.md'), /Not copied \(2\): .*pipe\.md — a named pipe/)
     assert.ok(JSON.parse(read('manifest.json')).files.includes('resolutions.jsonl'))
     assert.equal(filesHolding([exportDir], OTHER).length, 0, "nothing of bob's")
 

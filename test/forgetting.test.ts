@@ -5,7 +5,8 @@
  * `mind.forget(…, { purge: true })`. Forgetting moves and flags; only a purge deletes, and logs it.
  */
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
@@ -98,6 +99,22 @@ describe('forget_memory in a session, restore and purge', () => {
     assert.doesNotMatch(home('agents/default/users/ada/memory/topics/ci.md'), /two cores/, 'the cross-filed copy goes too')
     await mind.reindex()
     assert.deepEqual(await search(turn, 'CI runner cores'), [], 'not back as topic text after a reindex')
+  })
+
+  test('an archive that is a named pipe: forget answers what is wrong and how to fix it, never blocks, and keeps the memory', async () => {
+    let turn = await turnOf('cy', 'Please remember this.')
+    await call(turn, 'memorize', { entries: [{ text: 'Answer in French', kind: 'always' }] })
+    const archive = join(tmp.home, 'agents/default/users/cy/archive/forgotten')
+    mkdirSync(archive, { recursive: true })
+    execFileSync('mkfifo', [join(archive, 'rules.md')])
+    turn = await turnOf('cy')
+    const forgot = await call(turn, 'forget_memory', { target: 'Always: Answer in French' })
+    assert.equal(forgot.isError, true)
+    assert.match(forgot.text, /archive\/forgotten\/rules\.md: it is a named pipe, not a file[\s\S]*Move or remove what is at that path/)
+    assert.match(home('agents/default/users/cy/memory/rules.md'), /Answer in French/, 'the rule is still live')
+    unlinkSync(join(archive, 'rules.md'))
+    const again = await call(turn, 'forget_memory', { target: 'Always: Answer in French' })
+    assert.ok(!again.isError, again.text)
   })
 
   test('project memory is forgotten into the owner\'s archive in the home, and restored into the project', async () => {

@@ -62,6 +62,9 @@ describe('a home with every file the issue found stopping engram', () => {
     symlinkSync('loop.md', agent('knowledge/loop.md'))
     execFileSync('mkfifo', [agent('knowledge/pipe.md')])
     execFileSync('mkfifo', [join(tmp.home, 'agents/default/users/ada/knowledge/pipe.md')])
+    // A profile named for nobody (profiles are named after the user id, percent-encoded).
+    mkdirSync(join(tmp.home, 'shared/users'), { recursive: true })
+    writeFileSync(join(tmp.home, 'shared/users/my notes.md'), '# Notes about people\nAda likes tea.\n')
   })
 
   after(() => tmp.cleanup())
@@ -73,6 +76,7 @@ describe('a home with every file the issue found stopping engram', () => {
     ['agents/default/knowledge/notes.md', 0, /a folder, not a file/],
     ['agents/default/knowledge/pipe.md', 0, /a named pipe, not a file/],
     ['agents/default/users/ada/knowledge/pipe.md', 0, /a named pipe, not a file/],
+    ['shared/users/my notes.md', 0, /a profile file whose name is no user id/],
   ]
 
   function assertReported(problems: ReadonlyArray<{ file: string; line: number; reason: string }>, where: string): void {

@@ -16,7 +16,7 @@
  *   project/…                         their tree of the open project
  *   resolutions.jsonl                 the issues their sessions resolved
  */
-import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { copyFile, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { basename, isAbsolute, join, relative, resolve } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
@@ -52,6 +52,12 @@ export interface UserExportReport {
   }
   /** Every file written, relative to `dir`. */
   written: string[]
+  /**
+   * What was under the user's folders but not copied, relative to `dir` as it would have been:
+   * named pipes, sockets, devices and symbolic links (never followed: a link may lead out of the
+   * home) and files that could not be read. Also listed in the manifest and the README.
+   */
+  skipped: Array<{ path: string; reason: string }>
 }
 
 /** All of a stored-turn history is exported; a user with more turns than this has them cut (noted in the manifest). */
@@ -116,18 +122,51 @@ export async function exportUser(deps: UserExportDeps, user: string, dir: string
   }
   await mkdir(target, { recursive: true })
   const written: string[] = []
-  const put = async (rel: string, text: string): Promise<void> => {
+  const put = async (rel: string, text: string | Buffer): Promise<void> => {
     const path = join(target, ...rel.split('/'))
     await mkdir(join(path, '..'), { recursive: true })
     await writeFile(path, text)
     written.push(rel)
   }
+  const skipped: UserExportReport['skipped'] = []
+  /** Copies the regular files of a tree one by one; anything else is listed as skipped (decision 0025). */
   const copyTree = async (from: string, toRel: string): Promise<number> => {
-    const files = filesUnder(from)
-    if (files.length === 0) return 0
-    await cp(from, join(target, ...toRel.split('/')), { recursive: true, force: true, dereference: false })
-    written.push(...files.map((file) => `${toRel}/${file}`))
-    return files.length
+    let copied = 0
+    for (const file of filesUnder(from)) {
+      const rel = `${toRel}/${file}`
+      const source = join(from, ...file.split('/'))
+      try {
+        const info = await lstat(source)
+        if (!info.isFile()) {
+          skipped.push({ path: rel, reason: info.isSymbolicLink() ? 'a symbolic link (not followed)' : info.isFIFO() ? 'a named pipe' : info.isSocket() ? 'a socket' : 'not a regular file' })
+          continue
+        }
+        const path = join(target, ...rel.split('/'))
+        await mkdir(join(path, '..'), { recursive: true })
+        await copyFile(source, path)
+        written.push(rel)
+        copied++
+      } catch (error) {
+        skipped.push({ path: rel, reason: `could not be copied (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` })
+      }
+    }
+    return copied
+  }
+  /** The bytes of a file the stores listed, as they are (not decoded: a line that is not UTF-8 stays as it is). */
+  const copyBytes = async (rel: string, source: string): Promise<boolean> => {
+    try {
+      const info = await lstat(source)
+      if (!info.isFile()) {
+        skipped.push({ path: rel, reason: 'not a regular file' })
+        return false
+      }
+      await put(rel, await readFile(source))
+      return true
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+      skipped.push({ path: rel, reason: `could not be copied (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` })
+      return false
+    }
   }
 
   const found = findUserFiles(layout, user)
@@ -135,20 +174,12 @@ export async function exportUser(deps: UserExportDeps, user: string, dir: string
 
   // The profile, its archived copies and versions.
   const profile = await backend.documents.read('user', found.key)
-  if (profile) {
-    await put(`profile/${found.key}.md`, await readFile(join(layout.home, ...profile.path.split('/')), 'utf8'))
-    counts.profileFiles++
-  }
+  if (profile && (await copyBytes(`profile/${found.key}.md`, join(layout.home, ...profile.path.split('/'))))) counts.profileFiles++
   for (const version of await backend.documents.versions('user', found.key)) {
-    await put(`profile/versions/${basename(version.path)}`, await readFile(join(layout.home, ...version.path.split('/')), 'utf8'))
-    counts.profileFiles++
+    if (await copyBytes(`profile/versions/${basename(version.path)}`, join(layout.home, ...version.path.split('/')))) counts.profileFiles++
   }
   for (const reason of ['forgotten', 'merged', 'procedure_versions']) {
-    const text = await readFile(join(layout.sharedDir, 'archive', reason, 'user', `${found.key}.md`), 'utf8').catch(() => undefined)
-    if (text !== undefined) {
-      await put(`profile/archive/${reason}/${found.key}.md`, text)
-      counts.profileFiles++
-    }
+    if (await copyBytes(`profile/archive/${reason}/${found.key}.md`, join(layout.sharedDir, 'archive', reason, 'user', `${found.key}.md`))) counts.profileFiles++
   }
 
   for (const tree of found.trees) counts.files += await copyTree(tree.dir, `agents/${tree.agent}/files`)
@@ -188,8 +219,7 @@ export async function exportUser(deps: UserExportDeps, user: string, dir: string
     counts.confirmations += mine.length
   }
   for (const journal of found.journals) {
-    await put(`agents/${journal.agent}/journals/${journal.rel.split('/journal/')[1]}`, await readFile(journal.path, 'utf8'))
-    counts.journals++
+    if (await copyBytes(`agents/${journal.agent}/journals/${journal.rel.split('/journal/')[1]}`, journal.path)) counts.journals++
   }
   const resolutions = (await readFile(layout.resolutionsFile, 'utf8').catch(() => '')).split('\n').filter((line) => isResolutionOf(line, user))
   if (resolutions.length > 0) {
@@ -198,7 +228,7 @@ export async function exportUser(deps: UserExportDeps, user: string, dir: string
   }
 
   const exportedAt = deps.clock.now().toISOString()
-  const manifest = { user, exportedAt, home: layout.home, agents: found.agents, counts, files: [...written].sort() }
+  const manifest = { user, exportedAt, home: layout.home, agents: found.agents, counts, files: [...written].sort(), skipped }
   await put('manifest.json', `${JSON.stringify(manifest, null, 2)}\n`)
   await put(
     'README.md',
@@ -217,8 +247,9 @@ export async function exportUser(deps: UserExportDeps, user: string, dir: string
       `- resolutions.jsonl — ${counts.resolutions} resolved issue(s)`,
       '',
       'manifest.json lists every file.',
+      ...(skipped.length > 0 ? ['', `Not copied (${skipped.length}): ${skipped.map((item) => `${item.path} — ${item.reason}`).join('; ')}`] : []),
       '',
     ].join('\n'),
   )
-  return { user, dir: target, agents: found.agents, counts, written: written.sort() }
+  return { user, dir: target, agents: found.agents, counts, written: written.sort(), skipped }
 }

@@ -15,17 +15,19 @@
  * a person or a model typed into one, and checks who may forget it).
  */
 import { constants } from 'node:fs'
-import { copyFile, mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { copyFile, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { createHash } from 'node:crypto'
 import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type EngramEntry, type EngramKind, type EngramScope, isEngramKind, isRuleKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { decodeUtf8Lossless, encodeUtf8Lossless } from '../../core/lossless-utf8.ts'
 import { formatEntryLine, parseMemoryFile, serializeMemoryFile } from '../../core/markdown-entry.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { ActivityLog, Backend, EngramFile, EngramStore, Locks } from '../../storage/contracts.ts'
 import { appendText, writeFileAtomic } from '../../storage/files/atomic-write.ts'
 import { engramFileLockName, topicSlug } from '../../storage/files/engram-store.ts'
+import { DEFAULT_MAX_FILE_BYTES, readMemoryFile } from '../../storage/files/memory-file-read.ts'
 import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
 import { engramEntryKey, engramSource } from '../retrieval/indexer.ts'
 
@@ -90,9 +92,17 @@ async function exists(path: string): Promise<boolean> {
 }
 
 async function readOrEmpty(path: string): Promise<string> {
-  return readFile(path, 'utf8').catch((error: unknown) => {
-    if (isMissing(error)) return ''
-    throw error
+  // The safe reader (decision 0025): a pipe never blocks, a link never leads out of the folder,
+  // bytes that are not UTF-8 are kept through the rewrite. A file readers skip is never written over.
+  const read = await readMemoryFile(path, { root: dirname(path), maxBytes: DEFAULT_MAX_FILE_BYTES })
+  if (read.kind === 'read') return decodeUtf8Lossless(read.bytes)
+  if (read.kind === 'missing') return ''
+  throw new EngramError({
+    code: ErrorCode.storageUnavailable,
+    category: 'user',
+    message: `Cannot change memory file ${path}: it is ${read.reason}.`,
+    fix: 'Move or remove what is at that path (engram keeps it as it is and writes nothing over it), then forget the memory again.',
+    details: { path, reason: read.reason },
   })
 }
 
@@ -234,7 +244,7 @@ async function dropArchivedEntry(deps: Pick<ForgettingDeps, 'backend' | 'layout'
     const doc = parseMemoryFile(text, 'lessons')
     const lines = doc.lines.filter((line) => !(line.type === 'entry' && entryKey(liveEntryOf(line.entry)) === key))
     const dropped = doc.lines.length - lines.length
-    if (dropped > 0) await writeFileAtomic(absolute, serializeMemoryFile({ ...doc, lines }))
+    if (dropped > 0) await writeFileAtomic(absolute, encodeUtf8Lossless(serializeMemoryFile({ ...doc, lines })))
     return dropped
   })
 }
@@ -252,7 +262,7 @@ async function dropTopicCopies(deps: Pick<ForgettingDeps, 'backend' | 'layout' |
     const doc = parseMemoryFile(text, 'topic')
     const lines = doc.lines.filter((line) => !(line.type === 'entry' && dedupeKey(line.entry.text) === wanted))
     const dropped = doc.lines.length - lines.length
-    if (dropped > 0) await writeFileAtomic(path, serializeMemoryFile({ ...doc, lines }))
+    if (dropped > 0) await writeFileAtomic(path, encodeUtf8Lossless(serializeMemoryFile({ ...doc, lines })))
     return dropped
   })
 }

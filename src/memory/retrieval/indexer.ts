@@ -97,7 +97,12 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
     for (const ref of await deps.backend.documents.list('user')) {
       const doc = await deps.backend.documents.read('user', ref.slug)
       const user = userFromKey(ref.slug)
-      if (!doc || user === undefined) continue
+      if (user === undefined) {
+        // Nobody's profile: kept as it is, never read into anyone's memory, and said (decision 0025).
+        report.problems.push({ file: `shared/users/${ref.slug}.md`, line: 0, text: '', reason: 'a profile file whose name is no user id (engram names them after the user id, percent-encoded); not read — rename it to <user id>.md' })
+        continue
+      }
+      if (!doc) continue
       wanted.set(doc.path, docUnits(doc, 'user', ref.modifiedAt, deps).map((u) => ({ ...u, agent: undefined, user, owner: ownerOfUser(user) })))
     }
   })

@@ -29,7 +29,7 @@ export const exportCommand: Command = {
         const c = report.counts
         return {
           data: report,
-          human: `Exported ${user} to ${report.dir}: ${c.files} memory file(s), profile ${c.profileFiles} file(s), ${c.conversations} conversation(s) with ${c.messages} message(s) and ${c.summaries} summar${c.summaries === 1 ? 'y' : 'ies'}, ${c.turns} turn(s), ${c.confirmations} confirmation(s), ${c.journals} journal(s), ${c.resolutions} resolution(s), ${c.projectFiles} project file(s). See README.md there.`,
+          human: `Exported ${user} to ${report.dir}: ${c.files} memory file(s), profile ${c.profileFiles} file(s), ${c.conversations} conversation(s) with ${c.messages} message(s) and ${c.summaries} summar${c.summaries === 1 ? 'y' : 'ies'}, ${c.turns} turn(s), ${c.confirmations} confirmation(s), ${c.journals} journal(s), ${c.resolutions} resolution(s), ${c.projectFiles} project file(s). See README.md there.${report.skipped.length > 0 ? `\nNot copied (${report.skipped.length}): ${report.skipped.map((item) => `${item.path} (${item.reason})`).join(', ')}` : ''}`,
         }
       },
       { reindexOnOpen: false },
