@@ -11,6 +11,8 @@ export interface EvalTurn {
   speaker: string
   text: string
   at?: string | null
+  /** Who said it when the conversation is the agent's own with a user (FORMAT.md); absent otherwise. */
+  role?: 'user' | 'assistant'
 }
 
 export interface EvalSession {
@@ -75,6 +77,7 @@ export function parseEvalDataset(text: string, path = 'dataset'): EvalDataset {
       if (s.started_at !== null && s.started_at !== undefined && Number.isNaN(Date.parse(asInstant(s.started_at)))) throw bad(path, `${at}.sessions[${si}].started_at is not a date.`)
       s.turns.forEach((t, ti) => {
         if (!isString(t?.id) || !isString(t.speaker) || !isString(t.text)) throw bad(path, `${at}.sessions[${si}].turns[${ti}] needs string id, speaker and text.`)
+        if (t.role !== undefined && t.role !== 'user' && t.role !== 'assistant') throw bad(path, `${at}.sessions[${si}].turns[${ti}].role must be "user" or "assistant", got ${JSON.stringify(t.role)}.`)
         turnIds.add(t.id)
       })
     })

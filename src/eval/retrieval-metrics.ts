@@ -133,7 +133,8 @@ export function summariseByCategory(rows: ReadonlyArray<{ category: string; metr
 /** The table printed by `engram eval retrieval`: one row per category and system. */
 export function formatMetricsTable(systems: ReadonlyArray<{ name: string; rows: Array<{ label: string; summary: Summary }> }>): string {
   const f = (x: number | undefined): string => (x === undefined ? '    -' : x.toFixed(1).padStart(5))
-  const head = `${'category'.padEnd(12)} ${'system'.padEnd(8)} ${'n'.padStart(5)}   R@1   R@5  R@10  R@25  R@50 All10 Hit10   MRR  R512 R1024 R2048 upd>st   p50ms  p95ms`
+  const width = Math.max(12, ...systems.flatMap((system) => system.rows.map((r) => r.label.length)))
+  const head = `${'category'.padEnd(width)} ${'system'.padEnd(8)} ${'n'.padStart(5)}   R@1   R@5  R@10  R@25  R@50 All10 Hit10   MRR  R512 R1024 R2048 upd>st   p50ms  p95ms`
   const lines = [head]
   const labels = systems[0]?.rows.map((r) => r.label) ?? []
   for (const label of labels) {
@@ -141,9 +142,47 @@ export function formatMetricsTable(systems: ReadonlyArray<{ name: string; rows: 
       const s = system.rows.find((r) => r.label === label)?.summary
       if (!s) continue
       lines.push(
-        `${label.padEnd(12)} ${system.name.padEnd(8)} ${String(s.n).padStart(5)} ${RANK_CUTOFFS.map((k) => f(s.recall[k])).join(' ')} ${f(s.all10)} ${f(s.hit10)} ${f(s.mrr)} ${CONTEXT_BUDGETS.map((B) => f(s.budget[B])).join(' ')} ${f(s.updOverStale).padStart(6)} ${s.p50.toFixed(2).padStart(7)} ${s.p95.toFixed(2).padStart(6)}`,
+        `${label.padEnd(width)} ${system.name.padEnd(8)} ${String(s.n).padStart(5)} ${RANK_CUTOFFS.map((k) => f(s.recall[k])).join(' ')} ${f(s.all10)} ${f(s.hit10)} ${f(s.mrr)} ${CONTEXT_BUDGETS.map((B) => f(s.budget[B])).join(' ')} ${f(s.updOverStale).padStart(6)} ${s.p50.toFixed(2).padStart(7)} ${s.p95.toFixed(2).padStart(6)}`,
       )
     }
   }
   return lines.join('\n')
+}
+
+/** How a category compares with the baseline: questions with a gold turn in the top 10, and R@10. */
+export interface BaselineGap {
+  category: string
+  n: number
+  /** Questions with a gold turn in the top 10: engram's and the baseline's. */
+  hits: { engram: number; baseline: number }
+  r10: { engram: number; baseline: number }
+}
+
+/**
+ * The categories where the baseline does better: it finds a gold turn in its top 10 for more than
+ * `slack` questions more than engram does (issue 14's bar: one), or its R@10 is higher.
+ */
+export function belowBaseline(rows: ReadonlyArray<{ category: string; engram: QuestionMetrics; baseline: QuestionMetrics }>, slack = 1): { hits: BaselineGap[]; recall: BaselineGap[] } {
+  const gaps: BaselineGap[] = []
+  for (const category of [...new Set(rows.map((row) => row.category))].sort()) {
+    const mine = rows.filter((row) => row.category === category)
+    const sum = (f: (row: (typeof mine)[number]) => number): number => mine.reduce((total, row) => total + f(row), 0)
+    gaps.push({
+      category,
+      n: mine.length,
+      hits: { engram: sum((row) => row.engram.hit10), baseline: sum((row) => row.baseline.hit10) },
+      r10: { engram: (100 * sum((row) => row.engram.recall[10] ?? 0)) / mine.length, baseline: (100 * sum((row) => row.baseline.recall[10] ?? 0)) / mine.length },
+    })
+  }
+  return {
+    hits: gaps.filter((gap) => gap.hits.baseline - gap.hits.engram > slack),
+    recall: gaps.filter((gap) => gap.r10.baseline > gap.r10.engram),
+  }
+}
+
+/** The line under each data set's table: which categories fall below the baseline, or none. */
+export function formatBelowBaseline(below: { hits: BaselineGap[]; recall: BaselineGap[] }): string {
+  const hits = below.hits.length === 0 ? 'none' : below.hits.map((gap) => `${gap.category} (${gap.hits.baseline} vs ${gap.hits.engram} of ${gap.n})`).join(', ')
+  const recall = below.recall.length === 0 ? 'none' : below.recall.map((gap) => `${gap.category} (${gap.r10.baseline.toFixed(1)} vs ${gap.r10.engram.toFixed(1)})`).join(', ')
+  return `below bm25 — questions with a gold turn in the top 10, bm25 ahead by more than one: ${hits}; R@10 below bm25: ${recall}`
 }

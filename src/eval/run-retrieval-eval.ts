@@ -2,8 +2,9 @@
  * The retrieval evaluation protocol of ../shared/bench/FORMAT.md, run through engram's real
  * recall path. Per conversation: a fresh mind in a temporary home, on a manual clock; each
  * session of the data set is one engram session (the way an agent lives them: a session id per
- * sitting), its turns appended in order through `mind.context.append` as user messages named by
- * their speaker, stamped from the session start; the clock then moves to the session's end and
+ * sitting), its turns appended in order through `mind.context.append`, named by their speaker,
+ * as the agent's own (`assistant`) messages when the data says the agent said them (`role`) and
+ * as `user` messages otherwise, stamped from the session start; the clock then moves to the session's end and
  * `mind.maintain()` runs the background work that would run between sittings. Every question is
  * then asked at its `asked_at` (or a day after the last session):
  *
@@ -79,7 +80,8 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
         turns.set(turn.id, { speaker: turn.speaker, text: turn.text })
         order.push({ id: turn.id, text: turn.text })
         const turnAt = turn.at ? Date.parse(asInstant(turn.at)) : Number.NaN
-        return { role: 'user' as const, name: turn.speaker, content: turn.text, at: at(Number.isFinite(turnAt) ? turnAt : start + ti * TURN_SPACING_MS), meta: { turnId: turn.id } }
+        const role: 'user' | 'assistant' = turn.role === 'assistant' ? 'assistant' : 'user'
+        return { role, name: turn.speaker, content: turn.text, at: at(Number.isFinite(turnAt) ? turnAt : start + ti * TURN_SPACING_MS), meta: { turnId: turn.id } }
       })
       const stored = await mind.context.append({ sessionId: `${conversation.id}#${session.id}`, agent: mind.agent }, messages)
       stored.forEach((message, i) => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { makeTempHome } from '../../../../testing/temp-home.ts'
@@ -46,6 +46,57 @@ test('engram eval retrieval refuses a missing --run and a file in another format
   const temp = makeTempHome()
   try {
     await assert.rejects(evalCommand.run({ ...context, args: [import.meta.filename], options: { run: join(temp.home, '..', 'r.jsonl') } }), /not JSON|retrieval-eval/)
+  } finally {
+    temp.cleanup()
+  }
+})
+
+test('engram eval retrieval runs several files: a table per set beside bm25, the categories below it, and a summary with the mean', async () => {
+  const temp = makeTempHome()
+  try {
+    // A user–assistant conversation: the user's own statement must be found; the role is read.
+    const chat = {
+      format: 'retrieval-eval/1',
+      name: 'chat.eval',
+      source: 'written for engram tests',
+      conversations: [
+        {
+          id: 'a1',
+          participants: ['user', 'assistant'],
+          sessions: [
+            {
+              id: '1',
+              started_at: '2024-03-01T10:00:00',
+              turns: [
+                { id: 'U1', speaker: 'user', role: 'user', text: 'I keep my sourdough starter in the fridge and feed it on Sundays.' },
+                { id: 'A1', speaker: 'assistant', role: 'assistant', text: 'Feeding a sourdough starter once a week from the fridge works well; let it warm up first.' },
+              ],
+            },
+          ],
+          questions: [{ id: 'a1/q1', question: 'When do I feed my sourdough starter?', answer: 'Sundays', category: 'preference', evidence: ['U1'] }],
+        },
+      ],
+    }
+    const second = join(temp.home, '..', 'chat.eval.json')
+    writeFileSync(second, JSON.stringify(chat))
+    const run = join(temp.home, '..', 'run.jsonl')
+    const result = await evalCommand.run({
+      io: { stdout: { write: () => true }, stderr: { write: () => true }, env: temp.env, cwd: process.cwd(), isTTY: false },
+      args: [fixture, second],
+      options: { run, embedder: 'none' },
+      json: true,
+      settings: {},
+    })
+    for (const name of ['tiny.eval', 'chat.eval']) assert.ok(existsSync(join(temp.home, '..', `run.${name}.jsonl`)), `a run file for ${name}`)
+    const chatRun = JSON.parse(readFileSync(join(temp.home, '..', 'run.chat.eval.jsonl'), 'utf8').trim()) as { ranked: string[] }
+    assert.equal(chatRun.ranked[0], 'U1', "the user's own statement ranks first")
+    const data = result.data as { datasets: Array<{ dataset: string; questions: number }> }
+    assert.deepEqual(data.datasets.map((d) => [d.dataset, d.questions]), [['tiny.eval', 4], ['chat.eval', 1]])
+    assert.match(result.human, /below bm25/)
+    assert.match(result.human, /^mean\s+\d/m)
+    const bad = { ...chat, conversations: [{ ...chat.conversations[0], sessions: [{ ...chat.conversations[0]?.sessions[0], turns: [{ id: 'X', speaker: 'user', role: 'robot', text: 'hi' }] }] }] }
+    writeFileSync(second, JSON.stringify(bad))
+    await assert.rejects(evalCommand.run({ io: { stdout: { write: () => true }, stderr: { write: () => true }, env: temp.env, cwd: process.cwd(), isTTY: false }, args: [second], options: { run, embedder: 'none' }, json: true, settings: {} }), /role must be "user" or "assistant"/)
   } finally {
     temp.cleanup()
   }

@@ -1,13 +1,16 @@
 /**
- * `engram eval retrieval FILE --run OUT.jsonl [--conversations N] [--embedder NAME]`: the
+ * `engram eval retrieval FILE… --run OUT.jsonl [--conversations N] [--embedder NAME]`: the
  * retrieval evaluation of ../shared/bench/FORMAT.md through the recall path an agent uses,
- * with plain BM25 over turns beside it, computed in the same run.
+ * with plain BM25 over turns beside it, computed in the same run. Several files (data sets of
+ * different kinds: LoCoMo, BEAM) run one after the other, each printed beside its BM25 with the
+ * categories that fall below it, then one line per set and their mean: a change is kept when it
+ * helps the mean and hurts no set (decision 0012).
  */
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { loadEvalDataset } from '../../../../eval/retrieval-dataset.ts'
-import { formatMetricsTable, summariseByCategory } from '../../../../eval/retrieval-metrics.ts'
+import { belowBaseline, formatBelowBaseline, formatMetricsTable, type Summary, summariseByCategory } from '../../../../eval/retrieval-metrics.ts'
 import { type EvaluatedQuestion, runRetrievalEval } from '../../../../eval/run-retrieval-eval.ts'
 import type { Command } from '../../command.ts'
 
@@ -19,15 +22,15 @@ function usage(message: string, fix: string): EngramError {
 export const evalCommand: Command = {
   path: ['eval', 'retrieval'],
   summary: 'Measure recall on a retrieval-eval/1 file (e.g. LoCoMo) through the real recall path, beside plain BM25',
-  usage: 'eval retrieval FILE --run OUT.jsonl [--conversations N] [--embedder none|hash-v1|glove-100d-sif]',
+  usage: 'eval retrieval FILE [FILE…] --run OUT.jsonl [--conversations N] [--embedder none|hash-v1|glove-100d-sif]',
   options: {
-    run: { type: 'string', description: 'write the run file (JSON lines, one per question) here', valueName: 'OUT.jsonl' },
+    run: { type: 'string', description: 'write the run file (JSON lines, one per question) here; with several files, OUT.<data set>.jsonl each', valueName: 'OUT.jsonl' },
     conversations: { type: 'string', description: 'only the first N conversations', valueName: 'N' },
     embedder: { type: 'string', description: 'offline embedder of the minds under test, or none (default: the configured one)', valueName: 'NAME' },
   },
   async run(context) {
-    const file = context.args[0]
-    if (file === undefined || context.args.length > 1) throw usage('engram eval retrieval needs exactly one data file.', 'Write e.g. `engram eval retrieval ../shared/bench/locomo10.eval.json --run /tmp/run.jsonl`.')
+    const files = context.args
+    if (files.length === 0) throw usage('engram eval retrieval needs a data file.', 'Write e.g. `engram eval retrieval ../shared/bench/locomo10.eval.json ../shared/bench/beam500k-dev.eval.json --run /tmp/run.jsonl`.')
     const runPath = typeof context.options.run === 'string' ? context.options.run : undefined
     if (runPath === undefined) throw usage('engram eval retrieval needs --run OUT.jsonl.', 'Add --run /tmp/run.jsonl: the run file is the record of what recall returned.')
     let conversations: number | undefined
@@ -45,28 +48,55 @@ export const evalCommand: Command = {
       }
     }
     const at = (path: string): string => (isAbsolute(path) ? path : resolve(context.io.cwd, path))
-    const dataset = loadEvalDataset(at(file))
-    const fd = openSync(at(runPath), 'w')
-    let questions: EvaluatedQuestion[]
-    try {
-      questions = await runRetrievalEval(dataset, {
-        conversations,
-        settings,
-        onLine: (line) => writeSync(fd, `${JSON.stringify(line)}\n`),
-        onProgress: (message) => context.io.stderr.write(`${message}\n`),
-      })
-    } finally {
-      closeSync(fd)
+    // Every file is checked before the first one runs: a typo in the second must not cost the first's run.
+    const datasets = files.map((file) => loadEvalDataset(at(file)))
+    const names = datasets.map((dataset) => dataset.name)
+    if (new Set(names).size !== names.length) throw usage(`Two of the files are the same data set (${names.join(', ')}).`, 'Pass each data set once.')
+    const runFileOf = (name: string): string => (datasets.length === 1 ? at(runPath) : `${at(runPath).replace(/\.jsonl$/, '')}.${name.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`)
+    const results: Array<{ dataset: string; run: string; questions: number; engram: Array<{ label: string; summary: Summary }>; bm25: Array<{ label: string; summary: Summary }>; below: ReturnType<typeof belowBaseline> }> = []
+    const human: string[] = []
+    for (const dataset of datasets) {
+      const run = runFileOf(dataset.name)
+      const fd = openSync(run, 'w')
+      let questions: EvaluatedQuestion[]
+      try {
+        questions = await runRetrievalEval(dataset, {
+          conversations,
+          settings,
+          onLine: (line) => writeSync(fd, `${JSON.stringify(line)}\n`),
+          onProgress: (message) => context.io.stderr.write(`${message}\n`),
+        })
+      } finally {
+        closeSync(fd)
+      }
+      const engram = summariseByCategory(questions.map((q) => ({ category: q.category, metrics: q.engram })))
+      const bm25 = summariseByCategory(questions.map((q) => ({ category: q.category, metrics: q.bm25 })))
+      const below = belowBaseline(questions.filter((q) => q.category !== 'adversarial').map((q) => ({ category: q.category, engram: q.engram, baseline: q.bm25 })))
+      results.push({ dataset: dataset.name, run, questions: questions.length, engram, bm25, below })
+      const table = formatMetricsTable([
+        { name: 'engram', rows: engram },
+        { name: 'bm25', rows: bm25 },
+      ])
+      human.push(`${dataset.name}: ${questions.length} questions; run file ${run}\n\n${table}\n${formatBelowBaseline(below)}\n`)
     }
-    const engram = summariseByCategory(questions.map((q) => ({ category: q.category, metrics: q.engram })))
-    const bm25 = summariseByCategory(questions.map((q) => ({ category: q.category, metrics: q.bm25 })))
-    const table = formatMetricsTable([
-      { name: 'engram', rows: engram },
-      { name: 'bm25', rows: bm25 },
-    ])
+    if (results.length > 1) {
+      const overall = (rows: Array<{ label: string; summary: Summary }>): Summary | undefined => rows.find((row) => row.label === 'overall')?.summary
+      const f = (x: number | undefined): string => (x === undefined ? '    -' : x.toFixed(1).padStart(5))
+      const lines = [`${'data set'.padEnd(24)}  R@10 R@2048  bm25 R@10 R@2048  upd>st  p95ms`]
+      const mean = { r10: 0, r2048: 0 }
+      for (const result of results) {
+        const e = overall(result.engram)
+        const b = overall(result.bm25)
+        mean.r10 += (e?.recall[10] ?? 0) / results.length
+        mean.r2048 += (e?.budget[2048] ?? 0) / results.length
+        lines.push(`${result.dataset.padEnd(24)} ${f(e?.recall[10])}  ${f(e?.budget[2048])}       ${f(b?.recall[10])}  ${f(b?.budget[2048])}  ${f(e?.updOverStale).padStart(6)} ${(e?.p95 ?? 0).toFixed(1).padStart(6)}`)
+      }
+      lines.push(`${'mean'.padEnd(24)} ${f(mean.r10)}  ${f(mean.r2048)}`)
+      human.push(lines.join('\n'))
+    }
     return {
-      data: { dataset: dataset.name, run: at(runPath), questions: questions.length, engram, bm25 },
-      human: `${dataset.name}: ${questions.length} questions; run file ${at(runPath)}\n\n${table}\n`,
+      data: results.length === 1 ? { ...results[0] } : { datasets: results },
+      human: `${human.join('\n')}\n`,
     }
   },
 }
