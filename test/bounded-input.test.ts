@@ -129,6 +129,10 @@ test('a long message is stored whole and indexed as passages that point back to 
   const other = await mind.session('later', { user: 'ada' }).begin(`What did the ${word(27)} sensor report?`)
   assert.ok(other.provenance.primed.some((item) => item.id === best.unit.id), JSON.stringify(other.provenance.primed.map((item) => item.id)))
 
+  // The primed line is that passage, saying which part of which message it is and how to read the whole.
+  const part = best.unit.id.split('#p')[1]
+  assert.ok(other.system.includes(`(-> passage ${part} of ${units.length} of msg:${turn.messageId}; expand msg:${turn.messageId}#p${part})`), other.system)
+
   // The memory tool opens the passage, and the whole message from it.
   const memory = tool(other.tools, 'memory')
   const passage = await memory.execute({ action: 'expand', id: best.unit.id })
@@ -140,6 +144,21 @@ test('a long message is stored whole and indexed as passages that point back to 
   assert.match(described.text, new RegExp(`indexed as ${units.length} passages`))
   const found = await memory.execute({ action: 'search', query: word(33) })
   assert.match(found.text, new RegExp(`msg:${turn.messageId}#p\\d+`))
+})
+
+test('priming shows a long message whole, once, where its best passage ranks, when the whole fits an excerpt\'s share', async (t) => {
+  const { mind } = await open(t, { 'priming.questionBudget': 8_000 })
+  // Two passages, each with a word of its own: whichever matches, the whole message is what priming shows.
+  const { text, word } = document(6)
+  assert.ok(text.length > PASSAGE_CHARS && text.length < 2 * PASSAGE_CHARS, String(text.length))
+  const session = mind.session('paste', { user: 'ada' })
+  const turn = await session.begin(text)
+  await session.end(turn, 'Noted.')
+  const asked = await mind.session('later', { user: 'ada' }).begin(`What did the ${word(0)} and ${word(5)} sensors report?`)
+  const flat = text.replace(/\s+/g, ' ')
+  assert.ok(asked.system.replace(/\s+/g, ' ').includes(flat), 'the whole message, verbatim')
+  assert.equal(asked.system.split(word(5)).length - 1, 1, 'once, though both passages match')
+  assert.ok(asked.provenance.primed.some((item) => item.id === `msg:${turn.messageId}`), JSON.stringify(asked.provenance.primed.map((item) => item.id)))
 })
 
 test('a short message next to a long one takes only the adjacent part of it as context', async (t) => {

@@ -65,6 +65,7 @@ export interface ConfigValues {
     speakerBoost: number
     sessionWeight: number
     informationWeight: number
+    agentMessageWeight: number
     expansionWeight: number
     wordVectorRerankCandidates: number
   }

@@ -90,8 +90,23 @@ function excerptLine(unit: StoredUnit, longest: number, itemTokens: number, mete
     return cut.length < text.length ? `(summary) ${cut}… (-> ${pointer})` : `(summary) ${text} (-> ${pointer})`
   }
   const line = `${speakerOf(unit)}: ${escapeRecalled(unit.text)}`
-  if (meter.line(line) <= longest) return line
-  return `${truncateToTokens(line, Math.max(itemTokens, Math.floor(longest * 0.8)))}… (-> ${pointer})`
+  const part = passageOf(unit)
+  // A passage of a long message says which part it is and where the whole is read.
+  const whole = part === undefined ? '' : ` (-> passage ${part.index} of ${part.count} of msg:${part.messageId}; expand msg:${part.messageId}#p${part.index})`
+  if (meter.line(line) <= longest) return `${line}${whole}`
+  return `${truncateToTokens(line, Math.max(itemTokens, Math.floor(longest * 0.8)))}…${whole === '' ? ` (-> ${pointer})` : whole}`
+}
+
+/** Which passage of which message a unit is (context-index.ts `passageUnit`), else undefined. */
+export function passageOf(unit: StoredUnit): { messageId: number; index: number; count: number } | undefined {
+  const meta = unit.meta
+  if (unit.kind !== 'message' || typeof meta?.messageId !== 'number' || typeof meta.passage !== 'number' || typeof meta.passages !== 'number') return undefined
+  return { messageId: meta.messageId, index: meta.passage, count: meta.passages }
+}
+
+/** The most budget units one excerpt may take of a section of `budget` units. */
+export function longestExcerpt(budget: number, itemTokens: number): number {
+  return Math.max(itemTokens, Math.floor(budget / 4))
 }
 
 const seqOf = (unit: StoredUnit): number => (typeof unit.meta?.seq === 'number' ? unit.meta.seq : Number.POSITIVE_INFINITY)
@@ -124,7 +139,7 @@ export function packRelated<T>(
 ): RelatedPack<T> {
   const chosen: Array<Chosen<T>> = []
   let left = budget - headingCost(heading, meter)
-  const longest = Math.max(itemTokens, Math.floor(budget / 4))
+  const longest = longestExcerpt(budget, itemTokens)
   const openGroups = new Set<string>()
   for (const [rank, candidate] of candidates.entries()) {
     if (left < NOTHING_FITS) break

@@ -26,7 +26,8 @@ import type { SkillStore } from '../skills/skill-store.ts'
 import { groupActivity } from './activity-format.ts'
 import { isFailureRecord } from '../failures.ts'
 import { classifyMessage, type MessageType } from './classify.ts'
-import { isConversational, packRelated, type RelatedCandidate } from './conversation-excerpts.ts'
+import { isConversational, longestExcerpt, packRelated, passageOf, type RelatedCandidate } from './conversation-excerpts.ts'
+import { PASSAGE_CHARS } from '../context/passages.ts'
 import { createBudgetMeter, frameCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
 import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
 
@@ -206,6 +207,46 @@ export function createPrimer(deps: PrimerDeps): Primer {
     return result.hits.filter((hit) => deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent)
   }
 
+  /**
+   * A long message is indexed as passages (context/passages.ts); priming shows the whole message,
+   * once, where its best passage ranked, when the whole fits one excerpt's share (`longest` tokens,
+   * counted as characters / 4); else the passage that matched, with a pointer to the whole
+   * (conversation-excerpts.ts). Only messages short enough to fit are read back.
+   */
+  async function wholeMessages(hits: RetrievalHit[], longest: number): Promise<RetrievalHit[]> {
+    const fits = new Map<number, number>()
+    for (const hit of hits) {
+      const part = passageOf(hit.unit)
+      // Every passage but the last holds at least half a window: more than that cannot fit.
+      if (part !== undefined && part.count > 1 && ((part.count - 1) * PASSAGE_CHARS) / 2 <= longest * 4) fits.set(part.messageId, part.count)
+    }
+    if (fits.size === 0) return hits
+    const ids = [...fits].flatMap(([messageId, count]) => Array.from({ length: count }, (_, i) => `msg:${messageId}#p${i + 1}`))
+    const byId = new Map((await deps.index.get(ids)).map((unit) => [unit.id, unit]))
+    const whole = new Map<number, string>()
+    for (const [messageId, count] of fits) {
+      const parts = Array.from({ length: count }, (_, i) => byId.get(`msg:${messageId}#p${i + 1}`))
+      if (parts.some((unit) => unit === undefined)) continue
+      const text = parts.map((unit) => unit?.text ?? '').join('')
+      if (text.length <= longest * 4) whole.set(messageId, text)
+    }
+    const shown = new Set<number>()
+    const out: RetrievalHit[] = []
+    for (const hit of hits) {
+      const part = passageOf(hit.unit)
+      const text = part === undefined ? undefined : whole.get(part.messageId)
+      if (part === undefined || text === undefined) {
+        out.push(hit)
+        continue
+      }
+      if (shown.has(part.messageId)) continue
+      shown.add(part.messageId)
+      const { messageId: _id, passage: _passage, passages: _passages, from: _from, to: _to, ...meta } = hit.unit.meta ?? {}
+      out.push({ ...hit, unit: { ...hit.unit, id: `msg:${part.messageId}`, text, meta } })
+    }
+    return out
+  }
+
   // Listing procedures reads and parses every procedure file (≈9 ms for 20 files); priming runs
   // before every turn, so the list is reused for a moment. A procedure written in the last two
   // seconds is still found by stage 3 (the index) meanwhile.
@@ -317,7 +358,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
       // Unused shares flow to related memories.
       const relatedBudget = Math.max(0, body - sectionCost(profileSection, meter) - sectionCost(activitySection, meter) - sectionCost(skillsSection, meter))
       const shownSkills = new Set(skillsSection.items.map((item) => item.meta.source))
-      const relatedCandidates: Array<RelatedCandidate<Meta>> = related
+      const relatedCandidates: Array<RelatedCandidate<Meta>> = (await wholeMessages(related, longestExcerpt(relatedBudget, settings.itemTokens)))
         .filter((hit) => !shownSkills.has(hit.unit.source))
         .map((hit) => ({
           unit: hit.unit,

@@ -66,3 +66,12 @@ test('through the recall path: the turn that says what was painted comes before 
     temp.cleanup()
   }
 })
+
+test('a long question states facts and is not penalised; a short one only asks', () => {
+  assert.equal(informationParts('What did you paint?').question, true)
+  const short = informationContent('What did you paint?')
+  const long = 'I set a $700 budget ceiling for the new phone, prioritizing camera and battery life; will that be enough for a good smartphone?'
+  assert.ok(informationParts(long).question)
+  assert.equal(informationContent(long), Math.log1p(informationParts(long).words) + Math.log1p(informationParts(long).names))
+  assert.ok(short < Math.log1p(4), 'the short question loses the penalty')
+})

@@ -7,7 +7,7 @@
  *   content = ln(1 + min(words, 100))          longer turns carry more facts (saturating)
  *           + ln(1 + proper names)             named things (places, titles, people other than
  *                                              the participants) are what questions ask after
- *           − 1.5 · [the turn ends in a question]
+ *           − 1.5 · [the turn ends in a question of fewer than 20 words]
  *           − 1.5 · [the turn opens with an acknowledgement: "wow", "thanks", "sounds", …]
  *
  * and a message's relevance is multiplied by max(0, 1 + weight × content) (`retrieval.informationWeight`).
@@ -19,6 +19,11 @@ const MAX_WORDS = 100
 /** What a turn that only asks, or only acknowledges, loses. */
 const QUESTION_PENALTY = 1.5
 const ACKNOWLEDGEMENT_PENALTY = 1.5
+/**
+ * A question of this many words or more is not penalised: users state their facts inside long
+ * questions ("I set a $700 budget for the phone — is that enough?"); "What did you paint?" only asks.
+ */
+const QUESTION_MAX_WORDS = 20
 
 /** Openers of turns that react to the other speaker rather than report something (English). */
 const ACKNOWLEDGEMENT =
@@ -89,7 +94,7 @@ export function informationContent(text: string, participants?: ReadonlySet<stri
   return (
     Math.log1p(Math.min(parts.words, MAX_WORDS)) +
     Math.log1p(parts.names) -
-    (parts.question ? QUESTION_PENALTY : 0) -
+    (parts.question && parts.words < QUESTION_MAX_WORDS ? QUESTION_PENALTY : 0) -
     (parts.acknowledgement ? ACKNOWLEDGEMENT_PENALTY : 0)
   )
 }

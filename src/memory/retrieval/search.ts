@@ -499,6 +499,8 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         if (s.unit.kind === 'message') {
           s.terms.information = informationFactor(s.unit.text, settings.informationWeight, participantWords)
           s.terms.fused *= s.terms.information
+          // What the user said is the evidence; the agent's own answers are its conclusions.
+          if (s.unit.meta?.role === 'assistant') s.terms.fused *= settings.agentMessageWeight
         }
         s.score = s.terms.fused + s.terms.recency + s.terms.frequency
       }

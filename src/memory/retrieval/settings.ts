@@ -69,6 +69,12 @@ export interface RetrievalSettings {
    * acknowledge) as a factor on its relevance: × max(0, 1 + this × content), information.ts; 0 turns it off.
    */
   informationWeight: number
+  /**
+   * Factor on the relevance of the agent's own messages (`role: 'assistant'`): what a user said is
+   * the evidence a question asks after; the agent's long answers about it must not drown it
+   * (decision 0012, 2026-11-23 "user–assistant chats"). 1 = no difference.
+   */
+  agentMessageWeight: number
 }
 
 export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.freeze({
@@ -97,6 +103,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.fr
   expansionWeight: 0,
   sessionWeight: 0.15,
   informationWeight: 0.2,
+  agentMessageWeight: 0.5,
 })
 
 function invalid(key: string, message: string): EngramError {
@@ -112,7 +119,7 @@ function invalid(key: string, message: string): EngramError {
 export function resolveRetrievalSettings(partial: Partial<RetrievalSettings> = {}): RetrievalSettings {
   const settings: RetrievalSettings = { ...DEFAULT_RETRIEVAL_SETTINGS }
   for (const [key, value] of Object.entries(partial)) if (value !== undefined) (settings as unknown as Record<string, unknown>)[key] = value
-  const nonNegative = ['lexicalWeight', 'denseWeight', 'recencyWeight', 'frequencyWeight', 'graphWeight', 'nearWeight', 'farWeight', 'relatedWeight', 'speakerBoost', 'expansionWeight', 'sessionWeight', 'informationWeight'] as const
+  const nonNegative = ['lexicalWeight', 'denseWeight', 'recencyWeight', 'frequencyWeight', 'graphWeight', 'nearWeight', 'farWeight', 'relatedWeight', 'speakerBoost', 'expansionWeight', 'sessionWeight', 'informationWeight', 'agentMessageWeight'] as const
   for (const key of nonNegative) if (!(Number.isFinite(settings[key]) && settings[key] >= 0)) throw invalid(key, `must be a number ≥ 0, got ${settings[key]}.`)
   if (settings.lexicalWeight + settings.denseWeight === 0) throw invalid('lexicalWeight', 'and retrieval.denseWeight cannot both be 0.')
   const positiveInts = ['rrfK', 'graphSeeds', 'candidates', 'denseKnnMaxUnits', 'denseRerankCandidates', 'wordVectorRerankCandidates', 'maxQueryTerms'] as const
