@@ -44,3 +44,30 @@ test("the user's own statement ranks above the assistant's long answers on the s
   const shown = hits.map((hit) => `${hit.unit.meta?.role}: ${hit.unit.text.slice(0, 40)}`).join('\n')
   assert.ok(rank((_, role) => role === 'assistant') < rank((text) => text === said), shown)
 })
+
+test('a fact restated later with a new value ranks above the older statement, which stays findable', async (t) => {
+  const temp = makeTempHome('engram-restated-')
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock })
+  t.after(async () => {
+    await mind.close()
+    temp.cleanup()
+  })
+  const older = 'The login API response time is 180ms under 20 concurrent requests.'
+  const newer = 'After optimizing the authentication flow and moving the session checks into a middleware, which took most of the week, the login API response time is down to 120ms under 20 concurrent requests, measured with k6 on the staging server.'
+  const said = [older, 'Can you suggest a good folder layout for the Express controllers?', newer, 'How should I name the Redis keys for user sessions?']
+  for (const [i, text] of said.entries()) {
+    const session = mind.session(`day-${i}`, { user: 'ada' })
+    const turn = await session.begin(text)
+    await session.end(turn, 'Here is what I would suggest, step by step, with the trade-offs of each option.')
+    clock.advance(3 * 86_400_000)
+  }
+  const question = 'What is the login API response time under 20 concurrent requests?'
+  const hits = (await mind.retriever.search(question, { viewer: { agent: mind.agent, user: 'ada' }, kinds: ['message'], limit: 10, recordAccess: false })).hits.map((hit) => hit.unit.text)
+  assert.ok(hits.indexOf(newer) >= 0 && hits.indexOf(newer) < hits.indexOf(older), hits.join('\n'))
+  // Switched off (similarity 1), the older statement — more words in common with the question — comes first.
+  const plain = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, settings: { 'retrieval.restatementSimilarity': 1 } })
+  t.after(() => plain.close())
+  const before = (await plain.retriever.search(question, { viewer: { agent: plain.agent, user: 'ada' }, kinds: ['message'], limit: 10, recordAccess: false })).hits.map((hit) => hit.unit.text)
+  assert.ok(before.indexOf(older) >= 0 && before.indexOf(older) < before.indexOf(newer), before.join('\n'))
+})

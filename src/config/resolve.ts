@@ -66,6 +66,7 @@ export interface ConfigValues {
     sessionWeight: number
     informationWeight: number
     agentMessageWeight: number
+    restatementSimilarity: number
     expansionWeight: number
     wordVectorRerankCandidates: number
   }

@@ -34,6 +34,7 @@ import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine } from './q
 import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
 import { allTerms } from './text/analyse.ts'
 import { createQueryExpander, type QueryExpander } from './text/query-expansion.ts'
+import { createUnitMemo } from './unit-memo.ts'
 
 /** Why a hit ranks where it does: each term of its score. */
 export interface ScoreTerms {
@@ -194,6 +195,13 @@ export function linkTargets(link: string, agent: string | undefined): string[] {
 }
 
 /** A retriever over `deps.index`. Settings are resolved (and checked) once, here. */
+/** Units whose derived values (content words, prior, word vector) are remembered per retriever. */
+const UNIT_MEMO_CAPACITY = 10_000
+/** Candidates looked at for restatements (stage 5b). */
+const RESTATEMENT_DEPTH = 30
+/** A restatement must match the question about as well as what it restates: this share of its score at least. */
+const RESTATEMENT_SCORE_RATIO = 0.6
+
 export function createRetriever(deps: RetrieverDeps): Retriever {
   const settings = Object.freeze(resolveRetrievalSettings(deps.settings))
   const { index, embedder, clock } = deps
@@ -204,6 +212,12 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   const vocabularyOf = index.vocabulary?.bind(index)
   let expander: QueryExpander | undefined
   let vocabularyAtMs: number | undefined
+  // Per-unit work that depends on the text alone, memoised by content hash (unit-memo.ts).
+  const wordsMemo = createUnitMemo<Set<string>>(UNIT_MEMO_CAPACITY)
+  const vectorMemo = createUnitMemo<Float32Array>(UNIT_MEMO_CAPACITY)
+  const informationMemo = createUnitMemo<number>(UNIT_MEMO_CAPACITY)
+  let informationParticipants = ''
+  const wordsOf = (unit: StoredUnit): Set<string> => wordsMemo.get(unit.hash, () => contentWordSet(unit.text))
 
   /** Expansion stems of the query with their cosine (empty when expansion is off or unavailable). */
   async function expansionOf(query: AnalysedQuery, warnings: RetrievalWarning[]): Promise<Map<string, number>> {
@@ -330,7 +344,20 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     if (!embedder) return false
     const subset = [...scored].sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0)).slice(0, rerankCandidates)
     try {
-      const vectors = await embedder.embed(subset.map((s) => s.unit.text), 'document')
+      // Word vectors of a text never change: embed only the texts not seen before.
+      const known = wordVectorEmbedder ? subset.map((s) => vectorMemo.peek(s.unit.hash)) : subset.map(() => undefined)
+      const missing = subset.filter((_, i) => known[i] === undefined)
+      const fresh = missing.length > 0 ? await embedder.embed(missing.map((s) => s.unit.text), 'document') : []
+      let next = 0
+      const vectors = known.map((vector) => {
+        if (vector !== undefined) return vector
+        const computed = fresh[next++]
+        return computed
+      })
+      if (wordVectorEmbedder) subset.forEach((s, i) => {
+        const vector = vectors[i]
+        if (vector !== undefined && known[i] === undefined) vectorMemo.set(s.unit.hash, vector)
+      })
       const cosines = subset.map((_, i) => {
         const vector = vectors[i]
         return vector ? cosineSimilarity(queryVector, vector) : undefined
@@ -387,7 +414,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
 
     // Strong-similarity edges among the nodes (content-word cosine; cheap on a few dozen texts).
     const list = [...nodes.values()]
-    for (const node of list) node.words ??= contentWordSet(node.unit.text)
+    for (const node of list) node.words ??= wordsOf(node.unit)
     for (let i = 0; i < list.length; i++) {
       for (let j = i + 1; j < list.length; j++) {
         const a = list[i] as Scored
@@ -413,6 +440,51 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       }
     }
     return nodes.size
+  }
+
+  /**
+   * Stage 5b: facts that change. When a speaker restates, later, something they said before — the
+   * same words about the same thing as far as the question goes, usually with a new value ("the
+   * login API now answers in 120 ms under 20 concurrent requests" after "180 ms") — the newer
+   * statement is what holds now: it moves just above the older one, which stays in the list (the
+   * seed's prediction error, at retrieval time). Two messages of one speaker are one fact restated
+   * when the newer matches every query word the older matches (at least two) and their content words
+   * overlap (cosine ≥ RESTATEMENT_SIMILARITY). Among the best RESTATEMENT_DEPTH candidates only.
+   */
+  function restatementsFirst(scored: Scored[], queryWords: readonly string[]): void {
+    if (queryWords.length < 2 || settings.restatementSimilarity >= 1) return
+    const depth = Math.min(scored.length, RESTATEMENT_DEPTH)
+    const matched = new Map<Scored, string[]>()
+    const matchedOf = (s: Scored): string[] => {
+      let words = matched.get(s)
+      if (!words) {
+        s.words ??= wordsOf(s.unit)
+        const own = s.words
+        words = queryWords.filter((word) => own.has(word))
+        matched.set(s, words)
+      }
+      return words
+    }
+    const speakerOf = (s: Scored): string | undefined => (s.unit.kind === 'message' && s.unit.meta?.role !== 'assistant' ? String(s.unit.meta?.name ?? s.unit.meta?.role ?? '') : undefined)
+    for (let j = 1; j < depth; j++) {
+      const later = scored[j] as Scored
+      const speaker = speakerOf(later)
+      if (speaker === undefined || later.score === Number.NEGATIVE_INFINITY) continue
+      for (let i = 0; i < j; i++) {
+        const earlier = scored[i] as Scored
+        if (speakerOf(earlier) !== speaker || earlier.unit.createdAt >= later.unit.createdAt) continue
+        if (later.score < RESTATEMENT_SCORE_RATIO * earlier.score) continue
+        const before = matchedOf(earlier)
+        if (before.length < 2) continue
+        const now = new Set(matchedOf(later))
+        if (!before.every((word) => now.has(word))) continue
+        if (setCosine(earlier.words as Set<string>, later.words as Set<string>) < settings.restatementSimilarity) continue
+        scored.splice(j, 1)
+        scored.splice(i, 0, later)
+        later.score = Math.max(later.score, earlier.score)
+        break
+      }
+    }
   }
 
   return {
@@ -486,6 +558,12 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       // Stage 4: activation terms.
       const speaker = query.named.length === 1 ? query.named[0] : undefined
       const participantWords = new Set(participants.flatMap((name) => name.toLowerCase().split(/\s+/)))
+      // The prior does not count participants' names: a new participant changes it.
+      const participantKey = [...participantWords].sort().join(' ')
+      if (participantKey !== informationParticipants) {
+        informationMemo.clear()
+        informationParticipants = participantKey
+      }
       const activate = (s: Scored): void => {
         s.terms.lexical = maxLexical > 0 && s.lexical !== undefined ? Math.max(0, s.lexical) / maxLexical : 0
         s.terms.dense = s.dense ?? 0
@@ -497,7 +575,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         if (speaker !== undefined && s.unit.kind === 'message' && s.unit.meta?.name === speaker) s.terms.fused *= 1 + settings.speakerBoost
         // Of two messages that match alike, the one that says something is the better answer.
         if (s.unit.kind === 'message') {
-          s.terms.information = informationFactor(s.unit.text, settings.informationWeight, participantWords)
+          s.terms.information = settings.informationWeight === 0 ? 1 : informationMemo.get(s.unit.hash, () => informationFactor(s.unit.text, settings.informationWeight, participantWords))
           s.terms.fused *= s.terms.information
           // What the user said is the evidence; the agent's own answers are its conclusions.
           if (s.unit.meta?.role === 'assistant') s.terms.fused *= settings.agentMessageWeight
@@ -525,11 +603,12 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
 
       // Stage 6: diversification — a repeat of a better hit adds nothing the agent has not seen.
       scored.sort((a, b) => b.score - a.score || a.unit.id.localeCompare(b.unit.id))
+      restatementsFirst(scored, query.contentWords)
       const kept: Scored[] = []
       const duplicates = createNearDuplicateFilter(settings.duplicateSimilarity)
       for (const s of scored) {
         if (s.score === Number.NEGATIVE_INFINITY) continue
-        s.words ??= contentWordSet(s.unit.text)
+        s.words ??= wordsOf(s.unit)
         if (duplicates.isDuplicate(s.words)) continue
         duplicates.keep(s.words)
         kept.push(s)

@@ -75,6 +75,12 @@ export interface RetrievalSettings {
    * (decision 0012, 2026-11-23 "user–assistant chats"). 1 = no difference.
    */
   agentMessageWeight: number
+  /**
+   * Content-word cosine from which a later message of the same speaker that matches the query as
+   * well is taken for a restatement of an earlier one and ranked above it (search.ts, stage 5b);
+   * 1 turns it off.
+   */
+  restatementSimilarity: number
 }
 
 export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.freeze({
@@ -104,6 +110,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.fr
   sessionWeight: 0.15,
   informationWeight: 0.2,
   agentMessageWeight: 0.5,
+  restatementSimilarity: 0.15,
 })
 
 function invalid(key: string, message: string): EngramError {
@@ -125,7 +132,7 @@ export function resolveRetrievalSettings(partial: Partial<RetrievalSettings> = {
   const positiveInts = ['rrfK', 'graphSeeds', 'candidates', 'denseKnnMaxUnits', 'denseRerankCandidates', 'wordVectorRerankCandidates', 'maxQueryTerms'] as const
   for (const key of positiveInts) if (!(Number.isInteger(settings[key]) && settings[key] >= 1)) throw invalid(key, `must be a whole number ≥ 1, got ${settings[key]}.`)
   if (!(settings.recencyHalfLifeDays > 0)) throw invalid('recencyHalfLifeDays', `must be > 0, got ${settings.recencyHalfLifeDays}.`)
-  for (const key of ['similarityEdge', 'duplicateSimilarity'] as const) {
+  for (const key of ['similarityEdge', 'duplicateSimilarity', 'restatementSimilarity'] as const) {
     if (!(settings[key] > 0 && settings[key] <= 1)) throw invalid(key, `must be in (0, 1], got ${settings[key]}.`)
   }
   if (!FUSION_METHODS.includes(settings.fusion)) throw invalid('fusion', `must be one of ${FUSION_METHODS.join(', ')}.`)
