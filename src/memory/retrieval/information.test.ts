@@ -75,3 +75,11 @@ test('a long question states facts and is not penalised; a short one only asks',
   assert.equal(informationContent(long), Math.log1p(informationParts(long).words) + Math.log1p(informationParts(long).names))
   assert.ok(short < Math.log1p(4), 'the short question loses the penalty')
 })
+
+test('standing instructions and stated preferences are recognised; "I always loved it" is not one', () => {
+  for (const text of ['Always provide a code example when I ask about async error handling.', 'Never use 12-hour times.', 'Please always include the API version.', "I'm building a chat app and I prefer Redis pub/sub over polling.", 'I prioritize battery life over graphics.']) {
+    assert.equal(informationParts(text).directive, true, text)
+  }
+  for (const text of ['I always loved painting with my kids.', 'What do you prefer?', 'We never went back there.']) assert.equal(informationParts(text).directive, false, text)
+  assert.ok(informationContent('Always use 24-hour time format for meetings.') > informationContent('We used a 24-hour clock at the meeting yesterday.'))
+})

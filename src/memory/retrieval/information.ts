@@ -9,6 +9,7 @@
  *                                              the participants) are what questions ask after
  *           − 1.5 · [the turn ends in a question of fewer than 20 words]
  *           − 1.5 · [the turn opens with an acknowledgement: "wow", "thanks", "sounds", …]
+ *           + 4 · [a standing instruction or stated preference: "Always …", "Never …", "I prefer …"]
  *
  * and a message's relevance is multiplied by max(0, 1 + weight × content) (`retrieval.informationWeight`).
  * Being a factor on relevance, it never lifts a message that does not match the query.
@@ -24,6 +25,14 @@ const ACKNOWLEDGEMENT_PENALTY = 1.5
  * questions ("I set a $700 budget for the phone — is that enough?"); "What did you paint?" only asks.
  */
 const QUESTION_MAX_WORDS = 20
+/**
+ * What a standing instruction or a stated preference gains: it is what the agent must honour
+ * whenever its topic comes up, however few words it shares with the question ("Always include a
+ * code example when I ask about async error handling" before "How do I manage errors in
+ * asynchronous code?"). Measured in decision 0012 (4: BEAM dev instruction following R@10 16.7 →
+ * 29.2, LoCoMo unchanged).
+ */
+const DIRECTIVE_BONUS = 4
 
 /** Openers of turns that react to the other speaker rather than report something (English). */
 const ACKNOWLEDGEMENT =
@@ -42,7 +51,14 @@ export interface InformationParts {
   names: number
   question: boolean
   acknowledgement: boolean
+  /** A standing instruction or stated preference ("Always …", "Never …", "I prefer …"). */
+  directive: boolean
 }
+
+/** Turns that open with a standing instruction to the agent. */
+const INSTRUCTION = /^(?:please\s+)?(?:always|never|from now on|make sure (?:to|you)|do not ever|don't ever)\b/i
+/** A preference stated in the first person, anywhere in the turn. */
+const PREFERENCE = /\bI(?:'ve| have)?\s+(?:(?:always|really|strongly|generally)\s+)?(?:prefer|prioriti[sz]e|prioriti[sz]ed)\b/i
 
 /**
  * The parts of the prior for `text` in one pass over its characters (this runs on every candidate
@@ -84,7 +100,14 @@ export function informationParts(text: string, participants: ReadonlySet<string>
     }
     i++
   }
-  return { words, names, question: last === '?', acknowledgement: first >= 0 && ACKNOWLEDGEMENT.test(text.slice(first, first + 24)) }
+  const opening = first >= 0 ? text.slice(first, first + 24) : ''
+  return {
+    words,
+    names,
+    question: last === '?',
+    acknowledgement: ACKNOWLEDGEMENT.test(opening),
+    directive: INSTRUCTION.test(opening) || PREFERENCE.test(text.length > 4_000 ? text.slice(0, 4_000) : text),
+  }
 }
 
 /** The prior's value (see the module comment); 0 for an empty text. */
@@ -95,7 +118,8 @@ export function informationContent(text: string, participants?: ReadonlySet<stri
     Math.log1p(Math.min(parts.words, MAX_WORDS)) +
     Math.log1p(parts.names) -
     (parts.question && parts.words < QUESTION_MAX_WORDS ? QUESTION_PENALTY : 0) -
-    (parts.acknowledgement ? ACKNOWLEDGEMENT_PENALTY : 0)
+    (parts.acknowledgement ? ACKNOWLEDGEMENT_PENALTY : 0) +
+    (parts.directive ? DIRECTIVE_BONUS : 0)
   )
 }
 
