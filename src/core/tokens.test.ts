@@ -141,3 +141,15 @@ describe('countTokens', () => {
     assert.ok(cut.length > 0 && countTokens(cut) <= 500)
   })
 })
+
+test('truncateToTokens keeps the longest prefix within a token of the budget, cut at a sentence or space, for any budget', () => {
+  const prose = Array.from({ length: 120 }, (_, i) => `Sentence ${i} talks about the sensor at station ${i * 7} and what the crew logged there.`).join(' ')
+  for (const budget of [1, 7, 50, 333, 1_000, 1_500]) {
+    const cut = truncateToTokens(prose, budget)
+    assert.ok(countTokens(cut) <= budget, `${budget}: ${countTokens(cut)}`)
+    assert.ok(prose.startsWith(cut))
+    // Long enough: no more than one sentence (≈ 20 tokens) short of the budget.
+    if (budget >= 50) assert.ok(countTokens(cut) >= budget - 25, `${budget}: only ${countTokens(cut)}`)
+  }
+  assert.equal(truncateToTokens(prose, countTokens(prose)), prose)
+})

@@ -17,6 +17,7 @@
  * Text that looks like the encoder's special tokens (`<|endoftext|>`) is counted as the text it
  * is: a message may say anything, and model APIs do not read special tokens out of user text.
  */
+import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 
 // The o200k tables take ~80 ms to load; commands that never count tokens should not pay for them,
@@ -56,6 +57,9 @@ function pieces(): RegExp | null {
 const cache = new Map<string, number>()
 const CACHE_LIMIT = 20_000
 const CACHEABLE_LENGTH = 2_000
+/** Longer texts (up to EXACT_LIMIT) are remembered by digest, fewer of them. */
+const longCache = new Map<string, number>()
+const LONG_CACHE_LIMIT = 2_000
 
 /**
  * The longest text handed to the encoder in one call once a text has a long stretch. Merging one
@@ -168,7 +172,18 @@ function countUncached(text: string): number {
  */
 export function countTokens(text: string): number {
   if (text.length === 0) return 0
-  if (text.length > CACHEABLE_LENGTH) return countUncached(text)
+  if (text.length > CACHEABLE_LENGTH) {
+    if (text.length > EXACT_LIMIT) return countUncached(text)
+    // A long message or passage is counted again and again (priming measures its line, cuts it,
+    // measures the group): remembered by a digest of its text, which costs far less than encoding it.
+    const key = createHash('sha1').update(text).digest('base64')
+    const known = longCache.get(key)
+    if (known !== undefined) return known
+    const n = countUncached(text)
+    if (longCache.size >= LONG_CACHE_LIMIT) longCache.clear()
+    longCache.set(key, n)
+    return n
+  }
   const hit = cache.get(text)
   if (hit !== undefined) return hit
   const n = countUncached(text)
@@ -244,13 +259,27 @@ export function countTokensByLine(text: string): number {
  */
 export function truncateToTokens(text: string, budget: number): string {
   if (budget <= 0) return ''
-  if (countTokens(text) <= budget) return text
+  const total = countTokens(text)
+  if (total <= budget) return text
+  // The longest prefix within the budget: the prefix [0, lo) fits, [0, hi) does not. Steps guess
+  // where the budget falls from the counts at both ends (tokens grow about evenly with characters),
+  // every other step halves the interval (never more steps than bisection); a prefix within one
+  // token of the budget is long enough — the cut then goes back to a sentence or a space anyway.
   let lo = 0
+  let loCount = 0
   let hi = text.length
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2)
-    if (countTokens(text.slice(0, mid)) <= budget) lo = mid
-    else hi = mid - 1
+  let hiCount = total
+  for (let step = 0; hi - lo > 1 && loCount < budget - 1; step++) {
+    const guess = step % 2 === 0 ? lo + Math.floor(((hi - lo) * (budget - loCount)) / Math.max(1, hiCount - loCount)) : lo + Math.floor((hi - lo) / 2)
+    const mid = Math.min(hi - 1, Math.max(lo + 1, guess))
+    const n = countTokens(text.slice(0, mid))
+    if (n <= budget) {
+      lo = mid
+      loCount = n
+    } else {
+      hi = mid
+      hiCount = n
+    }
   }
   const cut = text.slice(0, lo)
   const sentence = Math.max(cut.lastIndexOf('. '), cut.lastIndexOf('.\n'), cut.lastIndexOf('! '), cut.lastIndexOf('? '))

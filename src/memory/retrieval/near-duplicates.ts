@@ -22,8 +22,17 @@ function prefixLength(size: number, threshold: number): number {
   return size - Math.ceil(threshold * size - 1e-9) + 1
 }
 
+// A set's words in order, sorted once: word sets are memoised per unit (search.ts), so the same
+// set comes back query after query.
+const sortedWords = new WeakMap<ReadonlySet<string>, string[]>()
+
 function prefixOf(words: ReadonlySet<string>, threshold: number): string[] {
-  return [...words].sort().slice(0, prefixLength(words.size, threshold))
+  let sorted = sortedWords.get(words)
+  if (!sorted) {
+    sorted = [...words].sort()
+    sortedWords.set(words, sorted)
+  }
+  return sorted.slice(0, prefixLength(words.size, threshold))
 }
 
 /** A filter for Jaccard ≥ `threshold` (0 < threshold ≤ 1). */
