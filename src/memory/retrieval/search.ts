@@ -392,6 +392,10 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     for (const seed of seeds) {
       for (const link of (seed.unit.links ?? []).slice(0, LINKS_PER_SEED)) wanted.set(`${seed.unit.id}\u0000${link}`, linkTargets(link, seed.unit.agent ?? options.agent))
     }
+    // Diffusion spreads along what memory links on purpose. Among candidates that link nothing
+    // (conversation turns), similarity edges alone were measured to add nothing on either data set
+    // (LoCoMo R@10 78.0 vs 77.9, BEAM dev 42.4 vs 42.7; decision 0029) and cost a pass over every pair.
+    if (wanted.size === 0) return nodes.size
     if (wanted.size > 0) {
       const guesses = [...new Set([...wanted.values()].flat())].filter((id) => !byId.has(id))
       const fetched = new Map((await index.get(guesses)).map((unit) => [unit.id, unit]))
