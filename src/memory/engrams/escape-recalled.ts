@@ -37,10 +37,10 @@ const CONTROLS_BUT_TAB = /[\u0000-\u0008\u000e-\u001b\u001f\u007f-\u0084\u0086-\
 // processing instruction or chat-template token: `<` followed, behind any invisible characters,
 // by a letter, `/`, `!`, `?` or `|`. "a < b", "I <3 it" and "x <= y" are left alone.
 const TAG_OPEN = /[<\uFF1C\uFE64](?=\p{Cf}*[\p{L}/!?|\uFF0F\uFF01\uFF1F\uFF5C])/gu
-// List and quote markers the text opens with: markdown looks through them (`- ## x` is a heading).
-const OWN_CONTAINERS = String.raw`(?:[\s\p{Cf}]*(?:[-*+>]|\d{1,9}[.)])(?=[\s\p{Cf}]))*[\s\p{Cf}]*`
-// Text that is only a thematic break or setext underline, behind list or quote markers of its own.
-const ONLY_A_BREAK = new RegExp(`^(${OWN_CONTAINERS})([-*_=\\uFF0D\\uFF0A\\uFF3F\\uFF1D])(?:[\\s\\p{Cf}]*\\2)*[\\s\\p{Cf}]*$`, 'u')
+// Characters a thematic break or setext underline is made of (and their full-width forms).
+const BREAK_CHARS = new Set(['-', '*', '_', '=', '\uFF0D', '\uFF0A', '\uFF3F', '\uFF1D'])
+const SPACE_OR_INVISIBLE = /[\s\p{Cf}]/u
+const LIST_OR_QUOTE_MARKER = /(?:[-*+>]|\d{1,9}[.)])(?=[\s\p{Cf}])/yu
 
 // Where a line's first block starts, read on its compatibility-folded start as the forged-line
 // definition reads it (test-support/forged-lines.ts): whitespace and invisible characters, then
@@ -96,10 +96,45 @@ function defuseStart(line: string): string {
   return line
 }
 
+/**
+ * Where the thematic break or setext underline starts when `line` is nothing but one behind list
+ * or quote markers of its own (`---`, `- * * *`, `> ===`), else -1; of the possible starts, the
+ * latest (the markers taken as far as they go). Linear in the line: which positions the markers
+ * can reach is found in one pass forward, where the break can start in one pass backward (a
+ * regular expression with both in it backtracks quadratically on `- - - … x`).
+ */
+function breakStart(line: string): number {
+  const space = (at: number): boolean => SPACE_OR_INVISIBLE.test(line.charAt(at))
+  // Backward: the earliest position from which the rest is one break character and spaces only.
+  let mark: string | undefined
+  let from = line.length
+  for (let at = line.length - 1; at >= 0; at--) {
+    const char = line.charAt(at)
+    if (space(at)) continue
+    if (!BREAK_CHARS.has(char) || (mark !== undefined && char !== mark)) break
+    mark = char
+    from = at
+  }
+  if (mark === undefined) return -1
+  // Forward: the positions a run of the text's own markers (each before a space) and spaces ends at.
+  const reached = new Uint8Array(line.length + 1)
+  reached[0] = 1
+  let latest = -1
+  for (let at = 0; at < line.length; at++) {
+    if (!reached[at]) continue
+    if (at >= from && line.charAt(at) === mark) latest = at
+    if (space(at)) reached[at + 1] = 1
+    LIST_OR_QUOTE_MARKER.lastIndex = at
+    if (LIST_OR_QUOTE_MARKER.test(line)) reached[LIST_OR_QUOTE_MARKER.lastIndex] = 1
+  }
+  return latest
+}
+
 /** The per-line part of the rule: tags anywhere; a heading, a fence or a break where a block starts. */
 function defuse(line: string): string {
   const defused = defuseStart(line.replace(TAG_OPEN, '&lt;'))
-  return defused.replace(ONLY_A_BREAK, (whole, lead: string) => `${lead}\\${whole.slice(lead.length)}`)
+  const start = breakStart(defused)
+  return start < 0 ? defused : `${defused.slice(0, start)}\\${defused.slice(start)}`
 }
 
 /**
