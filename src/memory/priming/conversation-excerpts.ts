@@ -52,7 +52,7 @@ const ROLE_WORD = /^(?:system|assistant|user|human|developer|tool|function|model
 
 /**
  * The speaker label of an excerpt line: the name, else the role. A name is data and starts the
- * line, so it is escaped, loses its colons, and a name that reads as another role (a user named
+ * line, so it loses its colons, is escaped, and a name that reads as another role (a user named
  * "system") or starts with anything but a letter or digit keeps its role in front:
  * `user (system): …`.
  */
@@ -60,7 +60,8 @@ function speakerOf(unit: StoredUnit): string {
   const name = unit.meta?.name
   const role = typeof unit.meta?.role === 'string' && unit.meta.role !== '' ? unit.meta.role : 'someone'
   if (typeof name !== 'string' || name.trim() === '') return role
-  const label = escapeRecalled(name).replace(/:/g, ' ').replace(/\s+/g, ' ').trim()
+  // Colons go before escaping: what the escaping sees first must be what starts the line.
+  const label = escapeRecalled(name.replace(/:/g, ' '))
   if (label === '') return role
   const plain = label.normalize('NFKC')
   if ((ROLE_WORD.test(plain) && plain.toLowerCase() !== role.toLowerCase()) || !/^[\p{L}\p{N}]/u.test(plain)) return `${role} (${label})`
