@@ -74,7 +74,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     'How lexical (BM25) and dense scores are fused: weighted = max-normalised weighted sum, rrf = reciprocal rank fusion.'),
   s('retrieval.lexicalWeight', 'ENGRAM_RETRIEVAL_LEXICAL_WEIGHT', { kind: 'number', min: 0 }, 0.7, 'Weight of the lexical (BM25) channel in fusion.'),
   s('retrieval.denseWeight', 'ENGRAM_RETRIEVAL_DENSE_WEIGHT', { kind: 'number', min: 0 }, 0.3, 'Weight of the dense (embedding) channel in fusion.'),
-  s('retrieval.recencyWeight', 'ENGRAM_RETRIEVAL_RECENCY_WEIGHT', { kind: 'number', min: 0 }, 0.2, 'Largest boost of a brand-new memory (recency = weight x 0.5^(age_days/half-life)).'),
+  s('retrieval.recencyWeight', 'ENGRAM_RETRIEVAL_RECENCY_WEIGHT', { kind: 'number', min: 0 }, 0.05, 'Largest boost of a brand-new memory (recency = weight x 0.5^(age_days/half-life)).'),
   s('retrieval.recencyHalfLifeDays', 'ENGRAM_RETRIEVAL_RECENCY_HALF_LIFE_DAYS', { kind: 'number', min: 0.01 }, 30, 'Days after which the recency boost halves.'),
   s('retrieval.frequencyWeight', 'ENGRAM_RETRIEVAL_FREQUENCY_WEIGHT', { kind: 'number', min: 0 }, 0.1, 'Weight of access frequency (weight x log(1 + access count)).'),
   s('retrieval.graph', 'ENGRAM_RETRIEVAL_GRAPH', { kind: 'boolean' }, true, 'Graph diffusion: personalized PageRank over [[links]] and similarity edges among the best candidates.'),

@@ -38,7 +38,7 @@ async function fresh(units: IndexUnit[]): Promise<void> {
 }
 
 describe('retriever on a real index', () => {
-  test('recency: of two equally matching memories the newer ranks first, with the term the seed specifies', async () => {
+  test('recency: of two equally matching memories the newer ranks first, with the seed\'s term (weight × 0.5^(age/half-life))', async () => {
     await fresh([
       unit('old', 'The staging database backup runs at night.', '2025-12-01T12:00:00.000Z'),
       unit('new', 'The staging database backup runs at noon.', '2026-02-28T12:00:00.000Z'),
@@ -47,12 +47,12 @@ describe('retriever on a real index', () => {
     const { hits } = await retriever.search('staging database backup', { recordAccess: false })
     assert.deepEqual(hits.map((h) => h.unit.id), ['new', 'old'])
     const old = hits.find((h) => h.unit.id === 'old')!
-    // 90 days old: 0.2 × 0.5^(90/30) = 0.025.
-    assert.ok(Math.abs(old.terms.recency - 0.2 * 0.5 ** 3) < 1e-9)
+    // 90 days old: 0.05 × 0.5^(90/30) (the weight is 0.05 by default, decision 0029).
+    assert.ok(Math.abs(old.terms.recency - 0.05 * 0.5 ** 3) < 1e-9)
     // Recency is measured from asOf: 60 days later the new one is 61 days old.
     const later = await retriever.search('staging database backup', { recordAccess: false, asOf: '2026-04-30T12:00:00.000Z' })
     const aged = later.hits.find((h) => h.unit.id === 'new')!
-    assert.ok(Math.abs(aged.terms.recency - 0.2 * 0.5 ** (61 / 30)) < 1e-9)
+    assert.ok(Math.abs(aged.terms.recency - 0.05 * 0.5 ** (61 / 30)) < 1e-9)
   })
 
   test('frequency: a memory recalled often outranks an equal one, and every recall records access', async () => {

@@ -1,8 +1,9 @@
 /**
  * Retrieval settings: the weights of fusion and of the spreading-activation terms, and the bounds
- * that keep recall fast at a million units. Defaults follow the seed (recency 0.2 with a 30-day
- * half-life, frequency 0.1, graph 0.5) and docs/decisions/0011-retrieval-hot-path.md (fusion,
- * candidate counts, when dense retrieval runs as a full KNN and when as a re-ranking).
+ * that keep recall fast at a million units. Defaults follow the seed (30-day recency half-life,
+ * frequency 0.1, graph 0.5) and docs/decisions/0011-retrieval-hot-path.md (fusion, candidate
+ * counts, when dense retrieval runs as a full KNN and when as a re-ranking); the recency weight is
+ * 0.05, not the seed's 0.2, and every prior was measured on both dev sets (decision 0029).
  */
 import type { ConfigValues } from '../../config/resolve.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
@@ -88,7 +89,7 @@ export const DEFAULT_RETRIEVAL_SETTINGS: Readonly<RetrievalSettings> = Object.fr
   lexicalWeight: 0.7,
   denseWeight: 0.3,
   rrfK: 60,
-  recencyWeight: 0.2,
+  recencyWeight: 0.05,
   recencyHalfLifeDays: 30,
   frequencyWeight: 0.1,
   graph: true,
