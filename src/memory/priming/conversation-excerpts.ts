@@ -83,19 +83,46 @@ function groupHeader(unit: StoredUnit): string {
  * pasted document, a log) is cut, with a pointer to where it can be read in full, so that one
  * of them cannot crowd out every other memory; conversational turns are far shorter.
  */
-function excerptLine(unit: StoredUnit, longest: number, itemTokens: number, meter: BudgetMeter): string {
+function excerptLine(unit: StoredUnit, longest: number, itemTokens: number, meter: BudgetMeter, said: string = spokenLine(unit)): string {
   const pointer = `${unit.source}#${unit.id}`
   if (unit.kind === 'summary') {
     const text = escapeRecalled(unit.text)
     const cut = truncateToTokens(text, itemTokens)
     return cut.length < text.length ? `(summary) ${cut}… (-> ${pointer})` : `(summary) ${text} (-> ${pointer})`
   }
-  const line = `${speakerOf(unit)}: ${escapeRecalled(unit.text)}`
+  const line = said
   const part = passageOf(unit)
   // A passage of a long message says which part it is and where the whole is read.
   const whole = part === undefined ? '' : ` (-> passage ${part.index} of ${part.count} of msg:${part.messageId}; expand msg:${part.messageId}#p${part.index})`
-  if (meter.line(line) <= longest) return `${line}${whole}`
-  return `${truncateToTokens(line, Math.max(itemTokens, Math.floor(longest * 0.8)))}…${whole === '' ? ` (-> ${pointer})` : whole}`
+  // Encoding is the cost here: a line whose characters alone are over `longest` is cut without
+  // counting it whole, and what the cut cannot keep is not encoded either.
+  if (meter.atLeast(line) <= longest && meter.line(line) <= longest) return `${line}${whole}`
+  const target = Math.max(itemTokens, Math.floor(longest * 0.8))
+  const room = meter.charsFor(target)
+  let head = line
+  if (line.length > room) {
+    let end = room
+    if (end > 0 && isHighSurrogate(line.charCodeAt(end - 1))) end--
+    head = line.slice(0, end)
+  }
+  return `${truncateToTokens(head, target)}…${whole === '' ? ` (-> ${pointer})` : whole}`
+}
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
+
+/** A message as said: its speaker and its text, escaped, before any cut or pointer. */
+function spokenLine(unit: StoredUnit): string {
+  return `${speakerOf(unit)}: ${escapeRecalled(unit.text)}`
+}
+
+/**
+ * Whether a message's excerpt certainly cannot fit in `left` units, known without encoding it: it
+ * would be shown whole (its characters are within `longest`) and its characters alone are over
+ * (a pointer only adds to them).
+ */
+function certainlyOver(said: string, longest: number, left: number, meter: BudgetMeter): boolean {
+  const least = meter.atLeast(said)
+  return least > left && least <= longest
 }
 
 /** Which passage of which message a unit is (context-index.ts `passageUnit`), else undefined. */
@@ -152,7 +179,9 @@ export function packRelated<T>(
       left -= cost
       continue
     }
-    const line = excerptLine(unit, longest, itemTokens, meter)
+    const said = unit.kind === 'message' ? spokenLine(unit) : undefined
+    if (said !== undefined && certainlyOver(said, longest, left, meter)) continue
+    const line = excerptLine(unit, longest, itemTokens, meter, said)
     const group = `${unit.source}\u0000${day(unit.createdAt)}`
     const header = groupHeader(unit)
     const cost = meter.line(line) + (openGroups.has(group) ? 0 : meter.line(header) + 1)

@@ -48,6 +48,10 @@ export interface BudgetMeter {
   readonly maxChars: number | undefined
   /** What a line and its line break cost, in budget units. */
   line(text: string): number
+  /** A lower bound of `line(text)` that encodes nothing: its characters' share when characters are capped, else 0. */
+  atLeast(text: string): number
+  /** The most characters a line of `units` budget units can hold when characters are capped, else Infinity. */
+  charsFor(units: number): number
 }
 
 export const MEMORY_HEADER = '## Your memory — recalled for this message'
@@ -67,6 +71,8 @@ export function createBudgetMeter(budget: number, maxChars?: number): BudgetMete
     budget,
     maxChars: charCap,
     line: (text) => Math.max(lineCost(text), charCost(text.length + 1)),
+    atLeast: (text) => charCost(text.length + 1),
+    charsFor: (units) => (charCap === undefined || budget === 0 ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor((units * charCap) / budget) - 1)),
   }
 }
 
