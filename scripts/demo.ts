@@ -109,6 +109,25 @@ console.log(`bob's read_memory_file users/ada/memory/lessons.md → ${forbidden?
 await bob.end(b, 'I have nothing on that yet.')
 await mind.idle()
 
+chapter('A user–assistant chat — what the user said, and facts that change')
+// The agent's long answers mention everything; the user's own words are the evidence. A fact
+// restated later with a new value ranks first, and the old statement stays findable.
+const answer = (topic: string) => `Here is a careful plan for ${topic}. ${Array.from({ length: 8 }, (_, i) => `Step ${i + 1}: check the PostgreSQL staging database, its extensions, its backups and the upgrade notes before you go on.`).join(' ')}`
+for (const [message, reply] of [
+  ['Our staging database runs PostgreSQL 14 and I want to upgrade it. How should I plan that?', answer('a PostgreSQL upgrade')],
+  ['Always include the exact psql commands when I ask about database maintenance.', 'Understood: exact psql commands from now on.'],
+  ['We upgraded the staging database to PostgreSQL 16 last week. How do I check its extensions?', answer('checking extensions after the upgrade')],
+]) {
+  clock.advanceDays(1)
+  await turn(mind, `chat-${clock.now().getDate()}`, message as string, reply as string)
+}
+const chat = mind.session('chat-q', { user: 'ada' })
+const q = await chat.begin('Quick check before tonight\'s maintenance window.')
+const versions = await q.tools.find((tool) => tool.name === 'search_memory')?.execute({ query: 'PostgreSQL version staging database', limit: 4 })
+show('search_memory "PostgreSQL version staging database" (newest statement first, the agent\'s long answers after)', versions?.text ?? '', 12)
+await chat.end(q, 'Staging runs PostgreSQL 16 since last week (it ran 14 before).')
+await mind.idle()
+
 chapter('Lossless working memory — a long conversation folds into summaries')
 const long = { sessionId: 'long-chat', agent: mind.agent, user: 'ada' }
 for (let i = 0; i < 60; i++) {
