@@ -165,6 +165,30 @@ console.log(`search "when are invoices archived" → ${found.hits.map((h) => `[$
 const episodes = await mind.scope('ada').recall('invoice export 429', { daysBack: 7 })
 console.log(`recall "invoice export 429" (episodes and activity, 7 days) → ${episodes.length} results; best: ${episodes[0]?.ref ?? '-'}`)
 
+chapter('Months later — forgetting what stopped mattering')
+// Two notes written on day 1: one recalled now and then, one never again.
+await mind.backend.owned('user:ada').documents.write('knowledge', 'office-wifi', { created_at: '2026-03-02T10:00:00Z' }, '# Office wifi\nThe guest wifi password rotates every Monday.\n')
+await mind.backend.owned('user:ada').documents.write('knowledge', 'billing-retries', { created_at: '2026-03-02T10:00:00Z' }, '# Billing API retries\nRetry a 429 from the billing API after 60 seconds.\n')
+await mind.reindex()
+for (const days of [60, 60]) {
+  clock.advanceDays(days)
+  const check = mind.session(`check-${days}-${clock.now().getMonth()}`, { user: 'ada' })
+  const ct = await check.begin('How long should we wait before retrying a 429 from the billing API?')
+  await check.end(ct, 'About 60 seconds.')
+}
+clock.advanceDays(40)
+const dry = await mind.consolidate('monthly', { dryRun: true })
+console.log(`engram consolidate monthly --dry-run: would forget ${dry.forgotten.map((f) => `${f.path} (${f.why})`).join(', ') || 'nothing'}; protected ${dry.protected}, active ${dry.active}`)
+const month = await mind.maintain()
+const forgetting = month.jobs.find((job) => job.kind === 'consolidation-monthly')
+const archived = (forgetting?.result as { forgotten?: Array<{ path: string; archive: string }> } | undefined)?.forgotten ?? []
+console.log(`the month's first maintain(): ${forgetting?.status ?? 'not due'} — ${archived.map((f) => `${f.path} → ${f.archive}`).join(', ') || 'nothing forgotten'}`)
+console.log(`still here, because it was recalled: ${(await mind.backend.owned('user:ada').documents.read('knowledge', 'billing-retries')) ? 'users/ada/knowledge/billing-retries.md' : '(gone!)'}`)
+if (archived[0]) {
+  await mind.restore(archived[0].path.replace(/^users\/ada\//, ''), { user: 'ada' })
+  console.log(`engram restore ${archived[0].path.replace(/^users\/ada\//, '')} --user ada → back in the live tree and the index`)
+}
+
 chapter('engram status')
 console.log(renderStatus(await mind.status(), tty))
 await mind.close()

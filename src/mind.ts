@@ -2,6 +2,7 @@
  * `createMind()`: opens a home, resolves configuration once, wires a backend, the model
  * providers and the memory systems, and returns the API agents and interfaces use.
  */
+import { type ForgettingDeps, type ForgettingRun, MONTHLY_FORGETTING_JOB, monthlyForgettingHandler, monthlyForgettingJob, runForgetting } from './memory/consolidation/monthly-forgetting.ts'
 import { readdirSync } from 'node:fs'
 import { type Clock, systemClock } from './core/clock.ts'
 import { type ResolvedConfig, resolveConfig } from './config/resolve.ts'
@@ -142,6 +143,12 @@ export interface Mind {
    * compaction (when a file is over its threshold, once a day). Each piece runs exactly once.
    */
   maintain(options?: { forceCompaction?: boolean }): Promise<MaintenanceReport>
+  /**
+   * Consolidation now rather than when due. `monthly`: active forgetting (knowledge and procedures
+   * that stayed low-activity through the grace period move to `archive/forgotten/`, restorable
+   * with `restore`); `dryRun` only says what it would do. Runs as the scheduled job does.
+   */
+  consolidate(period: 'monthly', options?: { dryRun?: boolean }): Promise<ForgettingRun>
   /**
    * A heartbeat (the agent's periodic patrol): the sessions quiet since the previous heartbeat, and
    * the idle ones, reach their boundary, and every due job runs. A live conversation is never cut.
@@ -310,6 +317,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     documents: backend.documents,
     settings: { freshTail: values.context.freshTail, threshold: values.context.threshold, leafChunk: values.context.leafChunk, maxMessageChars: values.limits.messageChars },
   })
+  // Monthly forgetting (consolidation/monthly-forgetting.ts) moves what stopped mattering to the archive.
+  const forgettingDeps: ForgettingDeps = { backend, layout, clock, indexed: () => indexing.then(() => undefined), reindex: () => reindex() }
   const lifecycle = createSessionLifecycle({
     agent: values.agent,
     clock,
@@ -331,6 +340,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     eager: values.jobs.eager,
     onWarning: warn,
     onDropped: (work) => failureReports.dropped(work),
+    scheduled: [{ kind: MONTHLY_FORGETTING_JOB, job: (now) => monthlyForgettingJob(now), handler: monthlyForgettingHandler(forgettingDeps) }],
     // Work that wrote files (episodes, memories) reaches the index.
     onSettled: (outcome) => {
       if (outcome.status === 'done') reindexSoon()
@@ -503,6 +513,17 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     async indexed() {
       await indexing
+    },
+    async consolidate(period, options = {}) {
+      if (period !== 'monthly') throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Pass monthly.' })
+      if (options.dryRun) return runForgetting(forgettingDeps, { dryRun: true })
+      await backend.lifecycle.enqueue({ agent: values.agent, ...monthlyForgettingJob(clock.now(), true) })
+      const done = await lifecycle.maintain()
+      reindexSoon()
+      await indexing
+      const job = done.jobs.find((outcome) => outcome.kind === MONTHLY_FORGETTING_JOB)
+      const empty: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [] }
+      return (job?.result as ForgettingRun | undefined) ?? empty
     },
     async maintain(options = {}) {
       const done = await lifecycle.maintain(options)

@@ -10,14 +10,14 @@ import type { ActivityEvent } from '../../core/activity.ts'
 import type { Clock } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
+import type { JobInput, Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
 import type { ContextProvider } from '../context/provider.ts'
 import type { DeclarativeMemory } from '../engrams/declarative-memory.ts'
 import type { DroppedWork } from '../failures.ts'
 import type { ViewerScope } from '../view.ts'
 import type { BoundaryReason, ImmediateEncoder } from '../episodes/immediate-encoding.ts'
 import { type BoundaryOutcome, encodingHandler, replayHandler } from './boundary-work.ts'
-import { createJobRunner, type JobOutcome } from './job-runner.ts'
+import { createJobRunner, type JobHandler, type JobOutcome } from './job-runner.ts'
 import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob } from './memory-compaction-work.ts'
 import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, REPLAY_JOB } from './session-boundaries.ts'
 import { IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
@@ -48,6 +48,11 @@ export interface SessionLifecycleDeps {
   onDropped?(work: DroppedWork): Promise<void>
   /** Every job this process settled (the mind reindexes after work that wrote files). */
   onSettled?(outcome: JobOutcome): void
+  /**
+   * Work due on the calendar (monthly forgetting): at each `maintain()` its job for now is queued —
+   * keyed by its period, so it runs once per period whichever process looks first.
+   */
+  scheduled?: ReadonlyArray<{ kind: string; job(now: Date): Omit<JobInput, 'agent'>; handler: JobHandler }>
 }
 
 /** What a `Session` needs from the lifecycle. */
@@ -99,10 +104,11 @@ export interface MindLifecycle extends SessionLifecycle {
 
 /**
  * Finished jobs are kept this long (what ran, and its result, for inspection), then deleted: their
- * keys name occasions that do not come back (a session period, a turn, a day), and a queue that
- * only grows slows every claim. Failed jobs stay until someone looks.
+ * keys name occasions that do not come back (a session period, a turn, a day, a month), and a queue
+ * that only grows slows every claim. Longer than the longest month, so that a monthly job's key
+ * outlives its month and the job is not queued a second time in it. Failed jobs stay until someone looks.
  */
-const FINISHED_JOBS_KEPT_MS = 30 * 24 * 60 * 60_000
+const FINISHED_JOBS_KEPT_MS = 40 * 24 * 60 * 60_000
 
 function boundaryOf(outcome: JobOutcome, reasons: ReadonlyMap<string, BoundaryReason>): BoundaryOutcome | undefined {
   if (outcome.kind !== ENCODING_JOB || outcome.status === 'lost') return undefined
@@ -136,6 +142,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       [ENCODING_JOB]: encodingHandler(deps.encoder),
       [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
       [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory),
+      ...Object.fromEntries((deps.scheduled ?? []).map((work) => [work.kind, work.handler])),
       ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}) }),
     },
     onSettled(outcome) {
@@ -222,6 +229,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       } else if (await memoryCompactionDue(memory)) {
         await store.enqueue({ agent, ...memoryCompactionJob('maintenance', clock.now()) })
       }
+      for (const work of deps.scheduled ?? []) await store.enqueue({ agent, ...work.job(clock.now()) })
       return report(closed, await runner.drain())
     },
 

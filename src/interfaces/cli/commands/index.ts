@@ -9,6 +9,7 @@ import { forgetCommand } from './forget/index.ts'
 import { importCommand } from './import/index.ts'
 import { initCommand } from './init/index.ts'
 import { maintainCommand } from './maintain/index.ts'
+import { consolidateCommand } from './consolidate/index.ts'
 import { mcpCommand } from './mcp/index.ts'
 import { memoryContextCommand } from './memory/index.ts'
 import { recallCommand } from './recall/index.ts'
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   doctorCommand,
   reindexCommand,
   maintainCommand,
+  consolidateCommand,
   rememberCommand,
   memoryContextCommand,
   confirmCommand,

@@ -1,0 +1,137 @@
+/**
+ * Monthly forgetting as queued work (DESIGN §5 "Consolidation and forgetting"): once a month —
+ * the month is the job's key, so whichever process's `maintain()` looks first queues it and the
+ * others find it there — every knowledge and procedure document of every owner's tree is judged
+ * (forgetting-policy.ts), and those that stayed low-activity through the grace period are moved to
+ * their tree's `archive/forgotten/` and out of the index, through the same path as forgetting on
+ * request (decision 0023): `engram restore` brings any of them back, and nothing is deleted. Each
+ * act is recorded in the activity log of the memory's owner, with its reason; the job's result
+ * lists them. Offline: no model is involved.
+ */
+import { isoDay } from '../../core/clock.ts'
+import { describeError } from '../../core/errors.ts'
+import { type Owner, ownerOfUser } from '../../core/owner.ts'
+import type { Backend, JobInput } from '../../storage/contracts.ts'
+import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
+import type { Clock } from '../../core/clock.ts'
+import { type ForgettableDocKind, forgetMemory } from '../forgetting/forget-memory.ts'
+import type { JobHandler } from '../lifecycle/job-runner.ts'
+import { type ForgettingVerdict, judgeForgetting, type MemoryUse } from './forgetting-policy.ts'
+
+export const MONTHLY_FORGETTING_JOB = 'consolidation-monthly'
+
+const FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures' }
+
+/** The monthly job for `at`'s month, or a forced one of its own (`engram consolidate monthly`). */
+export function monthlyForgettingJob(at: Date, forced = false): Omit<JobInput, 'agent'> {
+  const iso = at.toISOString()
+  return {
+    kind: MONTHLY_FORGETTING_JOB,
+    key: forced ? `${MONTHLY_FORGETTING_JOB}:forced:${iso}` : `${MONTHLY_FORGETTING_JOB}:${isoDay(at).slice(0, 7)}`,
+    payload: { forced },
+    runAfter: iso,
+  }
+}
+
+export interface ForgettingDeps {
+  backend: Backend
+  layout: HomeLayout
+  clock: Clock
+  /** Waits for index writes under way, so that none puts a forgotten unit back. */
+  indexed(): Promise<void>
+  reindex(): Promise<unknown>
+}
+
+/** One memory as the review judged it. */
+export interface ReviewedMemory {
+  /** Its memory path, as search_memory and `engram restore` name it (`users/ada/knowledge/x.md`). */
+  path: string
+  owner: Owner
+  docKind: ForgettableDocKind
+  slug: string
+  use: MemoryUse
+  verdict: ForgettingVerdict
+}
+
+/** How a document was used: the recalls of all its index units. */
+async function useOf(backend: Backend, source: string): Promise<MemoryUse> {
+  const ids = [...(await backend.index.hashes(source)).keys()]
+  const units = ids.length === 0 ? [] : await backend.index.get(ids)
+  let accessCount = 0
+  let lastAccessAt: string | undefined
+  for (const unit of units) {
+    accessCount += unit.accessCount
+    if (unit.lastAccessAt !== undefined && (lastAccessAt === undefined || unit.lastAccessAt > lastAccessAt)) lastAccessAt = unit.lastAccessAt
+  }
+  return { accessCount, lastAccessAt }
+}
+
+/** Every knowledge and procedure document of every owner's tree, judged at `now`. */
+export async function reviewForgetting(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, now: Date): Promise<ReviewedMemory[]> {
+  const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
+  const out: ReviewedMemory[] = []
+  for (const owner of owners) {
+    const documents = deps.backend.owned(owner).documents
+    const tree = ownerTree(deps.layout, owner).rel
+    for (const docKind of ['knowledge', 'procedure'] as const) {
+      for (const ref of await documents.list(docKind)) {
+        const doc = await documents.read(docKind, ref.slug)
+        if (!doc) continue
+        const use = await useOf(deps.backend, `${tree}/${FOLDERS[docKind]}/${ref.slug}.md`)
+        const verdict = judgeForgetting({ docKind, frontmatter: doc.frontmatter, body: doc.body, modifiedAt: ref.modifiedAt, use }, now)
+        out.push({ path: `${ownerNamespace(owner)}${FOLDERS[docKind]}/${ref.slug}.md`, owner, docKind, slug: ref.slug, use, verdict })
+      }
+    }
+  }
+  return out
+}
+
+export interface ForgettingRun {
+  /** Moved to `archive/forgotten/`, with the archived path and why. */
+  forgotten: Array<{ path: string; archive: string; why: string }>
+  /** Marked low-activity: forgotten on `forgetOn` unless used before. */
+  lowActivity: Array<{ path: string; why: string; forgetOn: string }>
+  protected: number
+  active: number
+  /** Memories that could not be moved (left as they were), with the reason. */
+  failed: Array<{ path: string; error: string }>
+}
+
+/** Judge every memory and forget those whose verdict is `forget` (or, dry, only say so). */
+export async function runForgetting(deps: ForgettingDeps, options: { dryRun?: boolean } = {}): Promise<ForgettingRun> {
+  await deps.indexed()
+  const now = deps.clock.now()
+  const run: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [] }
+  for (const memory of await reviewForgetting(deps, now)) {
+    const { verdict } = memory
+    if (verdict.state === 'protected') run.protected++
+    else if (verdict.state === 'active') run.active++
+    else if (verdict.state === 'low-activity') run.lowActivity.push({ path: memory.path, why: verdict.why, forgetOn: verdict.forgetOn })
+    else if (options.dryRun) run.forgotten.push({ path: memory.path, archive: '', why: verdict.why })
+    else {
+      try {
+        const outcome = await forgetMemory(
+          // Recorded in the owner's own activity log: a user's memory is named only where that user reads.
+          { backend: deps.backend, layout: deps.layout, clock: deps.clock, log: deps.backend.owned(memory.owner).activity, reindex: deps.reindex },
+          { kind: 'document', owner: memory.owner, docKind: memory.docKind, slug: memory.slug },
+          { reason: `monthly forgetting: ${verdict.why}` },
+        )
+        run.forgotten.push({ path: memory.path, archive: outcome.archive ?? '', why: verdict.why })
+      } catch (error) {
+        run.failed.push({ path: memory.path, error: describeError(error) })
+      }
+    }
+  }
+  return run
+}
+
+/** The job handler: one run; `done` with what it did, `skipped` when nothing was due. */
+export function monthlyForgettingHandler(deps: ForgettingDeps): JobHandler {
+  return async () => {
+    const run = await runForgetting(deps)
+    const result = { ...run } as unknown as Record<string, unknown>
+    if (run.failed.length > 0 && run.forgotten.length === 0) return { status: 'failed', error: `could not archive: ${run.failed.map((f) => `${f.path} (${f.error})`).join('; ')}` }
+    if (run.forgotten.length === 0) return { status: 'skipped', reason: 'nothing stayed low-activity through the grace period', result }
+    return { status: 'done', result }
+  }
+}
