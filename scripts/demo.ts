@@ -2,7 +2,7 @@
  * `npm run demo`: what engram does, on the embedded default (SQLite + markdown files in a local
  * home, no API key, no LLM). A few simulated days of an agent's life, then a look inside.
  */
-import { appendFileSync, readFileSync, rmSync } from 'node:fs'
+import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ManualClock } from '../src/core/clock.ts'
 import { hasCompactor, hasExplorer } from '../src/memory/context/provider.ts'
@@ -181,12 +181,13 @@ const dry = await mind.consolidate('monthly', { dryRun: true })
 console.log(`engram consolidate monthly --dry-run: would forget ${dry.forgotten.map((f) => `${f.path} (${f.why})`).join(', ') || 'nothing'}; protected ${dry.protected}, active ${dry.active}`)
 const month = await mind.maintain()
 const forgetting = month.jobs.find((job) => job.kind === 'consolidation-monthly')
-const archived = (forgetting?.result as { forgotten?: Array<{ path: string; archive: string }> } | undefined)?.forgotten ?? []
-console.log(`the month's first maintain(): ${forgetting?.status ?? 'not due'} — ${archived.map((f) => `${f.path} → ${f.archive}`).join(', ') || 'nothing forgotten'}`)
-console.log(`still here, because it was recalled: ${(await mind.backend.owned('user:ada').documents.read('knowledge', 'billing-retries')) ? 'users/ada/knowledge/billing-retries.md' : '(gone!)'}`)
-if (archived[0]) {
-  await mind.restore(archived[0].path.replace(/^users\/ada\//, ''), { user: 'ada' })
-  console.log(`engram restore ${archived[0].path.replace(/^users\/ada\//, '')} --user ada → back in the live tree and the index`)
+const wifiArchived = existsSync(join(adaDir, 'archive', 'forgotten', 'knowledge', 'office-wifi.md'))
+console.log(`the month's first maintain(): consolidation-monthly ${forgetting?.status ?? 'not due'} ${JSON.stringify(forgetting?.result ?? {})}`)
+console.log(`  users/ada/knowledge/office-wifi.md → ${wifiArchived ? 'users/ada/archive/forgotten/knowledge/office-wifi.md (recorded in Ada\'s own activity log, with why)' : 'still live'}`)
+console.log(`  users/ada/knowledge/billing-retries.md → ${(await mind.backend.owned('user:ada').documents.read('knowledge', 'billing-retries')) ? 'kept: it was recalled' : '(gone!)'}`)
+if (wifiArchived) {
+  await mind.restore('knowledge/office-wifi.md', { user: 'ada' })
+  console.log('engram restore knowledge/office-wifi.md --user ada → back in the live tree and the index')
 }
 
 chapter('engram status')

@@ -2,6 +2,7 @@
  * `createMind()`: opens a home, resolves configuration once, wires a backend, the model
  * providers and the memory systems, and returns the API agents and interfaces use.
  */
+import { DAILY_CONSOLIDATION_JOB, type DailyConsolidationRun, dailyConsolidationHandler, dailyConsolidationJob, runDailyConsolidation } from './memory/consolidation/daily-consolidation.ts'
 import { type ForgettingDeps, type ForgettingRun, MONTHLY_FORGETTING_JOB, monthlyForgettingHandler, monthlyForgettingJob, runForgetting } from './memory/consolidation/monthly-forgetting.ts'
 import { readdirSync } from 'node:fs'
 import { type Clock, systemClock } from './core/clock.ts'
@@ -79,6 +80,12 @@ export interface CreateMindOptions {
   logger?: Logger
 }
 
+/** What each consolidation returns (`mind.consolidate`). */
+export interface ConsolidationRuns {
+  daily: DailyConsolidationRun
+  monthly: ForgettingRun
+}
+
 export interface Mind {
   readonly config: ResolvedConfig
   readonly home: string
@@ -144,11 +151,12 @@ export interface Mind {
    */
   maintain(options?: { forceCompaction?: boolean }): Promise<MaintenanceReport>
   /**
-   * Consolidation now rather than when due. `monthly`: active forgetting (knowledge and procedures
+   * Consolidation now rather than when due. `daily`: legacy migration of frontmatter and today's
+   * low-activity marks (offline). `monthly`: active forgetting (knowledge and procedures
    * that stayed low-activity through the grace period move to `archive/forgotten/`, restorable
    * with `restore`); `dryRun` only says what it would do. Runs as the scheduled job does.
    */
-  consolidate(period: 'monthly', options?: { dryRun?: boolean }): Promise<ForgettingRun>
+  consolidate<P extends keyof ConsolidationRuns>(period: P, options?: { dryRun?: boolean }): Promise<ConsolidationRuns[P]>
   /**
    * A heartbeat (the agent's periodic patrol): the sessions quiet since the previous heartbeat, and
    * the idle ones, reach their boundary, and every due job runs. A live conversation is never cut.
@@ -318,6 +326,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     settings: { freshTail: values.context.freshTail, threshold: values.context.threshold, leafChunk: values.context.leafChunk, maxMessageChars: values.limits.messageChars },
   })
   // Monthly forgetting (consolidation/monthly-forgetting.ts) moves what stopped mattering to the archive.
+  let lastForgetting: ForgettingRun | undefined
   const forgettingDeps: ForgettingDeps = { backend, layout, clock, indexed: () => indexing.then(() => undefined), reindex: () => reindex() }
   const lifecycle = createSessionLifecycle({
     agent: values.agent,
@@ -340,7 +349,10 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     eager: values.jobs.eager,
     onWarning: warn,
     onDropped: (work) => failureReports.dropped(work),
-    scheduled: [{ kind: MONTHLY_FORGETTING_JOB, job: (now) => monthlyForgettingJob(now), handler: monthlyForgettingHandler(forgettingDeps) }],
+    scheduled: [
+      { kind: DAILY_CONSOLIDATION_JOB, job: (now) => dailyConsolidationJob(now), handler: dailyConsolidationHandler(forgettingDeps) },
+      { kind: MONTHLY_FORGETTING_JOB, job: (now) => monthlyForgettingJob(now), handler: monthlyForgettingHandler(forgettingDeps, (run) => (lastForgetting = run)) },
+    ],
     // Work that wrote files (episodes, memories) reaches the index.
     onSettled: (outcome) => {
       if (outcome.status === 'done') reindexSoon()
@@ -514,16 +526,25 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     async indexed() {
       await indexing
     },
-    async consolidate(period, options = {}) {
-      if (period !== 'monthly') throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Pass monthly.' })
-      if (options.dryRun) return runForgetting(forgettingDeps, { dryRun: true })
+    async consolidate<P extends keyof ConsolidationRuns>(period: P, options: { dryRun?: boolean } = {}): Promise<ConsolidationRuns[P]> {
+      if (period === 'daily') {
+        const run = await runDailyConsolidation(forgettingDeps, options)
+        if (run.migrated.length > 0 && !options.dryRun) {
+          reindexSoon()
+          await indexing
+        }
+        return run as ConsolidationRuns[P]
+      }
+      if (period !== 'monthly') throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Pass daily or monthly.' })
+      if (options.dryRun) return (await runForgetting(forgettingDeps, { dryRun: true })) as ConsolidationRuns[P]
+      lastForgetting = undefined
       await backend.lifecycle.enqueue({ agent: values.agent, ...monthlyForgettingJob(clock.now(), true) })
-      const done = await lifecycle.maintain()
+      await lifecycle.maintain()
       reindexSoon()
       await indexing
-      const job = done.jobs.find((outcome) => outcome.kind === MONTHLY_FORGETTING_JOB)
+      // The forced job ran in this process's drain (its key is its own): its whole run.
       const empty: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [] }
-      return (job?.result as ForgettingRun | undefined) ?? empty
+      return (lastForgetting ?? empty) as ConsolidationRuns[P]
     },
     async maintain(options = {}) {
       const done = await lifecycle.maintain(options)

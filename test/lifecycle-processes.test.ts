@@ -157,7 +157,8 @@ test('an agent process exits with its work queued; a later `engram maintain` doe
     ['chat-u2', 'recorded'],
   ])
   assert.deepEqual(ran(first.jobs), [
-    // The month's forgetting (decision 0030): queued by the first maintain of the month, once.
+    // The day's consolidation and the month's forgetting (decision 0030): queued by the first maintain of the period, once.
+    'consolidation-daily:skipped',
     'consolidation-monthly:skipped',
     'identity:chat-u1:done',
     'immediate-encoding:chat-u1:done',
@@ -180,6 +181,7 @@ test('two `engram maintain` processes at once still do each piece of work exactl
   const reports = await Promise.all([maintainProcess(tmp), maintainProcess(tmp)])
   const jobs = reports.flatMap((report) => report.jobs)
   assert.deepEqual(ran(jobs), [
+    'consolidation-daily:skipped',
     'consolidation-monthly:skipped',
     'identity:chat-u1:done',
     'immediate-encoding:chat-u1:done',

@@ -257,9 +257,10 @@ describe('with a model (fake server)', () => {
     const report = await mind.maintain()
     assert.deepEqual(
       report.jobs.map((job) => [job.kind, job.status]),
-      // The month's forgetting runs at the month's first maintain; nothing is old enough yet.
+      // The day's consolidation and the month's forgetting run at the period's first maintain; nothing to do yet.
       [
         ['error-learner', 'done'],
+        ['consolidation-daily', 'skipped'],
         ['consolidation-monthly', 'skipped'],
       ],
     )

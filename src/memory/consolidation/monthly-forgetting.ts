@@ -125,12 +125,17 @@ export async function runForgetting(deps: ForgettingDeps, options: { dryRun?: bo
   return run
 }
 
-/** The job handler: one run; `done` with what it did, `skipped` when nothing was due. */
-export function monthlyForgettingHandler(deps: ForgettingDeps): JobHandler {
+/**
+ * The job handler: one run; `done` when it forgot something, `skipped` when nothing was due. The
+ * result, kept in the agent's job rows, holds counts only — what was forgotten is named in each
+ * owner's own activity log — and `onRun` hands this process the whole run (`mind.consolidate`).
+ */
+export function monthlyForgettingHandler(deps: ForgettingDeps, onRun?: (run: ForgettingRun) => void): JobHandler {
   return async () => {
     const run = await runForgetting(deps)
-    const result = { ...run } as unknown as Record<string, unknown>
-    if (run.failed.length > 0 && run.forgotten.length === 0) return { status: 'failed', error: `could not archive: ${run.failed.map((f) => `${f.path} (${f.error})`).join('; ')}` }
+    onRun?.(run)
+    const result = { forgotten: run.forgotten.length, lowActivity: run.lowActivity.length, protected: run.protected, active: run.active, failed: run.failed.length }
+    if (run.failed.length > 0 && run.forgotten.length === 0) return { status: 'failed', error: `could not archive ${run.failed.length} memor${run.failed.length === 1 ? 'y' : 'ies'}; engram consolidate monthly says which and why` }
     if (run.forgotten.length === 0) return { status: 'skipped', reason: 'nothing stayed low-activity through the grace period', result }
     return { status: 'done', result }
   }

@@ -1,0 +1,145 @@
+/**
+ * Daily consolidation as queued work (DESIGN §5; the seed's `daily_consolidate()`), keyed by the
+ * day so that it runs once a day whichever process's `maintain()` looks first. What runs today,
+ * offline, needing no model:
+ *
+ * - **Legacy migration**: knowledge and procedure files written without frontmatter (by hand, or
+ *   imported) get the seed's — dates from the file, `version: 1`, `confidence: 0.5` (nothing
+ *   validated it), `auto_consolidated` / `auto_distilled: false`, a procedure's zero counts and its
+ *   description from its title — above their text, which is kept as it was. A file with a
+ *   frontmatter of its own is left as written (its author chose its fields; readers take the
+ *   defaults for the others), and so is one whose frontmatter cannot be read (decision 0025), a
+ *   link, or a file whose bytes would not come back exactly (a byte-order mark, bytes that are not
+ *   UTF-8). The old file is kept in `archive/versions/` by the one write path.
+ * - **Synaptic downscaling**: which memories are low-activity today and when they would be
+ *   forgotten (forgetting-policy.ts). Nothing is written for it: the verdict is computed from the
+ *   recall counts in the store whenever it is needed; the job's result records it.
+ *
+ * Knowledge extraction from episodes, procedure distillation, validation, reconsolidation and
+ * contradictions (the rest of the seed's pipeline) are not built yet (issue 15).
+ */
+import { lstat, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { isoDay } from '../../core/clock.ts'
+import type { Clock } from '../../core/clock.ts'
+import type { Frontmatter } from '../../core/memory-doc.ts'
+import { type Owner, ownerOfUser } from '../../core/owner.ts'
+import type { Backend, JobInput } from '../../storage/contracts.ts'
+import { type HomeLayout, ownerNamespace } from '../../storage/home-layout.ts'
+import type { JobHandler } from '../lifecycle/job-runner.ts'
+import { reviewForgetting } from './monthly-forgetting.ts'
+
+export const DAILY_CONSOLIDATION_JOB = 'consolidation-daily'
+
+const FOLDERS = { knowledge: 'knowledge', procedure: 'procedures' } as const
+/** Larger files are left for a person (a document pasted whole is not a memory to annotate). */
+const MAX_MIGRATED_BYTES = 1_000_000
+
+/** The daily job for `at`'s day. */
+export function dailyConsolidationJob(at: Date): Omit<JobInput, 'agent'> {
+  return { kind: DAILY_CONSOLIDATION_JOB, key: `${DAILY_CONSOLIDATION_JOB}:${isoDay(at)}`, payload: {}, runAfter: at.toISOString() }
+}
+
+export interface DailyConsolidationDeps {
+  backend: Backend
+  layout: HomeLayout
+  clock: Clock
+  indexed(): Promise<void>
+}
+
+export interface Migrated {
+  path: string
+  /** The fields it was given. */
+  added: string[]
+}
+
+/** The seed's frontmatter fields a document of `kind` lacks, with the values migration gives them. */
+export function missingFrontmatter(kind: 'knowledge' | 'procedure', frontmatter: Frontmatter, body: string, modifiedAt: string): Frontmatter {
+  const defaults: Frontmatter =
+    kind === 'knowledge'
+      ? { created_at: modifiedAt, updated_at: modifiedAt, source_episodes: 0, confidence: 0.5, auto_consolidated: false, version: 1 }
+      : {
+          description: titleOf(body),
+          confidence: 0.5,
+          success_count: 0,
+          failure_count: 0,
+          version: 1,
+          created_at: modifiedAt,
+          updated_at: modifiedAt,
+          auto_distilled: false,
+          protected: false,
+        }
+  const missing: Frontmatter = {}
+  for (const [key, value] of Object.entries(defaults)) if (!(key in frontmatter) && value !== undefined) missing[key] = value
+  return missing
+}
+
+/** A procedure's description from its first heading or first line, cut to 200 characters. */
+function titleOf(body: string): string | undefined {
+  const line = body.split('\n').find((candidate) => candidate.trim() !== '')
+  if (line === undefined) return undefined
+  const text = line.replace(/^#+\s*/, '').trim()
+  return text === '' ? undefined : text.slice(0, 200)
+}
+
+/** Gives every knowledge and procedure document of every owner the frontmatter fields it lacks. */
+export async function migrateFrontmatter(deps: Pick<DailyConsolidationDeps, 'backend' | 'layout'>, options: { dryRun?: boolean } = {}): Promise<Migrated[]> {
+  const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
+  const out: Migrated[] = []
+  for (const owner of owners) {
+    const documents = deps.backend.owned(owner).documents
+    // A file whose frontmatter cannot be read is kept as it is, never rewritten around it.
+    const unreadable = new Set((await documents.problems()).map((problem) => problem.file))
+    for (const kind of ['knowledge', 'procedure'] as const) {
+      for (const ref of await documents.list(kind)) {
+        if (unreadable.has(ref.path)) continue
+        const doc = await documents.read(kind, ref.slug)
+        if (!doc || unreadable.has(doc.path)) continue
+        // Only files without frontmatter: rewriting an author's own block could reword its lines.
+        if (Object.keys(doc.frontmatter).length > 0) continue
+        // And only a regular file whose text the store reads back byte for byte (no byte-order mark,
+        // no bytes that are not UTF-8): the block goes above it, the text stays exactly as it was.
+        const absolute = join(deps.layout.home, ...doc.path.split('/'))
+        const info = await lstat(absolute).catch(() => undefined)
+        if (!info?.isFile() || info.size > MAX_MIGRATED_BYTES) continue
+        if (!(await readFile(absolute)).equals(Buffer.from(doc.body, 'utf8'))) continue
+        const missing = missingFrontmatter(kind, doc.frontmatter, doc.body, ref.modifiedAt)
+        const added = Object.keys(missing)
+        if (added.length === 0) continue
+        if (!options.dryRun) await documents.write(kind, ref.slug, { ...missing, ...doc.frontmatter }, doc.body, { reason: `legacy migration: added ${added.join(', ')}` })
+        out.push({ path: `${ownerNamespace(owner)}${FOLDERS[kind]}/${ref.slug}.md`, added })
+      }
+    }
+  }
+  return out
+}
+
+export interface DailyConsolidationRun {
+  migrated: Migrated[]
+  /** Low-activity today (downscaling), with the day each would be forgotten. */
+  lowActivity: Array<{ path: string; why: string; forgetOn: string }>
+}
+
+/** One day's offline consolidation (see the module comment). */
+export async function runDailyConsolidation(deps: DailyConsolidationDeps, options: { dryRun?: boolean } = {}): Promise<DailyConsolidationRun> {
+  await deps.indexed()
+  const migrated = await migrateFrontmatter(deps, options)
+  const lowActivity: DailyConsolidationRun['lowActivity'] = []
+  for (const memory of await reviewForgetting(deps, deps.clock.now())) {
+    if (memory.verdict.state === 'low-activity') lowActivity.push({ path: memory.path, why: memory.verdict.why, forgetOn: memory.verdict.forgetOn })
+  }
+  return { migrated, lowActivity }
+}
+
+/**
+ * The job handler. Its result, kept in the agent's job rows, holds counts only: a user's memory
+ * paths name what they wrote, and `engram forget --user --purge` does not look into job rows.
+ */
+export function dailyConsolidationHandler(deps: DailyConsolidationDeps): JobHandler {
+  return async () => {
+    const run = await runDailyConsolidation(deps)
+    const result = { migrated: run.migrated.length, lowActivity: run.lowActivity.length }
+    if (run.migrated.length === 0) return { status: 'skipped', reason: `nothing to migrate; ${run.lowActivity.length} low-activity`, result }
+    return { status: 'done', result }
+  }
+}
