@@ -140,6 +140,9 @@ describe('compaction and identity through the fake server', () => {
       'Prefers uv over pip',
     ])
     assert.deepEqual(extractExplicitFacts('My name is not important here, you know, truly'), [])
+    // Facts that change: a move or a new budget is the same key, so it replaces the old value.
+    assert.deepEqual(extractExplicitFacts("I moved to Lisbon last month and my budget is now 40k."), ['Location: Lisbon', 'Budget: 40k'])
+    assert.deepEqual(extractExplicitFacts("We've relocated the office. I'm now based in Porto."), ['Location: Porto'])
     const updater = createIdentityUpdater({ encoder: opened.memory.encoder, global: opened.memory.global })
     const result = await updater.maybeUpdateIdentity([{ role: 'user', content: 'Please call me Jo.' }], 5)
     assert.equal(result.kind === 'updated' && result.method, 'explicit')

@@ -66,14 +66,19 @@ const SYSTEM = [
   'other people or the task at hand. Answer with an empty list when there is nothing new.',
 ].join(' ')
 
-// Values end at sentence punctuation or a conjunction that starts another clause.
-const VALUE = String.raw`([^.,;!?\n]+?)(?=\s*(?:[.,;!?\n]|\s+(?:and|but|so|because)\s|$))`
+// Values end at sentence punctuation, a conjunction that starts another clause, or a time that
+// says when rather than what ("I moved to Lisbon last month").
+const VALUE = String.raw`([^.,;!?\n]+?)(?=\s*(?:[.,;!?\n]|\s+(?:and|but|so|because)\s|\s+(?:last|this|next|since|yesterday|today|now|recently)\b|$))`
 
 const PATTERNS: Array<{ pattern: RegExp; fact: (value: string) => string }> = [
   { pattern: new RegExp(String.raw`\bmy name is\s+${VALUE}`, 'gi'), fact: (v) => `Name: ${v}` },
   { pattern: new RegExp(String.raw`\bcall me\s+${VALUE}`, 'gi'), fact: (v) => `Name: ${v}` },
   { pattern: new RegExp(String.raw`\bmy time ?zone is\s+${VALUE}`, 'gi'), fact: (v) => `Timezone: ${v}` },
   { pattern: new RegExp(String.raw`\bI live in\s+${VALUE}`, 'gi'), fact: (v) => `Location: ${v}` },
+  // A change of place or of a value is the same fact under its key: the newer one replaces it.
+  { pattern: new RegExp(String.raw`\bI(?:'ve| have)? (?:just |recently )?(?:moved|relocated) to\s+${VALUE}`, 'gi'), fact: (v) => `Location: ${v}` },
+  { pattern: new RegExp(String.raw`\bI(?:'m| am) (?:now )?(?:living|based) in\s+${VALUE}`, 'gi'), fact: (v) => `Location: ${v}` },
+  { pattern: new RegExp(String.raw`\bmy budget is (?:now )?${VALUE}`, 'gi'), fact: (v) => `Budget: ${v}` },
   { pattern: new RegExp(String.raw`\bI work at\s+${VALUE}`, 'gi'), fact: (v) => `Works at: ${v}` },
   { pattern: new RegExp(String.raw`\bI work as\s+(?:an?\s+)?${VALUE}`, 'gi'), fact: (v) => `Role: ${v}` },
   { pattern: new RegExp(String.raw`\bI prefer\s+${VALUE}`, 'gi'), fact: (v) => `Prefers ${v}` },
