@@ -54,7 +54,8 @@ import { locateMemoryPath } from './tools/memory-paths.ts'
 import type { ForgetOutcome } from './memory/forgetting/forget-memory.ts'
 import { eraseUser, type UserErasureReport } from './memory/forgetting/forget-user.ts'
 import { exportUser, type UserExportReport } from './memory/forgetting/export-user.ts'
-import { forgetTarget, forgettingContextOf, purgeTarget, restoreTarget } from './tools/forgetting.ts'
+import { forgetTarget, forgettingContextOf, historyOfTarget, purgeTarget, restoreTarget } from './tools/forgetting.ts'
+import type { DocumentHistory } from './memory/consolidation/history.ts'
 import type { EngramTool } from './tools/tool.ts'
 
 export interface CreateMindOptions {
@@ -174,6 +175,8 @@ export interface Mind {
   forget(target: string, options?: { user?: string; reason?: string; purge?: boolean }): Promise<ForgetOutcome>
   /** Bring a forgotten memory back from `archive/forgotten/` (as `user`, or the agent's own view). */
   restore(target: string, options?: { user?: string }): Promise<ForgetOutcome>
+  /** How a knowledge or procedure document changed and why: its state, lineage and earlier versions with their reasons. */
+  history(target: string, options?: { user?: string }): Promise<DocumentHistory>
   /** Erase everything `user` owns in the home, of every agent (decision 0023). There is no archive: anything but `{ purge: true }` is refused. */
   forgetUser(user: string, options: { purge: boolean }): Promise<UserErasureReport>
   /** Write everything `user` owns into `dir` as files a person can read (refuses a non-empty folder unless `force`). */
@@ -576,6 +579,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     forget: (target, options = {}) => (options.purge ? purgeTarget : forgetTarget)(forgettingContextOf(mind, options.user), target, options.reason ? { reason: options.reason } : {}),
     restore: (target, options = {}) => restoreTarget(forgettingContextOf(mind, options.user), target),
+    history: (target, options = {}) => historyOfTarget(forgettingContextOf(mind, options.user), target),
     async forgetUser(user, options) {
       // Background work of the user's turns would write into the trees being removed.
       await mind.idle()

@@ -58,6 +58,18 @@ test('legacy migration gives hand-written knowledge and procedures without front
   const found = await mind.retriever.search('green tea brew', { limit: 3, recordAccess: false })
   assert.ok(found.hits.some((hit) => hit.unit.source.endsWith('knowledge/tea.md')), 'still found after the rewrite')
 
+  // How it changed and why: engram history, for its owner only.
+  const history = await mind.history('knowledge/tea.md')
+  assert.equal(history.state, 'live')
+  assert.equal(history.lineage.version, 1)
+  assert.match(history.versions[0]?.reason ?? '', /legacy migration: added created_at/)
+  out = ''
+  assert.equal(await runCli(['history', 'knowledge/tea.md', '--home', temp.home, '--human'], io), 0, out)
+  assert.match(out, /knowledge\/tea\.md — live \(version: 1/)
+  assert.match(out, /legacy migration: added/)
+  await assert.rejects(mind.history('users/ada/knowledge/vpn.md', { user: 'bob' }), /another user|access|denied/i)
+  await assert.rejects(mind.history('memory/rules.md'), /history is kept for knowledge and procedure documents|name one/)
+
   // Once a day: another process the same day queues nothing; the next day there is nothing to migrate.
   await mind.close()
   mind = await open()

@@ -86,6 +86,8 @@ test('monthly forgetting archives exactly the unprotected low-activity memories,
   assert.doesNotMatch((await search.execute({ query: 'staging VPN port' })).text, /vpn-port\.md/, 'out of the index')
   await later.end(next, 'I no longer have that.')
 
+  assert.equal((await mind.history('knowledge/vpn-port.md', { user: 'ada' })).state, 'forgotten', 'its history says where it is')
+
   // Recorded in Ada's log with its reason, never in the agent's own (which every session reads).
   const adaLog = JSON.stringify(await mind.backend.owned('user:ada').activity.read({ types: ['memory_write'] }))
   assert.match(adaLog, /monthly forgetting: unaccessed for 160 days/)

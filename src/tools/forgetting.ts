@@ -12,6 +12,8 @@ import type { ActivityLog, Backend, Locks } from '../storage/contracts.ts'
 import { createFileLocks } from '../storage/files/locks.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { resolveForgetTarget } from './forget-targets.ts'
+import { EngramError, ErrorCode } from '../core/errors.ts'
+import { type DocumentHistory, documentHistory } from '../memory/consolidation/history.ts'
 
 /** What forgetting works with, for one viewer. */
 export interface ForgettingContext {
@@ -51,6 +53,29 @@ export async function forgetTarget(context: ForgettingContext, target: string, o
   await context.indexed()
   const memory = await resolveForgetTarget(context, target, 'live')
   return forgetMemory(context, memory, options)
+}
+
+/**
+ * How a knowledge or procedure document changed and why (consolidation/history.ts), resolved as
+ * forgetting resolves a path: the viewer's own, shared or the agent's, never another user's.
+ */
+export async function historyOfTarget(context: ForgettingContext, target: string): Promise<DocumentHistory> {
+  let memory: Awaited<ReturnType<typeof resolveForgetTarget>>
+  try {
+    memory = await resolveForgetTarget(context, target, 'live')
+  } catch (error) {
+    if (!EngramError.is(error) || error.code !== ErrorCode.notFound) throw error
+    memory = await resolveForgetTarget(context, target, 'archived')
+  }
+  if (memory.kind !== 'document') {
+    throw new EngramError({
+      code: ErrorCode.invalidArgument,
+      category: 'user',
+      message: `${target} is an entry or a topic file; a history is kept for knowledge and procedure documents.`,
+      fix: 'pass a path such as knowledge/tea.md or procedures/deploy.md (rules, lessons and profile facts keep their forgotten entries in archive/forgotten/)',
+    })
+  }
+  return documentHistory(context, memory.owner, memory.docKind, memory.slug)
 }
 
 /** Brings a forgotten memory back (by its live path, its archived path or its text). */

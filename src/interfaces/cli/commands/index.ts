@@ -16,6 +16,7 @@ import { recallCommand } from './recall/index.ts'
 import { reindexCommand } from './reindex/index.ts'
 import { rememberCommand } from './remember/index.ts'
 import { restoreCommand } from './restore/index.ts'
+import { historyCommand } from './history/index.ts'
 import { searchCommand } from './search/index.ts'
 import { SKILLS_COMMANDS } from './skills/index.ts'
 import { statusCommand } from './status/index.ts'
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   searchCommand,
   forgetCommand,
   restoreCommand,
+  historyCommand,
   exportCommand,
   mcpCommand,
   evalCommand,

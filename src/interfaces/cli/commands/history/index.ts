@@ -1,0 +1,26 @@
+/** `engram history TARGET [--user ID]`: how a knowledge or procedure document changed, and why. */
+import { EngramError, ErrorCode } from '../../../../core/errors.ts'
+import type { Command } from '../../command.ts'
+import { withMind } from '../../open-mind.ts'
+import { cliUser } from '../memory/open-declarative-memory.ts'
+
+export const historyCommand: Command = {
+  path: ['history'],
+  summary: 'How a knowledge or procedure document changed and why: its state, lineage and earlier versions with their reasons',
+  usage: 'history TARGET [--user ID]   (a path such as knowledge/tea.md or procedures/deploy.md)',
+  async run(context) {
+    const target = context.args.join(' ').trim()
+    if (target === '') {
+      throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'engram history needs a document.', fix: 'name it by its path, e.g. `engram history knowledge/tea.md`' })
+    }
+    const user = cliUser(context)
+    return withMind(context, async (mind) => {
+      const history = await mind.history(target, user !== undefined ? { user } : {})
+      const lineage = Object.entries(history.lineage).map(([key, value]) => `${key}: ${String(value)}`)
+      const lines = [`${history.path} — ${history.state}${lineage.length > 0 ? ` (${lineage.join(', ')})` : ''}`]
+      if (history.versions.length === 0) lines.push('no earlier versions')
+      for (const version of history.versions) lines.push(`  ${version.at} ${version.path}${version.reason ? ` — ${version.reason}` : ''}`)
+      return { data: history, human: lines.join('\n') }
+    }, { reindexOnOpen: false })
+  },
+}
