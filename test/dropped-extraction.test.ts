@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
+import { renderStatus } from '../src/interfaces/cli/commands/status/index.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
@@ -67,6 +68,13 @@ test('the model answers out of schema every time: the job is tried three times, 
   // The first attempt failed in the background: the next turn hears of the model's failure.
   const second = await mind.session('s1', { user: 'ada', tools: [deploy] }).begin('And now?')
   assert.ok(second.warnings.some((warning) => /LLM answered with invalid output .*\(lessons\)/.test(warning)), second.warnings.join('\n'))
+  // It backs off: engram status says when it is tried next, and the next tick does not call the model again.
+  const backingOff = (await mind.status()).jobs
+  const retry = backingOff.retrying.find((job) => job.kind === 'error-learner')
+  assert.ok(retry && retry.attempts === 1 && retry.maxAttempts === 3 && retry.nextAttempt > clock.now().toISOString(), JSON.stringify(backingOff))
+  assert.match(renderStatus(await mind.status(), false), /retrying error-learner +attempt 1 of 3 failed; next not before /)
+  assert.doesNotMatch(JSON.stringify((await mind.status()).jobs), /Answer began|"none"/, 'no excerpt of the model\'s answer')
+  assert.equal((await mind.maintain()).jobs.filter((job) => job.kind === 'error-learner').length, 0, 'not tried again before its time')
   // Two more attempts, after the runner's back-off.
   const reports = []
   for (const wait of [61_000, 11 * 60_000]) {
@@ -75,6 +83,9 @@ test('the model answers out of schema every time: the job is tried three times, 
   }
   const outcomes = reports.flatMap((report) => report.jobs.filter((job) => job.kind === 'error-learner').map((job) => job.status))
   assert.deepEqual(outcomes, ['retrying', 'failed'])
+  const failed = (await mind.status()).jobs.failed.find((job) => job.kind === 'error-learner')
+  assert.equal(failed?.attempts, 3, 'status lists the job that failed for good')
+  assert.match(renderStatus(await mind.status(), false), /failed error-learner +after 3 attempt/)
   assert.match(reports[0]?.warnings.join('\n') ?? '', /lessons from 2 failed calls of deploy not learned yet \(tried again later\)/)
   const dropped = reports[1]?.failures.find((group) => group.kind === 'dropped')
   assert.ok(dropped, JSON.stringify(reports[1]?.failures))

@@ -51,6 +51,19 @@ export interface MindStatus {
   }
   facts: Record<string, string>
   /**
+   * Queued work (the lifecycle's jobs): how many wait, which failed for good and which back off
+   * before their next attempt (a model that timed out is not called again on every tick), and when
+   * consolidation last ran.
+   */
+  jobs: {
+    queued: number
+    running: number
+    retrying: Array<{ kind: string; attempts: number; maxAttempts: number; nextAttempt: string; error: string | undefined }>
+    failed: Array<{ kind: string; attempts: number; at: string | undefined; error: string | undefined }>
+    /** The latest finished run of each consolidation (`consolidation-daily`, `consolidation-monthly`). */
+    consolidation: Record<string, { at: string | undefined; status: string; reason?: string }>
+  }
+  /**
    * Lines and files that could not be read, of every owner's tree (what the last reindex found,
    * and the activity logs): kept as they are. `line` 0 is a whole file skipped (decision 0025).
    */
@@ -88,6 +101,12 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
   const conversations = await backend.context.listConversations(layout.agent)
   for (const conversation of conversations) messages += await backend.context.messageCount(conversation.id)
   const byKind = await backend.index.count()
+  const open = await backend.lifecycle.jobs(layout.agent, { status: ['queued', 'running', 'failed'], limit: 1_000 })
+  const consolidation: MindStatus['jobs']['consolidation'] = {}
+  for (const kind of ['consolidation-daily', 'consolidation-monthly']) {
+    const [latest] = await backend.lifecycle.jobs(layout.agent, { status: ['done', 'skipped', 'failed'], kind, limit: 1 })
+    if (latest) consolidation[kind] = { at: latest.finishedAt, status: latest.status, ...(typeof latest.result?.reason === 'string' ? { reason: latest.result.reason } : {}) }
+  }
 
   return {
     home: layout.home,
@@ -121,10 +140,28 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
       memoryMode: deps.config.values.memory.mode,
     },
     facts: backend.capabilities.facts,
+    jobs: {
+      queued: open.filter((job) => job.status === 'queued').length,
+      running: open.filter((job) => job.status === 'running').length,
+      retrying: open
+        .filter((job) => job.status === 'queued' && job.attempts > 0 && job.error !== undefined)
+        .map((job) => ({ kind: job.kind, attempts: job.attempts, maxAttempts: job.maxAttempts, nextAttempt: job.runAfter, error: shownError(job.error) })),
+      failed: open.filter((job) => job.status === 'failed').map((job) => ({ kind: job.kind, attempts: job.attempts, at: job.finishedAt, error: shownError(job.error) })),
+      consolidation,
+    },
     // The last reindex read every owner's tree and the skills (decision 0025); the reads above add
     // what changed since in the agent's own files and every activity log problem.
     problems: dedupeProblems([...(deps.lastReindex?.problems ?? []), ...problems].map((problem) => ({ ...problem, file: sourceLabel(problem.file, layout) }))),
   }
+}
+
+/**
+ * A job's error as status shows it: its first line, without the excerpt of a model's answer that
+ * some failures carry ("Answer began: …" may hold what a user said).
+ */
+function shownError(error: string | undefined): string | undefined {
+  if (error === undefined) return undefined
+  return (error.split('\n')[0] ?? '').replace(/\s*Answer began:.*$/s, '').slice(0, 300)
 }
 
 /** A problem's file as the index names its source: home-relative, or `project:` for the project's memory. */

@@ -15,6 +15,15 @@ export const statusCommand: Command = {
   },
 }
 
+/** Queued work: what waits, what backs off before its next attempt, what failed for good, when consolidation last ran. */
+function workRows(jobs: MindStatus['jobs'], s: ReturnType<typeof makeStyle>): Array<[string, string]> {
+  const rows: Array<[string, string]> = [['queued jobs', `${jobs.queued}${jobs.running > 0 ? ` (${jobs.running} running)` : ''}`]]
+  for (const job of jobs.retrying) rows.push([`retrying ${job.kind}`, s.yellow(`attempt ${job.attempts} of ${job.maxAttempts} failed; next not before ${job.nextAttempt}${job.error ? ` — ${job.error}` : ''}`)])
+  for (const job of jobs.failed) rows.push([`failed ${job.kind}`, s.red(`after ${job.attempts} attempt(s)${job.at ? ` at ${job.at}` : ''}${job.error ? ` — ${job.error}` : ''}`)])
+  for (const [kind, run] of Object.entries(jobs.consolidation)) rows.push([kind, `${run.status}${run.at ? ` at ${run.at}` : ''}${run.reason ? ` (${run.reason})` : ''}`])
+  return rows
+}
+
 export function renderStatus(status: MindStatus, colour: boolean): string {
   const s = makeStyle(colour)
   const scope = (name: string, counts: MindStatus['memory']['global'] | undefined): Array<[string, string]> =>
@@ -46,6 +55,9 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
       ['awaiting confirmation', status.pendingConfirmations === 0 ? '0' : s.yellow(`${status.pendingConfirmations} (engram confirm)`)],
     ]),
     ...(status.owners ? ['', s.bold('Owners'), table(ownerRows(status.owners))] : []),
+    '',
+    s.bold('Work'),
+    table(workRows(status.jobs, s)),
     '',
     s.bold('Capabilities'),
     table([
