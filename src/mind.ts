@@ -328,9 +328,9 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     documents: backend.documents,
     settings: { freshTail: values.context.freshTail, threshold: values.context.threshold, leafChunk: values.context.leafChunk, maxMessageChars: values.limits.messageChars },
   })
-  // Monthly forgetting (consolidation/monthly-forgetting.ts) moves what stopped mattering to the archive.
+  // What the daily and monthly consolidations work with (consolidation/).
   let lastForgetting: ForgettingRun | undefined
-  const forgettingDeps: ForgettingDeps = { backend, layout, clock, indexed: () => indexing.then(() => undefined), reindex: () => reindex() }
+  const consolidationDeps: ForgettingDeps = { backend, layout, clock, indexed: () => indexing.then(() => undefined), reindex: () => reindex() }
   const lifecycle = createSessionLifecycle({
     agent: values.agent,
     clock,
@@ -353,8 +353,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     onWarning: warn,
     onDropped: (work) => failureReports.dropped(work),
     scheduled: [
-      { kind: DAILY_CONSOLIDATION_JOB, job: (now) => dailyConsolidationJob(now), handler: dailyConsolidationHandler(forgettingDeps) },
-      { kind: MONTHLY_FORGETTING_JOB, job: (now) => monthlyForgettingJob(now), handler: monthlyForgettingHandler(forgettingDeps, (run) => (lastForgetting = run)) },
+      { kind: DAILY_CONSOLIDATION_JOB, job: (now) => dailyConsolidationJob(now), handler: dailyConsolidationHandler(consolidationDeps) },
+      { kind: MONTHLY_FORGETTING_JOB, job: (now) => monthlyForgettingJob(now), handler: monthlyForgettingHandler(consolidationDeps, (run) => (lastForgetting = run)) },
     ],
     // Work that wrote files (episodes, memories) reaches the index.
     onSettled: (outcome) => {
@@ -531,7 +531,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     async consolidate<P extends keyof ConsolidationRuns>(period: P, options: { dryRun?: boolean } = {}): Promise<ConsolidationRuns[P]> {
       if (period === 'daily') {
-        const run = await runDailyConsolidation(forgettingDeps, options)
+        const run = await runDailyConsolidation(consolidationDeps, options)
         if (run.migrated.length > 0 && !options.dryRun) {
           reindexSoon()
           await indexing
@@ -539,7 +539,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
         return run as ConsolidationRuns[P]
       }
       if (period !== 'monthly') throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Pass daily or monthly.' })
-      if (options.dryRun) return (await runForgetting(forgettingDeps, { dryRun: true })) as ConsolidationRuns[P]
+      if (options.dryRun) return (await runForgetting(consolidationDeps, { dryRun: true })) as ConsolidationRuns[P]
       lastForgetting = undefined
       await backend.lifecycle.enqueue({ agent: values.agent, ...monthlyForgettingJob(clock.now(), true) })
       await lifecycle.maintain()

@@ -19,7 +19,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { entriesOf, parseMemoryFile } from '../src/core/markdown-entry.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-import type { EngramTool } from '../src/tools/tool.ts'
+import { call } from './support/tool-calls.ts'
 
 const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '..')
@@ -40,11 +40,6 @@ function aliasBomb(): string {
 const LESSONS = '# Lessons\n- Brew green tea at 80 degrees <!-- ts:2026-01-02 -->\n- x <!-- ts:yesterday -->\n- Steep it for two minutes <!-- ts:2026-01-03 -->\n'
 const RULES_CR = '# Rules\r\r## Always\r- Always warm the cup first\r\r## Never\r- Never use boiling water\r'
 
-async function call(tools: readonly EngramTool[], name: string, input: unknown): Promise<{ text: string; isError?: boolean }> {
-  const tool = tools.find((candidate) => candidate.name === name)
-  assert.ok(tool, `tool ${name}`)
-  return tool.execute(input)
-}
 
 describe('a home with every file the issue found stopping engram', () => {
   let tmp: TempHome

@@ -26,7 +26,7 @@ import type { Turn } from '../src/session/turn.ts'
 import { type FakeChatRequest, type FakeChatStep, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
-import type { EngramTool } from '../src/tools/tool.ts'
+import { call, textOf } from './support/tool-calls.ts'
 
 const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '..')
@@ -79,14 +79,7 @@ function deployTool(): ToolDefinition<{ target: string }> {
   }
 }
 
-async function call(tools: readonly EngramTool[], name: string, input: unknown): Promise<{ text: string; isError?: boolean }> {
-  const tool = tools.find((candidate) => candidate.name === name)
-  assert.ok(tool, `tool ${name}`)
-  return tool.execute(input)
-}
 
-type CallResult = { content: Array<{ type: string; text?: string }>; isError?: boolean }
-const textOf = (result: unknown): string => (result as CallResult).content.map((part) => part.text ?? '').join('\n')
 
 describe('two users: nothing of one reaches the other, through any path', () => {
   let tmp: TempHome

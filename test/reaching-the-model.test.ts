@@ -25,6 +25,7 @@ import { type FakeChatRequest, type FakeChatStep, type FakeOpenAiServer, startFa
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { executeToolCall, toEngramTools, toOpenAiFunctions } from '../src/tools/adapters.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
+import { type CallResult, textOf } from './support/tool-calls.ts'
 
 /** The agent's own tools: a deploy that keeps failing, and a scratchpad workspace. */
 const deploy: ToolDefinition<{ target: string }> = {
@@ -60,8 +61,6 @@ function callTool(name: string, args: unknown, id: string): FakeChatStep {
   }
 }
 
-type CallResult = { content: Array<{ type: string; text?: string }>; isError?: boolean }
-const textOf = (result: unknown): string => (result as CallResult).content.map((part) => part.text ?? '').join('\n')
 
 async function mcpClient(mind: Mind, user: string): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()

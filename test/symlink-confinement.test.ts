@@ -18,7 +18,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-import type { EngramTool } from '../src/tools/tool.ts'
+import { call, textOf } from './support/tool-calls.ts'
 
 const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '..')
@@ -30,14 +30,7 @@ const CANARY = 'zanzibar'
 const LINKED_FOLDER_WORD = 'ocelot'
 const DAY = new Date().toISOString().slice(0, 10)
 
-async function call(tools: readonly EngramTool[], name: string, input: unknown): Promise<{ text: string; isError?: boolean }> {
-  const tool = tools.find((candidate) => candidate.name === name)
-  assert.ok(tool, `tool ${name}`)
-  return tool.execute(input)
-}
 
-type CallResult = { content: Array<{ type: string; text?: string }>; isError?: boolean }
-const textOf = (result: unknown): string => (result as CallResult).content.map((part) => part.text ?? '').join('\n')
 
 /** Every regular file under `dir`, recursively; links are not followed. */
 function filesUnder(dir: string): string[] {

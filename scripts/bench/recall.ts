@@ -32,7 +32,8 @@ import { createRetriever, type RetrievalOptions } from '../../src/memory/retriev
 import type { RetrievalSettings } from '../../src/memory/retrieval/settings.ts'
 import { words } from '../../src/llm/embedders/text-features.ts'
 import { openSqlite } from '../../src/storage/sqlite/database.ts'
-import { makeCorpus, seededRandom } from './synthetic-memories.ts'
+import { seededRandom } from '../../src/testing/seeded-random.ts'
+import { makeCorpus } from './synthetic-memories.ts'
 
 const { values } = parseArgs({
   options: {

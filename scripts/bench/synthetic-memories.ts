@@ -7,18 +7,8 @@
  * Deterministic: the same seed gives the same corpus, so runs are comparable.
  */
 import type { IndexUnit, UnitKind } from '../../src/storage/contracts.ts'
+import { seededRandom } from '../../src/testing/seeded-random.ts'
 
-/** A small, fast, seedable PRNG (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 // Real function words at the head of the distribution, as in English: they occur in nearly
 // every unit, which is exactly the case a query planner must not choke on.

@@ -21,6 +21,22 @@ export function queryField(maxChars: number = DEFAULT_LIMITS.queryChars): z.ZodS
 }
 
 /**
+ * `build` remembered per query limit: a session builds its tools every turn, and their JSON forms
+ * are cached per schema object, so one limit must give back the same schema.
+ */
+export function perQueryLimit<T>(build: (maxQueryChars: number) => T): (maxQueryChars: number) => T {
+  const known = new Map<number, T>()
+  return (maxQueryChars) => {
+    let schema = known.get(maxQueryChars)
+    if (schema === undefined) {
+      schema = build(maxQueryChars)
+      known.set(maxQueryChars, schema)
+    }
+    return schema
+  }
+}
+
+/**
  * Characters of a JSON-like value (strings, keys, numbers as written), counted only until they
  * pass `stop`: the size of a 10 MB argument is known after reading `stop` of it.
  */

@@ -9,7 +9,7 @@ import { describeError, EngramError } from '../core/errors.ts'
 import { escapeRecalled, escapeRecalledLines } from '../memory/engrams/escape-recalled.ts'
 import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT, type Recall, type RecallResult } from '../memory/episodes/recall.ts'
 import { DEFAULT_LIMITS } from '../config/limits.ts'
-import { queryField } from './input-limits.ts'
+import { perQueryLimit, queryField } from './input-limits.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema } from './tool.ts'
 
 function buildInputSchema(maxQueryChars: number) {
@@ -21,16 +21,8 @@ function buildInputSchema(maxQueryChars: number) {
 }
 export type RecallInput = z.infer<ReturnType<typeof buildInputSchema>>
 
-// One schema per query limit (a session builds its tools every turn; their JSON forms are cached per schema).
-const schemasByLimit = new Map<number, ReturnType<typeof buildInputSchema>>()
-function inputSchemaFor(maxQueryChars: number): ReturnType<typeof buildInputSchema> {
-  let known = schemasByLimit.get(maxQueryChars)
-  if (!known) {
-    known = buildInputSchema(maxQueryChars)
-    schemasByLimit.set(maxQueryChars, known)
-  }
-  return known
-}
+// One schema per query limit (input-limits.ts).
+const inputSchemaFor = perQueryLimit(buildInputSchema)
 
 const DESCRIPTION = [
   'Search your episodic memory: summaries of past sessions and the log of what you did (messages, tool calls, errors, resolved issues).',

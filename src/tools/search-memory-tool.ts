@@ -11,7 +11,7 @@ import type { Viewer } from '../core/owner.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
 import { DEFAULT_LIMITS } from '../config/limits.ts'
-import { queryField } from './input-limits.ts'
+import { perQueryLimit, queryField } from './input-limits.ts'
 import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
 import { memoryPathOfSource } from './memory-paths.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
@@ -58,16 +58,8 @@ function buildInputSchema(maxQueryChars: number) {
 }
 export type SearchMemoryInput = z.infer<ReturnType<typeof buildInputSchema>>
 
-// One schema per query limit (a session builds its tools every turn; their JSON forms are cached per schema).
-const schemasByLimit = new Map<number, ReturnType<typeof buildInputSchema>>()
-function inputSchemaFor(maxQueryChars: number): ReturnType<typeof buildInputSchema> {
-  let known = schemasByLimit.get(maxQueryChars)
-  if (!known) {
-    known = buildInputSchema(maxQueryChars)
-    schemasByLimit.set(maxQueryChars, known)
-  }
-  return known
-}
+// One schema per query limit (input-limits.ts).
+const inputSchemaFor = perQueryLimit(buildInputSchema)
 
 /** Where the agent can open a hit: a memory path (with its anchor) or the raw source. */
 export function hitReference(hit: MemorySearchHit, layout: HomeLayout, viewer?: Viewer): string {

@@ -21,18 +21,8 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, w
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { createMind, type Mind } from '../../src/mind.ts'
+import { seededRandom } from '../../src/testing/seeded-random.ts'
 
-/** mulberry32: small, fast, seedable. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** The word every file outside the home holds: found inside engram, it is a leak. */
 const CANARY = 'quokkacanary'

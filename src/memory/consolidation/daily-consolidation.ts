@@ -23,15 +23,14 @@ import { join } from 'node:path'
 import { isoDay } from '../../core/clock.ts'
 import type { Clock } from '../../core/clock.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
-import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { Backend, JobInput } from '../../storage/contracts.ts'
-import { type HomeLayout, ownerNamespace } from '../../storage/home-layout.ts'
+import type { HomeLayout } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
-import { reviewForgetting } from './monthly-forgetting.ts'
+import { reviewDocument } from './monthly-forgetting.ts'
+import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
 
 export const DAILY_CONSOLIDATION_JOB = 'consolidation-daily'
 
-const FOLDERS = { knowledge: 'knowledge', procedure: 'procedures' } as const
 /** Larger files are left for a person (a document pasted whole is not a memory to annotate). */
 const MAX_MIGRATED_BYTES = 1_000_000
 
@@ -82,36 +81,23 @@ function titleOf(body: string): string | undefined {
   return text === '' ? undefined : text.slice(0, 200)
 }
 
-/** Gives every knowledge and procedure document of every owner the frontmatter fields it lacks. */
-export async function migrateFrontmatter(deps: Pick<DailyConsolidationDeps, 'backend' | 'layout'>, options: { dryRun?: boolean } = {}): Promise<Migrated[]> {
-  const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
-  const out: Migrated[] = []
-  for (const owner of owners) {
-    const documents = deps.backend.owned(owner).documents
-    // A file whose frontmatter cannot be read is kept as it is, never rewritten around it.
-    const unreadable = new Set((await documents.problems()).map((problem) => problem.file))
-    for (const kind of ['knowledge', 'procedure'] as const) {
-      for (const ref of await documents.list(kind)) {
-        if (unreadable.has(ref.path)) continue
-        const doc = await documents.read(kind, ref.slug)
-        if (!doc || unreadable.has(doc.path)) continue
-        // Only files without frontmatter: rewriting an author's own block could reword its lines.
-        if (Object.keys(doc.frontmatter).length > 0) continue
-        // And only a regular file whose text the store reads back byte for byte (no byte-order mark,
-        // no bytes that are not UTF-8): the block goes above it, the text stays exactly as it was.
-        const absolute = join(deps.layout.home, ...doc.path.split('/'))
-        const info = await lstat(absolute).catch(() => undefined)
-        if (!info?.isFile() || info.size > MAX_MIGRATED_BYTES) continue
-        if (!(await readFile(absolute)).equals(Buffer.from(doc.body, 'utf8'))) continue
-        const missing = missingFrontmatter(kind, doc.frontmatter, doc.body, ref.modifiedAt)
-        const added = Object.keys(missing)
-        if (added.length === 0) continue
-        if (!options.dryRun) await documents.write(kind, ref.slug, { ...missing, ...doc.frontmatter }, doc.body, { reason: `legacy migration: added ${added.join(', ')}` })
-        out.push({ path: `${ownerNamespace(owner)}${FOLDERS[kind]}/${ref.slug}.md`, added })
-      }
-    }
-  }
-  return out
+/** Gives a document without frontmatter the seed's, above its text (see the module comment); what it added, else undefined. */
+async function migrateDocument(layout: HomeLayout, entry: OwnedDocument, dryRun: boolean): Promise<Migrated | undefined> {
+  const { doc, ref, docKind } = entry
+  // Kept as they are: a file whose frontmatter cannot be read, and one with a block of its own
+  // (rewriting an author's block could reword its lines).
+  if (entry.unreadable || Object.keys(doc.frontmatter).length > 0) return undefined
+  // Only a regular file whose text the store reads back byte for byte (no byte-order mark, no bytes
+  // that are not UTF-8): the block goes above it, the text stays exactly as it was.
+  const absolute = join(layout.home, ...doc.path.split('/'))
+  const info = await lstat(absolute).catch(() => undefined)
+  if (!info?.isFile() || info.size > MAX_MIGRATED_BYTES) return undefined
+  if (!(await readFile(absolute)).equals(Buffer.from(doc.body, 'utf8'))) return undefined
+  const missing = missingFrontmatter(docKind, doc.frontmatter, doc.body, ref.modifiedAt)
+  const added = Object.keys(missing)
+  if (added.length === 0) return undefined
+  if (!dryRun) await entry.documents.write(docKind, ref.slug, missing, doc.body, { reason: `legacy migration: added ${added.join(', ')}` })
+  return { path: entry.path, added }
 }
 
 export interface DailyConsolidationRun {
@@ -123,12 +109,17 @@ export interface DailyConsolidationRun {
 /** One day's offline consolidation (see the module comment). */
 export async function runDailyConsolidation(deps: DailyConsolidationDeps, options: { dryRun?: boolean } = {}): Promise<DailyConsolidationRun> {
   await deps.indexed()
-  const migrated = await migrateFrontmatter(deps, options)
-  const lowActivity: DailyConsolidationRun['lowActivity'] = []
-  for (const memory of await reviewForgetting(deps, deps.clock.now())) {
-    if (memory.verdict.state === 'low-activity') lowActivity.push({ path: memory.path, why: memory.verdict.why, forgetOn: memory.verdict.forgetOn })
+  const now = deps.clock.now()
+  const run: DailyConsolidationRun = { migrated: [], lowActivity: [] }
+  // One pass, each document read once. Migration only adds the dates the verdict would take from
+  // the file anyway, so judging what was read is judging what was written.
+  for await (const entry of everyOwnedDocument(deps)) {
+    const migrated = await migrateDocument(deps.layout, entry, options.dryRun === true)
+    if (migrated) run.migrated.push(migrated)
+    const { verdict, path } = await reviewDocument(deps.backend, entry, now)
+    if (verdict.state === 'low-activity') run.lowActivity.push({ path, why: verdict.why, forgetOn: verdict.forgetOn })
   }
-  return { migrated, lowActivity }
+  return run
 }
 
 /**

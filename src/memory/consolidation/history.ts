@@ -12,10 +12,9 @@ import type { Frontmatter } from '../../core/memory-doc.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
 import { DEFAULT_MAX_FILE_BYTES, readMemoryFile } from '../../storage/files/memory-file-read.ts'
-import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
-import type { ForgettableDocKind } from '../forgetting/forget-memory.ts'
+import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
+import { type ForgettableDocKind, memoryPathOf } from '../forgetting/forget-memory.ts'
 
-const FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures' }
 /** Frontmatter fields that tell a document's lineage. */
 const LINEAGE = ['version', 'created_at', 'updated_at', 'supersedes', 'superseded_by', 'valid_from', 'valid_until', 'confidence', 'validated', 'auto_consolidated', 'auto_distilled'] as const
 
@@ -49,14 +48,14 @@ async function versionReasons(layout: HomeLayout, owner: Owner, kind: Forgettabl
 
 export async function documentHistory(deps: { backend: Backend; layout: HomeLayout }, owner: Owner, kind: ForgettableDocKind, slug: string): Promise<DocumentHistory> {
   const documents = deps.backend.owned(owner).documents
-  const path = `${ownerNamespace(owner)}${FOLDERS[kind]}/${slug}.md`
+  const path = memoryPathOf({ kind: 'document', owner, docKind: kind, slug })
   const live = await documents.read(kind, slug)
   let state: DocumentHistory['state'] = live ? 'live' : 'missing'
   let frontmatter = live?.frontmatter ?? {}
   if (!live) {
     // Archived copies are read straight from the archive (they are not in the live set).
+    const tree = ownerTree(deps.layout, owner)
     for (const reason of ['forgotten', 'merged'] as const) {
-      const tree = ownerTree(deps.layout, owner)
       const read = await readMemoryFile(join(tree.dir, 'archive', reason, kind, `${slug}.md`), { root: tree.dir, maxBytes: DEFAULT_MAX_FILE_BYTES })
       if (read.kind !== 'read') continue
       state = reason

@@ -10,17 +10,16 @@
  */
 import { isoDay } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
-import { type Owner, ownerOfUser } from '../../core/owner.ts'
+import type { Owner } from '../../core/owner.ts'
 import type { Backend, JobInput } from '../../storage/contracts.ts'
-import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
+import type { HomeLayout } from '../../storage/home-layout.ts'
 import type { Clock } from '../../core/clock.ts'
 import { type ForgettableDocKind, forgetMemory } from '../forgetting/forget-memory.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { type ForgettingVerdict, judgeForgetting, type MemoryUse } from './forgetting-policy.ts'
+import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
 
 export const MONTHLY_FORGETTING_JOB = 'consolidation-monthly'
-
-const FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures' }
 
 /** The monthly job for `at`'s month, or a forced one of its own (`engram consolidate monthly`). */
 export function monthlyForgettingJob(at: Date, forced = false): Omit<JobInput, 'agent'> {
@@ -66,24 +65,12 @@ async function useOf(backend: Backend, source: string): Promise<MemoryUse> {
   return { accessCount, lastAccessAt }
 }
 
-/** Every knowledge and procedure document of every owner's tree, judged at `now`. */
-export async function reviewForgetting(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, now: Date): Promise<ReviewedMemory[]> {
-  const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
-  const out: ReviewedMemory[] = []
-  for (const owner of owners) {
-    const documents = deps.backend.owned(owner).documents
-    const tree = ownerTree(deps.layout, owner).rel
-    for (const docKind of ['knowledge', 'procedure'] as const) {
-      for (const ref of await documents.list(docKind)) {
-        const doc = await documents.read(docKind, ref.slug)
-        if (!doc) continue
-        const use = await useOf(deps.backend, `${tree}/${FOLDERS[docKind]}/${ref.slug}.md`)
-        const verdict = judgeForgetting({ docKind, frontmatter: doc.frontmatter, body: doc.body, modifiedAt: ref.modifiedAt, use }, now)
-        out.push({ path: `${ownerNamespace(owner)}${FOLDERS[docKind]}/${ref.slug}.md`, owner, docKind, slug: ref.slug, use, verdict })
-      }
-    }
-  }
-  return out
+/** One document judged at `now`, from its frontmatter and the recalls of its index units. */
+export async function reviewDocument(backend: Backend, entry: OwnedDocument, now: Date): Promise<ReviewedMemory> {
+  const { owner, docKind, ref, doc } = entry
+  const use = await useOf(backend, entry.source)
+  const verdict = judgeForgetting({ docKind, frontmatter: doc.frontmatter, body: doc.body, modifiedAt: ref.modifiedAt, use }, now)
+  return { path: entry.path, owner, docKind, slug: ref.slug, use, verdict }
 }
 
 export interface ForgettingRun {
@@ -102,7 +89,8 @@ export async function runForgetting(deps: ForgettingDeps, options: { dryRun?: bo
   await deps.indexed()
   const now = deps.clock.now()
   const run: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [] }
-  for (const memory of await reviewForgetting(deps, now)) {
+  for await (const entry of everyOwnedDocument(deps)) {
+    const memory = await reviewDocument(deps.backend, entry, now)
     const { verdict } = memory
     if (verdict.state === 'protected') run.protected++
     else if (verdict.state === 'active') run.active++

@@ -71,7 +71,8 @@ export interface ForgetOutcome {
 /** Metadata keys a forgotten entry carries in the archive, dropped again on restore. */
 const FORGOTTEN_META = ['kind', 'forgotten_at', 'forgotten_from', 'reason'] as const
 
-const DOC_FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures' }
+/** The folder of each forgettable document kind in an owner's tree. */
+export const DOC_FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures' }
 
 function notFound(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.notFound, category: 'user', message, fix, details })

@@ -83,14 +83,14 @@ function groupHeader(unit: StoredUnit): string {
  * pasted document, a log) is cut, with a pointer to where it can be read in full, so that one
  * of them cannot crowd out every other memory; conversational turns are far shorter.
  */
-function excerptLine(unit: StoredUnit, longest: number, itemTokens: number, meter: BudgetMeter, said: string = spokenLine(unit)): string {
+function excerptLine(unit: StoredUnit, longest: number, itemTokens: number, meter: BudgetMeter, said?: string): string {
   const pointer = `${unit.source}#${unit.id}`
   if (unit.kind === 'summary') {
     const text = escapeRecalled(unit.text)
     const cut = truncateToTokens(text, itemTokens)
     return cut.length < text.length ? `(summary) ${cut}… (-> ${pointer})` : `(summary) ${text} (-> ${pointer})`
   }
-  const line = said
+  const line = said ?? spokenLine(unit)
   const part = passageOf(unit)
   // A passage of a long message says which part it is and where the whole is read.
   const whole = part === undefined ? '' : ` (-> passage ${part.index} of ${part.count} of msg:${part.messageId}; expand msg:${part.messageId}#p${part.index})`

@@ -345,19 +345,16 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     const subset = [...scored].sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0)).slice(0, rerankCandidates)
     try {
       // Word vectors of a text never change: embed only the texts not seen before.
-      const known = wordVectorEmbedder ? subset.map((s) => vectorMemo.peek(s.unit.hash)) : subset.map(() => undefined)
-      const missing = subset.filter((_, i) => known[i] === undefined)
-      const fresh = missing.length > 0 ? await embedder.embed(missing.map((s) => s.unit.text), 'document') : []
-      let next = 0
-      const vectors = known.map((vector) => {
-        if (vector !== undefined) return vector
-        const computed = fresh[next++]
-        return computed
-      })
-      if (wordVectorEmbedder) subset.forEach((s, i) => {
-        const vector = vectors[i]
-        if (vector !== undefined && known[i] === undefined) vectorMemo.set(s.unit.hash, vector)
-      })
+      const vectors: Array<Float32Array | undefined> = subset.map((s) => (wordVectorEmbedder ? vectorMemo.peek(s.unit.hash) : undefined))
+      const missing = subset.flatMap((_, i) => (vectors[i] === undefined ? [i] : []))
+      if (missing.length > 0) {
+        const fresh = await embedder.embed(missing.map((i) => (subset[i] as Scored).unit.text), 'document')
+        missing.forEach((i, k) => {
+          const vector = fresh[k]
+          vectors[i] = vector
+          if (vector !== undefined && wordVectorEmbedder) vectorMemo.set((subset[i] as Scored).unit.hash, vector)
+        })
+      }
       const cosines = subset.map((_, i) => {
         const vector = vectors[i]
         return vector ? cosineSimilarity(queryVector, vector) : undefined

@@ -49,17 +49,8 @@ const WORDS =
   'the deploy pipeline failed because the cache key changed; we agreed to pin node 24 and keep sqlite in WAL mode. Ada prefers metric units. The budget is 4200 euros. Bob will fix the flaky test by Friday. Remember the staging database lives on host db-7. Tea or coffee? The migration must run before noon. Use pnpm, never npm, in the monorepo.'
     .split(' ')
 
-/** Deterministic PRNG (mulberry32). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** Deterministic PRNG (mulberry32), under the name the context tests know it by. */
+export { seededRandom as prng } from '../../../testing/seeded-random.ts'
 
 /** A message of roughly `words` words, built from a small vocabulary with sentence ends. */
 export function randomMessage(random: () => number, index: number, words: number): MessageInput {
