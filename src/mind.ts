@@ -2,7 +2,7 @@
  * `createMind()`: opens a home, resolves configuration once, wires a backend, the model
  * providers and the memory systems, and returns the API agents and interfaces use.
  */
-import { DAILY_CONSOLIDATION_JOB, type DailyConsolidationRun, dailyConsolidationHandler, dailyConsolidationJob, runDailyConsolidation } from './memory/consolidation/daily-consolidation.ts'
+import { DAILY_CONSOLIDATION_JOB, type DailyConsolidationDeps, type DailyConsolidationRun, dailyConsolidationHandler, dailyConsolidationJob, runDailyConsolidation } from './memory/consolidation/daily-consolidation.ts'
 import { type ForgettingDeps, type ForgettingRun, MONTHLY_FORGETTING_JOB, monthlyForgettingHandler, monthlyForgettingJob, runForgetting } from './memory/consolidation/monthly-forgetting.ts'
 import { readdirSync } from 'node:fs'
 import { type Clock, systemClock } from './core/clock.ts'
@@ -330,7 +330,16 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   })
   // What the daily and monthly consolidations work with (consolidation/).
   let lastForgetting: ForgettingRun | undefined
-  const consolidationDeps: ForgettingDeps = { backend, layout, clock, indexed: () => indexing.then(() => undefined), reindex: () => reindex() }
+  const consolidationDeps: ForgettingDeps & DailyConsolidationDeps = {
+    backend,
+    layout,
+    clock,
+    indexed: () => indexing.then(() => undefined),
+    reindex: () => reindex(),
+    agent: values.agent,
+    llm,
+    settings: { calls: values.consolidation.llmCalls, tokens: values.consolidation.llmTokens, backlogDays: values.consolidation.backlogDays },
+  }
   const lifecycle = createSessionLifecycle({
     agent: values.agent,
     clock,
@@ -531,8 +540,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     async consolidate<P extends keyof ConsolidationRuns>(period: P, options: { dryRun?: boolean } = {}): Promise<ConsolidationRuns[P]> {
       if (period === 'daily') {
-        const run = await runDailyConsolidation(consolidationDeps, options)
-        if (run.migrated.length > 0 && !options.dryRun) {
+        const run = await runDailyConsolidation(consolidationDeps, { ...options, includeToday: true })
+        if (!options.dryRun) {
           reindexSoon()
           await indexing
         }

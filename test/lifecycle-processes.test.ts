@@ -47,6 +47,13 @@ function answer(request: FakeChatRequest): FakeChatStep {
       return { json: { rules: [{ text: 'Look up an invoice before answering about its charges', kind: 'always', scope: 'global', confidence: 'high' }], lessons: [] } }
     case 'identity_facts':
       return holdIdentity ? { hang: true } : { json: { facts: ['Name: Ada Lovelace', 'Role: handles the invoices'] } }
+    // Daily consolidation of the day's episodes: nothing durable in them.
+    case 'procedures':
+      return { json: { procedures: [] } }
+    case 'knowledge':
+      return { json: { items: [] } }
+    case 'reconsolidation':
+      return { json: { update: false, reason: 'still true' } }
     default:
       return { fail: { status: 500, body: { error: { message: `unexpected request ${schemaName(request)}` } } } }
   }

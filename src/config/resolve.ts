@@ -46,6 +46,7 @@ export interface ConfigValues {
   learning: { patternMonitorMode: 'off' | 'passive' | 'active' }
   limits: { messageChars: number; toolInputChars: number; queryChars: number }
   jobs: { eager: boolean }
+  consolidation: { llmCalls: number; llmTokens: number; backlogDays: number }
   log: { level: LogLevel }
   retrieval: {
     fusion: 'weighted' | 'rrf'

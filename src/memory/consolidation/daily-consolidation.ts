@@ -15,19 +15,24 @@
  *   forgotten (forgetting-policy.ts). Nothing is written for it: the verdict is computed from the
  *   recall counts in the store whenever it is needed; the job's result records it.
  *
- * Knowledge extraction from episodes, procedure distillation, validation, reconsolidation and
- * contradictions (the rest of the seed's pipeline) are not built yet (issue 15).
+ * - **The model's steps** (knowledge-consolidation.ts): procedure distillation, knowledge
+ *   extraction, validation, reconsolidation and contradictions over the episodes not consolidated
+ *   yet. Without a model they are reported pending, with the reason, and done by a later run that
+ *   has one, over the backlog window.
  */
 import { lstat, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isoDay } from '../../core/clock.ts'
 import type { Clock } from '../../core/clock.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
+import { describeError } from '../../core/errors.ts'
+import type { Llm } from '../../llm/contracts.ts'
 import type { Backend, JobInput } from '../../storage/contracts.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { reviewDocument } from './monthly-forgetting.ts'
 import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
+import { type ConsolidationSettings, type KnowledgeConsolidationRun, runKnowledgeConsolidation } from './knowledge-consolidation.ts'
 
 export const DAILY_CONSOLIDATION_JOB = 'consolidation-daily'
 
@@ -44,6 +49,9 @@ export interface DailyConsolidationDeps {
   layout: HomeLayout
   clock: Clock
   indexed(): Promise<void>
+  agent: string
+  llm: Llm
+  settings: ConsolidationSettings
 }
 
 export interface Migrated {
@@ -104,13 +112,17 @@ export interface DailyConsolidationRun {
   migrated: Migrated[]
   /** Low-activity today (downscaling), with the day each would be forgotten. */
   lowActivity: Array<{ path: string; why: string; forgetOn: string }>
+  /** The model's steps: what was learned, distilled, reconsolidated, superseded; what is pending and why. */
+  knowledge: KnowledgeConsolidationRun
 }
 
-/** One day's offline consolidation (see the module comment). */
-export async function runDailyConsolidation(deps: DailyConsolidationDeps, options: { dryRun?: boolean } = {}): Promise<DailyConsolidationRun> {
+/** One day's consolidation (see the module comment); `includeToday` also takes today's episodes. */
+export async function runDailyConsolidation(deps: DailyConsolidationDeps, options: { dryRun?: boolean; includeToday?: boolean } = {}): Promise<DailyConsolidationRun> {
   await deps.indexed()
   const now = deps.clock.now()
-  const run: DailyConsolidationRun = { migrated: [], lowActivity: [] }
+  // The model's steps first: a failure (thrown, the job fails) leaves every file as it was.
+  const knowledge = await runKnowledgeConsolidation(deps, options)
+  const run: DailyConsolidationRun = { migrated: [], lowActivity: [], knowledge }
   // One pass, each document read once. Migration only adds the dates the verdict would take from
   // the file anyway, so judging what was read is judging what was written.
   for await (const entry of everyOwnedDocument(deps)) {
@@ -128,9 +140,29 @@ export async function runDailyConsolidation(deps: DailyConsolidationDeps, option
  */
 export function dailyConsolidationHandler(deps: DailyConsolidationDeps): JobHandler {
   return async () => {
-    const run = await runDailyConsolidation(deps)
-    const result = { migrated: run.migrated.length, lowActivity: run.lowActivity.length }
-    if (run.migrated.length === 0) return { status: 'skipped', reason: `nothing to migrate; ${run.lowActivity.length} low-activity`, result }
+    let run: DailyConsolidationRun
+    try {
+      run = await runDailyConsolidation(deps)
+    } catch (error) {
+      return { status: 'retry', error: `daily consolidation: ${describeError(error)}; nothing was written for the day it failed on` }
+    }
+    const k = run.knowledge
+    const result = {
+      migrated: run.migrated.length,
+      lowActivity: run.lowActivity.length,
+      sections: k.sections,
+      learned: k.learned.length,
+      rejected: k.rejected.length,
+      distilled: k.distilled.length,
+      reconsolidated: k.reconsolidated.length,
+      contradictions: k.contradictions.length,
+      ...(k.model ? { model: k.model } : {}),
+      calls: k.calls,
+      tokens: k.tokens,
+      pending: k.pending.map((item) => `${item.step}: ${item.reason} (${item.waiting} waiting)`),
+    }
+    const changed = run.migrated.length + k.learned.length + k.distilled.length + k.reconsolidated.length + k.contradictions.length
+    if (changed === 0) return { status: 'skipped', reason: k.pending[0] ? `${k.pending[0].step} pending: ${k.pending[0].reason}` : `nothing to consolidate; ${run.lowActivity.length} low-activity`, result }
     return { status: 'done', result }
   }
 }
