@@ -104,6 +104,15 @@ export interface DocumentStore {
    * calls it. Returns the paths removed.
    */
   purge(kind: DocKind, slug: string): Promise<string[]>
+  /**
+   * Version retention (the seed's monthly "keep the 5 most recent versions"; decision 0034): keeps
+   * the `keep` newest saved versions of a document where `versions()` lists them and moves the
+   * older ones to `archive/forgotten/versions/<kind>/`, same file names — nothing is deleted
+   * (decision 0023): `purge` still removes them, and moving a file back brings it back. Records
+   * each move in the versions log. Returns the paths the moved versions have now, oldest last; a
+   * second call with the same `keep` returns `[]`. `keep` is a whole number ≥ 0.
+   */
+  retainVersions(kind: DocKind, slug: string, keep: number): Promise<string[]>
   /** Files whose frontmatter could not be parsed (kept as they are, body read as plain text). */
   problems(): Promise<ParseProblem[]>
 }

@@ -26,24 +26,30 @@ export interface DocumentHistory {
   lineage: Frontmatter
   /** Earlier versions, newest first. */
   versions: Array<{ at: string; path: string; reason?: string }>
+  /** Older versions that version retention moved to `archive/forgotten/versions/` (decision 0034), newest first; only when there are some. */
+  retired?: Array<{ at: string; path: string; reason?: string }>
 }
 
-/** Reasons recorded for each saved version of `kind/slug`, by version path. */
-async function versionReasons(layout: HomeLayout, owner: Owner, kind: ForgettableDocKind, slug: string): Promise<Map<string, string>> {
+/** Reasons recorded for each saved version of `kind/slug`, by version path; and the versions retention moved. */
+async function versionReasons(layout: HomeLayout, owner: Owner, kind: ForgettableDocKind, slug: string): Promise<{ reasons: Map<string, string>; retired: NonNullable<DocumentHistory['retired']> }> {
   const tree = ownerTree(layout, owner)
   const log = await readMemoryFile(join(tree.dir, 'archive', 'versions', 'versions.jsonl'), { root: tree.dir, maxBytes: DEFAULT_MAX_FILE_BYTES })
   const reasons = new Map<string, string>()
-  if (log.kind !== 'read') return reasons
+  const retired: NonNullable<DocumentHistory['retired']> = []
+  if (log.kind !== 'read') return { reasons, retired }
   for (const line of log.bytes.toString('utf8').split('\n')) {
     if (line.trim() === '') continue
     try {
-      const record = JSON.parse(line) as { kind?: unknown; slug?: unknown; path?: unknown; reason?: unknown }
+      const record = JSON.parse(line) as { kind?: unknown; slug?: unknown; path?: unknown; reason?: unknown; moved_from?: unknown; archived_at?: unknown }
       if (record.kind === kind && record.slug === slug && typeof record.path === 'string' && typeof record.reason === 'string') reasons.set(record.path, record.reason)
+      if (record.kind === kind && record.slug === slug && typeof record.path === 'string' && typeof record.moved_from === 'string' && typeof record.archived_at === 'string') {
+        retired.push({ at: record.archived_at, path: record.path, ...(typeof record.reason === 'string' ? { reason: record.reason } : {}) })
+      }
     } catch {
       // A line that is not JSON says nothing about any version; the others still do.
     }
   }
-  return reasons
+  return { reasons, retired: retired.sort((a, b) => b.at.localeCompare(a.at)) }
 }
 
 export async function documentHistory(deps: { backend: Backend; layout: HomeLayout }, owner: Owner, kind: ForgettableDocKind, slug: string): Promise<DocumentHistory> {
@@ -65,10 +71,18 @@ export async function documentHistory(deps: { backend: Backend; layout: HomeLayo
   }
   const lineage: Frontmatter = {}
   for (const key of LINEAGE) if (frontmatter[key] !== undefined) lineage[key] = frontmatter[key]
-  const reasons = await versionReasons(deps.layout, owner, kind, slug)
+  const { reasons, retired } = await versionReasons(deps.layout, owner, kind, slug)
   const versions = (await documents.versions(kind, slug)).map((version) => {
     const reason = reasons.get(version.path)
     return { at: version.archivedAt, path: version.path, ...(reason ? { reason } : {}) }
   })
-  return { path, state, lineage, versions }
+  // Each retired version once, and one a person moved back home only with the versions.
+  const seen = new Set(versions.map((version) => version.path.split('/').pop()))
+  const away = retired.filter((version) => {
+    const name = version.path.split('/').pop()
+    if (seen.has(name)) return false
+    seen.add(name)
+    return true
+  })
+  return { path, state, lineage, versions, ...(away.length > 0 ? { retired: away } : {}) }
 }

@@ -89,6 +89,14 @@ export function encodingJobName(session: string): string {
   return `immediate-encoding:${session}`
 }
 
+/**
+ * The lock on one owner's episode file of `day`: held while a section is appended (so the title is
+ * written once), and by whatever rewrites the file (episode compression), so no section is lost.
+ */
+export function episodeDayLock(agent: string, owner: string, day: string): string {
+  return `episode-day:${agent}:${owner === 'agent' ? '' : `${owner}:`}${day}`
+}
+
 /** The user a session talked to: who its messages came from, or whom its replies went to. */
 function userOf(records: readonly ActivityRecord[], session: string): string | undefined {
   for (const record of records) {
@@ -185,7 +193,7 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
   async function appendSection(stores: SessionStores, day: string, section: string): Promise<void> {
     const { documents } = stores
     // A day lock (not the document's own lock, which `append` takes) so the title is written once.
-    const outcome = await locks.withLock(`episode-day:${agent}:${stores.owner === 'agent' ? '' : `${stores.owner}:`}${day}`, async () => {
+    const outcome = await locks.withLock(episodeDayLock(agent, stores.owner, day), async () => {
       const existing = await documents.read('episode', day)
       await documents.append('episode', day, existing ? section : `${episodeFileTitle(day)}${section}`)
     })

@@ -165,6 +165,53 @@ export function runDocumentStoreContract(name: string, make: () => Promise<Docum
         assert.deepEqual(await store.purge('knowledge', 'salary'), [])
       }))
 
+    test('retainVersions keeps the newest versions and moves the older ones out of versions(); purge still removes them', () =>
+      withStore(async ({ store, clock }) => {
+        for (let n = 1; n <= 8; n++) {
+          clock?.advance(60_000)
+          await store.write('procedure', 'deploy', { version: n }, `step ${n}\n`, { reason: `revision ${n}` })
+        }
+        await store.write('procedure', 'other', {}, 'one\n')
+        await store.write('procedure', 'other', {}, 'two\n')
+        const before = await store.versions('procedure', 'deploy')
+        assert.equal(before.length, 7)
+        const live = await store.read('procedure', 'deploy')
+
+        const moved = await store.retainVersions('procedure', 'deploy', 5)
+        assert.equal(moved.length, 2, moved.join(', '))
+        for (const path of moved) assert.match(path, /(^|\/)archive\/forgotten\/versions\/procedure\/deploy\.[^/]+\.md$/)
+        // Same file names: each moved version is one of the two oldest.
+        assert.deepEqual(
+          moved.map((path) => path.split('/').pop()),
+          before.slice(5).map((version) => version.path.split('/').pop()),
+        )
+        assert.deepEqual(await store.versions('procedure', 'deploy'), before.slice(0, 5), 'the five newest stay where they were, newest first')
+        assert.deepEqual(await store.read('procedure', 'deploy'), live, 'the live document is untouched')
+        assert.equal((await store.versions('procedure', 'other')).length, 1, 'another document keeps its versions')
+
+        assert.deepEqual(await store.retainVersions('procedure', 'deploy', 5), [], 'a second run moves nothing')
+        assert.deepEqual(await store.retainVersions('procedure', 'other', 5), [], 'fewer versions than kept: nothing to move')
+        assert.deepEqual(await store.retainVersions('procedure', 'missing', 5), [])
+
+        const removed = await store.purge('procedure', 'deploy')
+        assert.equal(removed.length, 1 + 5 + 2, removed.join(', '))
+        for (const path of moved) assert.ok(removed.includes(path), `purge removed ${path}`)
+        assert.deepEqual(await store.versions('procedure', 'deploy'), [])
+        assert.deepEqual(await store.purge('procedure', 'deploy'), [])
+        assert.equal((await store.versions('procedure', 'other')).length, 1)
+      }))
+
+    test('retainVersions refuses a keep that is not a whole number of versions, and unsafe slugs', () =>
+      withStore(async ({ store }) => {
+        await store.write('procedure', 'deploy', {}, 'one\n')
+        await store.write('procedure', 'deploy', {}, 'two\n')
+        for (const keep of [-1, 1.5, Number.NaN]) await assert.rejects(store.retainVersions('procedure', 'deploy', keep), { code: 'invalid_argument' }, String(keep))
+        await assert.rejects(store.retainVersions('procedure', '../escape', 5), { code: 'invalid_argument' })
+        assert.equal((await store.retainVersions('procedure', 'deploy', 0)).length, 1, 'keep 0 moves every version')
+        assert.deepEqual(await store.versions('procedure', 'deploy'), [])
+        assert.equal((await store.read('procedure', 'deploy'))?.body, 'two\n')
+      }))
+
     test('unsafe slugs are rejected with invalid_argument', () =>
       withStore(async ({ store }) => {
         for (const slug of ['', '../escape', 'a/b', '/etc/passwd', 'x\u0000y', '..', 'a\\b']) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
@@ -108,6 +108,43 @@ describe('file DocumentStore', () => {
       assert.equal(log[0].reason, 'reconsolidated after failure', 'the write that replaced v1 says why')
       assert.equal(log[1].reason, undefined)
       assert.equal(await store.archive('procedure', 'deploy', 'procedure_versions'), 'agents/default/archive/procedure_versions/procedure/deploy.md')
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('version retention moves the older versions under their names, logs where they went with their reasons, and a version moved back is listed again', async () => {
+    const { temp, clock, store } = setup()
+    try {
+      for (let n = 1; n <= 5; n++) {
+        clock.advance(1000)
+        await store.write('procedure', 'deploy', { version: n }, `v${n}\n`, { reason: `revision ${n}` })
+      }
+      const oldest = 'agents/default/archive/versions/procedure/deploy.2026-03-04T10-00-02-000Z.md'
+      assert.equal((await store.versions('procedure', 'deploy')).at(-1)?.path, oldest)
+      assert.deepEqual(await store.retainVersions('procedure', 'deploy', 2), [
+        'agents/default/archive/forgotten/versions/procedure/deploy.2026-03-04T10-00-03-000Z.md',
+        'agents/default/archive/forgotten/versions/procedure/deploy.2026-03-04T10-00-02-000Z.md',
+      ])
+      const retired = join(temp.home, 'agents/default/archive/forgotten/versions/procedure/deploy.2026-03-04T10-00-02-000Z.md')
+      assert.equal(readFileSync(retired, 'utf8'), '---\nversion: 1\n---\nv1\n', 'the bytes move as they are')
+      assert.ok(!existsSync(join(temp.home, oldest)))
+      const log = readFileSync(join(temp.home, 'agents/default/archive/versions/versions.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+      assert.equal(log.length, 4 + 2, 'appended, the lines of the saves kept')
+      assert.deepEqual(log[5], {
+        at: '2026-03-04T10:00:05.000Z',
+        kind: 'procedure',
+        slug: 'deploy',
+        path: 'agents/default/archive/forgotten/versions/procedure/deploy.2026-03-04T10-00-02-000Z.md',
+        moved_from: oldest,
+        archived_at: '2026-03-04T10:00:02.000Z',
+        retention: 'older than the 2 newest versions',
+        reason: 'revision 2',
+      })
+      // A person brings one back by moving it home; retention with a larger keep leaves it there.
+      renameSync(retired, join(temp.home, oldest))
+      assert.equal((await store.versions('procedure', 'deploy')).length, 3)
+      assert.deepEqual(await store.retainVersions('procedure', 'deploy', 3), [])
     } finally {
       temp.cleanup()
     }

@@ -9,7 +9,9 @@
  * Every rewrite first copies the old file to `<t>/archive/versions/<kind>/<slug>.<time>.md` (a
  * profile: `shared/users/.history/<key>/archive/…`, out of every other user's reach)
  * (and records why in `archive/versions/versions.jsonl`); archiving moves a file to
- * `<t>/archive/<reason>/<kind>/<slug>.md`. Nothing is ever deleted, except by `purge` (decision 0023). Prompt layers belong to the
+ * `<t>/archive/<reason>/<kind>/<slug>.md`. Version retention moves saved versions beyond the newest
+ * few to `<t>/archive/forgotten/versions/<kind>/` under the same names (decision 0034). Nothing is
+ * ever deleted, except by `purge` (decision 0023). Prompt layers belong to the
  * agent and user profiles to their users whatever tree a store is opened on.
  */
 import { constants } from 'node:fs'
@@ -47,6 +49,16 @@ const EPISODE_SLUG = /^\d{4}-\d{2}-\d{2}$/
 const ARCHIVE_REASONS = ['forgotten', 'merged', 'procedure_versions'] as const
 // `2026-01-01T09-00-00-000Z`, optionally `-2`, `-3`… when one instant archives twice.
 const VERSION_STAMP = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z(?:-(\d+))?\.md$/
+
+/**
+ * The slug a saved version's file name belongs to (`deploy.2026-01-01T09-00-00-000Z-2.md` →
+ * `deploy`), or undefined for a name no version has.
+ */
+export function slugOfVersionFile(name: string): string | undefined {
+  const dot = name.search(/\.\d{4}-\d{2}-\d{2}T[^.]*\.md$/)
+  if (dot <= 0 || !VERSION_STAMP.test(name.slice(dot + 1))) return undefined
+  return name.slice(0, dot)
+}
 
 function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
@@ -139,6 +151,9 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
   const historyRel = (kind: DocKind, slug: string): string => (kind === 'user' ? `shared/users/.history/${slug}` : kind === 'prompt' ? agentRel : treeRel)
   const archiveRel = (reason: string, kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/${reason}/${kind}/${slug}.md`
   const versionsRel = (kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/versions/${kind}`
+  /** Where version retention moves the versions it does not keep (same file names). */
+  const retiredVersionsRel = (kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/forgotten/versions/${kind}`
+  const versionsLogRel = (kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/versions/versions.jsonl`
   const lockName = (kind: DocKind, slug: string): string =>
     `docs:${kind === 'user' ? 'shared' : kind === 'prompt' || owner === 'agent' ? agent : treeRel}:${kind}:${slug}`
 
@@ -236,7 +251,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
         await copyFile(abs(sourceRel), abs(rel), constants.COPYFILE_EXCL)
         await syncFolder(abs(folderRel))
         await appendLine(
-          abs(`${historyRel(kind, slug)}/archive/versions/versions.jsonl`),
+          abs(versionsLogRel(kind, slug)),
           JSON.stringify({ at: clock.now().toISOString(), kind, slug, path: rel, ...(reason ? { reason } : {}) }),
         )
         return rel
@@ -271,6 +286,45 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       if (noFolder(error)) return []
       throw error
     }
+  }
+
+  /** The saved versions of `slug` in a versions folder, newest first (a prefix of the slug is another document). */
+  async function stampedVersions(folderRel: string, slug: string): Promise<Array<{ path: string; name: string; archivedAt: string }>> {
+    let names: string[]
+    try {
+      names = await readdir(abs(folderRel))
+    } catch (error) {
+      if (noFolder(error)) return []
+      throw error
+    }
+    const found: Array<{ path: string; name: string; archivedAt: string; n: number }> = []
+    for (const name of names) {
+      if (!name.startsWith(`${slug}.`)) continue
+      const match = VERSION_STAMP.exec(name.slice(slug.length + 1))
+      if (!match) continue
+      const [, day, hh, mm, ss, ms, n] = match
+      found.push({ path: `${folderRel}/${name}`, name, archivedAt: `${day}T${hh}:${mm}:${ss}.${ms}Z`, n: Number(n ?? 1) })
+    }
+    found.sort((a, b) => b.archivedAt.localeCompare(a.archivedAt) || b.n - a.n)
+    return found.map(({ path, name, archivedAt }) => ({ path, name, archivedAt }))
+  }
+
+  /** Reasons the versions log recorded for `kind/slug`, by version path. */
+  async function loggedReasons(kind: DocKind, slug: string): Promise<Map<string, string>> {
+    const text = await readFile(abs(versionsLogRel(kind, slug)), 'utf8').catch((error: unknown) => {
+      if (noFolder(error)) return ''
+      throw error
+    })
+    const reasons = new Map<string, string>()
+    for (const line of text.split('\n')) {
+      try {
+        const record = JSON.parse(line) as { kind?: unknown; slug?: unknown; path?: unknown; reason?: unknown }
+        if (record.kind === kind && record.slug === slug && typeof record.path === 'string' && typeof record.reason === 'string') reasons.set(record.path, record.reason)
+      } catch {
+        // Not a record (a blank or torn line): it names no version.
+      }
+    }
+    return reasons
   }
 
   function listableSlug(kind: DocKind, slug: string): boolean {
@@ -398,30 +452,18 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
 
     async versions(kind, slug) {
       checkSlug(kind, slug)
-      const folderRel = versionsRel(kind, slug)
-      let names: string[]
-      try {
-        names = await readdir(abs(folderRel))
-      } catch (error) {
-        if (isMissing(error)) return []
-        throw error
-      }
-      const found: Array<{ path: string; archivedAt: string; n: number }> = []
-      for (const name of names) {
-        if (!name.startsWith(`${slug}.`)) continue
-        const match = VERSION_STAMP.exec(name.slice(slug.length + 1))
-        if (!match) continue
-        const [, day, hh, mm, ss, ms, n] = match
-        found.push({ path: `${folderRel}/${name}`, archivedAt: `${day}T${hh}:${mm}:${ss}.${ms}Z`, n: Number(n ?? 1) })
-      }
-      found.sort((a, b) => b.archivedAt.localeCompare(a.archivedAt) || b.n - a.n)
-      return found.map(({ path, archivedAt }) => ({ path, archivedAt }))
+      return (await stampedVersions(versionsRel(kind, slug), slug)).map(({ path, archivedAt }) => ({ path, archivedAt }))
     },
 
     async purge(kind, slug) {
       checkSlug(kind, slug)
       return locked(kind, slug, async () => {
-        const candidates = [relOf(kind, slug), ...ARCHIVE_REASONS.map((reason) => archiveRel(reason, kind, slug)), ...(await store.versions(kind, slug)).map((version) => version.path)]
+        const candidates = [
+          relOf(kind, slug),
+          ...ARCHIVE_REASONS.map((reason) => archiveRel(reason, kind, slug)),
+          ...(await stampedVersions(versionsRel(kind, slug), slug)).map((version) => version.path),
+          ...(await stampedVersions(retiredVersionsRel(kind, slug), slug)).map((version) => version.path),
+        ]
         const removed: string[] = []
         for (const rel of candidates) {
           try {
@@ -431,8 +473,8 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
             if (!isMissing(error)) throw error
           }
         }
-        // The versions log names the versions it recorded: their lines go with them.
-        const log = abs(`${historyRel(kind, slug)}/archive/versions/versions.jsonl`)
+        // The versions log names the versions it recorded (and where retention moved them): their lines go with them.
+        const log = abs(versionsLogRel(kind, slug))
         const text = await readFile(log, 'utf8').catch((error: unknown) => {
           if (isMissing(error)) return ''
           throw error
@@ -449,6 +491,45 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
         if (next !== text) await writeFileAtomic(log, next)
         recent.delete(abs(relOf(kind, slug)))
         return removed
+      })
+    },
+
+    async retainVersions(kind, slug, keep) {
+      checkSlug(kind, slug)
+      if (!Number.isInteger(keep) || keep < 0) {
+        throw invalid(`Cannot keep ${JSON.stringify(keep)} versions: keep must be a whole number of versions, 0 or more.`, 'Pass e.g. 5 (the seed keeps the 5 most recent versions of a procedure).', { keep })
+      }
+      return locked(kind, slug, async () => {
+        const older = (await stampedVersions(versionsRel(kind, slug), slug)).slice(keep)
+        if (older.length === 0) return []
+        const reasons = await loggedReasons(kind, slug)
+        const moved: string[] = []
+        for (const version of older) {
+          const target = `${retiredVersionsRel(kind, slug)}/${version.name}`
+          try {
+            await moveNoClobber(version.path, target)
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+            // The same name is already there (a copy a person put back by hand): when it holds the
+            // same bytes the retired copy stands for this one; otherwise both stay where they are.
+            const [here, there] = await Promise.all([readFile(abs(version.path)), readFile(abs(target))])
+            if (!here.equals(there)) continue
+            await unlink(abs(version.path))
+          }
+          /*
+           * Appended, never rewritten: other documents of the tree append to this log under their
+           * own locks, and a rewrite here would race with them and could drop their lines. The line
+           * of the version's old path stays (it was saved there); this one says where it is now and
+           * keeps the reason it was replaced, so `purge` and history find it by kind and slug.
+           */
+          const reason = reasons.get(version.path)
+          await appendLine(
+            abs(versionsLogRel(kind, slug)),
+            JSON.stringify({ at: clock.now().toISOString(), kind, slug, path: target, moved_from: version.path, archived_at: version.archivedAt, retention: `older than the ${keep} newest versions`, ...(reason ? { reason } : {}) }),
+          )
+          moved.push(target)
+        }
+        return moved
       })
     },
 

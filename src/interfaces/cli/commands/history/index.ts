@@ -20,6 +20,7 @@ export const historyCommand: Command = {
       const lines = [`${history.path} — ${history.state}${lineage.length > 0 ? ` (${lineage.join(', ')})` : ''}`]
       if (history.versions.length === 0) lines.push('no earlier versions')
       for (const version of history.versions) lines.push(`  ${version.at} ${version.path}${version.reason ? ` — ${version.reason}` : ''}`)
+      if (history.retired) lines.push(`  and ${history.retired.length} older version(s) that version retention moved to archive/forgotten/versions/ (--json lists them)`)
       return { data: history, human: lines.join('\n') }
     }, { reindexOnOpen: false })
   },
