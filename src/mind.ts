@@ -3,6 +3,7 @@
  * providers and the memory systems, and returns the API agents and interfaces use.
  */
 import { DAILY_CONSOLIDATION_JOB, type DailyConsolidationDeps, type DailyConsolidationRun, dailyConsolidationHandler, dailyConsolidationJob, runDailyConsolidation } from './memory/consolidation/daily-consolidation.ts'
+import { runWeeklyIntegration, WEEKLY_INTEGRATION_JOB, type WeeklyIntegrationRun, weeklyIntegrationHandler, weeklyIntegrationJob } from './memory/consolidation/weekly-integration.ts'
 import { type ForgettingDeps, type ForgettingRun, MONTHLY_FORGETTING_JOB, monthlyForgettingHandler, monthlyForgettingJob, runForgetting } from './memory/consolidation/monthly-forgetting.ts'
 import { readdirSync } from 'node:fs'
 import { type Clock, systemClock } from './core/clock.ts'
@@ -84,6 +85,7 @@ export interface CreateMindOptions {
 /** What each consolidation returns (`mind.consolidate`). */
 export interface ConsolidationRuns {
   daily: DailyConsolidationRun
+  weekly: WeeklyIntegrationRun
   monthly: ForgettingRun
 }
 
@@ -363,6 +365,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     onDropped: (work) => failureReports.dropped(work),
     scheduled: [
       { kind: DAILY_CONSOLIDATION_JOB, job: (now) => dailyConsolidationJob(now), handler: dailyConsolidationHandler(consolidationDeps) },
+      { kind: WEEKLY_INTEGRATION_JOB, job: (now) => weeklyIntegrationJob(now), handler: weeklyIntegrationHandler(consolidationDeps) },
       { kind: MONTHLY_FORGETTING_JOB, job: (now) => monthlyForgettingJob(now), handler: monthlyForgettingHandler(consolidationDeps, (run) => (lastForgetting = run)) },
     ],
     // Work that wrote files (episodes, memories) reaches the index.
@@ -547,7 +550,15 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
         }
         return run as ConsolidationRuns[P]
       }
-      if (period !== 'monthly') throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Pass daily or monthly.' })
+      if (period === 'weekly') {
+        const run = await runWeeklyIntegration(consolidationDeps, options)
+        if (!options.dryRun) {
+          reindexSoon()
+          await indexing
+        }
+        return run as ConsolidationRuns[P]
+      }
+      if (period !== 'monthly') throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Pass daily, weekly or monthly.' })
       if (options.dryRun) return (await runForgetting(consolidationDeps, { dryRun: true })) as ConsolidationRuns[P]
       lastForgetting = undefined
       await backend.lifecycle.enqueue({ agent: values.agent, ...monthlyForgettingJob(clock.now(), true) })
@@ -555,7 +566,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       reindexSoon()
       await indexing
       // The forced job ran in this process's drain (its key is its own): its whole run.
-      const empty: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [] }
+      const empty: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [], versions: { moved: 0, procedures: [], problems: [] } }
       return (lastForgetting ?? empty) as ConsolidationRuns[P]
     },
     async maintain(options = {}) {

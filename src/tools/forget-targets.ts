@@ -110,6 +110,9 @@ function classify(local: string): { kind: 'document'; docKind: 'knowledge' | 'pr
 
 /** An archive path (`archive/forgotten/…` inside a tree) as the live path it was forgotten from. */
 function liveLocalOfArchive(inner: string): string | undefined {
+  // A document consolidation merged into another is restored as a forgotten one is.
+  const merged = /^merged\/(knowledge|procedure)\/([^/]+)\.md$/.exec(inner)
+  if (merged) return `${merged[1] === 'knowledge' ? 'knowledge' : 'procedures'}/${merged[2]}.md`
   const match = /^forgotten\/(?:(project)\/)?(.+)$/.exec(inner)
   if (!match) return undefined
   const rest = match[2] as string
@@ -138,7 +141,7 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
   let local = location.local
   if (location.root === 'archive') {
     const live = liveLocalOfArchive(location.inner)
-    if (live === undefined) throw invalid(`${location.path} is not an archived copy of a forgotten memory.`, 'name a path under archive/forgotten/, as forget reported it', { path: location.path })
+    if (live === undefined) throw invalid(`${location.path} is not an archived copy of a forgotten memory.`, 'name a path under archive/forgotten/ (as forget reported it) or archive/merged/ (as consolidation did)', { path: location.path })
     local = live
   }
   const what = classify(local)

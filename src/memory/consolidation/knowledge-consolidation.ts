@@ -105,7 +105,7 @@ export function emptyKnowledgeRun(model?: string): KnowledgeConsolidationRun {
 // ---------------------------------------------------------------------------------------------
 // Schemas: their descriptions are the instructions (DESIGN §5 "Structured output").
 
-const proceduresSchema = z.object({
+export const proceduresSchema = z.object({
   procedures: z
     .array(
       z.object({
@@ -142,7 +142,7 @@ const reconsolidationSchema = z.object({
   content: z.string().max(4000).optional().describe('When update is true: the corrected memory in full, in markdown.'),
 })
 
-const contradictionSchema = z.object({
+export const contradictionSchema = z.object({
   relation: z
     .enum(['unrelated', 'duplicate', 'contradiction'])
     .describe('duplicate: the new fact says nothing the existing one does not; contradiction: both cannot be true as stated; else unrelated.'),

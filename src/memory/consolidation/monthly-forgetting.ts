@@ -18,6 +18,7 @@ import { type ForgettableDocKind, forgetMemory } from '../forgetting/forget-memo
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { type ForgettingVerdict, judgeForgetting, type MemoryUse } from './forgetting-policy.ts'
 import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
+import { retainProcedureVersions, type VersionRetentionRun } from './version-retention.ts'
 
 export const MONTHLY_FORGETTING_JOB = 'consolidation-monthly'
 
@@ -82,13 +83,15 @@ export interface ForgettingRun {
   active: number
   /** Memories that could not be moved (left as they were), with the reason. */
   failed: Array<{ path: string; error: string }>
+  /** Procedure versions beyond the five newest, moved to `archive/forgotten/versions/` (never deleted). */
+  versions: Pick<VersionRetentionRun, 'moved' | 'procedures' | 'problems'>
 }
 
 /** Judge every memory and forget those whose verdict is `forget` (or, dry, only say so). */
 export async function runForgetting(deps: ForgettingDeps, options: { dryRun?: boolean } = {}): Promise<ForgettingRun> {
   await deps.indexed()
   const now = deps.clock.now()
-  const run: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [] }
+  const run: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [], versions: { moved: 0, procedures: [], problems: [] } }
   for await (const entry of everyOwnedDocument(deps)) {
     const memory = await reviewDocument(deps.backend, entry, now)
     const { verdict } = memory
@@ -110,6 +113,9 @@ export async function runForgetting(deps: ForgettingDeps, options: { dryRun?: bo
       }
     }
   }
+  // The seed keeps each procedure's five newest versions; older ones move (decision 0034), never deleted.
+  const retention = await retainProcedureVersions(deps, { dryRun: options.dryRun === true })
+  run.versions = { moved: retention.moved, procedures: retention.procedures, problems: retention.problems }
   return run
 }
 
@@ -122,9 +128,9 @@ export function monthlyForgettingHandler(deps: ForgettingDeps, onRun?: (run: For
   return async () => {
     const run = await runForgetting(deps)
     onRun?.(run)
-    const result = { forgotten: run.forgotten.length, lowActivity: run.lowActivity.length, protected: run.protected, active: run.active, failed: run.failed.length }
+    const result = { forgotten: run.forgotten.length, lowActivity: run.lowActivity.length, protected: run.protected, active: run.active, failed: run.failed.length, versionsMoved: run.versions.moved }
     if (run.failed.length > 0 && run.forgotten.length === 0) return { status: 'failed', error: `could not archive ${run.failed.length} memor${run.failed.length === 1 ? 'y' : 'ies'}; engram consolidate monthly says which and why` }
-    if (run.forgotten.length === 0) return { status: 'skipped', reason: 'nothing stayed low-activity through the grace period', result }
+    if (run.forgotten.length === 0 && run.versions.moved === 0) return { status: 'skipped', reason: 'nothing stayed low-activity through the grace period', result }
     return { status: 'done', result }
   }
 }

@@ -7,16 +7,20 @@
  */
 import { tokenize } from '../episodes/text-ranking.ts'
 
-function termCounts(text: string): Map<string, number> {
+/** A text's ranking terms with their counts (stopwords dropped, plurals folded). */
+export function termCounts(text: string): Map<string, number> {
   const counts = new Map<string, number>()
   for (const term of tokenize(text)) counts.set(term, (counts.get(term) ?? 0) + 1)
   return counts
 }
 
-/** Cosine similarity of two texts' term counts (stopwords dropped, plurals folded), in [0, 1]. */
+/** Cosine similarity of two texts' term counts, in [0, 1]. */
 export function textSimilarity(a: string, b: string): number {
-  const x = termCounts(a)
-  const y = termCounts(b)
+  return countsSimilarity(termCounts(a), termCounts(b))
+}
+
+/** Cosine similarity of two term-count maps (`termCounts`), in [0, 1]. */
+export function countsSimilarity(x: ReadonlyMap<string, number>, y: ReadonlyMap<string, number>): number {
   if (x.size === 0 || y.size === 0) return 0
   let dot = 0
   let nx = 0

@@ -362,9 +362,17 @@ export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemo
 /** Brings a forgotten memory back from `archive/forgotten/` and into the index. */
 export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMemory): Promise<ForgetOutcome> {
   const path = memoryPathOf(memory)
-  const archive = archiveOf(deps.layout, memory)
+  let archive = archiveOf(deps.layout, memory)
   if (memory.kind === 'document') {
-    await deps.backend.owned(memory.owner).documents.restore(memory.docKind, memory.slug, 'forgotten')
+    const documents = deps.backend.owned(memory.owner).documents
+    try {
+      await documents.restore(memory.docKind, memory.slug, 'forgotten')
+    } catch (error) {
+      // Not forgotten: merged into another document by consolidation (archive/merged/), restored the same way.
+      if (!EngramError.is(error) || error.code !== ErrorCode.notFound) throw error
+      await documents.restore(memory.docKind, memory.slug, 'merged')
+      archive = { ...archive, path: archive.path.replace(/archive\/forgotten\//, 'archive/merged/') }
+    }
   } else if (memory.kind === 'topic') {
     const dir = engramDirOf(deps.layout, memory.owner, memory.scope)
     const live = join(dir, 'topics', `${memory.slug}.md`)

@@ -1,23 +1,57 @@
 /**
- * `engram consolidate daily|monthly [--dry-run]`: consolidation now rather than at the day's or the
- * month's first `maintain`. `daily` (consolidation/daily-consolidation.ts): legacy migration of
- * frontmatter and today's low-activity marks. `monthly` (consolidation/monthly-forgetting.ts):
+ * `engram consolidate daily|weekly|monthly [--dry-run]`: consolidation now rather than at the day's,
+ * week's or month's first `maintain`. `daily` (consolidation/daily-consolidation.ts): legacy
+ * migration of frontmatter, the model's steps over the episodes not consolidated yet (today's
+ * included) and today's low-activity marks. `weekly` (weekly-integration.ts): duplicate merge,
+ * episode compression, pattern distillation, the full contradiction scan. `monthly` (consolidation/monthly-forgetting.ts):
  * active forgetting; dry, it lists what would be forgotten, what is low-activity (and when it would
  * go), and how many memories are protected or active.
  */
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import type { DailyConsolidationRun } from '../../../../memory/consolidation/daily-consolidation.ts'
+import type { PendingStep } from '../../../../memory/consolidation/knowledge-consolidation.ts'
 import type { ForgettingRun } from '../../../../memory/consolidation/monthly-forgetting.ts'
+import type { WeeklyIntegrationRun } from '../../../../memory/consolidation/weekly-integration.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
 
-const PERIODS = ['daily', 'monthly'] as const
+const PERIODS = ['daily', 'weekly', 'monthly'] as const
+
+function pendingLines(pending: readonly PendingStep[]): string[] {
+  return pending.map((item) => `pending: ${item.step} — ${item.reason} (${item.waiting} waiting)`)
+}
+
+function section<T>(lines: string[], title: string, items: readonly T[], line: (item: T) => string): void {
+  lines.push(`${title} ${items.length}${items.length > 0 ? ':' : ''}`)
+  for (const item of items) lines.push(`  ${line(item)}`)
+}
 
 function renderDaily(run: DailyConsolidationRun, dryRun: boolean): string {
   const lines = [`${dryRun ? 'would migrate' : 'migrated'} ${run.migrated.length} file(s) to the seed's frontmatter${run.migrated.length > 0 ? ':' : ''}`]
   for (const item of run.migrated) lines.push(`  ${item.path} — ${item.added.join(', ')}`)
+  const k = run.knowledge
+  lines.push(`episode sections consolidated ${k.sections}${k.model ? ` (model ${k.model}, ${k.calls} calls, ${k.tokens} tokens)` : ''}`)
+  section(lines, dryRun ? 'would learn' : 'learned', k.learned, (item) => `${item.path} — ${item.title} (confidence ${item.confidence}; from ${item.sources.join(', ')})`)
+  section(lines, 'rejected', k.rejected, (item) => `${item.title} — ${item.why} (${item.method === 'facts' ? 'facts check' : 'model'})`)
+  section(lines, 'already known', k.known, (item) => `${item.title} — ${item.path}`)
+  section(lines, dryRun ? 'would distil' : 'distilled', k.distilled, (item) => `${item.path} — ${item.description}`)
+  section(lines, 'not distilled (a similar procedure exists)', k.similarProcedures, (item) => `${item.description} — ${item.path} (${item.similarity})`)
+  section(lines, dryRun ? 'would reconsolidate' : 'reconsolidated', k.reconsolidated, (item) => `${item.path} → version ${item.version}: ${item.why}`)
+  section(lines, 'contradictions', k.contradictions, (item) => `${item.strategy}: ${item.old} → ${item.new}: ${item.why}`)
+  lines.push(...pendingLines(k.pending))
   lines.push(`low-activity ${run.lowActivity.length}${run.lowActivity.length > 0 ? ' (forgotten on the day shown unless recalled before):' : ''}`)
   for (const item of run.lowActivity) lines.push(`  ${item.path} — ${item.why}; ${item.forgetOn}`)
+  return lines.join('\n')
+}
+
+function renderWeekly(run: WeeklyIntegrationRun, dryRun: boolean): string {
+  const lines: string[] = []
+  if (run.model) lines.push(`model ${run.model}: ${run.calls} calls, ${run.tokens} tokens`)
+  section(lines, dryRun ? 'would merge' : 'merged', run.merged, (item) => `${item.merged.join(', ')} → ${item.survivor} (${item.method}; engram restore brings each back from archive/merged/)`)
+  section(lines, dryRun ? 'would compress' : 'compressed', run.compressed, (item) => `${item.path} (${item.before} → ${item.after} bytes; the full text stays in archive/versions/)`)
+  section(lines, dryRun ? 'would distil' : 'distilled', run.distilled, (item) => `${item.path} — ${item.description} (seen in ${item.sessions} sessions)`)
+  section(lines, 'contradictions', run.contradictions, (item) => `${item.strategy}: ${item.old} → ${item.new}: ${item.why}`)
+  lines.push(...pendingLines(run.pending))
   return lines.join('\n')
 }
 
@@ -30,26 +64,35 @@ function render(run: ForgettingRun, dryRun: boolean): string {
   for (const item of run.lowActivity) lines.push(`  ${item.path} — ${item.why}; ${item.forgetOn}`)
   lines.push(`protected ${run.protected}, active ${run.active}`)
   for (const item of run.failed) lines.push(`could not archive ${item.path}: ${item.error}`)
+  if (run.versions.moved > 0) {
+    lines.push(`${dryRun ? 'would move' : 'moved'} ${run.versions.moved} procedure version(s) beyond the newest five to archive/forgotten/versions/:`)
+    for (const item of run.versions.procedures) lines.push(`  ${item.path} — kept ${item.kept}, moved ${item.moved.length}`)
+  }
+  for (const item of run.versions.problems) lines.push(`could not keep the versions of ${item.path}: ${item.error}`)
   return lines.join('\n')
 }
 
 export const consolidateCommand: Command = {
   path: ['consolidate'],
-  summary: 'Consolidate now: daily = frontmatter migration and low-activity marks; monthly = active forgetting (low-activity knowledge and procedures to archive/forgotten/, restorable); --dry-run shows what it would do',
-  usage: 'consolidate daily|monthly [--dry-run]',
+  summary: 'Consolidate now: daily = frontmatter migration, what the episodes teach (with a model) and low-activity marks; weekly = duplicate merge, episode compression, pattern distillation, contradiction scan; monthly = active forgetting (low-activity knowledge and procedures to archive/forgotten/, restorable); --dry-run shows what it would do',
+  usage: 'consolidate daily|weekly|monthly [--dry-run]',
   options: {
-    'dry-run': { type: 'boolean', description: 'say what would be forgotten, change nothing' },
+    'dry-run': { type: 'boolean', description: 'say what would change, change nothing (daily and weekly still ask the model, when one is configured)' },
   },
   async run(context) {
     const period = context.args[0]
     if (!PERIODS.includes(period as (typeof PERIODS)[number])) {
-      throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: period === undefined ? 'Say which consolidation to run.' : `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Run engram consolidate daily or engram consolidate monthly (add --dry-run to see what it would do).' })
+      throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: period === undefined ? 'Say which consolidation to run.' : `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Run engram consolidate daily, weekly or monthly (add --dry-run to see what it would do).' })
     }
     const dryRun = Boolean(context.options['dry-run'])
     return withMind(context, async (mind) => {
       if (period === 'daily') {
         const run = await mind.consolidate('daily', { dryRun })
         return { data: { period, dryRun, ...run }, human: renderDaily(run, dryRun) }
+      }
+      if (period === 'weekly') {
+        const run = await mind.consolidate('weekly', { dryRun })
+        return { data: { period, dryRun, ...run }, human: renderWeekly(run, dryRun) }
       }
       const run = await mind.consolidate('monthly', { dryRun })
       return { data: { period, dryRun, ...run }, human: render(run, dryRun) }
