@@ -16,7 +16,7 @@ import { createMind, type Mind } from '../../mind.ts'
 import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
 import { formatEpisodeSection, parseEpisodeSections } from '../episodes/episode-format.ts'
 import type { ActivityRecorder } from '../episodes/recorder.ts'
-import { COMPRESSION_NOTE, compressEpisodeBody, compressEpisodes } from './episode-compression.ts'
+import { COMPRESSION_NOTE, compressEpisodes, compressEpisodeText } from './episode-compression.ts'
 
 const MINUTE = 60_000
 
@@ -191,7 +191,7 @@ describe('episode compression', () => {
     assert.equal(file(temp, 'shared/resolutions.jsonl'), resolutions, 'the resolution is not propagated twice')
   })
 
-  it('compressEpisodeBody keeps two sentences of a summary within bounds, short sections whole, and is its own fixed point', () => {
+  it('compressEpisodeText keeps two sentences of a summary within bounds, short sections whole, and is its own fixed point', () => {
     const marker = { session: 's', turns: [1, 2] as [number, number], from: 'a#L1', until: 'a#L4', untilTs: '2026-03-02T10:00:00.000Z', method: 'llm' as const, recorded: '2026-03-02T10:05:00.000Z' }
     const body = [
       '# 2026-03-02\n',
@@ -199,13 +199,13 @@ describe('episode compression', () => {
       formatEpisodeSection({ time: '11:00', title: 'Long', body: `${'word '.repeat(200)}end. Second sentence.`, resolved: [], tasks: [], marker: { ...marker, session: 't' } }),
       '\n## 12:00 — Hand-written\n\nMet Bob.\n',
     ].join('')
-    const once = compressEpisodeBody(body)
+    const once = compressEpisodeText(body).body
     assert.match(once, /## 10:00 — Login bug\n\nAda reported that SSO login failed\. The agent found a stale certificate\.\n\n_\(compressed/)
     assert.doesNotMatch(once, /restarted the gateway/)
     const lead = parseEpisodeSections(once).find((section) => section.heading === '11:00 — Long')?.body.split('\n')[0] ?? ''
     assert.ok(lead.endsWith('…') && lead.length <= 320, lead)
     assert.match(once, /## 12:00 — Hand-written\n\nMet Bob\.\n$/, 'a short hand-written section stays whole')
-    assert.equal(compressEpisodeBody(once), once)
+    assert.equal(compressEpisodeText(once).body, once)
     assert.deepEqual(
       parseEpisodeSections(once).map((section) => section.marker),
       parseEpisodeSections(body).map((section) => section.marker),

@@ -161,14 +161,10 @@ function compressSectionLines(lines: string[]): { parts: string[]; dropped: bool
  * An episode body compressed: each `## ` section keeps its heading, its first sentence or two
  * (at most 320 characters), its "Resolved:" and "New tasks:" lists and its comments (the episode
  * marker) verbatim; text before the first section keeps its `# ` title and its lead. Pure; a
- * compressed body compresses to itself.
+ * compressed body compresses to itself. Also says whether any section lost text (a file where
+ * none did is left alone).
  */
-export function compressEpisodeBody(body: string): string {
-  return compressEpisodeText(body).body
-}
-
-/** The compressed body, and whether any section lost text (a file where none did is left alone). */
-function compressEpisodeText(body: string): { body: string; dropped: boolean } {
+export function compressEpisodeText(body: string): { body: string; dropped: boolean } {
   const lines = body.split('\n')
   const sections = parseEpisodeSections(body)
   const out: string[] = []
