@@ -49,7 +49,7 @@ import { encoderFor } from './memory/engrams/encode.ts'
 import { createProcedureView } from './memory/procedures/procedure-store.ts'
 import { createMemoryView, type ViewerScope } from './memory/view.ts'
 import type { StoredTurn } from './session/turn.ts'
-import { buildAgentTools, memoryFileDeps } from './tools/agent-tools.ts'
+import { AGENT_TOOL_NAMES, buildAgentTools, memoryFileDeps } from './tools/agent-tools.ts'
 import { applyMemoryFileWrite } from './tools/memory-files.ts'
 import { locateMemoryPath } from './tools/memory-paths.ts'
 import type { ForgetOutcome } from './memory/forgetting/forget-memory.ts'
@@ -350,6 +350,9 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     scope: (user) => scopeOf(user),
     encoder: immediate,
     llm,
+    // The outcome of a procedure shown in a session is counted in its owner's store (late-bound, as scope is).
+    procedures: (owner) => proceduresOf(owner),
+    memoryTools: AGENT_TOOL_NAMES,
     memory,
     context,
     freshTail: values.context.freshTail,

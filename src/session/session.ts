@@ -149,7 +149,8 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       const { number } = await deps.lifecycle.beginTurn(sessionId, user)
       // The message is stored before anything else: if the turn dies, it is not lost.
       const [stored] = await deps.context.append(contextSession, [{ role: 'user', content, at, ...(user !== undefined ? { name: user } : {}) }])
-      await scope.activity.messageReceived(content, { session: sessionId, ...(user !== undefined ? { from: user } : {}) })
+      // With its turn number: what the session did in each turn is read back from the log (procedure outcome tracking).
+      await scope.activity.messageReceived(content, { session: sessionId, ...(user !== undefined ? { from: user } : {}), meta: { turn: number } })
       // A heartbeat (after its own activity is recorded, so this session is never the quiet one).
       if (isHeartbeatMessage(content)) await deps.lifecycle.heartbeatArrived()
       // Model failures since a turn last reported them (background work of earlier turns, any process).

@@ -18,8 +18,14 @@ interface OwnedField {
 const REPORT_OUTCOME = 'report_procedure_outcome'
 
 const OWNED_FRONTMATTER: Readonly<Record<string, OwnedField>> = {
-  success_count: { how: `engram counts the successes reported with ${REPORT_OUTCOME}`, instead: `call ${REPORT_OUTCOME} after following the procedure` },
-  failure_count: { how: `engram counts the failures reported with ${REPORT_OUTCOME}`, instead: `call ${REPORT_OUTCOME} after following the procedure` },
+  success_count: {
+    how: `engram counts the successes reported with ${REPORT_OUTCOME}, and those it sees at the end of a session that was shown the procedure`,
+    instead: `call ${REPORT_OUTCOME} after following the procedure`,
+  },
+  failure_count: {
+    how: `engram counts the failures reported with ${REPORT_OUTCOME}, and those it sees at the end of a session that was shown the procedure`,
+    instead: `call ${REPORT_OUTCOME} after following the procedure`,
+  },
   confidence: {
     how: `engram computes it: successes / (successes + failures) reported with ${REPORT_OUTCOME} for a procedure, validation against its sources for knowledge`,
     instead: `report outcomes with ${REPORT_OUTCOME}`,

@@ -4,10 +4,12 @@
  * confidence = successes / max(1, successes + failures).
  */
 import { z } from 'zod'
+import { REPORT_OUTCOME_TOOL } from '../memory/procedures/outcome-tracking.ts'
 import type { ProcedureStore } from '../memory/procedures/procedure-store.ts'
 import type { ToolDefinition } from './dispatcher.ts'
 
-export const REPORT_PROCEDURE_OUTCOME_TOOL_NAME = 'report_procedure_outcome'
+/** Named where outcome tracking reads it: a procedure the agent reported is not judged again at the boundary. */
+export const REPORT_PROCEDURE_OUTCOME_TOOL_NAME = REPORT_OUTCOME_TOOL
 
 const inputSchema = z.object({
   procedure: z.string().min(1).describe('The procedure name (its file name without .md), as it was shown to you.'),

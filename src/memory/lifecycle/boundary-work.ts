@@ -1,21 +1,22 @@
 /**
  * The work a session boundary queues, as job handlers: immediate encoding (the episode, the state
- * update, resolution propagation — one idempotent pass of the encoder) and sleep replay (the
+ * update, resolution propagation — one idempotent pass of the encoder), sleep replay (the
  * session's steps rebuilt from its `tool_use` events, replayed to the fast model for rules and
- * lessons). Both read everything from their payload and the stores, never from the process that
- * saw the session.
+ * lessons) and the automatic outcomes of the procedures shown in the session (offline). All read
+ * everything from their payload and the stores, never from the process that saw the session.
  */
 import type { Llm } from '../../llm/contracts.ts'
 import type { QueuedJob } from '../../storage/contracts.ts'
 import type { ViewerScope } from '../view.ts'
 import type { BoundaryReason, ImmediateEncoder, ImmediateEncodingOutcome } from '../episodes/immediate-encoding.ts'
 import { replayAndExtract, replayDecision, stepsFromActivity } from '../learning/sleep-replay.ts'
+import { type OutcomeTrackingDeps, trackProcedureOutcomes } from '../procedures/outcome-tracking.ts'
 import type { JobHandler, JobHandlerResult } from './job-runner.ts'
 
 /** What a boundary did for a session: the encoder's outcome, or why it failed. */
 export type BoundaryOutcome = ImmediateEncodingOutcome | { kind: 'failed'; session: string; reason: BoundaryReason; error: string }
 
-/** How far back replay looks when a session's open period is unknown (a session ended before it had a record). */
+/** How far back replay and outcome tracking look when a session's open period is unknown (a session ended before it had a record). */
 const REPLAY_LOOKBACK_MS = 24 * 60 * 60_000
 
 const BOUNDARY_REASONS: readonly BoundaryReason[] = ['idle', 'heartbeat', 'end']
@@ -82,5 +83,26 @@ export function replayHandler(options: ReplayHandlerOptions): JobHandler {
         pending: report?.pending.length ?? 0,
       },
     }
+  }
+}
+
+/**
+ * Success or failure of each procedure shown in the session's open period (`from`–`until`) and not
+ * reported by the agent, judged offline from the log (procedures/outcome-tracking.ts). Done when
+ * something was counted, skipped with the counts otherwise; a busy procedure is retried, and a
+ * retry counts nothing twice.
+ */
+export function procedureOutcomesHandler(deps: OutcomeTrackingDeps): JobHandler {
+  return async (job) => {
+    const session = stringField(job, 'session')
+    const until = stringField(job, 'until')
+    if (!session) return missing(job, 'session')
+    if (!until) return missing(job, 'until')
+    const from = stringField(job, 'from') ?? new Date(Date.parse(until) - REPLAY_LOOKBACK_MS).toISOString()
+    const run = await trackProcedureOutcomes(deps, { session, user: stringField(job, 'user'), from, until })
+    const result = { ...run }
+    if (run.shown === 0) return { status: 'skipped', reason: 'no procedure was shown in the session', result }
+    if (run.success + run.failure === 0) return { status: 'skipped', reason: 'no outcome to count: reported by the agent, undecided, or counted before', result }
+    return { status: 'done', result }
   }
 }

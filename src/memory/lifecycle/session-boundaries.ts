@@ -2,8 +2,9 @@
  * Session boundaries (AnimaWorks' `finalize_if_session_ended`), kept in the store: a session ends
  * when it has been idle for 10 minutes, when a heartbeat finds it quiet since the previous
  * heartbeat, or when the host ends it. Closing a session queues its boundary work in the same
- * transaction — immediate encoding (episode, state update, resolutions) and sleep replay — so the
- * work survives the process that noticed the boundary, and any process's drain does it once.
+ * transaction — immediate encoding (episode, state update, resolutions), sleep replay and the
+ * automatic outcomes of the procedures shown in the session — so the work survives the process
+ * that noticed the boundary, and any process's drain does it once.
  *
  * Activity keeps a session open: every event the recorder writes with a session id touches its
  * record, and a close is conditional on the last activity it saw (a live conversation is never
@@ -21,6 +22,8 @@ export const SESSION_IDLE_MS = 10 * 60_000
 
 export const ENCODING_JOB = 'immediate-encoding'
 export const REPLAY_JOB = 'sleep-replay'
+/** Success or failure of the procedures shown in the period and not reported by the agent (procedures/outcome-tracking.ts). */
+export const PROCEDURE_OUTCOMES_JOB = 'procedure-outcomes'
 
 /** A session a boundary closed (its boundary work is queued). */
 export interface ClosedSession {
@@ -73,6 +76,12 @@ export function boundaryJobs(
     {
       kind: REPLAY_JOB,
       key: `${REPLAY_JOB}:${session.sessionId}:${period}`,
+      payload: { ...common, ...(session.openedAt !== undefined ? { from: session.openedAt } : {}), until: period },
+      runAfter: at,
+    },
+    {
+      kind: PROCEDURE_OUTCOMES_JOB,
+      key: `${PROCEDURE_OUTCOMES_JOB}:${session.sessionId}:${period}`,
       payload: { ...common, ...(session.openedAt !== undefined ? { from: session.openedAt } : {}), until: period },
       runAfter: at,
     },

@@ -9,6 +9,7 @@
 import type { ActivityEvent } from '../../core/activity.ts'
 import type { Clock } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
+import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { JobInput, Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
 import type { ContextProvider } from '../context/provider.ts'
@@ -16,10 +17,11 @@ import type { DeclarativeMemory } from '../engrams/declarative-memory.ts'
 import type { DroppedWork } from '../failures.ts'
 import type { ViewerScope } from '../view.ts'
 import type { BoundaryReason, ImmediateEncoder } from '../episodes/immediate-encoding.ts'
-import { type BoundaryOutcome, encodingHandler, replayHandler } from './boundary-work.ts'
+import type { ProcedureStore } from '../procedures/procedure-store.ts'
+import { type BoundaryOutcome, encodingHandler, procedureOutcomesHandler, replayHandler } from './boundary-work.ts'
 import { createJobRunner, type JobHandler, type JobOutcome } from './job-runner.ts'
 import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob } from './memory-compaction-work.ts'
-import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, REPLAY_JOB } from './session-boundaries.ts'
+import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, PROCEDURE_OUTCOMES_JOB, REPLAY_JOB } from './session-boundaries.ts'
 import { IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
 import { IDENTITY_COUNTER, identityDue, type TurnWork, turnJobs, turnWorkHandlers } from './turn-work.ts'
 
@@ -35,6 +37,13 @@ export interface SessionLifecycleDeps {
   /** Immediate encoding at boundaries (it takes its stores as parameters, so owners can route them). */
   encoder: ImmediateEncoder
   llm: Llm
+  /**
+   * The procedures of one owner's tree: the outcome of a procedure shown in a session is counted
+   * in its own owner's store (procedures/outcome-tracking.ts).
+   */
+  procedures(owner: Owner): ProcedureStore
+  /** Engram's own memory tools: calling them is no evidence that a procedure worked or failed. */
+  memoryTools: readonly string[]
   memory: DeclarativeMemory
   context: ContextProvider
   freshTail: number
@@ -65,7 +74,7 @@ export interface SessionLifecycle {
   heartbeatArrived(): Promise<void>
   /** Links the replies to the turn and queues the turn's work; returns the kinds queued. */
   endTurn(work: TurnWork, replyIds: number[]): Promise<string[]>
-  /** The explicit end of a session: the episode is written now, sleep replay is queued. */
+  /** The explicit end of a session: the episode is written now, sleep replay and procedure outcomes are queued. */
   endSession(sessionId: string): Promise<BoundaryOutcome>
 }
 
@@ -77,7 +86,7 @@ export interface LifecycleReport {
   boundaries: BoundaryOutcome[]
   /** Memory-file compaction, when it ran. */
   compaction: CompactionSummary[]
-  /** Every job this call ran: boundaries, sleep replay, work left by turns, compaction. */
+  /** Every job this call ran: boundaries, sleep replay, procedure outcomes, work left by turns, compaction. */
   jobs: JobOutcome[]
 }
 
@@ -141,6 +150,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     handlers: {
       [ENCODING_JOB]: encodingHandler(deps.encoder),
       [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
+      [PROCEDURE_OUTCOMES_JOB]: procedureOutcomesHandler({ agent, lifecycle: store, scope: deps.scope, procedures: deps.procedures, clock, ignoredTools: deps.memoryTools }),
       [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory),
       ...Object.fromEntries((deps.scheduled ?? []).map((work) => [work.kind, work.handler])),
       ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}) }),
