@@ -164,9 +164,10 @@ test('an agent process exits with its work queued; a later `engram maintain` doe
     ['chat-u2', 'recorded'],
   ])
   assert.deepEqual(ran(first.jobs), [
-    // The day's consolidation and the month's forgetting (decision 0030): queued by the first maintain of the period, once.
+    // The day's consolidation, the week's integration and the month's forgetting (decisions 0030, 0031): queued by the first maintain of the period, once.
     'consolidation-daily:skipped',
     'consolidation-monthly:skipped',
+    'consolidation-weekly:skipped',
     'identity:chat-u1:done',
     'immediate-encoding:chat-u1:done',
     'immediate-encoding:chat-u2:done',
@@ -193,6 +194,7 @@ test('two `engram maintain` processes at once still do each piece of work exactl
   assert.deepEqual(ran(jobs), [
     'consolidation-daily:skipped',
     'consolidation-monthly:skipped',
+    'consolidation-weekly:skipped',
     'identity:chat-u1:done',
     'immediate-encoding:chat-u1:done',
     'immediate-encoding:chat-u2:done',

@@ -257,10 +257,11 @@ describe('with a model (fake server)', () => {
     const report = await mind.maintain()
     assert.deepEqual(
       report.jobs.map((job) => [job.kind, job.status]),
-      // The day's consolidation and the month's forgetting run at the period's first maintain; nothing to do yet.
+      // The day's consolidation, the week's integration and the month's forgetting run at the period's first maintain; nothing to do yet.
       [
         ['error-learner', 'done'],
         ['consolidation-daily', 'skipped'],
+        ['consolidation-weekly', 'skipped'],
         ['consolidation-monthly', 'skipped'],
       ],
     )
