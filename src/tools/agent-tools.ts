@@ -21,7 +21,7 @@ import { buildRecallTool } from './recall-tool.ts'
 import { createRecallSkillTool } from './recall-skill-tool.ts'
 import { createReportProcedureOutcomeTool } from './report-procedure-outcome-tool.ts'
 import { withAnnotations } from './tool-annotations.ts'
-import { buildSearchMemoryTool, type MemorySearch } from './search-memory-tool.ts'
+import { buildSearchMemoryTool, type MemorySearch, memorySearchHitOf } from './search-memory-tool.ts'
 import type { EngramTool } from './tool.ts'
 
 /** The tool names, in the order they are offered. */
@@ -130,14 +130,6 @@ export function memoryFileDeps(mind: Mind, viewer: Viewer): MemoryFileToolsDeps 
 function retrieverSearch(mind: Mind, viewer: Viewer): MemorySearch {
   return async (query, options) => {
     const result = await mind.retriever.search(query, { limit: options.limit, viewer, ...(options.kinds ? { kinds: options.kinds } : {}) })
-    return result.hits.map((hit) => ({
-      id: hit.unit.id,
-      kind: hit.unit.kind,
-      text: hit.unit.text,
-      source: hit.unit.source,
-      score: hit.score,
-      createdAt: hit.unit.createdAt,
-      provenance: hit.provenance,
-    }))
+    return result.hits.map(memorySearchHitOf)
   }
 }

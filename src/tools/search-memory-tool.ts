@@ -13,6 +13,8 @@ import { UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
 import { DEFAULT_LIMITS } from '../config/limits.ts'
 import { perQueryLimit, queryField } from './input-limits.ts'
 import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
+import { type FactValidity, factValidityOfUnit, siblingSource, validityNote } from '../memory/retrieval/fact-history.ts'
+import type { RetrievalHit } from '../memory/retrieval/search.ts'
 import { memoryPathOfSource } from './memory-paths.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
@@ -35,6 +37,26 @@ export interface MemorySearchHit {
   createdAt?: string
   /** Ids of the messages or documents the unit stands for. */
   provenance?: string[]
+  /**
+   * A knowledge document's place in a history of facts (decision 0033): the slug that superseded
+   * it or that it supersedes, in the same folder, and when it held.
+   */
+  history?: FactValidity
+}
+
+/** A retrieval hit as search_memory and `engram search` show it. */
+export function memorySearchHitOf(hit: RetrievalHit): MemorySearchHit {
+  const history = factValidityOfUnit(hit.unit)
+  return {
+    id: hit.unit.id,
+    kind: hit.unit.kind,
+    text: hit.unit.text,
+    source: hit.unit.source,
+    score: hit.score,
+    createdAt: hit.unit.createdAt,
+    provenance: hit.provenance,
+    ...(history ? { history } : {}),
+  }
 }
 
 export interface MemorySearchOptions {
@@ -62,13 +84,19 @@ export type SearchMemoryInput = z.infer<ReturnType<typeof buildInputSchema>>
 const inputSchemaFor = perQueryLimit(buildInputSchema)
 
 /** Where the agent can open a hit: a memory path (with its anchor) or the raw source. */
-export function hitReference(hit: MemorySearchHit, layout: HomeLayout, viewer?: Viewer): string {
+export function hitReference(hit: Pick<MemorySearchHit, 'source'>, layout: HomeLayout, viewer?: Viewer): string {
   const hash = hit.source.indexOf('#')
   const file = hash < 0 ? hit.source : hit.source.slice(0, hash)
   const anchor = hash < 0 ? '' : hit.source.slice(hash)
   const path = memoryPathOfSource(file, layout, viewer)
   if (path !== undefined) return `${path}${anchor}`
   return hit.source
+}
+
+/** ` (superseded by users/ada/knowledge/berlin.md on 2026-05-01; valid …)`, or '' for a hit without a history of facts. */
+function historyNote(hit: MemorySearchHit, layout: HomeLayout, viewer?: Viewer): string {
+  const note = validityNote(hit.history, (slug) => hitReference({ source: siblingSource(hit.source, slug) }, layout, viewer))
+  return note === '' ? '' : ` ${escapeRecalled(note)}`
 }
 
 /** A hit's text on one line, through the one escaping rule of recalled text (decision 0028), cut. */
@@ -85,7 +113,7 @@ export function formatSearchHits(query: string, hits: MemorySearchHit[], layout:
     const ref = hitReference(hit, layout, viewer)
     const opener = ref.startsWith('conv:') ? `memory tool: expand ${hit.id}` : `read_memory_file ${ref}`
     const when = hit.createdAt ? ` ${hit.createdAt.slice(0, 10)}` : ''
-    lines.push(`${index + 1}. [${hit.kind}${when}] ${snippet(hit.text)}`)
+    lines.push(`${index + 1}. [${hit.kind}${when}] ${snippet(hit.text)}${historyNote(hit, layout, viewer)}`)
     lines.push(`   source: ${escapeRecalled(ref)} (open with ${escapeRecalled(opener)})`)
   })
   return lines.join('\n')

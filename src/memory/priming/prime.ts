@@ -20,6 +20,7 @@ import type { ActivityLog, DocumentStore, SearchIndex, UnitKind } from '../../st
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
 import { matchProcedures, type MatchCandidate } from '../procedures/matching.ts'
 import type { ProcedureStore } from '../procedures/procedure-store.ts'
+import { factValidityOfUnit, siblingSource, validityNote } from '../retrieval/fact-history.ts'
 import { analyseQuery, recallText } from '../retrieval/query-analysis.ts'
 import type { Retriever, RetrievalHit } from '../retrieval/search.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
@@ -135,14 +136,18 @@ function day(iso: string): string {
   return iso.slice(0, 10)
 }
 
-/** A related memory as one line: kind, date, text (cut with a pointer when long), source. */
+/**
+ * A related memory as one line: kind, date, text (cut with a pointer when long), source, and for a
+ * fact with a history what replaced it and when it held (decision 0033), pointing as the source does.
+ */
 function relatedLine(hit: RetrievalHit, itemTokens: number): string {
   const unit = hit.unit
   const text = escapeRecalled(unit.text)
   const pointer = unit.kind === 'message' || unit.kind === 'summary' ? `${unit.source}#${unit.id}` : unit.source
   const cut = truncateToTokens(text, itemTokens)
   const body = cut.length < text.length ? `${cut}… (-> ${pointer})` : `${text} (-> ${pointer})`
-  return `- [${unit.kind} ${day(unit.createdAt)}] ${body}`
+  const note = validityNote(factValidityOfUnit(unit), (slug) => siblingSource(unit.source, slug))
+  return `- [${unit.kind} ${day(unit.createdAt)}] ${body}${note === '' ? '' : ` ${escapeRecalled(note)}`}`
 }
 
 function whyOf(hit: RetrievalHit): Record<string, number> {

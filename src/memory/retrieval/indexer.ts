@@ -16,6 +16,7 @@ import { ENGRAM_FILES } from '../../storage/contracts.ts'
 import type { Embedder } from '../../llm/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { chunkMarkdown } from './chunking.ts'
+import { factValidityOf } from './fact-history.ts'
 
 export interface ReindexReport {
   /** Sources (files) looked at. */
@@ -329,6 +330,11 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
   const createdAt = typeof fm.created_at === 'string' && !Number.isNaN(Date.parse(fm.created_at)) ? new Date(fm.created_at).toISOString() : (day ?? modifiedAt)
   const description = typeof fm.description === 'string' ? fm.description : undefined
   const links = [...doc.body.matchAll(/\[\[([^\]\n]{1,200})\]\]/g)].map((m) => (m[1] as string).trim())
+  // A knowledge document's place in a history of facts (decision 0033) goes on every unit, and into
+  // its hash: a document superseded after it was indexed is rewritten by the next reindex. A
+  // document without these fields keeps the hash of its text alone.
+  const validity = unit === 'knowledge' ? factValidityOf(fm) : undefined
+  const historyKey = validity === undefined ? '' : `\n\u0000history ${validity.supersededBy ?? ''} ${validity.supersedes ?? ''} ${validity.validFrom ?? ''} ${validity.validUntil ?? ''}`
   return chunkMarkdown(doc.body).map((chunk) => {
     const text = chunk.index === 0 && description ? `${description}\n${chunk.text}` : chunk.text
     return {
@@ -341,9 +347,9 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
       user: unit === 'user' ? doc.slug : undefined,
       createdAt,
       updatedAt: modifiedAt,
-      hash: contentHash(text),
+      hash: contentHash(`${text}${historyKey}`),
       links: links.length > 0 ? links : undefined,
-      meta: { slug: doc.slug, ...(chunk.heading ? { heading: chunk.heading } : {}) },
+      meta: { slug: doc.slug, ...(chunk.heading ? { heading: chunk.heading } : {}), ...validity },
     }
   })
 }

@@ -144,6 +144,36 @@ describe('retriever on a real index', () => {
     }
   })
 
+  test('a superseded fact ranks right below its successor, scores at most as much, is never dropped, and as of before it was replaced it is live again', async () => {
+    const history = (meta: Record<string, unknown>): Partial<IndexUnit> => ({ meta })
+    // The old fact matches the question far better (more of its words); the chain is porto → lisbon → berlin.
+    await fresh([
+      unit('porto', 'Ada lives in an apartment in Porto; the apartment in Porto is where Ada lives.', '2025-06-01T00:00:00.000Z', history({ supersededBy: 'lisbon', validUntil: '2026-01-03T00:00:00.000Z' })),
+      unit('lisbon', 'Ada lives in an apartment in Lisbon; the apartment in Lisbon is where Ada lives.', '2026-01-03T00:00:00.000Z', history({ supersededBy: 'berlin', supersedes: 'porto', validFrom: '2026-01-03T00:00:00.000Z', validUntil: '2026-02-20T00:00:00.000Z' })),
+      unit('berlin', 'Ada lives in Berlin now.', '2026-02-20T00:00:00.000Z', history({ supersedes: 'lisbon', validFrom: '2026-02-20T00:00:00.000Z' })),
+      unit('cat', 'Ada has a cat and lives with it.', '2026-02-01T00:00:00.000Z'),
+    ])
+    const retriever = createRetriever({ index: mind.backend.index, embedder: null, clock, settings: { graph: false } })
+    const { hits } = await retriever.search('where does Ada live, in which apartment', { recordAccess: false })
+    const ids = hits.map((h) => h.unit.id)
+    // The chain takes the place of its best-ranked member (Lisbon, without the history), current fact first.
+    assert.deepEqual(ids, ['berlin', 'lisbon', 'porto', 'cat'], ids.join(', '))
+    const score = (id: string): number => hits.find((h) => h.unit.id === id)?.score ?? Number.NaN
+    assert.ok(score('lisbon') <= score('berlin') && score('porto') <= score('lisbon'))
+    assert.equal(hits.find((h) => h.unit.id === 'lisbon')?.terms.history, 0.9, 'the documented factor')
+    assert.equal(hits.find((h) => h.unit.id === 'berlin')?.terms.history, 1)
+    // Alone, the superseded fact is still found (history), with its score lowered by the factor.
+    const alone = await retriever.search('Porto', { recordAccess: false })
+    assert.equal(alone.hits[0]?.unit.id, 'porto')
+    const plain = alone.hits[0]
+    assert.ok(plain && Math.abs(plain.score - 0.9 * (plain.terms.fused + plain.terms.recency + plain.terms.frequency)) < 1e-9)
+    // Searched as of a day when Lisbon still held, Lisbon is live and its better match wins; Porto was already history.
+    const then = await retriever.search('where does Ada live, in which apartment', { recordAccess: false, asOf: '2026-02-01T00:00:00.000Z' })
+    assert.equal(then.hits.find((h) => h.unit.id === 'lisbon')?.terms.history, 1)
+    assert.equal(then.hits.find((h) => h.unit.id === 'porto')?.terms.history, 0.9)
+    assert.ok(then.hits.findIndex((h) => h.unit.id === 'lisbon') < then.hits.findIndex((h) => h.unit.id === 'berlin'))
+  })
+
   test('bad options are refused with a clear error', async () => {
     const retriever = createRetriever({ index: mind.backend.index, embedder: null, clock })
     await assert.rejects(retriever.search('x', { limit: 0 }), { code: 'invalid_argument' })

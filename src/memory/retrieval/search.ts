@@ -6,7 +6,8 @@
  *
  *   query analysis → candidates per channel (lexical BM25; dense KNN or dense re-ranking)
  *   → fusion → activation terms (recency, frequency) → graph diffusion (PPR)
- *   → filtering and exclusions → diversification → threshold → record access
+ *   → filtering and exclusions → diversification → superseded facts below their successors
+ *   → threshold → record access
  *
  * Packing into a token budget is the caller's (priming packs per channel).
  *
@@ -29,6 +30,7 @@ import { frequencyTerm, recencyTerm } from './activation.ts'
 import { fuseScores } from './fusion.ts'
 import { personalizedPageRank } from './graph-diffusion.ts'
 import { informationFactor } from './information.ts'
+import { siblingSource, supersededAt } from './fact-history.ts'
 import { createNearDuplicateFilter } from './near-duplicates.ts'
 import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine } from './query-analysis.ts'
 import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
@@ -52,14 +54,20 @@ export interface ScoreTerms {
    * every unit that is not a message). `fused` is already multiplied by it.
    */
   information: number
+  /**
+   * Factor on the whole score of a fact superseded by a newer one (SUPERSEDED_SCORE_FACTOR; 1 =
+   * neutral, and for every unit that is not a superseded knowledge document). `score` already
+   * includes it.
+   */
+  history: number
 }
 
-/** Terms of a unit not scored yet (the information factor is neutral). */
-const zeroTerms = (): ScoreTerms => ({ lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0, information: 1 })
+/** Terms of a unit not scored yet (the information and history factors are neutral). */
+const zeroTerms = (): ScoreTerms => ({ lexical: 0, dense: 0, fused: 0, recency: 0, frequency: 0, graph: 0, information: 1, history: 1 })
 
 export interface RetrievalHit {
   unit: StoredUnit
-  /** fused + recency + frequency + graph. */
+  /** (fused + recency + frequency + graph) × history. */
   score: number
   terms: ScoreTerms
   /** The messages or documents the unit stands for. */
@@ -201,6 +209,74 @@ const UNIT_MEMO_CAPACITY = 10_000
 const RESTATEMENT_DEPTH = 30
 /** A restatement must match the question about as well as what it restates: this share of its score at least. */
 const RESTATEMENT_SCORE_RATIO = 0.6
+/**
+ * The score of a superseded fact is multiplied by this (decision 0033): a live fact that matches
+ * as well, or nearly (within a tenth), ranks above it; one that matches clearly better stays where
+ * its match puts it — it is history, still found, never dropped. Not measured: neither dev set has
+ * superseded documents; the order of a superseded fact and its successor when both are found does
+ * not depend on it (stage 6b).
+ */
+export const SUPERSEDED_SCORE_FACTOR = 0.9
+
+/**
+ * Stage 6b: facts that were replaced, as restatements (stage 5b) are for messages. When a
+ * superseded fact and its successor are both among the hits, the successor (its best unit) takes
+ * the better place of the two and the superseded fact goes right below it — a chain A → B → C
+ * reads C, B, A where the best of them ranked — each scoring no more than the one above it. Alone,
+ * a superseded fact keeps its place (its score was lowered by SUPERSEDED_SCORE_FACTOR). A unit
+ * whose successors lead back to it (a cycle a person wrote by hand) heads its chain.
+ */
+function supersededBelowSuccessors(kept: Scored[]): Scored[] {
+  const firstOfSource = new Map<string, Scored>()
+  for (const s of kept) if (!firstOfSource.has(s.unit.source)) firstOfSource.set(s.unit.source, s)
+  const parentOf = new Map<Scored, Scored>()
+  for (const s of kept) {
+    // Superseded as of the query's instant (stage 4 set the factor).
+    if (s.terms.history === 1) continue
+    const parent = firstOfSource.get(siblingSource(s.unit.source, String(s.unit.meta?.supersededBy)))
+    if (parent !== undefined && parent.unit.source !== s.unit.source) parentOf.set(s, parent)
+  }
+  if (parentOf.size === 0) return kept
+  for (const s of kept) {
+    // Walk up; a chain that comes back to `s` is a cycle, and `s` (the best ranked of it) is its root.
+    let up = parentOf.get(s)
+    for (let steps = 0; up !== undefined && steps <= kept.length; steps++) {
+      if (up === s) {
+        parentOf.delete(s)
+        break
+      }
+      up = parentOf.get(up)
+    }
+  }
+  const children = new Map<Scored, Scored[]>()
+  for (const s of kept) {
+    const parent = parentOf.get(s)
+    if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), s])
+  }
+  const rootOf = (s: Scored): Scored => {
+    let root = s
+    for (let up = parentOf.get(root); up !== undefined; up = parentOf.get(root)) root = up
+    return root
+  }
+  const out: Scored[] = []
+  const placed = new Set<Scored>()
+  const place = (s: Scored): void => {
+    out.push(s)
+    for (const child of children.get(s) ?? []) {
+      child.score = Math.min(child.score, s.score)
+      place(child)
+    }
+  }
+  // In rank order: the first member of a chain seen puts the whole chain there, its head first.
+  for (const s of kept) {
+    const root = rootOf(s)
+    if (placed.has(root)) continue
+    placed.add(root)
+    root.score = Math.max(root.score, s.score)
+    place(root)
+  }
+  return out
+}
 
 export function createRetriever(deps: RetrieverDeps): Retriever {
   const settings = Object.freeze(resolveRetrievalSettings(deps.settings))
@@ -497,6 +573,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       if (!Number.isInteger(limit) || limit < 1) throw invalid(`limit must be a whole number ≥ 1, got ${JSON.stringify(options.limit)}.`, 'Pass how many hits you want.')
       if (options.minScore !== undefined && !Number.isFinite(options.minScore)) throw invalid(`minScore must be a number, got ${options.minScore}.`, 'Pass a score such as 0.3, or leave it out.')
       const asOf = instant(options.asOf, 'asOf', clock.now())
+      const asOfMs = asOf.getTime()
       const since = options.since === undefined ? undefined : instant(options.since, 'since', asOf).getTime()
       const until = options.until === undefined ? undefined : instant(options.until, 'until', asOf).getTime()
       const warnings: RetrievalWarning[] = []
@@ -581,7 +658,9 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
           // What the user said is the evidence; the agent's own answers are its conclusions.
           if (s.unit.meta?.role === 'assistant') s.terms.fused *= settings.agentMessageWeight
         }
-        s.score = s.terms.fused + s.terms.recency + s.terms.frequency
+        // A fact a newer one replaced is history: found, but below what holds now (stage 6b).
+        s.terms.history = s.unit.kind === 'knowledge' && supersededAt(s.unit, asOfMs) ? SUPERSEDED_SCORE_FACTOR : 1
+        s.score = (s.terms.fused + s.terms.recency + s.terms.frequency) * s.terms.history
       }
       scored.forEach(activate)
 
@@ -599,22 +678,27 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
             s.terms.graph = graph
           }
         }
-        for (const s of scored) if (s.score !== Number.NEGATIVE_INFINITY) s.score = s.terms.fused + s.terms.recency + s.terms.frequency + s.terms.graph
+        for (const s of scored) if (s.score !== Number.NEGATIVE_INFINITY) s.score = (s.terms.fused + s.terms.recency + s.terms.frequency + s.terms.graph) * s.terms.history
       }
 
       // Stage 6: diversification — a repeat of a better hit adds nothing the agent has not seen.
       scored.sort((a, b) => b.score - a.score || a.unit.id.localeCompare(b.unit.id))
       restatementsFirst(scored, query.contentWords)
-      const kept: Scored[] = []
+      let kept: Scored[] = []
       const duplicates = createNearDuplicateFilter(settings.duplicateSimilarity)
       for (const s of scored) {
         if (s.score === Number.NEGATIVE_INFINITY) continue
         s.words ??= wordsOf(s.unit)
-        if (duplicates.isDuplicate(s.words)) continue
-        duplicates.keep(s.words)
+        // A superseded fact often repeats its successor but for the value that changed: it is the
+        // history of that value, never a repeat to drop.
+        const history = s.terms.history !== 1
+        if (!history && duplicates.isDuplicate(s.words)) continue
+        if (!history) duplicates.keep(s.words)
         kept.push(s)
         if (kept.length >= limit) break
       }
+      // Stage 6b: superseded facts right below their successors.
+      kept = supersededBelowSuccessors(kept)
 
       // Stage 7: threshold, never emptying the list silently.
       let hits = kept

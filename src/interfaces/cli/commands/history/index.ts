@@ -1,12 +1,35 @@
 /** `engram history TARGET [--user ID]`: how a knowledge or procedure document changed, and why. */
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
+import type { DocumentHistory, FactLink } from '../../../../memory/consolidation/history.ts'
+import { validityInterval } from '../../../../memory/retrieval/fact-history.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
 import { cliUser } from '../memory/open-declarative-memory.ts'
 
+/** One document of a fact's chain: `users/ada/knowledge/berlin.md — live; valid from 2026-05-01`. */
+function chainLine(path: string, state: string, validFrom: string | undefined, validUntil: string | undefined): string {
+  const interval = validityInterval(validFrom, validUntil)
+  return `  ${path} — ${state}${interval !== '' ? `; valid ${interval}` : ''}`
+}
+
+/** When the fact held and the documents before and after it, oldest first (decision 0033); none for a document without a history of facts. */
+function factLines(history: DocumentHistory): string[] {
+  const earlier: FactLink[] = [...(history.supersedes ?? [])].reverse()
+  const later: FactLink[] = history.supersededBy ?? []
+  if (earlier.length === 0 && later.length === 0) {
+    return history.validity ? [`valid ${validityInterval(history.validity.from, history.validity.until)}`] : []
+  }
+  return [
+    'fact history, oldest first:',
+    ...earlier.map((link) => chainLine(link.path, link.state, link.validFrom, link.validUntil)),
+    chainLine(history.path, 'this document', history.validity?.from, history.validity?.until),
+    ...later.map((link) => chainLine(link.path, link.state, link.validFrom, link.validUntil)),
+  ]
+}
+
 export const historyCommand: Command = {
   path: ['history'],
-  summary: 'How a knowledge or procedure document changed and why: its state, lineage and earlier versions with their reasons',
+  summary: 'How a knowledge or procedure document changed and why: its state, lineage, the facts it superseded or was superseded by, and earlier versions with their reasons',
   usage: 'history TARGET [--user ID]   (a path such as knowledge/tea.md or procedures/deploy.md)',
   async run(context) {
     const target = context.args.join(' ').trim()
@@ -17,7 +40,7 @@ export const historyCommand: Command = {
     return withMind(context, async (mind) => {
       const history = await mind.history(target, user !== undefined ? { user } : {})
       const lineage = Object.entries(history.lineage).map(([key, value]) => `${key}: ${String(value)}`)
-      const lines = [`${history.path} — ${history.state}${lineage.length > 0 ? ` (${lineage.join(', ')})` : ''}`]
+      const lines = [`${history.path} — ${history.state}${lineage.length > 0 ? ` (${lineage.join(', ')})` : ''}`, ...factLines(history)]
       if (history.versions.length === 0) lines.push('no earlier versions')
       for (const version of history.versions) lines.push(`  ${version.at} ${version.path}${version.reason ? ` — ${version.reason}` : ''}`)
       if (history.retired) lines.push(`  and ${history.retired.length} older version(s) that version retention moved to archive/forgotten/versions/ (--json lists them)`)

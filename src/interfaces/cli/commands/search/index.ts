@@ -7,7 +7,7 @@
 import { checkLength } from '../../../../config/limits.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { UNIT_KINDS, type UnitKind } from '../../../../storage/contracts.ts'
-import { formatSearchHits, hitReference, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../../../tools/search-memory-tool.ts'
+import { formatSearchHits, hitReference, memorySearchHitOf, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../../../tools/search-memory-tool.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
 import { cliUser } from '../memory/open-declarative-memory.ts'
@@ -52,15 +52,7 @@ export const searchCommand: Command = {
       checkLength('queryChars', 'The query', query, mind.config.values.limits.queryChars)
       const viewer = mind.scope(user).viewer
       const result = await mind.retriever.search(query, { limit, viewer, recordAccess: false, ...(kinds ? { kinds } : {}) })
-      const hits = result.hits.map((hit) => ({
-        id: hit.unit.id,
-        kind: hit.unit.kind,
-        text: hit.unit.text,
-        source: hit.unit.source,
-        score: hit.score,
-        createdAt: hit.unit.createdAt,
-        provenance: hit.provenance,
-      }))
+      const hits = result.hits.map(memorySearchHitOf)
       return {
         data: { query, ...(user !== undefined ? { user } : {}), hits: hits.map((hit) => ({ ...hit, ref: hitReference(hit, mind.layout, viewer) })) },
         human: formatSearchHits(query, hits, mind.layout, viewer),
