@@ -87,6 +87,8 @@ export interface DocWriteOptions {
  */
 export interface DocumentStore {
   list(kind: DocKind): Promise<DocRef[]>
+  /** The slugs `list` would return, sorted, without reading the documents (a listing that stays cheap as episodes pile up). */
+  slugs(kind: DocKind): Promise<string[]>
   read(kind: DocKind, slug: string): Promise<MemoryDoc | null>
   /** Create or replace; an existing file is versioned into `archive/versions/` first. */
   write(kind: DocKind, slug: string, frontmatter: Frontmatter, body: string, options?: DocWriteOptions): Promise<MemoryDoc>
@@ -113,8 +115,8 @@ export interface DocumentStore {
    * second call with the same `keep` returns `[]`. `keep` is a whole number ≥ 0.
    */
   retainVersions(kind: DocKind, slug: string, keep: number): Promise<string[]>
-  /** Files whose frontmatter could not be parsed (kept as they are, body read as plain text). */
-  problems(): Promise<ParseProblem[]>
+  /** Files whose frontmatter could not be parsed (kept as they are, body read as plain text); of `kinds` only, when given. */
+  problems(kinds?: readonly DocKind[]): Promise<ParseProblem[]>
 }
 
 export interface Conversation {

@@ -19,7 +19,7 @@ import { type Clock, isoDay } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
-import { type HomeLayout, ownerNamespace } from '../../storage/home-layout.ts'
+import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
 import { parseEpisodeSections } from '../episodes/episode-format.ts'
 import { episodeDayLock } from '../episodes/immediate-encoding.ts'
 
@@ -199,9 +199,9 @@ export async function compressEpisodes(deps: EpisodeCompressionDeps, options: Ep
   const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
   for (const owner of owners) {
     const documents = deps.backend.owned(owner).documents
-    const old = (await documents.list('episode')).filter((ref) => ref.slug < before)
+    const old = (await documents.slugs('episode')).filter((slug) => slug < before).map((slug) => ({ slug, path: `${ownerTree(deps.layout, owner).rel}/episodes/${slug}.md` }))
     if (old.length === 0) continue
-    const unreadable = new Set((await documents.problems()).map((problem) => problem.file))
+    const unreadable = new Set((await documents.problems(['episode'])).map((problem) => problem.file))
     for (const ref of old) {
       const path = `${ownerNamespace(owner)}episodes/${ref.slug}.md`
       if (unreadable.has(ref.path)) {

@@ -54,7 +54,7 @@ export async function episodeOwners(backend: Backend): Promise<Owner[]> {
 /** The sections of `owner`'s episode days in [from, to] (ISO days, inclusive), oldest first, minus `done` ids. */
 export async function episodeSections(backend: Backend, owner: Owner, window: { from: string; to: string }, done: ReadonlySet<string>): Promise<EpisodeSource[]> {
   const documents = backend.owned(owner).documents
-  const days = (await documents.list('episode')).map((ref) => ref.slug).filter((day) => /^\d{4}-\d{2}-\d{2}$/.test(day) && day >= window.from && day <= window.to)
+  const days = (await documents.slugs('episode')).filter((day) => /^\d{4}-\d{2}-\d{2}$/.test(day) && day >= window.from && day <= window.to)
   days.sort()
   const sections: EpisodeSource[] = []
   for (const day of days) {

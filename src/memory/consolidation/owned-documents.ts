@@ -27,7 +27,7 @@ export async function* everyOwnedDocument(deps: { backend: Backend; layout: Home
   for (const owner of owners) {
     const documents = deps.backend.owned(owner).documents
     const tree = ownerTree(deps.layout, owner).rel
-    const unreadable = new Set((await documents.problems()).map((problem) => problem.file))
+    const unreadable = new Set((await documents.problems(['knowledge', 'procedure'])).map((problem) => problem.file))
     for (const docKind of ['knowledge', 'procedure'] as const) {
       for (const ref of await documents.list(docKind)) {
         const doc = await documents.read(docKind, ref.slug)

@@ -104,8 +104,9 @@ export function createEpisodicRecall(options: EpisodicRecallOptions): Recall {
   async function episodeCandidates(tree: RecallTree, sinceDay: string): Promise<Candidate[]> {
     const { documents, namespace } = tree
     const candidates: Candidate[] = []
-    for (const ref of await documents.list('episode')) {
-      if (ref.slug < sinceDay) continue
+    for (const slug of await documents.slugs('episode')) {
+      if (slug < sinceDay) continue
+      const ref = { slug }
       const doc = await documents.read('episode', ref.slug)
       if (!doc) continue
       for (const section of parseEpisodeSections(doc.body)) {

@@ -83,6 +83,25 @@ async function guarded(report: ReindexReport, file: string, work: () => Promise<
   }
 }
 
+/**
+ * The documents this process indexed, per index: each source with the hash of the file its units
+ * came from and how many there were. A reindex skips a document whose file still has that hash and
+ * whose units the index still holds (a forgotten and restored file is indexed again), so that the
+ * reindex after each `maintain()` does not read and chunk a year of unchanged episodes again.
+ */
+const indexedDocuments = new WeakMap<object, Map<string, { hash: string; units: number }>>()
+
+/** What the collection of documents knows of earlier reindexes (see `indexedDocuments`). */
+interface DocumentMemo {
+  known: Map<string, { hash: string; units: number }>
+  /** Sources the index holds now. */
+  live: ReadonlySet<string>
+  /** Documents skipped as unchanged this time. */
+  unchanged: Set<string>
+  /** Documents read this time, with their file's hash. */
+  read: Map<string, string>
+}
+
 /** Bring the index up to date with every memory file. Never throws for what a file holds. */
 export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean } = {}): Promise<ReindexReport> {
   const started = performance.now()
@@ -90,8 +109,10 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
   const wanted = new Map<string, IndexUnit[]>()
   // Every owner's tree (decision 0017): the agent's, the shared one, and each user's of this agent.
   const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
+  const known = indexedDocuments.get(deps.backend.index) ?? new Map<string, { hash: string; units: number }>()
+  const memo: DocumentMemo = { known: options.full ? new Map() : known, live: new Set(await deps.backend.index.sources()), unchanged: new Set(), read: new Map() }
 
-  for (const owner of owners) await collectOwnerUnits(owner, deps, wanted, report)
+  for (const owner of owners) await collectOwnerUnits(owner, deps, wanted, report, memo)
 
   // A user's profile belongs to that user and to every agent of the home (decision 0017).
   await guarded(report, 'shared/users', async () => {
@@ -110,7 +131,19 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
 
   if (deps.skills) await guarded(report, `agents/${deps.agent}/skills`, () => collectSkillUnits(deps, deps.skills as SkillStore, wanted, report))
 
-  await writeUnits(deps, wanted, report, options)
+  await writeUnits(deps, wanted, report, options, memo.unchanged)
+  for (const source of memo.unchanged) {
+    report.sources++
+    report.unchanged += known.get(source)?.units ?? 0
+  }
+  // Remember what was indexed now (not when vectors failed: their units are written again next time).
+  const next = new Map<string, { hash: string; units: number }>()
+  for (const source of memo.unchanged) {
+    const entry = known.get(source)
+    if (entry) next.set(source, entry)
+  }
+  if (report.embedError === undefined) for (const [source, hash] of memo.read) next.set(source, { hash, units: wanted.get(source)?.length ?? 0 })
+  indexedDocuments.set(deps.backend.index, next)
   report.ms = Math.round(performance.now() - started)
   return report
 }
@@ -140,9 +173,9 @@ async function collectSkillUnits(deps: IndexerDeps, skills: SkillStore, wanted: 
 }
 
 /** Upserts what changed and removes what is gone. */
-async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, report: ReindexReport, options: { full?: boolean }): Promise<void> {
+async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, report: ReindexReport, options: { full?: boolean }, unchanged: ReadonlySet<string>): Promise<void> {
   const index = deps.backend.index
-  const fileSources = new Set(wanted.keys())
+  const fileSources = new Set([...wanted.keys(), ...unchanged])
   // Sources that no longer exist (a deleted or archived file) leave the index entirely; another
   // agent's files in the same home are that agent's to reindex.
   for (const source of await index.sources()) {
@@ -214,7 +247,7 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
 }
 
 /** The units of one owner's tree: its engram files, topics and documents. */
-async function collectOwnerUnits(owner: Owner, deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, report: ReindexReport): Promise<void> {
+async function collectOwnerUnits(owner: Owner, deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, report: ReindexReport, memo: DocumentMemo): Promise<void> {
   const stores = deps.backend.owned(owner)
   const unitAgent = owner === 'shared' ? undefined : deps.agent
   for (const scope of ['global', 'project'] as const) {
@@ -235,8 +268,13 @@ async function collectOwnerUnits(owner: Owner, deps: IndexerDeps, wanted: Map<st
   for (const { kind, unit } of INDEXED_DOC_KINDS) {
     await guarded(report, `${treeRel(owner, deps.agent)}/${kind}`, async () => {
       for (const ref of await stores.documents.list(kind)) {
+        if (memo.known.get(ref.path)?.hash === ref.hash && memo.live.has(ref.path)) {
+          memo.unchanged.add(ref.path)
+          continue
+        }
         const doc = await stores.documents.read(kind, ref.slug)
         if (!doc) continue
+        if (doc.hash === ref.hash) memo.read.set(doc.path, doc.hash)
         wanted.set(doc.path, docUnits(doc, unit, ref.modifiedAt, deps).map((u) => ({ ...u, agent: unitAgent, owner })))
       }
     })

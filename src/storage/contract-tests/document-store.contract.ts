@@ -212,6 +212,18 @@ export function runDocumentStoreContract(name: string, make: () => Promise<Docum
         assert.equal((await store.read('procedure', 'deploy'))?.body, 'two\n')
       }))
 
+    test('slugs lists what list lists, without reading; problems can be asked of some kinds only', () =>
+      withStore(async ({ store }) => {
+        await store.write('knowledge', 'b-note', KNOWLEDGE, 'b')
+        await store.write('knowledge', 'a-note', KNOWLEDGE, 'a')
+        await store.append('episode', '2026-03-02', '# 2026-03-02\n')
+        assert.deepEqual(await store.slugs('knowledge'), ['a-note', 'b-note'])
+        assert.deepEqual(await store.slugs('knowledge'), (await store.list('knowledge')).map((ref) => ref.slug))
+        assert.deepEqual(await store.slugs('episode'), ['2026-03-02'])
+        assert.deepEqual(await store.slugs('procedure'), [])
+        assert.deepEqual(await store.problems(['knowledge', 'procedure']), [])
+      }))
+
     test('unsafe slugs are rejected with invalid_argument', () =>
       withStore(async ({ store }) => {
         for (const slug of ['', '../escape', 'a/b', '/etc/passwd', 'x\u0000y', '..', 'a\\b']) {

@@ -31,6 +31,8 @@ import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, type MemoryFileLimits, readMem
 /** Documents up to this size keep their bytes between reads (document-store read cache), at most this many. */
 const RECENT_MAX_BYTES = 64 * 1024
 const RECENT_MAX_DOCUMENTS = 256
+/** Files whose hash and parse are kept by stamp (a few hundred bytes each). */
+const DESCRIBED_MAX_DOCUMENTS = 100_000
 
 export interface FileDocumentStoreOptions {
   /** The engram home. */
@@ -225,6 +227,41 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     return read.bytes
   }
 
+  /*
+   * What `list` and `problems` need of a document — its hash, modification time and whether its
+   * frontmatter parses — kept per file stamp as the bytes above are, so that listing a year of
+   * episodes after every `maintain()` stats them instead of reading each one again. The same rule:
+   * only a settled, identical stamp is trusted.
+   */
+  type Described = { hash: string; mtimeMs: number; problem: { line: number; text: string; reason: string } | undefined }
+  const described = new Map<string, { stamp: FileStamp } & Described>()
+  async function describeLive(rel: string): Promise<Described | null | Skipped> {
+    const path = abs(rel)
+    const readAt = Date.now()
+    const checked = checkMemoryFile(path, limitsOf(rel))
+    if (checked.kind === 'file') {
+      const known = described.get(path)
+      if (known && unchanged(known.stamp, checked.stat)) return known
+    }
+    const read = await readMemoryFile(path, limitsOf(rel))
+    if (read.kind !== 'read') {
+      described.delete(path)
+      return read.kind === 'missing' ? null : read
+    }
+    const text = read.bytes.toString('utf8')
+    const parsed = parseFrontmatter(text).problem
+    const facts: Described = {
+      hash: contentHash(read.bytes),
+      mtimeMs: Number(read.stat.mtimeMs),
+      problem: parsed ? { line: parsed.line, text: text.split('\n')[parsed.line - 1] ?? '', reason: parsed.reason } : undefined,
+    }
+    if (BigInt(read.bytes.length) === read.stat.size) {
+      if (described.size >= DESCRIBED_MAX_DOCUMENTS) described.clear()
+      described.set(path, { stamp: fileStamp(read.stat, readAt), ...facts })
+    }
+    return facts
+  }
+
   function docOf(kind: DocKind, slug: string, rel: string, bytes: Buffer): MemoryDoc {
     const parsed = parseFrontmatter(bytes.toString('utf8'))
     return { kind, slug, frontmatter: parsed.frontmatter, body: parsed.body, path: rel, hash: contentHash(bytes) }
@@ -342,11 +379,15 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       const refs: DocRef[] = []
       for (const slug of slugs) {
         const rel = relOf(kind, slug)
-        const read = await readLive(rel)
-        if (read === null || 'kind' in read) continue
-        refs.push({ kind, slug, path: rel, hash: contentHash(read.bytes), modifiedAt: new Date(read.mtimeMs).toISOString() })
+        const facts = await describeLive(rel)
+        if (facts === null || 'kind' in facts) continue
+        refs.push({ kind, slug, path: rel, hash: facts.hash, modifiedAt: new Date(facts.mtimeMs).toISOString() })
       }
       return refs
+    },
+
+    async slugs(kind) {
+      return (await slugsIn(folderOf(kind))).filter((slug) => listableSlug(kind, slug)).sort()
     },
 
     async read(kind, slug) {
@@ -533,22 +574,20 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       })
     },
 
-    async problems() {
+    async problems(kinds = DOC_KINDS) {
       const problems: ParseProblem[] = []
-      for (const kind of DOC_KINDS) {
+      for (const kind of kinds) {
         // Profiles and prompt layers are reported once, by the agent's own store.
         if (owner !== 'agent' && (kind === 'user' || kind === 'prompt')) continue
         for (const slug of (await slugsIn(folderOf(kind))).filter((s) => listableSlug(kind, s)).sort()) {
           const rel = relOf(kind, slug)
-          const read = await readLive(rel)
-          if (read === null) continue
-          if ('kind' in read) {
-            problems.push({ file: rel, line: 0, text: '', reason: read.reason })
+          const facts = await describeLive(rel)
+          if (facts === null) continue
+          if ('kind' in facts) {
+            problems.push({ file: rel, line: 0, text: '', reason: facts.reason })
             continue
           }
-          const text = read.bytes.toString('utf8')
-          const problem = parseFrontmatter(text).problem
-          if (problem) problems.push({ file: rel, line: problem.line, text: text.split('\n')[problem.line - 1] ?? '', reason: problem.reason })
+          if (facts.problem) problems.push({ file: rel, ...facts.problem })
         }
       }
       return problems
