@@ -165,6 +165,67 @@ console.log(`search "when are invoices archived" → ${found.hits.map((h) => `[$
 const episodes = await mind.scope('ada').recall('invoice export 429', { daysBack: 7 })
 console.log(`recall "invoice export 429" (episodes and activity, 7 days) → ${episodes.length} results; best: ${episodes[0]?.ref ?? '-'}`)
 
+chapter('A night of consolidation — what the days taught')
+// Two notes that say the same thing, and one with another figure: weekly integration merges the
+// first two (the numbers and names agree) and never the third.
+const notes = mind.session('notes', { user: 'ada' })
+const noted = await notes.begin('Please keep these notes about the kitchen project.')
+const writeNote = noted.tools.find((tool) => tool.name === 'write_memory_file')
+for (const [path, content] of [
+  ['knowledge/kitchen-budget.md', '# Kitchen budget\n\nThe kitchen renovation budget is 40k, approved by Marta.\n'],
+  ['knowledge/renovation-budget.md', '# Renovation budget\n\nThe budget for the kitchen renovation is 40k, approved by Marta.\n'],
+  ['knowledge/bathroom-budget.md', '# Bathroom budget\n\nThe bathroom renovation budget is 30k, approved by Marta.\n'],
+]) await writeNote?.execute({ path, content })
+await notes.end(noted, 'Saved.')
+clock.advance(30 * 60_000)
+await mind.maintain()
+const daily = await mind.consolidate('daily')
+console.log(`engram consolidate daily, offline: frontmatter migrated ${daily.migrated.length}; low-activity ${daily.lowActivity.length}`)
+for (const pending of daily.knowledge.pending.slice(0, 2)) console.log(`  pending: ${pending.step} — ${pending.reason} (${pending.waiting} episode sections wait)`)
+const weekly = await mind.consolidate('weekly')
+for (const merged of weekly.merged) console.log(`engram consolidate weekly: merged ${merged.merged.join(', ')} → ${merged.survivor} (${merged.method}: ${merged.why})`)
+console.log('  users/ada/knowledge/bathroom-budget.md stays apart: 30k is not 40k')
+
+// The same night with a model configured. Here a scripted stand-in on loopback answers as a model
+// would (engram/test's fake OpenAI-compatible server) — configure llm.provider for a real one.
+const { startFakeOpenAiServer } = await import('../src/testing/fake-openai-server.ts')
+const stand = await startFakeOpenAiServer({
+  onChat: (request) => {
+    const name = (request.body as { response_format?: { json_schema?: { name?: string } } }).response_format?.json_schema?.name
+    const text = JSON.stringify(request.body)
+    if (name === 'knowledge') {
+      const items = []
+      if (/PostgreSQL 16/.test(text)) items.push({ title: 'Staging database', content: 'The staging database runs PostgreSQL 16 since the upgrade.', sources: [1] })
+      else if (/PostgreSQL 14/.test(text)) items.push({ title: 'Staging database', content: 'The staging database runs PostgreSQL 14.', sources: [1] })
+      if (text.includes('HTTP 429 after about 50 requests')) {
+        items.push({ title: 'Billing API rate limit', content: 'The billing API answers HTTP 429 after about 50 requests; batching the calls fixed the invoice export.', sources: [1] })
+        items.push({ title: 'Billing API quota', content: 'The billing API allows 5000 requests a day.', sources: [1] })
+      }
+      return { json: { items } }
+    }
+    if (name === 'knowledge_check') return { json: { supported: true, reason: 'stated in the episode' } }
+    if (name === 'contradiction') return /PostgreSQL 14/.test(text) && /PostgreSQL 16/.test(text) ? { json: { relation: 'contradiction', strategy: 'supersede', reason: 'the database was upgraded' } } : { json: { relation: 'unrelated', reason: 'different things' } }
+    if (name === 'procedures') return { json: { procedures: [] } }
+    if (name === 'reconsolidation') return { json: { update: false, reason: 'still true' } }
+    return { json: { content: 'merged' } }
+  },
+})
+const night = await createMind({ home, project, env, clock, settings: { 'llm.provider': 'openai-compatible', 'llm.baseUrl': stand.url, 'llm.model': 'scripted-stand-in', 'jobs.eager': false } })
+const learned = await night.consolidate('daily')
+const k = learned.knowledge
+console.log(`engram consolidate daily, with a model: ${k.sections} episode sections; ${k.calls} model calls, ${k.tokens} tokens`)
+for (const item of k.learned) console.log(`  learned ${item.path} (confidence ${item.confidence}, validated against ${item.sources.length} episode section(s))`)
+for (const item of k.rejected) console.log(`  rejected "${item.title}": ${item.why}`)
+for (const item of k.contradictions) console.log(`  ${item.strategy}: ${item.old} → ${item.new} (${item.why})`)
+const superseded = k.contradictions.find((item) => item.strategy === 'supersede')
+if (superseded) {
+  const history = await night.history(superseded.old.replace(/^users\/ada\//, ''), { user: 'ada' })
+  console.log(`engram history ${superseded.old} --user ada → valid ${history.validity?.from?.slice(0, 10) ?? '?'} – ${history.validity?.until?.slice(0, 10) ?? 'now'}; superseded by ${history.supersededBy?.map((link) => link.path).join(', ')}; still searchable, ranked below its successor`)
+}
+await night.close()
+await stand.close()
+await mind.reindex()
+
 chapter('Months later — forgetting what stopped mattering')
 // Two notes written on day 1: one recalled now and then, one never again.
 await mind.backend.owned('user:ada').documents.write('knowledge', 'office-wifi', { created_at: '2026-03-02T10:00:00Z' }, '# Office wifi\nThe guest wifi password rotates every Monday.\n')
