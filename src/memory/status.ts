@@ -60,7 +60,7 @@ export interface MindStatus {
     running: number
     retrying: Array<{ kind: string; attempts: number; maxAttempts: number; nextAttempt: string; error: string | undefined }>
     failed: Array<{ kind: string; attempts: number; at: string | undefined; error: string | undefined }>
-    /** The latest finished run of each consolidation (`consolidation-daily`, `consolidation-monthly`). */
+    /** The latest finished run of each consolidation (`consolidation-daily`, `consolidation-weekly`, `consolidation-monthly`). */
     consolidation: Record<string, { at: string | undefined; status: string; reason?: string }>
   }
   /**
@@ -103,7 +103,7 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
   const byKind = await backend.index.count()
   const open = await backend.lifecycle.jobs(layout.agent, { status: ['queued', 'running', 'failed'], limit: 1_000 })
   const consolidation: MindStatus['jobs']['consolidation'] = {}
-  for (const kind of ['consolidation-daily', 'consolidation-monthly']) {
+  for (const kind of ['consolidation-daily', 'consolidation-weekly', 'consolidation-monthly']) {
     const [latest] = await backend.lifecycle.jobs(layout.agent, { status: ['done', 'skipped', 'failed'], kind, limit: 1 })
     if (latest) consolidation[kind] = { at: latest.finishedAt, status: latest.status, ...(typeof latest.result?.reason === 'string' ? { reason: latest.result.reason } : {}) }
   }

@@ -31,6 +31,7 @@ import type { Backend, JobInput } from '../../storage/contracts.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { reviewDocument } from './monthly-forgetting.ts'
+import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
 import { type ConsolidationSettings, type KnowledgeConsolidationRun, runKnowledgeConsolidation } from './knowledge-consolidation.ts'
 
@@ -118,6 +119,10 @@ export interface DailyConsolidationRun {
 
 /** One day's consolidation (see the module comment); `includeToday` also takes today's episodes. */
 export async function runDailyConsolidation(deps: DailyConsolidationDeps, options: { dryRun?: boolean; includeToday?: boolean } = {}): Promise<DailyConsolidationRun> {
+  return oneConsolidationAtATime(deps.backend, deps.agent, () => dailyRun(deps, options))
+}
+
+async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolean; includeToday?: boolean }): Promise<DailyConsolidationRun> {
   await deps.indexed()
   const now = deps.clock.now()
   // The model's steps first: a failure (thrown, the job fails) leaves every file as it was.

@@ -17,6 +17,7 @@ import type { Clock } from '../../core/clock.ts'
 import { type ForgettableDocKind, forgetMemory } from '../forgetting/forget-memory.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { type ForgettingVerdict, judgeForgetting, type MemoryUse } from './forgetting-policy.ts'
+import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
 import { retainProcedureVersions, type VersionRetentionRun } from './version-retention.ts'
 
@@ -89,6 +90,10 @@ export interface ForgettingRun {
 
 /** Judge every memory and forget those whose verdict is `forget` (or, dry, only say so). */
 export async function runForgetting(deps: ForgettingDeps, options: { dryRun?: boolean } = {}): Promise<ForgettingRun> {
+  return oneConsolidationAtATime(deps.backend, deps.layout.agent, () => forgettingRun(deps, options))
+}
+
+async function forgettingRun(deps: ForgettingDeps, options: { dryRun?: boolean }): Promise<ForgettingRun> {
   await deps.indexed()
   const now = deps.clock.now()
   const run: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [], versions: { moved: 0, procedures: [], problems: [] } }

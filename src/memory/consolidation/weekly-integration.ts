@@ -33,6 +33,7 @@ import { type HomeLayout, ownerNamespace } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { compressEpisodes, type EpisodeCompressionRun } from './episode-compression.ts'
 import { episodeOwners } from './episode-sources.ts'
+import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { contradictionSchema, type ConsolidationSettings, type PendingStep, PROCEDURE_DUPLICATE_SIMILARITY, proceduresSchema } from './knowledge-consolidation.ts'
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm } from './llm-budget.ts'
 import { countsSimilarity, factsAgree, sanitizeFences, slugFor, termCounts, textSimilarity, unsupportedFacts } from './text-facts.ts'
@@ -336,6 +337,10 @@ async function applyOwner(documents: DocumentStore, plan: OwnerPlan): Promise<vo
 
 /** One week's integration (see the module comment). */
 export async function runWeeklyIntegration(deps: WeeklyIntegrationDeps, options: { dryRun?: boolean } = {}): Promise<WeeklyIntegrationRun> {
+  return oneConsolidationAtATime(deps.backend, deps.agent, () => weeklyRun(deps, options))
+}
+
+async function weeklyRun(deps: WeeklyIntegrationDeps, options: { dryRun?: boolean }): Promise<WeeklyIntegrationRun> {
   await deps.indexed()
   const now = deps.clock.now().toISOString()
   const llm = deps.llm.available ? budgetedLlm(deps.llm, { calls: deps.settings.calls, tokens: deps.settings.tokens }) : undefined
