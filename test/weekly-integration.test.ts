@@ -118,7 +118,7 @@ async function withModel(t: { after(fn: () => unknown): void }, override?: { ste
   const server = await startFakeOpenAiServer({ onChat: model(override) })
   t.after(() => server.close())
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const settings = { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'llm.maxRetries': 0, 'jobs.eager': false }
+  const settings = { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'llm.maxRetries': 0, 'llm.timeoutMs': 400, 'jobs.eager': false }
   const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
   t.after(() => mind.close())
   await write(mind, 'ada', 'knowledge/kitchen-budget.md', '# Kitchen budget\n\nThe kitchen renovation budget is 40k, approved by Marta.\n')
@@ -157,23 +157,34 @@ test('with a model: merged wording, the contradiction scan supersedes the older 
   assert.deepEqual(await mind.backend.documents.list('procedure'), [], 'ada\'s pattern is ada\'s procedure')
 })
 
-test('with a failing model the weekly run writes nothing and is retried with the step and the reason', async (t) => {
+const MODES: Array<[string, FakeChatStep, RegExp]> = [
+  ['timeout', { hang: true }, /time|abort/i],
+  ['5xx', { fail: { status: 503 } }, /503|failed/i],
+  ['garbage', { invalidJson: true }, /invalid|JSON/i],
+  ['schema violation', { json: { nothing: 'like the schema' } }, /invalid|schema/i],
+]
+
+test('every failure of the model in every weekly step writes nothing and is retried with the step and the reason', async (t) => {
   for (const [step, label] of [
     ['merge', 'duplicate merge'],
     ['contradiction', 'contradiction scan'],
     ['procedures', 'pattern distillation'],
   ] as const) {
-    const { mind, clock } = await withModel(t, { step, answer: { fail: { status: 503 } } })
-    const before = JSON.stringify(await Promise.all((await mind.backend.owned('user:ada').documents.list('knowledge')).map(async (ref) => mind.backend.owned('user:ada').documents.read('knowledge', ref.slug))))
-    clock.advanceDays(6)
-    await mind.maintain()
-    const job = await weeklyJob(mind)
-    assert.equal(job?.status, 'queued', step)
-    assert.match(job?.error ?? '', new RegExp(`${label}: .*503`), step)
-    const after = JSON.stringify(await Promise.all((await mind.backend.owned('user:ada').documents.list('knowledge')).map(async (ref) => mind.backend.owned('user:ada').documents.read('knowledge', ref.slug))))
-    assert.equal(after, before, `${step}: files unchanged`)
-    for (const ref of await mind.backend.owned('user:ada').documents.list('procedure')) {
-      assert.equal((await mind.backend.owned('user:ada').documents.read('procedure', ref.slug))?.frontmatter.pattern, undefined, `${step}: no pattern distilled`)
+    for (const [mode, answer, reason] of MODES) {
+      const { mind, clock } = await withModel(t, { step, answer })
+      const ada = mind.backend.owned('user:ada').documents
+      const knowledge = async () => JSON.stringify(await Promise.all((await ada.list('knowledge')).map(async (ref) => ada.read('knowledge', ref.slug))))
+      const before = await knowledge()
+      clock.advanceDays(6)
+      await mind.maintain()
+      const job = await weeklyJob(mind)
+      assert.equal(job?.status, 'queued', `${step}/${mode}`)
+      assert.ok(job?.error?.includes(`${label}: `), `${step}/${mode}: ${job?.error}`)
+      assert.match(job?.error ?? '', reason, `${step}/${mode}`)
+      assert.equal(await knowledge(), before, `${step}/${mode}: files unchanged`)
+      for (const ref of await ada.list('procedure')) {
+        assert.equal((await ada.read('procedure', ref.slug))?.frontmatter.pattern, undefined, `${step}/${mode}: no pattern distilled`)
+      }
     }
   }
 })
