@@ -11,6 +11,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
+import { runCli } from '../src/interfaces/cli/run-cli.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
@@ -43,6 +44,14 @@ test('offline: duplicates whose numbers and names agree merge and restore; diffe
   await write(mind, 'ada', 'knowledge/renovation-budget.md', '# Renovation budget\n\nThe budget for the kitchen renovation is 40k, approved by Marta.\n')
   await write(mind, 'ada', 'knowledge/bathroom-budget.md', '# Bathroom budget\n\nThe bathroom renovation budget is 30k, approved by Marta.\n')
   await write(mind, 'bob', 'knowledge/kitchen-budget.md', '# Kitchen budget\n\nThe kitchen renovation budget is 40k, approved by Marta.\n')
+
+  // engram consolidate weekly --dry-run says what it would merge, and merges nothing.
+  let out = ''
+  const io = { stdout: { write: (text: string) => (out += text) }, stderr: { write: () => true }, env: tmp.env, cwd: tmp.project, isTTY: false }
+  assert.equal(await runCli(['consolidate', 'weekly', '--dry-run', '--home', tmp.home, '--human'], io), 0, out)
+  assert.match(out, /would merge 1:\n {2}users\/ada\/knowledge\/kitchen-budget\.md → users\/ada\/knowledge\/renovation-budget\.md \(similarity/)
+  assert.match(out, /pending: contradiction scan — no model configured/)
+  assert.ok(await mind.backend.owned('user:ada').documents.read('knowledge', 'kitchen-budget'), 'a dry run merges nothing')
 
   clock.advanceDays(7)
   await mind.maintain()
