@@ -135,6 +135,12 @@ test('a night of consolidation: procedures distilled, facts extracted and valida
   assert.equal(procedure?.frontmatter.confidence, 0.4)
   assert.deepEqual(await mind.backend.documents.list('knowledge'), [], 'nothing of ada\'s became the agent\'s')
   assert.deepEqual(await mind.backend.owned('user:bob').documents.list('knowledge'), [])
+  // What it changed and why is in ada's own activity log, nowhere else.
+  const logged = (await mind.backend.owned('user:ada').activity.read({ types: ['memory_write'] })).filter((record) => record.meta?.action === 'consolidate')
+  assert.ok(logged.some((record) => record.meta?.path === 'users/ada/knowledge/staging-deploys.md' && /extracted from episodes/.test(String(record.meta?.reason)) && record.meta?.model === 'fake-model'), JSON.stringify(logged))
+  for (const other of ['agent', 'user:bob'] as const) {
+    assert.ok(!(await mind.backend.owned(other).activity.read({ types: ['memory_write'] })).some((record) => /staging-deploys/.test(JSON.stringify(record))), other)
+  }
 
   // Bob never finds what ada's episodes taught.
   const bobTurn = await mind.session('bob-2', { user: 'bob' }).begin('What do you know about staging deploys?')

@@ -37,7 +37,7 @@ import { describeError } from '../../core/errors.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { Backend, DocumentStore } from '../../storage/contracts.ts'
+import type { ActivityLog, Backend, DocumentStore } from '../../storage/contracts.ts'
 import { ownerNamespace } from '../../storage/home-layout.ts'
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm, type LlmBudget } from './llm-budget.ts'
 import { type EpisodeSource, episodeOwners, episodeSections, isProcedural } from './episode-sources.ts'
@@ -430,11 +430,15 @@ async function planUnit(llm: BudgetedLlm, plan: Plan, sections: readonly Episode
   }
 }
 
-async function applyPlan(documents: DocumentStore, plan: Plan): Promise<void> {
+/** Writes a complete plan, and records each change in the owner's own activity log (as forgetting does). */
+async function applyPlan(stores: { documents: DocumentStore; activity: ActivityLog }, plan: Plan, record: { at: string; model: string | undefined; pathOf: (kind: string, slug: string) => string }): Promise<void> {
   for (const { doc, reasons } of plan.writes.values()) {
-    await documents.write(doc.kind, doc.slug, doc.frontmatter, doc.body, { reason: reasons.join('; ').slice(0, 500) })
+    const reason = reasons.join('; ').slice(0, 500)
+    await stores.documents.write(doc.kind, doc.slug, doc.frontmatter, doc.body, { reason })
+    const path = record.pathOf(doc.kind, doc.slug)
+    await stores.activity.append({ ts: record.at, type: 'memory_write', content: path, summary: `daily consolidation: ${path} — ${reason}`, meta: { action: 'consolidate', period: 'daily', path, reason, ...(record.model ? { model: record.model } : {}) } })
   }
-  for (const merged of plan.merged) await documents.archive(merged.kind, merged.slug, 'merged')
+  for (const merged of plan.merged) await stores.documents.archive(merged.kind, merged.slug, 'merged')
 }
 
 /** Section ids already consolidated (recorded by earlier runs). */
@@ -483,7 +487,8 @@ export async function runKnowledgeConsolidation(deps: KnowledgeConsolidationDeps
   const total = waiting.reduce((sum, entry) => sum + entry.sections.length, 0)
   try {
     for (const { owner, sections } of waiting) {
-      const documents = deps.backend.owned(owner).documents
+      const owned = deps.backend.owned(owner)
+      const documents = owned.documents
       const docs = await loadDocs(documents)
       const namespace = ownerNamespace(owner)
       const pathOf = (kind: string, slug: string): string => `${namespace}${kind === 'procedure' ? 'procedures' : 'knowledge'}/${slug}.md`
@@ -494,7 +499,7 @@ export async function runKnowledgeConsolidation(deps: KnowledgeConsolidationDeps
         // Every model call of the unit first; a failure throws before anything is written.
         await planUnit(llm, plan, unit, nowIso, draft, pathOf)
         if (!options.dryRun) {
-          await applyPlan(documents, plan)
+          await applyPlan(owned, plan, { at: deps.clock.now().toISOString(), model: llm.model, pathOf })
           await deps.backend.jobs.record({
             job: EPISODES_CONSOLIDATED,
             agent: deps.agent,

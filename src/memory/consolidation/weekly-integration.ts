@@ -28,7 +28,7 @@ import { describeError } from '../../core/errors.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { Backend, DocumentStore, JobInput } from '../../storage/contracts.ts'
+import type { ActivityLog, Backend, DocumentStore, JobInput } from '../../storage/contracts.ts'
 import { type HomeLayout, ownerNamespace } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { compressEpisodes, type EpisodeCompressionRun } from './episode-compression.ts'
@@ -327,12 +327,16 @@ async function planOwner(deps: WeeklyIntegrationDeps, llm: BudgetedLlm | undefin
   return plan
 }
 
-async function applyOwner(documents: DocumentStore, plan: OwnerPlan): Promise<void> {
+/** Writes a complete plan, and records each change in the owner's own activity log. */
+async function applyOwner(stores: { documents: DocumentStore; activity: ActivityLog }, plan: OwnerPlan, record: { at: string; namespace: string; model: string | undefined }): Promise<void> {
   for (const [key, write] of plan.writes) {
     const kind = key.startsWith('procedure:') ? 'procedure' : 'knowledge'
-    await documents.write(kind, write.slug, write.frontmatter, write.body, { reason: write.reason.slice(0, 500) })
+    const reason = write.reason.slice(0, 500)
+    await stores.documents.write(kind, write.slug, write.frontmatter, write.body, { reason })
+    const path = `${record.namespace}${kind === 'procedure' ? 'procedures' : 'knowledge'}/${write.slug}.md`
+    await stores.activity.append({ ts: record.at, type: 'memory_write', content: path, summary: `${reason} — ${path}`, meta: { action: 'consolidate', period: 'weekly', path, reason, ...(record.model ? { model: record.model } : {}) } })
   }
-  for (const slug of plan.merged) await documents.archive('knowledge', slug, 'merged')
+  for (const slug of plan.merged) await stores.documents.archive('knowledge', slug, 'merged')
 }
 
 /** One week's integration (see the module comment). */
@@ -347,10 +351,10 @@ async function weeklyRun(deps: WeeklyIntegrationDeps, options: { dryRun?: boolea
   const run: WeeklyIntegrationRun = { model: llm?.model, merged: [], compressed: [], distilled: [], contradictions: [], pending: [], calls: 0, tokens: 0 }
   try {
     for (const owner of await episodeOwners(deps.backend)) {
-      const documents = deps.backend.owned(owner).documents
+      const owned = deps.backend.owned(owner)
       const draft: WeeklyIntegrationRun = { ...run, merged: [], distilled: [], contradictions: [], pending: [] }
       const plan = await planOwner(deps, llm, owner, draft, now)
-      if (!options.dryRun) await applyOwner(documents, plan)
+      if (!options.dryRun) await applyOwner(owned, plan, { at: deps.clock.now().toISOString(), namespace: ownerNamespace(owner), model: llm?.model })
       run.merged.push(...draft.merged)
       run.distilled.push(...draft.distilled)
       run.contradictions.push(...draft.contradictions)
