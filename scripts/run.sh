@@ -6,7 +6,8 @@
 #     machine's Node is older it installs Node 24 from the npm registry into .tools/ (~6 s, once);
 #  2. installs the locked dependencies with *that* Node, again only when the lockfile
 #     changed since the last install, so install, test and CI always use the same Node;
-#  3. runs the task with that Node.
+#  3. runs the task with that Node; for `test` (and `with-postgres`), with a real PostgreSQL +
+#     pgvector installed, started and stopped around it (scripts/test-postgres.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -59,6 +60,20 @@ lint_unused() {
   "$NODE" node_modules/knip/bin/knip.js --no-progress && "$NODE" node_modules/knip/bin/knip.js --no-progress --production
 }
 
+# A real PostgreSQL with pgvector for the tests that need one, installed and started here and
+# stopped when they end (scripts/test-postgres.sh, decision 0035).
+# shellcheck source=scripts/test-postgres.sh
+. "$root/scripts/test-postgres.sh"
+with_test_postgres() { # runs "$@" with the server up; returns its exit code
+  trap test_postgres_down EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  test_postgres_up
+  local status=0
+  "$@" || status=$?
+  return "$status"
+}
+
 task="${1:-}"; shift || true
 case "$task" in
   test)
@@ -68,9 +83,11 @@ case "$task" in
     "$NODE" node_modules/@biomejs/biome/bin/biome lint --error-on-warnings src test scripts >&2
     lint_unused >&2
     log "running tests"
-    exec "$NODE" --test --test-concurrency="${ENGRAM_TEST_CONCURRENCY:-2}" --test-timeout=600000 \
+    with_test_postgres "$NODE" --test --test-concurrency="${ENGRAM_TEST_CONCURRENCY:-2}" --test-timeout=600000 \
       "src/**/*.test.ts" "test/**/*.test.ts" "$@"
     ;;
+  # One command with the test PostgreSQL up, e.g. `bash scripts/run.sh with-postgres node --test FILE`.
+  with-postgres) task="$1"; shift; with_test_postgres bash "$root/scripts/run.sh" "$task" "$@" ;;
   demo)  exec "$NODE" scripts/demo.ts "$@" ;;
   build) rm -rf dist && exec "$NODE" node_modules/typescript/bin/tsc -p tsconfig.json ;;
   lint)  "$NODE" node_modules/@biomejs/biome/bin/biome lint src test scripts && lint_unused ;;
@@ -78,5 +95,5 @@ case "$task" in
   bench) exec "$NODE" "scripts/bench/$1.ts" "${@:2}" ;;
   docs)  exec "$NODE" scripts/gen-config-docs.ts ;;
   node)  exec "$NODE" "$@" ;;
-  *) log "usage: scripts/run.sh test|demo|build|lint|engram|bench|docs|node [args]"; exit 2 ;;
+  *) log "usage: scripts/run.sh test|demo|build|lint|engram|bench|docs|node|with-postgres [args]"; exit 2 ;;
 esac
