@@ -1,0 +1,184 @@
+/**
+ * The PostgreSQL schema, as numbered forward-only migrations embedded in the code, like the SQLite
+ * ones (`../sqlite/migrations.ts`) but numbered on their own: the two schemas differ in types
+ * (timestamptz, json, identity columns) and grow seam by seam. Applied on open, all pending ones in
+ * one transaction that holds an advisory lock of the schema, and recorded in `schema_migrations`;
+ * a schema that a newer engram migrated further is refused rather than half-understood.
+ *
+ * Never edit a migration that has shipped: add the next number.
+ *
+ * Instants are `timestamptz` (the contracts' ISO-8601 instants, compared as instants); JSON is
+ * `json`, which keeps the text engram wrote (jsonb would refuse a `\u0000` a payload may carry).
+ */
+import type { Clock } from '../../core/clock.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { advisoryKey } from './advisory-key.ts'
+import type { PgPool, PgQueryable } from './driver.ts'
+
+interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+const jobsAndLifecycle = `
+-- Background job runs (the Jobs seam): what ran when, so scheduled jobs stay idempotent.
+CREATE TABLE jobs_runs (
+  id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  job         text NOT NULL,
+  agent       text NOT NULL,
+  started_at  timestamptz NOT NULL,
+  finished_at timestamptz NOT NULL,
+  status      text NOT NULL CHECK (status IN ('ok', 'skipped', 'failed')),
+  details     json NOT NULL DEFAULT '{}'
+);
+CREATE INDEX jobs_runs_by_job ON jobs_runs (job, agent, finished_at);
+CREATE INDEX jobs_runs_by_finished ON jobs_runs (finished_at);
+
+-- Lifecycle state (decision 0022): one row per session, open until a boundary closes it.
+CREATE TABLE lifecycle_sessions (
+  agent            text NOT NULL,
+  session_id       text NOT NULL,
+  user_id          text,
+  status           text NOT NULL CHECK (status IN ('open', 'closed')),
+  opened_at        timestamptz NOT NULL,
+  last_activity_at timestamptz NOT NULL,
+  turns            integer NOT NULL DEFAULT 0,
+  closed_at        timestamptz,
+  close_reason     text,
+  PRIMARY KEY (agent, session_id)
+);
+CREATE INDEX lifecycle_sessions_open ON lifecycle_sessions (agent, status, last_activity_at);
+
+CREATE TABLE lifecycle_heartbeats (
+  agent   text PRIMARY KEY,
+  last_at timestamptz NOT NULL
+);
+
+-- Named counters per (agent, user): '' is the user of sessions without one.
+CREATE TABLE lifecycle_counters (
+  agent      text NOT NULL,
+  user_id    text NOT NULL,
+  name       text NOT NULL,
+  value      bigint NOT NULL,
+  updated_at timestamptz NOT NULL,
+  PRIMARY KEY (agent, user_id, name)
+);
+
+-- Due work, claimed with a lease (FOR UPDATE SKIP LOCKED: claimers never wait on each other).
+-- NULL keys are distinct, so the unique constraint holds only for keyed jobs.
+CREATE TABLE lifecycle_jobs (
+  id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  agent        text NOT NULL,
+  kind         text NOT NULL,
+  dedupe_key   text,
+  payload      json NOT NULL DEFAULT '{}',
+  status       text NOT NULL CHECK (status IN ('queued', 'running', 'done', 'skipped', 'failed')),
+  run_after    timestamptz NOT NULL,
+  attempts     integer NOT NULL DEFAULT 0,
+  max_attempts integer NOT NULL DEFAULT 3,
+  lease_owner  text,
+  lease_until  timestamptz,
+  created_at   timestamptz NOT NULL,
+  updated_at   timestamptz NOT NULL,
+  finished_at  timestamptz,
+  result       json,
+  error        text,
+  UNIQUE (agent, dedupe_key)
+);
+CREATE INDEX lifecycle_jobs_due ON lifecycle_jobs (agent, status, run_after, id);
+
+-- What each turn was given, and which messages belong to which turn.
+CREATE TABLE lifecycle_turns (
+  agent      text NOT NULL,
+  session_id text NOT NULL,
+  turn       integer NOT NULL,
+  user_id    text,
+  message_id bigint NOT NULL,
+  started_at timestamptz NOT NULL,
+  type       text NOT NULL,
+  provenance json NOT NULL,
+  PRIMARY KEY (agent, session_id, turn)
+);
+CREATE INDEX lifecycle_turns_by_user ON lifecycle_turns (agent, user_id, started_at);
+CREATE TABLE lifecycle_turn_messages (
+  message_id bigint NOT NULL,
+  agent      text NOT NULL,
+  session_id text NOT NULL,
+  turn       integer NOT NULL,
+  PRIMARY KEY (agent, message_id)
+);
+CREATE INDEX lifecycle_turn_messages_by_turn ON lifecycle_turn_messages (agent, session_id, turn);
+`
+
+/** Every migration this engram knows, in order. */
+const MIGRATIONS: readonly Migration[] = Object.freeze([{ version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle }])
+
+export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)
+
+async function currentVersion(db: PgQueryable, schema: string): Promise<number> {
+  const { rows } = await db.query<{ present: boolean }>(`SELECT to_regclass(format('%I.schema_migrations', $1::text)) IS NOT NULL AS present`, [schema])
+  if (!rows[0]?.present) return 0
+  const version = await db.query<{ version: number | null }>(`SELECT max(version) AS version FROM "${schema}".schema_migrations`)
+  return version.rows[0]?.version ?? 0
+}
+
+function refuseNewer(version: number, location: string): void {
+  if (version <= LATEST_POSTGRES_SCHEMA_VERSION) return
+  throw new EngramError({
+    code: ErrorCode.unsupported,
+    category: 'user',
+    message: `${location} has schema version ${version}, written by a newer engram; this engram knows versions up to ${LATEST_POSTGRES_SCHEMA_VERSION}.`,
+    fix: 'Upgrade engram to the version that migrated this database, or point storage.url / ENGRAM_DATABASE_URL at another database or schema.',
+    details: { location, version, known: LATEST_POSTGRES_SCHEMA_VERSION },
+  })
+}
+
+/**
+ * Create `schema` when missing and apply every pending migration in one transaction; returns the
+ * resulting version. The transaction first takes an advisory lock of the schema and re-reads the
+ * version under it, so processes opening a fresh database at once apply each migration once.
+ */
+export async function applyPostgresMigrations(pool: PgPool, options: { schema: string; location: string; clock: Clock }): Promise<number> {
+  const { schema, location } = options
+  // Fast path without the lock: the usual open finds the schema up to date.
+  const seen = await currentVersion(pool, schema)
+  refuseNewer(seen, location)
+  if (seen === LATEST_POSTGRES_SCHEMA_VERSION) return seen
+  const client = await pool.connect()
+  let broken: Error | undefined
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey(schema, 'engram:migrations').key])
+    // Only when missing: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the
+    // database, which a role that was given an existing schema may not have.
+    const missing = await client.query<{ missing: boolean }>('SELECT to_regnamespace($1) IS NULL AS missing', [`"${schema}"`])
+    if (missing.rows[0]?.missing) await client.query(`CREATE SCHEMA "${schema}"`)
+    await client.query(`SET LOCAL search_path TO "${schema}", public`)
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    integer PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at timestamptz NOT NULL
+    )`)
+    const version = await currentVersion(client, schema)
+    refuseNewer(version, location)
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= version) continue
+      await client.query(migration.sql)
+      await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+        migration.version,
+        migration.name,
+        options.clock.now().toISOString(),
+      ])
+    }
+    await client.query('COMMIT')
+    return LATEST_POSTGRES_SCHEMA_VERSION
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollbackError: Error) => {
+      broken = rollbackError
+    })
+    throw error
+  } finally {
+    client.release(broken)
+  }
+}
