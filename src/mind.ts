@@ -226,6 +226,18 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   if (options.project !== undefined) flags.project = options.project
   const config = resolveConfig({ env: options.env ?? process.env, flags, ignoreFile: options.ignoreConfigFile })
   const values = config.values
+  // Refused rather than ignored: a deployment that set a database must not write its memory into a home folder unawares.
+  if (values.storage.url !== undefined) {
+    throw new EngramError({
+      code: ErrorCode.unsupported,
+      category: 'user',
+      message:
+        'storage.url is set (ENGRAM_DATABASE_URL), but a mind cannot run on PostgreSQL yet: of its storage seams only locks, job runs and the lifecycle state ' +
+        'exist there so far (issue 16, decision 0035); the engram and document stores, the context store, the search index, the activity log and the confirmations do not.',
+      fix: 'Unset storage.url / ENGRAM_DATABASE_URL to keep the memory in the embedded home (ENGRAM_HOME).',
+      details: { source: config.sources['storage.url'] },
+    })
+  }
   const clock = options.clock ?? systemClock
   const logger = options.logger
     ? withLevel(options.logger, values.log.level)

@@ -17,6 +17,7 @@ export interface ConfigValues {
   home: string
   agent: string
   project: string | undefined
+  storage: { url: string | undefined }
   memory: { mode: MemoryMode; maxFileBytes: number }
   llm: {
     provider: LlmProviderName

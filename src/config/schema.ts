@@ -42,6 +42,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   s('home', 'ENGRAM_HOME', { kind: 'path' }, undefined, 'The engram home folder (default ~/.engram).'),
   s('agent', 'ENGRAM_AGENT', { kind: 'string' }, 'default', 'Which agent (mind) in the home to open.'),
   s('project', 'ENGRAM_PROJECT', { kind: 'path' }, undefined, 'Project folder whose .engram/ holds project-scope memory.'),
+  s('storage.url', 'ENGRAM_DATABASE_URL', { kind: 'secret' }, undefined,
+    'PostgreSQL to keep the memory in instead of the home folder (postgres://user:password@host:5432/database), for many agents on many hosts. Not usable yet: the PostgreSQL backend is being built (issue 16), and a mind refuses to open while this is set.'),
   s('memory.mode', 'ENGRAM_MEMORY_MODE', { kind: 'enum', values: MEMORY_MODES }, 'autopilot',
     'Encoding gate: autopilot saves everything, copilot asks before saving what is not high-confidence, off saves nothing.'),
   s('memory.maxFileBytes', 'ENGRAM_MEMORY_MAX_FILE_BYTES', { kind: 'integer', min: 1024 }, 8 * 1024 * 1024,
