@@ -87,7 +87,9 @@ case "$task" in
       "src/**/*.test.ts" "test/**/*.test.ts" "$@"
     ;;
   # One command with the test PostgreSQL up, e.g. `bash scripts/run.sh with-postgres node --test FILE`.
-  with-postgres) task="$1"; shift; with_test_postgres bash "$root/scripts/run.sh" "$task" "$@" ;;
+  with-postgres)
+    [ $# -gt 0 ] || { log "usage: scripts/run.sh with-postgres TASK [args], e.g. with-postgres node --test FILE"; exit 2; }
+    with_test_postgres bash "$root/scripts/run.sh" "$@" ;;
   demo)  exec "$NODE" scripts/demo.ts "$@" ;;
   build) rm -rf dist && exec "$NODE" node_modules/typescript/bin/tsc -p tsconfig.json ;;
   lint)  "$NODE" node_modules/@biomejs/biome/bin/biome lint src test scripts && lint_unused ;;
