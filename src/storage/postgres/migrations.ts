@@ -111,8 +111,38 @@ CREATE TABLE lifecycle_turn_messages (
 CREATE INDEX lifecycle_turn_messages_by_turn ON lifecycle_turn_messages (agent, session_id, turn);
 `
 
+// The activity log (decision 0035): one row per event of one owner's log. The file backend's ref
+// activity/<day>.jsonl#L<line> maps to (day, line): each (agent, owner, day) counts its events in
+// activity_days, so line numbers are dense from 1 per day, given at append in arrival order, and
+// never reused. Owner 'shared' is home-wide: its rows have agent ''.
+const activityLog = `
+CREATE TABLE activity_days (
+  agent text NOT NULL,
+  owner text NOT NULL,
+  day   text NOT NULL,
+  lines integer NOT NULL,
+  PRIMARY KEY (agent, owner, day)
+);
+-- record: the event as the file backend writes a line (seed field order, empty fields dropped,
+-- tool data cut; ts as written); at: its instant, for ranges and order.
+CREATE TABLE activity_events (
+  agent  text NOT NULL,
+  owner  text NOT NULL,
+  day    text NOT NULL,
+  line   integer NOT NULL,
+  at     timestamptz NOT NULL,
+  type   text NOT NULL,
+  record json NOT NULL,
+  PRIMARY KEY (agent, owner, day, line)
+);
+CREATE INDEX activity_events_by_time ON activity_events (agent, owner, at, day, line);
+`
+
 /** Every migration this engram knows, in order. */
-const MIGRATIONS: readonly Migration[] = Object.freeze([{ version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle }])
+const MIGRATIONS: readonly Migration[] = Object.freeze([
+  { version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle },
+  { version: 2, name: 'activity log', sql: activityLog },
+])
 
 export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)
 
