@@ -4,6 +4,7 @@
  * 0035), and these are reached by the contract tests and by code that uses a seam on its own.
  */
 export { createPostgresActivityLog, type PostgresActivityLogOptions } from './activity-log.ts'
+export { createPostgresConfirmationQueue, type PostgresConfirmationQueueOptions } from './confirmation-queue.ts'
 export { type OpenPostgresOptions, openPostgres, type PostgresFeatures, type PostgresHandle } from './connection.ts'
 export { createPostgresJobs } from './jobs.ts'
 export { createPostgresLifecycle } from './lifecycle.ts'

@@ -138,10 +138,37 @@ CREATE TABLE activity_events (
 CREATE INDEX activity_events_by_time ON activity_events (agent, owner, at, day, line);
 `
 
+// Pending confirmations (copilot mode), as in SQLite's memory_confirmations: project is the
+// project folder of project-scope engrams, else ''; asked_by the user whose session asked ('' for
+// none); engram the JSON Engram, or {"document": …} for a promoted memory file; one pending row
+// per memory, owner and asker. dedupe is the sha256 of SQLite's key (which holds NUL separators,
+// and PostgreSQL text cannot).
+const confirmations = `
+CREATE TABLE memory_confirmations (
+  id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  agent      text NOT NULL,
+  project    text NOT NULL DEFAULT '',
+  scope      text NOT NULL CHECK (scope IN ('global', 'project')),
+  owner      text NOT NULL,
+  asked_by   text NOT NULL DEFAULT '',
+  engram     text NOT NULL,
+  dedupe     text NOT NULL,
+  reason     text NOT NULL,
+  queued_at  timestamptz NOT NULL,
+  status     text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'accepted', 'rejected')),
+  decided_at timestamptz
+);
+CREATE UNIQUE INDEX memory_confirmations_pending_once ON memory_confirmations (agent, project, scope, owner, asked_by, dedupe) WHERE status = 'pending';
+CREATE INDEX memory_confirmations_by_agent ON memory_confirmations (agent, status, id);
+CREATE INDEX memory_confirmations_by_asker ON memory_confirmations (asked_by);
+CREATE INDEX memory_confirmations_by_owner ON memory_confirmations (owner);
+`
+
 /** Every migration this engram knows, in order. */
 const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle },
   { version: 2, name: 'activity log', sql: activityLog },
+  { version: 3, name: 'confirmations', sql: confirmations },
 ])
 
 export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)

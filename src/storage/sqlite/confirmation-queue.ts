@@ -13,11 +13,8 @@
  * on a concrete backend; the embedded backend's `node:sqlite` handle fits.
  */
 import type { Clock } from '../../core/clock.ts'
-import { dedupeKey, type Engram, ENGRAM_SCOPES, isEngramKind } from '../../core/engram.ts'
-import { EngramError, ErrorCode } from '../../core/errors.ts'
-import { contentHash } from '../../core/hash.ts'
-import { isOwner } from '../../core/owner.ts'
-import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation, PendingDocument, PendingMemory, UserConfirmation } from '../contracts.ts'
+import { type ConfirmationRow, documentDedupe, engramDedupe, selectionIds, toPendingConfirmation } from '../confirmation-records.ts'
+import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation, PendingMemory, UserConfirmation } from '../contracts.ts'
 import { changesOf, eraseInTransaction } from './erase.ts'
 
 export type { ConfirmationQueue }
@@ -41,91 +38,12 @@ export interface SqliteConfirmationQueueOptions {
   clock: Clock
 }
 
-interface Row {
-  id: number
-  engram: string
-  reason: string
-  queued_at: string
-  asked_by: string
-}
+type Row = ConfirmationRow
 
 const ROW_COLUMNS = 'id, engram, reason, queued_at, asked_by'
+const WHERE = 'memory_confirmations in engram.db'
 
-function dedupeOf(engram: Engram): string {
-  return `${engram.kind}\u0000${dedupeKey(engram.text)}`
-}
-
-function engramOf(text: string, id: number): Engram {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (error) {
-    throw corrupt(id, 'its engram is not JSON', error)
-  }
-  const engram = value as Partial<Engram> | null
-  if (!engram || typeof engram.text !== 'string' || !isEngramKind(engram.kind) || !(ENGRAM_SCOPES as readonly string[]).includes(engram.scope ?? '')) {
-    throw corrupt(id, 'its engram lacks text, kind or scope')
-  }
-  if (engram.owner !== undefined && !isOwner(engram.owner)) throw corrupt(id, `its owner ${JSON.stringify(engram.owner)} is not an owner`)
-  return engram as Engram
-}
-
-function corrupt(id: number, why: string, cause?: unknown): EngramError {
-  return new EngramError({
-    code: ErrorCode.storageCorrupt,
-    category: 'system',
-    message: `Pending confirmation ${id} cannot be read: ${why}.`,
-    fix: `Reject it with \`engram confirm --reject ${id}\`, or delete the row from memory_confirmations in engram.db.`,
-    details: { id },
-    cause,
-  })
-}
-
-/** A promoted memory file, stored as `{"document": …}` in the engram column, or undefined for an engram row. */
-function documentOf(text: string, id: number): PendingDocument | undefined {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  const document = (value as { document?: Partial<PendingDocument> } | null)?.document
-  if (document === undefined) return undefined
-  if (typeof document.path !== 'string' || typeof document.content !== 'string' || !isOwner(document.owner) || (document.mode !== 'overwrite' && document.mode !== 'append')) {
-    throw corrupt(id, 'its memory file lacks path, content, owner or mode')
-  }
-  return { path: document.path, owner: document.owner, content: document.content, mode: document.mode }
-}
-
-function toPending(row: Row): PendingConfirmation {
-  const document = documentOf(row.engram, row.id)
-  return {
-    id: String(row.id),
-    ...(document ? { document } : { engram: engramOf(row.engram, row.id) }),
-    queuedAt: row.queued_at,
-    reason: row.reason,
-    ...(row.asked_by !== '' ? { askedBy: row.asked_by } : {}),
-  }
-}
-
-function idsOf(selection: ConfirmationSelection): number[] | 'all' {
-  if (selection === 'all') return 'all'
-  const ids: number[] = []
-  for (const raw of selection) {
-    const id = Number(String(raw).trim())
-    if (!Number.isSafeInteger(id) || id <= 0) {
-      throw new EngramError({
-        code: ErrorCode.invalidArgument,
-        category: 'user',
-        message: `"${raw}" is not the id of a pending confirmation.`,
-        fix: 'Use the numbers `engram confirm` lists, e.g. --accept 1,3.',
-        details: { id: raw },
-      })
-    }
-    ids.push(id)
-  }
-  return ids
-}
+const toPending = (row: Row): PendingConfirmation => toPendingConfirmation(row, WHERE)
 
 /** The confirmation queue in the `memory_confirmations` table of an engram database. */
 export function createSqliteConfirmationQueue(database: ConfirmationDatabase, options: SqliteConfirmationQueueOptions): ConfirmationQueue {
@@ -144,7 +62,7 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
   }
 
   function decide(selection: ConfirmationSelection, status: 'accepted' | 'rejected', user: string | undefined): PendingConfirmation[] {
-    const ids = idsOf(selection)
+    const ids = selectionIds(selection)
     return database.transaction(() => {
       const rows = selectPending(ids, user)
       const update = database.db.prepare(`UPDATE memory_confirmations SET status = ?, decided_at = ? WHERE id = ? AND status = 'pending'`)
@@ -160,7 +78,7 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
     },
 
     async enqueue(engram, reason, user) {
-      const dedupe = dedupeOf(engram)
+      const dedupe = engramDedupe(engram)
       const scopeProject = engram.scope === 'project' ? project : ''
       const owner = engram.owner ?? 'agent'
       const askedBy = user ?? ''
@@ -182,7 +100,7 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
     },
 
     async enqueueDocument(document, reason, user) {
-      const dedupe = `document\u0000${document.path}\u0000${document.mode}\u0000${contentHash(document.content)}`
+      const dedupe = documentDedupe(document)
       const askedBy = user ?? ''
       return database.transaction(() => {
         const existing = database.db
