@@ -5,6 +5,7 @@
  */
 export { createPostgresActivityLog, type PostgresActivityLogOptions } from './activity-log.ts'
 export { createPostgresConfirmationQueue, type PostgresConfirmationQueueOptions } from './confirmation-queue.ts'
+export { createPostgresDocumentStore, type PostgresDocumentStoreOptions } from './document-store.ts'
 export { type OpenPostgresOptions, openPostgres, type PostgresFeatures, type PostgresHandle } from './connection.ts'
 export { createPostgresJobs } from './jobs.ts'
 export { createPostgresLifecycle } from './lifecycle.ts'

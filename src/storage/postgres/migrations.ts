@@ -164,11 +164,59 @@ CREATE INDEX memory_confirmations_by_asker ON memory_confirmations (asked_by);
 CREATE INDEX memory_confirmations_by_owner ON memory_confirmations (owner);
 `
 
+// Documents (decision 0035): the live set, the archived copies and the saved versions of each
+// (agent, owner, kind, slug), in place of the file backend's <tree>/<kind>/<slug>.md,
+// archive/<reason>/ and archive/versions/. Frontmatter is json, not jsonb: json keeps the key
+// order, so an export writes the same file. A version's name is its file name there
+// (<slug>.<stamp>[-n].md); retired_at marks the ones version retention moved out of versions().
+const documents = `
+CREATE TABLE docs_live (
+  agent       text NOT NULL,
+  owner       text NOT NULL,
+  kind        text NOT NULL,
+  slug        text NOT NULL,
+  frontmatter json NOT NULL,
+  body        text NOT NULL,
+  hash        text NOT NULL,
+  modified_at timestamptz NOT NULL,
+  PRIMARY KEY (agent, owner, kind, slug)
+);
+CREATE TABLE docs_archived (
+  agent       text NOT NULL,
+  owner       text NOT NULL,
+  kind        text NOT NULL,
+  slug        text NOT NULL,
+  reason      text NOT NULL CHECK (reason IN ('forgotten', 'merged', 'procedure_versions')),
+  frontmatter json NOT NULL,
+  body        text NOT NULL,
+  hash        text NOT NULL,
+  archived_at timestamptz NOT NULL,
+  PRIMARY KEY (agent, owner, kind, slug, reason)
+);
+CREATE TABLE docs_versions (
+  agent       text NOT NULL,
+  owner       text NOT NULL,
+  kind        text NOT NULL,
+  slug        text NOT NULL,
+  name        text NOT NULL,
+  archived_at timestamptz NOT NULL,
+  n           integer NOT NULL,
+  frontmatter json NOT NULL,
+  body        text NOT NULL,
+  hash        text NOT NULL,
+  reason      text,
+  retired_at  timestamptz,
+  retention   text,
+  PRIMARY KEY (agent, owner, kind, slug, name)
+);
+`
+
 /** Every migration this engram knows, in order. */
 const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle },
   { version: 2, name: 'activity log', sql: activityLog },
   { version: 3, name: 'confirmations', sql: confirmations },
+  { version: 4, name: 'documents', sql: documents },
 ])
 
 export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)
