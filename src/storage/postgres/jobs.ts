@@ -1,33 +1,14 @@
 /** Job runs on PostgreSQL (`jobs_runs`): what ran when, so scheduled jobs stay idempotent and catch up. */
-import type { JobRun, Jobs, JobStatus } from '../contracts.ts'
+import type { JobRun, Jobs, } from '../contracts.ts'
+import { JOB_RUN_COLUMNS, JOB_RUN_STATUSES, type JobRunRow, toJobRun as toRun } from '../lifecycle-records.ts'
 import type { PostgresHandle } from './connection.ts'
 import { invalid } from './input.ts'
 import { jsonObject } from './rows.ts'
 
-interface JobRunRow {
-  id: number
-  job: string
-  agent: string
-  started_at: string
-  finished_at: string
-  status: string
-  details: unknown
-}
-
-const JOB_STATUSES: readonly JobStatus[] = ['ok', 'skipped', 'failed']
-const COLUMNS = 'id, job, agent, started_at, finished_at, status, details'
-
-function toJobRun(row: JobRunRow): JobRun {
-  return {
-    id: row.id,
-    job: row.job,
-    agent: row.agent,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    status: row.status as JobStatus,
-    details: jsonObject(row.details),
-  }
-}
+const JOB_STATUSES = JOB_RUN_STATUSES
+const COLUMNS = JOB_RUN_COLUMNS
+const decode = jsonObject
+const toJobRun = (row: JobRunRow): JobRun => toRun(row, decode)
 
 /** Jobs over `handle`. "Last" and "newest" are by finishedAt, ties broken by insertion order. */
 export function createPostgresJobs(handle: PostgresHandle): Jobs {

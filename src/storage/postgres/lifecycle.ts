@@ -9,42 +9,12 @@
  * claimers never wait on each other and never take the same job.
  */
 import type { Clock } from '../../core/clock.ts'
-import type { JobInput, JobSettlement, Lifecycle, QueuedJob, QueuedJobStatus, SessionRecord, TurnRecord } from '../contracts.ts'
+import type { JobInput, JobSettlement, Lifecycle, QueuedJob, SessionRecord, TurnRecord } from '../contracts.ts'
+import { QUEUED_JOB_STATUSES, type QueuedJobRow, type SessionRow, toQueuedJob, toSession } from '../lifecycle-records.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
 import { instant, invalid, requireText } from './input.ts'
 import { jsonObject } from './rows.ts'
-
-interface SessionRow {
-  agent: string
-  session_id: string
-  user_id: string | null
-  status: string
-  opened_at: string
-  last_activity_at: string
-  turns: number
-  closed_at: string | null
-  close_reason: string | null
-}
-
-interface JobRow {
-  id: number
-  agent: string
-  kind: string
-  dedupe_key: string | null
-  payload: unknown
-  status: string
-  run_after: string
-  attempts: number
-  max_attempts: number
-  lease_owner: string | null
-  lease_until: string | null
-  created_at: string
-  updated_at: string
-  finished_at: string | null
-  result: unknown
-  error: string | null
-}
 
 interface TurnRow {
   agent: string
@@ -58,46 +28,14 @@ interface TurnRow {
   reply_ids: number[]
 }
 
-const JOB_STATUSES: readonly QueuedJobStatus[] = ['queued', 'running', 'done', 'skipped', 'failed']
+const JOB_STATUSES = QUEUED_JOB_STATUSES
+type JobRow = QueuedJobRow
+const decode = jsonObject
+const toJob = (row: JobRow): QueuedJob => toQueuedJob(row, decode)
 const DEFAULT_MAX_ATTEMPTS = 3
 /** A turn with the replies stored for it (every message of the turn but the user's). */
 const TURN_COLUMNS = `t.*, ARRAY(SELECT m.message_id FROM lifecycle_turn_messages m
   WHERE m.agent = t.agent AND m.session_id = t.session_id AND m.turn = t.turn AND m.message_id <> t.message_id ORDER BY m.message_id) AS reply_ids`
-
-function toSession(row: SessionRow): SessionRecord {
-  return {
-    agent: row.agent,
-    sessionId: row.session_id,
-    user: row.user_id ?? undefined,
-    status: row.status === 'closed' ? 'closed' : 'open',
-    openedAt: row.opened_at,
-    lastActivityAt: row.last_activity_at,
-    turns: row.turns,
-    closedAt: row.closed_at ?? undefined,
-    closeReason: row.close_reason ?? undefined,
-  }
-}
-
-function toJob(row: JobRow): QueuedJob {
-  return {
-    id: row.id,
-    agent: row.agent,
-    kind: row.kind,
-    key: row.dedupe_key ?? undefined,
-    payload: jsonObject(row.payload),
-    status: row.status as QueuedJobStatus,
-    runAfter: row.run_after,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    leaseOwner: row.lease_owner ?? undefined,
-    leaseUntil: row.lease_until ?? undefined,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    finishedAt: row.finished_at ?? undefined,
-    result: row.result === null ? undefined : jsonObject(row.result),
-    error: row.error ?? undefined,
-  }
-}
 
 function toTurn(row: TurnRow): TurnRecord {
   return {

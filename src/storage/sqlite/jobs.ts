@@ -1,34 +1,15 @@
 /** Job runs on SQLite (`jobs_runs`): what ran when, so scheduled jobs stay idempotent and catch up. */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import type { JobRun, Jobs, JobStatus } from '../contracts.ts'
+import type { JobRun, Jobs, } from '../contracts.ts'
+import { JOB_RUN_COLUMNS, JOB_RUN_STATUSES, type JobRunRow, toJobRun as toRun } from '../lifecycle-records.ts'
 import type { SqliteHandle } from './database.ts'
 import { changesOf, eraseInTransaction } from './erase.ts'
 import { parseJsonObject } from './json.ts'
 
-interface JobRunRow {
-  id: number
-  job: string
-  agent: string
-  started_at: string
-  finished_at: string
-  status: string
-  details: string
-}
-
-const JOB_STATUSES: readonly JobStatus[] = ['ok', 'skipped', 'failed']
-const COLUMNS = 'id, job, agent, started_at, finished_at, status, details'
-
-function toJobRun(row: JobRunRow): JobRun {
-  return {
-    id: row.id,
-    job: row.job,
-    agent: row.agent,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    status: row.status as JobStatus,
-    details: parseJsonObject(row.details),
-  }
-}
+const JOB_STATUSES = JOB_RUN_STATUSES
+const COLUMNS = JOB_RUN_COLUMNS
+const decode = (value: unknown): Record<string, unknown> => parseJsonObject(value as string)
+const toJobRun = (row: JobRunRow): JobRun => toRun(row, decode)
 
 function invalid(message: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })

@@ -5,41 +5,11 @@
  */
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import type { JobInput, JobSettlement, Lifecycle, QueuedJob, QueuedJobStatus, SessionRecord, TurnRecord } from '../contracts.ts'
+import type { JobInput, JobSettlement, Lifecycle, QueuedJob, SessionRecord, TurnRecord } from '../contracts.ts'
+import { QUEUED_JOB_STATUSES, type QueuedJobRow, type SessionRow, toQueuedJob, toSession } from '../lifecycle-records.ts'
 import type { SqliteHandle } from './database.ts'
 import { changesOf, eraseInTransaction } from './erase.ts'
 import { parseJsonObject } from './json.ts'
-
-interface SessionRow {
-  agent: string
-  session_id: string
-  user_id: string | null
-  status: string
-  opened_at: string
-  last_activity_at: string
-  turns: number
-  closed_at: string | null
-  close_reason: string | null
-}
-
-interface JobRow {
-  id: number
-  agent: string
-  kind: string
-  dedupe_key: string | null
-  payload: string
-  status: string
-  run_after: string
-  attempts: number
-  max_attempts: number
-  lease_owner: string | null
-  lease_until: string | null
-  created_at: string
-  updated_at: string
-  finished_at: string | null
-  result: string | null
-  error: string | null
-}
 
 interface TurnRow {
   agent: string
@@ -52,7 +22,10 @@ interface TurnRow {
   provenance: string
 }
 
-const JOB_STATUSES: readonly QueuedJobStatus[] = ['queued', 'running', 'done', 'skipped', 'failed']
+const JOB_STATUSES = QUEUED_JOB_STATUSES
+type JobRow = QueuedJobRow
+const decode = (value: unknown): Record<string, unknown> => parseJsonObject(value as string)
+const toJob = (row: JobRow): QueuedJob => toQueuedJob(row, decode)
 const DEFAULT_MAX_ATTEMPTS = 3
 
 function invalid(message: string, fix: string): EngramError {
@@ -69,41 +42,6 @@ function instant(value: string, name: string): string {
 function text(value: string, name: string): string {
   if (typeof value !== 'string' || value === '') throw invalid(`${name} must be a non-empty string.`, `Pass the ${name}.`)
   return value
-}
-
-function toSession(row: SessionRow): SessionRecord {
-  return {
-    agent: row.agent,
-    sessionId: row.session_id,
-    user: row.user_id ?? undefined,
-    status: row.status === 'closed' ? 'closed' : 'open',
-    openedAt: row.opened_at,
-    lastActivityAt: row.last_activity_at,
-    turns: row.turns,
-    closedAt: row.closed_at ?? undefined,
-    closeReason: row.close_reason ?? undefined,
-  }
-}
-
-function toJob(row: JobRow): QueuedJob {
-  return {
-    id: row.id,
-    agent: row.agent,
-    kind: row.kind,
-    key: row.dedupe_key ?? undefined,
-    payload: parseJsonObject(row.payload),
-    status: row.status as QueuedJobStatus,
-    runAfter: row.run_after,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    leaseOwner: row.lease_owner ?? undefined,
-    leaseUntil: row.lease_until ?? undefined,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    finishedAt: row.finished_at ?? undefined,
-    result: row.result === null ? undefined : parseJsonObject(row.result),
-    error: row.error ?? undefined,
-  }
 }
 
 /** Lifecycle over `handle`; `clock` stamps when jobs were queued. */
