@@ -216,7 +216,30 @@ class StepFailed extends Error {
   }
 }
 
-async function step<T>(name: string, call: () => Promise<T>): Promise<T> {
+/** A procedure the model drafted, as written: its steps numbered, the seed's frontmatter of a distilled procedure. */
+export function distilledProcedure(draft: z.infer<typeof proceduresSchema>['procedures'][number], now: string, model: string | undefined, lineage: Frontmatter): { body: string; frontmatter: Frontmatter } {
+  const body = sanitizeFences(`# ${draft.title}\n\n${draft.steps.map((line, i) => `${i + 1}. ${line.replace(/\s+/g, ' ').trim()}`).join('\n')}\n`)
+  return {
+    body: `${body}\n`,
+    frontmatter: {
+      description: draft.description,
+      confidence: DISTILLED_CONFIDENCE,
+      success_count: 0,
+      failure_count: 0,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+      auto_distilled: true,
+      protected: false,
+      method: 'llm',
+      ...(model ? { model } : {}),
+      ...lineage,
+    },
+  }
+}
+
+/** A model call of `name`'s step: its failure names the step (a spent budget passes through). */
+export async function step<T>(name: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call()
   } catch (error) {
@@ -254,31 +277,7 @@ async function planUnit(llm: BudgetedLlm, plan: Plan, sections: readonly Episode
         continue
       }
       const slug = slugFor(draft.title, new Set(docsOf(plan, 'procedure').map((doc) => doc.slug)))
-      const body = sanitizeFences(`# ${draft.title}\n\n${draft.steps.map((line, i) => `${i + 1}. ${line.replace(/\s+/g, ' ').trim()}`).join('\n')}\n`)
-      write(
-        plan,
-        {
-          kind: 'procedure',
-          slug,
-          existing: false,
-          body: `${body}\n`,
-          frontmatter: {
-            description: draft.description,
-            confidence: DISTILLED_CONFIDENCE,
-            success_count: 0,
-            failure_count: 0,
-            version: 1,
-            created_at: now,
-            updated_at: now,
-            auto_distilled: true,
-            protected: false,
-            method: 'llm',
-            ...(model ? { model } : {}),
-            sources: procedural.map((section) => section.ref),
-          },
-        },
-        'daily consolidation: distilled from episodes',
-      )
+      write(plan, { kind: 'procedure', slug, existing: false, ...distilledProcedure(draft, now, model, { sources: procedural.map((section) => section.ref) }) }, 'daily consolidation: distilled from episodes')
       run.distilled.push({ path: pathOf('procedure', slug), description: draft.description })
     }
   }

@@ -34,7 +34,7 @@ import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { compressEpisodes, type EpisodeCompressionRun } from './episode-compression.ts'
 import { episodeOwners } from './episode-sources.ts'
 import { oneConsolidationAtATime } from './one-at-a-time.ts'
-import { contradictionSchema, type ConsolidationSettings, type PendingStep, PROCEDURE_DUPLICATE_SIMILARITY, proceduresSchema } from './knowledge-consolidation.ts'
+import { contradictionSchema, type ConsolidationSettings, distilledProcedure, type PendingStep, PROCEDURE_DUPLICATE_SIMILARITY, proceduresSchema, step } from './knowledge-consolidation.ts'
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm } from './llm-budget.ts'
 import { countsSimilarity, factsAgree, sanitizeFences, slugFor, termCounts, textSimilarity, unsupportedFacts } from './text-facts.ts'
 import { z } from 'zod'
@@ -149,15 +149,6 @@ function put(plan: OwnerPlan, write: Write): void {
   plan.writes.set(write.slug, earlier ? { ...write, reason: `${earlier.reason}; ${write.reason}` } : write)
 }
 
-async function step<T>(name: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call()
-  } catch (error) {
-    if (error instanceof BudgetExhausted) throw error
-    throw new Error(`${name}: ${describeError(error)}`)
-  }
-}
-
 /** Tool sequences of the week's sessions seen in PATTERN_SESSIONS or more, with examples. */
 async function weekPatterns(backend: Backend, owner: Owner, since: string, until: string): Promise<Array<{ tools: string[]; sessions: string[]; examples: string[] }>> {
   const events = await backend.owned(owner).activity.read({ since, until, types: ['tool_use'] })
@@ -250,24 +241,9 @@ async function planOwner(deps: WeeklyIntegrationDeps, llm: BudgetedLlm | undefin
         if (procedures.some((existing) => textSimilarity(text, existing.text) >= PROCEDURE_DUPLICATE_SIMILARITY)) continue
         const slug = slugFor(draft.title, new Set(procedures.map((existing) => existing.slug)))
         procedures.push({ slug, text })
-        const body = sanitizeFences(`# ${draft.title}\n\n${draft.steps.map((line, i) => `${i + 1}. ${line.replace(/\s+/g, ' ').trim()}`).join('\n')}\n`)
         plan.writes.set(`procedure:${slug}`, {
           slug,
-          body: `${body}\n`,
-          frontmatter: {
-            description: draft.description,
-            confidence: 0.4,
-            success_count: 0,
-            failure_count: 0,
-            version: 1,
-            created_at: now,
-            updated_at: now,
-            auto_distilled: true,
-            protected: false,
-            method: 'llm',
-            ...(llm.model ? { model: llm.model } : {}),
-            pattern: pattern.tools.join(' → '),
-          },
+          ...distilledProcedure(draft, now, llm.model, { pattern: pattern.tools.join(' → ') }),
           reason: `weekly pattern distillation: ${pattern.tools.join(' → ')} in ${pattern.sessions.length} sessions`,
         })
         run.distilled.push({ path: `${namespace}procedures/${slug}.md`, description: draft.description, sessions: pattern.sessions.length })
