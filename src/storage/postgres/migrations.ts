@@ -211,12 +211,31 @@ CREATE TABLE docs_versions (
 );
 `
 
+// Engram files (decision 0035): each memory file of one (agent, owner, scope, project) is one row
+// holding its markdown text, read and written with the file backend's codec, so entries behave the
+// same and an export writes the text as the file. file: 'profile', 'rules', 'lessons' or
+// 'topics/<slug>'. Project-scope rows have agent '' (a project's memory folder is every agent's)
+// and project the project; global ones project ''. Shared rows have agent ''.
+const engramFiles = `
+CREATE TABLE engram_files (
+  agent      text NOT NULL,
+  owner      text NOT NULL,
+  scope      text NOT NULL CHECK (scope IN ('global', 'project')),
+  project    text NOT NULL DEFAULT '',
+  file       text NOT NULL,
+  text       text NOT NULL,
+  updated_at timestamptz NOT NULL,
+  PRIMARY KEY (agent, owner, scope, project, file)
+);
+`
+
 /** Every migration this engram knows, in order. */
 const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle },
   { version: 2, name: 'activity log', sql: activityLog },
   { version: 3, name: 'confirmations', sql: confirmations },
   { version: 4, name: 'documents', sql: documents },
+  { version: 5, name: 'engram files', sql: engramFiles },
 ])
 
 export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)
