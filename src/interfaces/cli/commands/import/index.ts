@@ -3,20 +3,45 @@ import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { importAnimaWorks } from '../../../../memory/engrams/import/animaworks.ts'
 import { importAnton } from '../../../../memory/engrams/import/anton.ts'
 import { describeImport, type ImportReport } from '../../../../memory/engrams/import/import-report.ts'
+import { importMemory, type MemoryImportReport } from '../../../../memory/portability/import-memory.ts'
 import type { Command } from '../../command.ts'
+import { withMind } from '../../open-mind.ts'
 import { withDeclarativeMemory } from '../memory/open-declarative-memory.ts'
+
+function describeMemoryImport(report: MemoryImportReport): string {
+  const c = report.counts
+  const lines = [
+    `Imported ${report.dir} (memory of ${report.sourceAgent}): ${c.entries} entr${c.entries === 1 ? 'y' : 'ies'}, ${c.topicEntries} topic entr${c.topicEntries === 1 ? 'y' : 'ies'}, ${c.documents} document(s), ${c.skills} skill(s); ${c.unchanged} file(s) already there.`,
+  ]
+  if (report.problems.length > 0) lines.push(`Not imported (${report.problems.length}):`, ...report.problems.map((problem) => `  ${problem.path}${problem.line ? `:${problem.line}` : ''} — ${problem.reason}`))
+  return lines.join('\n')
+}
 
 export const importCommand: Command = {
   path: ['import'],
-  summary: 'Import an Anton or AnimaWorks memory folder (the source is only read; re-import skips duplicates)',
-  usage: 'engram import anton|animaworks DIR [--scope global|project]',
+  summary: 'Import an engram export, an Anton or an AnimaWorks memory folder (the source is only read; re-import skips duplicates)',
+  usage: 'engram import engram|anton|animaworks DIR [--scope global|project]',
   options: {
     scope: { type: 'string', description: 'anton: where rules and lessons go, global (default) or project', valueName: 'SCOPE' },
   },
   async run(context) {
     const [format, dir] = context.args
-    if ((format !== 'anton' && format !== 'animaworks') || !dir) {
-      throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'import needs a format (anton or animaworks) and a folder.', fix: 'engram import anton ~/.anton   or   engram import animaworks ~/.animaworks/animas/NAME' })
+    if ((format !== 'engram' && format !== 'anton' && format !== 'animaworks') || !dir) {
+      throw new EngramError({
+        code: ErrorCode.invalidArgument,
+        category: 'user',
+        message: 'import needs a format (engram, anton or animaworks) and a folder.',
+        fix: 'engram import engram ./memory-export   or   engram import anton ~/.anton   or   engram import animaworks ~/.animaworks/animas/NAME',
+      })
+    }
+    if (format === 'engram') {
+      const source = resolve(context.io.cwd, dir)
+      return withMind(context, async (mind) => {
+        const report = await importMemory({ backend: mind.backend, agent: mind.agent, skills: mind.skills }, source, { maxFileBytes: mind.config.values.memory.maxFileBytes })
+        // What was imported is new to the search index; bring it up to date now.
+        await mind.reindex()
+        return { data: report, human: describeMemoryImport(report) }
+      })
     }
     const scope = context.options.scope ?? 'global'
     if (scope !== 'global' && scope !== 'project') {
