@@ -229,6 +229,88 @@ CREATE TABLE engram_files (
 );
 `
 
+// The context store (anna's LCM tables, as SQLite's ctx_*; decision 0035). Ids, seqs, positions
+// and counts are bigint, read back as numbers. Instants engram stamps (created_at of conversations
+// and summaries) are timestamptz; instants a caller gives (a message's at, a summary's earliest_at
+// and latest_at) are kept as the text given, as SQLite keeps them, so a message reads back exactly
+// as it was appended. escaped: the row's name, content and at hold a NUL, which text cannot, and
+// are stored with \ written \\ and NUL written \0 (see context-store.ts); rows without one are
+// stored as they are. Appends lock the conversation row and take max(seq) and max(position) + 1
+// under that lock; the unique keys are the backstop.
+const contextStore = `
+CREATE TABLE ctx_conversations (
+  id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  session_id text NOT NULL,
+  agent_id   text NOT NULL,
+  user_id    text,
+  created_at timestamptz NOT NULL,
+  UNIQUE (session_id, agent_id)
+);
+CREATE INDEX ctx_conversations_by_agent ON ctx_conversations (agent_id, id);
+CREATE INDEX ctx_conversations_by_user ON ctx_conversations (user_id) WHERE user_id IS NOT NULL;
+
+CREATE TABLE ctx_messages (
+  id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  conversation_id bigint NOT NULL REFERENCES ctx_conversations (id),
+  seq             bigint NOT NULL CHECK (seq >= 1),
+  role            text NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+  name            text,
+  content         text NOT NULL,
+  escaped         boolean NOT NULL DEFAULT false,
+  token_count     bigint NOT NULL,
+  created_at      text NOT NULL,
+  meta            json,
+  UNIQUE (conversation_id, seq)
+);
+
+CREATE TABLE ctx_summaries (
+  id                 text PRIMARY KEY,
+  conversation_id    bigint NOT NULL REFERENCES ctx_conversations (id),
+  kind               text NOT NULL CHECK (kind IN ('leaf', 'condensed')),
+  depth              bigint NOT NULL CHECK (depth >= 0),
+  content            text NOT NULL,
+  escaped            boolean NOT NULL DEFAULT false,
+  token_count        bigint NOT NULL,
+  source_token_count bigint NOT NULL,
+  earliest_at        text NOT NULL,
+  latest_at          text NOT NULL,
+  method             text NOT NULL CHECK (method IN ('llm-normal', 'llm-aggressive', 'extractive', 'deterministic')),
+  created_at         timestamptz NOT NULL
+);
+CREATE INDEX ctx_summaries_by_conversation ON ctx_summaries (conversation_id, depth);
+
+-- The current context window: positions only grow (an append takes max + 1, a summary the first
+-- position of the run it replaces), so gaps appear after compaction.
+CREATE TABLE ctx_items (
+  conversation_id bigint NOT NULL REFERENCES ctx_conversations (id),
+  position        bigint NOT NULL,
+  message_id      bigint REFERENCES ctx_messages (id),
+  summary_id      text REFERENCES ctx_summaries (id),
+  PRIMARY KEY (conversation_id, position),
+  CHECK ((message_id IS NULL) <> (summary_id IS NULL))
+);
+-- For the foreign-key checks when an erasure deletes messages and summaries.
+CREATE INDEX ctx_items_by_message ON ctx_items (message_id) WHERE message_id IS NOT NULL;
+CREATE INDEX ctx_items_by_summary ON ctx_items (summary_id) WHERE summary_id IS NOT NULL;
+
+CREATE TABLE ctx_summary_messages (
+  summary_id text NOT NULL REFERENCES ctx_summaries (id),
+  message_id bigint NOT NULL REFERENCES ctx_messages (id),
+  ord        integer NOT NULL,
+  PRIMARY KEY (summary_id, ord)
+);
+CREATE INDEX ctx_summary_messages_by_message ON ctx_summary_messages (message_id);
+
+-- summary_id folds folded_summary_id (anna calls the folded one the "parent").
+CREATE TABLE ctx_summary_parents (
+  summary_id        text NOT NULL REFERENCES ctx_summaries (id),
+  folded_summary_id text NOT NULL REFERENCES ctx_summaries (id),
+  ord               integer NOT NULL,
+  PRIMARY KEY (summary_id, ord)
+);
+CREATE INDEX ctx_summary_parents_by_folded ON ctx_summary_parents (folded_summary_id);
+`
+
 /** Every migration this engram knows, in order. */
 const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle },
@@ -236,6 +318,7 @@ const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 3, name: 'confirmations', sql: confirmations },
   { version: 4, name: 'documents', sql: documents },
   { version: 5, name: 'engram files', sql: engramFiles },
+  { version: 6, name: 'context store', sql: contextStore },
 ])
 
 export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)

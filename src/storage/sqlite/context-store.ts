@@ -9,65 +9,45 @@
  * until that very item is folded), at the price of gaps: "contiguous" means adjacent in order, not
  * numerically consecutive.
  */
-import { randomBytes } from 'node:crypto'
 import type { Clock } from '../../core/clock.ts'
-import { EngramError, ErrorCode } from '../../core/errors.ts'
-import { type ContextItem, MESSAGE_ROLES, type MessageInput, SUMMARY_KINDS, SUMMARY_METHODS } from '../../core/message.ts'
-import type { ContextStore, NewSummary } from '../contracts.ts'
+import type { MessageInput, StoredMessage } from '../../core/message.ts'
 import {
+  CONVERSATION_COLUMNS,
   type ConversationRow,
+  checkMessages,
+  checkPositions,
+  checkSummary,
+  conversationNotFound,
+  foreignMessages,
+  foreignSummaries,
   type ItemRow,
+  inRequestedOrder,
+  invalidContext as invalid,
   MESSAGE_COLUMNS,
   type MessageRow,
+  newSummaryId,
+  notContiguous,
+  requireCount,
+  requireSessionOwner,
   SUMMARY_COLUMNS,
   type SummaryRow,
   toConversation,
-  toMessage,
+  toItem,
+  toMessage as toMessageWith,
   toSummary,
-} from './context-rows.ts'
+} from '../context-records.ts'
+import type { ContextStore, NewSummary } from '../contracts.ts'
 import type { SqliteHandle } from './database.ts'
 import { changesOf, eraseInTransaction } from './erase.ts'
+import { parseJsonObject } from './json.ts'
 
 export interface SqliteContextStoreOptions {
   clock: Clock
 }
 
-function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
-  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
-}
-
-function requireCount(value: unknown, what: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw invalid(`${what} must be a non-negative integer, got ${JSON.stringify(value)}.`, `Pass a whole number for ${what}.`)
-  }
-  return value
-}
-
-function requireInstant(value: unknown, what: string): string {
-  if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
-    throw invalid(`${what} must be an ISO-8601 instant, got ${JSON.stringify(value)}.`, `Pass ${what} as new Date(...).toISOString().`)
-  }
-  return value
-}
-
-/** Reorder rows to follow the ids asked for (callers pass ids in the order they want back). */
-function inRequestedOrder<K, T>(ids: readonly K[], rows: T[], key: (row: T) => K): T[] {
-  const byKey = new Map(rows.map((row) => [key(row), row]))
-  const out: T[] = []
-  const seen = new Set<K>()
-  for (const id of ids) {
-    const row = byKey.get(id)
-    if (row && !seen.has(id)) {
-      seen.add(id)
-      out.push(row)
-    }
-  }
-  return out
-}
-
-/** A new summary id: `sum_` + 16 random hex digits. */
-export function newSummaryId(): string {
-  return `sum_${randomBytes(8).toString('hex')}`
+/** `meta` is JSON text on SQLite. */
+function toMessage(row: MessageRow): StoredMessage {
+  return toMessageWith(row, (value) => parseJsonObject(value as string))
 }
 
 /**
@@ -78,98 +58,46 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
   const { db } = handle
   const { clock } = options
 
-  const selectConversation = db.prepare(
-    'SELECT id, session_id, agent_id, user_id, created_at FROM ctx_conversations WHERE session_id = ? AND agent_id = ?',
-  )
+  const selectConversation = db.prepare(`SELECT ${CONVERSATION_COLUMNS} FROM ctx_conversations WHERE session_id = ? AND agent_id = ?`)
   const selectConversationById = db.prepare('SELECT id FROM ctx_conversations WHERE id = ?')
 
   function requireConversation(conversationId: number): void {
-    if (!Number.isInteger(conversationId) || !selectConversationById.get(conversationId)) {
-      throw new EngramError({
-        code: ErrorCode.notFound,
-        category: 'user',
-        message: `There is no conversation ${conversationId}.`,
-        fix: 'Get the id from conversation(sessionId, owner) first.',
-        details: { conversationId },
-      })
-    }
+    if (!Number.isInteger(conversationId) || !selectConversationById.get(conversationId)) throw conversationNotFound(conversationId)
   }
 
   function validateSummary(conversationId: number, summary: NewSummary): { messageIds: number[]; parentIds: string[] } {
-    if (!(SUMMARY_KINDS as readonly string[]).includes(summary.kind)) {
-      throw invalid(`Unknown summary kind ${JSON.stringify(summary.kind)}.`, `Use one of ${SUMMARY_KINDS.join(', ')}.`)
-    }
-    if (!(SUMMARY_METHODS as readonly string[]).includes(summary.method)) {
-      throw invalid(`Unknown summary method ${JSON.stringify(summary.method)}.`, `Use one of ${SUMMARY_METHODS.join(', ')}.`)
-    }
-    requireCount(summary.depth, 'summary.depth')
-    requireCount(summary.tokenCount, 'summary.tokenCount')
-    requireCount(summary.sourceTokenCount, 'summary.sourceTokenCount')
-    requireInstant(summary.earliestAt, 'summary.earliestAt')
-    requireInstant(summary.latestAt, 'summary.latestAt')
-    if (typeof summary.content !== 'string') throw invalid('summary.content must be a string.', 'Pass the summary text.')
-    const messageIds = summary.messageIds ?? []
-    const parentIds = summary.parentIds ?? []
-    if (messageIds.length === 0 && parentIds.length === 0) {
-      throw invalid(
-        'A summary must fold at least one message or summary; without edges it could never be expanded.',
-        'Pass messageIds for a leaf summary or parentIds for a condensed one.',
-      )
-    }
-    if (new Set(messageIds).size !== messageIds.length || new Set(parentIds).size !== parentIds.length) {
-      throw invalid('A summary lists the same message or summary twice.', 'Pass each folded id once.')
-    }
+    const { messageIds, parentIds } = checkSummary(summary)
     if (messageIds.length > 0) {
       const found = db
         .prepare('SELECT count(*) AS n FROM ctx_messages WHERE conversation_id = ? AND id IN (SELECT value FROM json_each(?))')
         .get(conversationId, JSON.stringify(messageIds)) as { n: number }
-      if (found.n !== messageIds.length) {
-        throw invalid(`Some messageIds are not messages of conversation ${conversationId}.`, 'Fold only messages of the same conversation.', {
-          messageIds,
-        })
-      }
+      if (found.n !== messageIds.length) throw foreignMessages(conversationId, messageIds)
     }
     if (parentIds.length > 0) {
       const found = db
         .prepare('SELECT count(*) AS n FROM ctx_summaries WHERE conversation_id = ? AND id IN (SELECT value FROM json_each(?))')
         .get(conversationId, JSON.stringify(parentIds)) as { n: number }
-      if (found.n !== parentIds.length) {
-        throw invalid(`Some parentIds are not summaries of conversation ${conversationId}.`, 'Fold only summaries of the same conversation.', {
-          parentIds,
-        })
-      }
+      if (found.n !== parentIds.length) throw foreignSummaries(conversationId, parentIds)
     }
     return { messageIds, parentIds }
   }
 
   /** The positions must be existing items of the conversation with no other item between them. */
   function validateRun(conversationId: number, positions: number[]): number[] {
-    if (positions.length === 0) throw invalid('replaceWithSummary needs at least one position.', 'Pass the positions of the items to fold.')
-    if (!positions.every((p) => Number.isInteger(p))) {
-      throw invalid('Item positions are integers.', 'Pass positions exactly as items() returned them.', { positions })
-    }
-    const sorted = [...positions].sort((a, b) => a - b)
-    if (new Set(sorted).size !== sorted.length) throw invalid('A position is listed twice.', 'Pass each position once.', { positions })
+    const sorted = checkPositions(positions)
     const first = sorted[0]!
     const last = sorted[sorted.length - 1]!
     const between = db
       .prepare('SELECT position FROM ctx_items WHERE conversation_id = ? AND position BETWEEN ? AND ? ORDER BY position')
       .all(conversationId, first, last) as Array<{ position: number }>
     const contiguous = between.length === sorted.length && between.every((row, i) => row.position === sorted[i])
-    if (!contiguous) {
-      throw invalid(
-        `Positions ${sorted.join(', ')} are not a contiguous run of current items of conversation ${conversationId}.`,
-        'Read items() again (another process may have compacted meanwhile) and pass adjacent positions.',
-        { positions: sorted, found: between.map((row) => row.position) },
-      )
-    }
+    if (!contiguous) throw notContiguous(conversationId, sorted, between.map((row) => row.position))
     return sorted
   }
 
   const store: ContextStore = {
     async conversation(sessionId, owner) {
-      if (typeof sessionId !== 'string' || sessionId === '') throw invalid('sessionId must be a non-empty string.', 'Pass the session id.')
-      if (typeof owner.agent !== 'string' || owner.agent === '') throw invalid('owner.agent must be a non-empty string.', 'Pass the agent id.')
+      requireSessionOwner(sessionId, owner)
       // Every turn asks for its conversation: answer from a plain read when nothing must be written,
       // so the common case never takes the write lock.
       const known = selectConversation.get(sessionId, owner.agent) as ConversationRow | undefined
@@ -205,21 +133,14 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
     async listConversations(agent) {
       const rows = (
         agent === undefined
-          ? db.prepare('SELECT id, session_id, agent_id, user_id, created_at FROM ctx_conversations ORDER BY id').all()
-          : db.prepare('SELECT id, session_id, agent_id, user_id, created_at FROM ctx_conversations WHERE agent_id = ? ORDER BY id').all(agent)
+          ? db.prepare(`SELECT ${CONVERSATION_COLUMNS} FROM ctx_conversations ORDER BY id`).all()
+          : db.prepare(`SELECT ${CONVERSATION_COLUMNS} FROM ctx_conversations WHERE agent_id = ? ORDER BY id`).all(agent)
       ) as unknown as ConversationRow[]
       return rows.map(toConversation)
     },
 
     async appendMessages(conversationId, messages) {
-      for (const [i, message] of messages.entries()) {
-        if (!(MESSAGE_ROLES as readonly string[]).includes(message.role)) {
-          throw invalid(`messages[${i}].role ${JSON.stringify(message.role)} is not a message role.`, `Use one of ${MESSAGE_ROLES.join(', ')}.`)
-        }
-        if (typeof message.content !== 'string') throw invalid(`messages[${i}].content must be a string.`, 'Pass the message text.')
-        requireInstant(message.at, `messages[${i}].at`)
-        requireCount(message.tokenCount, `messages[${i}].tokenCount`)
-      }
+      checkMessages(messages)
       if (messages.length === 0) return []
       return handle.transaction(() => {
         requireConversation(conversationId)
@@ -285,12 +206,7 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
       const rows = db
         .prepare('SELECT position, message_id, summary_id FROM ctx_items WHERE conversation_id = ? ORDER BY position')
         .all(conversationId) as unknown as ItemRow[]
-      return rows.map(
-        (row): ContextItem =>
-          row.summary_id !== null
-            ? { position: row.position, kind: 'summary', summaryId: row.summary_id }
-            : { position: row.position, kind: 'message', messageId: row.message_id! },
-      )
+      return rows.map(toItem)
     },
 
     async replaceWithSummary(conversationId, positions, summary) {
