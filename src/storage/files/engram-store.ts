@@ -11,22 +11,26 @@
 import { createHash } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { type Clock, isoDay } from '../../core/clock.ts'
-import { dedupeKey, type EngramEntry, type EngramScope, RULE_KINDS, type RuleKind } from '../../core/engram.ts'
+import type { Clock } from '../../core/clock.ts'
+import type { EngramEntry, EngramScope } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import { decodeUtf8Lossless, encodeUtf8Lossless, wellFormed } from '../../core/lossless-utf8.ts'
-import {
-  emptyMemoryFile,
-  entriesOf,
-  insertEntry,
-  type MemoryFileDocument,
-  type MemoryFileKind,
-  parseMemoryFile,
-  problemsOf,
-  replaceEntries,
-  serializeMemoryFile,
-} from '../../core/markdown-entry.ts'
+import { decodeUtf8Lossless, encodeUtf8Lossless } from '../../core/lossless-utf8.ts'
+import { emptyMemoryFile, entriesOf, type MemoryFileDocument, type MemoryFileKind, parseMemoryFile, problemsOf, serializeMemoryFile } from '../../core/markdown-entry.ts'
 import type { EncodeOutcome, EngramFile, EngramStore, Locks, ParseProblem } from '../contracts.ts'
+import {
+  addEntries,
+  checkLessonKind,
+  checkRuleKind,
+  groupWrite,
+  identityEntries,
+  preparedEntry,
+  type QueuedEntry,
+  recentLessons,
+  rewrittenText,
+  rulesByKind,
+  topicSlug,
+  toolWisdom,
+} from '../engram-entries.ts'
 import { appendText, isTempFileName, writeFileAtomic } from './atomic-write.ts'
 import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
 import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, readMemoryFile } from './memory-file-read.ts'
@@ -48,46 +52,8 @@ export interface FileEngramStoreOptions {
 /** A memory file as a reader finds it: its text, nothing, or something skipped (decision 0025). */
 type FileText = { kind: 'text'; text: string } | { kind: 'missing' } | { kind: 'skipped'; reason: string }
 
-/**
- * A topic name as a file slug: lower case, `[a-z0-9-]`, no leading/trailing dashes, at most 80
- * characters. Returns '' when nothing usable is left.
- */
-export function topicSlug(topic: string): string {
-  return topic
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 80)
-    .replace(/-+$/, '')
-}
-
-// Every encode compares the new entry with every entry of its file; normalising the same texts
-// over and over dominated the cost of a write to a large file. Bounded like the token cache.
-const dedupeKeys = new Map<string, string>()
-const DEDUPE_CACHE_LIMIT = 50_000
-
-function cachedDedupeKey(text: string): string {
-  let key = dedupeKeys.get(text)
-  if (key === undefined) {
-    if (dedupeKeys.size >= DEDUPE_CACHE_LIMIT) dedupeKeys.clear()
-    key = dedupeKey(text)
-    dedupeKeys.set(text, key)
-  }
-  return key
-}
-
-/** An entry waiting for its file's next group write. */
-interface QueuedEntry {
-  entry: EngramEntry
-  resolve: (outcome: EncodeOutcome) => void
-  reject: (error: unknown) => void
-}
-
-function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
-  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
-}
+// Moved to ../engram-entries.ts (the PostgreSQL store files topics the same way); kept here for its importers.
+export { topicSlug }
 
 /**
  * The lock a store over `dir` takes to write `file` (`rules`, `lessons`, `profile`, `topic:<slug>`).
@@ -175,45 +141,14 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Memory file ${file} is locked.` })
   }
 
-  function prepared(entry: EngramEntry): EngramEntry {
-    if (typeof entry.text !== 'string' || entry.text.trim().length === 0) {
-      throw invalid('A memory entry needs text; this one is empty.', 'Pass the memory as a non-empty line of text.')
-    }
-    return { ...entry, text: wellFormed(entry.text), meta: { ...(entry.meta ?? {}) }, ts: entry.ts ?? isoDay(clock.now()) }
-  }
+  const prepared = (entry: EngramEntry): EngramEntry => preparedEntry(entry, clock)
 
-  /*
-   * Writes of one file are committed in groups: an entry waits in its file's queue, and whoever
-   * takes the file's lock writes every entry queued by then with one read, one dedupe pass and one
-   * write. An agent with 200 tool calls in flight (or a process serving many sessions) then takes
-   * the lock a few times instead of 200 times, and each caller still gets its own honest outcome,
-   * resolved only after the write that holds its entry is on disk.
-   */
+  /** Entries waiting for their file's next group write (../engram-entries.ts `groupWrite`), by lock name. */
   const queued = new Map<string, QueuedEntry[]>()
 
   /** Adds `entry` to a file unless an entry with the same dedupe key (and kind) is there. */
   function encodeInto(path: string, kind: MemoryFileKind, lockName: string, entry: EngramEntry, topic?: string): Promise<EncodeOutcome> {
-    return new Promise<EncodeOutcome>((resolve, reject) => {
-      const group = queued.get(lockName)
-      if (group) {
-        group.push({ entry, resolve, reject })
-        return
-      }
-      queued.set(lockName, [{ entry, resolve, reject }])
-      let taken: QueuedEntry[] | undefined
-      locked(lockName, async () => {
-        taken = queued.get(lockName) ?? []
-        // Entries queued from here on form the next group, which waits for this lock.
-        queued.delete(lockName)
-        await commitGroup(path, kind, taken, topic)
-      }).catch((error: unknown) => {
-        // Not taken: the lock itself failed, and the whole group still queued fails with it.
-        // Taken: the write failed (or the release did) and nothing of the group is settled yet.
-        const failed = taken ?? queued.get(lockName) ?? []
-        if (taken === undefined) queued.delete(lockName)
-        for (const item of failed) item.reject(error)
-      })
-    })
+    return groupWrite(queued, lockName, entry, (take) => locked(lockName, () => commitGroup(path, kind, take(), topic)))
   }
 
   /**
@@ -223,32 +158,7 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
    */
   async function commitGroup(path: string, kind: MemoryFileKind, group: QueuedEntry[], topic?: string): Promise<void> {
     const text = await textForWrite(path)
-    let doc = text === null ? emptyMemoryFile(kind, topic) : parseMemoryFile(text, kind)
-    const known = new Map<string, EngramEntry>()
-    for (const entry of entriesOf(doc)) {
-      const key = `${entry.kind}\u0000${cachedDedupeKey(entry.text)}`
-      if (!known.has(key)) known.set(key, entry)
-    }
-    const settle: Array<() => void> = []
-    let added = 0
-    for (const item of group) {
-      const { entry } = item
-      const key = `${entry.kind}\u0000${cachedDedupeKey(entry.text)}`
-      const existing = known.get(key)
-      if (existing) {
-        settle.push(() => item.resolve({ kind: 'duplicate', existing }))
-        continue
-      }
-      try {
-        doc = insertEntry(doc, entry, topic)
-      } catch (error) {
-        settle.push(() => item.reject(error))
-        continue
-      }
-      known.set(key, entry)
-      added++
-      settle.push(() => item.resolve({ kind: 'added', entry }))
-    }
+    const { doc, added, settle } = addEntries(text === null ? emptyMemoryFile(kind, topic) : parseMemoryFile(text, kind), group, topic)
     if (added > 0) {
       const after = serializeMemoryFile(doc)
       // Lessons and topics grow at the end: appending the new lines (one O_APPEND write, fsync'd)
@@ -262,19 +172,9 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
 
   async function rewrite(file: EngramFile, entries: EngramEntry[] | ((current: EngramEntry[]) => EngramEntry[] | null)): Promise<void> {
     await locked(file, async () => {
-      const text = await textForWrite(pathOf(file))
-      const doc = text === null ? emptyMemoryFile(file) : parseMemoryFile(text, file)
-      const next = typeof entries === 'function' ? entries(entriesOf(doc)) : entries
-      if (next === null) return
-      const written = next.map((entry) => ({ ...entry, text: wellFormed(entry.text) }))
-      await writeFileAtomic(pathOf(file), encodeUtf8Lossless(serializeMemoryFile(replaceEntries(doc, written))))
+      const after = rewrittenText(await textForWrite(pathOf(file)), file, entries)
+      if (after !== null) await writeFileAtomic(pathOf(file), encodeUtf8Lossless(after))
     })
-  }
-
-  function lessonMatchesTool(entry: EngramEntry, tool: string | undefined): boolean {
-    if (tool === undefined) return entry.tool !== undefined
-    if (entry.tool === tool) return true
-    return entry.topic !== undefined && topicSlug(entry.topic) === topicSlug(tool) && topicSlug(tool) !== ''
   }
 
   const store: EngramStore = {
@@ -286,30 +186,11 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     },
 
     async recallRules() {
-      const grouped: Record<RuleKind, EngramEntry[]> = { always: [], never: [], when: [] }
-      for (const entry of await entriesIn('rules')) {
-        if ((RULE_KINDS as readonly string[]).includes(entry.kind)) grouped[entry.kind as RuleKind].push(entry)
-      }
-      return grouped
+      return rulesByKind(await entriesIn('rules'))
     },
 
     async recallLessons(tokenBudget) {
-      const lessons = (await entriesIn('lessons')).map((entry, index) => ({ entry, index }))
-      // Most recent first: by `ts`, then later lines first (appends go to the end).
-      lessons.sort((a, b) => (b.entry.ts ?? '').localeCompare(a.entry.ts ?? '') || b.index - a.index)
-      if (tokenBudget === undefined) return lessons.map(({ entry }) => entry)
-      // Loaded on first use: the o200k tables take ~0.5 s to load, which writers never need.
-      const { countTokens } = await import('../../core/tokens.ts')
-      const chosen: EngramEntry[] = []
-      let left = tokenBudget
-      for (const { entry } of lessons) {
-        // A lesson too large for what is left is skipped; older, shorter ones may still fit.
-        const cost = countTokens(entry.text)
-        if (cost > left) continue
-        chosen.push(entry)
-        left -= cost
-      }
-      return chosen
+      return recentLessons(await entriesIn('lessons'), tokenBudget)
     },
 
     async recallTopic(slug) {
@@ -344,26 +225,16 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     },
 
     async recallToolWisdom(tool) {
-      // Only rules that name a tool: an untagged "when" rule is about no tool in particular (it is in
-      // the memory context already), and matching it to every tool put it in every description.
-      const rules = (await entriesIn('rules')).filter((entry) => entry.kind === 'when' && entry.tool !== undefined && (tool === undefined || entry.tool === tool))
-      const lessons = (await store.recallLessons()).filter((entry) => lessonMatchesTool(entry, tool))
-      return [...rules, ...lessons]
+      return toolWisdom(await entriesIn('rules'), await store.recallLessons(), tool)
     },
 
     async encodeRule(entry) {
-      if (!(RULE_KINDS as readonly string[]).includes(entry.kind)) {
-        throw invalid(`encodeRule takes always, never or when rules, not "${entry.kind}".`, 'Encode lessons with encodeLesson and profile facts with rewriteIdentity.', {
-          kind: entry.kind,
-        })
-      }
+      checkRuleKind(entry)
       return encodeInto(pathOf('rules'), 'rules', 'rules', prepared(entry))
     },
 
     async encodeLesson(entry) {
-      if (entry.kind !== 'lesson') {
-        throw invalid(`encodeLesson takes lessons, not "${entry.kind}".`, 'Encode always/never/when rules with encodeRule.', { kind: entry.kind })
-      }
+      checkLessonKind(entry)
       const lesson = prepared(entry)
       const outcome = await encodeInto(pathOf('lessons'), 'lessons', 'lessons', lesson)
       const slug = lesson.topic === undefined ? '' : topicSlug(lesson.topic)
@@ -374,10 +245,7 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     },
 
     async rewriteIdentity(entries) {
-      await rewrite(
-        'profile',
-        entries.map((entry) => ({ ...entry, kind: 'profile' as const, meta: { ...(entry.meta ?? {}) } })),
-      )
+      await rewrite('profile', identityEntries(entries))
     },
 
     async rewriteAll(file, entries) {

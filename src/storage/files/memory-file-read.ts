@@ -63,7 +63,7 @@ function notAFile(info: BigIntStats): string {
 }
 
 /** A file over the limit: its size, the limit, and how to raise it. */
-function oversized(size: bigint, maxBytes: number): Skipped {
+export function oversized(size: bigint, maxBytes: number): Skipped {
   return {
     kind: 'skipped',
     reason: `${size} bytes, larger than memory.maxFileBytes (${maxBytes}); not read — split the file, or raise ENGRAM_MEMORY_MAX_FILE_BYTES`,
