@@ -14,6 +14,7 @@ import type { Engram } from '../src/core/engram.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
 import type { MemoryExportReport } from '../src/memory/portability/export-memory.ts'
 import type { MemoryImportReport } from '../src/memory/portability/import-memory.ts'
+import type { MigrationReport } from '../src/memory/portability/migrate-backend.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
@@ -94,6 +95,11 @@ describe('engram export, import engram, migrate', () => {
     await docs.write('user', 'ada', { name: 'Ada' }, '# Ada\n\n- Prefers bullet points\n')
     await mind.skills.save({ label: 'csv_summary', name: 'Summarise a CSV', whenToUse: 'When asked to summarise a CSV file', declarative: '1. Load it\n2. Describe columns\n', code: { 'load.py': 'print("load")\n' } })
     await mind.skills.incrementUsed('csv_summary')
+    // Confirmations of ada's sessions: one waiting, one she rejected.
+    const confirmations = mind.backend.confirmations
+    await confirmations.enqueue({ text: 'Ada owns the billing runbook', kind: 'lesson', scope: 'global', confidence: 'medium', source: 'llm', owner: 'user:ada' }, 'copilot mode: confidence medium', 'ada')
+    const rejected = await confirmations.enqueue({ text: 'Ada dislikes tea', kind: 'lesson', scope: 'global', confidence: 'low', source: 'llm', owner: 'user:ada' }, 'copilot mode: confidence low', 'ada')
+    await confirmations.reject([rejected.id], 'ada')
     // A conversation with a summary of its first two messages.
     const session = mind.session('chat-ada', { user: 'ada' })
     for (const [question, answer] of [
@@ -231,5 +237,66 @@ describe('engram export, import engram, migrate', () => {
     assert.equal((await cli(home, ['export', exportDir('hostile-out')])).code, 0)
     assertSameExport(exportDir('a'), exportDir('hostile-out'))
     assert.doesNotMatch(tree(home).map((path) => readFileSync(join(home, path)).toString('latin1')).join(''), /quagga3391/)
+  })
+  test('migrate --to a second home: the same export, and the conversation with its summary and items as they were', async () => {
+    const home = fresh('home-e')
+    const migrated = await cli(tmp.home, ['migrate', '--to', home])
+    assert.equal(migrated.code, 0, JSON.stringify(migrated.json))
+    const [report] = (migrated.json.data as { agents: MigrationReport[] }).agents
+    assert.ok(report)
+    assert.deepEqual(report.problems, [])
+    assert.deepEqual([report.conversations.moved, report.conversations.summaries], [1, 1])
+    assert.ok(report.activity.events > 0 && report.turns.moved === 2, JSON.stringify(report))
+    assert.equal((await cli(home, ['export', exportDir('e')])).code, 0)
+    assertSameExport(exportDir('a'), exportDir('e'))
+
+    const [source, target] = await Promise.all([tmp.home, home].map((h) => createMind({ home: h, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })))
+    try {
+      const conversationOf = async (m: Mind) => {
+        const conversation = await m.backend.context.findConversation('chat-ada', 'default')
+        assert.ok(conversation)
+        const messages = await m.backend.context.messages(conversation.id)
+        const seqOf = new Map(messages.map((message) => [message.id, message.seq]))
+        const items = await m.backend.context.items(conversation.id)
+        const summaries = await m.backend.context.summariesById(items.flatMap((item) => (item.kind === 'summary' ? [item.summaryId] : [])))
+        return {
+          user: conversation.user,
+          messages: messages.map(({ seq, role, content, name, at, tokenCount, meta }) => ({ seq, role, content, name, at, tokenCount, meta })),
+          items: await Promise.all(
+            items.map(async (item) => {
+              if (item.kind === 'message') return `message ${seqOf.get(item.messageId)}`
+              const summary = summaries.find((candidate) => candidate.id === item.summaryId)
+              const folds = await m.backend.context.summaryChildren(item.summaryId)
+              return `summary ${summary?.kind}/${summary?.depth}/${summary?.method} ${summary?.content} [${summary?.earliestAt}..${summary?.latestAt}] folds ${folds.messageIds.map((id) => seqOf.get(id)).join(',')}`
+            }),
+          ),
+        }
+      }
+      const [before, afterMigration] = [await conversationOf(source), await conversationOf(target)]
+      assert.deepEqual(afterMigration, before)
+      assert.equal(before.items.length, 3, 'a summary and the two messages after it')
+      const events = async (m: Mind) => (await m.backend.activity.read()).map(({ ref: _ref, ...event }) => event)
+      assert.deepEqual(await events(target), await events(source))
+      const turns = async (m: Mind) => (await m.backend.lifecycle.recentTurns('default', 'ada', 10)).map(({ messageId: _m, replyIds, ...turn }) => ({ ...turn, replies: replyIds.length }))
+      assert.deepEqual(await turns(target), await turns(source))
+      const asked = async (m: Mind) => (await m.backend.confirmations.ofUser('ada')).map((c) => `${c.status} ${c.engram?.text} ${c.reason}`).sort()
+      assert.deepEqual(await asked(target), await asked(source))
+      assert.equal((await asked(source)).length, 2)
+    } finally {
+      await Promise.all([source.close(), target.close()])
+    }
+
+    // Again: nothing is added twice.
+    const again = await cli(tmp.home, ['migrate', '--to', home])
+    assert.equal(again.code, 0, JSON.stringify(again.json))
+    const [second] = (again.json.data as { agents: MigrationReport[] }).agents
+    assert.ok(second)
+    assert.deepEqual(
+      [second.memory.entries, second.memory.documents, second.conversations.moved, second.conversations.alreadyThere, second.activity.events, second.turns.moved, second.confirmations.pending + second.confirmations.decided],
+      [0, 0, 0, 1, 0, 0, 0],
+      JSON.stringify(second),
+    )
+    const refused = await cli(tmp.home, ['migrate', '--to', tmp.home])
+    assert.equal(refused.code, 3)
   })
 })

@@ -12,6 +12,7 @@ import { maintainCommand } from './maintain/index.ts'
 import { consolidateCommand } from './consolidate/index.ts'
 import { mcpCommand } from './mcp/index.ts'
 import { memoryContextCommand } from './memory/index.ts'
+import { migrateCommand } from './migrate/index.ts'
 import { recallCommand } from './recall/index.ts'
 import { reindexCommand } from './reindex/index.ts'
 import { rememberCommand } from './remember/index.ts'
@@ -40,6 +41,7 @@ export const COMMANDS: readonly Command[] = [
   restoreCommand,
   historyCommand,
   exportCommand,
+  migrateCommand,
   mcpCommand,
   evalCommand,
   ...SKILLS_COMMANDS,

@@ -1,0 +1,111 @@
+/**
+ * `engram migrate --to URL|DIR`: moves every agent of the current embedded home into another
+ * backend — a PostgreSQL database (`postgres://…`) or another embedded home (a folder) — through
+ * the storage seams (decision 0036): the memory tree, conversations with their summaries and
+ * context items, the activity log, confirmations, stored turns and job runs, then a full reindex
+ * of the target. The source is only read; running it again adds nothing that is already there.
+ */
+import { resolve } from 'node:path'
+import { createLineLogger } from '../../../../core/logger.ts'
+import { EngramError, ErrorCode } from '../../../../core/errors.ts'
+import { reindexFiles } from '../../../../memory/retrieval/indexer.ts'
+import { type MigrationReport, migrateBackend } from '../../../../memory/portability/migrate-backend.ts'
+import { createMind, listAgents, type Mind } from '../../../../mind.ts'
+import type { Backend } from '../../../../storage/contracts.ts'
+import type { Command, CommandContext } from '../../command.ts'
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//i
+
+function open(context: CommandContext, settings: Record<string, unknown>): Promise<Mind> {
+  const stderr = context.io.stderr
+  const logger = createLineLogger({ level: 'debug', write: (line) => stderr.write(line), format: context.io.isTTY ? 'text' : 'json' })
+  return createMind({ env: context.io.env, settings: { ...context.settings, ...settings }, reindexOnOpen: false, logger })
+}
+
+/** The target of one agent's migration: its backend, where skills go, and how it is reindexed. */
+interface Target {
+  backend: Backend
+  skills?: Mind['skills']
+  reindex(): Promise<unknown>
+  close(): Promise<void>
+}
+
+async function openTarget(context: CommandContext, to: string, source: Mind): Promise<Target> {
+  if (POSTGRES_URL.test(to)) {
+    // Loaded only when asked for: `pg` is an optional peer dependency, and the module its backend.
+    const { openPostgresBackend } = await import('../../../../storage/postgres/backend.ts')
+    const backend = await openPostgresBackend({
+      url: to,
+      agent: source.agent,
+      ...(source.project !== undefined ? { project: source.project } : {}),
+      clock: source.clock,
+      ...(source.embedder ? { embedderId: source.embedder.id, dimensions: source.embedder.dimensions } : {}),
+      maxFileBytes: source.config.values.memory.maxFileBytes,
+    })
+    // Skills stay files of the home on PostgreSQL (decision 0037): the home's own skill store indexes them.
+    return {
+      backend,
+      reindex: () => reindexFiles({ backend, embedder: source.embedder, clock: source.clock, agent: source.agent, skills: source.skills }, { full: true }),
+      close: () => backend.close(),
+    }
+  }
+  const home = resolve(context.io.cwd, to)
+  if (home === resolve(source.home)) {
+    throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `${home} is the home being migrated.`, fix: 'Pass another home folder, or a postgres://… URL, to --to.' })
+  }
+  const target = await open(context, { home, agent: source.agent })
+  return { backend: target.backend, skills: target.skills, reindex: () => target.reindex({ full: true }), close: () => target.close() }
+}
+
+function describeMigration(to: string, reports: MigrationReport[]): string {
+  const lines = [`Migrated ${reports.length} agent(s) to ${to.replace(/\/\/[^@/]*@/, '//…@')}:`]
+  for (const r of reports) {
+    lines.push(
+      `  ${r.agent}: ${r.memory.entries + r.memory.topicEntries} entries, ${r.memory.documents} document(s), ${r.memory.skills} skill(s); ${r.conversations.moved} conversation(s) with ${r.conversations.messages} message(s) and ${r.conversations.summaries} summar${r.conversations.summaries === 1 ? 'y' : 'ies'}; ${r.activity.events} activity event(s); ${r.confirmations.pending + r.confirmations.decided} confirmation(s); ${r.turns.moved} turn(s); ${r.jobRuns.moved} job run(s)`,
+    )
+    for (const problem of r.problems) lines.push(`    not moved: ${problem.path}${problem.line ? `:${problem.line}` : ''} — ${problem.reason}`)
+  }
+  if (reports[0]) lines.push('Not carried by a migration yet:', ...reports[0].notMoved.map((item) => `  - ${item}`))
+  return lines.join('\n')
+}
+
+export const migrateCommand: Command = {
+  path: ['migrate'],
+  summary: 'Move every agent of this embedded home into PostgreSQL (postgres://…) or another home (a folder), without loss: memory, conversations, activity, confirmations, turns, job runs',
+  usage: 'migrate --to postgres://USER@HOST/DB|DIR',
+  options: {
+    to: { type: 'string', description: 'where to: a postgres:// or postgresql:// URL, or the folder of another engram home', valueName: 'URL|DIR' },
+  },
+  async run(context) {
+    const to = typeof context.options.to === 'string' ? context.options.to.trim() : ''
+    if (to === '') {
+      throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'engram migrate needs a target (--to).', fix: 'write e.g. `engram migrate --to postgres://engram@db.internal/engram` or `engram migrate --to ./other-home`' })
+    }
+    const first = await open(context, {})
+    const agents = listAgents(first.home)
+    await first.close()
+    const reports: MigrationReport[] = []
+    for (const agent of agents.length > 0 ? agents : [first.agent]) {
+      const source = await open(context, { agent })
+      try {
+        const target = await openTarget(context, to, source)
+        try {
+          reports.push(
+            await migrateBackend({
+              from: source.backend,
+              to: target.backend,
+              agent,
+              ...(target.skills ? { skills: { from: source.skills, to: target.skills } } : {}),
+              reindex: () => target.reindex(),
+            }),
+          )
+        } finally {
+          await target.close()
+        }
+      } finally {
+        await source.close()
+      }
+    }
+    return { data: { to: to.replace(/\/\/[^@/]*@/, '//…@'), agents: reports }, human: describeMigration(to, reports) }
+  },
+}

@@ -1,0 +1,304 @@
+/**
+ * Moving an agent's memory from one backend to another (`engram migrate --to`, decision 0036),
+ * through the storage seams only, so any pair of backends works: the memory tree as `engram
+ * export` / `engram import engram` carry it, then what a tree does not hold — conversations
+ * (messages in order, then their summaries replayed in the order they were made, so the context
+ * items come out the same), the activity log, confirmations, stored turns and job runs — and
+ * finally a reindex on the target. Running it again adds nothing that is already there.
+ */
+import { dedupeKey } from '../../core/engram.ts'
+import type { Summary } from '../../core/message.ts'
+import type { Backend, Conversation, PendingConfirmation } from '../../storage/contracts.ts'
+import type { SkillStore } from '../skills/skill-store.ts'
+import { importMemoryTree, type MemoryImportReport } from './import-memory.ts'
+import { collectMemoryTree, type TreeProblem } from './memory-tree.ts'
+
+export interface MigrateBackendOptions {
+  from: Backend
+  to: Backend
+  /** The agent whose memory moves (both backends are opened for it). */
+  agent: string
+  /** Skills go from one store to the other; left where they are when omitted (a target that keeps them in the same home). */
+  skills?: { from: SkillStore; to: SkillStore }
+  /** Reindex the target once everything is in (the caller's indexer: it knows the embedder). */
+  reindex?: () => Promise<unknown>
+}
+
+export interface MigrationReport {
+  agent: string
+  from: Backend['name']
+  to: Backend['name']
+  memory: MemoryImportReport['counts']
+  conversations: { moved: number; alreadyThere: number; messages: number; summaries: number }
+  activity: { events: number; alreadyThere: number }
+  confirmations: { pending: number; decided: number; alreadyThere: number }
+  turns: { moved: number; alreadyThere: number }
+  jobRuns: { moved: number; alreadyThere: number }
+  /** What could not be moved, and why (the rest moved). */
+  problems: TreeProblem[]
+  /** What this migration does not carry, whatever the data (seams without a read or a write for it). */
+  notMoved: string[]
+}
+
+/** What no seam lets a migration read or write yet; said in every report (decision 0036). */
+const NOT_MOVED = [
+  'archived documents and earlier versions of documents (DocumentStore lists versions by path but cannot read them, and has no listing of archive/)',
+  'lines of memory files that could not be parsed, and topic files that cannot be read (reported, left in the source)',
+  'skill times (created_at, updated_at): the skill store sets them on save',
+  'summary creation times, confirmation queue times and decision times: the target stamps them when they are replayed',
+  "answered confirmations of the agent's own queue (sessions without a user): ConfirmationQueue reads decided ones per user only",
+  'session records, counters, heartbeats and queued jobs of the lifecycle (no seam writes them as they are)',
+  "per-user-per-agent notes, session info and review marks of the context store (no seam reads them)",
+  'the search index itself (rebuilt by the reindex on the target) and access counts',
+  'write-ahead journals and resolutions (files of the home, not of a backend)',
+]
+
+/** The biggest listing a seam is asked for at once (stored turns per user, job runs). */
+const ALL = 1_000_000
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** Every summary of a conversation, in the order it was made (then depth, then id). */
+async function summariesOf(backend: Backend, conversation: Conversation): Promise<Summary[]> {
+  const pending = (await backend.context.items(conversation.id)).flatMap((item) => (item.kind === 'summary' ? [item.summaryId] : []))
+  const seen = new Set<string>()
+  const out: Summary[] = []
+  while (pending.length > 0) {
+    const id = pending.pop() as string
+    if (seen.has(id)) continue
+    seen.add(id)
+    const summary = await backend.context.summary(id)
+    if (!summary) continue
+    out.push(summary)
+    pending.push(...(await backend.context.summaryChildren(id)).summaryIds)
+  }
+  return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.depth - b.depth || a.id.localeCompare(b.id))
+}
+
+/** Messages of a conversation as an append takes them again. */
+function replayable(message: Awaited<ReturnType<Backend['context']['messages']>>[number]) {
+  return {
+    role: message.role,
+    content: message.content,
+    at: message.at,
+    tokenCount: message.tokenCount,
+    ...(message.name !== undefined ? { name: message.name } : {}),
+    ...(message.meta !== undefined ? { meta: message.meta } : {}),
+  }
+}
+
+/**
+ * Replays one conversation into `to`: its messages in seq order, then its summaries in the order
+ * they were made, each folding the items its children became. Returns the old→new message ids.
+ * A conversation the target already holds with the same messages is left as it is.
+ */
+async function moveConversation(
+  from: Backend,
+  to: Backend,
+  conversation: Conversation,
+  report: MigrationReport,
+): Promise<Map<number, number> | undefined> {
+  const where = `conversation ${conversation.sessionId} (${conversation.agent})`
+  const messages = await from.context.messages(conversation.id)
+  const target = await to.context.conversation(conversation.sessionId, { agent: conversation.agent, ...(conversation.user !== undefined ? { user: conversation.user } : {}) })
+  const messageIds = new Map<number, number>()
+  const present = await to.context.messages(target.id)
+  if (present.length > 0) {
+    const same = present.length === messages.length && present.every((message, i) => JSON.stringify(replayable(message)) === JSON.stringify(replayable(messages[i] as (typeof messages)[number])))
+    if (!same) {
+      report.problems.push({ path: where, reason: `the target already holds a different conversation for this session (${present.length} message(s)); not replayed` })
+      return undefined
+    }
+    for (const [i, message] of messages.entries()) messageIds.set(message.id, (present[i] as (typeof present)[number]).id)
+    report.conversations.alreadyThere++
+    return messageIds
+  }
+  const stored = messages.length > 0 ? await to.context.appendMessages(target.id, messages.map(replayable)) : []
+  for (const [i, message] of messages.entries()) messageIds.set(message.id, (stored[i] as (typeof stored)[number]).id)
+  const summaryIds = new Map<string, string>()
+  for (const summary of await summariesOf(from, conversation)) {
+    const children = await from.context.summaryChildren(summary.id)
+    const newMessages = children.messageIds.map((id) => messageIds.get(id))
+    const newSummaries = children.summaryIds.map((id) => summaryIds.get(id))
+    const wanted = new Set<string>([...newMessages.map((id) => `m${id}`), ...newSummaries.map((id) => `s${id}`)])
+    const positions = (await to.context.items(target.id)).filter((item) => wanted.has(item.kind === 'message' ? `m${item.messageId}` : `s${item.summaryId}`)).map((item) => item.position)
+    if (newMessages.includes(undefined) || newSummaries.includes(undefined) || positions.length !== wanted.size) {
+      report.problems.push({ path: `${where}, summary ${summary.id}`, reason: 'what it folds is not a run of current items in the target; this summary and the ones made after it are not replayed' })
+      break
+    }
+    try {
+      const made = await to.context.replaceWithSummary(target.id, positions, {
+        kind: summary.kind,
+        depth: summary.depth,
+        content: summary.content,
+        tokenCount: summary.tokenCount,
+        sourceTokenCount: summary.sourceTokenCount,
+        earliestAt: summary.earliestAt,
+        latestAt: summary.latestAt,
+        method: summary.method,
+        ...(children.messageIds.length > 0 ? { messageIds: newMessages as number[] } : {}),
+        ...(children.summaryIds.length > 0 ? { parentIds: newSummaries as string[] } : {}),
+      })
+      summaryIds.set(summary.id, made.id)
+      report.conversations.summaries++
+    } catch (error) {
+      report.problems.push({ path: `${where}, summary ${summary.id}`, reason: `not replayed: ${describe(error)}; the ones made after it are not either` })
+      break
+    }
+  }
+  report.conversations.moved++
+  report.conversations.messages += stored.length
+  return messageIds
+}
+
+/** A confirmation as a comparable key: what it would save, and its answer. */
+function confirmationKey(confirmation: PendingConfirmation, status: string): string {
+  const what = confirmation.engram
+    ? `e\u0000${confirmation.engram.kind}\u0000${confirmation.engram.scope}\u0000${confirmation.engram.owner ?? 'agent'}\u0000${dedupeKey(confirmation.engram.text)}`
+    : `d\u0000${JSON.stringify(confirmation.document)}`
+  return `${status}\u0000${what}`
+}
+
+/**
+ * Moves the memory of `agent` from `from` into `to` (see the module comment). Never stops at one
+ * thing that cannot be moved: it is reported, and the rest moves.
+ */
+export async function migrateBackend(options: MigrateBackendOptions): Promise<MigrationReport> {
+  const { from, to, agent } = options
+  const problems: TreeProblem[] = []
+  const report: MigrationReport = {
+    agent,
+    from: from.name,
+    to: to.name,
+    memory: { files: 0, entries: 0, topicEntries: 0, documents: 0, skills: 0, unchanged: 0 },
+    conversations: { moved: 0, alreadyThere: 0, messages: 0, summaries: 0 },
+    activity: { events: 0, alreadyThere: 0 },
+    confirmations: { pending: 0, decided: 0, alreadyThere: 0 },
+    turns: { moved: 0, alreadyThere: 0 },
+    jobRuns: { moved: 0, alreadyThere: 0 },
+    problems,
+    notMoved: NOT_MOVED,
+  }
+
+  // 1. The memory tree: engram files, topics, documents, profiles, prompt layers, skills.
+  const tree = await collectMemoryTree({ backend: from, agent, ...(options.skills ? { skills: options.skills.from } : {}) })
+  problems.push(...tree.problems)
+  const imported = await importMemoryTree({ backend: to, agent, ...(options.skills ? { skills: options.skills.to } : {}) }, tree.files, problems)
+  report.memory = imported.counts
+
+  // 2. Conversations of this agent, with the old→new message ids the stored turns need.
+  const messageIds = new Map<number, number>()
+  const users = new Set<string>(await from.users())
+  for (const conversation of (await from.context.listConversations(agent)).sort((a, b) => a.id - b.id)) {
+    if (conversation.user !== undefined) users.add(conversation.user)
+    try {
+      const moved = await moveConversation(from, to, conversation, report)
+      for (const [before, after] of moved ?? []) messageIds.set(before, after)
+    } catch (error) {
+      problems.push({ path: `conversation ${conversation.sessionId}`, reason: `not moved: ${describe(error)}` })
+    }
+  }
+
+  // 3. The activity log of each owner, in order; events the target holds already are not added again.
+  for (const owner of tree.owners) {
+    try {
+      const source = await from.owned(owner).activity.read()
+      const present = new Map<string, number>()
+      for (const { ref: _ref, ...event } of await to.owned(owner).activity.read()) {
+        const key = JSON.stringify(event)
+        present.set(key, (present.get(key) ?? 0) + 1)
+      }
+      for (const { ref: _ref, ...event } of source) {
+        const key = JSON.stringify(event)
+        const left = present.get(key) ?? 0
+        if (left > 0) {
+          present.set(key, left - 1)
+          report.activity.alreadyThere++
+          continue
+        }
+        await to.owned(owner).activity.append(event)
+        report.activity.events++
+      }
+      for (const problem of await from.owned(owner).activity.problems()) problems.push({ path: problem.file, line: problem.line, reason: `${problem.reason} (not moved)` })
+    } catch (error) {
+      problems.push({ path: `activity of ${owner}`, reason: `not moved: ${describe(error)}` })
+    }
+  }
+
+  // 4. Confirmations: the pending ones of each queue, then the decided ones each user's record keeps.
+  for (const user of [undefined, ...[...users].sort()]) {
+    try {
+      const present = new Set((await to.confirmations.pending(user)).map((item) => confirmationKey(item, 'pending')))
+      for (const item of await from.confirmations.pending(user)) {
+        if (present.has(confirmationKey(item, 'pending'))) {
+          report.confirmations.alreadyThere++
+          continue
+        }
+        if (item.engram) await to.confirmations.enqueue(item.engram, item.reason, user)
+        else if (item.document) await to.confirmations.enqueueDocument(item.document, item.reason, user)
+        report.confirmations.pending++
+      }
+      if (user === undefined) continue
+      const decided = new Set((await to.confirmations.ofUser(user)).filter((item) => item.agent === agent && item.status !== 'pending').map((item) => confirmationKey(item, item.status)))
+      for (const item of (await from.confirmations.ofUser(user)).filter((c) => c.agent === agent && c.status !== 'pending' && c.askedBy === user)) {
+        if (decided.has(confirmationKey(item, item.status))) {
+          report.confirmations.alreadyThere++
+          continue
+        }
+        const queued = item.engram ? await to.confirmations.enqueue(item.engram, item.reason, user) : item.document ? await to.confirmations.enqueueDocument(item.document, item.reason, user) : undefined
+        if (!queued) continue
+        if (item.status === 'accepted') await to.confirmations.accept([queued.id], user)
+        else await to.confirmations.reject([queued.id], user)
+        report.confirmations.decided++
+      }
+    } catch (error) {
+      problems.push({ path: `confirmations of ${user ?? 'the agent'}`, reason: `not moved: ${describe(error)}` })
+    }
+  }
+
+  // 5. Stored turns (what each turn was given), on the moved messages.
+  for (const user of [undefined, ...[...users].sort()]) {
+    try {
+      for (const turn of (await from.lifecycle.recentTurns(agent, user, ALL)).reverse()) {
+        if (await to.lifecycle.turn(agent, { sessionId: turn.sessionId, turn: turn.turn })) {
+          report.turns.alreadyThere++
+          continue
+        }
+        const messageId = messageIds.get(turn.messageId)
+        if (messageId === undefined) {
+          problems.push({ path: `turn ${turn.turn} of ${turn.sessionId}`, reason: 'its message was not moved; not moved' })
+          continue
+        }
+        const { replyIds, ...record } = turn
+        await to.lifecycle.saveTurn({ ...record, messageId })
+        const replies = replyIds.flatMap((id) => (messageIds.has(id) ? [messageIds.get(id) as number] : []))
+        if (replies.length > 0) await to.lifecycle.addTurnReplies(agent, turn.sessionId, turn.turn, replies)
+        report.turns.moved++
+      }
+    } catch (error) {
+      problems.push({ path: `turns of ${user ?? 'the agent'}`, reason: `not moved: ${describe(error)}` })
+    }
+  }
+
+  // 6. Job runs (so scheduled work neither repeats nor forgets when it last ran).
+  try {
+    const key = (run: { job: string; startedAt: string; finishedAt: string; status: string }): string => `${run.job}\u0000${run.startedAt}\u0000${run.finishedAt}\u0000${run.status}`
+    const present = new Set((await to.jobs.runs({ agent, limit: ALL })).map(key))
+    for (const run of (await from.jobs.runs({ agent, limit: ALL })).sort((a, b) => a.id - b.id)) {
+      if (present.has(key(run))) {
+        report.jobRuns.alreadyThere++
+        continue
+      }
+      const { id: _id, ...record } = run
+      await to.jobs.record(record)
+      report.jobRuns.moved++
+    }
+  } catch (error) {
+    problems.push({ path: 'job runs', reason: `not moved: ${describe(error)}` })
+  }
+
+  await options.reindex?.()
+  return report
+}
