@@ -250,7 +250,9 @@ describe('engram export, import engram, migrate', () => {
     assert.equal((await cli(home, ['export', exportDir('e')])).code, 0)
     assertSameExport(exportDir('a'), exportDir('e'))
 
-    const [source, target] = await Promise.all([tmp.home, home].map((h) => createMind({ home: h, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })))
+    const reopen = (h: string): Promise<Mind> => createMind({ home: h, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+    const source = await reopen(tmp.home)
+    const target = await reopen(home)
     try {
       const conversationOf = async (m: Mind) => {
         const conversation = await m.backend.context.findConversation('chat-ada', 'default')

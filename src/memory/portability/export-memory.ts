@@ -66,11 +66,12 @@ export async function checkExportFolder(dir: string, home: string | undefined, f
   return target
 }
 
-function readme(agent: string, backend: string, counts: TreeCounts, problems: TreeProblem[]): string {
+function readme(agent: string, counts: TreeCounts, problems: TreeProblem[]): string {
   return [
     `# The memory of engram agent "${agent}"`,
     '',
-    `Exported from the ${backend} backend. This folder is the seeds' file tree, laid out as an embedded engram home lays it out;`,
+    // The backend is named in the manifest only: the same memory gives the same tree from either backend.
+    "This folder is the seeds' file tree, laid out as an embedded engram home lays it out (manifest.json says from which backend, when and with which engram);",
     '`engram import engram DIR` reads it back into any backend (importing it twice changes nothing).',
     '',
     `- agents/${agent}/memory/ — profile.md, rules.md, lessons.md and topics/ (${counts.engramFiles} file(s), ${counts.entries} entries, ${counts.topics} topic file(s) over every owner)`,
@@ -116,6 +117,6 @@ export async function exportMemory(deps: MemoryExportDeps, dir: string, options:
     problems: tree.problems,
   }
   await writeFile(join(target, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`)
-  await writeFile(join(target, 'README.md'), readme(deps.agent, deps.backend.name, tree.counts, tree.problems))
+  await writeFile(join(target, 'README.md'), readme(deps.agent, tree.counts, tree.problems))
   return { dir: target, agent: deps.agent, backend: deps.backend.name, counts, written: [...paths, 'README.md', 'manifest.json'].sort(), problems: tree.problems }
 }

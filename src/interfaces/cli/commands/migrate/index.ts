@@ -32,10 +32,16 @@ interface Target {
 
 async function openTarget(context: CommandContext, to: string, source: Mind): Promise<Target> {
   if (POSTGRES_URL.test(to)) {
+    if (to === source.config.values.storage.url) {
+      throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'The target is the database this mind already runs on (storage.url).', fix: 'Pass another database to --to, or unset ENGRAM_DATABASE_URL to migrate the embedded home.' })
+    }
     // Loaded only when asked for: `pg` is an optional peer dependency, and the module its backend.
     const { openPostgresBackend } = await import('../../../../storage/postgres/backend.ts')
+    // The schema the configuration names (storage.schema), when this configuration has one.
+    const schema = (source.config.values.storage as { schema?: unknown }).schema
     const backend = await openPostgresBackend({
       url: to,
+      ...(typeof schema === 'string' ? { schema } : {}),
       agent: source.agent,
       ...(source.project !== undefined ? { project: source.project } : {}),
       clock: source.clock,
