@@ -27,8 +27,7 @@ import {
 } from '../contracts.ts'
 import type { SqliteHandle } from './database.ts'
 import { eraseInTransaction } from './erase.ts'
-import { allTerms, analysedText, queryTerms as analyseTerms } from '../../memory/retrieval/text/analyse.ts'
-import { relatedTerms } from '../../memory/retrieval/text/related-words.ts'
+import { ftsFields, keptTerms, kindToken, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { parseJsonObject, parseJsonStrings } from './json.ts'
 import { createSqliteVecStore, createTypescriptVectorStore, type UnitFilterSql, type VectorBackend, type VectorStore } from './vector-store.ts'
 
@@ -167,21 +166,6 @@ const FTS_LAYOUT = 'analysed-fields-v2'
 /** The layout before units' kinds were indexed too; migrated by copying its rows. */
 const FTS_LAYOUT_V1 = 'analysed-fields-v1'
 const META_FTS = 'index.fts_layout'
-
-/** The full-text row of a unit: analysed terms of its text, its neighbours, and related words. */
-function ftsFields(unit: { text: string; kind: string; context?: IndexUnit['context'] }): [string, string, string, string, string] {
-  // The own text keeps its stop words: a query of stop words only ("NOT") must still find it.
-  return [allTerms(unit.text).join(' '), analysedText(unit.context?.near ?? ''), analysedText(unit.context?.far ?? ''), relatedTerms(unit.text).join(' '), kindToken(unit.kind)]
-}
-
-/**
- * The unit's kind as a token of its own column: a kind filter then narrows the match inside FTS5
- * (`kind: (kskill OR kprocedure)`), instead of ranking every match and dropping most (measured:
- * a skill lookup at 100k units went from ranking ~800 rows to ranking only skills).
- */
-function kindToken(kind: string): string {
-  return `k${kind.replace(/[^a-z]/g, '')}`
-}
 
 /**
  * Create the FTS5 table. It holds ANALYSED text (stop words dropped, Porter stems; the analysis
@@ -375,31 +359,15 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     db.prepare('DELETE FROM index_units WHERE rowid IN (SELECT value FROM json_each(?))').run(JSON.stringify(rowids))
   }
 
-  /*
-   * A term in most units (a name in a long conversation, "work" in a work journal) makes FTS5
-   * score every row that holds it: the cost of a query grows with its most common term. Each
-   * term's postings are counted up to a cap first (cheap: a capped scan of one posting list);
-   * terms over the cap are left out, unless every term is over it, then the rarest one is kept.
-   */
-  const POSTINGS_CAP = 3_000
-  /** Postings scored per query at most (the rarest term is always kept). */
-  const POSTINGS_BUDGET = 3_000
   const countPostings = db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM index_fts WHERE index_fts MATCH ? LIMIT ?)')
-  /*
-   * The counts only choose which terms a query keeps, so a slightly stale one is harmless: they are
-   * remembered for a while (priming asks the same words of two channels, and people repeat
-   * themselves), forgotten on every write through this handle and after POSTINGS_TTL_MS.
-   */
-  const POSTINGS_TTL_MS = 30_000
-  const POSTINGS_MEMO_LIMIT = 10_000
-  const postingCounts = new Map<string, { n: number; at: number }>()
+  const postingCounts = new PostingCountMemo()
+  /** Rows matching an FTS5 expression, counted up to POSTINGS_CAP + 1 (see ../lexical-plan.ts). */
   const postingCount = (expression: string): number => {
-    const now = performance.now()
-    const memo = postingCounts.get(expression)
-    if (memo && now - memo.at < POSTINGS_TTL_MS) return memo.n
-    const n = (countPostings.get(expression, POSTINGS_CAP + 1) as { n: number }).n
-    if (postingCounts.size >= POSTINGS_MEMO_LIMIT) postingCounts.clear()
-    postingCounts.set(expression, { n, at: now })
+    let n = postingCounts.get(expression)
+    if (n === undefined) {
+      n = (countPostings.get(expression, POSTINGS_CAP + 1) as { n: number }).n
+      postingCounts.set(expression, n)
+    }
     return n
   }
   const FTS_PAGE_COUNT = 'SELECT count(*) AS n FROM (SELECT 1 FROM index_fts WHERE index_fts MATCH ? LIMIT ?)'
@@ -423,28 +391,12 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
 
   function lexical(query: IndexQuery, limit: number, fullFilter: UnitFilterSql): IndexCandidate[] {
     if (!fullText) return []
-    const list = query.terms ?? (query.text === undefined ? [] : analyseTerms(query.text))
-    const quoted = [...new Set(list.filter((term) => /[\p{L}\p{N}]/u.test(term)))].map((term) => `"${term.replaceAll('"', '""')}"`)
-    if (quoted.length === 0) return []
-    let kept = quoted
-    if (quoted.length > 1) {
-      const counted = quoted.map((phrase) => ({ phrase, n: postingCount(`{own near far related}: ${phrase}`) }))
-      // Rarest terms first, while the postings to score stay within a budget: the cost of a query
-      // is bounded however common its words are, and the rare words carry the ranking anyway.
-      const present = counted.filter((c) => c.n > 0).sort((a, b) => a.n - b.n)
-      if (present.length === 0) return []
-      kept = []
-      let postings = 0
-      for (const term of present) {
-        if (kept.length > 0 && (term.n > POSTINGS_CAP || postings + term.n > POSTINGS_BUDGET)) break
-        kept.push(term.phrase)
-        postings += term.n
-      }
-    }
-    // Repeated query terms count once per occurrence, as in BM25 with query term frequency.
-    const weightOf = new Map<string, number>()
-    for (const term of list) weightOf.set(term, (weightOf.get(term) ?? 0) + 1)
-    const terms = kept.flatMap((phrase) => Array.from({ length: Math.min(3, weightOf.get(phrase.slice(1, -1).replaceAll('""', '"')) ?? 1) }, () => phrase)).join(' OR ')
+    const { all, distinct } = lexicalTerms(query)
+    if (distinct.length === 0) return []
+    const phrase = (term: string): string => `"${term.replaceAll('"', '""')}"`
+    const kept = distinct.length > 1 ? keptTerms(distinct, distinct.map((term) => postingCount(`{own near far related}: ${phrase(term)}`))) : distinct
+    if (kept.length === 0) return []
+    const terms = kept.flatMap((term) => Array.from({ length: termRepeats(all, term) }, () => phrase(term))).join(' OR ')
     // A selective kind filter (skills among messages) narrows the match inside FTS5; a broad one
     // (most kinds) would make FTS5 intersect huge posting lists, so the SQL filter does it instead.
     let kinds = ''

@@ -1,0 +1,95 @@
+/**
+ * Which query terms a lexical search scores, shared by every backend so that they rank alike
+ * (the embedded index in FTS5, PostgreSQL in SQL): the terms, their repetitions, and the pruning
+ * of terms so common that scoring them would cost more than they tell.
+ */
+import { allTerms, analysedText, queryTerms as analyseTerms } from '../memory/retrieval/text/analyse.ts'
+import { relatedTerms } from '../memory/retrieval/text/related-words.ts'
+import type { IndexQuery, IndexUnit } from './contracts.ts'
+
+/** The full-text row of a unit: analysed terms of its text, its neighbours, and related words. */
+export function ftsFields(unit: { text: string; kind: string; context?: IndexUnit['context'] }): [string, string, string, string, string] {
+  // The own text keeps its stop words: a query of stop words only ("NOT") must still find it.
+  return [allTerms(unit.text).join(' '), analysedText(unit.context?.near ?? ''), analysedText(unit.context?.far ?? ''), relatedTerms(unit.text).join(' '), kindToken(unit.kind)]
+}
+
+/**
+ * The unit's kind as a token of its own column: a kind filter then narrows the match inside FTS5
+ * (`kind: (kskill OR kprocedure)`), instead of ranking every match and dropping most (measured:
+ * a skill lookup at 100k units went from ranking ~800 rows to ranking only skills).
+ */
+export function kindToken(kind: string): string {
+  return `k${kind.replace(/[^a-z]/g, '')}`
+}
+
+/*
+ * A term in most units (a name in a long conversation, "work" in a work journal) makes the index
+ * score every row that holds it: the cost of a query grows with its most common term. Each term's
+ * postings are counted up to a cap first (cheap: a capped scan of one posting list); terms over
+ * the cap are left out, unless every term is over it, then the rarest one is kept.
+ */
+export const POSTINGS_CAP = 3_000
+/** Postings scored per query at most (the rarest term is always kept). */
+export const POSTINGS_BUDGET = 3_000
+
+/** A repeated query term counts once per occurrence (BM25 with query term frequency), up to this many. */
+const MAX_REPEATS = 3
+
+/** The query's terms (given, or analysed from its text): every occurrence, and the distinct ones that hold a letter or digit. */
+export function lexicalTerms(query: Pick<IndexQuery, 'text' | 'terms'>): { all: string[]; distinct: string[] } {
+  const all = query.terms ?? (query.text === undefined ? [] : analyseTerms(query.text))
+  return { all, distinct: [...new Set(all.filter((term) => /[\p{L}\p{N}]/u.test(term)))] }
+}
+
+/**
+ * The terms to score, given each distinct term's posting count (capped at POSTINGS_CAP + 1, in the
+ * same order): rarest first, while the postings to score stay within POSTINGS_BUDGET — the cost of
+ * a query is bounded however common its words are, and the rare words carry the ranking anyway.
+ * Terms no unit holds are dropped; [] when none is held. Ties keep the query's order.
+ */
+export function keptTerms(distinct: readonly string[], counts: readonly number[]): string[] {
+  const present = distinct.map((term, i) => ({ term, n: counts[i] ?? 0 })).filter((c) => c.n > 0)
+  present.sort((a, b) => a.n - b.n)
+  const kept: string[] = []
+  let postings = 0
+  for (const { term, n } of present) {
+    if (kept.length > 0 && (n > POSTINGS_CAP || postings + n > POSTINGS_BUDGET)) break
+    kept.push(term)
+    postings += n
+  }
+  return kept
+}
+
+/** How many times `term` is scored: once per occurrence in the query, at most MAX_REPEATS. */
+export function termRepeats(all: readonly string[], term: string): number {
+  let n = 0
+  for (const each of all) if (each === term) n++
+  return Math.min(MAX_REPEATS, Math.max(1, n))
+}
+
+/*
+ * The counts only choose which terms a query keeps, so a slightly stale one is harmless: they are
+ * remembered for a while (priming asks the same words of two channels, and people repeat
+ * themselves), forgotten on every write through the index and after POSTINGS_TTL_MS.
+ */
+const POSTINGS_TTL_MS = 30_000
+const POSTINGS_MEMO_LIMIT = 10_000
+
+/** Remembered posting counts, by whatever key the backend counts (an FTS5 expression, a term). */
+export class PostingCountMemo {
+  readonly #counts = new Map<string, { n: number; at: number }>()
+
+  get(key: string): number | undefined {
+    const memo = this.#counts.get(key)
+    return memo && performance.now() - memo.at < POSTINGS_TTL_MS ? memo.n : undefined
+  }
+
+  set(key: string, n: number): void {
+    if (this.#counts.size >= POSTINGS_MEMO_LIMIT) this.#counts.clear()
+    this.#counts.set(key, { n, at: performance.now() })
+  }
+
+  clear(): void {
+    this.#counts.clear()
+  }
+}

@@ -1,0 +1,913 @@
+/**
+ * The search index on PostgreSQL (migration 7): one `index_units` row per retrievable unit, a
+ * BM25 computed in SQL that ranks exactly as the embedded index's FTS5 does, and vectors in
+ * pgvector. It returns raw candidates per channel; fusion happens above it.
+ *
+ * PostgreSQL has no BM25 (`ts_rank` is not one), and recall on PostgreSQL must match the embedded
+ * backend. So each unit stores what FTS5's `bm25()` reads (sqlite `fts5_aux.c`): its fields are the
+ * embedded index's (`ftsFields`: own text, near and far neighbours, related words, kind), tokenized
+ * as FTS5's unicode61 does (`../unicode61.ts`); `token_count` is the row's length over all five,
+ * `tf` the count of each token in each of the four matched fields, `terms` those tokens (GIN);
+ * `index_terms` holds each token's document frequency and `index_stats` the row count and total
+ * length, both kept in the writing transaction. A query keeps the same terms as the embedded one
+ * (`../lexical-plan.ts`) and scores, per matching unit,
+ *   Σ over query terms (a repeated term once per repetition) of
+ *     idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgdl)),  k1 = 1.2, b = 0.75,
+ *   f = own + near·w_near + far·w_far + related·w_related,  D = token_count,
+ *   idf = ln((N − n + 0.5)/(n + 0.5)), or 1e-6 when that is not positive,
+ * which is FTS5's formula; the parity test checks order and scores against SQLite's.
+ *
+ * PostgreSQL text and json cannot hold U+0000, which a message may (messages are lossless): the
+ * index stores U+FFFD in its place in text, provenance, links and meta. The index is derived; the
+ * message store keeps the original, and U+FFFD splits words as U+0000 does, so ranking is unchanged.
+ *
+ * Vectors belong to one embedder (`index_meta`); opened with another, every vector is dropped and
+ * the hash of each unit that had one blanked, so the next reindex embeds it again — as on SQLite.
+ */
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { isOwner, visibleOwners } from '../../core/owner.ts'
+import {
+  type IndexCandidate,
+  type IndexCapabilities,
+  type IndexFilter,
+  type IndexQuery,
+  type IndexUnit,
+  type SearchIndex,
+  type StoredUnit,
+  UNIT_KINDS,
+  type UnitKind,
+} from '../contracts.ts'
+import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
+import { unicode61Tokens } from '../unicode61.ts'
+import { advisoryKey } from './advisory-key.ts'
+import type { PostgresHandle } from './connection.ts'
+import type { PgQueryable } from './driver.ts'
+import { instant, invalid } from './input.ts'
+import { jsonObject } from './rows.ts'
+
+export interface PostgresSearchIndexOptions {
+  /** The embedder whose vectors this index holds (e.g. `openai:text-embedding-3-small`). */
+  embedderId?: string
+  /** Expected vector size; when given, vectors of another size are refused before the first is stored. */
+  dimensions?: number
+}
+
+const META_EMBEDDER = 'embedder_id'
+const META_DIMS = 'vector_dims'
+const HNSW_INDEX = 'index_units_embedding_hnsw'
+
+/** Access increments are written within this long of the first one waiting… */
+const ACCESS_FLUSH_MS = 1_000
+/** …or as soon as this many units are waiting. */
+const ACCESS_FLUSH_UNITS = 2_000
+
+/**
+ * Below this many vectors, nearest neighbours are computed exactly (a scan of a few thousand
+ * vectors takes milliseconds); above it the HNSW index answers, approximately.
+ */
+const EXACT_VECTORS = 10_000
+
+const UNIT_COLUMNS =
+  'u.rowid, u.id, u.kind, u.text, u.source, u.provenance, u.scope, u.agent, u.user_id, u.owner, u.created_at, u.updated_at, u.hash, u.links, u.meta, u.access_count, u.last_access_at'
+
+interface UnitRow {
+  rowid: number
+  id: string
+  kind: string
+  text: string
+  source: string
+  provenance: unknown
+  scope: string | null
+  agent: string | null
+  user_id: string | null
+  owner: string
+  created_at: string
+  updated_at: string | null
+  hash: string
+  links: unknown
+  meta: unknown
+  access_count: number
+  last_access_at: string | null
+}
+
+/** Per token, its count in own, near, far and related. */
+type TermFrequencies = Record<string, [number, number, number, number]>
+
+interface Analysed {
+  tokenCount: number
+  tf: TermFrequencies
+}
+
+/** What FTS5 would store for the unit: its length over all five fields and its token counts in the four matched ones. */
+function analyse(unit: IndexUnit): Analysed {
+  const fields = ftsFields(unit).map(unicode61Tokens)
+  const tf: TermFrequencies = {}
+  let tokenCount = 0
+  for (const [column, tokens] of fields.entries()) {
+    tokenCount += tokens.length
+    if (column > 3) continue
+    for (const token of tokens) {
+      const counts = (tf[token] ??= [0, 0, 0, 0])
+      counts[column]!++
+    }
+  }
+  return { tokenCount, tf }
+}
+
+function strings(value: unknown): string[] {
+  if (Array.isArray(value)) return value.map((item) => (typeof item === 'string' ? item : JSON.stringify(item)))
+  return value === null || value === undefined ? [] : [typeof value === 'string' ? value : JSON.stringify(value)]
+}
+
+function toStoredUnit(row: UnitRow): StoredUnit {
+  const unit: StoredUnit = {
+    id: row.id,
+    kind: row.kind as UnitKind,
+    text: row.text,
+    source: row.source,
+    provenance: strings(row.provenance),
+    owner: isOwner(row.owner) ? row.owner : 'agent',
+    createdAt: row.created_at,
+    hash: row.hash,
+    accessCount: row.access_count,
+    lastAccessAt: row.last_access_at ?? undefined,
+  }
+  if (row.scope !== null) unit.scope = row.scope as StoredUnit['scope']
+  if (row.agent !== null) unit.agent = row.agent
+  if (row.user_id !== null) unit.user = row.user_id
+  if (row.updated_at !== null) unit.updatedAt = row.updated_at
+  if (row.links !== null) unit.links = strings(row.links)
+  if (row.meta !== null) unit.meta = jsonObject(row.meta)
+  return unit
+}
+
+const NUL = /\u0000/g
+
+/** `value` with every U+0000 in its strings (keys included) replaced by U+FFFD (see the file comment). */
+function withoutNul<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(NUL, '\ufffd') as T
+  if (Array.isArray(value)) return value.map(withoutNul) as T
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutNul(key), withoutNul(item)])) as T
+  }
+  return value
+}
+
+function validateVector(vector: unknown, what: string): Float32Array {
+  if (!(vector instanceof Float32Array) || vector.length === 0) {
+    throw invalid(`${what} must be a non-empty Float32Array.`, 'Pass the embedder output as a Float32Array.')
+  }
+  for (let i = 0; i < vector.length; i++) {
+    if (!Number.isFinite(vector[i])) throw invalid(`${what} has a non-finite value at ${i}.`, 'Check the embedder output.')
+  }
+  return vector
+}
+
+/** pgvector's text form; a Float32 printed in full round-trips exactly. */
+function vectorText(vector: Float32Array): string {
+  return `[${Array.from(vector).join(',')}]`
+}
+
+/** A filter as SQL over `index_units AS u`, its parameters numbered from `first`. */
+interface FilterSql {
+  sql: string
+  params: unknown[]
+}
+
+/** The filter as SQL over `index_units AS u`: the SQLite backend's `filterToSql`, clause for clause. */
+function filterToSql(filter: IndexFilter, first: number): FilterSql {
+  const clauses: string[] = []
+  const params: unknown[] = []
+  const param = (value: unknown, type: string): string => {
+    params.push(value)
+    return `$${first + params.length - 1}::${type}`
+  }
+  if (filter.kinds !== undefined) clauses.push(`u.kind = ANY(${param(filter.kinds, 'text[]')})`)
+  if (filter.sources !== undefined) clauses.push(`u.source = ANY(${param(filter.sources, 'text[]')})`)
+  if (filter.scope !== undefined) clauses.push(`u.scope = ${param(filter.scope, 'text')}`)
+  if (filter.agent !== undefined) clauses.push(`u.agent = ${param(filter.agent, 'text')}`)
+  if (filter.user !== undefined) clauses.push(`u.user_id = ${param(filter.user, 'text')}`)
+  if (filter.viewer !== undefined) {
+    // Decision 0017: the viewer's owners, written by its agent or by none (shared, profiles).
+    clauses.push(
+      `u.owner = ANY(${param(visibleOwners(filter.viewer), 'text[]')}) AND (u.agent = ${param(filter.viewer.agent, 'text')} OR (u.agent IS NULL AND u.owner <> 'agent'))`,
+    )
+  }
+  if (filter.since !== undefined) clauses.push(`u.created_at >= ${param(instant(filter.since, 'since'), 'timestamptz')}`)
+  if (filter.until !== undefined) clauses.push(`u.created_at <= ${param(instant(filter.until, 'until'), 'timestamptz')}`)
+  return { sql: clauses.join(' AND '), params }
+}
+
+/** The columns a unit row is written with, as parallel arrays for `unnest` (one statement per batch). */
+interface RowArrays {
+  id: string[]
+  kind: string[]
+  text: string[]
+  source: string[]
+  provenance: string[]
+  scope: Array<string | null>
+  agent: Array<string | null>
+  user: Array<string | null>
+  owner: string[]
+  createdAt: string[]
+  updatedAt: Array<string | null>
+  hash: string[]
+  links: Array<string | null>
+  meta: Array<string | null>
+  hasVector: boolean[]
+  tokenCount: number[]
+  tf: string[]
+  embedding: Array<string | null>
+  keep: boolean[]
+  rowid: Array<number | null>
+}
+
+const ROW_SOURCE = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+  $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::boolean[], $16::integer[], $17::text[], $18::text[], $19::boolean[], $20::bigint[])
+  AS v(id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector, token_count, tf, embedding, keep, rowid)`
+
+function rowParams(rows: RowArrays): unknown[] {
+  return [
+    rows.id,
+    rows.kind,
+    rows.text,
+    rows.source,
+    rows.provenance,
+    rows.scope,
+    rows.agent,
+    rows.user,
+    rows.owner,
+    rows.createdAt,
+    rows.updatedAt,
+    rows.hash,
+    rows.links,
+    rows.meta,
+    rows.hasVector,
+    rows.tokenCount,
+    rows.tf,
+    rows.embedding,
+    rows.keep,
+    rows.rowid,
+  ]
+}
+
+/** A unit as one write will store it. */
+interface Pending {
+  unit: IndexUnit
+  analysed: Analysed
+  /** The vector to store: the unit's, or one an earlier unit of the same batch gave the same content. */
+  vector: Float32Array | undefined
+  /** Where the id first appears in the batch: new units take rowids in that order, as on SQLite (ties rank by rowid). */
+  order: number
+}
+
+/** What a unit row held before a write: enough to undo its share of the statistics. */
+interface Previous {
+  hash: string
+  has_vector: boolean
+  token_count: number
+  tf: TermFrequencies
+}
+
+/** Changes to `index_terms` and `index_stats`, summed over a write. */
+class StatsDelta {
+  units = 0
+  tokens = 0
+  vectors = 0
+  readonly terms = new Map<string, { any: number; own: number }>()
+
+  add(tf: TermFrequencies, tokens: number, hasVector: boolean, sign: 1 | -1): void {
+    this.units += sign
+    this.tokens += sign * tokens
+    if (hasVector) this.vectors += sign
+    for (const [term, counts] of Object.entries(tf)) {
+      const delta = this.terms.get(term) ?? { any: 0, own: 0 }
+      delta.any += sign
+      if (counts[0] > 0) delta.own += sign
+      this.terms.set(term, delta)
+    }
+  }
+
+  /**
+   * Written last in the transaction, after the unit rows, in sorted term order: writers lock the
+   * rows they share (common terms, the stats row) in one order, so they queue and never deadlock.
+   */
+  async write(client: PgQueryable): Promise<void> {
+    const changed = [...this.terms].filter(([, d]) => d.any !== 0 || d.own !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    if (changed.length > 0) {
+      const terms = changed.map(([term]) => term)
+      await client.query(
+        `INSERT INTO index_terms (term, units_any, units_own)
+         SELECT term, units_any, units_own FROM unnest($1::text[], $2::integer[], $3::integer[]) AS d(term, units_any, units_own) ORDER BY term COLLATE "C"
+         ON CONFLICT (term) DO UPDATE SET units_any = index_terms.units_any + excluded.units_any, units_own = index_terms.units_own + excluded.units_own`,
+        [terms, changed.map(([, d]) => d.any), changed.map(([, d]) => d.own)],
+      )
+      // A word no unit holds any more leaves the vocabulary (purgeUser must not leave a user's words behind).
+      await client.query('DELETE FROM index_terms WHERE term = ANY($1::text[]) AND units_any <= 0', [terms])
+    }
+    if (this.units !== 0 || this.tokens !== 0 || this.vectors !== 0) {
+      await client.query('UPDATE index_stats SET units = units + $1, tokens = tokens + $2, vectors = vectors + $3', [this.units, this.tokens, this.vectors])
+    }
+  }
+}
+
+/**
+ * A SearchIndex over `handle`'s schema. Vectors are searched with pgvector when the extension is
+ * installed in the database; without it `capabilities.vectors` is false and vectors are refused.
+ */
+export async function createPostgresSearchIndex(handle: PostgresHandle, options: PostgresSearchIndexOptions = {}): Promise<SearchIndex> {
+  const { pool } = handle
+  const vectorsOn = handle.features.pgvector !== false && (await ensureEmbeddingColumn(handle))
+  // pgvector 0.8 scans the HNSW graph further when a filter drops candidates (hnsw.iterative_scan).
+  const iterativeScan = vectorsOn && versionAtLeast(String(handle.features.pgvector), [0, 8, 0])
+
+  async function readMeta(db: PgQueryable, key: string): Promise<string | undefined> {
+    const { rows } = await db.query<{ value: string }>('SELECT value FROM index_meta WHERE key = $1', [key])
+    return rows[0]?.value
+  }
+
+  // Vectors of another embedder cannot be searched together with ours (see the file comment).
+  await handle.transaction(async (client) => {
+    // The meta rows first: every writer that touches both locks them before unit rows.
+    const { rows } = await client.query<{ key: string; value: string }>('SELECT key, value FROM index_meta ORDER BY key FOR UPDATE')
+    const stored = rows.find((row) => row.key === META_EMBEDDER)?.value
+    if (options.embedderId !== undefined && stored !== undefined && stored !== options.embedderId && vectorsOn) {
+      const { rows: dropped } = await client.query<{ id: string }>('SELECT id FROM index_units WHERE has_vector ORDER BY id FOR UPDATE')
+      if (dropped.length > 0) {
+        await client.query("UPDATE index_units SET hash = '', has_vector = false, embedding = NULL WHERE has_vector")
+        await client.query('UPDATE index_stats SET vectors = vectors - $1', [dropped.length])
+      }
+      await client.query(`DROP INDEX IF EXISTS ${HNSW_INDEX}`)
+      await client.query('DELETE FROM index_meta WHERE key = $1', [META_DIMS])
+    }
+    if (options.embedderId !== undefined && stored !== options.embedderId) {
+      await client.query('INSERT INTO index_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [
+        META_EMBEDDER,
+        options.embedderId,
+      ])
+    }
+  })
+
+  /** The stored vector size, remembered once known (it changes only when the embedder does, which reopens the index). */
+  let knownDims: number | undefined
+  async function storedDims(db: PgQueryable = pool): Promise<number | undefined> {
+    if (knownDims !== undefined) return knownDims
+    const value = await readMeta(db, META_DIMS)
+    if (value !== undefined) knownDims = Number(value)
+    return knownDims
+  }
+
+  function checkDims(vector: Float32Array, what: string, expected: number | undefined): void {
+    if (expected !== undefined && vector.length !== expected) {
+      throw new EngramError({
+        code: ErrorCode.invalidArgument,
+        category: 'user',
+        message: `${what} has ${vector.length} dimensions; this index holds ${expected}-dimensional vectors.`,
+        fix: 'Use the same embedder for every vector, or change the embedder (ENGRAM_EMBEDDER) and run engram reindex, which re-embeds everything.',
+        details: { got: vector.length, expected },
+      })
+    }
+  }
+
+  function validateUnit(unit: IndexUnit, i: number): void {
+    const what = `units[${i}]`
+    if (typeof unit.id !== 'string' || unit.id === '') throw invalid(`${what}.id must be a non-empty string.`, 'Give every unit a stable id.')
+    if (!(UNIT_KINDS as readonly string[]).includes(unit.kind)) {
+      throw invalid(`${what}.kind ${JSON.stringify(unit.kind)} is not a unit kind.`, `Use one of ${UNIT_KINDS.join(', ')}.`)
+    }
+    if (typeof unit.text !== 'string') throw invalid(`${what}.text must be a string.`, 'Pass the text to index.')
+    if (typeof unit.source !== 'string' || unit.source === '') throw invalid(`${what}.source must be a non-empty string.`, 'Pass where the unit comes from.')
+    if (typeof unit.hash !== 'string') throw invalid(`${what}.hash must be a string.`, 'Pass contentHash(text).')
+    if (!Array.isArray(unit.provenance)) throw invalid(`${what}.provenance must be an array of ids.`, 'Pass [] when there is none.')
+    if (unit.owner !== undefined && !isOwner(unit.owner)) throw invalid(`${what}.owner ${JSON.stringify(unit.owner)} is not an owner.`, 'Use "agent", "shared" or "user:<id>".')
+    for (const [name, value] of [
+      ['id', unit.id],
+      ['source', unit.source],
+      ['hash', unit.hash],
+      ['agent', unit.agent],
+      ['user', unit.user],
+      ['scope', unit.scope],
+    ] as const) {
+      if (typeof value === 'string' && value.includes('\u0000')) throw invalid(`${what}.${name} contains U+0000, which PostgreSQL text cannot hold.`, `Pass a ${name} without NUL characters.`)
+    }
+    if (unit.vector !== undefined) {
+      if (!vectorsOn) {
+        throw new EngramError({
+          code: ErrorCode.unsupported,
+          category: 'system',
+          message: `${what} has a vector, but the pgvector extension is not installed in ${handle.location}.`,
+          fix: 'Install pgvector on the server and run CREATE EXTENSION vector in the database (then reopen), or index without vectors.',
+        })
+      }
+      validateVector(unit.vector, `${what}.vector`)
+    }
+    instant(unit.createdAt, `${what}.createdAt`)
+    if (unit.updatedAt !== undefined) instant(unit.updatedAt, `${what}.updatedAt`)
+  }
+
+  /*
+   * Access statistics (the Hebbian term) are written in batches, as on SQLite: every recall
+   * strengthens what it recalled, and a row update per recall would cost a round trip and a dead
+   * tuple each. Increments wait here, merged per unit, and are written in one statement within
+   * ACCESS_FLUSH_MS (on a timer that does not keep the process alive), when ACCESS_FLUSH_UNITS units
+   * are waiting, and on flush(). Reads of this index add what is waiting; another process sees it
+   * within a second. A process killed in between loses at most that second of counts.
+   */
+  const pendingAccess = new Map<string, { count: number; last: string }>()
+  let accessTimer: ReturnType<typeof setTimeout> | undefined
+  let accessFlushError: unknown
+  let flushing: Promise<void> | undefined
+
+  async function flushAccess(): Promise<void> {
+    if (accessTimer) {
+      clearTimeout(accessTimer)
+      accessTimer = undefined
+    }
+    while (flushing) await flushing
+    if (pendingAccess.size === 0) return
+    const batch = [...pendingAccess].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    const run = handle.transaction(async (client) => {
+      const ids = batch.map(([id]) => id)
+      // Rows locked in id order, as every writer of this table locks them.
+      await client.query('SELECT 1 FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [ids])
+      // last_access_at never moves backwards: a late, older access must not make a memory look staler.
+      await client.query(
+        `UPDATE index_units u SET access_count = u.access_count + v.n, last_access_at = greatest(u.last_access_at, v.at)
+         FROM unnest($1::text[], $2::integer[], $3::timestamptz[]) AS v(id, n, at) WHERE u.id = v.id`,
+        [ids, batch.map(([, access]) => access.count), batch.map(([, access]) => access.last)],
+      )
+    })
+    flushing = run.then(
+      () => undefined,
+      () => undefined,
+    )
+    try {
+      await run
+      accessFlushError = undefined
+    } catch (error) {
+      accessFlushError = error
+      throw error
+    } finally {
+      flushing = undefined
+    }
+    for (const [id, access] of batch) {
+      const now = pendingAccess.get(id)
+      if (now === access) pendingAccess.delete(id)
+    }
+  }
+
+  function withPendingAccess(unit: StoredUnit): StoredUnit {
+    const access = pendingAccess.get(unit.id)
+    if (access === undefined) return unit
+    unit.accessCount += access.count
+    if (unit.lastAccessAt === undefined || unit.lastAccessAt < access.last) unit.lastAccessAt = access.last
+    return unit
+  }
+
+  const postingCounts = new PostingCountMemo()
+
+  /** Units holding each token in a matched field, capped at POSTINGS_CAP + 1 as FTS5's capped count is. */
+  async function postingCountsOf(tokens: string[]): Promise<number[]> {
+    const missing = [...new Set(tokens.filter((token) => postingCounts.get(token) === undefined))]
+    if (missing.length > 0) {
+      const { rows } = await pool.query<{ term: string; n: number }>('SELECT term, units_any AS n FROM index_terms WHERE term = ANY($1::text[])', [missing])
+      const found = new Map(rows.map((row) => [row.term, row.n]))
+      for (const token of missing) postingCounts.set(token, Math.min(found.get(token) ?? 0, POSTINGS_CAP + 1))
+    }
+    return tokens.map((token) => postingCounts.get(token) ?? 0)
+  }
+
+  /**
+   * The single FTS5 token of a query term (FTS5 quotes each term as a phrase and tokenizes it).
+   * The analysis never makes a term of several tokens; such a term (a caller's own) would be a
+   * phrase to FTS5, which this index cannot match without positions: it is left out.
+   */
+  function tokenOf(term: string): string | undefined {
+    const tokens = unicode61Tokens(term)
+    return tokens.length === 1 ? tokens[0] : undefined
+  }
+
+  async function lexical(query: IndexQuery, limit: number): Promise<IndexCandidate[]> {
+    const { all, distinct } = lexicalTerms(query)
+    const phrases = distinct.flatMap((term) => {
+      const token = tokenOf(term)
+      return token === undefined ? [] : [{ term, token }]
+    })
+    if (phrases.length === 0) return []
+    const counts = phrases.length > 1 ? await postingCountsOf(phrases.map((p) => p.token)) : undefined
+    const keptNames = counts ? keptTerms(phrases.map((p) => p.term), counts) : phrases.map((p) => p.term)
+    if (keptNames.length === 0) return []
+    const tokenByTerm = new Map(phrases.map((p) => [p.term, p.token]))
+    // Each kept term once per repetition, in the order FTS5 sums them.
+    const tokens = keptNames.flatMap((term) => Array.from({ length: termRepeats(all, term) }, () => tokenByTerm.get(term)!))
+    const w = query.fieldWeights ?? { near: 0.5, far: 0.2, related: 0.3 }
+    const filter = filterToSql(query, 6)
+    // Scores are computed for the matching rows only (GIN on terms), the best `limit` kept, and
+    // only those joined back for their columns. The arithmetic follows fts5_aux.c's bm25 step by step.
+    const { rows } = await pool.query<UnitRow & { score: number }>(
+      `WITH s AS (
+         SELECT units::float8 AS n, CASE WHEN units > 0 THEN tokens::float8 / units::float8 ELSE 1 END AS avgdl FROM index_stats
+       ), q AS (
+         SELECT p.ord, p.token, CASE WHEN x.idf <= 0 THEN 1e-6::float8 ELSE x.idf END AS idf
+         FROM unnest($1::text[]) WITH ORDINALITY AS p(token, ord)
+         CROSS JOIN s
+         LEFT JOIN index_terms t ON t.term = p.token
+         CROSS JOIN LATERAL (SELECT ln((s.n - coalesce(t.units_any, 0)::float8 + 0.5::float8) / (coalesce(t.units_any, 0)::float8 + 0.5::float8)) AS idf) x
+       ), ranked AS (
+         SELECT u.rowid, (
+             SELECT sum(q.idf * ((f.f * (1.2::float8 + 1.0::float8)) / (f.f + 1.2::float8 * ((1::float8 - 0.75::float8) + (0.75::float8 * u.token_count::float8) / s.avgdl))) ORDER BY q.ord)
+             FROM q CROSS JOIN LATERAL (
+               SELECT coalesce((c ->> 0)::float8 + $2::float8 * (c ->> 1)::float8 + $3::float8 * (c ->> 2)::float8 + $4::float8 * (c ->> 3)::float8, 0) AS f
+               FROM (SELECT u.tf -> q.token AS c) tc
+             ) f
+           ) AS score
+         FROM index_units u CROSS JOIN s
+         WHERE u.terms && $1::text[] ${filter.sql ? `AND ${filter.sql}` : ''}
+         ORDER BY score DESC, u.rowid
+         LIMIT $5
+       )
+       SELECT ${UNIT_COLUMNS}, r.score FROM ranked r JOIN index_units u ON u.rowid = r.rowid ORDER BY r.score DESC, r.rowid`,
+      [tokens, w.near, w.far, w.related, limit, ...filter.params],
+    )
+    // The join read each unit's row already: hand the units up rather than have the caller read them again.
+    return rows.map((row) => ({ id: row.id, kind: row.kind as UnitKind, lexical: row.score, unit: withPendingAccess(toStoredUnit(row)) }))
+  }
+
+  async function dense(query: Float32Array, limit: number, filter: IndexFilter): Promise<IndexCandidate[]> {
+    if (!vectorsOn) return []
+    const dims = await storedDims()
+    if (dims === undefined) return []
+    checkDims(query, 'The query vector', dims)
+    const where = filterToSql(filter, 3)
+    const rows = await handle.transaction(async (client) => {
+      const { rows: stats } = await client.query<{ vectors: number }>('SELECT vectors FROM index_stats')
+      const exact = (stats[0]?.vectors ?? 0) <= EXACT_VECTORS
+      // The HNSW index is on `embedding::vector(dims)`: the query orders by that same expression to
+      // use it, or by the bare column to scan exactly.
+      const distance = exact ? 'u.embedding <=> $1::vector' : `u.embedding::vector(${dims}) <=> $1::vector(${dims})`
+      if (!exact) {
+        await client.query(`SET LOCAL hnsw.ef_search = ${Math.min(1_000, Math.max(40, limit))}`)
+        if (iterativeScan) await client.query('SET LOCAL hnsw.iterative_scan = relaxed_order')
+      }
+      const result = await client.query<{ id: string; kind: string; distance: number }>(
+        `SELECT u.id, u.kind, ${distance} AS distance FROM index_units u
+         WHERE u.has_vector ${where.sql ? `AND ${where.sql}` : ''}
+         ORDER BY ${distance}, u.rowid LIMIT $2`,
+        [vectorText(query), limit, ...where.params],
+      )
+      return result.rows
+    })
+    // relaxed_order may hand rows slightly out of order; a zero vector gives NaN, which ranks nowhere.
+    return rows
+      .filter((row) => Number.isFinite(row.distance))
+      .sort((a, b) => a.distance - b.distance)
+      .map((row) => ({ id: row.id, kind: row.kind as UnitKind, dense: Math.max(-1, Math.min(1, 1 - row.distance)) }))
+  }
+
+  /** Lock the unit rows `where` selects (in id order, as every writer does), delete them and undo their statistics. */
+  async function deleteUnits(client: PgQueryable, where: string, params: unknown[]): Promise<number> {
+    const { rows: locked } = await client.query<{ rowid: number }>(`SELECT rowid FROM index_units WHERE ${where} ORDER BY id FOR UPDATE`, params)
+    if (locked.length === 0) return 0
+    const { rows } = await client.query<Previous>('DELETE FROM index_units WHERE rowid = ANY($1::bigint[]) RETURNING has_vector, token_count, tf', [
+      locked.map((row) => row.rowid),
+    ])
+    const delta = new StatsDelta()
+    for (const row of rows) delta.add(row.tf, row.token_count, row.has_vector, -1)
+    await delta.write(client)
+    return rows.length
+  }
+
+  async function upsertBatch(pending: Pending[]): Promise<void> {
+    const ids = pending.map((p) => p.unit.id)
+    const firstVector = pending.find((p) => p.vector !== undefined)?.vector
+    await handle.transaction(async (client) => {
+      if (firstVector !== undefined) {
+        let dims = await readMeta(client, META_DIMS).then((value) => (value === undefined ? undefined : Number(value)))
+        for (const [i, p] of pending.entries()) if (p.vector) checkDims(p.vector, `units[${i}].vector`, dims ?? options.dimensions ?? firstVector.length)
+        if (dims === undefined) {
+          // The first vector fixes the size, and the HNSW index is built for it (pgvector indexes
+          // only fixed-size vectors). Whoever stores the size first builds the index, once.
+          const { rows } = await client.query('INSERT INTO index_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key', [
+            META_DIMS,
+            String(firstVector.length),
+          ])
+          if (rows.length > 0) {
+            await client.query(`CREATE INDEX IF NOT EXISTS ${HNSW_INDEX} ON index_units USING hnsw ((embedding::vector(${firstVector.length})) vector_cosine_ops) WHERE has_vector`)
+            dims = firstVector.length
+          } else {
+            dims = Number(await readMeta(client, META_DIMS))
+            for (const [i, p] of pending.entries()) if (p.vector) checkDims(p.vector, `units[${i}].vector`, dims)
+          }
+        }
+      }
+      const previous = new Map<string, Previous>()
+      const rowids = new Map<number, number>()
+      const lockExisting = async (list: string[]): Promise<void> => {
+        const { rows } = await client.query<Previous & { id: string }>(
+          'SELECT id, hash, has_vector, token_count, tf FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+          [list],
+        )
+        for (const row of rows) previous.set(row.id, row)
+      }
+      await lockExisting(ids)
+      const delta = new StatsDelta()
+      const rowsOf = (list: Pending[]): RowArrays => {
+        const rows: RowArrays = {
+          id: [],
+          kind: [],
+          text: [],
+          source: [],
+          provenance: [],
+          scope: [],
+          agent: [],
+          user: [],
+          owner: [],
+          createdAt: [],
+          updatedAt: [],
+          hash: [],
+          links: [],
+          meta: [],
+          hasVector: [],
+          tokenCount: [],
+          tf: [],
+          embedding: [],
+          keep: [],
+          rowid: [],
+        }
+        for (const { unit, analysed, vector, order } of list) {
+          const before = previous.get(unit.id)
+          // Re-upserting the same content without a vector keeps the vector it has; new content
+          // without one drops the old vector, which described text that is gone.
+          const keep = vector === undefined && before !== undefined && before.has_vector && before.hash === unit.hash
+          const hasVector = vector !== undefined || keep
+          if (before) delta.add(before.tf, before.token_count, before.has_vector, -1)
+          delta.add(analysed.tf, analysed.tokenCount, hasVector, 1)
+          rows.id.push(unit.id)
+          rows.kind.push(unit.kind)
+          rows.text.push(withoutNul(unit.text))
+          rows.source.push(unit.source)
+          rows.provenance.push(JSON.stringify(withoutNul(unit.provenance)))
+          rows.scope.push(unit.scope ?? null)
+          rows.agent.push(unit.agent ?? null)
+          rows.user.push(unit.user ?? null)
+          rows.owner.push(unit.owner ?? 'agent')
+          rows.createdAt.push(instant(unit.createdAt, 'createdAt'))
+          rows.updatedAt.push(unit.updatedAt === undefined ? null : instant(unit.updatedAt, 'updatedAt'))
+          rows.hash.push(unit.hash)
+          rows.links.push(unit.links === undefined ? null : JSON.stringify(withoutNul(unit.links)))
+          rows.meta.push(unit.meta === undefined ? null : JSON.stringify(withoutNul(unit.meta)))
+          rows.hasVector.push(hasVector)
+          rows.tokenCount.push(analysed.tokenCount)
+          rows.tf.push(JSON.stringify(analysed.tf))
+          rows.embedding.push(vector === undefined ? null : vectorText(vector))
+          rows.keep.push(keep)
+          rows.rowid.push(rowids.get(order) ?? null)
+        }
+        return rows
+      }
+      const embeddingColumn = vectorsOn ? ', embedding' : ''
+      const fresh = pending.filter((p) => !previous.has(p.unit.id))
+      if (fresh.length > 0) {
+        // Rows are inserted in id order (the lock order), but numbered in the caller's order, as
+        // SQLite numbers them: BM25 ties are ordered by rowid on both backends.
+        const { rows: numbers } = await client.query<{ n: number }>(
+          "SELECT nextval(pg_get_serial_sequence('index_units', 'rowid')) AS n FROM generate_series(1, $1::integer)",
+          [fresh.length],
+        )
+        const orders = fresh.map((p) => p.order).sort((a, b) => a - b)
+        for (const [i, order] of orders.entries()) rowids.set(order, numbers[i]!.n)
+        const { rows: inserted } = await client.query<{ id: string }>(
+          `INSERT INTO index_units (rowid, id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta,
+             has_vector, token_count, terms, tf${embeddingColumn}) OVERRIDING SYSTEM VALUE
+           SELECT v.rowid, v.id, v.kind, v.text, v.source, v.provenance::json, v.scope, v.agent, v.user_id, v.owner, v.created_at, v.updated_at, v.hash,
+             v.links::json, v.meta::json, v.has_vector, v.token_count, ARRAY(SELECT jsonb_object_keys(v.tf::jsonb)), v.tf::jsonb
+             ${vectorsOn ? ', v.embedding::vector' : ''}
+           FROM ${ROW_SOURCE} ORDER BY v.id
+           ON CONFLICT (id) DO NOTHING RETURNING id`,
+          rowParams(rowsOf(fresh)),
+        )
+        // Units another process inserted meanwhile are updated like those that were there.
+        const done = new Set(inserted.map((row) => row.id))
+        const late = fresh.filter((p) => !done.has(p.unit.id))
+        if (late.length > 0) {
+          // Their share was counted as new: take it back, then count them as replacements.
+          for (const p of late) delta.add(p.analysed.tf, p.analysed.tokenCount, p.vector !== undefined, -1)
+          await lockExisting(late.map((p) => p.unit.id))
+        }
+        fresh.splice(0, fresh.length, ...late)
+      }
+      const replaced = [...pending.filter((p) => previous.has(p.unit.id) && !fresh.includes(p)), ...fresh]
+      if (replaced.length > 0) {
+        await client.query(
+          `UPDATE index_units u SET kind = v.kind, text = v.text, source = v.source, provenance = v.provenance::json, scope = v.scope, agent = v.agent,
+             user_id = v.user_id, owner = v.owner, created_at = v.created_at, updated_at = v.updated_at, hash = v.hash, links = v.links::json,
+             meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count, terms = ARRAY(SELECT jsonb_object_keys(v.tf::jsonb)),
+             tf = v.tf::jsonb${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
+           FROM ${ROW_SOURCE} WHERE u.id = v.id`,
+          rowParams(rowsOf(replaced)),
+        )
+      }
+      const names = new Map<string, [string, string]>()
+      for (const { unit } of pending) {
+        const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
+        if (typeof speaker === 'string' && speaker.trim() !== '') {
+          const name = withoutNul(speaker.trim())
+          names.set(JSON.stringify([unit.agent ?? '', name]), [unit.agent ?? '', name])
+        }
+      }
+      if (names.size > 0) {
+        const list = [...names.values()]
+        await client.query(
+          `INSERT INTO index_names (agent, name) SELECT agent, name FROM unnest($1::text[], $2::text[]) AS n(agent, name)
+           ORDER BY agent COLLATE "C", name COLLATE "C" ON CONFLICT DO NOTHING`,
+          [list.map(([agent]) => agent), list.map(([, name]) => name)],
+        )
+      }
+      await delta.write(client)
+    })
+  }
+
+  const capabilities: IndexCapabilities = Object.freeze({ fullText: true, vectors: vectorsOn ? 'pgvector' : false })
+
+  return {
+    capabilities,
+
+    async upsert(units) {
+      postingCounts.clear()
+      units.forEach(validateUnit)
+      if (units.length === 0) return
+      const first = units.find((unit) => unit.vector !== undefined)?.vector
+      if (first !== undefined) {
+        const expected = (await storedDims()) ?? options.dimensions ?? first.length
+        for (const [i, unit] of units.entries()) if (unit.vector) checkDims(unit.vector, `units[${i}].vector`, expected)
+      }
+      // One row per id, the last one given (as successive upserts would leave it), in id order:
+      // every writer locks unit rows in that order, so concurrent batches never deadlock.
+      const byId = new Map<string, Pending>()
+      for (const [i, unit] of units.entries()) {
+        const earlier = byId.get(unit.id)
+        const order = earlier?.order ?? i
+        // The same content given again without a vector keeps the vector given earlier in the batch.
+        const vector = unit.vector ?? (earlier?.vector !== undefined && earlier.unit.hash === unit.hash ? earlier.vector : undefined)
+        byId.delete(unit.id)
+        byId.set(unit.id, { unit, analysed: analyse(unit), vector, order })
+      }
+      const pending = [...byId.values()].sort((a, b) => (a.unit.id < b.unit.id ? -1 : a.unit.id > b.unit.id ? 1 : 0))
+      await upsertBatch(pending)
+    },
+
+    async remove(ids) {
+      postingCounts.clear()
+      if (ids.length === 0) return
+      await handle.transaction((client) => deleteUnits(client, 'id = ANY($1::text[])', [ids]))
+    },
+
+    async removeSource(source) {
+      postingCounts.clear()
+      return handle.transaction((client) => deleteUnits(client, 'source = $1', [source]))
+    },
+
+    async purgeUser(user) {
+      postingCounts.clear()
+      return handle.transaction(async (client) => {
+        const n = await deleteUnits(client, 'owner = $1 OR user_id = $2', [`user:${user}`, user])
+        // Speaker names are kept per agent for query analysis; a name no remaining message carries goes.
+        await client.query(
+          `DELETE FROM index_names n WHERE NOT EXISTS (SELECT 1 FROM index_units u WHERE u.kind = 'message' AND coalesce(u.agent, '') = n.agent
+             AND json_typeof(u.meta) = 'object' AND trim(u.meta ->> 'name') = n.name)`,
+        )
+        return n
+      })
+    },
+
+    async hashes(source) {
+      const { rows } = await pool.query<{ id: string; hash: string }>('SELECT id, hash FROM index_units WHERE source = $1', [source])
+      return new Map(rows.map((row) => [row.id, row.hash]))
+    },
+
+    async sources() {
+      const { rows } = await pool.query<{ source: string }>('SELECT source FROM index_units GROUP BY source ORDER BY source COLLATE "C"')
+      return rows.map((row) => row.source)
+    },
+
+    async search(query) {
+      if (!Number.isInteger(query.limit) || query.limit < 0) {
+        throw invalid(`limit must be a non-negative integer, got ${JSON.stringify(query.limit)}.`, 'Pass how many candidates each channel returns.')
+      }
+      if (query.vector !== undefined) validateVector(query.vector, 'The query vector')
+      if (query.since !== undefined) instant(query.since, 'since')
+      if (query.until !== undefined) instant(query.until, 'until')
+      if (query.limit === 0) return []
+      const merged = new Map<string, IndexCandidate>()
+      // Lexical hits first, in BM25 order, then vector-only hits in similarity order. The order is
+      // a convenience, not a ranking: fusion above decides.
+      if (query.text !== undefined || query.terms !== undefined) for (const hit of await lexical(query, query.limit)) merged.set(hit.id, hit)
+      if (query.vector !== undefined) {
+        for (const hit of await dense(query.vector, query.limit, query)) {
+          const seen = merged.get(hit.id)
+          if (seen) seen.dense = hit.dense
+          else merged.set(hit.id, hit)
+        }
+      }
+      return [...merged.values()]
+    },
+
+    async get(ids) {
+      if (ids.length === 0) return []
+      const { rows } = await pool.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.id = ANY($1::text[])`, [ids])
+      const byId = new Map(rows.map((row) => [row.id, row]))
+      const out: StoredUnit[] = []
+      for (const id of new Set(ids)) {
+        const row = byId.get(id)
+        if (row) out.push(withPendingAccess(toStoredUnit(row)))
+      }
+      return out
+    },
+
+    async recordAccess(ids, at) {
+      if (ids.length === 0) return
+      const when = instant(at, 'at')
+      for (const id of new Set(ids)) {
+        const known = pendingAccess.get(id)
+        if (known) {
+          known.count++
+          if (known.last < when) known.last = when
+        } else pendingAccess.set(id, { count: 1, last: when })
+      }
+      if (pendingAccess.size >= ACCESS_FLUSH_UNITS || accessFlushError !== undefined) {
+        await flushAccess()
+        return
+      }
+      if (!accessTimer) {
+        accessTimer = setTimeout(() => {
+          accessTimer = undefined
+          // Kept in pendingAccess on failure; the next recordAccess or flush retries and reports it.
+          flushAccess().catch(() => {})
+        }, ACCESS_FLUSH_MS)
+        accessTimer.unref?.()
+      }
+    },
+
+    async flush() {
+      await flushAccess()
+    },
+
+    async participants(agent) {
+      const { rows } =
+        agent === undefined
+          ? await pool.query<{ name: string }>('SELECT name FROM index_names GROUP BY name ORDER BY name COLLATE "C"')
+          : await pool.query<{ name: string }>(`SELECT name FROM index_names WHERE agent IN ($1, '') ORDER BY name COLLATE "C"`, [agent])
+      return [...new Set(rows.map((row) => row.name))]
+    },
+
+    /** Distinct tokens of the units' own words (query expansion looks for neighbours of a query word among them). */
+    async vocabulary() {
+      const { rows } = await pool.query<{ term: string }>('SELECT term FROM index_terms WHERE units_own > 0')
+      return new Set(rows.map((row) => row.term))
+    },
+
+    /** Units holding each term in their own words. */
+    async documentFrequencies(terms) {
+      const out = new Map<string, number>()
+      if (terms.length === 0) return out
+      const distinct = [...new Set(terms)]
+      const { rows } = await pool.query<{ term: string; n: number }>('SELECT term, units_own AS n FROM index_terms WHERE term = ANY($1::text[])', [distinct])
+      const found = new Map(rows.map((row) => [row.term, row.n]))
+      for (const term of distinct) out.set(term, Math.max(0, found.get(term) ?? 0))
+      return out
+    },
+
+    async count() {
+      const counts = Object.fromEntries(UNIT_KINDS.map((kind) => [kind, 0])) as Record<UnitKind, number>
+      const { rows } = await pool.query<{ kind: string; n: number }>('SELECT kind, count(*) AS n FROM index_units GROUP BY kind')
+      for (const row of rows) if (row.kind in counts) counts[row.kind as UnitKind] = row.n
+      return counts
+    },
+  }
+}
+
+/** Adds the `embedding` column when pgvector was installed after migration 7 ran (under a lock, once). */
+async function ensureEmbeddingColumn(handle: PostgresHandle): Promise<boolean> {
+  const present = async (db: PgQueryable): Promise<boolean> => {
+    const { rows } = await db.query<{ present: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'index_units' AND column_name = 'embedding') AS present`,
+      [handle.schema],
+    )
+    return rows[0]?.present === true
+  }
+  if (await present(handle.pool)) return true
+  return handle.transaction(async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryKey(handle.schema, 'engram:index-embedding').key])
+    if (!(await present(client))) await client.query('ALTER TABLE index_units ADD COLUMN embedding vector')
+    return true
+  })
+}
+
+function versionAtLeast(version: string, wanted: [number, number, number]): boolean {
+  const parts = version.split('.').map((part) => Number.parseInt(part, 10) || 0)
+  for (let i = 0; i < 3; i++) {
+    const have = parts[i] ?? 0
+    if (have !== wanted[i]) return have > wanted[i]!
+  }
+  return true
+}
