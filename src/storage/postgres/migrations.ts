@@ -311,6 +311,79 @@ CREATE TABLE ctx_summary_parents (
 CREATE INDEX ctx_summary_parents_by_folded ON ctx_summary_parents (folded_summary_id);
 `
 
+const searchIndex = `
+-- The search index (the SearchIndex seam): one row per retrievable unit, ranked by a BM25 computed
+-- in SQL exactly as the embedded backend's FTS5 computes it (search-index.ts says how).
+CREATE TABLE index_units (
+  rowid          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id             text NOT NULL UNIQUE,
+  kind           text NOT NULL,
+  text           text NOT NULL,
+  source         text NOT NULL,
+  provenance     json NOT NULL,
+  scope          text,
+  agent          text,
+  user_id        text,
+  owner          text NOT NULL,
+  created_at     timestamptz NOT NULL,
+  updated_at     timestamptz,
+  hash           text NOT NULL,
+  links          json,
+  meta           json,
+  access_count   integer NOT NULL DEFAULT 0,
+  last_access_at timestamptz,
+  has_vector     boolean NOT NULL DEFAULT false,
+  -- BM25's document length: the FTS5 tokens of all five fields (own, near, far, related, kind).
+  token_count    integer NOT NULL,
+  -- The distinct tokens of own, near, far and related (what a query matches), and per token its
+  -- count in each of the four: {"token": [own, near, far, related]}.
+  terms          text[] NOT NULL,
+  tf             jsonb NOT NULL
+);
+CREATE INDEX index_units_terms ON index_units USING gin (terms);
+CREATE INDEX index_units_source ON index_units (source);
+CREATE INDEX index_units_kind ON index_units (kind, created_at);
+CREATE INDEX index_units_owner ON index_units (owner, agent);
+CREATE INDEX index_units_user ON index_units (user_id) WHERE user_id IS NOT NULL;
+CREATE INDEX index_units_created ON index_units (created_at);
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') THEN
+    ALTER TABLE index_units ADD COLUMN embedding vector;
+  END IF;
+END $$;
+
+-- Per token: units holding it in any matched field (BM25's n, and the posting counts that prune a
+-- query) and in their own text (documentFrequencies, vocabulary). Kept in each writing transaction.
+CREATE TABLE index_terms (
+  term      text PRIMARY KEY,
+  units_any integer NOT NULL,
+  units_own integer NOT NULL
+);
+
+-- BM25's N and total length, and the units with a vector: one row, updated last in each writing
+-- transaction (after every other lock it takes), so concurrent writers queue on it without deadlocks.
+CREATE TABLE index_stats (
+  only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  units    bigint NOT NULL,
+  tokens   bigint NOT NULL,
+  vectors  bigint NOT NULL
+);
+INSERT INTO index_stats (units, tokens, vectors) VALUES (0, 0, 0);
+
+-- Speaker names seen on message units, per agent ('' for none): the participants.
+CREATE TABLE index_names (
+  agent text NOT NULL DEFAULT '',
+  name  text NOT NULL,
+  PRIMARY KEY (agent, name)
+);
+
+-- The embedder whose vectors the index holds, and their size.
+CREATE TABLE index_meta (
+  key   text PRIMARY KEY,
+  value text NOT NULL
+);
+`
+
 /** Every migration this engram knows, in order. */
 const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle },
@@ -319,6 +392,7 @@ const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 4, name: 'documents', sql: documents },
   { version: 5, name: 'engram files', sql: engramFiles },
   { version: 6, name: 'context store', sql: contextStore },
+  { version: 7, name: 'search index', sql: searchIndex },
 ])
 
 export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)

@@ -107,7 +107,8 @@ function analyse(unit: IndexUnit): Analysed {
     tokenCount += tokens.length
     if (column > 3) continue
     for (const token of tokens) {
-      const counts = (tf[token] ??= [0, 0, 0, 0])
+      const counts = tf[token] ?? [0, 0, 0, 0]
+      tf[token] = counts
       counts[column]!++
     }
   }
