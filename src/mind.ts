@@ -11,6 +11,7 @@ import { type ResolvedConfig, resolveConfig } from './config/resolve.ts'
 import type { Backend } from './storage/contracts.ts'
 import { type EmbeddedBackend, openEmbeddedBackend } from './storage/embedded.ts'
 import { type HomeLayout, homeLayout } from './storage/home-layout.ts'
+import type { PostgresBackend, PostgresBackendOptions } from './storage/postgres/backend.ts'
 import type { Embedder, Llm } from './llm/contracts.ts'
 import { createLlm } from './llm/create-llm.ts'
 import { createEmbedder } from './llm/embedders/create-embedder.ts'
@@ -226,18 +227,6 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   if (options.project !== undefined) flags.project = options.project
   const config = resolveConfig({ env: options.env ?? process.env, flags, ignoreFile: options.ignoreConfigFile })
   const values = config.values
-  // Refused rather than ignored: a deployment that set a database must not write its memory into a home folder unawares.
-  if (values.storage.url !== undefined) {
-    throw new EngramError({
-      code: ErrorCode.unsupported,
-      category: 'user',
-      message:
-        'storage.url is set (ENGRAM_DATABASE_URL), but a mind cannot run on PostgreSQL yet: of its storage seams only locks, job runs and the lifecycle state ' +
-        'exist there so far (issue 16, decision 0035); the engram and document stores, the context store, the search index, the activity log and the confirmations do not.',
-      fix: 'Unset storage.url / ENGRAM_DATABASE_URL to keep the memory in the embedded home (ENGRAM_HOME).',
-      details: { source: config.sources['storage.url'] },
-    })
-  }
   const clock = options.clock ?? systemClock
   const logger = options.logger
     ? withLevel(options.logger, values.log.level)
@@ -248,15 +237,27 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   const configuredEmbedder = options.embedder !== undefined ? options.embedder : createEmbedder(values.embed)
   const embedder = configuredEmbedder && watchEmbedder(configuredEmbedder, watching)
   const layout = homeLayout(values.home, values.agent, values.project)
-  const backend = openEmbeddedBackend({
-    home: values.home,
-    agent: values.agent,
-    project: values.project,
-    clock,
-    embedderId: embedder?.id,
-    dimensions: embedder?.dimensions,
-    maxFileBytes: values.memory.maxFileBytes,
-  })
+  // storage.url (ENGRAM_DATABASE_URL) puts every seam in PostgreSQL, shared by every process that opens it (issue 16, decision 0037).
+  const backend: EmbeddedBackend | PostgresBackend =
+    values.storage.url === undefined
+      ? openEmbeddedBackend({
+          home: values.home,
+          agent: values.agent,
+          project: values.project,
+          clock,
+          embedderId: embedder?.id,
+          dimensions: embedder?.dimensions,
+          maxFileBytes: values.memory.maxFileBytes,
+        })
+      : await openPostgresBackendLazily({
+          url: values.storage.url,
+          schema: values.storage.schema,
+          agent: values.agent,
+          ...(values.project !== undefined ? { project: values.project } : {}),
+          clock,
+          ...(embedder ? { embedderId: embedder.id, dimensions: embedder.dimensions } : {}),
+          maxFileBytes: values.memory.maxFileBytes,
+        })
   const failureReports = createFailureReports({
     recorder: createActivityRecorder({ log: backend.activity, clock, onError: (error) => logger.warn({}, `activity log: ${describeError(error)}`) }),
     logs: [backend.activity],
@@ -266,7 +267,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     logger,
   })
 
-  await migrateToOwners(backend, logger)
+  if (backend.name === 'embedded') await migrateToOwners(backend, logger)
 
   const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills'), maxFileBytes: values.memory.maxFileBytes })
   let lastReindex: ReindexReport | undefined
@@ -624,7 +625,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       await mind.idle()
       return exportUser({ backend, layout, clock }, user, dir, options)
     },
-    status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex, owners: () => backend.owners() }),
+    status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex, ...(backend.name === 'embedded' ? { owners: () => backend.owners() } : {}) }),
     reindex,
     async close() {
       // A reply still streaming will not be stored by this mind: its journal stays for recovery.
@@ -636,6 +637,15 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
   }
   return mind
+}
+
+/**
+ * The PostgreSQL backend, loaded only when storage.url asks for it: an embedded mind never loads
+ * `pg` (an optional peer dependency) nor the PostgreSQL code.
+ */
+async function openPostgresBackendLazily(options: PostgresBackendOptions): Promise<PostgresBackend> {
+  const { openPostgresBackend } = await import('./storage/postgres/backend.ts')
+  return openPostgresBackend(options)
 }
 
 /** Agents that have a folder in a home. */

@@ -17,7 +17,7 @@ export interface ConfigValues {
   home: string
   agent: string
   project: string | undefined
-  storage: { url: string | undefined }
+  storage: { url: string | undefined; schema: string }
   memory: { mode: MemoryMode; maxFileBytes: number }
   llm: {
     provider: LlmProviderName

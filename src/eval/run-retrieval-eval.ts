@@ -17,12 +17,14 @@
  * Priming records access to what it injects, as in real use, so later questions see earlier
  * recalls in the frequency term. Plain BM25 over turns runs beside it on the same data.
  */
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ManualClock } from '../core/clock.ts'
 import { RELATED_KINDS } from '../memory/priming/prime.ts'
 import { createMind } from '../mind.ts'
+import { dropPostgresSchema } from '../storage/postgres/connection.ts'
 import { createPlainBm25, packPlain } from './plain-bm25.ts'
 import { asInstant, type EvalConversation, type EvalDataset } from './retrieval-dataset.ts'
 import { CONTEXT_BUDGETS, type QuestionMetrics, questionMetrics, type RunLine } from './retrieval-metrics.ts'
@@ -44,6 +46,11 @@ export interface RetrievalEvalOptions {
   onLine?: (line: RunLine) => void
   /** Progress reports. */
   onProgress?: (message: string) => void
+  /**
+   * Run each conversation's mind on this PostgreSQL (issue 16's parity measure) instead of the
+   * embedded backend: each in a schema of its own, dropped when the conversation is done.
+   */
+  databaseUrl?: string
 }
 
 export interface EvaluatedQuestion {
@@ -60,13 +67,17 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
   const starts = conversation.sessions.map((s) => (s.started_at ? Date.parse(asInstant(s.started_at)) : Number.NaN))
   const firstStart = starts.find((ms) => Number.isFinite(ms)) ?? Date.parse('2024-01-01T09:00:00Z')
   const clock = new ManualClock(firstStart)
+  const schema = options.databaseUrl === undefined ? undefined : `eval_${randomBytes(6).toString('hex')}`
   const mind = await createMind({
     home: join(root, 'home'),
     env: { HOME: join(root, 'user-home'), PATH: process.env.PATH ?? '' },
     ignoreConfigFile: true,
     reindexOnOpen: false,
     clock,
-    settings: { ...options.settings },
+    settings: {
+      ...options.settings,
+      ...(options.databaseUrl !== undefined ? { 'storage.url': options.databaseUrl, 'storage.schema': schema } : {}),
+    },
   })
   try {
     const turnOfMessage = new Map<string, string>()
@@ -140,6 +151,8 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
   } finally {
     await mind.close()
     rmSync(root, { recursive: true, force: true })
+    // The conversation's schema goes with it: an eval leaves nothing in the database.
+    if (options.databaseUrl !== undefined) await dropPostgresSchema(options.databaseUrl, schema as string)
   }
 }
 

@@ -222,3 +222,18 @@ export async function openPostgres(options: OpenPostgresOptions): Promise<Postgr
     },
   }
 }
+
+/**
+ * Drop a schema with everything in it, on a connection of its own (the handles using it are
+ * closed first, so that nothing they flush on close meets a missing table). For throwaway schemas:
+ * `engram eval retrieval --backend postgres` makes one per conversation, the tests one per test.
+ */
+export async function dropPostgresSchema(url: string, schema: string): Promise<void> {
+  if (!SCHEMA_NAME.test(schema)) throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `The schema name ${JSON.stringify(schema)} is not a plain PostgreSQL identifier.`, fix: 'Name a schema engram made.' })
+  const pool = await createPgPool({ connectionString: url, max: 1, options: '', application_name: 'engram drop schema', idleTimeoutMillis: 1_000, connectionTimeoutMillis: 10_000 })
+  try {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  } finally {
+    await pool.end()
+  }
+}

@@ -73,12 +73,15 @@ export interface MemorizersOptions {
   how: 'in-flight' | 'sequential'
   owners: 'agent' | 'users'
   sharedEvery?: number
+  /** A home and environment per worker (processes on several hosts sharing a database); default `home` and `env` for all. */
+  hostOf?: (worker: number) => { home: string; env: Record<string, string> }
 }
 
 /** A started child: its tally once it exits (rejects on a non-zero exit), and its pid. */
 export function startMemorizer(options: MemorizersOptions, worker: number): { pid: number | undefined; done: Promise<ChildTally> } {
-  const args = [CHILD, options.home, String(worker), String(options.count), options.how, options.owners, String(options.sharedEvery ?? 0)]
-  const child = spawn(process.execPath, args, { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const where = options.hostOf?.(worker) ?? { home: options.home, env: options.env }
+  const args = [CHILD, where.home, String(worker), String(options.count), options.how, options.owners, String(options.sharedEvery ?? 0)]
+  const child = spawn(process.execPath, args, { env: where.env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => {

@@ -17,9 +17,28 @@ export interface DoctorCheck {
   fix?: string
 }
 
+/**
+ * The server behind storage.url: reached (or the mind would not have opened), its version (15 or
+ * newer, checked on open) and pgvector, without which recall has no dense channel.
+ */
+function postgresChecks(facts: Record<string, string>): DoctorCheck[] {
+  const server: DoctorCheck = { name: 'postgres', status: 'ok', detail: `PostgreSQL ${facts.postgres ?? '?'} at ${facts.database ?? '?'}, schema version ${facts['schema version'] ?? '?'}` }
+  const pgvector = facts.pgvector
+  const vector: DoctorCheck =
+    pgvector === undefined || pgvector === 'not installed'
+      ? {
+          name: 'pgvector',
+          status: 'warn',
+          detail: 'the vector extension is not installed in this database: recall runs on full text only',
+          fix: 'install pgvector on the server (e.g. the postgresql-NN-pgvector package) and run CREATE EXTENSION vector in the database as a superuser',
+        }
+      : { name: 'pgvector', status: 'ok', detail: `pgvector ${pgvector}` }
+  return [server, vector]
+}
+
 export const doctorCommand: Command = {
   path: ['doctor'],
-  summary: 'Check SQLite features, vector search, the lossless context, the LLM and the embedder, and recent model failures, each with the fix',
+  summary: 'Check the storage (SQLite or PostgreSQL and pgvector), vector search, the lossless context, the LLM and the embedder, and recent model failures, each with the fix',
   async run(context) {
     const checks: DoctorCheck[] = []
     const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
@@ -52,10 +71,11 @@ export const doctorCommand: Command = {
         checks.push({ name: 'home', status: 'fail', detail: describeError(error), fix: 'give the user write access to the home, or pick another with --home / ENGRAM_HOME' })
       }
       const facts = mind.backend.capabilities.facts
-      checks.push({ name: 'sqlite', status: 'ok', detail: Object.entries(facts).map(([k, v]) => `${k}: ${v}`).join('; ') })
+      const onPostgres = mind.backend.name === 'postgres'
+      checks.push(...(onPostgres ? postgresChecks(facts) : [{ name: 'sqlite', status: 'ok' as const, detail: Object.entries(facts).map(([k, v]) => `${k}: ${v}`).join('; ') }]))
       checks.push(
         mind.backend.capabilities.fullText
-          ? { name: 'full-text search', status: 'ok', detail: 'FTS5 with BM25' }
+          ? { name: 'full-text search', status: 'ok', detail: onPostgres ? 'BM25 over term rows, ranked as the embedded index ranks' : 'FTS5 with BM25' }
           : { name: 'full-text search', status: 'fail', detail: 'this SQLite has no FTS5', fix: 'use Node 22.13+ whose built-in SQLite includes FTS5' },
       )
       const vectors = mind.backend.capabilities.vectors

@@ -22,11 +22,12 @@ function usage(message: string, fix: string): EngramError {
 export const evalCommand: Command = {
   path: ['eval', 'retrieval'],
   summary: 'Measure recall on a retrieval-eval/1 file (e.g. LoCoMo) through the real recall path, beside plain BM25',
-  usage: 'eval retrieval FILE [FILE…] --run OUT.jsonl [--conversations N] [--embedder none|hash-v1|glove-100d-sif]',
+  usage: 'eval retrieval FILE [FILE…] --run OUT.jsonl [--conversations N] [--embedder none|hash-v1|glove-100d-sif] [--backend embedded|postgres]',
   options: {
     run: { type: 'string', description: 'write the run file (JSON lines, one per question) here; with several files, OUT.<data set>.jsonl each', valueName: 'OUT.jsonl' },
     conversations: { type: 'string', description: 'only the first N conversations', valueName: 'N' },
     embedder: { type: 'string', description: 'offline embedder of the minds under test, or none (default: the configured one)', valueName: 'NAME' },
+    backend: { type: 'string', description: 'embedded (default), or postgres: each conversation in a schema of its own on ENGRAM_DATABASE_URL, dropped afterwards', valueName: 'NAME' },
   },
   async run(context) {
     const files = context.args
@@ -47,6 +48,10 @@ export const evalCommand: Command = {
         settings['embed.model'] = embedder
       }
     }
+    const backend = context.options.backend ?? 'embedded'
+    if (backend !== 'embedded' && backend !== 'postgres') throw usage(`--backend must be embedded or postgres, not ${JSON.stringify(backend)}.`, 'Write --backend postgres with ENGRAM_DATABASE_URL set, or leave it out.')
+    const databaseUrl = backend === 'postgres' ? (typeof settings['storage.url'] === 'string' ? settings['storage.url'] : context.io.env.ENGRAM_DATABASE_URL) : undefined
+    if (backend === 'postgres' && !databaseUrl) throw usage('--backend postgres needs the database: ENGRAM_DATABASE_URL is not set.', 'Set ENGRAM_DATABASE_URL=postgres://user:password@host:5432/database (the eval makes and drops a schema per conversation there).')
     const at = (path: string): string => (isAbsolute(path) ? path : resolve(context.io.cwd, path))
     // Every file is checked before the first one runs: a typo in the second must not cost the first's run.
     const datasets = files.map((file) => loadEvalDataset(at(file)))
@@ -63,6 +68,7 @@ export const evalCommand: Command = {
         questions = await runRetrievalEval(dataset, {
           conversations,
           settings,
+          ...(databaseUrl ? { databaseUrl } : {}),
           onLine: (line) => writeSync(fd, `${JSON.stringify(line)}\n`),
           onProgress: (message) => context.io.stderr.write(`${message}\n`),
         })

@@ -1,0 +1,153 @@
+/**
+ * The PostgreSQL backend (issue 16): every seam of a `Backend` as rows of one schema of one
+ * database, shared by every engram process on every host that opens it (DESIGN §4: "On
+ * PostgreSQL everything is rows, and markdown is an export"). Selected by `storage.url`
+ * (ENGRAM_DATABASE_URL); `createMind` opens it instead of the embedded backend.
+ *
+ * What stays on the host: the home folder still holds what belongs to one process or one machine —
+ * the write-ahead journals of replies being streamed, `config.json`, model caches — and, in this
+ * version, skills (folders of files) and the resolutions list (decision 0037 says why and what that
+ * means for several hosts).
+ */
+import type { Clock } from '../../core/clock.ts'
+import type { EngramScope } from '../../core/engram.ts'
+import { type Owner, userOfOwner } from '../../core/owner.ts'
+import type { Backend, EngramStore, OwnedStores } from '../contracts.ts'
+import { createPostgresActivityLog } from './activity-log.ts'
+import { createPostgresConfirmationQueue } from './confirmation-queue.ts'
+import { type OpenPostgresOptions, openPostgres, type PostgresHandle } from './connection.ts'
+import { createPostgresContextStore } from './context-store.ts'
+import { createPostgresDocumentStore } from './document-store.ts'
+import { createPostgresEngramStore } from './engram-store.ts'
+import { createPostgresJobs } from './jobs.ts'
+import { createPostgresLifecycle } from './lifecycle.ts'
+import { createPostgresLocks } from './locks.ts'
+import { createPostgresSearchIndex } from './search-index.ts'
+
+export interface PostgresBackendOptions {
+  /** `postgres://user:password@host:5432/database`. */
+  url: string
+  /** The schema holding engram's tables (default `engram`); deployments sharing a database use one each. */
+  schema?: string
+  agent: string
+  /** Project folder: project-scope engrams are the rows of this project (its absolute path is the key). */
+  project?: string
+  clock: Clock
+  /** The embedder's vector space id and size; vectors of another space are dropped and rebuilt. */
+  embedderId?: string
+  dimensions?: number
+  /** Called when an activity append fails (appends never throw into the caller). */
+  onActivityError?: (error: unknown) => void
+  /** Memory texts larger than this are reported and not read, as the embedded backend does with files. */
+  maxFileBytes?: number
+  /** Connection pool sizes (see `OpenPostgresOptions`). */
+  maxConnections?: number
+  maxSessionConnections?: number
+}
+
+/** The PostgreSQL backend and its handle (for `engram doctor` and the tools that speak SQL). */
+export interface PostgresBackend extends Backend {
+  readonly name: 'postgres'
+  readonly handle: PostgresHandle
+}
+
+/** Tables whose rows belong to an owner: a user "has memory" of an agent when one of them holds a row of theirs. */
+const OWNED_TABLES = ['engram_files', 'docs_live', 'activity_events'] as const
+
+/** Open (migrating as needed) the PostgreSQL backend of one agent. */
+export async function openPostgresBackend(options: PostgresBackendOptions): Promise<PostgresBackend> {
+  const connection: OpenPostgresOptions = { url: options.url, clock: options.clock }
+  if (options.schema !== undefined) connection.schema = options.schema
+  if (options.maxConnections !== undefined) connection.maxConnections = options.maxConnections
+  if (options.maxSessionConnections !== undefined) connection.maxSessionConnections = options.maxSessionConnections
+  const handle = await openPostgres(connection)
+  try {
+    return await assemble(handle, options)
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
+}
+
+async function assemble(handle: PostgresHandle, options: PostgresBackendOptions): Promise<PostgresBackend> {
+  const { agent, clock, maxFileBytes } = options
+  const index = await createPostgresSearchIndex(handle, {
+    ...(options.embedderId !== undefined ? { embedderId: options.embedderId } : {}),
+    ...(options.dimensions !== undefined ? { dimensions: options.dimensions } : {}),
+  })
+  const locks = createPostgresLocks(handle)
+
+  const owned = new Map<Owner, OwnedStores>()
+  function storesOf(owner: Owner): OwnedStores {
+    const known = owned.get(owner)
+    if (known) return known
+    const engramStores = new Map<EngramScope, EngramStore>()
+    const common = { agent, owner, clock, ...(maxFileBytes !== undefined ? { maxFileBytes } : {}) }
+    engramStores.set('global', createPostgresEngramStore(handle, { ...common, scope: 'global' }))
+    // As in the home: a project's memory is the agent's or a user's (`<project>/.engram/…`), never shared memory.
+    if (options.project !== undefined && owner !== 'shared') engramStores.set('project', createPostgresEngramStore(handle, { ...common, scope: 'project', project: options.project }))
+    const stores: OwnedStores = {
+      owner,
+      engrams: (scope) => engramStores.get(scope),
+      documents: createPostgresDocumentStore(handle, { agent, owner, clock }),
+      activity: createPostgresActivityLog(handle, { agent, owner, clock, ...(options.onActivityError ? { onError: options.onActivityError } : {}) }),
+    }
+    // As the embedded backend: the stores of the most recent users stay open (they are cheap to make).
+    if (owned.size >= 1000) {
+      const oldest = [...owned.keys()].find((key) => key !== 'agent' && key !== 'shared')
+      if (oldest !== undefined) owned.delete(oldest)
+    }
+    owned.set(owner, stores)
+    return stores
+  }
+  const agentStores = storesOf('agent')
+  const { features } = handle
+
+  return {
+    name: 'postgres',
+    handle,
+    capabilities: {
+      fullText: index.capabilities.fullText,
+      vectors: index.capabilities.vectors,
+      transactions: true,
+      facts: {
+        postgres: features.serverVersion,
+        pgvector: features.pgvector === false ? 'not installed' : features.pgvector,
+        database: handle.location,
+        'schema version': String(handle.schemaVersion),
+      },
+    },
+    engrams: (scope) => agentStores.engrams(scope),
+    documents: agentStores.documents,
+    context: createPostgresContextStore(handle, { clock }),
+    index,
+    activity: agentStores.activity,
+    owned: storesOf,
+    async users() {
+      const union = OWNED_TABLES.map((table) => `SELECT DISTINCT owner FROM ${table} WHERE agent = $1 AND owner LIKE 'user:%'`).join(' UNION ')
+      const { rows } = await handle.pool.query<{ owner: string }>(union, [agent])
+      return rows
+        .map((row) => userOfOwner(row.owner as Owner))
+        .filter((user): user is string => user !== undefined)
+        .sort()
+    },
+    locks,
+    jobs: createPostgresJobs(handle),
+    lifecycle: createPostgresLifecycle(handle, { clock }),
+    confirmations: createPostgresConfirmationQueue(handle, { agent, ...(options.project !== undefined ? { project: options.project } : {}), clock }),
+    async scrub() {
+      // Deleted rows stay in the table files until their space is reused; VACUUM FULL rewrites
+      // each table of the schema without them (decision 0023). It takes an exclusive lock per table.
+      await index.flush?.()
+      const { rows } = await handle.pool.query<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY tablename', [handle.schema])
+      for (const row of rows) await handle.pool.query(`VACUUM FULL "${handle.schema}"."${row.name}"`)
+    },
+    async close() {
+      try {
+        await index.flush?.()
+      } finally {
+        await handle.close()
+      }
+    },
+  }
+}
