@@ -88,7 +88,7 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession): Engram
     indexedBeforeReturning(toEngramTool(buildMemorizeTool(mind.memory.encoder, viewer)), mind),
     buildRecallTool(scope.recall, limits.queryChars),
     buildSearchMemoryTool({ search, layout: mind.layout, viewer, maxQueryChars: limits.queryChars }),
-    buildReadMemoryFileTool({ layout: mind.layout, viewer }),
+    buildReadMemoryFileTool({ layout: mind.layout, viewer, backend: mind.backend }),
     buildWriteMemoryFileTool(memoryFileDeps(mind, viewer)),
     buildForgetMemoryTool(forgettingContextOf(mind, session?.user)),
     createRecallSkillTool(mind.skills),
@@ -110,6 +110,7 @@ export function memoryFileDeps(mind: Mind, viewer: Viewer): MemoryFileToolsDeps 
   const projectLocks = projectLocksOf(mind)
   return {
     layout: mind.layout,
+    backend: mind.backend,
     viewer,
     documents: mind.backend.documents,
     documentsOf: (owner) => mind.backend.owned(owner).documents,

@@ -33,7 +33,7 @@ function refused(path: string, why: string, fix: string): EngramError {
 
 /**
  * Throws `invalid_argument` (with the fix) when `content` would make a memory file engram cannot
- * read. `existing` is the real path of the file being appended to, if there is one; `frontmatter`
+ * read. `existing` is the real path of the file being appended to (or its size in bytes), if there is one; `frontmatter`
  * is whether the folder's files start with YAML frontmatter (knowledge, procedures, state).
  */
 export async function assertReadableMemoryWrite(options: {
@@ -41,7 +41,7 @@ export async function assertReadableMemoryWrite(options: {
   content: string
   mode: 'overwrite' | 'append'
   frontmatter: boolean
-  existing: string | null
+  existing: string | { bytes: number } | null
   maxFileBytes: number
 }): Promise<void> {
   const { path, content } = options
@@ -56,7 +56,8 @@ export async function assertReadableMemoryWrite(options: {
     if (problem) throw refused(path, `its frontmatter ${problem.reason.replace(/^frontmatter /, '')} (line ${problem.line})`, 'write the frontmatter as plain "key: value" YAML between two --- lines, without anchors or aliases, or leave it out')
   }
   const adding = Buffer.byteLength(content, 'utf8')
-  const before = options.mode === 'append' && options.existing !== null ? (await stat(options.existing)).size : 0
+  const { existing } = options
+  const before = options.mode !== 'append' || existing === null ? 0 : typeof existing === 'string' ? (await stat(existing)).size : existing.bytes
   if (before + adding > options.maxFileBytes) {
     throw refused(
       path,

@@ -11,7 +11,7 @@
  * and whose `data.code` is the stable error code (`path_outside_memory`, `not_found`, …).
  */
 import { createHash } from 'node:crypto'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { Clock } from '../core/clock.ts'
@@ -20,21 +20,22 @@ import { parseFrontmatter } from '../core/frontmatter.ts'
 import type { DocKind, Frontmatter } from '../core/memory-doc.ts'
 import { OWNER_CHOICES, type Owner, ownerOfUser, resolveOwnerChoice, userKey, userOfOwner, type Viewer } from '../core/owner.ts'
 import type { MemoryMode } from '../config/schema.ts'
-import type { ActivityLog, DocumentStore, Locks, PendingConfirmation, PendingDocument } from '../storage/contracts.ts'
+import type { ActivityLog, Backend, DocumentStore, Locks, PendingConfirmation, PendingDocument } from '../storage/contracts.ts'
 import { writeFileAtomic } from '../storage/files/atomic-write.ts'
 import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
 import { DEFAULT_MAX_FILE_BYTES } from '../storage/files/memory-file-read.ts'
 import { assertReadableMemoryWrite, controlsAsSpaces } from './memory-file-content.ts'
+import { type MemoryFileSource, memoryFileSource, type OpenedMemory } from './memory-file-source.ts'
 import { agentFrontmatter, OWNED_FRONTMATTER_FIELDS } from './owned-frontmatter.ts'
 import {
   assertWritable,
-  confine,
   locateMemoryPath,
   type MemoryLocation,
   memoryRootFiles,
   memoryRoots,
   ownCounterpart,
   SHARED_ROOTS,
+  userTreeLocation,
   WRITABLE_FOLDERS,
   writeTarget,
 } from './memory-paths.ts'
@@ -54,6 +55,11 @@ export const WRITE_MAX_CHARS = 100_000
 
 export interface MemoryFileToolsDeps {
   layout: HomeLayout
+  /**
+   * The mind's backend: on one that is not embedded (PostgreSQL) memory is rows, and these tools
+   * read and write it through the seams instead of the home's files. Files of the home when omitted.
+   */
+  backend?: Backend
   /** The agent's document store. */
   documents: DocumentStore
   /** The document store of any owner (decision 0017); without it only the agent's tree can be written. */
@@ -183,23 +189,7 @@ function sectionSpan(lines: string[], heading: string): { start: number; end: nu
   return undefined
 }
 
-async function folderEntries(dir: string): Promise<string[]> {
-  let entries: import('node:fs').Dirent[]
-  try {
-    entries = await readdir(dir, { withFileTypes: true })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw error
-  }
-  const names: string[] = []
-  for (const entry of entries.filter((e) => !e.name.startsWith('.')).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (entry.isDirectory()) names.push(`${entry.name}/`)
-    else if (entry.isFile() || entry.isSymbolicLink()) names.push(entry.name)
-  }
-  return names
-}
-
-async function listFolder(location: MemoryLocation, layout: HomeLayout, viewer: Viewer): Promise<ToolResult> {
+async function listFolder(location: MemoryLocation, layout: HomeLayout, viewer: Viewer, source: MemoryFileSource): Promise<ToolResult> {
   const user = viewer.user
   if (location.path === '') {
     const folders = memoryRoots(layout).map((root) => `${root.name}/`)
@@ -217,16 +207,16 @@ async function listFolder(location: MemoryLocation, layout: HomeLayout, viewer: 
   if (location.root === 'users' && location.inner === '') {
     // Only the viewer's own profile and folder: other users are not listed (decision 0017).
     const key = user === undefined ? undefined : userKey(user)
-    paths = (await folderEntries(location.absolute)).filter((name) => key !== undefined && name === `${key}.md`).map((name) => `users/${name}`)
-    if (key !== undefined && (await folderEntries(ownerTree(layout, ownerOfUser(user)).dir)).length > 0) paths.push(`users/${key}/`)
+    paths = (await source.entries(location)).filter((name) => key !== undefined && name === `${key}.md`).map((name) => `users/${name}`)
+    if (user !== undefined && key !== undefined && (await source.entries(userTreeLocation(layout, user))).length > 0) paths.push(`users/${key}/`)
   } else if (location.owner === 'shared' && location.local === '') {
     // shared/ holds the profiles and the resolutions too: only its memory folders are listed here.
-    paths = (await folderEntries(location.absolute)).filter((name) => (SHARED_ROOTS as readonly string[]).includes(name.replace(/\/$/, ''))).map((name) => `shared/${name}`)
+    paths = (await source.entries(location)).filter((name) => (SHARED_ROOTS as readonly string[]).includes(name.replace(/\/$/, ''))).map((name) => `shared/${name}`)
   } else {
-    paths = (await folderEntries(location.absolute)).map((name) => `${location.path}/${name}`)
+    paths = (await source.entries(location)).map((name) => `${location.path}/${name}`)
     // A folder of the agent's tree also shows what the viewer's own tree holds there.
     const own = ownCounterpart(location, layout, viewer)
-    if (own) paths.push(...(await folderEntries(own.absolute)).map((name) => `${own.path}/${name}`))
+    if (own) paths.push(...(await source.entries(own)).map((name) => `${own.path}/${name}`))
   }
   const text =
     paths.length === 0
@@ -239,38 +229,37 @@ async function listFolder(location: MemoryLocation, layout: HomeLayout, viewer: 
  * Where a read of `rawPath` goes for `viewer`: the path as named, except that a path of the
  * agent's tree (`knowledge/x.md`) is the viewer's own file when it has one there.
  */
-async function locateForRead(rawPath: string, layout: HomeLayout, viewer: Viewer): Promise<{ location: MemoryLocation; real: string | null }> {
+async function locateForRead(rawPath: string, layout: HomeLayout, viewer: Viewer, source: MemoryFileSource): Promise<{ location: MemoryLocation; opened: OpenedMemory }> {
   const location = locateMemoryPath(rawPath, layout, viewer)
   const own = ownCounterpart(location, layout, viewer)
   if (own) {
-    const real = await confine(own)
-    if (real !== null && location.inner !== '') return { location: own, real }
+    const opened = await source.open(own)
+    if (opened.kind !== 'missing' && location.inner !== '') return { location: own, opened }
   }
-  return { location, real: await confine(location) }
+  return { location, opened: await source.open(location) }
 }
 
 /** Reads a window of a memory file (or lists a folder). Throws EngramError on refusal. */
-async function readWindow(input: ReadMemoryFileInput, layout: HomeLayout, viewer: Viewer): Promise<ToolResult> {
+async function readWindow(input: ReadMemoryFileInput, layout: HomeLayout, viewer: Viewer, source: MemoryFileSource): Promise<ToolResult> {
   const anchor = splitAnchor(input.path)
-  const { location, real } = await locateForRead(anchor.path, layout, viewer)
-  if (real === null) {
-    if (location.root === '' || location.inner === '') return listFolder(location, layout, viewer)
+  const { location, opened } = await locateForRead(anchor.path, layout, viewer, source)
+  if (opened.kind === 'missing') {
+    if (location.root === '' || location.inner === '') return listFolder(location, layout, viewer, source)
     const parent = location.path.includes('/') ? location.path.slice(0, location.path.lastIndexOf('/')) : ''
     throw notFound(location.path, `read "${parent}" to list what is there${parent === '' ? ' (your memory folders)' : ''}`)
   }
-  const info = await stat(real)
-  if (info.isDirectory()) return listFolder(location, layout, viewer)
-  if (!info.isFile()) throw notFound(location.path, 'only regular files can be read')
-  if (info.size > READ_MAX_BYTES) {
+  if (opened.kind === 'folder') return listFolder(location, layout, viewer, source)
+  if (opened.kind !== 'file') throw notFound(location.path, 'only regular files can be read')
+  if (opened.size > READ_MAX_BYTES) {
     throw new EngramError({
       code: ErrorCode.invalidArgument,
       category: 'user',
-      message: `${location.path} is ${info.size} bytes, more than the ${READ_MAX_BYTES} this tool reads.`,
+      message: `${location.path} is ${opened.size} bytes, more than the ${READ_MAX_BYTES} this tool reads.`,
       fix: 'search it with search_memory or recall instead',
       details: { path: location.path },
     })
   }
-  const text = decodeText(await readFile(real), location.path)
+  const text = decodeText(await opened.read(), location.path)
   const lines = text.split('\n')
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop()
   const total = lines.length
@@ -329,25 +318,30 @@ async function readWindow(input: ReadMemoryFileInput, layout: HomeLayout, viewer
  * for a path that escapes the namespace, `not_found`, or `invalid_argument` for a folder, a
  * binary file or one over the size limit.
  */
-export async function readMemoryText(rawPath: string, layout: HomeLayout, viewer: Viewer = { agent: layout.agent }): Promise<{ path: string; text: string }> {
-  const { location, real } = await locateForRead(rawPath, layout, viewer)
-  if (real === null) throw notFound(location.path, 'list the memory files to find the right path')
-  const info = await stat(real)
-  if (!info.isFile() || info.size > READ_MAX_BYTES) {
+export async function readMemoryText(
+  rawPath: string,
+  layout: HomeLayout,
+  viewer: Viewer = { agent: layout.agent },
+  backend?: Backend,
+): Promise<{ path: string; text: string }> {
+  const { location, opened } = await locateForRead(rawPath, layout, viewer, memoryFileSource(layout, backend))
+  if (opened.kind === 'missing') throw notFound(location.path, 'list the memory files to find the right path')
+  if (opened.kind !== 'file' || opened.size > READ_MAX_BYTES) {
     throw new EngramError({
       code: ErrorCode.invalidArgument,
       category: 'user',
-      message: `${location.path} is ${info.isFile() ? `larger than ${READ_MAX_BYTES} bytes` : 'not a file'}.`,
+      message: `${location.path} is ${opened.kind === 'file' ? `larger than ${READ_MAX_BYTES} bytes` : 'not a file'}.`,
       fix: 'read a single memory file; search large logs with search_memory or recall',
       details: { path: location.path },
     })
   }
-  return { path: location.path, text: decodeText(await readFile(real), location.path) }
+  return { path: location.path, text: decodeText(await opened.read(), location.path) }
 }
 
 /** The `read_memory_file` tool. */
-export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout' | 'viewer'>): EngramTool<ReadMemoryFileInput> {
+export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout' | 'viewer' | 'backend'>): EngramTool<ReadMemoryFileInput> {
   const viewer = deps.viewer ?? { agent: deps.layout.agent }
+  const source = memoryFileSource(deps.layout, deps.backend)
   return {
     name: READ_MEMORY_FILE_TOOL_NAME,
     description: [
@@ -362,7 +356,7 @@ export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout'
       const parsed = readMemoryFileInputSchema.safeParse(input)
       if (!parsed.success) return invalidInput(READ_MEMORY_FILE_TOOL_NAME, parsed.error.issues, '{"path": "knowledge/<name>.md", "offset": 1 (optional), "limit": 200 (optional)}')
       try {
-        return await readWindow(parsed.data, deps.layout, viewer)
+        return await readWindow(parsed.data, deps.layout, viewer, source)
       } catch (error) {
         return errorResult(error, READ_MEMORY_FILE_TOOL_NAME)
       }
@@ -371,6 +365,21 @@ export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout'
 }
 
 const DOC_KIND_OF: Partial<Record<(typeof WRITABLE_FOLDERS)[number], DocKind>> = { knowledge: 'knowledge', procedures: 'procedure', state: 'state' }
+
+/**
+ * A topic file on a backend whose memory is rows: the engram store there writes topics only as
+ * lessons filed under them (`encodeLesson`), and has no seam for a topic's free text, so a write
+ * is refused rather than put in a file of the home nobody reads.
+ */
+function topicsAreRows(path: string, backend: string): EngramError {
+  return new EngramError({
+    code: ErrorCode.unsupported,
+    category: 'user',
+    message: `${path} was not written: on the ${backend} backend topic files are rows kept by memorize, and cannot be written as free text.`,
+    fix: 'memorize the lesson with a topic instead ({"kind": "lesson", "topic": "<name>"}), or keep the note in knowledge/<name>.md',
+    details: { path, backend },
+  })
+}
 
 /** The name the file engram store locks a topic under; the two must agree (engram-store.ts). */
 function topicLockName(memoryDir: string, slug: string): string {
@@ -457,16 +466,25 @@ async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, s
  */
 export async function applyMemoryFileWrite(deps: MemoryFileToolsDeps, location: MemoryLocation, content: string, mode: 'overwrite' | 'append'): Promise<MemoryFileWrite> {
   const { folder, slug } = assertWritable(location)
-  const real = await confine(location)
-  if (real !== null && !(await stat(real)).isFile()) throw notFound(location.path, 'write to a file name ending in .md, not a folder')
   const kind = DOC_KIND_OF[folder]
+  const source = memoryFileSource(deps.layout, deps.backend)
+  if (!kind && !source.files) throw topicsAreRows(location.path, deps.backend?.name ?? 'this')
+  const opened = await source.open(location)
+  if (opened.kind === 'folder' || opened.kind === 'special') throw notFound(location.path, 'write to a file name ending in .md, not a folder')
   // Validated before anything is written: never a file that engram would then skip.
-  await assertReadableMemoryWrite({ path: location.path, content, mode, frontmatter: kind !== undefined, existing: real, maxFileBytes: deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES })
+  await assertReadableMemoryWrite({
+    path: location.path,
+    content,
+    mode,
+    frontmatter: kind !== undefined,
+    existing: opened.kind === 'file' ? { bytes: opened.size } : null,
+    maxFileBytes: deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+  })
   let versioned = false
   if (kind) ({ versioned } = await writeDocument(deps, location.owner, kind, slug, location.path, content, mode))
   else await writeTopic(deps, location, slug, content, mode)
 
-  const source = indexSourceOf(location, deps.layout.agent)
+  const indexSource = indexSourceOf(location, deps.layout.agent)
   await deps.activity.append({
     ts: deps.clock.now().toISOString(),
     type: 'memory_write',
@@ -477,12 +495,12 @@ export async function applyMemoryFileWrite(deps: MemoryFileToolsDeps, location: 
   })
   let note = ''
   try {
-    await deps.onWritten?.(location.path, { source, absolutePath: join(location.absolute) })
+    await deps.onWritten?.(location.path, { source: indexSource, absolutePath: join(location.absolute) })
   } catch (error) {
     // The file is written and safe; only the index lags until the next reindex.
     note = `\n(the search index was not updated: ${describeError(error)}; it catches up on the next \`engram reindex\`)`
   }
-  return { location, mode, versioned, source, ...(note !== '' ? { indexNote: note } : {}) }
+  return { location, mode, versioned, source: indexSource, ...(note !== '' ? { indexNote: note } : {}) }
 }
 
 /** The `write_memory_file` tool. */

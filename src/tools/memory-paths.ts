@@ -203,6 +203,11 @@ export function ownCounterpart(location: MemoryLocation, layout: HomeLayout, vie
   return inTree(layout, `user:${viewer.user}`, USER_ROOTS, location.path, `users/${userKey(viewer.user)}/`, location.local.split('/'))
 }
 
+/** The root of a user's own tree (`users/<key>/`), as a folder location. */
+export function userTreeLocation(layout: HomeLayout, user: string): MemoryLocation {
+  return inTree(layout, `user:${user}`, USER_ROOTS, `users/${userKey(user)}`, `users/${userKey(user)}/`, [])
+}
+
 /**
  * The location a write of `location` goes to for `owner`: an unprefixed path (`knowledge/x.md`)
  * lands in that owner's tree; a prefixed one must agree with the owner when one is given.

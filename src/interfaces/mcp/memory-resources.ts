@@ -9,9 +9,11 @@ import { readdir, realpath, stat } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { ownerOfUser, userKey, type Viewer } from '../../core/owner.ts'
+import type { Backend } from '../../storage/contracts.ts'
 import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
+import { type MemoryFileSource, memoryFileSource } from '../../tools/memory-file-source.ts'
 import { readMemoryText } from '../../tools/memory-files.ts'
-import { memoryRootFiles, memoryRoots, SHARED_ROOTS } from '../../tools/memory-paths.ts'
+import { locateMemoryPath, memoryRootFiles, memoryRoots, SHARED_ROOTS, userTreeLocation } from '../../tools/memory-paths.ts'
 
 export const MEMORY_URI_PREFIX = 'engram://memory/'
 /** Listing stops here; the archive (old versions) is listed last, so live files come first. */
@@ -67,10 +69,39 @@ export function mimeTypeOf(path: string): string {
 }
 
 /**
+ * The same listing from a backend whose memory is rows, through the seams (memory-seam-source.ts):
+ * the paths of what the stores hold, in the same order; no archive (no seam reads it) and no sizes.
+ */
+async function listFromSeams(layout: HomeLayout, viewer: Viewer, source: MemoryFileSource): Promise<string[]> {
+  const files: string[] = []
+  const walk = async (path: string): Promise<void> => {
+    for (const name of await source.entries(locateMemoryPath(path, layout, viewer))) {
+      if (files.length >= MAX_LISTED_RESOURCES) return
+      if (name.endsWith('/')) await walk(`${path}/${name.slice(0, -1)}`)
+      else files.push(`${path}/${name}`)
+    }
+  }
+  for (const name of memoryRootFiles()) if ((await source.open(locateMemoryPath(name, layout, viewer))).kind === 'file') files.push(name)
+  const roots = memoryRoots(layout)
+    .map((root) => root.name)
+    .filter((name) => name !== 'users' && name !== 'shared' && name !== 'archive')
+  roots.push(...SHARED_ROOTS.filter((name) => name !== 'archive').map((name) => `shared/${name}`))
+  if (viewer.user !== undefined) {
+    const key = userKey(viewer.user)
+    if ((await source.open(locateMemoryPath(`users/${key}.md`, layout, viewer))).kind === 'file') files.push(`users/${key}.md`)
+    roots.push(...(await source.entries(userTreeLocation(layout, viewer.user))).map((name) => `users/${key}/${name.replace(/\/$/, '')}`))
+  }
+  for (const root of roots) await walk(root)
+  return files
+}
+
+/**
  * Resources over the memory files one viewer may read (decision 0017): the agent's (and its open
  * project's), the shared ones, and the viewer's own user's profile and tree — never another user's.
+ * Given a backend that is not embedded, the files are its rows, listed and read through the seams.
  */
-export function createMemoryResources(layout: HomeLayout, viewer: Viewer = { agent: layout.agent }): ResourceProvider {
+export function createMemoryResources(layout: HomeLayout, viewer: Viewer = { agent: layout.agent }, backend?: Backend): ResourceProvider {
+  const source = memoryFileSource(layout, backend)
   async function walk(dir: string, prefix: string, rootReal: string, out: Array<{ path: string; size: number }>): Promise<void> {
     let entries: Dirent[]
     try {
@@ -95,6 +126,7 @@ export function createMemoryResources(layout: HomeLayout, viewer: Viewer = { age
 
   return {
     async list() {
+      if (!source.files) return (await listFromSeams(layout, viewer, source)).map((path) => ({ uri: memoryUri(path), name: path, mimeType: mimeTypeOf(path) }))
       const files: Array<{ path: string; size: number }> = []
       for (const name of memoryRootFiles()) {
         const info = await stat(join(layout.agentDir, name)).catch(() => null)
@@ -121,7 +153,7 @@ export function createMemoryResources(layout: HomeLayout, viewer: Viewer = { age
       return files.map((file) => ({ uri: memoryUri(file.path), name: file.path, mimeType: mimeTypeOf(file.path), size: file.size }))
     },
     async read(uri) {
-      const { path, text } = await readMemoryText(memoryPathOfUri(uri), layout, viewer)
+      const { path, text } = await readMemoryText(memoryPathOfUri(uri), layout, viewer, backend)
       return { uri: memoryUri(path), mimeType: mimeTypeOf(path), text }
     },
   }

@@ -112,7 +112,7 @@ export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = 
     tools,
     // Tool wisdom reaches an MCP client's model as it reaches turn.tools: on the tool it names.
     describeTools: async (listed) => (await scope.memory.decorateTools(listed)).tools,
-    resources: createMemoryResources(mind.layout, scope.viewer),
+    resources: createMemoryResources(mind.layout, scope.viewer, mind.backend),
     primeMessage: async (message, user) => {
       const sender = primeUserOf(user, own, options.admin === true)
       // A new message is a new turn for the pattern monitor.

@@ -92,6 +92,27 @@ function dropLockTraces(layout: HomeLayout, key: string): void {
 }
 
 /**
+ * On a backend whose memory is rows (PostgreSQL), a user's engram files, topics, documents (with
+ * their archived copies and versions) and activity log are rows that no storage seam deletes yet:
+ * `DocumentStore.purge` reaches only live documents, and the engram store and the activity log
+ * have no purge at all. Erasing the rest and leaving those would report an erasure that did not
+ * happen, so the whole erasure is refused, naming what is missing.
+ */
+function erasureUnsupported(user: string, backend: string): EngramError {
+  return new EngramError({
+    code: ErrorCode.unsupported,
+    category: 'user',
+    message:
+      `Forgetting user ${JSON.stringify(user)} is not available on the ${backend} backend yet: their engram files, topics, archived documents and activity log ` +
+      'are rows that no storage seam can delete (issue 16), so an erasure would leave them behind. Nothing was erased.',
+    fix:
+      `export what is theirs first (\`engram export --user ${user} DIR\`); to erase now, move the memory to an embedded home (\`engram migrate --to DIR\`), ` +
+      'run `engram forget --user … --purge` there, use that home (unset storage.url / ENGRAM_DATABASE_URL) and drop the database schema (storage.schema)',
+    details: { user, backend },
+  })
+}
+
+/**
  * Erases everything `user` owns in the home (every agent) and in the open project. Idempotent: a
  * second run (after a crash half-way) erases what is left and reports zeros for the rest.
  */
@@ -107,6 +128,8 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
     })
   }
   const { backend, layout } = deps
+  // Refused before anything is erased: half an erasure that reports success would be worse than none.
+  if (backend.name !== 'embedded') throw erasureUnsupported(user, backend.name)
   const files = findUserFiles(layout, user)
   const sessions = (await backend.context.listConversations()).filter((conversation) => conversation.user === user).map((conversation) => conversation.sessionId)
 
