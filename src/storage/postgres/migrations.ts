@@ -313,7 +313,7 @@ CREATE INDEX ctx_summary_parents_by_folded ON ctx_summary_parents (folded_summar
 
 const searchIndex = `
 -- The search index (the SearchIndex seam): one row per retrievable unit, ranked by a BM25 computed
--- in SQL exactly as the embedded backend's FTS5 computes it (search-index.ts says how).
+-- exactly as the embedded backend's FTS5 computes it (search-index.ts says how).
 CREATE TABLE index_units (
   rowid          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   id             text NOT NULL UNIQUE,
@@ -339,8 +339,12 @@ CREATE TABLE index_units (
   -- count in each of the four: {"token": [own, near, far, related]}.
   terms          text[] NOT NULL,
   tf             jsonb NOT NULL
-);
-CREATE INDEX index_units_terms ON index_units USING gin (terms);
+) WITH (toast_tuple_target = 8160);
+-- toast_tuple_target: rows up to a page stay uncompressed, so reading a query's tokens out of tf
+-- does not decompress it once per token (measured: 6 lookups over 2,471 rows, 13 ms → 5 ms).
+-- fastupdate off: a pending list of recent inserts is scanned whole by every query until VACUUM
+-- merges it (measured: a 6-term query's index scan took 6.7 ms instead of 0.4 ms after a bulk load).
+CREATE INDEX index_units_terms ON index_units USING gin (terms) WITH (fastupdate = off);
 CREATE INDEX index_units_source ON index_units (source);
 CREATE INDEX index_units_kind ON index_units (kind, created_at);
 CREATE INDEX index_units_owner ON index_units (owner, agent);

@@ -156,7 +156,7 @@ onPostgres('SearchIndex', (url) => {
   })
 
   describe('ranking parity with the embedded index', () => {
-    test('the same units and queries give the same ids in the same order, scores within 1e-6, and the same nearest vectors', async () => {
+    test('the same units and queries give the same ids in the same order, scores within 1e-6, and the same nearest vectors', async (t) => {
       const dir = mkdtempSync(join(tmpdir(), 'engram-pg-parity-'))
       const sqlite = openSqlite(join(dir, 'engram.db'))
       const { handle, cleanup } = await openTestHandle(url)
@@ -175,6 +175,7 @@ onPostgres('SearchIndex', (url) => {
         await embedded.remove(units.slice(40, 50).map((unit) => unit.id))
         await pg.remove(units.slice(40, 50).map((unit) => unit.id))
         let compared = 0
+        let identical = 0
         for (const query of parityQueries()) {
           const want = await embedded.search(query)
           const got = await pg.search(query)
@@ -184,9 +185,11 @@ onPostgres('SearchIndex', (url) => {
             const ours = got[i]!.lexical!
             assert.ok(Math.abs(ours - hit.lexical!) <= 1e-6 * Math.abs(hit.lexical!), `score of ${hit.id} for ${JSON.stringify(query)}: ${ours} vs ${hit.lexical}`)
             compared++
+            if (ours === hit.lexical) identical++
           }
         }
         assert.ok(compared > 300, `compared ${compared} hits`)
+        t.diagnostic(`${compared} lexical hits compared over ${parityQueries().length} queries, ${identical} with bit-identical scores`)
         const next = random(99)
         for (let q = 0; q < 10; q++) {
           const vector = new Float32Array(8).map(() => next() * 2 - 1)

@@ -1,7 +1,7 @@
 /**
  * The search index on PostgreSQL (migration 7): one `index_units` row per retrievable unit, a
- * BM25 computed in SQL that ranks exactly as the embedded index's FTS5 does, and vectors in
- * pgvector. It returns raw candidates per channel; fusion happens above it.
+ * BM25 that ranks exactly as the embedded index's FTS5 does, and vectors in pgvector. It returns
+ * raw candidates per channel; fusion happens above it.
  *
  * PostgreSQL has no BM25 (`ts_rank` is not one), and recall on PostgreSQL must match the embedded
  * backend. So each unit stores what FTS5's `bm25()` reads (sqlite `fts5_aux.c`): its fields are the
@@ -10,12 +10,13 @@
  * `tf` the count of each token in each of the four matched fields, `terms` those tokens (GIN);
  * `index_terms` holds each token's document frequency and `index_stats` the row count and total
  * length, both kept in the writing transaction. A query keeps the same terms as the embedded one
- * (`../lexical-plan.ts`) and scores, per matching unit,
+ * (`../lexical-plan.ts`), PostgreSQL finds the units holding them and hands back their counts of
+ * those terms, and the score is computed here with FTS5's arithmetic, operation for operation:
  *   Σ over query terms (a repeated term once per repetition) of
  *     idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgdl)),  k1 = 1.2, b = 0.75,
- *   f = own + near·w_near + far·w_far + related·w_related,  D = token_count,
- *   idf = ln((N − n + 0.5)/(n + 0.5)), or 1e-6 when that is not positive,
- * which is FTS5's formula; the parity test checks order and scores against SQLite's.
+ *   f = the field weights of the term's occurrences (own 1, near, far, related), D = token_count,
+ *   idf = ln((N − n + 0.5)/(n + 0.5)), or 1e-6 when that is not positive.
+ * The parity test checks ids, order and scores against SQLite's (bit-identical on this machine).
  *
  * PostgreSQL text and json cannot hold U+0000, which a message may (messages are lossless): the
  * index stores U+FFFD in its place in text, provenance, links and meta. The index is derived; the
@@ -66,6 +67,10 @@ const ACCESS_FLUSH_UNITS = 2_000
  * vectors takes milliseconds); above it the HNSW index answers, approximately.
  */
 const EXACT_VECTORS = 10_000
+
+/** FTS5's bm25() constants (sqlite fts5_aux.c). */
+const BM25_K1 = 1.2
+const BM25_B = 0.75
 
 const UNIT_COLUMNS =
   'u.rowid, u.id, u.kind, u.text, u.source, u.provenance, u.scope, u.agent, u.user_id, u.owner, u.created_at, u.updated_at, u.hash, u.links, u.meta, u.access_count, u.last_access_at'
@@ -502,34 +507,61 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     // Each kept term once per repetition, in the order FTS5 sums them.
     const tokens = keptNames.flatMap((term) => Array.from({ length: termRepeats(all, term) }, () => tokenByTerm.get(term)!))
     const w = query.fieldWeights ?? { near: 0.5, far: 0.2, related: 0.3 }
-    const filter = filterToSql(query, 6)
-    // Scores are computed for the matching rows only (GIN on terms), the best `limit` kept, and
-    // only those joined back for their columns. The arithmetic follows fts5_aux.c's bm25 step by step.
-    const { rows } = await pool.query<UnitRow & { score: number }>(
-      `WITH s AS (
-         SELECT units::float8 AS n, CASE WHEN units > 0 THEN tokens::float8 / units::float8 ELSE 1 END AS avgdl FROM index_stats
-       ), q AS (
-         SELECT p.ord, p.token, CASE WHEN x.idf <= 0 THEN 1e-6::float8 ELSE x.idf END AS idf
-         FROM unnest($1::text[]) WITH ORDINALITY AS p(token, ord)
-         CROSS JOIN s
-         LEFT JOIN index_terms t ON t.term = p.token
-         CROSS JOIN LATERAL (SELECT ln((s.n - coalesce(t.units_any, 0)::float8 + 0.5::float8) / (coalesce(t.units_any, 0)::float8 + 0.5::float8)) AS idf) x
-       ), ranked AS (
-         SELECT u.rowid, (
-             SELECT sum(q.idf * ((f.f * (1.2::float8 + 1.0::float8)) / (f.f + 1.2::float8 * ((1::float8 - 0.75::float8) + (0.75::float8 * u.token_count::float8) / s.avgdl))) ORDER BY q.ord)
-             FROM q CROSS JOIN LATERAL (
-               SELECT coalesce((c ->> 0)::float8 + $2::float8 * (c ->> 1)::float8 + $3::float8 * (c ->> 2)::float8 + $4::float8 * (c ->> 3)::float8, 0) AS f
-               FROM (SELECT u.tf -> q.token AS c) tc
-             ) f
-           ) AS score
-         FROM index_units u CROSS JOIN s
-         WHERE u.terms && $1::text[] ${filter.sql ? `AND ${filter.sql}` : ''}
-         ORDER BY score DESC, u.rowid
-         LIMIT $5
-       )
-       SELECT ${UNIT_COLUMNS}, r.score FROM ranked r JOIN index_units u ON u.rowid = r.rowid ORDER BY r.score DESC, r.rowid`,
-      [tokens, w.near, w.far, w.related, limit, ...filter.params],
-    )
+    const weights = [1, w.near, w.far, w.related] as const
+    const distinctTokens = [...new Set(tokens)]
+    const filter = filterToSql(query, 2)
+    // Two reads at once: the corpus statistics with each term's document frequency, and the
+    // matching units (GIN on terms) with their counts of the query's tokens only — mostly NULL, as
+    // a unit holds few of them. Scoring those in SQL cost ~5 µs per unit in expression evaluation;
+    // here it is free, and it can follow fts5_aux.c's arithmetic exactly (below).
+    const [statsResult, candidates] = await Promise.all([
+      pool.query<{ units: number; tokens: number; n: number[] }>(
+        `SELECT s.units, s.tokens, ARRAY(SELECT coalesce(t.units_any, 0) FROM unnest($1::text[]) WITH ORDINALITY AS p(token, ord)
+           LEFT JOIN index_terms t ON t.term = p.token ORDER BY p.ord) AS n
+         FROM index_stats s`,
+        [distinctTokens],
+      ),
+      pool.query<Record<string, unknown> & { rowid: number; d: number }>(
+        `SELECT u.rowid, u.token_count AS d, ${distinctTokens.map((_, i) => `u.tf -> ($1::text[])[${i + 1}] AS c${i}`).join(', ')}
+         FROM index_units u WHERE u.terms && $1::text[] ${filter.sql ? `AND ${filter.sql}` : ''}`,
+        [distinctTokens, ...filter.params],
+      ),
+    ])
+    const stats = statsResult.rows[0]
+    if (!stats || candidates.rows.length === 0) return []
+    // fts5_aux.c's bm25(): avgdl over every row, IDF per phrase (a repeated term is a phrase per
+    // repetition) floored at 1e-6, the frequency of a phrase in a row the sum of its instances'
+    // column weights added one by one in position order (own, near, far, related), and the
+    // phrases' scores summed in query order. Same operations in the same order: the same doubles.
+    const avgdl = stats.tokens / stats.units
+    const slot = new Map(distinctTokens.map((token, i) => [token, i]))
+    const phraseSlots = tokens.map((token) => slot.get(token)!)
+    const idf = phraseSlots.map((i) => {
+      const n = stats.n[i] ?? 0
+      const value = Math.log((stats.units - n + 0.5) / (n + 0.5))
+      return value <= 0 ? 1e-6 : value
+    })
+    const scored = candidates.rows.map((row) => {
+      let score = 0
+      for (const [p, i] of phraseSlots.entries()) {
+        const counts = row[`c${i}`] as [number, number, number, number] | null
+        let frequency = 0
+        if (counts) {
+          for (let column = 0; column < 4; column++) for (let k = 0; k < counts[column]!; k++) frequency += weights[column]!
+        }
+        score += idf[p]! * ((frequency * (BM25_K1 + 1.0)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * row.d) / avgdl)))
+      }
+      return { rowid: row.rowid, score }
+    })
+    // Best first; equal scores by rowid, as FTS5 returns them.
+    scored.sort((a, b) => b.score - a.score || a.rowid - b.rowid)
+    const best = scored.slice(0, limit)
+    const { rows: unitRows } = await pool.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.rowid = ANY($1::bigint[])`, [best.map((hit) => hit.rowid)])
+    const byRowid = new Map(unitRows.map((row) => [row.rowid, row]))
+    const rows = best.flatMap((hit) => {
+      const row = byRowid.get(hit.rowid)
+      return row ? [{ ...row, score: hit.score }] : []
+    })
     // The join read each unit's row already: hand the units up rather than have the caller read them again.
     return rows.map((row) => ({ id: row.id, kind: row.kind as UnitKind, lexical: row.score, unit: withPendingAccess(toStoredUnit(row)) }))
   }
@@ -540,24 +572,33 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     if (dims === undefined) return []
     checkDims(query, 'The query vector', dims)
     const where = filterToSql(filter, 3)
-    const rows = await handle.transaction(async (client) => {
-      const { rows: stats } = await client.query<{ vectors: number }>('SELECT vectors FROM index_stats')
-      const exact = (stats[0]?.vectors ?? 0) <= EXACT_VECTORS
-      // The HNSW index is on `embedding::vector(dims)`: the query orders by that same expression to
-      // use it, or by the bare column to scan exactly.
-      const distance = exact ? 'u.embedding <=> $1::vector' : `u.embedding::vector(${dims}) <=> $1::vector(${dims})`
-      if (!exact) {
+    const { rows: stats } = await pool.query<{ vectors: number }>('SELECT vectors FROM index_stats')
+    const params = [vectorText(query), limit, ...where.params]
+    const filterSql = where.sql ? `AND ${where.sql}` : ''
+    let rows: Array<{ id: string; kind: string; distance: number }>
+    if ((stats[0]?.vectors ?? 0) <= EXACT_VECTORS) {
+      // Few vectors: every one compared (the bare column, which the HNSW index does not cover).
+      const result = await pool.query<{ id: string; kind: string; distance: number }>(
+        `SELECT u.id, u.kind, u.embedding <=> $1::vector AS distance FROM index_units u
+         WHERE u.has_vector ${filterSql} ORDER BY distance, u.rowid LIMIT $2`,
+        params,
+      )
+      rows = result.rows
+    } else {
+      // The HNSW index is on `embedding::vector(dims)`: the query orders by that same expression
+      // (and nothing else) to use it. With a filter, pgvector 0.8 keeps walking the graph until
+      // `limit` rows pass it (iterative scan) instead of returning the few of ef_search that do.
+      rows = await handle.transaction(async (client) => {
         await client.query(`SET LOCAL hnsw.ef_search = ${Math.min(1_000, Math.max(40, limit))}`)
         if (iterativeScan) await client.query('SET LOCAL hnsw.iterative_scan = relaxed_order')
-      }
-      const result = await client.query<{ id: string; kind: string; distance: number }>(
-        `SELECT u.id, u.kind, ${distance} AS distance FROM index_units u
-         WHERE u.has_vector ${where.sql ? `AND ${where.sql}` : ''}
-         ORDER BY ${distance}, u.rowid LIMIT $2`,
-        [vectorText(query), limit, ...where.params],
-      )
-      return result.rows
-    })
+        const result = await client.query<{ id: string; kind: string; distance: number }>(
+          `SELECT u.id, u.kind, u.embedding::vector(${dims}) <=> $1::vector(${dims}) AS distance FROM index_units u
+           WHERE u.has_vector ${filterSql} ORDER BY u.embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $2`,
+          params,
+        )
+        return result.rows
+      })
+    }
     // relaxed_order may hand rows slightly out of order; a zero vector gives NaN, which ranks nowhere.
     return rows
       .filter((row) => Number.isFinite(row.distance))
