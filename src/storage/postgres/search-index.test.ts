@@ -213,6 +213,45 @@ onPostgres('SearchIndex', (url) => {
     })
   })
 
+  describe('nearest vectors through the HNSW index', () => {
+    test('approximate search finds nearly all the exact nearest, and a selective filter still fills the page', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'engram-pg-hnsw-'))
+      const sqlite = openSqlite(join(dir, 'engram.db'))
+      const { handle, cleanup } = await openTestHandle(url)
+      try {
+        const exact = createSqliteSearchIndex(sqlite, { vectorBackend: 'typescript' })
+        const pg = await createPostgresSearchIndex(handle, { exactVectorsUpTo: 0 })
+        const units = corpus(800, 11, 16)
+        await exact.upsert(units)
+        await pg.upsert(units)
+        const plan = await handle.pool.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN SELECT id FROM index_units u WHERE u.has_vector ORDER BY u.embedding::vector(16) <=> $1::vector(16) LIMIT 10`,
+          [`[${new Array(16).fill(0.1).join(',')}]`],
+        )
+        assert.match(plan.rows.map((row) => row['QUERY PLAN']).join('\n'), /index_units_embedding_hnsw/)
+        const next = random(5)
+        let found = 0
+        let wanted = 0
+        for (let q = 0; q < 20; q++) {
+          const vector = new Float32Array(16).map(() => next() * 2 - 1)
+          for (const filter of [{}, { kinds: ['skill'] as UnitKind[] }]) {
+            const want = ids(await exact.search({ vector, limit: 10, ...filter }))
+            const got = await pg.search({ vector, limit: 10, ...filter })
+            assert.equal(got.length, want.length, 'a filtered page is filled as far as the filter allows')
+            const gotIds = new Set(ids(got))
+            found += want.filter((id) => gotIds.has(id)).length
+            wanted += want.length
+          }
+        }
+        assert.ok(found / wanted >= 0.95, `recall@10 ${found}/${wanted}`)
+      } finally {
+        sqlite.close()
+        rmSync(dir, { recursive: true, force: true })
+        await cleanup()
+      }
+    })
+  })
+
   describe('PostgreSQL search index', () => {
     async function withIndex(fn: (index: SearchIndex, reopen: (options?: { embedderId?: string }) => Promise<SearchIndex>) => Promise<void>, options = {}) {
       const { handle, cleanup } = await openTestHandle(url)

@@ -51,6 +51,8 @@ export interface PostgresSearchIndexOptions {
   embedderId?: string
   /** Expected vector size; when given, vectors of another size are refused before the first is stored. */
   dimensions?: number
+  /** Up to this many stored vectors, nearest neighbours are exact (a scan); above, the HNSW index answers. Default 10,000. */
+  exactVectorsUpTo?: number
 }
 
 const META_EMBEDDER = 'embedder_id'
@@ -576,7 +578,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const params = [vectorText(query), limit, ...where.params]
     const filterSql = where.sql ? `AND ${where.sql}` : ''
     let rows: Array<{ id: string; kind: string; distance: number }>
-    if ((stats[0]?.vectors ?? 0) <= EXACT_VECTORS) {
+    if ((stats[0]?.vectors ?? 0) <= (options.exactVectorsUpTo ?? EXACT_VECTORS)) {
       // Few vectors: every one compared (the bare column, which the HNSW index does not cover).
       const result = await pool.query<{ id: string; kind: string; distance: number }>(
         `SELECT u.id, u.kind, u.embedding <=> $1::vector AS distance FROM index_units u
