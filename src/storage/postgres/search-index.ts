@@ -445,10 +445,12 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         [ids, batch.map(([, access]) => access.count), batch.map(([, access]) => access.last)],
       )
     })
-    flushing = run.then(
+    // Flushes run one at a time: a second one started meanwhile would write the same increments.
+    const mine = run.then(
       () => undefined,
       () => undefined,
     )
+    flushing = mine
     try {
       await run
       accessFlushError = undefined
@@ -456,7 +458,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       accessFlushError = error
       throw error
     } finally {
-      flushing = undefined
+      if (flushing === mine) flushing = undefined
     }
     for (const [id, access] of batch) {
       const now = pendingAccess.get(id)
