@@ -16,6 +16,7 @@ import { type Owner, ownerOfUser, type Viewer, visibleOwners } from '../core/own
 import { entryKey, type ForgettableMemory, forgottenEntries, memoryPathOf } from '../memory/forgetting/forget-memory.ts'
 import type { Backend, EngramFile } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
+import { memoryFileSource } from './memory-file-source.ts'
 import { locateMemoryPath, type MemoryLocation, ownCounterpart } from './memory-paths.ts'
 
 /** Where to look for the memory: as it is now, in the archive (restore), or either (purge). */
@@ -152,7 +153,9 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
   const candidates = own ? [own, location] : [location]
   const holds = async (candidate: MemoryLocation): Promise<EngramEntry | boolean> => {
     if (what.kind === 'entries') return anchor !== '' && ((await findEntry(deps, candidate.owner, what.scope, what.file, anchor, state)) ?? false)
-    return state === 'archived' ? candidate === candidates[0] : existsSync(candidate.absolute)
+    if (state === 'archived') return candidate === candidates[0]
+    // On a backend whose memory is rows the file is there when the seams hold it (memory-seam-source.ts).
+    return deps.backend.name === 'embedded' ? existsSync(candidate.absolute) : (await memoryFileSource(deps.layout, deps.backend).open(candidate)).kind === 'file'
   }
   let found: EngramEntry | boolean = false
   for (const candidate of candidates) {

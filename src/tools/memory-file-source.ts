@@ -29,7 +29,7 @@ export interface MemoryFileSource {
 }
 
 /** The names in a folder of the home (folders end with `/`, hidden names left out), sorted. */
-export async function folderEntries(dir: string): Promise<string[]> {
+async function folderEntries(dir: string): Promise<string[]> {
   let entries: import('node:fs').Dirent[]
   try {
     entries = await readdir(dir, { withFileTypes: true })
@@ -46,7 +46,7 @@ export async function folderEntries(dir: string): Promise<string[]> {
 }
 
 /** Memory as files of the home (the embedded backend; skills on every backend). */
-export function homeFileSource(): MemoryFileSource {
+function homeFileSource(): MemoryFileSource {
   return {
     files: true,
     async open(location) {

@@ -16,7 +16,7 @@ import { EngramError, ErrorCode } from '../core/errors.ts'
 import { serializeFrontmatter } from '../core/frontmatter.ts'
 import type { DocKind } from '../core/memory-doc.ts'
 import { type Owner, userFromKey, userKey, userOfOwner } from '../core/owner.ts'
-import { placeOf, renderEngramFile, TREE_DOC_KINDS, treeRelOf } from '../memory/portability/memory-tree.ts'
+import { placeOf, renderActivityDay, renderEngramFile, TREE_DOC_KINDS, treeRelOf } from '../memory/portability/memory-tree.ts'
 import { type Backend, ENGRAM_FILES, type EngramStore } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import type { MemoryFileSource, OpenedMemory } from './memory-file-source.ts'
@@ -52,23 +52,6 @@ function treePathOf(location: MemoryLocation, agent: string): string {
     return location.inner === '' ? dir : `${dir}/${location.inner}`
   }
   return location.local === '' ? treeRelOf(location.owner, agent) : `${treeRelOf(location.owner, agent)}/${location.local}`
-}
-
-/** A day of an owner's activity log as its JSONL file: each event at the line its ref names. */
-async function activityDay(backend: Backend, owner: Owner, day: string): Promise<string | undefined> {
-  const log = backend.owned(owner).activity
-  if (!(await log.days()).includes(day)) return undefined
-  // A day's events are those of its UTC day (the log files them by the UTC day of their time).
-  const records = await log.read({ since: `${day}T00:00:00.000Z`, until: `${day}T23:59:59.999Z` })
-  const prefix = `activity/${day}.jsonl#L`
-  const lines: string[] = []
-  for (const record of records) {
-    if (!record.ref.startsWith(prefix)) continue
-    const line = Number(record.ref.slice(prefix.length))
-    const { ref: _ref, ...event } = record
-    if (Number.isInteger(line) && line >= 1) lines[line - 1] = JSON.stringify(event)
-  }
-  return lines.length === 0 ? '' : `${Array.from(lines, (line) => line ?? '').join('\n')}\n`
 }
 
 /** The names of an engram scope's folder: the files that hold entries, and `topics/` when there are topics. */
@@ -144,7 +127,7 @@ export function seamMemorySource(layout: HomeLayout, backend: Backend, files: Me
       if (location.root === 'activity') {
         const day = DAY_FILE.exec(location.inner)?.[1]
         if (day !== undefined) {
-          const log = await activityDay(backend, location.owner, day)
+          const log = await renderActivityDay(backend.owned(location.owner).activity, day)
           return log === undefined ? MISSING : text(log)
         }
       }

@@ -10,7 +10,8 @@
  *   frontmatter of its own is left as written (its author chose its fields; readers take the
  *   defaults for the others), and so is one whose frontmatter cannot be read (decision 0025), a
  *   link, or a file whose bytes would not come back exactly (a byte-order mark, bytes that are not
- *   UTF-8). The old file is kept in `archive/versions/` by the one write path.
+ *   UTF-8). The old file is kept in `archive/versions/` by the one write path. On a backend whose
+ *   memory is rows the document's text is the row's, so the same migration applies to what the store holds.
  * - **Synaptic downscaling**: which memories are low-activity today and when they would be
  *   forgotten (forgetting-policy.ts). Nothing is written for it: the verdict is computed from the
  *   recall counts in the store whenever it is needed; the job's result records it.
@@ -91,17 +92,22 @@ function titleOf(body: string): string | undefined {
 }
 
 /** Gives a document without frontmatter the seed's, above its text (see the module comment); what it added, else undefined. */
-async function migrateDocument(layout: HomeLayout, entry: OwnedDocument, dryRun: boolean): Promise<Migrated | undefined> {
+async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, entry: OwnedDocument, dryRun: boolean): Promise<Migrated | undefined> {
   const { doc, ref, docKind } = entry
   // Kept as they are: a file whose frontmatter cannot be read, and one with a block of its own
   // (rewriting an author's block could reword its lines).
   if (entry.unreadable || Object.keys(doc.frontmatter).length > 0) return undefined
-  // Only a regular file whose text the store reads back byte for byte (no byte-order mark, no bytes
-  // that are not UTF-8): the block goes above it, the text stays exactly as it was.
-  const absolute = join(layout.home, ...doc.path.split('/'))
-  const info = await lstat(absolute).catch(() => undefined)
-  if (!info?.isFile() || info.size > MAX_MIGRATED_BYTES) return undefined
-  if (!(await readFile(absolute)).equals(Buffer.from(doc.body, 'utf8'))) return undefined
+  if (deps.backend.name === 'embedded') {
+    // Only a regular file whose text the store reads back byte for byte (no byte-order mark, no bytes
+    // that are not UTF-8): the block goes above it, the text stays exactly as it was.
+    const absolute = join(deps.layout.home, ...doc.path.split('/'))
+    const info = await lstat(absolute).catch(() => undefined)
+    if (!info?.isFile() || info.size > MAX_MIGRATED_BYTES) return undefined
+    if (!(await readFile(absolute)).equals(Buffer.from(doc.body, 'utf8'))) return undefined
+  } else if (Buffer.byteLength(doc.body, 'utf8') > MAX_MIGRATED_BYTES) {
+    // On a row backend the body the store returns is the document's text itself: nothing to compare with a file.
+    return undefined
+  }
   const missing = missingFrontmatter(docKind, doc.frontmatter, doc.body, ref.modifiedAt)
   const added = Object.keys(missing)
   if (added.length === 0) return undefined
@@ -131,7 +137,7 @@ async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolea
   // One pass, each document read once. Migration only adds the dates the verdict would take from
   // the file anyway, so judging what was read is judging what was written.
   for await (const entry of everyOwnedDocument(deps)) {
-    const migrated = await migrateDocument(deps.layout, entry, options.dryRun === true)
+    const migrated = await migrateDocument(deps, entry, options.dryRun === true)
     if (migrated) run.migrated.push(migrated)
     const { verdict, path } = await reviewDocument(deps.backend, entry, now)
     if (verdict.state === 'low-activity') run.lowActivity.push({ path, why: verdict.why, forgetOn: verdict.forgetOn })

@@ -15,16 +15,22 @@
  *   agents/<a>/journals/…             journals of their streamed replies
  *   project/…                         their tree of the open project
  *   resolutions.jsonl                 the issues their sessions resolved
+ *
+ * On a backend whose memory is rows (PostgreSQL) the profile and the user's tree of the mind's
+ * agent are rendered from the seams as `engram export` renders them (`exportRowsOfUser`); what no
+ * seam reads there yet (earlier versions, archived documents, other agents' trees) is listed as skipped.
  */
 import { copyFile, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { basename, isAbsolute, join, relative, resolve } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import { validateUserId } from '../../core/owner.ts'
+import { type Owner, userKey, validateUserId } from '../../core/owner.ts'
+import { serializeFrontmatter } from '../../core/frontmatter.ts'
 import type { Summary } from '../../core/message.ts'
 import type { Backend, Conversation } from '../../storage/contracts.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
+import { collectOwnerTree, emptyCounts, renderActivityDay, type TreeProblem } from '../portability/memory-tree.ts'
 import { filesUnder, findUserFiles, isResolutionOf } from './user-files.ts'
 
 export interface UserExportDeps {
@@ -105,6 +111,58 @@ async function summariesOf(backend: Backend, conversation: Conversation): Promis
 }
 
 /**
+ * A user's memory on a backend whose memory is rows (PostgreSQL), through the seams: their
+ * profile, and their tree of `agent` — engram files, topics and documents rendered as the export
+ * renders them (memory-tree.ts), each day of their activity log as its JSONL file. What no seam
+ * reads there is listed as skipped: earlier versions and archived documents, and the trees of
+ * other agents (a backend is opened for one agent).
+ */
+async function exportRowsOfUser(
+  backend: Backend,
+  agent: string,
+  user: string,
+  put: (rel: string, text: string) => Promise<void>,
+): Promise<{ profileFiles: number; files: number; projectFiles: number; skipped: UserExportReport['skipped'] }> {
+  const key = userKey(user)
+  const out = { profileFiles: 0, files: 0, projectFiles: 0, skipped: [] as UserExportReport['skipped'] }
+  const profile = await backend.documents.read('user', key)
+  if (profile) {
+    await put(`profile/${key}.md`, serializeFrontmatter(profile.frontmatter, profile.body))
+    out.profileFiles++
+  }
+  const versions = await backend.documents.versions('user', key)
+  if (versions.length > 0) out.skipped.push({ path: 'profile/versions/', reason: `${versions.length} earlier version(s) of the profile: rows of the ${backend.name} backend that no storage seam reads yet` })
+  const owner: Owner = `user:${user}`
+  const tree = { files: new Map<string, string>(), counts: emptyCounts(), problems: [] as TreeProblem[] }
+  await collectOwnerTree(backend, owner, agent, tree)
+  const own = `agents/${agent}/users/${key}/`
+  const project = `project/.engram/users/${key}/`
+  for (const path of [...tree.files.keys()].sort()) {
+    const text = tree.files.get(path) as string
+    if (path.startsWith(own)) {
+      await put(`agents/${agent}/files/${path.slice(own.length)}`, text)
+      out.files++
+    } else if (path.startsWith(project)) {
+      await put(`project/${path.slice(project.length)}`, text)
+      out.projectFiles++
+    }
+  }
+  const log = backend.owned(owner).activity
+  for (const day of await log.days()) {
+    const text = await renderActivityDay(log, day)
+    if (text === undefined || text === '') continue
+    await put(`agents/${agent}/files/activity/${day}.jsonl`, text)
+    out.files++
+  }
+  out.skipped.push(...tree.problems.map((problem) => ({ path: problem.path, reason: problem.reason })))
+  out.skipped.push({
+    path: `agents/${agent}/files/archive/`,
+    reason: `on the ${backend.name} backend archived documents and earlier versions are rows that no storage seam reads yet; only agent "${agent}"'s tree is exported (run the export with ENGRAM_AGENT set to each other agent)`,
+  })
+  return out
+}
+
+/**
  * Writes everything `user` owns into `dir` (created when missing). Refuses a folder that is not
  * empty unless `force`, and a folder inside the home (the copy would be memory again).
  */
@@ -169,21 +227,29 @@ export async function exportUser(deps: UserExportDeps, user: string, dir: string
     }
   }
 
-  const found = findUserFiles(layout, user)
   const counts: UserExportReport['counts'] = { files: 0, profileFiles: 0, projectFiles: 0, conversations: 0, messages: 0, summaries: 0, turns: 0, confirmations: 0, journals: 0, resolutions: 0 }
-
-  // The profile, its archived copies and versions.
-  const profile = await backend.documents.read('user', found.key)
-  if (profile && (await copyBytes(`profile/${found.key}.md`, join(layout.home, ...profile.path.split('/'))))) counts.profileFiles++
-  for (const version of await backend.documents.versions('user', found.key)) {
-    if (await copyBytes(`profile/versions/${basename(version.path)}`, join(layout.home, ...version.path.split('/')))) counts.profileFiles++
+  let found = findUserFiles(layout, user)
+  if (backend.name === 'embedded') {
+    // The profile, its archived copies and versions.
+    const profile = await backend.documents.read('user', found.key)
+    if (profile && (await copyBytes(`profile/${found.key}.md`, join(layout.home, ...profile.path.split('/'))))) counts.profileFiles++
+    for (const version of await backend.documents.versions('user', found.key)) {
+      if (await copyBytes(`profile/versions/${basename(version.path)}`, join(layout.home, ...version.path.split('/')))) counts.profileFiles++
+    }
+    for (const reason of ['forgotten', 'merged', 'procedure_versions']) {
+      if (await copyBytes(`profile/archive/${reason}/${found.key}.md`, join(layout.sharedDir, 'archive', reason, 'user', `${found.key}.md`))) counts.profileFiles++
+    }
+    for (const tree of found.trees) counts.files += await copyTree(tree.dir, `agents/${tree.agent}/files`)
+    if (found.projectTree) counts.projectFiles = await copyTree(found.projectTree, 'project')
+  } else {
+    // Memory is rows: the user's tree of this agent is written from the seams, as `engram export` renders it.
+    found = { ...found, agents: [...new Set([layout.agent, ...found.agents])].sort(), trees: [], projectTree: undefined }
+    const written = await exportRowsOfUser(backend, layout.agent, user, put)
+    counts.profileFiles += written.profileFiles
+    counts.files += written.files
+    counts.projectFiles += written.projectFiles
+    skipped.push(...written.skipped)
   }
-  for (const reason of ['forgotten', 'merged', 'procedure_versions']) {
-    if (await copyBytes(`profile/archive/${reason}/${found.key}.md`, join(layout.sharedDir, 'archive', reason, 'user', `${found.key}.md`))) counts.profileFiles++
-  }
-
-  for (const tree of found.trees) counts.files += await copyTree(tree.dir, `agents/${tree.agent}/files`)
-  if (found.projectTree) counts.projectFiles = await copyTree(found.projectTree, 'project')
 
   const conversations = (await backend.context.listConversations()).filter((conversation) => conversation.user === user)
   for (const conversation of conversations) {

@@ -300,10 +300,30 @@ async function record(deps: ForgettingDeps, action: 'forget' | 'restore' | 'purg
 }
 
 /**
+ * Topic files and forgotten entries are kept as files of the home (`archive/forgotten/…`, the
+ * topics a lesson is cross-filed into): on a backend whose memory is rows they would be written
+ * where no other host reads them, and a lesson's topic copies could not be dropped (no seam writes
+ * a topic's text). Only documents, which the DocumentStore archives, restores and purges, are
+ * forgotten there; the rest is refused before anything changes.
+ */
+function assertForgettableOn(backend: Backend, memory: ForgettableMemory, action: 'forget' | 'restore' | 'purge'): void {
+  if (backend.name === 'embedded' || memory.kind === 'document') return
+  const what = memory.kind === 'topic' ? 'a topic file' : `an entry of ${memory.file}.md`
+  throw new EngramError({
+    code: ErrorCode.unsupported,
+    category: 'user',
+    message: `${memoryPathOf(memory)} cannot be ${action === 'forget' ? 'forgotten' : action === 'restore' ? 'restored' : 'purged'} on the ${backend.name} backend yet: ${what} is archived as a file of one host's home there, which no other process reads (issue 16). Nothing was changed.`,
+    fix: 'forget knowledge and procedures (documents) as before; to forget a rule, lesson, profile fact or topic now, run engram on the embedded backend (unset storage.url / ENGRAM_DATABASE_URL)',
+    details: { path: memoryPathOf(memory), backend: backend.name },
+  })
+}
+
+/**
  * Moves a memory to its tree's `archive/forgotten/` and drops it from the index. Throws
  * `not_found` when it is not (or no longer) there.
  */
 export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemory, options: { reason?: string } = {}): Promise<ForgetOutcome> {
+  assertForgettableOn(deps.backend, memory, 'forget')
   const path = memoryPathOf(memory)
   const archive = archiveOf(deps.layout, memory)
   const source = sourceOf(deps.layout, memory)
@@ -361,6 +381,7 @@ export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemo
 
 /** Brings a forgotten memory back from `archive/forgotten/` and into the index. */
 export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMemory): Promise<ForgetOutcome> {
+  assertForgettableOn(deps.backend, memory, 'restore')
   const path = memoryPathOf(memory)
   let archive = archiveOf(deps.layout, memory)
   if (memory.kind === 'document') {
@@ -411,6 +432,7 @@ export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMem
  * included). Only an explicit `--purge` calls it; the act is logged without the memory's text.
  */
 export async function purgeMemory(deps: ForgettingDeps, memory: ForgettableMemory, options: { reason?: string } = {}): Promise<ForgetOutcome> {
+  assertForgettableOn(deps.backend, memory, 'purge')
   const path = memoryPathOf(memory)
   const source = sourceOf(deps.layout, memory)
   const index = deps.backend.index

@@ -24,7 +24,7 @@ import { emptyMemoryFile, entriesOf, type MemoryFileKind, parseMemoryFile, probl
 import { serializeFrontmatter } from '../../core/frontmatter.ts'
 import type { DocKind } from '../../core/memory-doc.ts'
 import { type Owner, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
-import { type Backend, ENGRAM_FILES, type EngramFile } from '../../storage/contracts.ts'
+import { type ActivityLog, type Backend, ENGRAM_FILES, type EngramFile } from '../../storage/contracts.ts'
 import { readMemoryFile } from '../../storage/files/memory-file-read.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 
@@ -100,6 +100,80 @@ function stageCounters(value: { recommended: number; used: number }): { recommen
   return { recommended: value.recommended, used: value.used }
 }
 
+/**
+ * Reads one owner's tree through the seams into `into`: their engram files and topics of every
+ * scope, and their documents (knowledge, procedures, episodes, state). Returns whether they hold
+ * anything. What cannot be read is added to `into.problems`.
+ */
+export async function collectOwnerTree(backend: Backend, owner: Owner, agent: string, into: { files: TreeFiles; counts: TreeCounts; problems: TreeProblem[] }): Promise<boolean> {
+  const { files, counts, problems } = into
+  const put = (path: string, text: string): void => {
+    files.set(path, text)
+  }
+  const stores = backend.owned(owner)
+  let held = false
+  for (const scope of ['global', 'project'] as const) {
+    const store = stores.engrams(scope)
+    const dir = engramDirOf(owner, scope, agent)
+    if (!store || dir === undefined) continue
+    for (const file of ENGRAM_FILES) {
+      const { entries, problems: lines } = await store.read(file)
+      problems.push(...lines.map((problem) => ({ path: `${dir}/${file}.md`, line: problem.line, reason: `${problem.reason} (left out of the export): ${problem.text}` })))
+      if (entries.length === 0) continue
+      put(`${dir}/${file}.md`, renderEngramFile(file, entries))
+      counts.engramFiles++
+      counts.entries += entries.length
+      held = true
+    }
+    for (const problem of await store.topicProblems()) problems.push({ path: `${dir}/topics`, reason: `${problem.file}: ${problem.reason}` })
+    for (const slug of await store.listTopics()) {
+      const text = await store.recallTopic(slug)
+      if (text === null) continue
+      const parsed = parseMemoryFile(text, 'topic')
+      const path = `${dir}/topics/${slug}.md`
+      problems.push(...problemsOf(parsed).map((problem) => ({ path, line: problem.line, reason: `${problem.reason} (left out of the export): ${problem.text}` })))
+      const entries = entriesOf(parsed)
+      if (entries.length === 0) continue
+      put(path, renderTopicFile(slug, entries))
+      counts.topics++
+      held = true
+    }
+  }
+  for (const { kind, count } of TREE_DOC_KINDS) {
+    for (const ref of await stores.documents.list(kind)) {
+      const doc = await stores.documents.read(kind, ref.slug)
+      if (!doc) continue
+      put(doc.path, serializeFrontmatter(doc.frontmatter, doc.body))
+      counts[count]++
+      held = true
+    }
+  }
+  for (const problem of await stores.documents.problems(TREE_DOC_KINDS.map((item) => item.kind))) {
+    problems.push({ path: problem.file, line: problem.line, reason: `${problem.reason} (exported with its whole text as the body)` })
+  }
+  return held
+}
+
+/**
+ * A day of an activity log as its JSONL file, from the seam: each event at the line its ref
+ * (`activity/<day>.jsonl#L<n>`) names, as the file backend writes it; undefined when the log has
+ * no such day. On the file backend this is the file's text less the lines that cannot be read.
+ */
+export async function renderActivityDay(log: ActivityLog, day: string): Promise<string | undefined> {
+  if (!(await log.days()).includes(day)) return undefined
+  // A day's events are those of its UTC day (the log files each event by the UTC day of its time).
+  const records = await log.read({ since: `${day}T00:00:00.000Z`, until: `${day}T23:59:59.999Z` })
+  const prefix = `activity/${day}.jsonl#L`
+  const lines: string[] = []
+  for (const record of records) {
+    if (!record.ref.startsWith(prefix)) continue
+    const line = Number(record.ref.slice(prefix.length))
+    const { ref: _ref, ...event } = record
+    if (Number.isInteger(line) && line >= 1) lines[line - 1] = JSON.stringify(event)
+  }
+  return lines.length === 0 ? '' : `${Array.from(lines, (line) => line ?? '').join('\n')}\n`
+}
+
 export interface CollectSource {
   backend: Backend
   agent: string
@@ -130,50 +204,7 @@ export async function collectMemoryTree(source: CollectSource): Promise<Collecte
     files.set(path, text)
   }
 
-  for (const owner of owners) {
-    const stores = backend.owned(owner)
-    let held = false
-    for (const scope of ['global', 'project'] as const) {
-      const store = stores.engrams(scope)
-      const dir = engramDirOf(owner, scope, agent)
-      if (!store || dir === undefined) continue
-      for (const file of ENGRAM_FILES) {
-        const { entries, problems: lines } = await store.read(file)
-        problems.push(...lines.map((problem) => ({ path: `${dir}/${file}.md`, line: problem.line, reason: `${problem.reason} (left out of the export): ${problem.text}` })))
-        if (entries.length === 0) continue
-        put(`${dir}/${file}.md`, renderEngramFile(file, entries))
-        counts.engramFiles++
-        counts.entries += entries.length
-        held = true
-      }
-      for (const problem of await store.topicProblems()) problems.push({ path: `${dir}/topics`, reason: `${problem.file}: ${problem.reason}` })
-      for (const slug of await store.listTopics()) {
-        const text = await store.recallTopic(slug)
-        if (text === null) continue
-        const parsed = parseMemoryFile(text, 'topic')
-        const path = `${dir}/topics/${slug}.md`
-        problems.push(...problemsOf(parsed).map((problem) => ({ path, line: problem.line, reason: `${problem.reason} (left out of the export): ${problem.text}` })))
-        const entries = entriesOf(parsed)
-        if (entries.length === 0) continue
-        put(path, renderTopicFile(slug, entries))
-        counts.topics++
-        held = true
-      }
-    }
-    for (const { kind, count } of TREE_DOC_KINDS) {
-      for (const ref of await stores.documents.list(kind)) {
-        const doc = await stores.documents.read(kind, ref.slug)
-        if (!doc) continue
-        put(doc.path, serializeFrontmatter(doc.frontmatter, doc.body))
-        counts[count]++
-        held = true
-      }
-    }
-    for (const problem of await stores.documents.problems(TREE_DOC_KINDS.map((item) => item.kind))) {
-      problems.push({ path: problem.file, line: problem.line, reason: `${problem.reason} (exported with its whole text as the body)` })
-    }
-    if (held) counts.owners++
-  }
+  for (const owner of owners) if (await collectOwnerTree(backend, owner, agent, { files, counts, problems })) counts.owners++
 
   // Home-wide documents, read once through the agent's store: user profiles and prompt layers.
   for (const kind of ['user', 'prompt'] as const) {
