@@ -95,7 +95,10 @@ export async function retainProcedureVersions(deps: { backend: Backend; layout: 
   for (const owner of owners) {
     const documents = deps.backend.owned(owner).documents
     const live = (await documents.list('procedure')).map((ref) => ref.slug)
-    const slugs = [...new Set([...live, ...(await versionedProcedures(deps.layout, owner))])].sort()
+    // On a backend whose memory is rows no seam lists the versions of a procedure that is no longer
+    // live (decision 0036): only the live ones are kept in bounds there, through retainVersions.
+    const outlived = deps.backend.name === 'embedded' ? await versionedProcedures(deps.layout, owner) : []
+    const slugs = [...new Set([...live, ...outlived])].sort()
     for (const slug of slugs) {
       const path = memoryPathOf({ kind: 'document', owner, docKind: 'procedure', slug })
       try {
