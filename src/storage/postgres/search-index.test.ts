@@ -8,6 +8,7 @@ import { runSearchIndexContract } from '../contract-tests/search-index.contract.
 import type { IndexQuery, IndexUnit, SearchIndex, UnitKind } from '../contracts.ts'
 import { openSqlite } from '../sqlite/database.ts'
 import { createSqliteSearchIndex } from '../sqlite/search-index.ts'
+import type { PostgresHandle } from './connection.ts'
 import { createPostgresSearchIndex } from './search-index.ts'
 import { onPostgres, openTestHandle } from './test-support/test-database.ts'
 
@@ -225,7 +226,7 @@ onPostgres('SearchIndex', (url) => {
         await exact.upsert(units)
         await pg.upsert(units)
         const plan = await handle.pool.query<{ 'QUERY PLAN': string }>(
-          `EXPLAIN SELECT id FROM index_units u WHERE u.has_vector ORDER BY u.embedding::vector(16) <=> $1::vector(16) LIMIT 10`,
+          `EXPLAIN SELECT id FROM index_units u WHERE u.has_vector AND vector_dims(u.embedding) = 16 ORDER BY u.embedding::vector(16) <=> $1::vector(16) LIMIT 10`,
           [`[${new Array(16).fill(0.1).join(',')}]`],
         )
         assert.match(plan.rows.map((row) => row['QUERY PLAN']).join('\n'), /index_units_embedding_hnsw/)
@@ -253,10 +254,13 @@ onPostgres('SearchIndex', (url) => {
   })
 
   describe('PostgreSQL search index', () => {
-    async function withIndex(fn: (index: SearchIndex, reopen: (options?: { embedderId?: string }) => Promise<SearchIndex>) => Promise<void>, options = {}) {
+    async function withIndex(
+      fn: (index: SearchIndex, reopen: (options?: { embedderId?: string }) => Promise<SearchIndex>, handle: PostgresHandle) => Promise<void>,
+      options = {},
+    ) {
       const { handle, cleanup } = await openTestHandle(url)
       try {
-        await fn(await createPostgresSearchIndex(handle, options), (again = {}) => createPostgresSearchIndex(handle, again))
+        await fn(await createPostgresSearchIndex(handle, options), (again = {}) => createPostgresSearchIndex(handle, again), handle)
       } finally {
         await cleanup()
       }
@@ -274,13 +278,19 @@ onPostgres('SearchIndex', (url) => {
 
     test('opening with another embedder drops vectors and blanks the hashes of the units that had one', () =>
       withIndex(
-        async (index, reopen) => {
+        async (index, reopen, handle) => {
           await index.upsert([unit('a', 'alpha', { vector: new Float32Array([1, 0, 0]) }), unit('b', 'beta')])
+          // A reader's snapshot keeps the old 3-dimensional row versions alive while the 4-dimensional index is built.
+          const reader = await handle.pool.connect()
+          await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+          await reader.query('SELECT pg_current_snapshot()')
           const other = await reopen({ embedderId: 'e2' })
           assert.deepEqual(await other.hashes('conv:1'), new Map([['a', ''], ['b', 'h:beta']]))
           assert.deepEqual(await other.search({ vector: new Float32Array([1, 0, 0, 0]), limit: 5 }), [], 'no vectors, and no size fixed')
           await other.upsert([unit('a', 'alpha', { vector: new Float32Array([0, 1, 0, 0]) })])
           assert.equal((await other.search({ vector: new Float32Array([0, 1, 0, 0]), limit: 5 }))[0]?.id, 'a')
+          await reader.query('COMMIT')
+          reader.release()
         },
         { embedderId: 'e1' },
       ))

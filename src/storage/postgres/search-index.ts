@@ -597,7 +597,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         if (iterativeScan) await client.query('SET LOCAL hnsw.iterative_scan = relaxed_order')
         const result = await client.query<{ id: string; kind: string; distance: number }>(
           `SELECT u.id, u.kind, u.embedding::vector(${dims}) <=> $1::vector(${dims}) AS distance FROM index_units u
-           WHERE u.has_vector ${filterSql} ORDER BY u.embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $2`,
+           WHERE u.has_vector AND vector_dims(u.embedding) = ${dims} ${filterSql} ORDER BY u.embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $2`,
           params,
         )
         return result.rows
@@ -638,7 +638,13 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
             String(firstVector.length),
           ])
           if (rows.length > 0) {
-            await client.query(`CREATE INDEX IF NOT EXISTS ${HNSW_INDEX} ON index_units USING hnsw ((embedding::vector(${firstVector.length})) vector_cosine_ops) WHERE has_vector`)
+            // The predicate names the size too: building the index also reads row versions other
+            // transactions may still see, such as vectors of the embedder just replaced (another
+            // size), and the cast would fail on them (seen in the test of an embedder change).
+            await client.query(
+              `CREATE INDEX IF NOT EXISTS ${HNSW_INDEX} ON index_units USING hnsw ((embedding::vector(${firstVector.length})) vector_cosine_ops)
+               WHERE has_vector AND vector_dims(embedding) = ${firstVector.length}`,
+            )
             dims = firstVector.length
           } else {
             dims = Number(await readMeta(client, META_DIMS))
