@@ -282,15 +282,18 @@ onPostgres('SearchIndex', (url) => {
           await index.upsert([unit('a', 'alpha', { vector: new Float32Array([1, 0, 0]) }), unit('b', 'beta')])
           // A reader's snapshot keeps the old 3-dimensional row versions alive while the 4-dimensional index is built.
           const reader = await handle.pool.connect()
-          await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
-          await reader.query('SELECT pg_current_snapshot()')
-          const other = await reopen({ embedderId: 'e2' })
-          assert.deepEqual(await other.hashes('conv:1'), new Map([['a', ''], ['b', 'h:beta']]))
-          assert.deepEqual(await other.search({ vector: new Float32Array([1, 0, 0, 0]), limit: 5 }), [], 'no vectors, and no size fixed')
-          await other.upsert([unit('a', 'alpha', { vector: new Float32Array([0, 1, 0, 0]) })])
-          assert.equal((await other.search({ vector: new Float32Array([0, 1, 0, 0]), limit: 5 }))[0]?.id, 'a')
-          await reader.query('COMMIT')
-          reader.release()
+          try {
+            await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+            await reader.query('SELECT pg_current_snapshot()')
+            const other = await reopen({ embedderId: 'e2' })
+            assert.deepEqual(await other.hashes('conv:1'), new Map([['a', ''], ['b', 'h:beta']]))
+            assert.deepEqual(await other.search({ vector: new Float32Array([1, 0, 0, 0]), limit: 5 }), [], 'no vectors, and no size fixed')
+            await other.upsert([unit('a', 'alpha', { vector: new Float32Array([0, 1, 0, 0]) })])
+            assert.equal((await other.search({ vector: new Float32Array([0, 1, 0, 0]), limit: 5 }))[0]?.id, 'a')
+          } finally {
+            await reader.query('COMMIT')
+            reader.release()
+          }
         },
         { embedderId: 'e1' },
       ))
