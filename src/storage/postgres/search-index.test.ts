@@ -298,6 +298,18 @@ onPostgres('SearchIndex', (url) => {
         { embedderId: 'e1' },
       ))
 
+    test('vectors too large for pgvector’s HNSW (over 2,000 dimensions) are stored and searched exactly', async () => {
+      const { handle, cleanup } = await openTestHandle(url)
+      try {
+        const index = await createPostgresSearchIndex(handle, { exactVectorsUpTo: 0 })
+        const big = (hot: number) => new Float32Array(3_072).map((_, i) => (i === hot ? 1 : 0.001))
+        await index.upsert([unit('a', 'alpha', { vector: big(5) }), unit('b', 'beta', { vector: big(9) })])
+        assert.deepEqual(ids(await index.search({ vector: big(9), limit: 1 })), ['b'])
+      } finally {
+        await cleanup()
+      }
+    })
+
     test('dimensions given up front refuse other sizes with the SQLite message', () =>
       withIndex(
         async (index) => {

@@ -70,6 +70,9 @@ const ACCESS_FLUSH_UNITS = 2_000
  */
 const EXACT_VECTORS = 10_000
 
+/** pgvector's HNSW indexes vectors of at most this many dimensions; larger ones are searched exactly. */
+const HNSW_MAX_DIMS = 2_000
+
 /** FTS5's bm25() constants (sqlite fts5_aux.c). */
 const BM25_K1 = 1.2
 const BM25_B = 0.75
@@ -580,7 +583,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const params = [vectorText(query), limit, ...where.params]
     const filterSql = where.sql ? `AND ${where.sql}` : ''
     let rows: Array<{ id: string; kind: string; distance: number }>
-    if ((stats[0]?.vectors ?? 0) <= (options.exactVectorsUpTo ?? EXACT_VECTORS)) {
+    if ((stats[0]?.vectors ?? 0) <= (options.exactVectorsUpTo ?? EXACT_VECTORS) || dims > HNSW_MAX_DIMS) {
       // Few vectors: every one compared (the bare column, which the HNSW index does not cover).
       const result = await pool.query<{ id: string; kind: string; distance: number }>(
         `SELECT u.id, u.kind, u.embedding <=> $1::vector AS distance FROM index_units u
@@ -637,7 +640,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
             META_DIMS,
             String(firstVector.length),
           ])
-          if (rows.length > 0) {
+          if (rows.length > 0 && firstVector.length <= HNSW_MAX_DIMS) {
             // The predicate names the size too: building the index also reads row versions other
             // transactions may still see, such as vectors of the embedder just replaced (another
             // size), and the cast would fail on them (seen in the test of an embedder change).
@@ -645,6 +648,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
               `CREATE INDEX IF NOT EXISTS ${HNSW_INDEX} ON index_units USING hnsw ((embedding::vector(${firstVector.length})) vector_cosine_ops)
                WHERE has_vector AND vector_dims(embedding) = ${firstVector.length}`,
             )
+          }
+          if (rows.length > 0) {
             dims = firstVector.length
           } else {
             dims = Number(await readMeta(client, META_DIMS))
