@@ -612,6 +612,13 @@ export interface Backend {
   /** Users that have memory of this agent (their own tree), sorted. */
   users(): Promise<string[]>
   /**
+   * Optional: erase the memory `user` owns where a backend keeps it as rows (PostgreSQL), of
+   * every agent — engram files and topics, documents with their archived copies and versions,
+   * the activity log (decision 0023). The embedded backend keeps these as files in the user's
+   * trees, which the erasure removes itself. Returns the agents that had some and how many rows went.
+   */
+  purgeUserMemory?(user: string): Promise<{ agents: string[]; rows: number }>
+  /**
    * Optional: rewrite the stored data so that nothing deleted is left in it, not even in free
    * space (an erasure calls it last, decision 0023). SQLite: VACUUM, then an emptied log.
    */

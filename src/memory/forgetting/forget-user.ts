@@ -33,7 +33,7 @@ export interface UserErasureDeps {
 
 /** What an erasure removed, by kind: counts only. */
 export interface UserErasureCounts {
-  /** The user's trees (one per agent) and the files in them. */
+  /** The user's trees (one per agent) and the files in them (on PostgreSQL, the rows: engram files, documents, activity). */
   trees: number
   files: number
   /** Their profile, its archived copies and versions. */
@@ -93,21 +93,18 @@ function dropLockTraces(layout: HomeLayout, key: string): void {
 
 /**
  * On a backend whose memory is rows (PostgreSQL), a user's engram files, topics, documents (with
- * their archived copies and versions) and activity log are rows that no storage seam deletes yet:
- * `DocumentStore.purge` reaches only live documents, and the engram store and the activity log
- * have no purge at all. Erasing the rest and leaving those would report an erasure that did not
- * happen, so the whole erasure is refused, naming what is missing.
+ * their archived copies and versions) and activity log are erased by `Backend.purgeUserMemory`. A
+ * row backend without it would leave them behind while reporting an erasure, so the whole erasure
+ * is refused, naming what is missing.
  */
 function erasureUnsupported(user: string, backend: string): EngramError {
   return new EngramError({
     code: ErrorCode.unsupported,
     category: 'user',
     message:
-      `Forgetting user ${JSON.stringify(user)} is not available on the ${backend} backend yet: their engram files, topics, archived documents and activity log ` +
-      'are rows that no storage seam can delete (issue 16), so an erasure would leave them behind. Nothing was erased.',
-    fix:
-      `export what is theirs first (\`engram export --user ${user} DIR\`); to erase now, move the memory to an embedded home (\`engram migrate --to DIR\`), ` +
-      'run `engram forget --user … --purge` there, use that home (unset storage.url / ENGRAM_DATABASE_URL) and drop the database schema (storage.schema)',
+      `Forgetting user ${JSON.stringify(user)} is not available on the ${backend} backend: it cannot delete their engram files, topics, documents and activity log, ` +
+      'so an erasure would leave them behind. Nothing was erased.',
+    fix: `export what is theirs first (\`engram export --user ${user} DIR\`), then move the memory to an embedded home (\`engram migrate --to DIR\`) and run \`engram forget --user ${user} --purge\` there`,
     details: { user, backend },
   })
 }
@@ -129,7 +126,9 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
   }
   const { backend, layout } = deps
   // Refused before anything is erased: half an erasure that reports success would be worse than none.
-  if (backend.name !== 'embedded') throw erasureUnsupported(user, backend.name)
+  const rowBackend = backend.name !== 'embedded'
+  if (rowBackend && !backend.purgeUserMemory) throw erasureUnsupported(user, backend.name)
+  // On a row backend the home holds only this host's traces of the user (journals, resolutions, lock files).
   const files = findUserFiles(layout, user)
   const sessions = (await backend.context.listConversations()).filter((conversation) => conversation.user === user).map((conversation) => conversation.sessionId)
 
@@ -140,6 +139,8 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
   const jobRuns = await backend.jobs.purgeRuns([...new Set(sessions)].map(encodingJobName))
 
   const profileFiles = (await backend.documents.purge('user', files.key)).length
+  // Rows of every agent: engram files and topics, documents with their archive, activity (decision 0037).
+  const rows = rowBackend ? await backend.purgeUserMemory?.(user) : undefined
   // The profile's history folder (document-store.ts) goes with it, empty or not.
   await rm(join(layout.sharedUsersDir, '.history', files.key), { recursive: true, force: true })
   let fileCount = 0
@@ -175,8 +176,8 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
   }
 
   const erased: UserErasureCounts = {
-    trees: files.trees.length,
-    files: fileCount,
+    trees: new Set([...files.trees.map((tree) => tree.agent), ...(rows?.agents ?? [])]).size,
+    files: fileCount + (rows?.rows ?? 0),
     profileFiles,
     projectFiles,
     ...context,

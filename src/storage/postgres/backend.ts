@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../../core/clock.ts'
 import type { EngramScope } from '../../core/engram.ts'
-import { type Owner, userOfOwner } from '../../core/owner.ts'
+import { type Owner, ownerOfUser, userOfOwner } from '../../core/owner.ts'
 import type { Backend, EngramStore, OwnedStores } from '../contracts.ts'
 import { createPostgresActivityLog } from './activity-log.ts'
 import { createPostgresConfirmationQueue } from './confirmation-queue.ts'
@@ -53,6 +53,9 @@ export interface PostgresBackend extends Backend {
 
 /** Tables whose rows belong to an owner: a user "has memory" of an agent when one of them holds a row of theirs. */
 const OWNED_TABLES = ['engram_files', 'docs_live', 'activity_events'] as const
+
+/** Every table holding memory an owner has as rows (what erasing a user deletes besides the seams' own purges). */
+const USER_MEMORY_TABLES = ['engram_files', 'docs_live', 'docs_archived', 'docs_versions', 'activity_events', 'activity_days'] as const
 
 /** Open (migrating as needed) the PostgreSQL backend of one agent. */
 export async function openPostgresBackend(options: PostgresBackendOptions): Promise<PostgresBackend> {
@@ -130,6 +133,20 @@ async function assemble(handle: PostgresHandle, options: PostgresBackendOptions)
         .map((row) => userOfOwner(row.owner as Owner))
         .filter((user): user is string => user !== undefined)
         .sort()
+    },
+    async purgeUserMemory(user) {
+      const owner = ownerOfUser(user)
+      // One transaction: an erasure that stops half-way leaves nothing of it done, and running it again finishes it.
+      return handle.transaction(async (client) => {
+        const agents = new Set<string>()
+        let rows = 0
+        for (const table of USER_MEMORY_TABLES) {
+          const { rows: deleted } = await client.query<{ agent: string }>(`DELETE FROM ${table} WHERE owner = $1 RETURNING agent`, [owner])
+          rows += deleted.length
+          for (const row of deleted) if (row.agent !== '') agents.add(row.agent)
+        }
+        return { agents: [...agents].sort(), rows }
+      })
     },
     locks,
     jobs: createPostgresJobs(handle),
