@@ -1,6 +1,6 @@
 /**
  * Contract suite for SearchIndex: SQLite (sqlite-vec or TypeScript vectors) and PostgreSQL
- * (tsvector + pgvector) must all pass it. Vectors in this suite have 4 dimensions; `make` must
+ * (BM25 over term rows + pgvector) must all pass it. Vectors in this suite have 4 dimensions; `make` must
  * return an empty index that accepts them. Lexical tests run when `capabilities.fullText`, dense
  * tests when `capabilities.vectors`.
  */
