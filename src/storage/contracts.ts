@@ -63,6 +63,46 @@ export interface EngramStore {
   rewriteAll(file: EngramFile, entries: EngramEntry[] | ((current: EngramEntry[]) => EngramEntry[] | null)): Promise<void>
   /** Every entry of a file, plus the lines that could not be parsed. */
   read(file: EngramFile): Promise<{ entries: EngramEntry[]; problems: ParseProblem[] }>
+  /**
+   * Optional (a backend whose memory is rows; the embedded home keeps these as files that
+   * forgetting moves itself): replace a topic file's free text under the lock `encodeLesson` files
+   * lessons into it under. `change` gets the text (null when there is none) and returns the new
+   * text, or null to leave the topic as it is. `slug` must be a topic slug.
+   */
+  writeTopic?(slug: string, change: (text: string | null) => string | null): Promise<void>
+  /** Optional, with `writeTopic`: the archive where forgetting keeps this owner's forgotten entries and topics. */
+  readonly archive?: EngramArchive
+}
+
+/**
+ * What forgetting keeps of engram files (decision 0023), as the owner's tree has it under
+ * `archive/`: `forgotten/<file>` (rules, lessons, profile) holds forgotten entries, each line with
+ * a metadata comment, and `forgotten/topics/<slug>` a forgotten topic file (one forgotten before
+ * under the same name set aside as `<slug>.<stamp>`); a project's memory under
+ * `forgotten/project/…`. Names are relative to `archive/`, without `.md`. The archive is the
+ * owner's, whatever scope's store reaches it (a project's forgotten memory is kept in the owner's
+ * tree, not in the project). Every change is atomic and serialised with the store's own writes.
+ */
+export interface EngramArchive {
+  /** Every name archived there, of both scopes, sorted. */
+  list(): Promise<string[]>
+  /** An archived file's text, or null when there is none (or it is too large to read). */
+  read(name: string): Promise<string | null>
+  /**
+   * Changes this scope's archive of forgotten `file` entries: `change` gets its text ('' when
+   * there is none) and returns the new text, or null to leave it.
+   */
+  updateEntries(file: EngramFile, change: (text: string) => string | null): Promise<void>
+  /**
+   * Moves this scope's topic `slug` into the archive, in one step with the store's lock of the
+   * topic; an archived copy already there is first set aside as `<slug>.<stamp>`. False when there
+   * is no live topic (nothing changes).
+   */
+  forgetTopic(slug: string, stamp: string): Promise<boolean>
+  /** Moves an archived topic back: `missing` when none is archived, `occupied` when a live one is there (nothing changes then). */
+  restoreTopic(slug: string): Promise<'restored' | 'missing' | 'occupied'>
+  /** Deletes this scope's live topic `slug` and its archived copies (set-aside ones too); returns how many. */
+  purgeTopic(slug: string): Promise<number>
 }
 
 export interface DocRef {
@@ -117,6 +157,17 @@ export interface DocumentStore {
   retainVersions(kind: DocKind, slug: string, keep: number): Promise<string[]>
   /** Files whose frontmatter could not be parsed (kept as they are, body read as plain text); of `kinds` only, when given. */
   problems(kinds?: readonly DocKind[]): Promise<ParseProblem[]>
+  /**
+   * Optional: the file text of an archived copy or saved version of this store's documents by the
+   * path `archive`, `versions` or `retainVersions` gave it (`agents/a/archive/versions/knowledge/x.<stamp>.md`),
+   * or null when nothing is archived there.
+   */
+  readArchived?(path: string): Promise<string | null>
+  /**
+   * Optional, with `readArchived` (a backend whose archive is rows, where no folder lists it): the
+   * paths of every archived copy and saved version of this owner's documents, sorted.
+   */
+  archivedPaths?(): Promise<string[]>
 }
 
 export interface Conversation {

@@ -67,9 +67,11 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBa
     const tree = ownerTree(layout, owner)
     const engramStores = new Map<EngramScope, EngramStore>()
     const { maxFileBytes } = options
-    engramStores.set('global', createFileEngramStore({ dir: tree.memoryDir, scope: 'global', locks, clock: options.clock, maxFileBytes }))
+    // Forgotten entries and topics are kept in the owner's tree, a project's too (forget-memory.ts).
+    const archive = { dir: tree.archiveDir, locks }
+    engramStores.set('global', createFileEngramStore({ dir: tree.memoryDir, scope: 'global', locks, clock: options.clock, maxFileBytes, archive }))
     if (tree.projectMemoryDir && projectLocks) {
-      engramStores.set('project', createFileEngramStore({ dir: tree.projectMemoryDir, scope: 'project', locks: projectLocks, clock: options.clock, maxFileBytes }))
+      engramStores.set('project', createFileEngramStore({ dir: tree.projectMemoryDir, scope: 'project', locks: projectLocks, clock: options.clock, maxFileBytes, archive }))
     }
     const stores: OwnedStores = {
       owner,

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { ManualClock } from '../../core/clock.ts'
+import { parseFrontmatter } from '../../core/frontmatter.ts'
 import type { DocumentStore } from '../contracts.ts'
 
 export interface DocumentStoreFixture {
@@ -222,6 +223,32 @@ export function runDocumentStoreContract(name: string, make: () => Promise<Docum
         assert.deepEqual(await store.slugs('episode'), ['2026-03-02'])
         assert.deepEqual(await store.slugs('procedure'), [])
         assert.deepEqual(await store.problems(['knowledge', 'procedure']), [])
+      }))
+
+    test('readArchived reads an archived copy and a saved version by the path they were given; archivedPaths lists them', () =>
+      withStore(async ({ store, clock }) => {
+        if (!store.readArchived) return
+        await store.write('knowledge', 'tea', { version: 1 }, 'first\n')
+        clock?.advance(60_000)
+        await store.write('knowledge', 'tea', { version: 2 }, 'second\n')
+        const [version] = await store.versions('knowledge', 'tea')
+        assert.ok(version)
+        const old = parseFrontmatter((await store.readArchived(version.path)) ?? '')
+        assert.deepEqual(old.frontmatter, { version: 1 })
+        assert.equal(old.body, 'first\n')
+        const archived = await store.archive('knowledge', 'tea', 'forgotten')
+        assert.equal(parseFrontmatter((await store.readArchived(archived)) ?? '').body, 'second\n')
+        if (store.archivedPaths) assert.deepEqual(await store.archivedPaths(), [archived, version.path].sort())
+        for (const path of [archived.replace('/tea.md', '/coffee.md'), 'knowledge/tea.md', archived.replace(/^.*?archive\//, 'elsewhere/archive/'), `${archived}/../../x.md`, '']) {
+          assert.equal(await store.readArchived(path), null, path)
+        }
+        const [retired] = await store.retainVersions('knowledge', 'tea', 0)
+        assert.ok(retired)
+        assert.equal(await store.readArchived(version.path), null, 'moved out of versions/')
+        assert.equal(parseFrontmatter((await store.readArchived(retired)) ?? '').body, 'first\n')
+        if (store.archivedPaths) assert.deepEqual(await store.archivedPaths(), [archived, retired].sort())
+        await store.restore('knowledge', 'tea', 'forgotten')
+        assert.equal(await store.readArchived(archived), null, 'restored: no longer archived')
       }))
 
     test('unsafe slugs are rejected with invalid_argument', () =>

@@ -192,6 +192,65 @@ export function runEngramStoreContract(name: string, make: () => Promise<EngramS
         assert.deepEqual(await store.recallLessons(), [])
       }))
 
+    test("writeTopic replaces a topic's text under its lock; the function gets the text as it is", () =>
+      withStore(async ({ store }) => {
+        if (!store.writeTopic) return
+        await store.writeTopic('tea', (text) => {
+          assert.equal(text, null)
+          return '# tea\nfree text\n'
+        })
+        assert.equal(await store.recallTopic('tea'), '# tea\nfree text\n')
+        assert.deepEqual(await store.listTopics(), ['tea'])
+        await store.encodeLesson(entry('Brew green tea at 80C', 'lesson', { topic: 'tea' }))
+        let seen: string | null = null
+        await store.writeTopic('tea', (text) => {
+          seen = text
+          return null
+        })
+        assert.match(seen ?? '', /free text[\s\S]*Brew green tea at 80C/)
+        await store.writeTopic('coffee', () => null)
+        assert.deepEqual(await store.listTopics(), ['tea'], 'left alone: no topic created')
+        for (const slug of ['Not A Slug', '../escape', '']) await assert.rejects(store.writeTopic(slug, () => 'x'), { code: 'invalid_argument' }, slug)
+      }))
+
+    test('archive: forgotten entries and topics are kept by name, moved out and back, set aside and purged', () =>
+      withStore(async ({ store }) => {
+        const { archive } = store
+        if (!archive) return
+        assert.deepEqual(await archive.list(), [])
+        assert.equal(await archive.read('forgotten/rules'), null)
+        await archive.updateEntries('rules', (text) => {
+          assert.equal(text, '')
+          return '# Forgotten rules\n\n- Guess facts <!-- kind:never -->\n'
+        })
+        await archive.updateEntries('rules', (text) => `${text}- Skip tests <!-- kind:never -->\n`)
+        await archive.updateEntries('lessons', () => null)
+        assert.equal(await archive.read('forgotten/rules'), '# Forgotten rules\n\n- Guess facts <!-- kind:never -->\n- Skip tests <!-- kind:never -->\n')
+        assert.deepEqual(await archive.list(), ['forgotten/rules'], 'nothing left for a change that wrote nothing')
+        assert.deepEqual((await store.read('rules')).entries, [], 'the live file is another')
+        assert.equal(await archive.read('../memory/rules'), null)
+
+        assert.equal(await archive.forgetTopic('tea', '2026-03-04T10-00-00-000Z'), false, 'no live topic')
+        await store.encodeLesson(entry('Brew green tea at 80C', 'lesson', { topic: 'tea' }))
+        const green = await store.recallTopic('tea')
+        assert.equal(await archive.forgetTopic('tea', '2026-03-04T10-00-00-000Z'), true)
+        assert.equal(await store.recallTopic('tea'), null)
+        assert.deepEqual(await store.listTopics(), [], 'an archived topic is no topic')
+        assert.equal(await archive.read('forgotten/topics/tea'), green)
+        await store.encodeLesson(entry('Brew black tea at 95C', 'lesson', { topic: 'tea' }))
+        assert.equal(await archive.restoreTopic('tea'), 'occupied', 'a live topic is never overwritten')
+        assert.equal(await archive.forgetTopic('tea', '2026-03-04T11-00-00-000Z'), true)
+        assert.deepEqual(await archive.list(), ['forgotten/rules', 'forgotten/topics/tea', 'forgotten/topics/tea.2026-03-04T11-00-00-000Z'])
+        assert.equal(await archive.read('forgotten/topics/tea.2026-03-04T11-00-00-000Z'), green, 'the earlier one set aside')
+        assert.equal(await archive.restoreTopic('tea'), 'restored')
+        assert.match((await store.recallTopic('tea')) ?? '', /black tea/)
+        assert.equal(await archive.restoreTopic('tea'), 'missing')
+        assert.equal(await archive.purgeTopic('tea'), 2, 'the live topic and the set-aside copy')
+        assert.equal(await store.recallTopic('tea'), null)
+        assert.deepEqual(await archive.list(), ['forgotten/rules'])
+        assert.equal(await archive.purgeTopic('tea'), 0)
+      }))
+
     test('concurrent encodes in one process all land, each once', () =>
       withStore(async ({ store }) => {
         const texts = Array.from({ length: 40 }, (_, i) => `parallel lesson number ${i}`)

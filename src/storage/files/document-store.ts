@@ -62,6 +62,39 @@ export function slugOfVersionFile(name: string): string | undefined {
   return name.slice(0, dot)
 }
 
+/** What an archived path names (`…/archive/<reason>/<kind>/<slug>.md`, `…/archive/[forgotten/]versions/<kind>/<name>`), or undefined. */
+export type ArchivedPathParts =
+  | { type: 'copy'; reason: string; kind: DocKind; slug: string }
+  | { type: 'version'; retired: boolean; kind: DocKind; slug: string; name: string }
+
+/**
+ * Reads an archived copy's or saved version's path as its parts. The caller still checks that the
+ * path is where its own store puts that document's archive (the tree before `archive/`).
+ */
+export function archivedPathParts(path: string): ArchivedPathParts | undefined {
+  if (typeof path !== 'string') return undefined
+  const kinds = DOC_KINDS as readonly string[]
+  const version = /\/archive\/(versions|forgotten\/versions)\/([a-z]+)\/([^/]+)$/.exec(path)
+  if (version) {
+    const [, folder, kind, name] = version as unknown as [string, string, DocKind, string]
+    const slug = slugOfVersionFile(name)
+    return kinds.includes(kind) && slug !== undefined && isSafeSlug(slug) ? { type: 'version', retired: folder !== 'versions', kind, slug, name } : undefined
+  }
+  const copy = /\/archive\/(forgotten|merged|procedure_versions)\/([a-z]+)\/([^/]+)\.md$/.exec(path)
+  if (!copy) return undefined
+  const [, reason, kind, slug] = copy as unknown as [string, string, DocKind, string]
+  return kinds.includes(kind) && isSafeSlug(slug) ? { type: 'copy', reason, kind, slug } : undefined
+}
+
+function isSafeSlug(slug: string): boolean {
+  try {
+    assertSafeSlug(slug)
+    return true
+  } catch {
+    return false
+  }
+}
+
 function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
 }
@@ -572,6 +605,18 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
         }
         return moved
       })
+    },
+
+    async readArchived(path) {
+      const parts = archivedPathParts(path)
+      if (!parts) return null
+      const { kind, slug } = parts
+      const rel =
+        parts.type === 'copy' ? archiveRel(parts.reason, kind, slug) : `${parts.retired ? retiredVersionsRel(kind, slug) : versionsRel(kind, slug)}/${parts.name}`
+      // Only the archive this store keeps: a path of another tree names nothing here.
+      if (rel !== path) return null
+      const bytes = await readBytes(rel)
+      return bytes === null ? null : bytes.toString('utf8')
     },
 
     async problems(kinds = DOC_KINDS) {

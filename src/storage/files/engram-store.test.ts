@@ -19,7 +19,8 @@ function setup(): { temp: TempHome; dir: string; locksDir: string; clock: Manual
   const dir = join(temp.home, 'agents', 'default', 'memory')
   const locksDir = join(temp.home, 'locks')
   const clock = new ManualClock('2026-03-04T10:00:00Z')
-  const store = createFileEngramStore({ dir, scope: 'global', locks: createFileLocks({ dir: locksDir }), clock })
+  const locks = createFileLocks({ dir: locksDir })
+  const store = createFileEngramStore({ dir, scope: 'global', locks, clock, archive: { dir: join(temp.home, 'agents', 'default', 'archive'), locks } })
   return { temp, dir, locksDir, clock, store }
 }
 

@@ -6,7 +6,9 @@
  * changed it), deduplicates, and replaces the file atomically (or appends); entries that arrive
  * while a write of their file waits for the lock are written together (decision 0027). Reads check the file every time (a
  * stat); its text is read again whenever it changed, so no cache can hide a hand edit. Lines the codec cannot read are kept verbatim
- * through every write and reported by `read()`.
+ * through every write and reported by `read()`. `writeTopic` rewrites a topic file under the lock
+ * lessons are filed into it under; `archive` (when the owner's archive folder is given) is
+ * engram-archive.ts.
  */
 import { createHash } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
@@ -32,6 +34,7 @@ import {
   toolWisdom,
 } from '../engram-entries.ts'
 import { appendText, isTempFileName, writeFileAtomic } from './atomic-write.ts'
+import { assertTopicSlug, createFileEngramArchive } from './engram-archive.ts'
 import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
 import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, readMemoryFile } from './memory-file-read.ts'
 
@@ -47,6 +50,11 @@ export interface FileEngramStoreOptions {
   clock: Clock
   /** Files larger than this are skipped and reported, never read (`memory.maxFileBytes`). */
   maxFileBytes?: number
+  /**
+   * The owner tree's `archive/` folder and the home's locks: where forgetting keeps this scope's
+   * forgotten entries and topics (`EngramStore.archive`, engram-archive.ts). No archive without it.
+   */
+  archive?: { dir: string; locks: Locks }
 }
 
 /** A memory file as a reader finds it: its text, nothing, or something skipped (decision 0025). */
@@ -251,6 +259,28 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     async rewriteAll(file, entries) {
       await rewrite(file, entries)
     },
+
+    async writeTopic(slug, change) {
+      assertTopicSlug(slug)
+      const path = join(topicsDir, `${slug}.md`)
+      await locked(`topic:${slug}`, async () => {
+        const after = change(await textForWrite(path))
+        if (after !== null) await writeFileAtomic(path, encodeUtf8Lossless(after))
+      })
+    },
+
+    ...(options.archive
+      ? {
+          archive: createFileEngramArchive({
+            dir: options.archive.dir,
+            memoryDir: dir,
+            scope,
+            storeLocks: locks,
+            topicLockName: (slug) => engramFileLockName(dir, `topic:${slug}`),
+            homeLocks: options.archive.locks,
+          }),
+        }
+      : {}),
 
     async read(file) {
       const path = pathOf(file)

@@ -21,7 +21,7 @@ import { contentHash } from '../../core/hash.ts'
 import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../../core/memory-doc.ts'
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, ParseProblem } from '../contracts.ts'
-import { assertSafeSlug } from '../files/document-store.ts'
+import { archivedPathParts, assertSafeSlug } from '../files/document-store.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
@@ -322,6 +322,43 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
         const order = (a: VersionRow & { n?: number }, b: VersionRow & { n?: number }): number => b.archived_at.localeCompare(a.archived_at) || (b.n ?? 0) - (a.n ?? 0)
         return rows.sort(order).map((row) => versionRel(kind, slug, row))
       })
+    },
+
+    async readArchived(path) {
+      const parts = archivedPathParts(path)
+      if (!parts || (parts.type === 'copy' && !(ARCHIVE_REASONS as readonly string[]).includes(parts.reason))) return null
+      const { kind, slug } = parts
+      if (parts.type === 'copy') {
+        if (archiveRel(parts.reason, kind, slug) !== path) return null
+        const { rows } = await pool.query<DocRow>(`SELECT slug, frontmatter, body, hash FROM docs_archived WHERE ${KEY} AND reason = $5`, [...keyOf(kind, slug), parts.reason])
+        return rows[0] ? serializeFrontmatter(jsonObject(rows[0].frontmatter), rows[0].body) : null
+      }
+      const { rows } = await pool.query<VersionRow & DocRow>(`SELECT name, archived_at, retired_at, slug, frontmatter, body, hash FROM docs_versions WHERE ${KEY} AND name = $5`, [
+        ...keyOf(kind, slug),
+        parts.name,
+      ])
+      const row = rows[0]
+      // The path says whether the version was retired; one named in the other folder is not there.
+      return row && versionRel(kind, slug, row) === path ? serializeFrontmatter(jsonObject(row.frontmatter), row.body) : null
+    },
+
+    async archivedPaths() {
+      // This owner's documents only: profiles are the shared store's, prompt layers the agent's.
+      const mine = DOC_KINDS.filter((kind) => {
+        const rows = rowsOf(kind)
+        return rows.agent === own.agent && rows.owner === own.owner
+      })
+      const copies = await pool.query<{ kind: DocKind; slug: string; reason: string }>(`SELECT kind, slug, reason FROM docs_archived WHERE agent = $1 AND owner = $2 AND kind = ANY($3)`, [
+        own.agent,
+        own.owner,
+        mine,
+      ])
+      const versions = await pool.query<VersionRow & { kind: DocKind; slug: string }>(
+        `SELECT kind, slug, name, archived_at, retired_at FROM docs_versions WHERE agent = $1 AND owner = $2 AND kind = ANY($3)`,
+        [own.agent, own.owner, mine],
+      )
+      const paths = [...copies.rows.map((row) => archiveRel(row.reason, row.kind, row.slug)), ...versions.rows.map((row) => versionRel(row.kind, row.slug, row))]
+      return paths.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     },
 
     async problems(kinds = DOC_KINDS) {

@@ -25,6 +25,11 @@
  * called with the entries as they are inside that transaction (again if the transaction is retried
  * after a deadlock: it must only compute).
  *
+ * Forgetting's archive (`EngramArchive`) is rows of the same table named `archive/<name>`
+ * (`archive/forgotten/rules`, `archive/forgotten/project/topics/<slug>`), kept with the owner's
+ * global rows — the embedded home keeps it in the owner's tree, a project's part too — and never
+ * listed as topics. `writeTopic` writes a topic's free text under the row lock lessons are filed under.
+ *
  * PostgreSQL text cannot hold NUL: an entry's text is escaped by the codec (`\u0000`), but a NUL in
  * its metadata or topic name is refused with `invalid_argument`. A row larger than `maxFileBytes`
  * is skipped and reported as the file store skips such a file, and never written over.
@@ -34,7 +39,7 @@ import { ENGRAM_SCOPES, type EngramEntry, type EngramScope } from '../../core/en
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { emptyMemoryFile, entriesOf, type MemoryFileKind, parseMemoryFile, problemsOf, serializeMemoryFile } from '../../core/markdown-entry.ts'
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
-import { ENGRAM_FILES, type EncodeOutcome, type EngramFile, type EngramStore, type ParseProblem } from '../contracts.ts'
+import { ENGRAM_FILES, type EncodeOutcome, type EngramArchive, type EngramFile, type EngramStore, type ParseProblem } from '../contracts.ts'
 import {
   addEntries,
   checkLessonKind,
@@ -68,13 +73,14 @@ export interface PostgresEngramStoreOptions {
   maxFileBytes?: number
 }
 
-/** A row's file: `profile`, `rules`, `lessons` or `topics/<slug>`. */
-type RowFile = EngramFile | `topics/${string}`
+/** A row's file: `profile`, `rules`, `lessons`, `topics/<slug>`, or `archive/<name>` (the owner's archive: `EngramArchive`). */
+type RowFile = EngramFile | `topics/${string}` | `archive/${string}`
 
 /** A row as a reader finds it: its text, nothing, or skipped (too large). */
 type RowText = { kind: 'text'; text: string } | { kind: 'missing' } | { kind: 'skipped'; reason: string }
 
 const TOPICS = 'topics/'
+const ARCHIVE = 'archive/'
 
 /** Whether an entry's metadata holds a NUL, which no row can store (its text is escaped by the codec). */
 function holdsNul(entry: EngramEntry): boolean {
@@ -108,13 +114,17 @@ export function createPostgresEngramStore(handle: PostgresHandle, options: Postg
   }
   // A project's memory folder is every agent's that opens the project (home-layout.ts).
   const key = [scope === 'project' ? '' : own.agent, own.owner, scope, project]
+  /** The owner's archive (`archive/…` rows) is in its global rows, whatever the scope (as the embedded home keeps it in the owner's tree). */
+  const archiveKey = [own.agent, own.owner, 'global', '']
+  /** The archive names of this scope's part: `forgotten/…`, or `forgotten/project/…`. */
+  const forgottenDir = scope === 'project' ? 'forgotten/project/' : 'forgotten/'
   const KEY = 'agent = $1 AND owner = $2 AND scope = $3 AND project = $4'
 
   const user = userOfOwner(owner)
   const treeRel = owner === 'shared' ? 'shared' : user === undefined ? `agents/${options.agent}` : `agents/${options.agent}/users/${userKey(user)}`
   const memoryRel = scope === 'global' ? `${treeRel}/memory` : user === undefined ? 'project:.engram/memory' : `project:.engram/users/${userKey(user)}/memory`
   /** The file as the embedded home names it (indexer.ts `engramSource`). */
-  const fileLabel = (file: RowFile): string => `${memoryRel}/${file}.md`
+  const fileLabel = (file: RowFile): string => (file.startsWith(ARCHIVE) ? `${treeRel}/${file}.md` : `${memoryRel}/${file}.md`)
 
   function checkFile(file: EngramFile): void {
     if (!(ENGRAM_FILES as readonly string[]).includes(file)) throw invalid(`Unknown engram file ${JSON.stringify(file)}.`, `Use one of: ${ENGRAM_FILES.join(', ')}.`)
@@ -128,8 +138,8 @@ export function createPostgresEngramStore(handle: PostgresHandle, options: Postg
     return { kind: 'text', text: row.text }
   }
 
-  async function readRow(file: RowFile): Promise<RowText> {
-    const { rows } = await pool.query<{ bytes: number; text: string | null }>(SELECT_TEXT, [...key, file, maxBytes])
+  async function readRow(file: RowFile, rowKey = key): Promise<RowText> {
+    const { rows } = await pool.query<{ bytes: number; text: string | null }>(SELECT_TEXT, [...rowKey, file, maxBytes])
     return rowText(rows[0])
   }
 
@@ -143,17 +153,17 @@ export function createPostgresEngramStore(handle: PostgresHandle, options: Postg
    * when this transaction created it (a file that is not there yet). A row readers skip is never
    * written over.
    */
-  async function lockRow(db: PgQueryable, file: RowFile): Promise<string | null> {
+  async function lockRow(db: PgQueryable, file: RowFile, rowKey = key): Promise<string | null> {
     let found: RowText = { kind: 'missing' }
     // A row deleted between the insert that found it and the lock (a placeholder given up, a
     // forgotten file) is inserted again.
     for (let attempt = 0; attempt < 3 && found.kind === 'missing'; attempt++) {
       const created = await db.query(
         `INSERT INTO engram_files (agent, owner, scope, project, file, text, updated_at) VALUES ($1, $2, $3, $4, $5, '', $6) ON CONFLICT DO NOTHING RETURNING file`,
-        [...key, file, clock.now().toISOString()],
+        [...rowKey, file, clock.now().toISOString()],
       )
       if (created.rows.length > 0) return null
-      const { rows } = await db.query<{ bytes: number; text: string | null }>(`${SELECT_TEXT} FOR UPDATE`, [...key, file, maxBytes])
+      const { rows } = await db.query<{ bytes: number; text: string | null }>(`${SELECT_TEXT} FOR UPDATE`, [...rowKey, file, maxBytes])
       found = rowText(rows[0])
     }
     if (found.kind === 'text') return found.text
@@ -168,14 +178,94 @@ export function createPostgresEngramStore(handle: PostgresHandle, options: Postg
   }
 
   /** Stores `after` as `file`'s text (locked by `lockRow`, which found `before`); null: unchanged, and a placeholder row is removed. */
-  async function storeRow(db: PgQueryable, file: RowFile, before: string | null, after: string | null): Promise<void> {
+  async function storeRow(db: PgQueryable, file: RowFile, before: string | null, after: string | null, rowKey = key): Promise<void> {
     if (after === null) {
-      if (before === null) await db.query(`DELETE FROM engram_files WHERE ${KEY} AND file = $5`, [...key, file])
+      if (before === null) await db.query(`DELETE FROM engram_files WHERE ${KEY} AND file = $5`, [...rowKey, file])
       return
     }
     // Entries are checked before they are queued; this guards what a rewrite's function returns.
     if (after.includes('\u0000')) throw refuseNul()
-    await db.query(`UPDATE engram_files SET text = $6, updated_at = $7 WHERE ${KEY} AND file = $5`, [...key, file, after, clock.now().toISOString()])
+    await db.query(`UPDATE engram_files SET text = $6, updated_at = $7 WHERE ${KEY} AND file = $5`, [...rowKey, file, after, clock.now().toISOString()])
+  }
+
+  function checkTopicSlug(slug: string): `topics/${string}` {
+    if (typeof slug !== 'string' || slug === '' || topicSlug(slug) !== slug) throw invalid(`${JSON.stringify(slug)} is not a topic slug.`, 'Name the topic in lower case with a-z, 0-9 and - (topicSlug gives it).')
+    return `${TOPICS}${slug}`
+  }
+
+  /** Whether `file`'s row is there, locked in `db`'s transaction (a row deleted meanwhile is not). */
+  async function lockExisting(db: PgQueryable, file: RowFile, rowKey = key): Promise<boolean> {
+    const { rows } = await db.query(`SELECT file FROM engram_files WHERE ${KEY} AND file = $5 FOR UPDATE`, [...rowKey, file])
+    return rows.length > 0
+  }
+
+  /*
+   * The owner's archive. A topic moves between its scope's rows and the archive's in one
+   * transaction that locks the live row first, as encodeLesson does, so a lesson filed meanwhile is
+   * either moved with the topic or starts a new one after it; the text is moved by the database,
+   * never read (a row too large to read moves too, as a file would).
+   */
+  const archive: EngramArchive = {
+    async list() {
+      const { rows } = await pool.query<{ file: string }>(`SELECT file FROM engram_files WHERE ${KEY} AND starts_with(file, $5) ORDER BY file COLLATE "C"`, [...archiveKey, ARCHIVE])
+      return rows.map((row) => row.file.slice(ARCHIVE.length))
+    },
+
+    async read(name) {
+      const found = await readRow(`${ARCHIVE}${requireText(name, 'name')}`, archiveKey)
+      return found.kind === 'text' ? found.text : null
+    },
+
+    async updateEntries(file, change) {
+      checkFile(file)
+      await handle.transaction(async (db) => {
+        const row: RowFile = `${ARCHIVE}${forgottenDir}${file}`
+        const before = await lockRow(db, row, archiveKey)
+        await storeRow(db, row, before, change(before ?? ''), archiveKey)
+      })
+    },
+
+    async forgetTopic(slug, stamp) {
+      const live = checkTopicSlug(slug)
+      const archived: RowFile = `${ARCHIVE}${forgottenDir}topics/${slug}`
+      const aside = `${archived}.${requireText(stamp, 'stamp')}`
+      return handle.transaction(async (db) => {
+        if (!(await lockExisting(db, live))) return false
+        // A topic forgotten before under the same name stays archived beside it, never overwritten.
+        if (await lockExisting(db, archived, archiveKey)) await db.query(`UPDATE engram_files SET file = $6 WHERE ${KEY} AND file = $5`, [...archiveKey, archived, aside])
+        await db.query(
+          `INSERT INTO engram_files (agent, owner, scope, project, file, text, updated_at) SELECT $6::text, $7::text, $8::text, $9::text, $10::text, text, $11::timestamptz FROM engram_files WHERE ${KEY} AND file = $5`,
+          [...key, live, ...archiveKey, archived, clock.now().toISOString()],
+        )
+        await db.query(`DELETE FROM engram_files WHERE ${KEY} AND file = $5`, [...key, live])
+        return true
+      })
+    },
+
+    async restoreTopic(slug) {
+      const live = checkTopicSlug(slug)
+      const archived: RowFile = `${ARCHIVE}${forgottenDir}topics/${slug}`
+      return handle.transaction(async (db) => {
+        if (!(await lockExisting(db, archived, archiveKey))) return 'missing' as const
+        const put = await db.query(
+          `INSERT INTO engram_files (agent, owner, scope, project, file, text, updated_at) SELECT $6::text, $7::text, $8::text, $9::text, $10::text, text, $11::timestamptz FROM engram_files WHERE ${KEY} AND file = $5 ON CONFLICT DO NOTHING RETURNING file`,
+          [...archiveKey, archived, ...key, live, clock.now().toISOString()],
+        )
+        if (put.rows.length === 0) return 'occupied' as const
+        await db.query(`DELETE FROM engram_files WHERE ${KEY} AND file = $5`, [...archiveKey, archived])
+        return 'restored' as const
+      })
+    },
+
+    async purgeTopic(slug) {
+      const live = checkTopicSlug(slug)
+      const archived: RowFile = `${ARCHIVE}${forgottenDir}topics/${slug}`
+      return handle.transaction(async (db) => {
+        const gone = await db.query(`DELETE FROM engram_files WHERE ${KEY} AND file = $5 RETURNING file`, [...key, live])
+        const aside = await db.query(`DELETE FROM engram_files WHERE ${KEY} AND (file = $5 OR starts_with(file, $6)) RETURNING file`, [...archiveKey, archived, `${archived}.`])
+        return gone.rows.length + aside.rows.length
+      })
+    },
   }
 
   /** Adds a group to a locked row's text: the new text (null when nothing was added) and each entry's outcome or error. */
@@ -325,6 +415,16 @@ export function createPostgresEngramStore(handle: PostgresHandle, options: Postg
     async rewriteAll(file, entries) {
       await rewrite(file, entries)
     },
+
+    async writeTopic(slug, change) {
+      const file = checkTopicSlug(slug)
+      await handle.transaction(async (db) => {
+        const before = await lockRow(db, file)
+        await storeRow(db, file, before, change(before))
+      })
+    },
+
+    archive,
 
     async read(file) {
       checkFile(file)
