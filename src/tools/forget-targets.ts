@@ -78,7 +78,7 @@ function entryMatches(entry: EngramEntry, forms: string[]): boolean {
 }
 
 async function entriesOf(deps: ForgetTargetDeps, owner: Owner, scope: EngramScope, file: EngramFile, state: 'live' | 'archived'): Promise<EngramEntry[]> {
-  if (state === 'archived') return (await forgottenEntries(deps.layout, owner, scope, file)).map((found) => found.entry)
+  if (state === 'archived') return (await forgottenEntries(deps, owner, scope, file)).map((found) => found.entry)
   const store = deps.backend.owned(owner).engrams(scope)
   return store ? (await store.read(file)).entries : []
 }

@@ -3,13 +3,11 @@
  * CLI and `mind.forget()` / `mind.restore()` go through, so that who may forget what, and how a
  * target is read, never differ between them.
  */
-import { join } from 'node:path'
 import type { Clock } from '../core/clock.ts'
 import type { Viewer } from '../core/owner.ts'
 import { type ForgetOutcome, forgetMemory, purgeMemory, restoreMemory } from '../memory/forgetting/forget-memory.ts'
 import type { Mind } from '../mind.ts'
-import type { ActivityLog, Backend, Locks } from '../storage/contracts.ts'
-import { createFileLocks } from '../storage/files/locks.ts'
+import type { ActivityLog, Backend } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { resolveForgetTarget } from './forget-targets.ts'
 import { EngramError, ErrorCode } from '../core/errors.ts'
@@ -19,8 +17,6 @@ import { type DocumentHistory, documentHistory } from '../memory/consolidation/h
 export interface ForgettingContext {
   backend: Backend
   layout: HomeLayout
-  /** The open project's locks, under which its memory files are written. */
-  projectLocks?: Locks
   clock: Clock
   /** Who asks: a session's (agent, user), or the agent's own view. */
   viewer: Viewer
@@ -34,12 +30,9 @@ export interface ForgettingContext {
 /** The forgetting context of one viewer of a mind: `user`'s session, or the agent's own view. */
 export function forgettingContextOf(mind: Mind, user?: string): ForgettingContext {
   const scope = mind.scope(user)
-  const projectDir = mind.layout.projectMemoryDir
   return {
     backend: mind.backend,
     layout: mind.layout,
-    // The folder openEmbeddedBackend gives the project's engram stores.
-    ...(projectDir ? { projectLocks: createFileLocks({ dir: join(projectDir, '..', '.locks') }) } : {}),
     clock: mind.clock,
     viewer: scope.viewer,
     log: scope.view.own.activity,

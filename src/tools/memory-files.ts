@@ -20,7 +20,7 @@ import { parseFrontmatter } from '../core/frontmatter.ts'
 import type { DocKind, Frontmatter } from '../core/memory-doc.ts'
 import { OWNER_CHOICES, type Owner, ownerOfUser, resolveOwnerChoice, userKey, userOfOwner, type Viewer } from '../core/owner.ts'
 import type { MemoryMode } from '../config/schema.ts'
-import type { ActivityLog, Backend, DocumentStore, Locks, PendingConfirmation, PendingDocument } from '../storage/contracts.ts'
+import type { ActivityLog, Backend, DocumentStore, EngramStore, Locks, PendingConfirmation, PendingDocument } from '../storage/contracts.ts'
 import { writeFileAtomic } from '../storage/files/atomic-write.ts'
 import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
 import { DEFAULT_MAX_FILE_BYTES } from '../storage/files/memory-file-read.ts'
@@ -367,18 +367,30 @@ export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout'
 const DOC_KIND_OF: Partial<Record<(typeof WRITABLE_FOLDERS)[number], DocKind>> = { knowledge: 'knowledge', procedures: 'procedure', state: 'state' }
 
 /**
- * A topic file on a backend whose memory is rows: the engram store there writes topics only as
- * lessons filed under them (`encodeLesson`), and has no seam for a topic's free text, so a write
- * is refused rather than put in a file of the home nobody reads.
+ * A topic file on a backend whose memory is rows, through an engram store without `writeTopic`:
+ * refused rather than put in a file of the home nobody reads.
  */
 function topicsAreRows(path: string, backend: string): EngramError {
   return new EngramError({
     code: ErrorCode.unsupported,
     category: 'user',
-    message: `${path} was not written: on the ${backend} backend topic files are rows kept by memorize, and cannot be written as free text.`,
+    message: `${path} was not written: on the ${backend} backend topic files are rows, and this engram store cannot write a topic as free text.`,
     fix: 'memorize the lesson with a topic instead ({"kind": "lesson", "topic": "<name>"}), or keep the note in knowledge/<name>.md',
     details: { path, backend },
   })
+}
+
+/** The text a topic write leaves: `content`, or `content` after what was there (append); always ending in a newline. */
+function topicText(old: string | null, content: string, mode: 'overwrite' | 'append'): string {
+  let next = content
+  if (mode === 'append' && old !== null) next = old === '' || old.endsWith('\n') ? old + content : `${old}\n${content}`
+  return next.endsWith('\n') ? next : `${next}\n`
+}
+
+/** The engram store that writes a topic's text on a backend whose memory is rows, or undefined when its store cannot. */
+function topicWriterOf(deps: MemoryFileToolsDeps, location: MemoryLocation): EngramStore | undefined {
+  const store = deps.backend?.owned(location.owner).engrams(location.root === 'project' ? 'project' : 'global')
+  return store?.writeTopic ? store : undefined
 }
 
 /** The name the file engram store locks a topic under; the two must agree (engram-store.ts). */
@@ -438,6 +450,9 @@ async function writeDocument(
 }
 
 async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, slug: string, content: string, mode: 'overwrite' | 'append'): Promise<void> {
+  const rows = deps.backend && deps.backend.name !== 'embedded' ? topicWriterOf(deps, location) : undefined
+  // Rows: written by the engram store under the row lock lessons are filed under.
+  if (rows?.writeTopic) return rows.writeTopic(slug, (old) => topicText(old, content, mode))
   const project = location.root === 'project'
   const tree = ownerTree(deps.layout, location.owner)
   const memoryDir = project ? tree.projectMemoryDir : tree.memoryDir
@@ -446,15 +461,14 @@ async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, s
     throw new EngramError({ code: ErrorCode.unsupported, category: 'system', message: 'Project topic files cannot be written: the project scope has no locks.', fix: 'pass projectLocks to the memory file tools' })
   }
   const outcome = await locks.withLock(topicLockName(memoryDir, slug), async () => {
-    let next = content
-    if (mode === 'append') {
-      const old = await readFile(location.absolute, 'utf8').catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return ''
-        throw error
-      })
-      next = old === '' || old.endsWith('\n') ? old + content : `${old}\n${content}`
-    }
-    await writeFileAtomic(location.absolute, next.endsWith('\n') ? next : `${next}\n`)
+    const old =
+      mode === 'append'
+        ? await readFile(location.absolute, 'utf8').catch((error: NodeJS.ErrnoException) => {
+            if (error.code === 'ENOENT') return ''
+            throw error
+          })
+        : null
+    await writeFileAtomic(location.absolute, topicText(old, content, mode))
   })
   if (outcome.kind !== 'done') throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Topic ${location.path} is locked.`, fix: 'retry in a moment' })
 }
@@ -468,7 +482,7 @@ export async function applyMemoryFileWrite(deps: MemoryFileToolsDeps, location: 
   const { folder, slug } = assertWritable(location)
   const kind = DOC_KIND_OF[folder]
   const source = memoryFileSource(deps.layout, deps.backend)
-  if (!kind && !source.files) throw topicsAreRows(location.path, deps.backend?.name ?? 'this')
+  if (!kind && !source.files && !topicWriterOf(deps, location)) throw topicsAreRows(location.path, deps.backend?.name ?? 'this')
   const opened = await source.open(location)
   if (opened.kind === 'folder' || opened.kind === 'special') throw notFound(location.path, 'write to a file name ending in .md, not a folder')
   // Validated before anything is written: never a file that engram would then skip.

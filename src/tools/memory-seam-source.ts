@@ -9,8 +9,10 @@
  * (`DocumentStore.slugs`, `EngramStore.listTopics`, `ActivityLog.days`).
  *
  * Skills stay folders of the home on every backend (backend.ts), so `skills/…` is read from the
- * files. Archived and earlier versions of documents have no read in the seams yet (decision
- * 0036), so `archive/…` is refused with `unsupported` rather than shown empty.
+ * files. An owner's `archive/` is what two seams keep there: the documents' archived copies and
+ * saved versions (`DocumentStore.archivedPaths`, `readArchived`) and the forgotten entries and
+ * topics of its engram files (`EngramStore.archive`), under the paths the embedded home has them.
+ * A backend whose stores have neither refuses `archive/…` with `unsupported` rather than show it empty.
  */
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { serializeFrontmatter } from '../core/frontmatter.ts'
@@ -23,14 +25,14 @@ import type { MemoryFileSource, OpenedMemory } from './memory-file-source.ts'
 import { type MemoryLocation, SHARED_ROOTS, USER_ROOTS } from './memory-paths.ts'
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/
-/** The agent's tree on a row backend: its folders but the archive (no seam reads it). */
-const AGENT_TREE_ROOTS = ['memory', 'knowledge', 'procedures', 'skills', 'episodes', 'activity', 'state'] as const
+/** The agent's tree on a row backend. */
+const AGENT_TREE_ROOTS = ['memory', 'knowledge', 'procedures', 'skills', 'episodes', 'activity', 'state', 'archive'] as const
 
 function archiveUnsupported(path: string, backend: string): EngramError {
   return new EngramError({
     code: ErrorCode.unsupported,
     category: 'user',
-    message: `${path} cannot be read: on the ${backend} backend archived and earlier versions of documents are rows that no storage seam reads yet (decision 0036).`,
+    message: `${path} cannot be read: on the ${backend} backend the archive is rows that these storage seams do not read.`,
     fix: 'read the live file (e.g. "knowledge/<name>.md"); to browse the archive, run engram on the embedded backend (unset storage.url / ENGRAM_DATABASE_URL) after `engram migrate --to DIR`',
     details: { path },
   })
@@ -78,15 +80,52 @@ export function seamMemorySource(layout: HomeLayout, backend: Backend, files: Me
   /** The roots of an owner's tree that hold something. */
   async function treeRoots(location: MemoryLocation): Promise<string[]> {
     const owner = location.owner
-    const roots: string[] =
-      owner === 'shared' ? [...SHARED_ROOTS] : owner === 'agent' ? [...AGENT_TREE_ROOTS] : USER_ROOTS.filter((root) => root !== 'archive')
+    const roots: string[] = owner === 'shared' ? [...SHARED_ROOTS] : owner === 'agent' ? [...AGENT_TREE_ROOTS] : [...USER_ROOTS]
     if (owner !== 'shared' && layout.projectMemoryDir) roots.push('project')
     const names: string[] = []
-    for (const root of roots.filter((name) => name !== 'archive')) {
+    for (const root of roots.filter((name) => name !== 'archive' || archiveReadable(owner))) {
       const below: MemoryLocation = { ...location, root, inner: '', local: root, path: `${location.tree}${root}` }
       if ((await folder(below))?.length) names.push(`${root}/`)
     }
     return names.sort((a, b) => a.localeCompare(b))
+  }
+
+  /** Whether the seams of `owner` read its archive (both: an archive half shown would look whole). */
+  function archiveReadable(owner: Owner): boolean {
+    const documents = backend.owned(owner).documents
+    return documents.readArchived !== undefined && documents.archivedPaths !== undefined && backend.owned(owner).engrams('global')?.archive !== undefined
+  }
+
+  /**
+   * Everything in `owner`'s archive, by path inside `archive/`, with how to read it: forgotten
+   * engram files as their store keeps them, documents' copies and versions as `readArchived` gives them.
+   */
+  async function archiveOf(location: MemoryLocation): Promise<Map<string, () => Promise<string | null>>> {
+    const owned = backend.owned(location.owner)
+    const { documents } = owned
+    const engrams = owned.engrams('global')?.archive
+    if (!documents.readArchived || !documents.archivedPaths || !engrams) throw archiveUnsupported(location.path, backend.name)
+    const files = new Map<string, () => Promise<string | null>>()
+    const prefix = `${treeRelOf(location.owner, agent)}/archive/`
+    for (const path of await documents.archivedPaths()) {
+      if (path.startsWith(prefix)) files.set(path.slice(prefix.length), () => documents.readArchived?.(path) ?? Promise.resolve(null))
+    }
+    for (const name of await engrams.list()) files.set(`${name}.md`, () => engrams.read(name))
+    return files
+  }
+
+  /** The names in the archive folder `inner` (files, and folders with a trailing `/`), or undefined when it names no folder. */
+  async function archiveFolder(location: MemoryLocation): Promise<string[] | undefined> {
+    const below = location.inner === '' ? '' : `${location.inner}/`
+    const names = new Set<string>()
+    for (const path of (await archiveOf(location)).keys()) {
+      if (!path.startsWith(below)) continue
+      const rest = path.slice(below.length)
+      const slash = rest.indexOf('/')
+      names.add(slash < 0 ? rest : rest.slice(0, slash + 1))
+    }
+    if (names.size === 0 && below !== '') return undefined
+    return [...names].sort((a, b) => a.localeCompare(b))
   }
 
   /** The names in the folder at `location`, or undefined when it names no folder. */
@@ -94,7 +133,7 @@ export function seamMemorySource(layout: HomeLayout, backend: Backend, files: Me
     const { owner, root, inner } = location
     if (root === '') return inner === '' ? treeRoots(location) : undefined
     if (root === 'skills') return (await files.open(location)).kind === 'folder' ? files.entries(location) : undefined
-    if (root === 'archive') throw archiveUnsupported(location.path, backend.name)
+    if (root === 'archive') return archiveFolder(location)
     if (root === 'users' && location.tree === '') {
       if (inner !== '') return undefined
       return (await backend.documents.slugs('user')).map((slug) => `${slug}.md`)
@@ -118,7 +157,14 @@ export function seamMemorySource(layout: HomeLayout, backend: Backend, files: Me
     files: false,
     async open(location) {
       if (location.root === 'skills') return files.open(location)
-      if (location.root === 'archive') throw archiveUnsupported(location.path, backend.name)
+      if (location.root === 'archive') {
+        const read = (await archiveOf(location)).get(location.inner)
+        if (read) {
+          const found = await read()
+          return found === null ? MISSING : text(found)
+        }
+        return (await archiveFolder(location)) === undefined ? MISSING : FOLDER
+      }
       if (location.root === 'users' && location.tree === '') {
         if (location.inner === '') return FOLDER
         const key = location.inner.endsWith('.md') ? location.inner.slice(0, -3) : undefined

@@ -70,7 +70,8 @@ export function mimeTypeOf(path: string): string {
 
 /**
  * The same listing from a backend whose memory is rows, through the seams (memory-seam-source.ts):
- * the paths of what the stores hold, in the same order; no archive (no seam reads it) and no sizes.
+ * the paths of what the stores hold, in the same order (archives last); no sizes. An archive that
+ * the backend's seams do not read (`unsupported`) is left out of the listing.
  */
 async function listFromSeams(layout: HomeLayout, viewer: Viewer, source: MemoryFileSource): Promise<string[]> {
   const files: string[] = []
@@ -84,14 +85,22 @@ async function listFromSeams(layout: HomeLayout, viewer: Viewer, source: MemoryF
   for (const name of memoryRootFiles()) if ((await source.open(locateMemoryPath(name, layout, viewer))).kind === 'file') files.push(name)
   const roots = memoryRoots(layout)
     .map((root) => root.name)
-    .filter((name) => name !== 'users' && name !== 'shared' && name !== 'archive')
-  roots.push(...SHARED_ROOTS.filter((name) => name !== 'archive').map((name) => `shared/${name}`))
+    .filter((name) => name !== 'users' && name !== 'shared')
+  roots.push(...SHARED_ROOTS.map((name) => `shared/${name}`))
   if (viewer.user !== undefined) {
     const key = userKey(viewer.user)
     if ((await source.open(locateMemoryPath(`users/${key}.md`, layout, viewer))).kind === 'file') files.push(`users/${key}.md`)
     roots.push(...(await source.entries(userTreeLocation(layout, viewer.user))).map((name) => `users/${key}/${name.replace(/\/$/, '')}`))
   }
-  for (const root of roots) await walk(root)
+  const isArchive = (name: string): boolean => name === 'archive' || name.endsWith('/archive')
+  for (const root of roots.filter((name) => !isArchive(name))) await walk(root)
+  for (const root of roots.filter(isArchive)) {
+    try {
+      await walk(root)
+    } catch (error) {
+      if (!EngramError.is(error) || error.code !== ErrorCode.unsupported) throw error
+    }
+  }
   return files
 }
 

@@ -17,8 +17,8 @@
  *   resolutions.jsonl                 the issues their sessions resolved
  *
  * On a backend whose memory is rows (PostgreSQL) the profile and the user's tree of the mind's
- * agent are rendered from the seams as `engram export` renders them (`exportRowsOfUser`); what no
- * seam reads there yet (earlier versions, archived documents, other agents' trees) is listed as skipped.
+ * agent are rendered from the seams as `engram export` renders them (`exportRowsOfUser`), its
+ * archive and the profile's versions read through them; other agents' trees are listed as skipped.
  */
 import { copyFile, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
@@ -113,9 +113,10 @@ async function summariesOf(backend: Backend, conversation: Conversation): Promis
 /**
  * A user's memory on a backend whose memory is rows (PostgreSQL), through the seams: their
  * profile, and their tree of `agent` — engram files, topics and documents rendered as the export
- * renders them (memory-tree.ts), each day of their activity log as its JSONL file. What no seam
- * reads there is listed as skipped: earlier versions and archived documents, and the trees of
- * other agents (a backend is opened for one agent).
+ * renders them (memory-tree.ts), each day of their activity log as its JSONL file, and their
+ * archive (archived documents, saved versions, forgotten entries and topics) as the seams read it.
+ * The trees of other agents are listed as skipped (a backend is opened for one agent), and so is
+ * what a backend's seams do not read.
  */
 async function exportRowsOfUser(
   backend: Backend,
@@ -131,7 +132,15 @@ async function exportRowsOfUser(
     out.profileFiles++
   }
   const versions = await backend.documents.versions('user', key)
-  if (versions.length > 0) out.skipped.push({ path: 'profile/versions/', reason: `${versions.length} earlier version(s) of the profile: rows of the ${backend.name} backend that no storage seam reads yet` })
+  for (const version of versions) {
+    const text = await backend.documents.readArchived?.(version.path)
+    if (text === undefined || text === null) {
+      out.skipped.push({ path: `profile/versions/${basename(version.path)}`, reason: `an earlier version of the profile: a row of the ${backend.name} backend that its storage seams do not read` })
+      continue
+    }
+    await put(`profile/versions/${basename(version.path)}`, text)
+    out.profileFiles++
+  }
   const owner: Owner = `user:${user}`
   const tree = { files: new Map<string, string>(), counts: emptyCounts(), problems: [] as TreeProblem[] }
   await collectOwnerTree(backend, owner, agent, tree)
@@ -155,9 +164,28 @@ async function exportRowsOfUser(
     out.files++
   }
   out.skipped.push(...tree.problems.map((problem) => ({ path: problem.path, reason: problem.reason })))
+  // The archive, under the paths the embedded home has it: documents' copies and versions, forgotten entries and topics.
+  const { documents } = backend.owned(owner)
+  const forgotten = backend.owned(owner).engrams('global')?.archive
+  if (documents.readArchived && documents.archivedPaths && forgotten) {
+    for (const path of await documents.archivedPaths()) {
+      const text = path.startsWith(`${own}archive/`) ? await documents.readArchived(path) : null
+      if (text === null) continue
+      await put(`agents/${agent}/files/${path.slice(own.length)}`, text)
+      out.files++
+    }
+    for (const name of await forgotten.list()) {
+      const text = await forgotten.read(name)
+      if (text === null) continue
+      await put(`agents/${agent}/files/archive/${name}.md`, text)
+      out.files++
+    }
+  } else {
+    out.skipped.push({ path: `agents/${agent}/files/archive/`, reason: `on the ${backend.name} backend the archive is rows that its storage seams do not read` })
+  }
   out.skipped.push({
-    path: `agents/${agent}/files/archive/`,
-    reason: `on the ${backend.name} backend archived documents and earlier versions are rows that no storage seam reads yet; only agent "${agent}"'s tree is exported (run the export with ENGRAM_AGENT set to each other agent)`,
+    path: `agents/*/files/`,
+    reason: `on the ${backend.name} backend only agent "${agent}"'s tree is exported (run the export with ENGRAM_AGENT set to each other agent)`,
   })
   return out
 }

@@ -11,23 +11,20 @@
  * Project-scope memory (`project/…`) is archived in the owner's tree in the home
  * (`archive/forgotten/project/…`): the archive is where the agent's history is kept and read.
  *
+ * The archive of forgotten entries and topics and a topic's text are the engram store's
+ * (`EngramStore.archive`, `writeTopic`): files of the owner's tree on the embedded backend, rows of
+ * the same names on PostgreSQL, so every step below is the same on both.
+ *
  * The operations take a memory already resolved to its owner (`tools/forget-targets.ts` turns what
  * a person or a model typed into one, and checks who may forget it).
  */
-import { constants } from 'node:fs'
-import { copyFile, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { createHash } from 'node:crypto'
 import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type EngramEntry, type EngramKind, type EngramScope, isEngramKind, isRuleKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import { decodeUtf8Lossless, encodeUtf8Lossless } from '../../core/lossless-utf8.ts'
 import { formatEntryLine, parseMemoryFile, serializeMemoryFile } from '../../core/markdown-entry.ts'
 import type { Owner } from '../../core/owner.ts'
-import type { ActivityLog, Backend, EngramFile, EngramStore, Locks } from '../../storage/contracts.ts'
-import { appendText, writeFileAtomic } from '../../storage/files/atomic-write.ts'
-import { engramFileLockName, topicSlug } from '../../storage/files/engram-store.ts'
-import { DEFAULT_MAX_FILE_BYTES, readMemoryFile } from '../../storage/files/memory-file-read.ts'
+import type { ActivityLog, Backend, EngramArchive, EngramFile, EngramStore } from '../../storage/contracts.ts'
+import { topicSlug } from '../../storage/engram-entries.ts'
 import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
 import { engramEntryKey, engramSource } from '../retrieval/indexer.ts'
 
@@ -43,8 +40,6 @@ export type ForgettableMemory =
 export interface ForgettingDeps {
   backend: Backend
   layout: HomeLayout
-  /** The open project's locks (`<project>/.engram/.locks`): its topic files are written under them. */
-  projectLocks?: Locks
   clock: Clock
   /** Where each act is recorded: the activity log of whoever asked (a user's, or the agent's). */
   log: ActivityLog
@@ -76,47 +71,6 @@ export const DOC_FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'kno
 
 function notFound(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.notFound, category: 'user', message, fix, details })
-}
-
-function isMissing(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === 'ENOENT'
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    (error: unknown) => {
-      if (isMissing(error)) return false
-      throw error
-    },
-  )
-}
-
-async function readOrEmpty(path: string): Promise<string> {
-  // The safe reader (decision 0025): a pipe never blocks, a link never leads out of the folder,
-  // bytes that are not UTF-8 are kept through the rewrite. A file readers skip is never written over.
-  const read = await readMemoryFile(path, { root: dirname(path), maxBytes: DEFAULT_MAX_FILE_BYTES })
-  if (read.kind === 'read') return decodeUtf8Lossless(read.bytes)
-  if (read.kind === 'missing') return ''
-  throw new EngramError({
-    code: ErrorCode.storageUnavailable,
-    category: 'user',
-    message: `Cannot change memory file ${path}: it is ${read.reason}.`,
-    fix: 'Move or remove what is at that path (engram keeps it as it is and writes nothing over it), then forget the memory again.',
-    details: { path, reason: read.reason },
-  })
-}
-
-/** Moves a file, across file systems too (a project's topics live outside the home). */
-async function moveFile(from: string, to: string): Promise<void> {
-  await mkdir(dirname(to), { recursive: true })
-  try {
-    await rename(from, to)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
-    await copyFile(from, to, constants.COPYFILE_EXCL)
-    await unlink(from)
-  }
 }
 
 /** The tree-relative folder of a scope's engram files. */
@@ -155,10 +109,9 @@ function archiveLocal(memory: ForgettableMemory): string {
   }
 }
 
-/** The archived copy of a memory: its absolute path and its memory path. */
-function archiveOf(layout: HomeLayout, memory: ForgettableMemory): { absolute: string; path: string } {
-  const local = archiveLocal(memory)
-  return { absolute: join(ownerTree(layout, memory.owner).archiveDir, ...local.split('/')), path: `${ownerNamespace(memory.owner)}archive/${local}` }
+/** The archived copy of a memory, as a memory path. */
+function archiveOf(memory: ForgettableMemory): { path: string } {
+  return { path: `${ownerNamespace(memory.owner)}archive/${archiveLocal(memory)}` }
 }
 
 /** The folder of a scope's engram files in an owner's tree; throws when a project scope has none. */
@@ -190,25 +143,6 @@ function sourceOf(layout: HomeLayout, memory: ForgettableMemory): string {
   return engramSource(memory.scope, layout.agent, `${memory.file}.md`, memory.owner)
 }
 
-/** The lock of an archive file of forgotten entries (named by a hash: lock files must not name users). */
-function archiveLockName(absolute: string): string {
-  return `forgotten:${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}`
-}
-
-async function withLock<T>(deps: Pick<ForgettingDeps, 'backend' | 'projectLocks'>, name: string, fn: () => Promise<T>, scope: EngramScope = 'global'): Promise<T> {
-  // A project's engram files are locked in the project's own lock folder, as its store does.
-  const locks = scope === 'project' ? deps.projectLocks : deps.backend.locks
-  if (!locks) throw new EngramError({ code: ErrorCode.unsupported, category: 'system', message: 'Project memory cannot be changed here: its locks were not given.', fix: 'pass projectLocks (mind.forget does)' })
-  const outcome = await locks.withLock(name, fn)
-  if (outcome.kind === 'done') return outcome.value
-  throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: 'Memory is being written by another process.', fix: 'retry in a moment' })
-}
-
-/** Runs `fn` holding the lock the engram store of `dir` takes to write topic `slug`. */
-function withTopicLock<T>(deps: Pick<ForgettingDeps, 'backend' | 'projectLocks'>, dir: string, scope: EngramScope, slug: string, fn: () => Promise<T>): Promise<T> {
-  return withLock(deps, engramFileLockName(dir, `topic:${slug}`), fn, scope)
-}
-
 /** An archived entry as it can be encoded again: its own kind and metadata, without the archive's. */
 function liveEntryOf(archived: EngramEntry): EngramEntry {
   const kind = archived.meta.kind
@@ -225,9 +159,9 @@ interface ForgottenEntry {
 }
 
 /** The entries of a tree's archive of forgotten `file` entries (`archive/forgotten/<file>.md`). */
-export async function forgottenEntries(layout: HomeLayout, owner: Owner, scope: EngramScope, file: EngramFile): Promise<ForgottenEntry[]> {
-  const { absolute } = archiveOf(layout, { kind: 'entry', owner, scope, file, entry: { text: '-', kind: 'lesson', meta: {} } })
-  const text = await readOrEmpty(absolute)
+export async function forgottenEntries(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, owner: Owner, scope: EngramScope, file: EngramFile): Promise<ForgottenEntry[]> {
+  const files = engramFilesOf(deps, owner, scope, { reading: true })
+  const text = files ? ((await files.archive.read(entryArchiveName(scope, file))) ?? '') : ''
   return parseMemoryFile(text, 'lessons').lines.flatMap((line) => {
     if (line.type !== 'entry') return []
     const { forgotten_at: forgottenAt, forgotten_from: from, reason } = line.entry.meta
@@ -235,37 +169,71 @@ export async function forgottenEntries(layout: HomeLayout, owner: Owner, scope: 
   })
 }
 
-/** Removes the archived lines of an entry (same kind and text) from its archive file; returns how many. */
-async function dropArchivedEntry(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, memory: Extract<ForgettableMemory, { kind: 'entry' }>): Promise<number> {
-  const { absolute } = archiveOf(deps.layout, memory)
-  const key = entryKey(memory.entry)
-  return withLock(deps, archiveLockName(absolute), async () => {
-    const text = await readOrEmpty(absolute)
-    if (text === '') return 0
-    const doc = parseMemoryFile(text, 'lessons')
-    const lines = doc.lines.filter((line) => !(line.type === 'entry' && entryKey(liveEntryOf(line.entry)) === key))
-    const dropped = doc.lines.length - lines.length
-    if (dropped > 0) await writeFileAtomic(absolute, encodeUtf8Lossless(serializeMemoryFile({ ...doc, lines })))
-    return dropped
+/** The archive name of a scope's forgotten `file` entries (`EngramArchive`). */
+function entryArchiveName(scope: EngramScope, file: EngramFile): string {
+  return `forgotten/${scope === 'project' ? 'project/' : ''}${file}`
+}
+
+/** What forgetting changes of one scope's engram files besides their entries: the owner's archive, a topic's text. */
+interface EngramFiles {
+  archive: EngramArchive
+  writeTopic: NonNullable<EngramStore['writeTopic']>
+}
+
+/**
+ * The archive and topic writes of `owner`'s `scope` (`EngramStore.archive`, `writeTopic`): files of
+ * the owner's tree on the embedded home, rows on PostgreSQL. Refuses a store without them before
+ * anything changes; with `reading`, gives undefined where there is nothing to read instead.
+ */
+function engramFilesOf(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, owner: Owner, scope: EngramScope, options: { reading?: boolean } = {}): EngramFiles | undefined {
+  const store = deps.backend.owned(owner).engrams(scope)
+  if (store?.writeTopic && store.archive) return { archive: store.archive, writeTopic: store.writeTopic.bind(store) }
+  if (options.reading) return undefined
+  if (!store) storeOf(deps, owner, scope) // says why (no project open) with its fix
+  throw new EngramError({
+    code: ErrorCode.unsupported,
+    category: 'system',
+    message: `Rules, lessons, profile facts and topic files cannot be forgotten here: the ${deps.backend.name} backend's engram store keeps no archive of them. Nothing was changed.`,
+    fix: 'use an engram store with archive and writeTopic (the embedded and PostgreSQL ones have them), or forget knowledge and procedures (documents)',
+    details: { backend: deps.backend.name },
   })
 }
 
+/** The engram files of a memory's scope (refused, before anything changes, where there are none). */
+function filesOf(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, memory: Extract<ForgettableMemory, { kind: 'topic' | 'entry' }>): EngramFiles {
+  return engramFilesOf(deps, memory.owner, memory.scope) as EngramFiles
+}
+
+/** Removes the archived lines of an entry (same kind and text) from its archive file; returns how many. */
+async function dropArchivedEntry(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, memory: Extract<ForgettableMemory, { kind: 'entry' }>): Promise<number> {
+  const key = entryKey(memory.entry)
+  let dropped = 0
+  await filesOf(deps, memory).archive.updateEntries(memory.file, (text) => {
+    dropped = 0
+    if (text === '') return null
+    const doc = parseMemoryFile(text, 'lessons')
+    const lines = doc.lines.filter((line) => !(line.type === 'entry' && entryKey(liveEntryOf(line.entry)) === key))
+    dropped = doc.lines.length - lines.length
+    return dropped > 0 ? serializeMemoryFile({ ...doc, lines }) : null
+  })
+  return dropped
+}
+
 /** Removes the copies of a lesson from its topic file (lessons are cross-filed there); returns how many. */
-async function dropTopicCopies(deps: Pick<ForgettingDeps, 'backend' | 'layout' | 'projectLocks'>, memory: Extract<ForgettableMemory, { kind: 'entry' }>): Promise<number> {
+async function dropTopicCopies(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, memory: Extract<ForgettableMemory, { kind: 'entry' }>): Promise<number> {
   const topic = memory.entry.kind === 'lesson' && memory.entry.topic !== undefined ? topicSlug(memory.entry.topic) : ''
   if (topic === '') return 0
-  const dir = engramDirOf(deps.layout, memory.owner, memory.scope)
-  const path = join(dir, 'topics', `${topic}.md`)
   const wanted = dedupeKey(memory.entry.text)
-  return withTopicLock(deps, dir, memory.scope, topic, async () => {
-    const text = await readOrEmpty(path)
-    if (text === '') return 0
+  let dropped = 0
+  await filesOf(deps, memory).writeTopic(topic, (text) => {
+    dropped = 0
+    if (text === null || text === '') return null
     const doc = parseMemoryFile(text, 'topic')
     const lines = doc.lines.filter((line) => !(line.type === 'entry' && dedupeKey(line.entry.text) === wanted))
-    const dropped = doc.lines.length - lines.length
-    if (dropped > 0) await writeFileAtomic(path, encodeUtf8Lossless(serializeMemoryFile({ ...doc, lines })))
-    return dropped
+    dropped = doc.lines.length - lines.length
+    return dropped > 0 ? serializeMemoryFile({ ...doc, lines }) : null
   })
+  return dropped
 }
 
 /** Removes an entry (same kind and text) from its live file; returns how many lines went. */
@@ -300,32 +268,13 @@ async function record(deps: ForgettingDeps, action: 'forget' | 'restore' | 'purg
 }
 
 /**
- * Topic files and forgotten entries are kept as files of the home (`archive/forgotten/…`, the
- * topics a lesson is cross-filed into): on a backend whose memory is rows they would be written
- * where no other host reads them, and a lesson's topic copies could not be dropped (no seam writes
- * a topic's text). Only documents, which the DocumentStore archives, restores and purges, are
- * forgotten there; the rest is refused before anything changes.
- */
-function assertForgettableOn(backend: Backend, memory: ForgettableMemory, action: 'forget' | 'restore' | 'purge'): void {
-  if (backend.name === 'embedded' || memory.kind === 'document') return
-  const what = memory.kind === 'topic' ? 'a topic file' : `an entry of ${memory.file}.md`
-  throw new EngramError({
-    code: ErrorCode.unsupported,
-    category: 'user',
-    message: `${memoryPathOf(memory)} cannot be ${action === 'forget' ? 'forgotten' : action === 'restore' ? 'restored' : 'purged'} on the ${backend.name} backend yet: ${what} is archived as a file of one host's home there, which no other process reads (issue 16). Nothing was changed.`,
-    fix: 'forget knowledge and procedures (documents) as before; to forget a rule, lesson, profile fact or topic now, run engram on the embedded backend (unset storage.url / ENGRAM_DATABASE_URL)',
-    details: { path: memoryPathOf(memory), backend: backend.name },
-  })
-}
-
-/**
  * Moves a memory to its tree's `archive/forgotten/` and drops it from the index. Throws
  * `not_found` when it is not (or no longer) there.
  */
 export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemory, options: { reason?: string } = {}): Promise<ForgetOutcome> {
-  assertForgettableOn(deps.backend, memory, 'forget')
+  const files = memory.kind === 'document' ? undefined : filesOf(deps, memory)
   const path = memoryPathOf(memory)
-  const archive = archiveOf(deps.layout, memory)
+  const archive = archiveOf(memory)
   const source = sourceOf(deps.layout, memory)
   const index = deps.backend.index
   let unitsRemoved = 0
@@ -333,14 +282,9 @@ export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemo
     await deps.backend.owned(memory.owner).documents.archive(memory.docKind, memory.slug, 'forgotten')
     unitsRemoved = await index.removeSource(source)
   } else if (memory.kind === 'topic') {
-    const dir = engramDirOf(deps.layout, memory.owner, memory.scope)
-    const live = join(dir, 'topics', `${memory.slug}.md`)
-    await withTopicLock(deps, dir, memory.scope, memory.slug, async () => {
-      if (!(await exists(live))) throw notFound(`There is no topic file ${path}.`, 'list the topics with read_memory_file "memory/topics" and pass one of them', { path })
-      // A topic forgotten before under the same name stays archived beside it, never overwritten.
-      if (await exists(archive.absolute)) await moveFile(archive.absolute, archive.absolute.replace(/\.md$/, `.${deps.clock.now().toISOString().replace(/[:.]/g, '-')}.md`))
-      await moveFile(live, archive.absolute)
-    })
+    if (!(await files?.archive.forgetTopic(memory.slug, deps.clock.now().toISOString().replace(/[:.]/g, '-')))) {
+      throw notFound(`There is no topic file ${path}.`, 'list the topics with read_memory_file "memory/topics" and pass one of them', { path })
+    }
     unitsRemoved = await index.removeSource(source)
   } else {
     const at = deps.clock.now().toISOString()
@@ -353,11 +297,9 @@ export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemo
     }
     const line = formatEntryLine({ ...memory.entry, meta })
     // Archived first, removed after: a crash in between leaves the memory twice, never nowhere.
-    await withLock(deps, archiveLockName(archive.absolute), async () => {
-      const before = await readOrEmpty(archive.absolute)
+    await files?.archive.updateEntries(memory.file, (before) => {
       const title = `# Forgotten ${memory.file === 'profile' ? 'profile facts' : memory.file}\n\n`
-      if (before === '') await writeFileAtomic(archive.absolute, `${title}${line}\n`)
-      else await appendText(archive.absolute, `${before.endsWith('\n') ? '' : '\n'}${line}\n`)
+      return before === '' ? `${title}${line}\n` : `${before}${before.endsWith('\n') ? '' : '\n'}${line}\n`
     })
     if ((await dropLiveEntry(deps, memory)) === 0) {
       await dropArchivedEntry(deps, memory)
@@ -381,9 +323,9 @@ export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemo
 
 /** Brings a forgotten memory back from `archive/forgotten/` and into the index. */
 export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMemory): Promise<ForgetOutcome> {
-  assertForgettableOn(deps.backend, memory, 'restore')
+  const files = memory.kind === 'document' ? undefined : filesOf(deps, memory)
   const path = memoryPathOf(memory)
-  let archive = archiveOf(deps.layout, memory)
+  let archive = archiveOf(memory)
   if (memory.kind === 'document') {
     const documents = deps.backend.owned(memory.owner).documents
     try {
@@ -395,21 +337,17 @@ export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMem
       archive = { ...archive, path: archive.path.replace(/archive\/forgotten\//, 'archive/merged/') }
     }
   } else if (memory.kind === 'topic') {
-    const dir = engramDirOf(deps.layout, memory.owner, memory.scope)
-    const live = join(dir, 'topics', `${memory.slug}.md`)
-    await withTopicLock(deps, dir, memory.scope, memory.slug, async () => {
-      if (!(await exists(archive.absolute))) throw notFound(`Nothing is archived at ${archive.path}.`, 'check the name; forgotten topics are under archive/forgotten/topics/', { path })
-      if (await exists(live)) {
-        throw new EngramError({
-          code: ErrorCode.invalidArgument,
-          category: 'user',
-          message: `Cannot restore ${path}: a live topic file already exists there.`,
-          fix: `merge the archived copy ${archive.path} into it by hand, or forget the live one first`,
-          details: { path, archive: archive.path },
-        })
-      }
-      await moveFile(archive.absolute, live)
-    })
+    const restored = await files?.archive.restoreTopic(memory.slug)
+    if (restored === 'missing') throw notFound(`Nothing is archived at ${archive.path}.`, 'check the name; forgotten topics are under archive/forgotten/topics/', { path })
+    if (restored === 'occupied') {
+      throw new EngramError({
+        code: ErrorCode.invalidArgument,
+        category: 'user',
+        message: `Cannot restore ${path}: a live topic file already exists there.`,
+        fix: `merge the archived copy ${archive.path} into it by hand, or forget the live one first`,
+        details: { path, archive: archive.path },
+      })
+    }
   } else {
     const entry = liveEntryOf(memory.entry)
     const store = storeOf(deps, memory.owner, memory.scope)
@@ -432,7 +370,7 @@ export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMem
  * included). Only an explicit `--purge` calls it; the act is logged without the memory's text.
  */
 export async function purgeMemory(deps: ForgettingDeps, memory: ForgettableMemory, options: { reason?: string } = {}): Promise<ForgetOutcome> {
-  assertForgettableOn(deps.backend, memory, 'purge')
+  const files = memory.kind === 'document' ? undefined : filesOf(deps, memory)
   const path = memoryPathOf(memory)
   const source = sourceOf(deps.layout, memory)
   const index = deps.backend.index
@@ -442,20 +380,7 @@ export async function purgeMemory(deps: ForgettingDeps, memory: ForgettableMemor
     deleted = (await deps.backend.owned(memory.owner).documents.purge(memory.docKind, memory.slug)).length
     unitsRemoved = await index.removeSource(source)
   } else if (memory.kind === 'topic') {
-    const dir = engramDirOf(deps.layout, memory.owner, memory.scope)
-    const archive = archiveOf(deps.layout, memory)
-    await withTopicLock(deps, dir, memory.scope, memory.slug, async () => {
-      const folder = dirname(archive.absolute)
-      const aside = (await readdir(folder).catch(() => [] as string[])).filter((name) => name.startsWith(`${memory.slug}.`) && name.endsWith('.md')).map((name) => join(folder, name))
-      for (const file of [join(dir, 'topics', `${memory.slug}.md`), ...aside]) {
-        try {
-          await unlink(file)
-          deleted++
-        } catch (error) {
-          if (!isMissing(error)) throw error
-        }
-      }
-    })
+    deleted = (await files?.archive.purgeTopic(memory.slug)) ?? 0
     unitsRemoved = await index.removeSource(source)
   } else {
     deleted += await dropLiveEntry(deps, memory)

@@ -42,7 +42,7 @@ export interface MigrationReport {
 
 /** What no seam lets a migration read or write yet; said in every report (decision 0036). */
 const NOT_MOVED = [
-  'archived documents and earlier versions of documents (DocumentStore lists versions by path but cannot read them, and has no listing of archive/)',
+  'archived documents, earlier versions of documents, and forgotten rules, lessons, profile facts and topics (the seams read an archive but write no archived copy as it is)',
   'lines of memory files that could not be parsed, and topic files that cannot be read (reported, left in the source)',
   'skill times (created_at, updated_at): the skill store sets them on save',
   'summary creation times, confirmation queue times and decision times: the target stamps them when they are replayed',
