@@ -94,7 +94,23 @@ case "$task" in
   build) rm -rf dist && exec "$NODE" node_modules/typescript/bin/tsc -p tsconfig.json ;;
   lint)  "$NODE" node_modules/@biomejs/biome/bin/biome lint src test scripts && lint_unused ;;
   engram) exec "$NODE" src/interfaces/cli/bin.ts "$@" ;;
-  bench) exec "$NODE" "scripts/bench/$1.ts" "${@:2}" ;;
+  # A bench asked to measure PostgreSQL (`--backend postgres|both`) gets the test server, as
+  # with-postgres gives it, unless ENGRAM_DATABASE_URL names a server of one's own.
+  bench)
+    [ $# -gt 0 ] || { log "usage: scripts/run.sh bench NAME [args], e.g. bench recall --backend postgres"; exit 2; }
+    wants_pg=0
+    prev=""
+    for arg in "${@:2}"; do
+      case "$prev|$arg" in
+        --backend\|postgres|--backend\|both|*\|--backend=postgres|*\|--backend=both) wants_pg=1 ;;
+      esac
+      prev="$arg"
+    done
+    if [ "$wants_pg" = 1 ] && [ -z "${ENGRAM_DATABASE_URL:-}" ]; then
+      with_test_postgres "$NODE" "scripts/bench/$1.ts" "${@:2}"
+    else
+      exec "$NODE" "scripts/bench/$1.ts" "${@:2}"
+    fi ;;
   docs)  exec "$NODE" scripts/gen-config-docs.ts ;;
   node)  exec "$NODE" "$@" ;;
   *) log "usage: scripts/run.sh test|demo|build|lint|engram|bench|docs|node|with-postgres [args]"; exit 2 ;;

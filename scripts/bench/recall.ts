@@ -4,20 +4,39 @@
  * in the same run (every unit's text scanned in TypeScript with the same tokeniser and BM25).
  *
  *   node scripts/bench/recall.ts [--sizes 10000,100000,1000000] [--queries 100] [--vectors-up-to 20000]
+ *                                [--backend embedded|postgres|both] [--pg-batch 20000] [--keep]
  *
  * Units are synthetic (scripts/bench/synthetic-memories.ts): Zipf-distributed words, a mix of
  * kinds, dates over a year, some [[links]]. Vectors (offline hashing embedder) are stored only for
  * sizes up to --vectors-up-to: above it the retriever's `auto` dense mode re-ranks the lexical
  * candidates by embedding them at query time, so no stored vectors are read anyway.
  *
- * Building: units go in through the public `SearchIndex.upsert` in batches of 50,000 with the FTS5
- * insert trigger dropped, and the full-text index is built once at the end (`rebuild`), then the
- * trigger is restored — the usual bulk-load order for FTS5. At the 10k size the quality of fusion
- * is measured too (lexical only vs weighted sum vs RRF) on queries with typos and inflections.
+ * Backends (issue 16): `--backend embedded` (the default) measures the embedded home (SQLite +
+ * FTS5); `postgres` (or `both`) measures the PostgreSQL backend AND the embedded one beside it, in
+ * the same run, on the same corpus and the same queries: for each size, embedded then PostgreSQL.
+ * Each (size, backend) runs in a child process of its own, so its RSS is its own. PostgreSQL is
+ * the server of ENGRAM_DATABASE_URL, else of ENGRAM_TEST_DATABASE_URL (`npm run bench -- recall
+ * --backend postgres` starts the test server of scripts/test-postgres.sh for that); each run uses a
+ * fresh schema `bench_<random>`, dropped at the end unless --keep.
+ *
+ * Building: units go in through the public `SearchIndex.upsert` in batches. Embedded: batches of
+ * 50,000 with the FTS5 insert trigger dropped, and the full-text index built once at the end
+ * (`rebuild`), then the trigger is restored — the usual bulk-load order for FTS5. PostgreSQL:
+ * batches of --pg-batch units, each one transaction keeping the term statistics, then one
+ * `VACUUM ANALYZE` of the index tables (counted in the build time), as a bulk load into PostgreSQL
+ * is followed. At the 10k size the quality of fusion is measured too (lexical only vs weighted
+ * sum vs RRF) on queries with typos and inflections.
+ *
+ * On PostgreSQL every statement the mind sends while priming is timed (by statement); the slowest
+ * statements' shares are printed on stderr, and the slowest one is run again under
+ * EXPLAIN (ANALYZE, BUFFERS) and its plan printed (--explain 0 turns that off).
  */
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ManualClock } from '../../src/core/clock.ts'
 import { countTokens } from '../../src/core/tokens.ts'
@@ -31,8 +50,11 @@ import { analyseQuery } from '../../src/memory/retrieval/query-analysis.ts'
 import { createRetriever, type RetrievalOptions } from '../../src/memory/retrieval/search.ts'
 import type { RetrievalSettings } from '../../src/memory/retrieval/settings.ts'
 import { words } from '../../src/llm/embedders/text-features.ts'
+import type { PostgresBackend } from '../../src/storage/postgres/backend.ts'
+import type { PgClient } from '../../src/storage/postgres/driver.ts'
 import { openSqlite } from '../../src/storage/sqlite/database.ts'
 import { seededRandom } from '../../src/testing/seeded-random.ts'
+import { type BenchBackend, benchBackend, benchBackends, benchDatabaseUrl, describeServer, dropSchema } from './postgres-target.ts'
 import { makeCorpus } from './synthetic-memories.ts'
 
 const { values } = parseArgs({
@@ -42,21 +64,24 @@ const { values } = parseArgs({
     'vectors-up-to': { type: 'string', default: '20000' },
     keep: { type: 'boolean', default: false },
     embedder: { type: 'string', default: DEFAULT_OFFLINE_EMBEDDER },
+    backend: { type: 'string', default: 'embedded' },
+    'pg-batch': { type: 'string', default: '20000' },
+    explain: { type: 'string', default: '1' },
+    /** Internal: the child process measuring one size on one backend (`100000:postgres`). */
+    one: { type: 'string' },
   },
 })
 const embedderName = String(values.embedder)
-const embedder0 = embedderName
 const makeEmbedder = OFFLINE_EMBEDDERS[embedderName]
 if (!makeEmbedder) throw new Error(`--embedder must be one of ${Object.keys(OFFLINE_EMBEDDERS).join(', ')}`)
-// A word-vector embedder (GloVe) only ever re-ranks lexical candidates, so no vectors are stored;
-// its corpus is made of real English words so that the vectors are actually looked up.
-const wordVectors = embedderName === GLOVE_EMBEDDER_MODEL
-const contentWords = wordVectors ? installedWordVectors().words.filter((w) => /^[a-z]{3,}$/.test(w)).slice(50, 40_050) : []
 const sizes = String(values.sizes).split(',').map((s) => Number(s.trim()))
 const queryCount = Number(values.queries)
 const vectorsUpTo = Number(values['vectors-up-to'])
+const backends = benchBackends(String(values.backend))
+const pgBatch = Number(values['pg-batch'])
 const NOW = new Date('2026-06-01T12:00:00Z')
-const BATCH = 50_000
+/** Units per upsert on the embedded backend (FTS trigger off: plain row inserts). */
+const EMBEDDED_BATCH = 50_000
 /** Searches and primes run before measuring (not measured). */
 const WARM_UP = 20
 
@@ -118,6 +143,7 @@ function bruteForce(texts: readonly string[], query: string, k = 10): number[] {
 
 interface Row {
   size: number
+  backend: BenchBackend
   vectors: string
   buildS: number
   search: [number, number]
@@ -131,142 +157,302 @@ interface Row {
   dbMb: string
 }
 
-const rows: Row[] = []
-const quality: string[] = []
+/** One statement as the pool saw it while priming: its text, how often and how long. */
+interface StatementTimes {
+  sql: string
+  times: number[]
+  slowest: { ms: number; values: readonly unknown[] | undefined }
+}
 
-for (const size of sizes) {
-  const root = join(tmpdir(), `engram-bench-recall-${size}-${process.pid}`)
+type Query = (text: string, values?: readonly unknown[], callback?: (error: unknown, result: unknown) => void) => Promise<unknown> | undefined
+
+/**
+ * Times every statement the PostgreSQL backend sends while `recording` is on. Every statement
+ * runs on a client the mind's pool hands out (pool.query takes one too, with a callback), so the
+ * clients' `query` is wrapped, once each, in both the promise and the callback form.
+ */
+function timeStatements(backend: PostgresBackend): { statements: Map<string, StatementTimes>; setRecording(on: boolean): void; client(): Promise<PgClient> } {
+  const statements = new Map<string, StatementTimes>()
+  let recording = false
+  const record = (text: string, values: readonly unknown[] | undefined, took: number): void => {
+    const sql = text.replace(/\s+/g, ' ').trim()
+    const seen = statements.get(sql) ?? { sql, times: [], slowest: { ms: -1, values: undefined } }
+    seen.times.push(took)
+    if (took > seen.slowest.ms) seen.slowest = { ms: took, values }
+    statements.set(sql, seen)
+  }
+  const wrap = (client: { query: Query }): void => {
+    const original = client.query.bind(client)
+    client.query = (text, values, callback) => {
+      if (!recording || typeof text !== 'string') return original(text, values, callback)
+      const start = performance.now()
+      if (typeof callback === 'function') {
+        return original(text, values, (error, result) => {
+          record(text, values, performance.now() - start)
+          callback(error, result)
+        })
+      }
+      const done = original(text, values)
+      return done?.finally(() => record(text, values, performance.now() - start))
+    }
+  }
+  type Client = { query: Query }
+  const pool = backend.handle.pool as unknown as { query: Query; connect(callback?: (error: unknown, client?: Client, release?: unknown) => void): Promise<Client> | undefined }
+  const connect = pool.connect.bind(pool)
+  const wrapped = new WeakSet<object>()
+  const once = (client: Client | undefined): void => {
+    if (client && !wrapped.has(client)) {
+      wrapped.add(client)
+      wrap(client)
+    }
+  }
+  pool.connect = (callback) => {
+    if (callback !== undefined) {
+      return connect((error, client, release) => {
+        once(client)
+        callback(error, client, release)
+      })
+    }
+    return connect()?.then((client) => {
+      once(client)
+      return client
+    })
+  }
+  return { statements, setRecording: (on) => (recording = on), client: () => backend.handle.pool.connect() }
+}
+
+/** Measure one size on one backend (the child process); prints `@@row`, `@@quality` lines on stdout. */
+async function runOne(size: number, backend: BenchBackend): Promise<void> {
+  // A word-vector embedder (GloVe) only ever re-ranks lexical candidates, so no vectors are stored;
+  // its corpus is made of real English words so that the vectors are actually looked up.
+  const wordVectors = embedderName === GLOVE_EMBEDDER_MODEL
+  const contentWords = wordVectors ? installedWordVectors().words.filter((w) => /^[a-z]{3,}$/.test(w)).slice(50, 40_050) : []
+  const root = join(tmpdir(), `engram-bench-recall-${size}-${backend}-${process.pid}`)
   rmSync(root, { recursive: true, force: true })
   mkdirSync(root, { recursive: true })
   const home = join(root, 'home')
   const withVectors = !wordVectors && size <= vectorsUpTo
   const clock = new ManualClock(NOW)
-  const embedder = makeEmbedder(undefined)
-  const mind = await createMind({ home, env: { HOME: join(root, 'user-home') }, ignoreConfigFile: true, clock, embedder, reindexOnOpen: false })
-  const corpus = makeCorpus({ now: NOW, agent: mind.agent, contentWords })
-  const random = seededRandom(size)
+  const embedder = (makeEmbedder as NonNullable<typeof makeEmbedder>)(undefined)
+  const url = backend === 'postgres' ? benchDatabaseUrl() : undefined
+  const schema = `bench_${randomBytes(5).toString('hex')}`
+  const settings = url === undefined ? {} : { 'storage.url': url, 'storage.schema': schema }
+  const mind = await createMind({ home, env: { HOME: join(root, 'user-home') }, ignoreConfigFile: true, clock, embedder, reindexOnOpen: false, settings })
+  const pgBackend = mind.backend.name === 'postgres' ? (mind.backend as PostgresBackend) : undefined
+  if (pgBackend) process.stderr.write(`${size} postgres: ${pgBackend.handle.location}\n`)
+  const timing = pgBackend ? timeStatements(pgBackend) : undefined
+  try {
+    const corpus = makeCorpus({ now: NOW, agent: mind.agent, contentWords })
+    const random = seededRandom(size)
 
-  // Bulk load: FTS insert trigger off, rows in big transactions, one FTS rebuild at the end.
-  const side = openSqlite(mind.layout.database)
-  const trigger = side.db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'index_units_fts_insert'").get() as { sql: string } | undefined
-  if (trigger) side.db.exec('DROP TRIGGER index_units_fts_insert')
-  const buildStart = performance.now()
-  for (let i = 0; i < size; i += BATCH) {
-    const units = []
-    for (let j = i; j < Math.min(size, i + BATCH); j++) units.push(corpus.unit(j))
-    if (withVectors) {
-      const vectors = await embedder.embed(units.map((u) => u.text), 'document')
-      units.forEach((unit, k) => {
-        unit.vector = vectors[k]
-      })
+    // Bulk load. Embedded: FTS insert trigger off, rows in big transactions, one FTS rebuild at the end.
+    const side = pgBackend ? undefined : openSqlite(mind.layout.database)
+    const trigger = side?.db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'index_units_fts_insert'").get() as { sql: string } | undefined
+    if (trigger) side?.db.exec('DROP TRIGGER index_units_fts_insert')
+    const batch = pgBackend ? pgBatch : EMBEDDED_BATCH
+    const buildStart = performance.now()
+    let lastReport = buildStart
+    for (let i = 0; i < size; i += batch) {
+      const units = []
+      for (let j = i; j < Math.min(size, i + batch); j++) units.push(corpus.unit(j))
+      if (withVectors) {
+        const vectors = await embedder.embed(
+          units.map((u) => u.text),
+          'document',
+        )
+        units.forEach((unit, k) => {
+          unit.vector = vectors[k]
+        })
+      }
+      await mind.backend.index.upsert(units)
+      const now = performance.now()
+      if (now - lastReport > 2_000 || i + batch >= size) {
+        lastReport = now
+        const done = Math.min(size, i + batch)
+        process.stderr.write(`\r${size} ${backend}: ${done} units, ${((1000 * done) / (now - buildStart)).toFixed(0)} units/s   `)
+      }
     }
-    await mind.backend.index.upsert(units)
-    process.stderr.write(`\r${size}: ${Math.min(size, i + BATCH)} units`)
-  }
-  if (trigger) {
-    side.db.exec("INSERT INTO index_fts (index_fts) VALUES ('rebuild')")
-    side.db.exec(trigger.sql)
-  }
-  side.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-  side.close()
-  const buildS = (performance.now() - buildStart) / 1000
-  process.stderr.write(`\r${size}: built in ${buildS.toFixed(1)} s\n`)
-
-  // What priming reads besides the index: a profile, a day of activity, procedures.
-  await mind.backend.documents.write('user', 'ada', { name: 'Ada' }, '# Ada\n\n- Prefers short answers.\n- Works on the staging cluster.\n- Timezone: Europe/Berlin.\n')
-  for (let p = 0; p < 20; p++) {
-    await mind.backend.documents.write('procedure', `procedure-${p}`, { description: corpus.sentence(5, 9) }, `# Procedure ${p}\n\n${corpus.sentence(10, 20)}\n`)
-  }
-  for (let e = 0; e < 200; e++) {
-    const ts = new Date(NOW.getTime() - (200 - e) * 6 * 60_000).toISOString()
-    const kind = e % 10
-    if (kind < 5) await mind.backend.activity.append({ ts, type: e % 2 ? 'message_received' : 'response_sent', from: 'ada', to: 'ada', content: corpus.sentence(6, 40) })
-    else if (kind < 7) await mind.backend.activity.append({ ts, type: e % 2 ? 'dm_sent' : 'dm_received', from: 'bob', to: 'bob', content: corpus.sentence(6, 30) })
-    else if (kind < 8) await mind.backend.activity.append({ ts, type: 'cron_executed', summary: 'ok', meta: { task_name: 'nightly-backup', exit_code: 0 } })
-    else await mind.backend.activity.append({ ts, type: 'tool_use', tool: 'shell', content: corpus.sentence(4, 12) })
-  }
-
-  // The profile and procedures just written are indexed in the background: measure after that, not during it.
-  await mind.indexed()
-  const retriever = createRetriever({ index: mind.backend.index, embedder, clock })
-  const primer = createPrimer({ documents: mind.backend.documents, activity: mind.backend.activity, index: mind.backend.index, retriever, clock, agent: mind.agent })
-
-  // Queries use mid-frequency words (Zipf ranks 100–5,000): the words people actually ask about.
-  const word = (): string => corpus.vocabulary[100 + Math.floor(random() * 4900)] as string
-  const questions = Array.from({ length: queryCount }, () => `what did we decide about the ${word()} and ${word()} ${word()}?`)
-  const messages = Array.from({ length: queryCount }, (_, i) => {
-    switch (i % 4) {
-      case 0:
-        return i % 8 === 0 ? 'good morning!' : 'hi there, how are you?'
-      case 1:
-        return `why does the ${word()} ${word()} keep failing when ${word()} is on?`
-      case 2:
-        return `please update the ${word()} notes with the ${word()} ${word()} results and tell ${word()}`
-      default:
-        return '[heartbeat] check inbox and pending tasks'
+    if (side) {
+      if (trigger) {
+        side.db.exec("INSERT INTO index_fts (index_fts) VALUES ('rebuild')")
+        side.db.exec(trigger.sql)
+      }
+      side.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+      side.close()
     }
-  })
+    if (pgBackend) {
+      // What a bulk load into PostgreSQL is followed by: visibility map and planner statistics, so
+      // autovacuum does not do it in the middle of the measurements.
+      const vacuumStart = performance.now()
+      await pgBackend.handle.pool.query('VACUUM ANALYZE index_units, index_terms, index_stats')
+      process.stderr.write(`\n${size} postgres: VACUUM ANALYZE ${((performance.now() - vacuumStart) / 1000).toFixed(1)} s`)
+    }
+    const buildS = (performance.now() - buildStart) / 1000
+    process.stderr.write(`\n${size} ${backend}: built in ${buildS.toFixed(1)} s\n`)
 
-  // Steady state, as in an agent process that has been answering for a while: the JIT has
-  // compiled the hot path and the page cache holds the index's upper levels. Warm-up messages are
-  // their own, so the measured ones still meet cold postings.
-  countTokens('warm the tokenizer tables')
-  const warmQuestions = Array.from({ length: WARM_UP }, () => `what did we decide about the ${word()} and ${word()} ${word()}?`)
-  for (const q of warmQuestions) await retriever.search(q, { recordAccess: false })
-  for (const q of warmQuestions) await primer.prime({ message: q.replace('what did we decide about', 'please update'), user: 'ada' })
+    // What priming reads besides the index: a profile, a day of activity, procedures.
+    await mind.backend.documents.write('user', 'ada', { name: 'Ada' }, '# Ada\n\n- Prefers short answers.\n- Works on the staging cluster.\n- Timezone: Europe/Berlin.\n')
+    for (let p = 0; p < 20; p++) {
+      await mind.backend.documents.write('procedure', `procedure-${p}`, { description: corpus.sentence(5, 9) }, `# Procedure ${p}\n\n${corpus.sentence(10, 20)}\n`)
+    }
+    for (let e = 0; e < 200; e++) {
+      const ts = new Date(NOW.getTime() - (200 - e) * 6 * 60_000).toISOString()
+      const kind = e % 10
+      if (kind < 5) await mind.backend.activity.append({ ts, type: e % 2 ? 'message_received' : 'response_sent', from: 'ada', to: 'ada', content: corpus.sentence(6, 40) })
+      else if (kind < 7) await mind.backend.activity.append({ ts, type: e % 2 ? 'dm_sent' : 'dm_received', from: 'bob', to: 'bob', content: corpus.sentence(6, 30) })
+      else if (kind < 8) await mind.backend.activity.append({ ts, type: 'cron_executed', summary: 'ok', meta: { task_name: 'nightly-backup', exit_code: 0 } })
+      else await mind.backend.activity.append({ ts, type: 'tool_use', tool: 'shell', content: corpus.sentence(4, 12) })
+    }
 
-  const searchTimes: number[] = []
-  for (const q of questions) {
-    const t = performance.now()
-    await retriever.search(q)
-    searchTimes.push(performance.now() - t)
+    // The profile and procedures just written are indexed in the background: measure after that, not during it.
+    await mind.indexed()
+    const retriever = createRetriever({ index: mind.backend.index, embedder, clock })
+    const primer = createPrimer({ documents: mind.backend.documents, activity: mind.backend.activity, index: mind.backend.index, retriever, clock, agent: mind.agent })
+
+    // Queries use mid-frequency words (Zipf ranks 100–5,000): the words people actually ask about.
+    const word = (): string => corpus.vocabulary[100 + Math.floor(random() * 4900)] as string
+    const questions = Array.from({ length: queryCount }, () => `what did we decide about the ${word()} and ${word()} ${word()}?`)
+    const messages = Array.from({ length: queryCount }, (_, i) => {
+      switch (i % 4) {
+        case 0:
+          return i % 8 === 0 ? 'good morning!' : 'hi there, how are you?'
+        case 1:
+          return `why does the ${word()} ${word()} keep failing when ${word()} is on?`
+        case 2:
+          return `please update the ${word()} notes with the ${word()} ${word()} results and tell ${word()}`
+        default:
+          return '[heartbeat] check inbox and pending tasks'
+      }
+    })
+
+    // Steady state, as in an agent process that has been answering for a while: the JIT has
+    // compiled the hot path and the page cache holds the index's upper levels. Warm-up messages are
+    // their own, so the measured ones still meet cold postings.
+    countTokens('warm the tokenizer tables')
+    const warmQuestions = Array.from({ length: WARM_UP }, () => `what did we decide about the ${word()} and ${word()} ${word()}?`)
+    for (const q of warmQuestions) await retriever.search(q, { recordAccess: false })
+    for (const q of warmQuestions) await primer.prime({ message: q.replace('what did we decide about', 'please update'), user: 'ada' })
+
+    const searchTimes: number[] = []
+    for (const q of questions) {
+      const t = performance.now()
+      await retriever.search(q)
+      searchTimes.push(performance.now() - t)
+    }
+    const primeTimes: number[] = []
+    const primeByType: Record<string, number[]> = {}
+    let primeTokens = 0
+    let slowest = { ms: -1, message: '' }
+    timing?.setRecording(true)
+    for (const m of messages) {
+      const t = performance.now()
+      const result = await primer.prime({ message: m, user: 'ada' })
+      const took = performance.now() - t
+      primeTimes.push(took)
+      if (took > slowest.ms) slowest = { ms: took, message: m }
+      const ofType = primeByType[result.type] ?? []
+      ofType.push(took)
+      primeByType[result.type] = ofType
+      primeTokens += result.tokens
+    }
+    timing?.setRecording(false)
+    if (timing) await reportStatements(size, timing, primeTimes, slowest)
+
+    // Brute force over the same units, texts held in memory (loading them is not timed).
+    const texts: string[] = []
+    if (pgBackend) {
+      const { rows } = await pgBackend.handle.pool.query<{ text: string }>('SELECT text FROM index_units')
+      for (const row of rows) texts.push(row.text)
+    } else {
+      const reader = openSqlite(mind.layout.database, { readOnly: true })
+      for (const row of reader.db.prepare('SELECT text FROM index_units').iterate() as Iterable<{ text: string }>) texts.push(row.text)
+      reader.close()
+    }
+    const bruteQueries = size >= 1_000_000 ? 5 : size >= 100_000 ? 10 : 30
+    const bruteTimes: number[] = []
+    for (const q of questions.slice(0, bruteQueries)) {
+      const t = performance.now()
+      bruteForce(texts, q)
+      bruteTimes.push(performance.now() - t)
+    }
+    texts.length = 0
+
+    if (withVectors) for (const line of await fusionQuality(mind.backend.index, embedder, clock, random, size, backend)) process.stdout.write(`@@quality ${line}\n`)
+
+    let dbBytes: number
+    if (pgBackend) {
+      await mind.backend.index.flush?.()
+      const { rows } = await pgBackend.handle.pool.query<{ bytes: string | null }>(
+        `SELECT sum(pg_total_relation_size(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')`,
+        [pgBackend.handle.schema],
+      )
+      dbBytes = Number(rows[0]?.bytes ?? 0)
+    } else dbBytes = fileSize(mind.layout.database) + fileSize(`${mind.layout.database}-wal`)
+
+    const row: Row = {
+      size,
+      backend,
+      vectors: withVectors ? 'stored (knn)' : 'none (rerank)',
+      buildS,
+      search: [pct(searchTimes, 0.5), pct(searchTimes, 0.95)],
+      prime: [pct(primeTimes, 0.5), pct(primeTimes, 0.95)],
+      primeByType: Object.fromEntries(Object.entries(primeByType).map(([type, times]) => [type, [Math.round(pct(times, 0.5) * 10) / 10, Math.round(pct(times, 0.95) * 10) / 10]])),
+      primeTokens: primeTokens / messages.length,
+      brute: [pct(bruteTimes, 0.5), pct(bruteTimes, 0.95)],
+      bruteQueries,
+      rssMb: mb(process.memoryUsage().rss),
+      dbMb: mb(dbBytes),
+    }
+    process.stderr.write(`${JSON.stringify(row)}\n`)
+    process.stdout.write(`@@row ${JSON.stringify(row)}\n`)
+  } finally {
+    await mind.close()
+    if (url !== undefined && !values.keep) await dropSchema(url, schema)
+    if (!values.keep) rmSync(root, { recursive: true, force: true })
+    else process.stderr.write(`kept: ${root}${url !== undefined ? ` and schema ${schema}` : ''}\n`)
   }
-  const primeTimes: number[] = []
-  const primeByType: Record<string, number[]> = {}
-  let primeTokens = 0
-  for (const m of messages) {
-    const t = performance.now()
-    const result = await primer.prime({ message: m, user: 'ada' })
-    const took = performance.now() - t
-    primeTimes.push(took)
-    const ofType = primeByType[result.type] ?? []
-    ofType.push(took)
-    primeByType[result.type] = ofType
-    primeTokens += result.tokens
+}
+
+/**
+ * What the PostgreSQL backend spent priming on: each statement's count, total and p95 over the
+ * measured messages, and the plan of the slowest statement run again under EXPLAIN ANALYZE.
+ */
+async function reportStatements(size: number, timing: ReturnType<typeof timeStatements>, primeTimes: number[], slowest: { ms: number; message: string }): Promise<void> {
+  const all = [...timing.statements.values()]
+  const total = all.reduce((sum, s) => sum + s.times.reduce((a, b) => a + b, 0), 0)
+  const primeTotal = primeTimes.reduce((a, b) => a + b, 0)
+  const lines = [
+    `${size} postgres: priming ${primeTimes.length} messages took ${primeTotal.toFixed(0)} ms, of which ${total.toFixed(0)} ms waiting for ${all.reduce((n, s) => n + s.times.length, 0)} statements; slowest prime ${slowest.ms.toFixed(1)} ms (${JSON.stringify(slowest.message)})`,
+    '  statements by total time (count, total ms, p50 / p95 / max ms):',
+  ]
+  all.sort((a, b) => b.times.reduce((x, y) => x + y, 0) - a.times.reduce((x, y) => x + y, 0))
+  for (const s of all.slice(0, 8)) {
+    const sum = s.times.reduce((a, b) => a + b, 0)
+    lines.push(`  ${String(s.times.length).padStart(5)} ${sum.toFixed(0).padStart(7)} ${ms(pct(s.times, 0.5))} / ${ms(pct(s.times, 0.95))} / ${ms(s.slowest.ms)}  ${s.sql.slice(0, 160)}`)
   }
-
-  // Brute force over the same units, texts held in memory (loading them is not timed).
-  const texts: string[] = []
-  const reader = openSqlite(mind.layout.database, { readOnly: true })
-  for (const row of reader.db.prepare('SELECT text FROM index_units').iterate() as Iterable<{ text: string }>) texts.push(row.text)
-  reader.close()
-  const bruteQueries = size >= 1_000_000 ? 5 : size >= 100_000 ? 10 : 30
-  const bruteTimes: number[] = []
-  for (const q of questions.slice(0, bruteQueries)) {
-    const t = performance.now()
-    bruteForce(texts, q)
-    bruteTimes.push(performance.now() - t)
+  process.stderr.write(`${lines.join('\n')}\n`)
+  if (values.explain === '0') return
+  // The reads only (an EXPLAIN ANALYZE runs its statement): the one with the most time in all, and
+  // the one with the slowest single run; each in a transaction rolled back.
+  const reads = all.filter((s) => /^(SELECT|WITH)\b/i.test(s.sql))
+  const picked = new Set([reads[0], [...reads].sort((a, b) => b.slowest.ms - a.slowest.ms)[0]].filter((s) => s !== undefined))
+  const client = await timing.client()
+  for (const statement of picked) {
+    try {
+      await client.query('BEGIN')
+      const result = (await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, statement.slowest.values)) as { rows: Array<Record<string, string>> }
+      const plan = result.rows.map((r) => Object.values(r)[0]).join('\n')
+      process.stderr.write(
+        `${size} postgres: statement (${statement.times.length} runs, slowest ${ms(statement.slowest.ms)} ms), parameters ${JSON.stringify(statement.slowest.values)?.slice(0, 400)}\n${statement.sql}\nEXPLAIN (ANALYZE, BUFFERS), run again:\n${plan}\n`,
+      )
+    } catch (error) {
+      process.stderr.write(`${size} postgres: EXPLAIN failed: ${(error as Error).message}\n`)
+    } finally {
+      await client.query('ROLLBACK').catch(() => undefined)
+    }
   }
-  texts.length = 0
-
-  if (withVectors) quality.push(...(await fusionQuality(mind.backend.index, embedder, clock, random, size)))
-
-  rows.push({
-    size,
-    vectors: withVectors ? 'stored (knn)' : 'none (rerank)',
-    buildS,
-    search: [pct(searchTimes, 0.5), pct(searchTimes, 0.95)],
-    prime: [pct(primeTimes, 0.5), pct(primeTimes, 0.95)],
-    primeByType: Object.fromEntries(Object.entries(primeByType).map(([type, times]) => [type, [Math.round(pct(times, 0.5) * 10) / 10, Math.round(pct(times, 0.95) * 10) / 10]])),
-    primeTokens: primeTokens / messages.length,
-    brute: [pct(bruteTimes, 0.5), pct(bruteTimes, 0.95)],
-    bruteQueries,
-    rssMb: mb(process.memoryUsage().rss),
-    dbMb: mb(fileSize(mind.layout.database) + fileSize(`${mind.layout.database}-wal`)),
-  })
-  process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`)
-  await mind.close()
-  if (!values.keep) rmSync(root, { recursive: true, force: true })
+  client.release()
 }
 
 /** R@10 of lexical only, weighted fusion and RRF on queries made from a unit with typos and inflections. */
@@ -276,6 +462,7 @@ async function fusionQuality(
   clock: ManualClock,
   random: () => number,
   size: number,
+  backend: BenchBackend,
 ): Promise<string[]> {
   const probes: Array<{ id: string; query: string }> = []
   while (probes.length < 200) {
@@ -296,7 +483,7 @@ async function fusionQuality(
     ['weighted 0.5/0.5', { fusion: 'weighted', lexicalWeight: 0.5, denseWeight: 0.5 }],
     ['rrf k=60', { fusion: 'rrf', lexicalWeight: 1, denseWeight: 1 }],
   ]
-  const lines = [`Fusion quality at ${size} units (200 queries of 4 words, one misspelt and one inflected; target = the unit they came from):`, '', '| fusion | R@1 | R@10 |', '|---|---|---|']
+  const lines = [`Fusion quality at ${size} units on ${backend} (200 queries of 4 words, one misspelt and one inflected; target = the unit they came from):`, '', '| fusion | R@1 | R@10 |', '|---|---|---|']
   const options: RetrievalOptions = { limit: 10, recordAccess: false, graph: false }
   for (const [label, settings] of variants) {
     const retriever = createRetriever({ index, embedder, clock, settings: { ...settings, recencyWeight: 0, frequencyWeight: 0, graph: false } })
@@ -313,13 +500,76 @@ async function fusionQuality(
   return lines
 }
 
-console.log(`Recall benchmark (Node ${process.version}, ${process.platform}/${process.arch}, embedder ${embedder0}, ${queryCount} queries and ${queryCount} priming messages per size)`)
-console.log('')
-console.log('| units | vectors | build s | search p50 / p95 ms | prime p50 / p95 ms | prime tokens (mean) | brute-force BM25 p50 / p95 ms (queries) | RSS MB | DB MB |')
-console.log('|---|---|---|---|---|---|---|---|---|')
-for (const r of rows) {
-  console.log(
-    `| ${r.size.toLocaleString('en')} | ${r.vectors} | ${r.buildS.toFixed(1)} | ${ms(r.search[0])} / ${ms(r.search[1])} | ${ms(r.prime[0])} / ${ms(r.prime[1])} | ${r.primeTokens.toFixed(0)} | ${ms(r.brute[0])} / ${ms(r.brute[1])} (${r.bruteQueries}) | ${r.rssMb} | ${r.dbMb} |`,
-  )
+/** Runs one (size, backend) in a child process of this script; its row, or why it failed. */
+function runChild(size: number, backend: BenchBackend): Promise<{ row?: Row; quality: string[]; error?: string }> {
+  const args = [
+    ...process.execArgv,
+    fileURLToPath(import.meta.url),
+    '--one',
+    `${size}:${backend}`,
+    '--queries',
+    String(queryCount),
+    '--vectors-up-to',
+    String(vectorsUpTo),
+    '--embedder',
+    embedderName,
+    '--pg-batch',
+    String(pgBatch),
+    '--explain',
+    String(values.explain),
+    ...(values.keep ? ['--keep'] : []),
+  ]
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk
+    })
+    child.on('close', (code, signal) => {
+      const lines = out.split('\n')
+      const rowLine = lines.find((line) => line.startsWith('@@row '))
+      const quality = lines.filter((line) => line.startsWith('@@quality ')).map((line) => line.slice('@@quality '.length))
+      if (rowLine) resolve({ row: JSON.parse(rowLine.slice('@@row '.length)) as Row, quality })
+      else resolve({ quality, error: `child exited with ${signal ?? code}` })
+    })
+  })
 }
-if (quality.length > 0) console.log(`\n${quality.join('\n')}`)
+
+if (values.one !== undefined) {
+  const [size, backend] = values.one.split(':')
+  await runOne(Number(size), benchBackend(String(backend)))
+} else {
+  const server = backends.includes('postgres') ? await describeServer(benchDatabaseUrl()) : undefined
+  const rows: Row[] = []
+  const quality: string[] = []
+  const failures: string[] = []
+  for (const size of sizes) {
+    for (const backend of backends) {
+      const result = await runChild(size, backend)
+      if (result.row) rows.push(result.row)
+      else failures.push(`${size.toLocaleString('en')} on ${backend}: ${result.error}`)
+      if (result.quality.length > 0) quality.push(...result.quality, '')
+    }
+  }
+  console.log(
+    `Recall benchmark (Node ${process.version}, ${process.platform}/${process.arch}, embedder ${embedderName}, ${queryCount} queries and ${queryCount} priming messages per size and backend)`,
+  )
+  if (server) console.log(`PostgreSQL: ${server}; units upserted in batches of ${pgBatch}`)
+  console.log('')
+  console.log('| units | backend | vectors | build s | search p50 / p95 ms | prime p50 / p95 ms | prime tokens (mean) | brute-force BM25 p50 / p95 ms (queries) | RSS MB | DB MB |')
+  console.log('|---|---|---|---|---|---|---|---|---|---|')
+  for (const r of rows) {
+    console.log(
+      `| ${r.size.toLocaleString('en')} | ${r.backend} | ${r.vectors} | ${r.buildS.toFixed(1)} | ${ms(r.search[0])} / ${ms(r.search[1])} | ${ms(r.prime[0])} / ${ms(r.prime[1])} | ${r.primeTokens.toFixed(0)} | ${ms(r.brute[0])} / ${ms(r.brute[1])} (${r.bruteQueries}) | ${r.rssMb} | ${r.dbMb} |`,
+    )
+  }
+  console.log('')
+  console.log('Priming p50 / p95 ms by message type:')
+  for (const r of rows) console.log(`- ${r.size.toLocaleString('en')} ${r.backend}: ${Object.entries(r.primeByType).map(([type, [p50, p95]]) => `${type} ${p50} / ${p95}`).join(', ')}`)
+  if (quality.length > 0) console.log(`\n${quality.join('\n')}`)
+  if (failures.length > 0) {
+    console.log(`\nNot measured: ${failures.join('; ')}`)
+    process.exitCode = 1
+  }
+}
