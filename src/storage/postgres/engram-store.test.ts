@@ -294,3 +294,35 @@ onPostgres('EngramStore rows', (url) => {
     }
   })
 })
+
+onPostgres('EngramStore archive rows', (url) => {
+  test("a project's forgotten memory is kept in the owner's archive rows, as in the owner's tree of the home; another owner's archive is another", async () => {
+    const { handle, cleanup } = await openTestHandle(url)
+    try {
+      const clock = new ManualClock('2026-03-04T10:00:00Z')
+      const open = (owner: 'user:ada' | 'user:bo', scope: 'global' | 'project'): EngramStore =>
+        createPostgresEngramStore(handle, { agent: 'default', owner, scope, clock, ...(scope === 'project' ? { project: '/work/repo' } : {}) })
+      const project = open('user:ada', 'project')
+      await project.encodeLesson(lesson('The repo builds with make release', { topic: 'build' }))
+      assert.equal(await project.archive?.forgetTopic('build', '2026-03-04T10-00-00-000Z'), true)
+      await project.archive?.updateEntries('lessons', () => '# Forgotten lessons\n\n- x <!-- kind:lesson -->\n')
+      const global = open('user:ada', 'global')
+      assert.deepEqual(await global.archive?.list(), ['forgotten/project/lessons', 'forgotten/project/topics/build'])
+      assert.match((await global.archive?.read('forgotten/project/topics/build')) ?? '', /make release/)
+      assert.deepEqual(await project.listTopics(), [])
+      assert.deepEqual(await global.listTopics(), [], 'archived rows are no topics of either scope')
+      assert.deepEqual(await open('user:bo', 'global').archive?.list(), [])
+      const { rows } = await handle.pool.query<{ agent: string; scope: string; project: string; file: string }>(
+        `SELECT agent, scope, project, file FROM engram_files WHERE starts_with(file, 'archive/') ORDER BY file`,
+      )
+      assert.deepEqual(rows, [
+        { agent: 'default', scope: 'global', project: '', file: 'archive/forgotten/project/lessons' },
+        { agent: 'default', scope: 'global', project: '', file: 'archive/forgotten/project/topics/build' },
+      ])
+      assert.equal(await project.archive?.restoreTopic('build'), 'restored')
+      assert.match((await project.recallTopic('build')) ?? '', /make release/)
+    } finally {
+      await cleanup()
+    }
+  })
+})
