@@ -4,13 +4,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
+import { systemClock } from '../../core/clock.ts'
 import { runSearchIndexContract } from '../contract-tests/search-index.contract.ts'
 import type { IndexQuery, IndexUnit, SearchIndex, UnitKind } from '../contracts.ts'
+import { ftsFields } from '../lexical-plan.ts'
 import { openSqlite } from '../sqlite/database.ts'
 import { createSqliteSearchIndex } from '../sqlite/search-index.ts'
-import type { PostgresHandle } from './connection.ts'
+import { unicode61Tokens } from '../unicode61.ts'
+import { openPostgres, type PostgresHandle } from './connection.ts'
+import { applyPostgresMigrations } from './migrations.ts'
 import { createPostgresSearchIndex } from './search-index.ts'
-import { onPostgres, openTestHandle } from './test-support/test-database.ts'
+import { freshSchema, onPostgres, openTestHandle } from './test-support/test-database.ts'
 
 const INDEX_WORKER = new URL('./test-support/pg-index-worker.ts', import.meta.url).pathname
 
@@ -214,6 +218,90 @@ onPostgres('SearchIndex', (url) => {
     })
   })
 
+  describe('a database written before the postings (migration 7)', () => {
+    test('migration 8 builds the postings from tf: the same postings as a fresh write, the same ranking, and writes go on', async () => {
+      const { handle: fresh, cleanup } = await openTestHandle(url)
+      const old = freshSchema()
+      let migrated: PostgresHandle | undefined
+      try {
+        const units = [...corpus(300, 13, 4), ...crowd(200)].map(({ vector: _, ...unit }) => unit)
+        const reference = await createPostgresSearchIndex(fresh)
+        await reference.upsert(units)
+        // The rows as migration 7's search-index.ts wrote them: per unit its length and, per
+        // token of own, near, far and related, its counts there (tf), with a GIN on the tokens.
+        await applyPostgresMigrations(fresh.pool, { schema: old, location: 'test', clock: systemClock, upTo: 7 })
+        const rows = units.map((unit) => {
+          const fields = ftsFields(unit).map(unicode61Tokens)
+          const tf = new Map<string, number[]>()
+          for (const [column, tokens] of fields.slice(0, 4).entries()) {
+            for (const token of tokens) {
+              const counts = tf.get(token) ?? [0, 0, 0, 0]
+              counts[column]!++
+              tf.set(token, counts)
+            }
+          }
+          return { unit, tokenCount: fields.reduce((sum, tokens) => sum + tokens.length, 0), tf: JSON.stringify(Object.fromEntries(tf)) }
+        })
+        await fresh.pool.query(
+          `INSERT INTO "${old}".index_units (id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, hash, meta, token_count, terms, tf)
+           SELECT v.id, v.kind, v.text, v.source, '[]', NULL, v.agent, v.user_id, v.owner, v.created_at, v.hash, v.meta::json, v.token_count,
+             ARRAY(SELECT jsonb_object_keys(v.tf::jsonb)), v.tf::jsonb
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::text[], $10::text[], $11::integer[], $12::text[])
+             WITH ORDINALITY AS v(id, kind, text, source, agent, user_id, owner, created_at, hash, meta, token_count, tf, ord)
+           ORDER BY v.ord`,
+          [
+            units.map((u) => u.id),
+            units.map((u) => u.kind),
+            units.map((u) => u.text),
+            units.map((u) => u.source),
+            units.map((u) => u.agent ?? null),
+            units.map((u) => u.user ?? null),
+            units.map((u) => u.owner ?? 'agent'),
+            units.map((u) => u.createdAt),
+            units.map((u) => u.hash),
+            units.map((u) => (u.meta === undefined ? null : JSON.stringify(u.meta))),
+            rows.map((r) => r.tokenCount),
+            rows.map((r) => r.tf),
+          ],
+        )
+        await fresh.pool.query(
+          `INSERT INTO "${old}".index_terms (term, units_any, units_own)
+           SELECT t.key, count(*), count(*) FILTER (WHERE (t.value ->> 0)::integer > 0) FROM "${old}".index_units u, jsonb_each(u.tf) AS t GROUP BY t.key`,
+        )
+        await fresh.pool.query(`UPDATE "${old}".index_stats SET units = (SELECT count(*) FROM "${old}".index_units), tokens = (SELECT sum(token_count) FROM "${old}".index_units)`)
+        await fresh.pool.query(
+          `INSERT INTO "${old}".index_names (agent, name) SELECT DISTINCT coalesce(agent, ''), meta ->> 'name' FROM "${old}".index_units WHERE meta ->> 'name' IS NOT NULL`,
+        )
+        migrated = await openPostgres({ url, schema: old })
+        const index = await createPostgresSearchIndex(migrated)
+        const postings = (db: PostgresHandle) =>
+          db.pool.query('SELECT term, rowid, own, near, far, related, token_count, kind FROM index_postings ORDER BY term COLLATE "C", rowid').then((r) => r.rows)
+        const fromTf = await postings(migrated)
+        assert.ok(fromTf.length > 5_000, `${fromTf.length} postings`)
+        assert.deepEqual(fromTf, await postings(fresh))
+        const same = async () => {
+          for (const query of parityQueries()) {
+            const want = (await reference.search(query)).map((hit) => [hit.id, hit.lexical])
+            assert.deepEqual((await index.search(query)).map((hit) => [hit.id, hit.lexical]), want, JSON.stringify(query))
+          }
+          assert.deepEqual(await index.documentFrequencies?.(['tea', 'crowd', 'the']), await reference.documentFrequencies?.(['tea', 'crowd', 'the']))
+        }
+        await same()
+        const rewritten = units.slice(0, 30).map((unit, i) => ({ ...unit, text: `${unit.text} rewritten tea ${i}`, hash: `r${i}` }))
+        for (const db of [reference, index]) {
+          await db.upsert(rewritten)
+          await db.remove(units.slice(30, 40).map((unit) => unit.id))
+          await db.purgeUser('ana')
+        }
+        await same()
+      } finally {
+        await migrated?.close()
+        await fresh.pool.query(`DROP SCHEMA IF EXISTS "${old}" CASCADE`)
+        await cleanup()
+      }
+    })
+  })
+
   describe('nearest vectors through the HNSW index', () => {
     test('approximate search finds nearly all the exact nearest, and a selective filter still fills the page', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'engram-pg-hnsw-'))
@@ -401,7 +489,7 @@ onPostgres('SearchIndex', (url) => {
         assert.equal(rows[0]?.real_units, 500)
         assert.equal(rows[0]?.tokens, rows[0]?.real_tokens)
         const df = await index.documentFrequencies?.(['unit', 'appl', 'tiger'])
-        const { rows: real } = await handle.pool.query<{ n: number }>("SELECT count(*) AS n FROM index_units WHERE tf ? 'tiger'")
+        const { rows: real } = await handle.pool.query<{ n: number }>("SELECT count(*) AS n FROM index_postings WHERE term = 'tiger'")
         assert.equal(df?.get('unit'), 500)
         assert.equal(df?.get('tiger'), real[0]?.n)
         assert.deepEqual(await index.participants?.(), ['Speaker0', 'Speaker1', 'Speaker2', 'Speaker3', 'Speaker4'])

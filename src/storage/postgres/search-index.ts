@@ -1,22 +1,37 @@
 /**
- * The search index on PostgreSQL (migration 7): one `index_units` row per retrievable unit, a
- * BM25 that ranks exactly as the embedded index's FTS5 does, and vectors in pgvector. It returns
- * raw candidates per channel; fusion happens above it.
+ * The search index on PostgreSQL (migrations 7 and 8): one `index_units` row per retrievable unit,
+ * an inverted index of postings, a BM25 that ranks exactly as the embedded index's FTS5 does, and
+ * vectors in pgvector. It returns raw candidates per channel; fusion happens above it.
  *
  * PostgreSQL has no BM25 (`ts_rank` is not one), and recall on PostgreSQL must match the embedded
- * backend. So each unit stores what FTS5's `bm25()` reads (sqlite `fts5_aux.c`): its fields are the
- * embedded index's (`ftsFields`: own text, near and far neighbours, related words, kind), tokenized
- * as FTS5's unicode61 does (`../unicode61.ts`); `token_count` is the row's length over all five,
- * `tf` the count of each token in each of the four matched fields, `terms` those tokens (GIN);
- * `index_terms` holds each token's document frequency and `index_stats` the row count and total
- * length, both kept in the writing transaction. A query keeps the same terms as the embedded one
- * (`../lexical-plan.ts`), PostgreSQL finds the units holding them and hands back their counts of
- * those terms, and the score is computed here with FTS5's arithmetic, operation for operation:
+ * backend. So the index stores what FTS5's `bm25()` reads (sqlite `fts5_aux.c`): a unit's fields
+ * are the embedded index's (`ftsFields`: own text, near and far neighbours, related words, kind),
+ * tokenized as FTS5's unicode61 does (`../unicode61.ts`); `index_units.token_count` is the unit's
+ * length over all five; `index_postings` has a row per token of the four matched fields and unit,
+ * with the token's count in each field and the unit's length; `index_terms` holds each token's
+ * document frequency and `index_stats` the row count and total length, all kept in the writing
+ * transaction. A query keeps the same terms as the embedded one (`../lexical-plan.ts`), reads the
+ * postings of those terms only (an index-only scan of the primary key, which includes the counts),
+ * and the score is computed here with FTS5's arithmetic, operation for operation:
  *   Σ over query terms (a repeated term once per repetition) of
  *     idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgdl)),  k1 = 1.2, b = 0.75,
  *   f = the field weights of the term's occurrences (own 1, near, far, related), D = token_count,
  *   idf = ln((N − n + 0.5)/(n + 0.5)), or 1e-6 when that is not positive.
- * The parity test checks ids, order and scores against SQLite's (bit-identical on this machine).
+ * A kinds filter applies to the postings (they hold the unit's kind: a skill lookup reads only
+ * skills'); the other filters to the ranked units, best first: the rows of the best `limit` are
+ * read with the filter (usually all pass), and only when some fail are the rest checked. The parity test checks
+ * ids, order and scores against SQLite's (bit-identical on this machine).
+ *
+ * Why postings (migration 8): migration 7 kept each unit's counts of all its tokens in one jsonb
+ * (with a GIN on the token list), and a query detoasted the whole 5–15 KB value of each candidate
+ * (a message's own words and its neighbours') to read the counts of 2–6 tokens. Priming on a
+ * 1,000-turn conversation (BEAM, 17 questions) spent 140–190 ms per question in that statement,
+ * p50 ~230 ms a priming; reading postings the statement takes 5–35 ms and the priming p50 50 ms
+ * (embedded: 43 ms), 25 ms once VACUUM has marked the postings' pages all-visible. At 100k
+ * synthetic units, a 2–6 word query went from p50 4.5 / p95 13.6 ms to 2.3 / 6.6 ms. The price is
+ * size: a posting is ~70 bytes of heap and ~110 of index (as written: random inserts leave the
+ * primary key's pages part full), 23 postings per synthetic unit and 335 per BEAM message (its
+ * neighbours' words are its fields too) — about twice migration 7's footprint (migrations.ts).
  *
  * PostgreSQL text and json cannot hold U+0000, which a message may (messages are lossless): the
  * index stores U+FFFD in its place in text, provenance, links and meta. The index is derived; the
@@ -100,8 +115,8 @@ interface UnitRow {
   last_access_at: string | null
 }
 
-/** Per token, its count in own, near, far and related. */
-type TermFrequencies = Record<string, [number, number, number, number]>
+/** Per token, its count in own, near, far and related (a Map: a word may be `constructor` or `__proto__`). */
+type TermFrequencies = Map<string, [number, number, number, number]>
 
 interface Analysed {
   tokenCount: number
@@ -111,14 +126,17 @@ interface Analysed {
 /** What FTS5 would store for the unit: its length over all five fields and its token counts in the four matched ones. */
 function analyse(unit: IndexUnit): Analysed {
   const fields = ftsFields(unit).map(unicode61Tokens)
-  const tf: TermFrequencies = {}
+  const tf: TermFrequencies = new Map()
   let tokenCount = 0
   for (const [column, tokens] of fields.entries()) {
     tokenCount += tokens.length
     if (column > 3) continue
     for (const token of tokens) {
-      const counts = tf[token] ?? [0, 0, 0, 0]
-      tf[token] = counts
+      let counts = tf.get(token)
+      if (!counts) {
+        counts = [0, 0, 0, 0]
+        tf.set(token, counts)
+      }
       counts[column]!++
     }
   }
@@ -227,15 +245,14 @@ interface RowArrays {
   meta: Array<string | null>
   hasVector: boolean[]
   tokenCount: number[]
-  tf: string[]
   embedding: Array<string | null>
   keep: boolean[]
   rowid: Array<number | null>
 }
 
 const ROW_SOURCE = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-  $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::boolean[], $16::integer[], $17::text[], $18::text[], $19::boolean[], $20::bigint[])
-  AS v(id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector, token_count, tf, embedding, keep, rowid)`
+  $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::boolean[], $16::integer[], $17::text[], $18::boolean[], $19::bigint[])
+  AS v(id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector, token_count, embedding, keep, rowid)`
 
 function rowParams(rows: RowArrays): unknown[] {
   return [
@@ -255,7 +272,6 @@ function rowParams(rows: RowArrays): unknown[] {
     rows.meta,
     rows.hasVector,
     rows.tokenCount,
-    rows.tf,
     rows.embedding,
     rows.keep,
     rows.rowid,
@@ -274,10 +290,10 @@ interface Pending {
 
 /** What a unit row held before a write: enough to undo its share of the statistics. */
 interface Previous {
+  rowid: number
   hash: string
   has_vector: boolean
   token_count: number
-  tf: TermFrequencies
 }
 
 /** Changes to `index_terms` and `index_stats`, summed over a write. */
@@ -287,16 +303,33 @@ class StatsDelta {
   vectors = 0
   readonly terms = new Map<string, { any: number; own: number }>()
 
-  add(tf: TermFrequencies, tokens: number, hasVector: boolean, sign: 1 | -1): void {
+  /** A unit's share: its length and vector, and its terms when given (a removed unit's come from its postings, `removedPostings`). */
+  add(tf: TermFrequencies | undefined, tokens: number, hasVector: boolean, sign: 1 | -1): void {
     this.units += sign
     this.tokens += sign * tokens
     if (hasVector) this.vectors += sign
-    for (const [term, counts] of Object.entries(tf)) {
-      const delta = this.terms.get(term) ?? { any: 0, own: 0 }
-      delta.any += sign
-      if (counts[0] > 0) delta.own += sign
-      this.terms.set(term, delta)
-    }
+    if (tf) for (const [term, counts] of tf) this.term(term, sign, counts[0] > 0 ? sign : 0)
+  }
+
+  term(term: string, any: number, own: number): void {
+    const delta = this.terms.get(term) ?? { any: 0, own: 0 }
+    delta.any += any
+    delta.own += own
+    this.terms.set(term, delta)
+  }
+
+  /**
+   * Deletes the postings of units `rowids` (rows the caller has locked) and takes their terms out:
+   * summed per term in SQL, so erasing many units does not ship every posting here.
+   */
+  async removedPostings(client: PgQueryable, rowids: number[]): Promise<void> {
+    if (rowids.length === 0) return
+    const { rows } = await client.query<{ term: string; any: number; own: number }>(
+      `WITH gone AS (DELETE FROM index_postings WHERE rowid = ANY($1::bigint[]) RETURNING term, own)
+       SELECT term, count(*)::integer AS any, (count(*) FILTER (WHERE own > 0))::integer AS own FROM gone GROUP BY term`,
+      [rowids],
+    )
+    for (const row of rows) this.term(row.term, -row.any, -row.own)
   }
 
   /**
@@ -516,26 +549,25 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const w = query.fieldWeights ?? { near: 0.5, far: 0.2, related: 0.3 }
     const weights = [1, w.near, w.far, w.related] as const
     const distinctTokens = [...new Set(tokens)]
-    const filter = filterToSql(query, 2)
     // Two reads at once: the corpus statistics with each term's document frequency, and the
-    // matching units (GIN on terms) with their counts of the query's tokens only — mostly NULL, as
-    // a unit holds few of them. Scoring those in SQL cost ~5 µs per unit in expression evaluation;
-    // here it is free, and it can follow fts5_aux.c's arithmetic exactly (below).
-    const [statsResult, candidates] = await Promise.all([
+    // postings of the query's tokens (index_postings: per unit its counts of that token and its
+    // length, read from the primary key). Scoring those in SQL cost ~5 µs per unit in expression
+    // evaluation; here it is free, and it can follow fts5_aux.c's arithmetic exactly (below).
+    const [statsResult, postings] = await Promise.all([
       pool.query<{ units: number; tokens: number; n: number[] }>(
         `SELECT s.units, s.tokens, ARRAY(SELECT coalesce(t.units_any, 0) FROM unnest($1::text[]) WITH ORDINALITY AS p(token, ord)
            LEFT JOIN index_terms t ON t.term = p.token ORDER BY p.ord) AS n
          FROM index_stats s`,
         [distinctTokens],
       ),
-      pool.query<Record<string, unknown> & { rowid: number; d: number }>(
-        `SELECT u.rowid, u.token_count AS d, ${distinctTokens.map((_, i) => `u.tf -> ($1::text[])[${i + 1}] AS c${i}`).join(', ')}
-         FROM index_units u WHERE u.terms && $1::text[] ${filter.sql ? `AND ${filter.sql}` : ''}`,
-        [distinctTokens, ...filter.params],
+      pool.query<{ term: string; rowid: number; d: number; own: number; near: number; far: number; related: number }>(
+        `SELECT p.term, p.rowid, p.token_count AS d, p.own, p.near, p.far, p.related FROM index_postings p
+         WHERE p.term = ANY($1::text[]) ${query.kinds === undefined ? '' : 'AND p.kind = ANY($2::text[])'}`,
+        query.kinds === undefined ? [distinctTokens] : [distinctTokens, query.kinds],
       ),
     ])
     const stats = statsResult.rows[0]
-    if (!stats || candidates.rows.length === 0) return []
+    if (!stats || postings.rows.length === 0) return []
     // fts5_aux.c's bm25(): avgdl over every row, IDF per phrase (a repeated term is a phrase per
     // repetition) floored at 1e-6, the frequency of a phrase in a row the sum of its instances'
     // column weights added one by one in position order (own, near, far, related), and the
@@ -548,29 +580,68 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const value = Math.log((stats.units - n + 0.5) / (n + 0.5))
       return value <= 0 ? 1e-6 : value
     })
-    const scored = candidates.rows.map((row) => {
+    // Per unit, its length and the weighted frequency of each distinct token it holds.
+    const units = new Map<number, { d: number; frequency: number[] }>()
+    for (const row of postings.rows) {
+      let unit = units.get(row.rowid)
+      if (!unit) {
+        unit = { d: row.d, frequency: new Array<number>(distinctTokens.length).fill(0) }
+        units.set(row.rowid, unit)
+      }
+      let frequency = 0
+      const counts = [row.own, row.near, row.far, row.related]
+      for (let column = 0; column < 4; column++) for (let k = 0; k < counts[column]!; k++) frequency += weights[column]!
+      unit.frequency[slot.get(row.term)!] = frequency
+    }
+    const scored: Array<{ rowid: number; score: number }> = []
+    for (const [rowid, unit] of units) {
       let score = 0
       for (const [p, i] of phraseSlots.entries()) {
-        const counts = row[`c${i}`] as [number, number, number, number] | null
-        let frequency = 0
-        if (counts) {
-          for (let column = 0; column < 4; column++) for (let k = 0; k < counts[column]!; k++) frequency += weights[column]!
-        }
-        score += idf[p]! * ((frequency * (BM25_K1 + 1.0)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * row.d) / avgdl)))
+        const frequency = unit.frequency[i]!
+        score += idf[p]! * ((frequency * (BM25_K1 + 1.0)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * unit.d) / avgdl)))
       }
-      return { rowid: row.rowid, score }
-    })
+      scored.push({ rowid, score })
+    }
     // Best first; equal scores by rowid, as FTS5 returns them.
     scored.sort((a, b) => b.score - a.score || a.rowid - b.rowid)
-    const best = scored.slice(0, limit)
-    const { rows: unitRows } = await pool.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.rowid = ANY($1::bigint[])`, [best.map((hit) => hit.rowid)])
-    const byRowid = new Map(unitRows.map((row) => [row.rowid, row]))
-    const rows = best.flatMap((hit) => {
-      const row = byRowid.get(hit.rowid)
-      return row ? [{ ...row, score: hit.score }] : []
+    const rows = await passing(scored, limit, query)
+    // The units are read already: hand them up rather than have the caller read them again.
+    return rows.map(({ row, score }) => ({ id: row.id, kind: row.kind as UnitKind, lexical: score, unit: withPendingAccess(toStoredUnit(row)) }))
+  }
+
+  /**
+   * The first `limit` of `ranked` that pass the filter, with their rows. The postings know no
+   * filter: the best `limit` are read with it applied (usually all pass: done in one statement);
+   * when some fail, the rest are checked without reading their rows, and the next best read.
+   */
+  async function passing(ranked: Array<{ rowid: number; score: number }>, limit: number, filter: IndexFilter): Promise<Array<{ row: UnitRow; score: number }>> {
+    const where = filterToSql(filter, 2)
+    const and = where.sql ? `AND ${where.sql}` : ''
+    const read = async (rowids: number[]): Promise<Map<number, UnitRow>> => {
+      if (rowids.length === 0) return new Map()
+      const { rows } = await pool.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [rowids, ...where.params])
+      return new Map(rows.map((row) => [row.rowid, row]))
+    }
+    const first = ranked.slice(0, limit)
+    const found = await read(first.map((hit) => hit.rowid))
+    const out = first.flatMap((hit) => {
+      const row = found.get(hit.rowid)
+      return row ? [{ row, score: hit.score }] : []
     })
-    // The join read each unit's row already: hand the units up rather than have the caller read them again.
-    return rows.map((row) => ({ id: row.id, kind: row.kind as UnitKind, lexical: row.score, unit: withPendingAccess(toStoredUnit(row)) }))
+    if (out.length === limit || ranked.length <= limit) return out
+    const rest = ranked.slice(limit)
+    const { rows: pass } = await pool.query<{ rowid: number }>(`SELECT u.rowid FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [
+      rest.map((hit) => hit.rowid),
+      ...where.params,
+    ])
+    const ok = new Set(pass.map((row) => row.rowid))
+    const next = rest.filter((hit) => ok.has(hit.rowid)).slice(0, limit - out.length)
+    const more = await read(next.map((hit) => hit.rowid))
+    for (const hit of next) {
+      const row = more.get(hit.rowid)
+      if (row) out.push({ row, score: hit.score })
+    }
+    return out
   }
 
   async function dense(query: Float32Array, limit: number, filter: IndexFilter): Promise<IndexCandidate[]> {
@@ -617,11 +688,14 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
   async function deleteUnits(client: PgQueryable, where: string, params: unknown[]): Promise<number> {
     const { rows: locked } = await client.query<{ rowid: number }>(`SELECT rowid FROM index_units WHERE ${where} ORDER BY id FOR UPDATE`, params)
     if (locked.length === 0) return 0
-    const { rows } = await client.query<Previous>('DELETE FROM index_units WHERE rowid = ANY($1::bigint[]) RETURNING has_vector, token_count, tf', [
-      locked.map((row) => row.rowid),
-    ])
+    const rowids = locked.map((row) => row.rowid)
+    const { rows } = await client.query<{ has_vector: boolean; token_count: number }>(
+      'DELETE FROM index_units WHERE rowid = ANY($1::bigint[]) RETURNING has_vector, token_count',
+      [rowids],
+    )
     const delta = new StatsDelta()
-    for (const row of rows) delta.add(row.tf, row.token_count, row.has_vector, -1)
+    for (const row of rows) delta.add(undefined, row.token_count, row.has_vector, -1)
+    await delta.removedPostings(client, rowids)
     await delta.write(client)
     return rows.length
   }
@@ -661,7 +735,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const rowids = new Map<number, number>()
       const lockExisting = async (list: string[]): Promise<void> => {
         const { rows } = await client.query<Previous & { id: string }>(
-          'SELECT id, hash, has_vector, token_count, tf FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+          'SELECT id, rowid, hash, has_vector, token_count FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
           [list],
         )
         for (const row of rows) previous.set(row.id, row)
@@ -686,7 +760,6 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
           meta: [],
           hasVector: [],
           tokenCount: [],
-          tf: [],
           embedding: [],
           keep: [],
           rowid: [],
@@ -697,7 +770,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
           // without one drops the old vector, which described text that is gone.
           const keep = vector === undefined && before !== undefined && before.has_vector && before.hash === unit.hash
           const hasVector = vector !== undefined || keep
-          if (before) delta.add(before.tf, before.token_count, before.has_vector, -1)
+          // The old terms are taken out with the old postings (below).
+          if (before) delta.add(undefined, before.token_count, before.has_vector, -1)
           delta.add(analysed.tf, analysed.tokenCount, hasVector, 1)
           rows.id.push(unit.id)
           rows.kind.push(unit.kind)
@@ -715,7 +789,6 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
           rows.meta.push(unit.meta === undefined ? null : JSON.stringify(withoutNul(unit.meta)))
           rows.hasVector.push(hasVector)
           rows.tokenCount.push(analysed.tokenCount)
-          rows.tf.push(JSON.stringify(analysed.tf))
           rows.embedding.push(vector === undefined ? null : vectorText(vector))
           rows.keep.push(keep)
           rows.rowid.push(rowids.get(order) ?? null)
@@ -735,9 +808,9 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         for (const [i, order] of orders.entries()) rowids.set(order, numbers[i]!.n)
         const { rows: inserted } = await client.query<{ id: string }>(
           `INSERT INTO index_units (rowid, id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta,
-             has_vector, token_count, terms, tf${embeddingColumn}) OVERRIDING SYSTEM VALUE
+             has_vector, token_count${embeddingColumn}) OVERRIDING SYSTEM VALUE
            SELECT v.rowid, v.id, v.kind, v.text, v.source, v.provenance::json, v.scope, v.agent, v.user_id, v.owner, v.created_at, v.updated_at, v.hash,
-             v.links::json, v.meta::json, v.has_vector, v.token_count, ARRAY(SELECT jsonb_object_keys(v.tf::jsonb)), v.tf::jsonb
+             v.links::json, v.meta::json, v.has_vector, v.token_count
              ${vectorsOn ? ', v.embedding::vector' : ''}
            FROM ${ROW_SOURCE} ORDER BY v.id
            ON CONFLICT (id) DO NOTHING RETURNING id`,
@@ -758,10 +831,45 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         await client.query(
           `UPDATE index_units u SET kind = v.kind, text = v.text, source = v.source, provenance = v.provenance::json, scope = v.scope, agent = v.agent,
              user_id = v.user_id, owner = v.owner, created_at = v.created_at, updated_at = v.updated_at, hash = v.hash, links = v.links::json,
-             meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count, terms = ARRAY(SELECT jsonb_object_keys(v.tf::jsonb)),
-             tf = v.tf::jsonb${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
+             meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
            FROM ${ROW_SOURCE} WHERE u.id = v.id`,
           rowParams(rowsOf(replaced)),
+        )
+        // The old postings go (their terms out of the delta), the new ones come below.
+        await delta.removedPostings(
+          client,
+          replaced.map((p) => previous.get(p.unit.id)!.rowid),
+        )
+      }
+      // Every unit's postings in one statement, in term order (the primary key's).
+      const postings = {
+        term: [] as string[],
+        rowid: [] as number[],
+        own: [] as number[],
+        near: [] as number[],
+        far: [] as number[],
+        related: [] as number[],
+        tokens: [] as number[],
+        kind: [] as string[],
+      }
+      for (const p of pending) {
+        const rowid = previous.get(p.unit.id)?.rowid ?? rowids.get(p.order)!
+        for (const [term, counts] of p.analysed.tf) {
+          postings.term.push(term)
+          postings.rowid.push(rowid)
+          postings.own.push(counts[0])
+          postings.near.push(counts[1])
+          postings.far.push(counts[2])
+          postings.related.push(counts[3])
+          postings.tokens.push(p.analysed.tokenCount)
+          postings.kind.push(p.unit.kind)
+        }
+      }
+      if (postings.term.length > 0) {
+        await client.query(
+          `INSERT INTO index_postings (term, rowid, own, near, far, related, token_count, kind)
+           SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[], $5::integer[], $6::integer[], $7::integer[], $8::text[])`,
+          [postings.term, postings.rowid, postings.own, postings.near, postings.far, postings.related, postings.tokens, postings.kind],
         )
       }
       const names = new Map<string, [string, string]>()
