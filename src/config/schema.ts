@@ -116,6 +116,12 @@ export const SETTINGS: readonly SettingSpec[] = [
     'How many days of episodes daily consolidation looks back over for what no model has consolidated yet (offline, or after a failure): older ones are left as episodes.'),
   s('jobs.eager', 'ENGRAM_JOBS_EAGER', { kind: 'boolean' }, true,
     'Run the work queued after a turn or at a session boundary at once, in the background of the process that queued it; false leaves it to the next maintain() (serverless, where nothing may outlive a request).'),
+  s('serve.host', 'ENGRAM_SERVE_HOST', { kind: 'string' }, '127.0.0.1',
+    'Address `engram serve` listens on. Loopback by default; any other address needs serve.tokens (decision 0038).'),
+  s('serve.port', 'ENGRAM_SERVE_PORT', { kind: 'integer', min: 0, max: 65535 }, 7477,
+    'Port `engram serve` listens on (0: any free port, printed when it starts).'),
+  s('serve.tokens', 'ENGRAM_SERVE_TOKENS', { kind: 'secret' }, undefined,
+    'Bearer tokens of `engram serve`, comma-separated: TOKEN=AGENT:USER acts for that user of the agent, TOKEN=AGENT for the agent alone, TOKEN=admin as an administrator (may name any user); tokens of 16 characters or more. Without any, only loopback is served, as the agent alone (decision 0038).'),
   s('log.level', 'ENGRAM_LOG_LEVEL', { kind: 'enum', values: LOG_LEVELS }, 'warn',
     'Lines engram writes to stderr (never stdout): warn = failures of the LLM, the embedder and background work, each with its fix; error, info, debug as usual; silent = none.'),
 ]

@@ -65,6 +65,8 @@ export const ErrorCode = {
   pathOutsideMemory: 'path_outside_memory',
   /** A read or write of another user's memory (decision 0017). */
   accessDenied: 'access_denied',
+  /** A request to `engram serve` without a valid credential (decision 0038). */
+  unauthorized: 'unauthorized',
   lockBusy: 'lock_busy',
   storageCorrupt: 'storage_corrupt',
   storageUnavailable: 'storage_unavailable',

@@ -111,10 +111,13 @@ export interface Session {
   /** Start streaming the reply into the crash-safe journal; `end` finalises it. */
   stream(turn: Turn): { write(text: string): void }
   /** Store the reply, log it, and queue the background work of the turn. */
-  end(turn: Turn, reply: TurnReply): Promise<TurnEnd>
+  end(turn: TurnRef, reply: TurnReply): Promise<TurnEnd>
   /** Explicit end of the session: its episode is written now; sleep replay of a working session is queued. */
   close(): Promise<void>
 }
+
+/** What `end` needs of a turn: the whole `Turn` from `begin`, or a stored turn's keys (`engram serve` ends a turn begun by another request). */
+export type TurnRef = Pick<Turn, 'sessionId' | 'number' | 'messageId'>
 
 const PART_ORDER: Array<keyof SystemParts> = ['base', 'identity', 'memory', 'state', 'primed', 'skills', 'instructions']
 

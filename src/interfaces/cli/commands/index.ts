@@ -19,6 +19,7 @@ import { rememberCommand } from './remember/index.ts'
 import { restoreCommand } from './restore/index.ts'
 import { historyCommand } from './history/index.ts'
 import { searchCommand } from './search/index.ts'
+import { serveCommand } from './serve/index.ts'
 import { SKILLS_COMMANDS } from './skills/index.ts'
 import { statusCommand } from './status/index.ts'
 
@@ -43,6 +44,7 @@ export const COMMANDS: readonly Command[] = [
   exportCommand,
   migrateCommand,
   mcpCommand,
+  serveCommand,
   evalCommand,
   ...SKILLS_COMMANDS,
   ...contextCommands,
