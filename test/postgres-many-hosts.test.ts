@@ -13,6 +13,7 @@ import { checkContention, runMemorizers } from '../src/memory/engrams/test-suppo
 import { exportMemory } from '../src/memory/portability/export-memory.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { dropPostgresSchema } from '../src/storage/postgres/connection.ts'
+import { startChild } from '../src/storage/files/test-support/run-children.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
@@ -26,24 +27,9 @@ function host(temp: TempHome, name: string, url: string, schema: string): { home
   return { home: join(root, 'home'), env: { ...temp.env, TMPDIR: tmp, ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: schema } }
 }
 
-/** Runs a child script; resolves with its last stdout line parsed as JSON (rejects on a non-zero exit). */
-function runChild<T>(script: string, args: string[], env: Record<string, string>): Promise<T> {
-  const child = spawn(process.execPath, [join(SUPPORT, script), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString()
-  })
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  return new Promise<T>((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code, signal) => {
-      if (code === 0) resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as T)
-      else reject(new Error(`${script} ${args.join(' ')} exited with ${code ?? signal}: ${stderr.slice(-3000)}`))
-    })
-  })
+/** Runs a child script of test/support; resolves with its last stdout line parsed as JSON (rejects on a non-zero exit). */
+async function runChild<T>(script: string, args: string[], env: Record<string, string>): Promise<T> {
+  return JSON.parse((await startChild(join(SUPPORT, script), args, `${script} ${args.join(' ')}`, { env }).lastLine) || '{}') as T
 }
 
 async function openHost(temp: TempHome, name: string, url: string, schema: string): Promise<Mind> {

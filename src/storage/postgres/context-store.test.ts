@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { startChild } from '../files/test-support/run-children.ts'
 import { ManualClock } from '../../core/clock.ts'
 import type { ContextItem, Summary } from '../../core/message.ts'
 import { runContextStoreContract } from '../contract-tests/context-store.contract.ts'
@@ -21,27 +21,8 @@ interface Writer {
 
 /** A child process appending `count` messages to session `session` once the start file exists. */
 function spawnWriter(url: string, schema: string, session: string, writer: string, count: number, startFile: string): Writer {
-  const child = spawn(process.execPath, [APPEND_WORKER, url, schema, session, writer, String(count), startFile], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString()
-  })
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', () => {
-      if (stdout.includes('ready')) resolve()
-    })
-    child.on('exit', (code) => reject(new Error(`writer ${writer} exited before ready (${code}): ${stderr}`)))
-  })
-  const done = new Promise<{ conversation: number; ids: number[] }>((resolve, reject) => {
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { conversation: number; ids: number[] }) : reject(new Error(`writer ${writer}: ${code} ${stderr}`)),
-    )
-  })
-  return { ready, done }
+  const child = startChild(APPEND_WORKER, [url, schema, session, writer, String(count), startFile], `writer ${writer}`)
+  return { ready: child.ready, done: child.lastLine.then((line) => JSON.parse(line || '{}') as { conversation: number; ids: number[] }) }
 }
 
 /** Four writers × 100 messages to one conversation; resolves when they started, with their results to await. */

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { startChild } from '../files/test-support/run-children.ts'
 import { ManualClock } from '../../core/clock.ts'
 import type { EngramEntry } from '../../core/engram.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
@@ -35,25 +35,8 @@ async function encodeInWorkers(url: string, handle: PostgresHandle, workers: num
   try {
     const startFile = join(dir, 'start')
     const children = Array.from({ length: workers }, (_, w) => {
-      const child = spawn(process.execPath, [ENCODE_WORKER, url, handle.schema, String(w), String(count), mode, startFile], { stdio: ['ignore', 'pipe', 'pipe'] })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString()
-      })
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString()
-      })
-      const ready = new Promise<void>((resolve, reject) => {
-        child.stdout.on('data', () => {
-          if (stdout.includes('ready')) resolve()
-        })
-        child.on('exit', (code) => reject(new Error(`worker ${w} exited before ready (${code}): ${stderr}`)))
-      })
-      const added = new Promise<number>((resolve, reject) => {
-        child.on('exit', (code) => (code === 0 ? resolve(Number(stdout.trim().split('\n').pop())) : reject(new Error(`worker ${w}: ${code} ${stderr}`))))
-      })
-      return { ready, added }
+      const child = startChild(ENCODE_WORKER, [url, handle.schema, String(w), String(count), mode, startFile], `worker ${w}`)
+      return { ready: child.ready, added: child.lastLine.then((line) => Number(line)) }
     })
     await Promise.all(children.map((child) => child.ready))
     writeFileSync(startFile, 'go')

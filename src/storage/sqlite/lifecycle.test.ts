@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { startChild } from '../files/test-support/run-children.ts'
 import { ManualClock } from '../../core/clock.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
 import { runLifecycleContract } from '../contract-tests/lifecycle.contract.ts'
@@ -38,25 +38,8 @@ test('three processes draining one queue run each of 300 jobs exactly once', asy
     for (let i = 0; i < 300; i++) await lifecycle.enqueue({ agent: 'agent', kind: 'work', key: `work:${i}`, payload: { i }, runAfter: '2026-01-01T00:00:00.000Z' })
     const startFile = `${path}.start`
     const workers = ['A', 'B', 'C'].map((owner) => {
-      const child = spawn(process.execPath, [CLAIM_WORKER, path, owner, startFile], { stdio: ['ignore', 'pipe', 'pipe'] })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString()
-      })
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString()
-      })
-      const ready = new Promise<void>((resolve, reject) => {
-        child.stdout.on('data', () => {
-          if (stdout.includes('ready')) resolve()
-        })
-        child.on('exit', (code) => reject(new Error(`worker ${owner} exited before ready (${code}): ${stderr}`)))
-      })
-      const ran = new Promise<number[]>((resolve, reject) => {
-        child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '[]') as number[]) : reject(new Error(`worker ${owner}: ${code} ${stderr}`))))
-      })
-      return { ready, ran }
+      const child = startChild(CLAIM_WORKER, [path, owner, startFile], `worker ${owner}`)
+      return { ready: child.ready, ran: child.lastLine.then((line) => JSON.parse(line || '[]') as number[]) }
     })
     await Promise.all(workers.map((w) => w.ready))
     writeFileSync(startFile, 'go')
