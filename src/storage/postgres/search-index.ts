@@ -41,7 +41,7 @@
  * the hash of each unit that had one blanked, so the next reindex embeds it again — as on SQLite.
  */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import { isOwner, visibleOwners } from '../../core/owner.ts'
+import { visibleOwners } from '../../core/owner.ts'
 import {
   type IndexCandidate,
   type IndexCapabilities,
@@ -55,6 +55,7 @@ import {
 } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
+import { storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
@@ -148,27 +149,8 @@ function strings(value: unknown): string[] {
   return value === null || value === undefined ? [] : [typeof value === 'string' ? value : JSON.stringify(value)]
 }
 
-function toStoredUnit(row: UnitRow): StoredUnit {
-  const unit: StoredUnit = {
-    id: row.id,
-    kind: row.kind as UnitKind,
-    text: row.text,
-    source: row.source,
-    provenance: strings(row.provenance),
-    owner: isOwner(row.owner) ? row.owner : 'agent',
-    createdAt: row.created_at,
-    hash: row.hash,
-    accessCount: row.access_count,
-    lastAccessAt: row.last_access_at ?? undefined,
-  }
-  if (row.scope !== null) unit.scope = row.scope as StoredUnit['scope']
-  if (row.agent !== null) unit.agent = row.agent
-  if (row.user_id !== null) unit.user = row.user_id
-  if (row.updated_at !== null) unit.updatedAt = row.updated_at
-  if (row.links !== null) unit.links = strings(row.links)
-  if (row.meta !== null) unit.meta = jsonObject(row.meta)
-  return unit
-}
+const JSON_VALUES = { strings, object: jsonObject }
+const toStoredUnit = (row: UnitRow): StoredUnit => storedUnitOf(row, JSON_VALUES)
 
 const NUL = /\u0000/g
 
@@ -180,16 +162,6 @@ function withoutNul<T>(value: T): T {
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutNul(key), withoutNul(item)])) as T
   }
   return value
-}
-
-function validateVector(vector: unknown, what: string): Float32Array {
-  if (!(vector instanceof Float32Array) || vector.length === 0) {
-    throw invalid(`${what} must be a non-empty Float32Array.`, 'Pass the embedder output as a Float32Array.')
-  }
-  for (let i = 0; i < vector.length; i++) {
-    if (!Number.isFinite(vector[i])) throw invalid(`${what} has a non-finite value at ${i}.`, 'Check the embedder output.')
-  }
-  return vector
 }
 
 /** pgvector's text form; a Float32 printed in full round-trips exactly. */
@@ -415,15 +387,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
 
   function validateUnit(unit: IndexUnit, i: number): void {
     const what = `units[${i}]`
-    if (typeof unit.id !== 'string' || unit.id === '') throw invalid(`${what}.id must be a non-empty string.`, 'Give every unit a stable id.')
-    if (!(UNIT_KINDS as readonly string[]).includes(unit.kind)) {
-      throw invalid(`${what}.kind ${JSON.stringify(unit.kind)} is not a unit kind.`, `Use one of ${UNIT_KINDS.join(', ')}.`)
-    }
-    if (typeof unit.text !== 'string') throw invalid(`${what}.text must be a string.`, 'Pass the text to index.')
-    if (typeof unit.source !== 'string' || unit.source === '') throw invalid(`${what}.source must be a non-empty string.`, 'Pass where the unit comes from.')
-    if (typeof unit.hash !== 'string') throw invalid(`${what}.hash must be a string.`, 'Pass contentHash(text).')
-    if (!Array.isArray(unit.provenance)) throw invalid(`${what}.provenance must be an array of ids.`, 'Pass [] when there is none.')
-    if (unit.owner !== undefined && !isOwner(unit.owner)) throw invalid(`${what}.owner ${JSON.stringify(unit.owner)} is not an owner.`, 'Use "agent", "shared" or "user:<id>".')
+    validateIndexUnit(unit, i)
     for (const [name, value] of [
       ['id', unit.id],
       ['source', unit.source],

@@ -13,7 +13,7 @@
  */
 import type { SQLInputValue } from 'node:sqlite'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import { isOwner, visibleOwners } from '../../core/owner.ts'
+import { visibleOwners } from '../../core/owner.ts'
 import {
   type IndexCandidate,
   type IndexCapabilities,
@@ -25,6 +25,7 @@ import {
   UNIT_KINDS,
   type UnitKind,
 } from '../contracts.ts'
+import { storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import type { SqliteHandle } from './database.ts'
 import { eraseInTransaction } from './erase.ts'
 import { ftsFields, keptTerms, kindToken, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
@@ -87,37 +88,8 @@ function normaliseInstant(value: unknown, what: string): string {
   return new Date(ms).toISOString()
 }
 
-function toStoredUnit(row: UnitRow): StoredUnit {
-  const unit: StoredUnit = {
-    id: row.id,
-    kind: row.kind as UnitKind,
-    text: row.text,
-    source: row.source,
-    provenance: parseJsonStrings(row.provenance),
-    owner: isOwner(row.owner) ? row.owner : 'agent',
-    createdAt: row.created_at,
-    hash: row.hash,
-    accessCount: row.access_count,
-    lastAccessAt: row.last_access_at ?? undefined,
-  }
-  if (row.scope !== null) unit.scope = row.scope as StoredUnit['scope']
-  if (row.agent !== null) unit.agent = row.agent
-  if (row.user_id !== null) unit.user = row.user_id
-  if (row.updated_at !== null) unit.updatedAt = row.updated_at
-  if (row.links !== null) unit.links = parseJsonStrings(row.links)
-  if (row.meta !== null) unit.meta = parseJsonObject(row.meta)
-  return unit
-}
-
-function validateVector(vector: unknown, what: string): Float32Array {
-  if (!(vector instanceof Float32Array) || vector.length === 0) {
-    throw invalid(`${what} must be a non-empty Float32Array.`, 'Pass the embedder output as a Float32Array.')
-  }
-  for (let i = 0; i < vector.length; i++) {
-    if (!Number.isFinite(vector[i])) throw invalid(`${what} has a non-finite value at ${i}.`, 'Check the embedder output.')
-  }
-  return vector
-}
+const JSON_TEXT = { strings: parseJsonStrings, object: parseJsonObject }
+const toStoredUnit = (row: UnitRow): StoredUnit => storedUnitOf(row, JSON_TEXT)
 
 /** The filter as SQL over `index_units AS u`. Every column used here has an index or is cheap after one. */
 export function filterToSql(filter: IndexFilter): UnitFilterSql {
@@ -335,17 +307,8 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
   }
 
   function validateUnit(unit: IndexUnit, i: number): void {
-    const what = `units[${i}]`
-    if (typeof unit.id !== 'string' || unit.id === '') throw invalid(`${what}.id must be a non-empty string.`, 'Give every unit a stable id.')
-    if (!(UNIT_KINDS as readonly string[]).includes(unit.kind)) {
-      throw invalid(`${what}.kind ${JSON.stringify(unit.kind)} is not a unit kind.`, `Use one of ${UNIT_KINDS.join(', ')}.`)
-    }
-    if (typeof unit.text !== 'string') throw invalid(`${what}.text must be a string.`, 'Pass the text to index.')
-    if (typeof unit.source !== 'string' || unit.source === '') throw invalid(`${what}.source must be a non-empty string.`, 'Pass where the unit comes from.')
-    if (typeof unit.hash !== 'string') throw invalid(`${what}.hash must be a string.`, 'Pass contentHash(text).')
-    if (!Array.isArray(unit.provenance)) throw invalid(`${what}.provenance must be an array of ids.`, 'Pass [] when there is none.')
-    if (unit.owner !== undefined && !isOwner(unit.owner)) throw invalid(`${what}.owner ${JSON.stringify(unit.owner)} is not an owner.`, 'Use "agent", "shared" or "user:<id>".')
-    if (unit.vector !== undefined) validateVector(unit.vector, `${what}.vector`)
+    validateIndexUnit(unit, i)
+    if (unit.vector !== undefined) validateVector(unit.vector, `units[${i}].vector`)
   }
 
   function rowidsWhere(sql: string, ...params: SQLInputValue[]): number[] {

@@ -1,0 +1,84 @@
+/**
+ * What both search indexes (SQLite, PostgreSQL) check of the units and vectors they are given, and
+ * how a stored row becomes a `StoredUnit`: one set of rules and messages, as lifecycle-records.ts
+ * is for the lifecycle. Each backend passes only the decoders of its JSON columns.
+ */
+import { EngramError, ErrorCode } from '../core/errors.ts'
+import { isOwner } from '../core/owner.ts'
+import { type IndexUnit, type StoredUnit, UNIT_KINDS, type UnitKind } from './contracts.ts'
+
+function invalid(message: string, fix: string): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
+}
+
+/** A unit's row as both indexes select it; the JSON columns as the driver returns them. */
+export interface IndexUnitRow<Json> {
+  id: string
+  kind: string
+  text: string
+  source: string
+  provenance: Json
+  scope: string | null
+  agent: string | null
+  user_id: string | null
+  owner: string
+  created_at: string
+  updated_at: string | null
+  hash: string
+  links: Json | null
+  meta: Json | null
+  access_count: number
+  last_access_at: string | null
+}
+
+export interface IndexJsonDecoders<Json> {
+  strings(value: Json): string[]
+  object(value: Json): Record<string, unknown>
+}
+
+export function storedUnitOf<Json>(row: IndexUnitRow<Json>, decode: IndexJsonDecoders<Json>): StoredUnit {
+  const unit: StoredUnit = {
+    id: row.id,
+    kind: row.kind as UnitKind,
+    text: row.text,
+    source: row.source,
+    provenance: decode.strings(row.provenance),
+    owner: isOwner(row.owner) ? row.owner : 'agent',
+    createdAt: row.created_at,
+    hash: row.hash,
+    accessCount: row.access_count,
+    lastAccessAt: row.last_access_at ?? undefined,
+  }
+  if (row.scope !== null) unit.scope = row.scope as StoredUnit['scope']
+  if (row.agent !== null) unit.agent = row.agent
+  if (row.user_id !== null) unit.user = row.user_id
+  if (row.updated_at !== null) unit.updatedAt = row.updated_at
+  if (row.links !== null) unit.links = decode.strings(row.links)
+  if (row.meta !== null) unit.meta = decode.object(row.meta)
+  return unit
+}
+
+/** A non-empty Float32Array of finite numbers, or `invalid_argument`. */
+export function validateVector(vector: unknown, what: string): Float32Array {
+  if (!(vector instanceof Float32Array) || vector.length === 0) {
+    throw invalid(`${what} must be a non-empty Float32Array.`, 'Pass the embedder output as a Float32Array.')
+  }
+  for (let i = 0; i < vector.length; i++) {
+    if (!Number.isFinite(vector[i])) throw invalid(`${what} has a non-finite value at ${i}.`, 'Check the embedder output.')
+  }
+  return vector
+}
+
+/** The checks of `units[i]` every index makes before writing anything (its vector's too, when it has one). */
+export function validateIndexUnit(unit: IndexUnit, i: number): void {
+  const what = `units[${i}]`
+  if (typeof unit.id !== 'string' || unit.id === '') throw invalid(`${what}.id must be a non-empty string.`, 'Give every unit a stable id.')
+  if (!(UNIT_KINDS as readonly string[]).includes(unit.kind)) {
+    throw invalid(`${what}.kind ${JSON.stringify(unit.kind)} is not a unit kind.`, `Use one of ${UNIT_KINDS.join(', ')}.`)
+  }
+  if (typeof unit.text !== 'string') throw invalid(`${what}.text must be a string.`, 'Pass the text to index.')
+  if (typeof unit.source !== 'string' || unit.source === '') throw invalid(`${what}.source must be a non-empty string.`, 'Pass where the unit comes from.')
+  if (typeof unit.hash !== 'string') throw invalid(`${what}.hash must be a string.`, 'Pass contentHash(text).')
+  if (!Array.isArray(unit.provenance)) throw invalid(`${what}.provenance must be an array of ids.`, 'Pass [] when there is none.')
+  if (unit.owner !== undefined && !isOwner(unit.owner)) throw invalid(`${what}.owner ${JSON.stringify(unit.owner)} is not an owner.`, 'Use "agent", "shared" or "user:<id>".')
+}
