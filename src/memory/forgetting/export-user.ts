@@ -20,9 +20,9 @@
  * agent are rendered from the seams as `engram export` renders them (`exportRowsOfUser`), its
  * archive and the profile's versions read through them; other agents' trees are listed as skipped.
  */
-import { copyFile, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { copyFile, lstat, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
-import { basename, isAbsolute, join, relative, resolve } from 'node:path'
+import { basename, join, } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { type Owner, userKey, validateUserId } from '../../core/owner.ts'
@@ -31,6 +31,7 @@ import type { Summary } from '../../core/message.ts'
 import type { Backend, Conversation } from '../../storage/contracts.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
 import { collectOwnerTree, emptyCounts, renderActivityDay, type TreeProblem } from '../portability/memory-tree.ts'
+import { checkExportFolder } from '../portability/export-memory.ts'
 import { filesUnder, findUserFiles, isResolutionOf } from './user-files.ts'
 
 export interface UserExportDeps {
@@ -69,7 +70,7 @@ export interface UserExportReport {
 /** All of a stored-turn history is exported; a user with more turns than this has them cut (noted in the manifest). */
 const MAX_TURNS_PER_AGENT = 1_000_000
 
-function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
+function _invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
 }
 
@@ -81,15 +82,6 @@ function sessionFileName(sessionId: string): string {
 
 function jsonl(records: readonly unknown[]): string {
   return records.map((record) => JSON.stringify(record)).join('\n') + (records.length > 0 ? '\n' : '')
-}
-
-async function isEmptyFolder(dir: string): Promise<boolean> {
-  try {
-    return (await readdir(dir)).length === 0
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true
-    throw error
-  }
 }
 
 /** Every summary of a conversation: the current ones and, below them, every one they fold. */
@@ -197,15 +189,7 @@ async function exportRowsOfUser(
 export async function exportUser(deps: UserExportDeps, user: string, dir: string, options: { force?: boolean } = {}): Promise<UserExportReport> {
   validateUserId(user)
   const { backend, layout } = deps
-  if (typeof dir !== 'string' || dir.trim() === '') throw invalid('The export needs a folder to write to.', `name it: \`engram export --user ${user} DIR\``)
-  const target = resolve(dir)
-  const fromHome = relative(resolve(layout.home), target)
-  if (fromHome === '' || (!fromHome.startsWith('..') && !isAbsolute(fromHome))) {
-    throw invalid(`${target} is inside the engram home; an export there would become memory again.`, 'export to a folder outside the home (ENGRAM_HOME)', { dir: target })
-  }
-  if (!options.force && !(await isEmptyFolder(target))) {
-    throw invalid(`${target} is not empty.`, 'export into a new or empty folder, or pass --force to write into this one (files of the same name are replaced)', { dir: target })
-  }
+  const target = await checkExportFolder(dir, layout.home, options.force === true, `engram export --user ${user} DIR`)
   await mkdir(target, { recursive: true })
   const written: string[] = []
   const put = async (rel: string, text: string | Buffer): Promise<void> => {

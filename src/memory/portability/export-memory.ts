@@ -50,9 +50,9 @@ async function isEmptyFolder(dir: string): Promise<boolean> {
   }
 }
 
-/** Throws unless `dir` is a folder an export may write to: outside the home, empty unless `force`. */
-export async function checkExportFolder(dir: string, home: string | undefined, force: boolean): Promise<string> {
-  if (typeof dir !== 'string' || dir.trim() === '') throw invalid('The export needs a folder to write to.', 'name it: `engram export DIR`')
+/** Throws unless `dir` is a folder an export may write to: outside the home, empty unless `force`; `command` is named when no folder is given. */
+export async function checkExportFolder(dir: string, home: string | undefined, force: boolean, command = 'engram export DIR'): Promise<string> {
+  if (typeof dir !== 'string' || dir.trim() === '') throw invalid('The export needs a folder to write to.', `name it: \`${command}\``)
   const target = resolve(dir)
   if (home !== undefined) {
     const fromHome = relative(resolve(home), target)
