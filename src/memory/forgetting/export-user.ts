@@ -31,6 +31,7 @@ import type { Summary } from '../../core/message.ts'
 import type { Backend, Conversation } from '../../storage/contracts.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
 import { collectOwnerTree, emptyCounts, renderActivityDay, type TreeProblem } from '../portability/memory-tree.ts'
+import { allSummaryIds } from '../context/dag.ts'
 import { checkExportFolder } from '../portability/export-memory.ts'
 import { filesUnder, findUserFiles, isResolutionOf } from './user-files.ts'
 
@@ -84,21 +85,10 @@ function jsonl(records: readonly unknown[]): string {
   return records.map((record) => JSON.stringify(record)).join('\n') + (records.length > 0 ? '\n' : '')
 }
 
-/** Every summary of a conversation: the current ones and, below them, every one they fold. */
+/** Every summary of a conversation (the current ones and every one they fold), with what each folds. */
 async function summariesOf(backend: Backend, conversation: Conversation): Promise<Array<Summary & { folds: { messageIds: number[]; summaryIds: string[] } }>> {
-  const pending = (await backend.context.items(conversation.id)).flatMap((item) => (item.kind === 'summary' ? [item.summaryId] : []))
-  const seen = new Set<string>()
-  const out: Array<Summary & { folds: { messageIds: number[]; summaryIds: string[] } }> = []
-  while (pending.length > 0) {
-    const id = pending.pop() as string
-    if (seen.has(id)) continue
-    seen.add(id)
-    const summary = await backend.context.summary(id)
-    if (!summary) continue
-    const folds = await backend.context.summaryChildren(id)
-    out.push({ ...summary, folds })
-    pending.push(...folds.summaryIds)
-  }
+  const summaries = await backend.context.summariesById(await allSummaryIds(backend.context, await backend.context.items(conversation.id)))
+  const out = await Promise.all(summaries.map(async (summary) => ({ ...summary, folds: await backend.context.summaryChildren(summary.id) })))
   return out.sort((a, b) => a.depth - b.depth || a.earliestAt.localeCompare(b.earliestAt) || a.id.localeCompare(b.id))
 }
 

@@ -12,6 +12,7 @@ import type { Backend, Conversation, PendingConfirmation } from '../../storage/c
 import type { SkillStore } from '../skills/skill-store.ts'
 import { importMemoryTree, type MemoryImportReport } from './import-memory.ts'
 import { collectMemoryTree, type TreeProblem } from './memory-tree.ts'
+import { allSummaryIds } from '../context/dag.ts'
 
 export interface MigrateBackendOptions {
   from: Backend
@@ -60,21 +61,10 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-/** Every summary of a conversation, in the order it was made (then depth, then id). */
+/** Every summary of a conversation (the current ones and every one they fold), in the order it was made (then depth, then id). */
 async function summariesOf(backend: Backend, conversation: Conversation): Promise<Summary[]> {
-  const pending = (await backend.context.items(conversation.id)).flatMap((item) => (item.kind === 'summary' ? [item.summaryId] : []))
-  const seen = new Set<string>()
-  const out: Summary[] = []
-  while (pending.length > 0) {
-    const id = pending.pop() as string
-    if (seen.has(id)) continue
-    seen.add(id)
-    const summary = await backend.context.summary(id)
-    if (!summary) continue
-    out.push(summary)
-    pending.push(...(await backend.context.summaryChildren(id)).summaryIds)
-  }
-  return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.depth - b.depth || a.id.localeCompare(b.id))
+  const summaries = await backend.context.summariesById(await allSummaryIds(backend.context, await backend.context.items(conversation.id)))
+  return summaries.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.depth - b.depth || a.id.localeCompare(b.id))
 }
 
 /** Messages of a conversation as an append takes them again. */
