@@ -134,10 +134,27 @@ pg_psql() { # $1 = database, rest = psql arguments
   "$pg_bin/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U postgres -d "$db" "$@"
 }
 
+# The cluster is owned by `postgres`, which must reach its folder. A checkout inside a folder only
+# root may enter (`git clone . "$(mktemp -d)/fresh"` as root: mktemp makes it 0700) cannot hold it:
+# then the data and the server log go to /var/tmp/engram-test-pg/<checkout's hash>/, owned by
+# `postgres`; leases and the lock stay in .tools/pg.
+pg_place_data() {
+  [ "$(id -u)" = 0 ] || return 0
+  runuser -u postgres -- test -x "$pg_root" 2>/dev/null && return 0
+  local outside
+  outside="/var/tmp/engram-test-pg/$(printf '%s' "$root" | sha256sum | cut -c1-16)"
+  mkdir -p "$outside"
+  chown postgres:postgres "$outside"
+  chmod 700 "$outside"
+  pg_data="$outside/data"
+  pg_log="$outside/server.log"
+}
+
 # Steps 2-4. Under .tools/pg/lock, so concurrent runs in one checkout start one server.
 pg_start() {
   local started=$SECONDS
   mkdir -p "$pg_root/runs"
+  pg_place_data
   exec {pg_lock_fd}>"$pg_lock"
   flock "$pg_lock_fd"
   local others
@@ -153,7 +170,7 @@ pg_start() {
     # C collation: text sorts by bytes, as SQLite's does, so both backends order alike.
     if ! as_pg "$pg_bin/initdb" -D "$pg_data" -A trust -U postgres -E UTF8 --no-locale --no-sync >"$pg_root/initdb.log" 2>&1; then
       tail -n 15 "$pg_root/initdb.log" >&2
-      pg_fail "initdb could not create the test cluster in .tools/pg/data; see .tools/pg/initdb.log."
+      pg_fail "initdb could not create the test cluster in $pg_data; see .tools/pg/initdb.log."
       return 1
     fi
   fi
@@ -186,7 +203,7 @@ pg_start() {
         -o "-p $pg_port -k /tmp -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
         start >/dev/null; then
       tail -n 15 "$pg_log" >&2
-      pg_fail "the test PostgreSQL did not start on port $pg_port; see .tools/pg/server.log."
+      pg_fail "the test PostgreSQL did not start on port $pg_port; see $pg_log."
       return 1
     fi
   fi
@@ -196,7 +213,7 @@ pg_start() {
   if [ "$others" = 0 ]; then
     if ! pg_psql postgres -c "DROP DATABASE IF EXISTS $pg_db WITH (FORCE)" -c "CREATE DATABASE $pg_db" >/dev/null \
         || ! pg_psql "$pg_db" -c 'CREATE EXTENSION IF NOT EXISTS vector' >/dev/null; then
-      pg_fail "could not create the database $pg_db with the vector extension on port $pg_port; see .tools/pg/server.log."
+      pg_fail "could not create the database $pg_db with the vector extension on port $pg_port; see $pg_log."
       return 1
     fi
   fi
@@ -233,7 +250,7 @@ test_postgres_down() {
   rm -f "$pg_lease"
   pg_lease=""
   if [ "$(pg_live_leases)" = 0 ] && pg_running_pid >/dev/null; then
-    as_pg "$pg_bin/pg_ctl" -D "$pg_data" -m fast -w stop >/dev/null 2>&1 || log "could not stop the test PostgreSQL (pid file .tools/pg/data/postmaster.pid)"
+    as_pg "$pg_bin/pg_ctl" -D "$pg_data" -m fast -w stop >/dev/null 2>&1 || log "could not stop the test PostgreSQL (pid file $pg_data/postmaster.pid)"
   fi
   flock -u "$pg_lock_fd"
 }
