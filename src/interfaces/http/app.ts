@@ -15,7 +15,7 @@
 import { Hono } from 'hono'
 import type { Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
-import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { getCookie, setCookie } from 'hono/cookie'
 import { z } from 'zod'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Mind } from '../../mind.ts'
@@ -23,12 +23,16 @@ import type { TurnRef } from '../../session/session.ts'
 import type { Turn } from '../../session/turn.ts'
 import { memorizeInputSchema } from '../../tools/memorize-tool.ts'
 import { SEARCH_MEMORY_TOOL_NAME } from '../../tools/search-memory-tool.ts'
-import type { EngramTool, ToolResult } from '../../tools/tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
-import { type Credentials, isLoopback, parseCredentials, type Principal } from './credentials.ts'
+import { type Credentials, isLoopback, parseCredentials } from './credentials.ts'
+import { createDashboard } from './dashboard/index.ts'
+import { actingUser, failure, jsonBody, parseWith, type ServeEnv, sessionField, toolFailure, toolNamed, userError, userField } from './support.ts'
 
 /** Default bound of a request body: far above any turn a person types, far below what hurts. */
 export const DEFAULT_MAX_BODY_BYTES = 1_000_000
+
+/** The cookie a browser keeps its token in after opening the dashboard's address with `?token=`. */
+export const TOKEN_COOKIE = 'engram_token'
 
 export interface ServeAppOptions {
   mind: Mind
@@ -37,53 +41,6 @@ export interface ServeAppOptions {
   /** Largest request body in bytes (default 1 MB); larger ones get 413. */
   maxBodyBytes?: number
 }
-
-type Env = { Variables: { principal: Principal } }
-
-const STATUS_OF: Record<string, ContentfulStatusCode> = {
-  [ErrorCode.invalidArgument]: 400,
-  [ErrorCode.pathOutsideMemory]: 400,
-  [ErrorCode.unauthorized]: 401,
-  [ErrorCode.accessDenied]: 403,
-  [ErrorCode.notFound]: 404,
-  [ErrorCode.limitExceeded]: 413,
-  [ErrorCode.unsupported]: 501,
-  [ErrorCode.llmNotConfigured]: 501,
-  [ErrorCode.llmCallFailed]: 502,
-  [ErrorCode.llmInvalidOutput]: 502,
-  [ErrorCode.embedFailed]: 502,
-  [ErrorCode.lockBusy]: 503,
-  [ErrorCode.storageUnavailable]: 503,
-  [ErrorCode.llmTimeout]: 504,
-}
-
-/** The HTTP status of an error code (500 for the ones that are the server's problem). */
-export function httpStatusOf(code: string): ContentfulStatusCode {
-  return STATUS_OF[code] ?? 500
-}
-
-function failure(c: Context, code: string, message: string, fix: string, extra: Record<string, string> = {}): Response {
-  for (const [name, value] of Object.entries(extra)) c.header(name, value)
-  return c.json({ ok: false, error: { code, message, fix } }, httpStatusOf(code))
-}
-
-function userError(code: string, message: string, fix: string, details?: Record<string, unknown>): EngramError {
-  return new EngramError({ code, category: 'user', message, fix, ...(details ? { details } : {}) })
-}
-
-/** Zod issues as one readable message, as the tools word them. */
-function issuesMessage(what: string, issues: readonly z.core.$ZodIssue[]): string {
-  return [`${what} is not valid:`, ...issues.map((issue) => `- ${issue.path.join('.') || 'body'}: ${issue.message}`)].join('\n')
-}
-
-function parseWith<T>(schema: z.ZodType<T>, input: unknown, what: string, fix: string): T {
-  const parsed = schema.safeParse(input)
-  if (!parsed.success) throw userError(ErrorCode.invalidArgument, issuesMessage(what, parsed.error.issues), fix)
-  return parsed.data
-}
-
-const userField = z.string().trim().min(1).max(200).optional()
-const sessionField = z.string().trim().min(1).max(200)
 
 const beginSchema = z.object({
   session: sessionField,
@@ -106,48 +63,6 @@ const MEMORIZE_FIX = 'send {"entries": [{"text": "…", "kind": "lesson|rule|pro
 
 const SEARCH_FIX = 'send {"query": "a few distinctive words", "kinds": ["lesson", …] (optional), "limit": 10 (optional)}, or GET /v1/search?query=…&kinds=lesson,rule&limit=10'
 
-/**
- * The user a request acts for: the credential's own, unless an administrator names another. A
- * credential for one user (or the agent alone) naming someone else is refused.
- */
-function actingUser(principal: Principal, requested: string | undefined): string | undefined {
-  if (requested === undefined || requested === principal.user) return principal.user
-  if (principal.admin) return requested
-  throw userError(
-    ErrorCode.accessDenied,
-    `This credential acts for ${principal.user === undefined ? 'the agent alone (no user)' : `user ${JSON.stringify(principal.user)}`} and cannot act for ${JSON.stringify(requested)}.`,
-    "leave \"user\" out (the credential's own user is used), or use that user's token or an administrator's",
-    { requested },
-  )
-}
-
-function toolNamed(tools: EngramTool[], name: string): EngramTool {
-  const tool = tools.find((candidate) => candidate.name === name)
-  if (!tool) throw new Error(`agent tool ${name} is missing`)
-  return tool
-}
-
-/** A tool's error result as an EngramError (its text is "message\nFix: fix"). */
-function toolFailure(result: ToolResult): EngramError {
-  const data = result.data as { code?: unknown } | undefined
-  const code = typeof data?.code === 'string' && data.code !== 'internal' ? data.code : ErrorCode.invalidArgument
-  const at = result.text.lastIndexOf('\nFix: ')
-  const message = at < 0 ? result.text : result.text.slice(0, at)
-  const fix = at < 0 ? 'correct the request and send it again' : result.text.slice(at + 6)
-  return userError(code, message, fix, data && typeof data === 'object' ? { result: data } : undefined)
-}
-
-async function jsonBody(c: Context): Promise<Record<string, unknown>> {
-  let body: unknown
-  try {
-    body = await c.req.json()
-  } catch {
-    throw userError(ErrorCode.invalidArgument, 'The request body is not valid JSON.', 'send a JSON object with Content-Type: application/json')
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw userError(ErrorCode.invalidArgument, 'The request body must be a JSON object.', 'send a JSON object, e.g. {"query": "…"}')
-  return body as Record<string, unknown>
-}
-
 /** A turn as JSON: its tools by name, description and input schema (their functions stay here). */
 function turnJson(turn: Turn): Record<string, unknown> {
   const { tools, ...rest } = turn
@@ -155,10 +70,10 @@ function turnJson(turn: Turn): Record<string, unknown> {
 }
 
 /** The Hono app of `engram serve` over `mind`. The caller owns the mind and closes it. */
-export function createServeApp(options: ServeAppOptions): Hono<Env> {
+export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
   const { mind } = options
   const credentials = options.credentials ?? parseCredentials(mind.config.values.serve.tokens)
-  const app = new Hono<Env>()
+  const app = new Hono<ServeEnv>()
 
   app.onError((error, c) => {
     if (EngramError.is(error)) return failure(c, error.code, error.message.split('\nFix: ')[0] ?? error.message, error.fix ?? 'see the message')
@@ -171,7 +86,7 @@ export function createServeApp(options: ServeAppOptions): Hono<Env> {
 
   // Bodies are bounded before anything reads them.
   app.use(
-    '/v1/*',
+    '*',
     bodyLimit({
       maxSize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       onError: (c) => failure(c, ErrorCode.limitExceeded, `The request body is over ${options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes.`, 'send less per request (split the entries), or store long text through the library'),
@@ -179,7 +94,7 @@ export function createServeApp(options: ServeAppOptions): Hono<Env> {
   )
 
   // State-changing requests from another site are refused (a page the user visits cannot POST here).
-  app.use('/v1/*', async (c, next) => {
+  app.use('*', async (c, next) => {
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
       const site = c.req.header('sec-fetch-site')
       const origin = c.req.header('origin')
@@ -196,22 +111,40 @@ export function createServeApp(options: ServeAppOptions): Hono<Env> {
     return next()
   })
 
-  // Who the request acts for.
-  app.use('/v1/*', async (c, next) => {
+  // Who the request acts for: a bearer token, or the cookie a browser got by opening an address
+  // with ?token=; without credentials configured, the agent alone (loopback only).
+  app.use('*', async (c, next) => {
     if (credentials.open) {
       // No credentials: only loopback is served (checked at start), and only under a loopback name,
       // so a web page cannot reach it through a DNS name rebound to 127.0.0.1.
       const host = hostName(c.req.header('host') ?? '')
       if (host !== '' && !isLoopback(host)) return failure(c, ErrorCode.accessDenied, `Host ${JSON.stringify(host)} is not this machine's loopback.`, 'call http://127.0.0.1:<port>/, or set serve.tokens to serve other names')
-      c.set('principal', { agent: mind.agent, user: undefined, admin: false })
-      return next()
     }
-    const header = c.req.header('authorization') ?? ''
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
     const challenge = { 'WWW-Authenticate': 'Bearer realm="engram"' }
-    if (!match?.[1]) return failure(c, ErrorCode.unauthorized, 'This request has no bearer token.', 'send Authorization: Bearer <token>, a token from serve.tokens', challenge)
-    const principal = credentials.lookup(match[1])
-    if (!principal) return failure(c, ErrorCode.unauthorized, 'The bearer token is not one of serve.tokens.', 'send a token configured in serve.tokens (ENGRAM_SERVE_TOKENS)', challenge)
+    // A browser opening the dashboard's address: the token moves into a cookie and out of the address bar.
+    const offered = c.req.method === 'GET' ? c.req.query('token') : undefined
+    if (offered !== undefined) {
+      if (!credentials.lookup(offered)) return failure(c, ErrorCode.unauthorized, 'The token in this address is not one of serve.tokens.', 'open the address engram serve printed, or use a token configured in serve.tokens', challenge)
+      setCookie(c, TOKEN_COOKIE, offered, { httpOnly: true, sameSite: 'Strict', path: '/' })
+      const url = new URL(c.req.url)
+      url.searchParams.delete('token')
+      return c.redirect(`${url.pathname}${url.search}`, 303)
+    }
+    const header = c.req.header('authorization')
+    const bearer = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1]
+    if (header !== undefined && bearer === undefined) return failure(c, ErrorCode.unauthorized, 'The Authorization header is not "Bearer <token>".', 'send Authorization: Bearer <token>, a token from serve.tokens', challenge)
+    const cookie = getCookie(c, TOKEN_COOKIE)
+    const token = bearer ?? cookie
+    const principal = token === undefined ? undefined : credentials.lookup(token)
+    if (!principal) {
+      // A stale cookie (a token of an earlier run) on an open server is as no token at all.
+      if (credentials.open && bearer === undefined) {
+        c.set('principal', { agent: mind.agent, user: undefined, admin: false })
+        return next()
+      }
+      if (token === undefined) return failure(c, ErrorCode.unauthorized, 'This request has no bearer token.', 'send Authorization: Bearer <token>, a token from serve.tokens', challenge)
+      return failure(c, ErrorCode.unauthorized, 'The bearer token is not one of serve.tokens.', 'send a token configured in serve.tokens (ENGRAM_SERVE_TOKENS)', challenge)
+    }
     if (principal.agent !== undefined && principal.agent !== mind.agent) {
       return failure(c, ErrorCode.accessDenied, `This token is for agent ${JSON.stringify(principal.agent)}; this server serves ${JSON.stringify(mind.agent)}.`, "use this agent's token, or the server of that agent")
     }
@@ -253,7 +186,7 @@ export function createServeApp(options: ServeAppOptions): Hono<Env> {
     return c.json({ ok: true, report: result.data })
   })
 
-  const search = async (c: Context<Env>, raw: Record<string, unknown>) => {
+  const search = async (c: Context<ServeEnv>, raw: Record<string, unknown>) => {
     const { user: requested, ...input } = raw
     if (requested !== undefined && typeof requested !== 'string') throw userError(ErrorCode.invalidArgument, '"user" must be a string.', SEARCH_FIX)
     const user = actingUser(c.get('principal'), requested === '' ? undefined : requested)
@@ -279,6 +212,8 @@ export function createServeApp(options: ServeAppOptions): Hono<Env> {
     if (principal.user !== undefined && !principal.admin) throw userError(ErrorCode.accessDenied, 'The status of the whole memory is not one user\'s to read.', "use the agent's token or an administrator's")
     return c.json({ ok: true, status: await mind.status() })
   })
+
+  app.route('/', createDashboard({ mind }))
 
   return app
 }

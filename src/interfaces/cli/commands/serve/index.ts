@@ -6,11 +6,12 @@
  * One line goes to stdout when it listens (`{"listening": "http://127.0.0.1:7477"}` or the text),
  * so a script or a test learns the port chosen for `--port 0`; logs go to stderr.
  */
+import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { createServeApp } from '../../../http/app.ts'
-import { checkBind, parseCredentials } from '../../../http/credentials.ts'
+import { checkBind, parseCredentials, withAdminToken } from '../../../http/credentials.ts'
 import type { Command } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
 
@@ -34,8 +35,12 @@ export const serveCommand: Command = {
     let maintaining: Promise<unknown> = Promise.resolve()
     try {
       const { host, port, tokens } = mind.config.values.serve
-      const credentials = parseCredentials(tokens)
-      checkBind(host, credentials)
+      const configured = parseCredentials(tokens)
+      checkBind(host, configured)
+      // With no token configured, the dashboard's address carries one made for this run: the
+      // person who started the server sees every user's memory, other callers the agent alone.
+      const runToken = configured.open ? randomBytes(24).toString('base64url') : undefined
+      const credentials = runToken === undefined ? configured : withAdminToken(configured, runToken)
       const app = createServeApp({ mind, credentials })
       const info = await new Promise<AddressInfo>((resolve, reject) => {
         server = serve({ fetch: app.fetch, hostname: host, port }, resolve)
@@ -44,7 +49,13 @@ export const serveCommand: Command = {
         throw new EngramError({ code: ErrorCode.storageUnavailable, category: 'system', message: `engram serve cannot listen on ${host}:${port}: ${error.message}`, fix: 'choose another port (--port, serve.port) or stop what holds this one', cause: error })
       })
       const address = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`
-      context.io.stdout.write(context.json ? `${JSON.stringify({ listening: address, agent: mind.agent })}\n` : `engram serve: agent ${mind.agent} at ${address}${credentials.open ? ' (loopback, no tokens: every request acts as the agent alone)' : ''}\n`)
+      const dashboard = runToken === undefined ? `${address}/` : `${address}/?token=${runToken}`
+      context.io.stdout.write(
+        context.json
+          ? `${JSON.stringify({ listening: address, agent: mind.agent, dashboard })}\n`
+          : `engram serve: agent ${mind.agent} at ${address}${credentials.open ? ' (loopback, no tokens: a request without one acts as the agent alone)' : ''}\n` +
+              `dashboard: ${dashboard}${runToken === undefined ? ' (open it with ?token=<an administrator\'s or a user\'s token>)' : ' (this address acts as an administrator until the server stops)'}\n`,
+      )
 
       timer = setInterval(() => {
         maintaining = maintaining.then(() => mind.maintain()).catch((error) => context.io.stderr.write(`engram serve: maintenance failed: ${String(error)}\n`))
