@@ -1,12 +1,16 @@
 /**
  * The dashboard of `engram serve` (issue 17): pages for the person who runs the agent, rendered on
- * the server from the mind, every memory text escaped (memories are untrusted text). An
- * administrator sees every user; a user's token sees that user's own memories.
+ * the server from the mind, every memory text escaped (memories are untrusted text) and no inline
+ * script allowed to run (CSP). An administrator sees every user; a user's token sees that user's
+ * own memories; on an open loopback server without a token, the agent's own.
  */
 import { Hono } from 'hono'
-import { html } from 'hono/html'
 import type { Mind } from '../../../mind.ts'
 import type { ServeEnv } from '../support.ts'
+import { DASHBOARD_JS } from './assets.ts'
+import { registerBrowsePages } from './browse.ts'
+import { DASHBOARD_CSP } from './layout.ts'
+import { registerOperationsPages } from './operations.ts'
 
 export interface DashboardOptions {
   mind: Mind
@@ -16,15 +20,14 @@ export interface DashboardOptions {
 export function createDashboard(options: DashboardOptions): Hono<ServeEnv> {
   const { mind } = options
   const app = new Hono<ServeEnv>()
-  app.get('/', async (c) => {
-    const principal = c.get('principal')
-    const status = await mind.status()
-    const who = principal.admin ? 'administrator' : principal.user === undefined ? 'the agent alone' : `user ${principal.user}`
-    return c.html(html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>engram · ${mind.agent}</title></head>
-<body><h1>engram · ${mind.agent}</h1><p>Viewing as ${who}.</p>
-<ul><li>${status.index.units} memories indexed</li><li>${status.context.conversations} conversations, ${status.context.messages} messages</li><li>${status.pendingConfirmations} confirmations waiting</li></ul>
-</body></html>`)
+  app.use('*', async (c, next) => {
+    await next()
+    c.header('Content-Security-Policy', DASHBOARD_CSP)
+    c.header('X-Content-Type-Options', 'nosniff')
+    c.header('Referrer-Policy', 'no-referrer')
   })
+  app.get('/assets/dashboard.js', (c) => c.body(DASHBOARD_JS, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }))
+  registerOperationsPages(app, mind)
+  registerBrowsePages(app, mind)
   return app
 }
