@@ -64,5 +64,3 @@ export type { PrimingResult, InjectedMemory } from './memory/priming/prime.ts'
 export type { RetrievalHit, RetrievalResult, RetrievalOptions } from './memory/retrieval/search.ts'
 export type { ContextProvider, ContextSession, AssembledContext, AssembledItem } from './memory/context/provider.ts'
 
-export { runCli } from './interfaces/cli/run-cli.ts'
-export type { CliIo } from './interfaces/cli/io.ts'

@@ -4,8 +4,8 @@ import { test } from 'node:test'
 import * as engram from '../src/index.ts'
 import * as testing from '../src/test.ts'
 
-test('the root entry exports the session API, config, errors and the CLI', () => {
-  for (const name of ['createMind', 'resolveConfig', 'EngramError', 'ErrorCode', 'createLlm', 'createEmbedder', 'runCli', 'openEmbeddedBackend', 'countTokens']) {
+test('the root entry exports the session API, config and errors', () => {
+  for (const name of ['createMind', 'resolveConfig', 'EngramError', 'ErrorCode', 'createLlm', 'createEmbedder', 'openEmbeddedBackend', 'countTokens']) {
     assert.equal(typeof (engram as Record<string, unknown>)[name], name === 'ErrorCode' ? 'object' : 'function', name)
   }
 })
