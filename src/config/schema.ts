@@ -120,6 +120,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     'Address `engram serve` listens on. Loopback by default; any other address needs serve.tokens (decision 0038).'),
   s('serve.port', 'ENGRAM_SERVE_PORT', { kind: 'integer', min: 0, max: 65535 }, 7477,
     'Port `engram serve` listens on (0: any free port, printed when it starts).'),
+  s('serve.maintain', 'ENGRAM_SERVE_MAINTAIN', { kind: 'string' }, '*/5 * * * *',
+    'When `engram serve` looks for due background work (maintain(): idle session boundaries, work left by stopped processes, daily and weekly consolidation, monthly forgetting, memory-file compaction; each runs once per period whatever this says), as a cron pattern: 5 fields, or 6 with seconds first; local time. A run never overlaps the previous one.'),
   s('serve.tokens', 'ENGRAM_SERVE_TOKENS', { kind: 'secret' }, undefined,
     'Bearer tokens of `engram serve`, comma-separated: TOKEN=AGENT:USER acts for that user of the agent, TOKEN=AGENT for the agent alone, TOKEN=admin as an administrator (may name any user); tokens of 16 characters or more. Without any, only loopback is served, as the agent alone (decision 0038).'),
   s('log.level', 'ENGRAM_LOG_LEVEL', { kind: 'enum', values: LOG_LEVELS }, 'warn',

@@ -1,7 +1,8 @@
 /**
  * `engram serve`: the HTTP API over this agent's memory (issue 17, decision 0038) on serve.host :
- * serve.port, loopback by default. The due background work runs on a timer; on SIGINT / SIGTERM
- * the server stops accepting, waits for the requests in flight, closes the mind and returns 0.
+ * serve.port, loopback by default. The due background work runs on the serve.maintain cron
+ * schedule; on SIGINT / SIGTERM the server stops the schedule, stops accepting, waits for the
+ * requests in flight and a maintenance run in progress, closes the mind and returns 0.
  *
  * One line goes to stdout when it listens (`{"listening": "http://127.0.0.1:7477"}` or the text),
  * so a script or a test learns the port chosen for `--port 0`; logs go to stderr.
@@ -9,17 +10,58 @@
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
+import { Cron } from 'croner'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
+import type { Mind } from '../../../../mind.ts'
 import { createServeApp } from '../../../http/app.ts'
 import { checkBind, parseCredentials, withAdminToken } from '../../../http/credentials.ts'
 import type { Command } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
 
-const MAINTAIN_EVERY_MS = 5 * 60_000
+/**
+ * After the signal, requests in flight get this long to finish before their connections are cut:
+ * a turn takes milliseconds to a second (BENCHMARKS.md), so only a stuck client reaches it, and a
+ * supervisor's own grace period (systemd 90 s, Kubernetes 30 s) is not spent waiting on one.
+ */
+const DRAIN_MS = 10_000
+
+/**
+ * The due background work on a cron schedule. `mind.maintain()` decides what is due (each job is
+ * keyed by its period, so a schedule more frequent than the work runs it once); croner's `protect`
+ * skips a tick while the previous run is still going, and `stop()` waits for that run.
+ */
+function scheduleMaintenance(mind: Mind, pattern: string, log: (line: string) => void): { stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve()
+  let job: Cron
+  try {
+    job = new Cron(pattern, { protect: true, unref: true }, () => {
+      // What degraded in a run is logged by the mind as it happens (log.level); a failed run here.
+      running = mind.maintain().then(
+        () => {},
+        (error: unknown) => log(`engram serve: maintenance failed: ${error instanceof Error ? error.message : String(error)}`),
+      )
+      return running
+    })
+  } catch (error) {
+    throw new EngramError({
+      code: ErrorCode.configInvalid,
+      category: 'user',
+      message: `serve.maintain ${JSON.stringify(pattern)} is not a cron pattern: ${(error as Error).message}`,
+      fix: 'give 5 fields (minute hour day month weekday, e.g. "*/5 * * * *") or 6 with seconds first, in serve.maintain or ENGRAM_SERVE_MAINTAIN',
+      cause: error,
+    })
+  }
+  return {
+    async stop() {
+      job.stop()
+      await running
+    },
+  }
+}
 
 export const serveCommand: Command = {
   path: ['serve'],
-  summary: 'Serve this agent\'s memory over HTTP (begin/end turns, memorize, search, status), loopback by default',
+  summary: 'Serve this agent\'s memory over HTTP (begin/end turns, memorize, search, status), loopback by default; runs the due background work on serve.maintain',
   usage: 'serve [--host ADDRESS] [--port N]',
   options: {
     host: { type: 'string', description: 'address to listen on (default serve.host, 127.0.0.1); others need serve.tokens', valueName: 'ADDRESS' },
@@ -31,10 +73,9 @@ export const serveCommand: Command = {
     if (typeof context.options.port === 'string') settings['serve.port'] = context.options.port
     const mind = await openMind({ ...context, settings })
     let server: ReturnType<typeof serve> | undefined
-    let timer: NodeJS.Timeout | undefined
-    let maintaining: Promise<unknown> = Promise.resolve()
+    let schedule: { stop(): Promise<void> } | undefined
     try {
-      const { host, port, tokens } = mind.config.values.serve
+      const { host, port, tokens, maintain } = mind.config.values.serve
       const configured = parseCredentials(tokens)
       checkBind(host, configured)
       // With no token configured, the dashboard's address carries one made for this run: the
@@ -42,6 +83,8 @@ export const serveCommand: Command = {
       const runToken = configured.open ? randomBytes(24).toString('base64url') : undefined
       const credentials = runToken === undefined ? configured : withAdminToken(configured, runToken)
       const app = createServeApp({ mind, credentials })
+      // Before listening: a pattern that is not one is a configuration error at start.
+      schedule = scheduleMaintenance(mind, maintain, (line) => context.io.stderr.write(`${line}\n`))
       const info = await new Promise<AddressInfo>((resolve, reject) => {
         server = serve({ fetch: app.fetch, hostname: host, port }, resolve)
         server.once('error', reject)
@@ -57,11 +100,6 @@ export const serveCommand: Command = {
               `dashboard: ${dashboard}${runToken === undefined ? ' (open it with ?token=<an administrator\'s or a user\'s token>)' : ' (this address acts as an administrator until the server stops)'}\n`,
       )
 
-      timer = setInterval(() => {
-        maintaining = maintaining.then(() => mind.maintain()).catch((error) => context.io.stderr.write(`engram serve: maintenance failed: ${String(error)}\n`))
-      }, MAINTAIN_EVERY_MS)
-      timer.unref()
-
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         const stop = (name: NodeJS.Signals) => {
           process.off('SIGINT', stop)
@@ -71,20 +109,29 @@ export const serveCommand: Command = {
         process.on('SIGINT', stop)
         process.on('SIGTERM', stop)
       })
-      clearInterval(timer)
-      // Stop accepting, let the requests in flight finish (idle keep-alive connections are closed).
+      // No new maintenance run; stop accepting, let the requests in flight finish (idle keep-alive
+      // connections are closed, the others once their answer is sent); then the run in progress.
+      const stopping = schedule.stop()
       const running = server
-      if (running) await new Promise<void>((resolve) => {
-        running.close(() => resolve())
-        if ('closeIdleConnections' in running) running.closeIdleConnections()
-      })
-      await maintaining
+      if (running) {
+        await new Promise<void>((resolve) => {
+          const cut = setTimeout(() => {
+            context.io.stderr.write(`engram serve: requests still open after ${DRAIN_MS / 1000} s; closing their connections\n`)
+            if ('closeAllConnections' in running) running.closeAllConnections()
+          }, DRAIN_MS)
+          running.close(() => {
+            clearTimeout(cut)
+            resolve()
+          })
+          if ('closeIdleConnections' in running) running.closeIdleConnections()
+        })
+      }
+      await stopping
       context.io.stderr.write(`engram serve: stopped (${signal})\n`)
       return { data: { served: true, agent: mind.agent, address, ended: signal }, human: '', quiet: true }
     } finally {
-      if (timer) clearInterval(timer)
       if (server?.listening) server.close()
-      await maintaining.catch(() => {})
+      await schedule?.stop()
       await mind.close()
     }
   },
