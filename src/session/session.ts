@@ -144,6 +144,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     user,
 
     async begin(input) {
+      const started = performance.now()
       const content = typeof input === 'string' ? input : input.content
       const at = (typeof input === 'string' ? undefined : input.at) ?? deps.clock.now().toISOString()
       if (typeof content === 'string') checkLength('messageChars', 'The message', content, deps.maxMessageChars)
@@ -161,8 +162,9 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
 
       const assembled = await deps.context.assemble(contextSession, budget, freshTail, { autoCompact: false })
       const inConversation = assembled.items.flatMap((item) => item.messageIds)
+      let primingMs = 0
       const [primed, memoryContext, layers, skillSummaries, instructions, workingState] = await Promise.all([
-        deps.primer.prime({
+        timed((ms) => (primingMs = ms), () => deps.primer.prime({
           message: content,
           viewer: scope.viewer,
           activity: scope.view.activity,
@@ -172,7 +174,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
           sessionId,
           asOf: at,
           excludeMessageIds: inConversation,
-        }),
+        })),
         scope.memory.buildContext(),
         buildPromptLayers({ documents: deps.documents }),
         deps.skills.listSummaries(),
@@ -228,6 +230,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         },
         warnings,
       }
+      turn.provenance.timing = { primingMs: roundMs(primingMs), beginMs: roundMs(performance.now() - started) }
       // Stored with the turn, so "why did the agent know that?" has an answer for any past turn.
       await deps.lifecycle.saveTurn({ sessionId, turn: number, user, messageId: turn.messageId, startedAt: at, type: turn.type, provenance: { ...turn.provenance } })
       return turn
@@ -304,3 +307,17 @@ function asDefinition(tool: EngramTool): ToolDefinition<unknown> {
   }
 }
 
+/** `run()`'s result, handing how long it took (milliseconds) to `took` — priming's latency, for the dashboard. */
+async function timed<T>(took: (ms: number) => void, run: () => Promise<T>): Promise<T> {
+  const started = performance.now()
+  try {
+    return await run()
+  } finally {
+    took(performance.now() - started)
+  }
+}
+
+/** Milliseconds to a tenth: finer is noise, and the stored turn stays short. */
+function roundMs(ms: number): number {
+  return Math.round(ms * 10) / 10
+}

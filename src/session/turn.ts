@@ -84,6 +84,12 @@ export interface TurnProvenance {
   toolWisdom: ToolWisdomShare[]
   /** The working state: the current task and the recently resolved issues, with their sources. */
   state: WorkingStateSection[]
+  /**
+   * How long the turn's preparation took, in milliseconds, measured in the process that began it:
+   * priming alone, and `begin` from the call to the stored turn (the dashboard's recall latency).
+   * Absent on turns stored before it was recorded.
+   */
+  timing?: { primingMs: number; beginMs: number }
 }
 
 export interface SystemParts {
