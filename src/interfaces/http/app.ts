@@ -4,13 +4,23 @@
  *
  *   POST /v1/turns/begin   { session, message, user?, at? }      → the turn (system, messages, provenance, …)
  *   POST /v1/turns/end     { session, turn, reply, user? }        → stored reply ids, scheduled work
+ *   GET  /v1/turns/{session}/{turn}?user=                         → a past turn's stored provenance (own turns only)
+ *   POST /v1/recall        { message, user?, session? }           → what priming would inject, and why
+ *   GET  /v1/context?user=                                        → the memory context and working state
  *   POST /v1/memorize      { entries, user? }                     → the encode report (memorize's schema)
  *   GET|POST /v1/search    { query, kinds?, limit?, user? }       → ranked hits (search_memory's schema)
+ *   GET  /v1/confirmations?user=                                  → pending confirmations
+ *   POST /v1/confirmations/{id}/accept|reject  { user? }          → mind.confirm
+ *   POST /v1/forget        { target, reason?, purge?, user? }     → as engram forget
+ *   POST /v1/restore       { target, user? }                      → as engram restore
+ *   GET  /v1/export?user=                                         → the memory as files
  *   GET  /v1/status                                               → the mind's status (agent or administrator)
  *   GET  /v1/health                                               → { ok: true } without credentials
+ *   GET  /v1/openapi.json                                         → the OpenAPI 3.1 document of these routes
  *
  * Every answer is `{ ok: true, … }` or `{ ok: false, error: { code, message, fix } }`, the code one
- * of `ErrorCode` (or `internal`), the HTTP status from the code.
+ * of `ErrorCode` (or `internal`), the HTTP status from the code. Routes are added through
+ * `apiRoutes` (openapi.ts), so the OpenAPI document lists exactly what is served.
  */
 import { Hono } from 'hono'
 import type { Context } from 'hono'
@@ -25,7 +35,11 @@ import { memorizeInputSchema } from '../../tools/memorize-tool.ts'
 import { SEARCH_MEMORY_TOOL_NAME } from '../../tools/search-memory-tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import { type Credentials, isLoopback, parseCredentials } from './credentials.ts'
+import { apiRoutes, openApiDocument } from './openapi.ts'
+import { addManageRoutes } from './routes-manage.ts'
+import { addMemoryRoutes, checkSessionOwner } from './routes-memory.ts'
 import { createDashboard } from './dashboard/index.ts'
+import { createMcpRoute } from './mcp-http.ts'
 import { actingUser, failure, jsonBody, parseWith, type ServeEnv, sessionField, toolFailure, toolNamed, userError, userField } from './support.ts'
 
 /** Default bound of a request body: far above any turn a person types, far below what hurts. */
@@ -61,6 +75,12 @@ const END_FIX = 'send {"session": "s1", "turn": <number from /v1/turns/begin>, "
 const memorizeBodySchema = memorizeInputSchema.extend({ user: userField })
 const MEMORIZE_FIX = 'send {"entries": [{"text": "…", "kind": "lesson|rule|profile|fact…"}]}, as the memorize tool takes them'
 
+const searchQuerySchema = z.object({
+  query: z.string().describe('a few distinctive words (q is accepted too)'),
+  kinds: z.string().optional().describe('comma-separated kinds, e.g. lesson,rule'),
+  limit: z.string().optional().describe('most hits'),
+  user: userField,
+})
 const SEARCH_FIX = 'send {"query": "a few distinctive words", "kinds": ["lesson", …] (optional), "limit": 10 (optional)}, or GET /v1/search?query=…&kinds=lesson,rule&limit=10'
 
 /** A turn as JSON: its tools by name, description and input schema (their functions stay here). */
@@ -82,7 +102,12 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
   })
   app.notFound((c) => failure(c, ErrorCode.notFound, `No route ${c.req.method} ${c.req.path}.`, 'see docs/decisions/0038-engram-serve.md for the routes under /v1'))
 
-  app.get('/v1/health', (c) => c.json({ ok: true, version: ENGRAM_VERSION }))
+  const api = apiRoutes(app)
+  // Served before the checks below: no credentials, nothing of the memory in them.
+  api.add({ method: 'get', path: '/v1/health', summary: 'Whether the server is up', returns: 'version: the engram version', open: true }, (c) => c.json({ ok: true, version: ENGRAM_VERSION }))
+  api.add({ method: 'get', path: '/v1/openapi.json', summary: 'This document: every route, its request schema and the error shape', returns: 'the OpenAPI 3.1 document', open: true, unwrapped: true }, (c) =>
+    c.json(openApiDocument(api.routes, { version: ENGRAM_VERSION })),
+  )
 
   // Bodies are bounded before anything reads them.
   app.use(
@@ -152,20 +177,16 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return next()
   })
 
-  app.post('/v1/turns/begin', async (c) => {
+  api.add({ method: 'post', path: '/v1/turns/begin', summary: 'Begin a turn: store the message, prime the prompt', returns: 'turn: system, its parts, messages, provenance, budgets, warnings, the tools by name, description and input schema', body: beginSchema }, async (c) => {
     const body = parseWith(beginSchema, await jsonBody(c), 'The turn', BEGIN_FIX)
     const user = actingUser(c.get('principal'), body.user)
-    // A session id belongs to the user it was first opened with.
-    const record = await mind.sessions.get(body.session)
-    if (record && record.user !== undefined && record.user !== user) {
-      throw userError(ErrorCode.accessDenied, `Session ${JSON.stringify(body.session)} is another user's conversation.`, 'use a session id of your own')
-    }
+    await checkSessionOwner(mind, body.session, user)
     const session = mind.session(body.session, user !== undefined ? { user } : {})
     const turn = await session.begin(body.at !== undefined ? { content: body.message, at: body.at } : body.message)
     return c.json({ ok: true, turn: turnJson(turn) })
   })
 
-  app.post('/v1/turns/end', async (c) => {
+  api.add({ method: 'post', path: '/v1/turns/end', summary: 'End a turn: store the reply, schedule the learning', returns: 'messageIds: the stored replies, and the work scheduled', body: endSchema }, async (c) => {
     const body = parseWith(endSchema, await jsonBody(c), 'The end of the turn', END_FIX)
     const user = actingUser(c.get('principal'), body.user)
     const stored = await mind.turnProvenance({ sessionId: body.session, turn: body.turn })
@@ -177,7 +198,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return c.json({ ok: true, ...ended })
   })
 
-  app.post('/v1/memorize', async (c) => {
+  api.add({ method: 'post', path: '/v1/memorize', summary: 'Save memories through the encoding gate (the memorize tool)', returns: 'report: saved, duplicates, pending confirmation, suppressed, rejected', body: memorizeBodySchema }, async (c) => {
     const { user: requested, ...input } = parseWith(memorizeBodySchema, await jsonBody(c), 'The memorize request', MEMORIZE_FIX)
     const user = actingUser(c.get('principal'), requested)
     const tool = toolNamed(mind.agentTools({ sessionId: user === undefined ? 'http' : `http:${user}`, ...(user !== undefined ? { user } : {}) }), 'memorize')
@@ -196,8 +217,10 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     if (result.isError) throw toolFailure(result)
     return c.json({ ok: true, ...(result.data as Record<string, unknown>) })
   }
-  app.post('/v1/search', async (c) => search(c, await jsonBody(c)))
-  app.get('/v1/search', async (c) => {
+  const searchBody = toolNamed(mind.agentTools(), SEARCH_MEMORY_TOOL_NAME).inputSchema as z.ZodObject
+  const searchReturns = 'hits: ranked memories with their text, kind, source and score (the search_memory tool\'s result)'
+  api.add({ method: 'post', path: '/v1/search', summary: 'Search the memory (the search_memory tool)', returns: searchReturns, body: searchBody.extend({ user: userField }) }, async (c) => search(c, await jsonBody(c)))
+  api.add({ method: 'get', path: '/v1/search', summary: 'Search the memory (the search_memory tool), from the query string', returns: searchReturns, query: searchQuerySchema }, async (c) => {
     const query = c.req.query()
     const raw: Record<string, unknown> = { query: query.query ?? query.q }
     if (query.kinds !== undefined) raw.kinds = query.kinds.split(',').map((kind) => kind.trim())
@@ -206,13 +229,17 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return search(c, raw)
   })
 
-  app.get('/v1/status', async (c) => {
+  addMemoryRoutes(api, mind)
+  addManageRoutes(api, mind)
+
+  api.add({ method: 'get', path: '/v1/status', summary: 'Counts of every kind of memory, the capabilities, unreadable lines', returns: "status: the mind's status (the agent's or an administrator's token only)" }, async (c) => {
     const principal = c.get('principal')
     // The status counts every user's memories: the agent's and an administrator's view.
     if (principal.user !== undefined && !principal.admin) throw userError(ErrorCode.accessDenied, 'The status of the whole memory is not one user\'s to read.', "use the agent's token or an administrator's")
     return c.json({ ok: true, status: await mind.status() })
   })
 
+  app.route('/mcp', createMcpRoute({ mind }))
   app.route('/', createDashboard({ mind }))
 
   return app

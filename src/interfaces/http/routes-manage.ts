@@ -1,0 +1,165 @@
+/**
+ * A person managing their memory over HTTP (decision 0038): pending confirmations and their
+ * answer (`mind.confirm`, as `engram confirm`), forgetting and restoring (`mind.forget` /
+ * `mind.restore`, as `engram forget` / `engram restore` and the forget_memory tool), and an export
+ * (`mind.exportUser` / `exportMemory`, as `engram export`). Each acts as the caller's user only.
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { z } from 'zod'
+import { ErrorCode } from '../../core/errors.ts'
+import { exportMemory } from '../../memory/portability/export-memory.ts'
+import type { Mind } from '../../mind.ts'
+import { forgetMemoryInputSchema } from '../../tools/forget-memory-tool.ts'
+import { ENGRAM_VERSION } from '../cli/version.ts'
+import type { ApiRoutes } from './openapi.ts'
+import { USER_QUERY_FIX, userQuerySchema } from './routes-memory.ts'
+import { actingUser, jsonBody, parseWith, userError, userField } from './support.ts'
+
+const WHOSE = "whose memories (default: the token's user; another user only with an administrator's token)"
+
+const decisionBodySchema = z.object({ user: userField.describe(WHOSE) })
+const confirmationParamsSchema = z.object({ id: z.string().trim().min(1).max(100).describe('the id GET /v1/confirmations listed') })
+
+const forgetBodySchema = forgetMemoryInputSchema.extend({
+  purge: z.boolean().optional().describe('delete for real, archived copies included (logged without its text); default: move to archive/forgotten/, restorable'),
+  user: userField.describe(WHOSE),
+})
+const FORGET_FIX = 'send {"target": "the memory\'s text as search shows it, or a path like knowledge/<name>.md", "reason": "optional", "purge": false}'
+
+const restoreBodySchema = z.object({
+  target: z.string().trim().min(1).max(2000).describe('what /v1/forget reported: the path (knowledge/tea.md), the archived path with its id (archive/forgotten/rules.md#<id>), or the text'),
+  user: userField.describe(WHOSE),
+})
+const RESTORE_FIX = 'send {"target": "knowledge/tea.md"} or {"target": "archive/forgotten/rules.md#<id>"}, as /v1/forget reported it'
+
+/** One file of an export: text as it is, anything else in base64. */
+interface ExportedFile {
+  path: string
+  content: string
+  encoding?: 'base64'
+}
+
+async function filesUnder(dir: string): Promise<ExportedFile[]> {
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+  const files: ExportedFile[] = []
+  for (const entry of entries.filter((candidate) => candidate.isFile())) {
+    const full = join(entry.parentPath, entry.name)
+    const path = relative(dir, full).split('\\').join('/')
+    const bytes = await readFile(full)
+    try {
+      files.push({ path, content: decoder.decode(bytes) })
+    } catch {
+      files.push({ path, content: bytes.toString('base64'), encoding: 'base64' })
+    }
+  }
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+}
+
+/** `/v1/confirmations…`, `/v1/forget`, `/v1/restore`, `/v1/export` on `api`. */
+export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
+  api.add(
+    {
+      method: 'get',
+      path: '/v1/confirmations',
+      summary: 'Memories waiting for the user\'s yes or no (copilot mode)',
+      returns: 'pending: [{id, reason, engram?: {kind, text, scope, owner, …}, document?: {path, owner, content, mode}}]',
+      query: userQuerySchema,
+    },
+    async (c) => {
+      const query = parseWith(userQuerySchema, c.req.query(), 'The query', USER_QUERY_FIX)
+      const user = actingUser(c.get('principal'), query.user)
+      const pending = await mind.pendingConfirmations(user !== undefined ? { user } : {})
+      return c.json({ ok: true, user: user ?? null, pending })
+    },
+  )
+
+  for (const answer of ['accept', 'reject'] as const) {
+    api.add(
+      {
+        method: 'post',
+        path: `/v1/confirmations/:id/${answer}`,
+        summary: answer === 'accept' ? 'Save a pending memory (encoded, or its memory file written)' : 'Drop a pending memory',
+        returns: 'accepted: the confirmations saved or already known, saved: how many were written, rejected: how many were dropped',
+        params: confirmationParamsSchema,
+        body: decisionBodySchema,
+      },
+      async (c) => {
+        const { id } = parseWith(confirmationParamsSchema, c.req.param(), 'The confirmation', 'use an id GET /v1/confirmations listed')
+        const body = parseWith(decisionBodySchema, await jsonBody(c), `The ${answer}`, 'send {} (or {"user": "<id>"} with an administrator\'s token)')
+        const user = actingUser(c.get('principal'), body.user)
+        // Only the caller's own queue is looked in: another user's id is as unknown as a guessed one.
+        const pending = await mind.pendingConfirmations(user !== undefined ? { user } : {})
+        if (!pending.some((item) => item.id === id)) throw userError(ErrorCode.notFound, `No pending confirmation of this caller has the id ${JSON.stringify(id)}.`, 'list them with GET /v1/confirmations and use one of their ids')
+        const outcome = await mind.confirm({ ...(answer === 'accept' ? { accept: [id] } : { reject: [id] }), ...(user !== undefined ? { user } : {}) })
+        const problem = outcome.problems.find((item) => item.id === id)
+        if (problem) throw userError(ErrorCode.invalidArgument, `Confirmation ${id} could not be saved: ${problem.reason}`, 'it stays pending: reject it, or fix what the reason names and accept it again')
+        return c.json({ ok: true, accepted: outcome.accepted, saved: outcome.saved, rejected: outcome.rejected })
+      },
+    )
+  }
+
+  api.add(
+    {
+      method: 'post',
+      path: '/v1/forget',
+      summary: 'Forget one memory: moved to archive/forgotten/ (restorable), or with purge deleted for real',
+      returns: 'forgotten: what was done (action, path, archive, text, units removed), as engram forget --json reports it',
+      body: forgetBodySchema,
+    },
+    async (c) => {
+      const body = parseWith(forgetBodySchema, await jsonBody(c), 'The forget request', FORGET_FIX)
+      const user = actingUser(c.get('principal'), body.user)
+      const outcome = await mind.forget(body.target, { ...(user !== undefined ? { user } : {}), ...(body.reason !== undefined ? { reason: body.reason } : {}), purge: body.purge === true })
+      return c.json({ ok: true, forgotten: outcome })
+    },
+  )
+
+  api.add(
+    {
+      method: 'post',
+      path: '/v1/restore',
+      summary: 'Bring a forgotten memory back into memory and the index',
+      returns: 'restored: its path, the archive it came from and its text, as engram restore --json reports it',
+      body: restoreBodySchema,
+    },
+    async (c) => {
+      const body = parseWith(restoreBodySchema, await jsonBody(c), 'The restore request', RESTORE_FIX)
+      const user = actingUser(c.get('principal'), body.user)
+      const outcome = await mind.restore(body.target, user !== undefined ? { user } : {})
+      return c.json({ ok: true, restored: outcome })
+    },
+  )
+
+  api.add(
+    {
+      method: 'get',
+      path: '/v1/export',
+      summary: "A user's memory as files (engram export --user), or with an administrator's token and no user the agent's whole memory tree (engram export)",
+      returns: 'report: the export\'s counts and what it skipped; files: [{path, content, encoding?: "base64"}] sorted by path',
+      query: userQuerySchema,
+    },
+    async (c) => {
+      const query = parseWith(userQuerySchema, c.req.query(), 'The query', USER_QUERY_FIX)
+      const principal = c.get('principal')
+      const user = actingUser(principal, query.user)
+      // The whole tree holds every user's memories: an administrator's only, never the agent-alone
+      // credential (which is also what every request of a server without tokens acts as).
+      if (user === undefined && !principal.admin) throw userError(ErrorCode.accessDenied, "The export of the whole memory holds every user's memories; it is an administrator's to take.", "use an administrator's token (serve.tokens TOKEN=admin), or a user's token for that user's export")
+      const scratch = await mkdtemp(join(tmpdir(), 'engram-serve-export-'))
+      try {
+        const dir = join(scratch, 'export')
+        const report =
+          user !== undefined
+            ? await mind.exportUser(user, dir)
+            : await exportMemory({ backend: mind.backend, agent: mind.agent, clock: mind.clock, skills: mind.skills, home: mind.home, version: ENGRAM_VERSION }, dir, { force: false })
+        const { dir: _written, ...rest } = report
+        return c.json({ ok: true, user: user ?? null, report: rest, files: await filesUnder(dir) })
+      } finally {
+        await rm(scratch, { recursive: true, force: true })
+      }
+    },
+  )
+}
