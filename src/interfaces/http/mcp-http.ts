@@ -1,0 +1,182 @@
+/**
+ * MCP over streamable HTTP at `/mcp` (issue 17): the server `engram mcp` serves over stdio
+ * (`createMindMcpServer`: the agent tools, the memory files as resources, `primed_context`), over
+ * the SDK's web-standard streamable HTTP transport, for whoever the request's token is.
+ *
+ *   POST   /mcp   JSON-RPC: `initialize` without Mcp-Session-Id opens a session; later messages carry it
+ *   DELETE /mcp   ends the session named by Mcp-Session-Id
+ *   GET    /mcp   405: this server opens no standalone event stream (it sends nothing unasked)
+ *
+ * Stateful: a session is one server and one transport, as one `engram mcp` process is one
+ * connection, so the pattern monitor's turns and the client's negotiated protocol live as long as
+ * the client's session. The session acts for its creator's user (`engram mcp --user`), an
+ * administrator's token as `engram mcp --admin`, and stays bound to that caller: another token
+ * presenting its id is answered as for an unknown session. Sessions are bounded in number (the
+ * least recently used one is closed to admit a new one), closed after an idle spell, on DELETE, and
+ * when the mind closes. Answers are JSON, never streams, so no request stays open.
+ */
+import { createHash, randomUUID } from 'node:crypto'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { Hono } from 'hono'
+import type { Context } from 'hono'
+import { ErrorCode } from '../../core/errors.ts'
+import type { Mind } from '../../mind.ts'
+import { createMindMcpServer } from '../mcp/mind-server.ts'
+import type { Principal } from './credentials.ts'
+import { failure, type ServeEnv } from './support.ts'
+
+/** Open sessions at most: far above the MCP hosts one memory serves, far below what memory notices. */
+export const DEFAULT_MCP_MAX_SESSIONS = 100
+
+/** A session unused this long is closed (an MCP host keeps its session for the life of its window). */
+export const DEFAULT_MCP_IDLE_MS = 30 * 60_000
+
+export interface McpRouteOptions {
+  mind: Mind
+  /** Open sessions at most (default 100); a new one closes the least recently used. */
+  maxSessions?: number
+  /** A session idle this long is closed (default 30 minutes). */
+  idleMs?: number
+}
+
+/** One client's MCP session: its server, its transport, and the caller it is bound to. */
+interface McpSession {
+  server: McpServer
+  transport: WebStandardStreamableHTTPServerTransport
+  principal: Principal
+  /** SHA-256 of the bearer token that opened it (undefined: opened without one). */
+  credential: string | undefined
+  lastUsedAt: number
+  /** Requests of this session being answered (a long tool call is not idleness). */
+  inFlight: number
+  idle: NodeJS.Timeout | undefined
+}
+
+const SESSION_HEADER = 'mcp-session-id'
+
+/** The bearer token of the request, hashed (the session keeps no token). */
+function credentialOf(c: Context<ServeEnv>): string | undefined {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')?.[1]
+  return bearer === undefined ? undefined : createHash('sha256').update(bearer).digest('hex')
+}
+
+function sameCaller(session: McpSession, principal: Principal, credential: string | undefined): boolean {
+  const owner = session.principal
+  return owner.agent === principal.agent && owner.user === principal.user && owner.admin === principal.admin && session.credential === credential
+}
+
+/**
+ * The `/mcp` route: mount it with `app.route('/mcp', createMcpRoute({ mind }))` after the app's
+ * checks (body bound, cross-site, token), which set the principal it reads.
+ */
+export function createMcpRoute(options: McpRouteOptions): Hono<ServeEnv> {
+  const { mind } = options
+  const maxSessions = Math.max(1, options.maxSessions ?? DEFAULT_MCP_MAX_SESSIONS)
+  const idleMs = options.idleMs ?? DEFAULT_MCP_IDLE_MS
+  const sessions = new Map<string, McpSession>()
+  let mindClosed = false
+
+  const drop = (id: string): McpSession | undefined => {
+    const session = sessions.get(id)
+    if (!session) return undefined
+    sessions.delete(id)
+    clearTimeout(session.idle)
+    return session
+  }
+  const closeSession = async (id: string): Promise<void> => {
+    const session = drop(id)
+    if (session) await session.server.close().catch((error: unknown) => mind.logger.warn({ session: id, error: String(error) }, 'engram serve: closing an MCP session failed'))
+  }
+
+  // The mind's owner closes it (engram serve on SIGTERM, a test's after()); its sessions go first,
+  // so no tool call starts on a closed mind and nothing of theirs outlives it.
+  const closeMind = mind.close
+  mind.close = async () => {
+    mindClosed = true
+    await Promise.all([...sessions.keys()].map(closeSession))
+    await closeMind.call(mind)
+  }
+
+  const armIdle = (id: string, session: McpSession): void => {
+    const check = (): void => {
+      const quiet = Date.now() - session.lastUsedAt
+      // A tool call in progress (a model answering) is not idleness.
+      if (session.inFlight > 0 || quiet < idleMs) {
+        session.idle = setTimeout(check, session.inFlight > 0 ? idleMs : idleMs - quiet).unref()
+        return
+      }
+      void closeSession(id)
+    }
+    clearTimeout(session.idle)
+    session.idle = setTimeout(check, idleMs).unref()
+  }
+
+  const open = async (principal: Principal, credential: string | undefined): Promise<McpSession> => {
+    const user = principal.user
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      // One JSON answer per POST: no stream held open, so stopping the server never waits on one.
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        if (sessions.size >= maxSessions) {
+          // The least recently used goes, one not answering a call if any: a new client always gets in.
+          const entries = [...sessions.entries()]
+          const quiet = entries.filter(([, other]) => other.inFlight === 0)
+          const [oldest] = (quiet.length > 0 ? quiet : entries).reduce((a, b) => (b[1].lastUsedAt < a[1].lastUsedAt ? b : a))
+          void closeSession(oldest)
+        }
+        sessions.set(id, session)
+        armIdle(id, session)
+      },
+      // DELETE: the transport closes itself (and with it the server) right after this.
+      onsessionclosed: (id) => {
+        drop(id)
+      },
+    })
+    // The conversation the tools work on, as `engram mcp` names it for the same user.
+    const server = createMindMcpServer(mind, { session: { sessionId: user === undefined ? 'mcp' : `mcp:${user}`, ...(user !== undefined ? { user } : {}) }, admin: principal.admin })
+    const session: McpSession = { server, transport, principal, credential, lastUsedAt: Date.now(), inFlight: 0, idle: undefined }
+    await server.connect(transport)
+    return session
+  }
+
+  const handle = async (session: McpSession, c: Context<ServeEnv>): Promise<Response> => {
+    session.inFlight++
+    session.lastUsedAt = Date.now()
+    try {
+      return await session.transport.handleRequest(c.req.raw)
+    } finally {
+      session.inFlight--
+      session.lastUsedAt = Date.now()
+    }
+  }
+
+  const route = new Hono<ServeEnv>()
+  route.all('/', async (c) => {
+    if (c.req.method !== 'POST' && c.req.method !== 'DELETE') {
+      c.header('Allow', 'POST, DELETE')
+      return c.json({ ok: false, error: { code: ErrorCode.unsupported, message: `${c.req.method} /mcp is not served: this server opens no event stream of its own.`, fix: 'send MCP messages with POST /mcp (an MCP client over streamable HTTP does)' } }, 405)
+    }
+    if (mindClosed) return failure(c, ErrorCode.storageUnavailable, 'The server is shutting down.', 'connect again once engram serve is running')
+    const principal = c.get('principal')
+    const credential = credentialOf(c)
+    const id = c.req.header(SESSION_HEADER)
+    if (id !== undefined) {
+      const session = sessions.get(id)
+      // Another caller's session is answered as one that does not exist: its id is no key to it.
+      if (!session || !sameCaller(session, principal, credential)) {
+        if (session) mind.logger.warn({ owner: session.principal.user ?? null, caller: principal.user ?? null }, 'engram serve: an MCP session id was presented by another caller; refused')
+        return failure(c, ErrorCode.notFound, 'This MCP session does not exist for this caller: it ended, was idle too long, or the server restarted.', 'start a new session (an MCP client reconnects by sending initialize without Mcp-Session-Id)')
+      }
+      return handle(session, c)
+    }
+    if (c.req.method === 'DELETE') return failure(c, ErrorCode.invalidArgument, 'DELETE /mcp needs the Mcp-Session-Id header of the session to end.', 'send the Mcp-Session-Id the initialize answer carried')
+    // No session yet: only an initialize request opens one; the transport answers anything else.
+    const session = await open(principal, credential)
+    const response = await handle(session, c)
+    if (session.transport.sessionId === undefined) await session.server.close().catch(() => {})
+    return response
+  })
+  return route
+}
