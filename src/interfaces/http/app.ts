@@ -129,7 +129,10 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
         return failure(c, ErrorCode.accessDenied, 'Cross-site requests may not change this memory.', 'call the API from a program (no Origin header) or from a page served by engram serve itself')
       }
       const type = c.req.header('content-type') ?? ''
-      if (!/^application\/json\b/i.test(type)) {
+      // A DELETE without a body (how an MCP client ends its session) has nothing to check; a page
+      // on another site cannot send a DELETE here without a preflight this server never grants.
+      const bodiless = c.req.method === 'DELETE' && (c.req.header('content-length') ?? '0') === '0' && c.req.header('transfer-encoding') === undefined
+      if (!bodiless && !/^application\/json\b/i.test(type)) {
         return c.json({ ok: false, error: { code: ErrorCode.invalidArgument, message: `Content-Type ${JSON.stringify(type)} is not JSON.`, fix: 'send the body as JSON with Content-Type: application/json' } }, 415)
       }
     }
