@@ -73,7 +73,7 @@ const endSchema = z.object({
 const END_FIX = 'send {"session": "s1", "turn": <number from /v1/turns/begin>, "reply": "the agent\'s reply, or the turn\'s messages"}'
 
 const memorizeBodySchema = memorizeInputSchema.extend({ user: userField })
-const MEMORIZE_FIX = 'send {"entries": [{"text": "…", "kind": "lesson|rule|profile|fact…"}]}, as the memorize tool takes them'
+const MEMORIZE_FIX = 'send {"entries": [{"text": "…", "kind": "always|never|when|lesson|profile"}]}, as the memorize tool takes them'
 
 const searchQuerySchema = z.object({
   query: z.string().describe('a few distinctive words (q is accepted too)'),

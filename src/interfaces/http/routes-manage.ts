@@ -95,6 +95,8 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
         if (!pending.some((item) => item.id === id)) throw userError(ErrorCode.notFound, `No pending confirmation of this caller has the id ${JSON.stringify(id)}.`, 'list them with GET /v1/confirmations and use one of their ids')
         const outcome = await mind.confirm({ ...(answer === 'accept' ? { accept: [id] } : { reject: [id] }), ...(user !== undefined ? { user } : {}) })
         const problem = outcome.problems.find((item) => item.id === id)
+        // Answered once what was saved is in the index: a search right after the yes finds it.
+        await mind.indexed()
         if (problem) throw userError(ErrorCode.invalidArgument, `Confirmation ${id} could not be saved: ${problem.reason}`, 'it stays pending: reject it, or fix what the reason names and accept it again')
         return c.json({ ok: true, accepted: outcome.accepted, saved: outcome.saved, rejected: outcome.rejected })
       },

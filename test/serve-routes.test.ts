@@ -1,0 +1,405 @@
+/**
+ * The rest of `engram serve`'s API (decision 0038) through `app.request()` on temp homes with two
+ * users, ada and bob: recall (what priming injects, and why), the memory context, a past turn's
+ * provenance, confirmations, forget and restore, export, and the OpenAPI document — each proving
+ * that ada's token never reads or changes bob's memories, by naming him or by guessing ids; bad
+ * bodies 400 with the fix; no token 401. Then the browser's token: ?token= becomes a cookie.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { createServeApp } from '../src/interfaces/http/app.ts'
+import { parseCredentials, withAdminToken } from '../src/interfaces/http/credentials.ts'
+import { openApiPath } from '../src/interfaces/http/openapi.ts'
+import { createMind, type Mind } from '../src/mind.ts'
+import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+
+const ADA = 'ada-token-0123456789abcdef'
+const BOB = 'bob-token-0123456789abcdef'
+const AGENT = 'agent-token-0123456789abcd'
+const ADMIN = 'admin-token-0123456789abcd'
+const TOKENS = `${ADA}=default:ada, ${BOB}=default:bob, ${AGENT}=default, ${ADMIN}=admin`
+
+const ADA_LESSON = 'The Orion staging deploy needs the VPN token refreshed every Monday.'
+const BOB_LESSON = 'The Orion billing export runs on the Lyra cluster after midnight.'
+const ADA_RULE = 'Answer Ada with short bullet points about Orion.'
+
+type App = ReturnType<typeof createServeApp>
+// biome-ignore lint/suspicious/noExplicitAny: the answers are JSON of many shapes; each test reads the fields it checks.
+type Json = any
+interface Answer {
+  status: number
+  body: Json
+}
+
+async function call(app: App, method: string, path: string, options: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const headers: Record<string, string> = { host: '127.0.0.1:7477', ...options.headers }
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+  let body: string | undefined
+  if (options.raw !== undefined || options.body !== undefined) {
+    body = options.raw ?? JSON.stringify(options.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  const response = await app.request(path, { method, headers, ...(body !== undefined ? { body } : {}) })
+  return { status: response.status, body: await response.json() }
+}
+
+function assertError(answer: Answer, status: number, code: string): void {
+  assert.equal(answer.status, status, JSON.stringify(answer.body))
+  assert.equal(answer.body.ok, false)
+  assert.equal(answer.body.error.code, code)
+  assert.ok(typeof answer.body.error.message === 'string' && answer.body.error.message.length > 0)
+  assert.ok(typeof answer.body.error.fix === 'string' && answer.body.error.fix.length > 0, 'every error names its fix')
+}
+
+function assertOk(answer: Answer): Json {
+  assert.equal(answer.status, 200, JSON.stringify(answer.body))
+  assert.equal(answer.body.ok, true)
+  return answer.body
+}
+
+async function memorize(app: App, token: string, text: string, kind: string): Promise<void> {
+  const saved = assertOk(await call(app, 'POST', '/v1/memorize', { token, body: { entries: [{ text, kind }] } }))
+  assert.equal(saved.report.saved.length, 1, JSON.stringify(saved.report))
+}
+
+describe('engram serve: recall, context, turns, forget, restore, export', () => {
+  let temp: TempHome
+  let mind: Mind
+  let app: App
+  before(async () => {
+    temp = makeTempHome()
+    mind = await createMind({ home: temp.home, env: temp.env })
+    app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    await memorize(app, ADA, ADA_LESSON, 'lesson')
+    await memorize(app, ADA, ADA_RULE, 'always')
+    await memorize(app, BOB, BOB_LESSON, 'lesson')
+  })
+  after(async () => {
+    await mind.close()
+    temp.cleanup()
+  })
+
+  test('every new route wants a token', async () => {
+    for (const [method, path, body] of [
+      ['POST', '/v1/recall', { message: 'Orion' }],
+      ['GET', '/v1/context'],
+      ['GET', '/v1/turns/ada-1/1'],
+      ['GET', '/v1/confirmations'],
+      ['POST', '/v1/confirmations/1/accept', {}],
+      ['POST', '/v1/confirmations/1/reject', {}],
+      ['POST', '/v1/forget', { target: ADA_LESSON }],
+      ['POST', '/v1/restore', { target: ADA_LESSON }],
+      ['GET', '/v1/export'],
+    ] as const) {
+      assertError(await call(app, method, path, body !== undefined ? { body } : {}), 401, 'unauthorized')
+      assertError(await call(app, method, path, { token: 'not-a-token-of-this-server', ...(body !== undefined ? { body } : {}) }), 401, 'unauthorized')
+    }
+  })
+
+  test("recall shows what priming injects for the token's user, with sources and score terms; never another user's", async () => {
+    const ada = assertOk(await call(app, 'POST', '/v1/recall', { token: ADA, body: { message: 'How does the Orion staging deploy work with the VPN token?' } }))
+    assert.equal(ada.user, 'ada')
+    assert.match(ada.recall.text, /VPN token refreshed/)
+    const item = ada.recall.injected.find((entry: Json) => entry.channel === 'related' && String(entry.source).includes('users/ada'))
+    assert.ok(item, JSON.stringify(ada.recall.injected))
+    assert.ok(Object.keys(item.why).length > 0, 'an injected memory says why it was recalled')
+    assert.equal(typeof ada.recall.budget, 'number')
+    assert.equal(typeof ada.recall.shares.related, 'number')
+    assert.doesNotMatch(JSON.stringify(ada.recall), /Lyra cluster/)
+
+    const bob = assertOk(await call(app, 'POST', '/v1/recall', { token: BOB, body: { message: 'How does the Orion staging deploy work with the VPN token?' } }))
+    assert.doesNotMatch(JSON.stringify(bob.recall), /VPN token refreshed/)
+    assertError(await call(app, 'POST', '/v1/recall', { token: BOB, body: { message: 'Orion VPN', user: 'ada' } }), 403, 'access_denied')
+    assertError(await call(app, 'POST', '/v1/recall', { token: AGENT, body: { message: 'Orion VPN', user: 'ada' } }), 403, 'access_denied')
+    // An administrator may look as ada.
+    const admin = assertOk(await call(app, 'POST', '/v1/recall', { token: ADMIN, body: { message: 'How does the Orion staging deploy work with the VPN token?', user: 'ada' } }))
+    assert.match(admin.recall.text, /VPN token refreshed/)
+
+    assertError(await call(app, 'POST', '/v1/recall', { token: ADA, body: { session: 'x' } }), 400, 'invalid_argument')
+    assertError(await call(app, 'POST', '/v1/recall', { token: ADA, body: { message: '' } }), 400, 'invalid_argument')
+    assertError(await call(app, 'POST', '/v1/recall', { token: ADA, raw: '"just a string"' }), 400, 'invalid_argument')
+  })
+
+  test("the memory context is the token's user's: her rule and lessons, not bob's", async () => {
+    const ada = assertOk(await call(app, 'GET', '/v1/context', { token: ADA }))
+    assert.match(ada.context.text, /short bullet points about Orion/)
+    assert.ok(Array.isArray(ada.context.sections) && Array.isArray(ada.state.sections))
+    const bob = assertOk(await call(app, 'GET', '/v1/context', { token: BOB }))
+    assert.doesNotMatch(bob.context.text, /short bullet points/)
+    assertError(await call(app, 'GET', '/v1/context?user=ada', { token: BOB }), 403, 'access_denied')
+    const admin = assertOk(await call(app, 'GET', '/v1/context?user=ada', { token: ADMIN }))
+    assert.match(admin.context.text, /short bullet points about Orion/)
+    assertError(await call(app, 'GET', `/v1/context?user=${'x'.repeat(300)}`, { token: ADMIN }), 400, 'invalid_argument')
+  })
+
+  test("a past turn's provenance is its user's only; another user's is 404, naming her 403", async () => {
+    const begun = assertOk(await call(app, 'POST', '/v1/turns/begin', { token: ADA, body: { session: 'ada-s1', message: 'Remind me about the Orion staging deploy and the VPN token.' } }))
+    const number = begun.turn.number as number
+    const stored = assertOk(await call(app, 'GET', `/v1/turns/ada-s1/${number}`, { token: ADA }))
+    assert.equal(stored.turn.sessionId, 'ada-s1')
+    assert.equal(stored.turn.user, 'ada')
+    assert.equal(stored.turn.number, number)
+    assert.ok(stored.turn.provenance && Array.isArray(stored.turn.provenance.primed))
+    assert.ok(JSON.stringify(stored.turn.provenance).includes('users/ada'), 'the provenance names where the primed memory came from')
+
+    assertError(await call(app, 'GET', `/v1/turns/ada-s1/${number}`, { token: BOB }), 404, 'not_found')
+    assertError(await call(app, 'GET', `/v1/turns/ada-s1/${number}`, { token: AGENT }), 404, 'not_found')
+    assertError(await call(app, 'GET', `/v1/turns/ada-s1/${number}?user=ada`, { token: BOB }), 403, 'access_denied')
+    assertOk(await call(app, 'GET', `/v1/turns/ada-s1/${number}?user=ada`, { token: ADMIN }))
+    assertError(await call(app, 'GET', '/v1/turns/ada-s1/99', { token: ADA }), 404, 'not_found')
+    assertError(await call(app, 'GET', '/v1/turns/ada-s1/0', { token: ADA }), 400, 'invalid_argument')
+    assertError(await call(app, 'GET', '/v1/turns/ada-s1/first', { token: ADA }), 400, 'invalid_argument')
+
+    // Recall within ada's session is bob's to ask for neither.
+    assertError(await call(app, 'POST', '/v1/recall', { token: BOB, body: { message: 'Orion', session: 'ada-s1' } }), 403, 'access_denied')
+    assertOk(await call(app, 'POST', '/v1/recall', { token: ADA, body: { message: 'Orion', session: 'ada-s1' } }))
+  })
+
+  test("forget and restore act on the token's user's memories only", async () => {
+    // Bob cannot forget ada's lesson: not by its text, not by naming her.
+    assertError(await call(app, 'POST', '/v1/forget', { token: BOB, body: { target: ADA_LESSON } }), 404, 'not_found')
+    assertError(await call(app, 'POST', '/v1/forget', { token: BOB, body: { target: ADA_LESSON, user: 'ada' } }), 403, 'access_denied')
+    assertError(await call(app, 'POST', '/v1/forget', { token: ADA, body: {} }), 400, 'invalid_argument')
+    assertError(await call(app, 'POST', '/v1/forget', { token: ADA, body: { target: ADA_LESSON, purge: 'yes' } }), 400, 'invalid_argument')
+
+    const forgotten = assertOk(await call(app, 'POST', '/v1/forget', { token: ADA, body: { target: ADA_LESSON, reason: 'the VPN is gone' } }))
+    assert.equal(forgotten.forgotten.action, 'forgotten')
+    assert.match(forgotten.forgotten.path, /users\/ada\//)
+    assert.match(forgotten.forgotten.archive, /archive\/forgotten/)
+    const searched = assertOk(await call(app, 'POST', '/v1/search', { token: ADA, body: { query: 'Orion VPN token refreshed' } }))
+    assert.ok(!JSON.stringify(searched.hits).includes('VPN token refreshed'), 'a forgotten memory is out of search')
+
+    // Bob cannot restore it either, by text, by the path the forget reported, or by naming her.
+    assertError(await call(app, 'POST', '/v1/restore', { token: BOB, body: { target: ADA_LESSON } }), 404, 'not_found')
+    assertError(await call(app, 'POST', '/v1/restore', { token: BOB, body: { target: forgotten.forgotten.path } }), 403, 'access_denied')
+    assertError(await call(app, 'POST', '/v1/restore', { token: BOB, body: { target: ADA_LESSON, user: 'ada' } }), 403, 'access_denied')
+    assertError(await call(app, 'POST', '/v1/restore', { token: ADA, body: { target: '' } }), 400, 'invalid_argument')
+
+    const restored = assertOk(await call(app, 'POST', '/v1/restore', { token: ADA, body: { target: ADA_LESSON } }))
+    assert.equal(restored.restored.action, 'restored')
+    const again = assertOk(await call(app, 'POST', '/v1/search', { token: ADA, body: { query: 'Orion VPN token refreshed' } }))
+    assert.ok(JSON.stringify(again.hits).includes('VPN token refreshed'), 'a restored memory is found again')
+
+    // Purge deletes for real: nothing left to restore.
+    await memorize(app, ADA, 'Ada keeps a spare Orion laptop charger in the blue drawer.', 'lesson')
+    const purged = assertOk(await call(app, 'POST', '/v1/forget', { token: ADA, body: { target: 'Ada keeps a spare Orion laptop charger in the blue drawer.', purge: true } }))
+    assert.equal(purged.forgotten.action, 'purged')
+    assertError(await call(app, 'POST', '/v1/restore', { token: ADA, body: { target: 'Ada keeps a spare Orion laptop charger in the blue drawer.' } }), 404, 'not_found')
+  })
+
+  test("export gives a user's token that user's files only; the whole tree is an administrator's", async () => {
+    const ada = assertOk(await call(app, 'GET', '/v1/export', { token: ADA }))
+    assert.equal(ada.user, 'ada')
+    assert.ok(Array.isArray(ada.files) && ada.files.length > 0)
+    const adaText = JSON.stringify(ada.files)
+    assert.match(adaText, /short bullet points about Orion/)
+    assert.doesNotMatch(adaText, /Lyra cluster/)
+    assert.ok(ada.files.every((file: Json) => typeof file.path === 'string' && !file.path.startsWith('/') && typeof file.content === 'string'))
+    assert.equal(typeof ada.report.counts.files, 'number')
+    assert.equal(ada.report.dir, undefined, 'the scratch folder of the server is not shown')
+
+    assertError(await call(app, 'GET', '/v1/export?user=ada', { token: BOB }), 403, 'access_denied')
+    // The agent-alone credential may not take the whole tree (it holds every user's memories).
+    assertError(await call(app, 'GET', '/v1/export', { token: AGENT }), 403, 'access_denied')
+
+    const whole = assertOk(await call(app, 'GET', '/v1/export', { token: ADMIN }))
+    assert.equal(whole.user, null)
+    const wholeText = JSON.stringify(whole.files)
+    assert.match(wholeText, /short bullet points about Orion/)
+    assert.match(wholeText, /Lyra cluster/)
+    assert.ok(whole.files.some((file: Json) => file.path === 'manifest.json'))
+    const bob = assertOk(await call(app, 'GET', '/v1/export?user=bob', { token: ADMIN }))
+    assert.match(JSON.stringify(bob.files), /Lyra cluster/)
+    assert.doesNotMatch(JSON.stringify(bob.files), /short bullet points/)
+  })
+})
+
+describe('engram serve: confirmations', () => {
+  let temp: TempHome
+  let mind: Mind
+  let app: App
+  before(async () => {
+    temp = makeTempHome()
+    mind = await createMind({ home: temp.home, env: temp.env, settings: { 'memory.mode': 'copilot' } })
+    app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+  })
+  after(async () => {
+    await mind.close()
+    temp.cleanup()
+  })
+
+  async function pendingOf(token: string, query = ''): Promise<Json[]> {
+    return assertOk(await call(app, 'GET', `/v1/confirmations${query}`, { token })).pending
+  }
+
+  test("each user lists, accepts and rejects their own pending memories; another user's ids are 404", async () => {
+    for (const [token, text] of [
+      [ADA, 'Ada prefers the Orion reports as PDF files.'],
+      [ADA, 'Ada wants the Orion meeting moved to Thursdays.'],
+      [BOB, 'Bob reviews the Lyra dashboards every Friday.'],
+    ] as const) {
+      // A user's session handing a memory to the agent waits for that user's yes in copilot mode.
+      const answer = assertOk(await call(app, 'POST', '/v1/memorize', { token, body: { entries: [{ text, kind: 'lesson', owner: 'agent' }] } }))
+      assert.equal(answer.report.pending.length, 1, `copilot mode holds it: ${JSON.stringify(answer.report)}`)
+    }
+    const adas = await pendingOf(ADA)
+    assert.equal(adas.length, 2)
+    assert.ok(adas.every((item) => item.engram.text.startsWith('Ada')))
+    const bobs = await pendingOf(BOB)
+    assert.equal(bobs.length, 1)
+    const bobId = bobs[0].id as string
+    assertError(await call(app, 'GET', '/v1/confirmations?user=bob', { token: ADA }), 403, 'access_denied')
+    assert.equal((await pendingOf(ADMIN, '?user=bob')).length, 1)
+    // The agent's own queue holds none of theirs.
+    assert.equal((await pendingOf(AGENT)).length, 0)
+
+    // Ada guesses bob's id: as unknown as any other, and his memory still waits.
+    assertError(await call(app, 'POST', `/v1/confirmations/${bobId}/accept`, { token: ADA, body: {} }), 404, 'not_found')
+    assertError(await call(app, 'POST', `/v1/confirmations/${bobId}/reject`, { token: ADA, body: {} }), 404, 'not_found')
+    assertError(await call(app, 'POST', `/v1/confirmations/${bobId}/reject`, { token: ADA, body: { user: 'bob' } }), 403, 'access_denied')
+    assertError(await call(app, 'POST', `/v1/confirmations/${bobId}/accept`, { token: AGENT, body: {} }), 404, 'not_found')
+    assert.equal((await pendingOf(BOB)).length, 1)
+    // Bad bodies: not an object, a user that is not a string.
+    assertError(await call(app, 'POST', `/v1/confirmations/${adas[0].id}/accept`, { token: ADA, raw: '[]' }), 400, 'invalid_argument')
+    assertError(await call(app, 'POST', `/v1/confirmations/${adas[0].id}/accept`, { token: ADA, body: { user: 7 } }), 400, 'invalid_argument')
+
+    const pdf = adas.find((item) => item.engram.text.includes('PDF'))
+    const meeting = adas.find((item) => item.engram.text.includes('Thursdays'))
+    const accepted = assertOk(await call(app, 'POST', `/v1/confirmations/${pdf.id}/accept`, { token: ADA, body: {} }))
+    assert.equal(accepted.saved, 1)
+    const rejected = assertOk(await call(app, 'POST', `/v1/confirmations/${meeting.id}/reject`, { token: ADA, body: {} }))
+    assert.equal(rejected.rejected, 1)
+    assert.equal((await pendingOf(ADA)).length, 0)
+    assertError(await call(app, 'POST', `/v1/confirmations/${pdf.id}/accept`, { token: ADA, body: {} }), 404, 'not_found')
+
+    const found = assertOk(await call(app, 'POST', '/v1/search', { token: ADA, body: { query: 'Orion reports PDF' } }))
+    assert.ok(JSON.stringify(found.hits).includes('PDF files'), 'the accepted memory is saved')
+    const meetings = assertOk(await call(app, 'POST', '/v1/search', { token: ADA, body: { query: 'Orion meeting Thursdays' } }))
+    assert.ok(!JSON.stringify(meetings.hits).includes('Thursdays'), 'the rejected one is not')
+
+    // The administrator answers for bob.
+    const forBob = assertOk(await call(app, 'POST', `/v1/confirmations/${bobId}/accept`, { token: ADMIN, body: { user: 'bob' } }))
+    assert.equal(forBob.saved, 1)
+    assert.equal((await pendingOf(BOB)).length, 0)
+  })
+})
+
+describe('engram serve: the OpenAPI document', () => {
+  test('lists every /v1 route the app serves, and only those, with request schemas from zod and the error shape', async (t) => {
+    const temp = makeTempHome()
+    const mind = await createMind({ home: temp.home, env: temp.env })
+    t.after(async () => {
+      await mind.close()
+      temp.cleanup()
+    })
+    const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    // Served without a token: it holds no memory.
+    const response = await app.request('/v1/openapi.json', { headers: { host: '127.0.0.1:7477' } })
+    assert.equal(response.status, 200)
+    const document = (await response.json()) as Json
+    assert.equal(document.openapi, '3.1.0')
+
+    // Routes as Hono registered them (middleware is method ALL); the dashboard and /mcp are not the JSON API.
+    const served = new Set(app.routes.filter((route) => route.method !== 'ALL' && route.path.startsWith('/v1/')).map((route) => `${route.method.toLowerCase()} ${openApiPath(route.path)}`))
+    const documented = new Set(Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`)))
+    assert.deepEqual([...documented].sort(), [...served].sort())
+    for (const expected of [
+      'post /v1/recall',
+      'get /v1/context',
+      'get /v1/turns/{session}/{turn}',
+      'get /v1/confirmations',
+      'post /v1/confirmations/{id}/accept',
+      'post /v1/confirmations/{id}/reject',
+      'post /v1/forget',
+      'post /v1/restore',
+      'get /v1/export',
+      'get /v1/openapi.json',
+      'post /v1/memorize',
+      'get /v1/search',
+    ]) {
+      assert.ok(documented.has(expected), `${expected} is documented`)
+    }
+
+    const paths = document.paths as Json
+    // The tools' own schemas: memorize's entries, forget_memory's target with its description.
+    assert.equal(paths['/v1/memorize'].post.requestBody.content['application/json'].schema.properties.entries.type, 'array')
+    assert.match(paths['/v1/forget'].post.requestBody.content['application/json'].schema.properties.target.description, /search_memory shows it/)
+    assert.deepEqual(paths['/v1/recall'].post.requestBody.content['application/json'].schema.required, ['message'])
+    assert.deepEqual(
+      paths['/v1/turns/{session}/{turn}'].get.parameters.map((parameter: Json) => `${parameter.in}:${parameter.name}:${parameter.required}`),
+      ['path:session:true', 'path:turn:true', 'query:user:false'],
+    )
+    assert.deepEqual(
+      paths['/v1/search'].get.parameters.filter((parameter: Json) => parameter.required).map((parameter: Json) => parameter.name),
+      ['query'],
+    )
+    // The error shape, referenced by every operation.
+    assert.deepEqual(document.components.schemas.Error.properties.error.required, ['code', 'message', 'fix'])
+    assert.equal(paths['/v1/forget'].post.responses['400'].$ref, '#/components/responses/Error400')
+    assert.ok(document.components.responses.Error400)
+    assert.deepEqual(paths['/v1/health'].get.security, [])
+    assert.equal(paths['/v1/export'].get.security, undefined, 'other routes need the document-wide credentials')
+  })
+})
+
+describe('engram serve: the browser token', () => {
+  test('?token= becomes an HttpOnly SameSite=Strict cookie and a 303 without the token; the cookie then authenticates /v1', async (t) => {
+    const temp = makeTempHome()
+    const mind = await createMind({ home: temp.home, env: temp.env })
+    t.after(async () => {
+      await mind.close()
+      temp.cleanup()
+    })
+    const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    await memorize(app, ADA, ADA_RULE, 'always')
+
+    const opened = await app.request(`/?token=${ADA}&page=2`, { headers: { host: '127.0.0.1:7477' } })
+    assert.equal(opened.status, 303)
+    const location = opened.headers.get('location') ?? ''
+    assert.ok(!location.includes(ADA), 'the token leaves the address bar')
+    assert.equal(location, '/?page=2')
+    const cookie = opened.headers.get('set-cookie') ?? ''
+    assert.match(cookie, new RegExp(`^engram_token=${ADA};`))
+    assert.match(cookie, /HttpOnly/i)
+    assert.match(cookie, /SameSite=Strict/i)
+    assert.match(cookie, /Path=\//)
+
+    const withCookie = assertOk(await call(app, 'GET', '/v1/context', { headers: { cookie: `engram_token=${ADA}` } }))
+    assert.equal(withCookie.user, 'ada')
+    assert.match(withCookie.context.text, /short bullet points/)
+    // The cookie is ada's: it cannot name bob.
+    assertError(await call(app, 'GET', '/v1/context?user=bob', { headers: { cookie: `engram_token=${ADA}` } }), 403, 'access_denied')
+    // A cookie with a token that is not one of serve.tokens is 401.
+    assertError(await call(app, 'GET', '/v1/context', { headers: { cookie: 'engram_token=stale-token-0123456789abcdef' } }), 401, 'unauthorized')
+
+    const invalid = await app.request('/?token=not-a-token-of-this-server', { headers: { host: '127.0.0.1:7477' } })
+    assert.equal(invalid.status, 401)
+    assert.equal(invalid.headers.get('set-cookie'), null)
+    assert.equal(((await invalid.json()) as Json).error.code, 'unauthorized')
+  })
+
+  test('on an open server a stale cookie acts as the agent alone, a wrong bearer is 401, and withAdminToken gives an administrator', async (t) => {
+    const temp = makeTempHome()
+    const mind = await createMind({ home: temp.home, env: temp.env })
+    t.after(async () => {
+      await mind.close()
+      temp.cleanup()
+    })
+    const run = 'run-token-0123456789abcdefgh'
+    const app = createServeApp({ mind, credentials: withAdminToken(parseCredentials(undefined), run) })
+    const stale = assertOk(await call(app, 'GET', '/v1/context', { headers: { cookie: 'engram_token=stale-token-0123456789abcdef' } }))
+    assert.equal(stale.user, null)
+    assertError(await call(app, 'GET', '/v1/context?user=ada', { headers: { cookie: 'engram_token=stale-token-0123456789abcdef' } }), 403, 'access_denied')
+    assertError(await call(app, 'GET', '/v1/context', { token: 'wrong-bearer-0123456789abcdef' }), 401, 'unauthorized')
+    // Nothing at all: the agent alone, which may not take the whole export.
+    assertError(await call(app, 'GET', '/v1/export'), 403, 'access_denied')
+
+    // The run token (printed with the address) is an administrator's: by bearer, and by the cookie it becomes.
+    const asAdmin = assertOk(await call(app, 'GET', '/v1/context?user=ada', { token: run }))
+    assert.equal(asAdmin.user, 'ada')
+    const opened = await app.request(`/?token=${run}`, { headers: { host: '127.0.0.1:7477' } })
+    assert.equal(opened.status, 303)
+    assertOk(await call(app, 'GET', '/v1/export', { headers: { cookie: `engram_token=${run}` } }))
+    assertOk(await call(app, 'GET', '/v1/confirmations?user=bob', { headers: { cookie: `engram_token=${run}` } }))
+  })
+})
