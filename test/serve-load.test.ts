@@ -1,0 +1,153 @@
+/**
+ * `engram serve` under load, through real sockets (issue 17): the real server in a child process
+ * on a temp home, tokens for four users, 16 clients at once beginning and ending turns, searching
+ * and memorizing for three seconds while the maintenance schedule runs every second. No request
+ * fails, and every acknowledged memory and turn is there — found by search, and after a restart.
+ * Then SIGTERM while the clients are mid-flight: the server exits 0, every request it answered 2xx
+ * is there after restarting it on the same home, and the requests it refused after the signal are
+ * counted.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { createMind } from '../src/mind.ts'
+import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+import { type EndedTurn, type LoadRun, type Memorized, runClients, type ServeUser } from './support/serve-clients.ts'
+import { type ServeProcess, startServe } from './support/serve-process.ts'
+
+const USERS: ServeUser[] = ['ada', 'bob', 'cyd', 'dee'].map((user) => ({ user, token: `${user}-load-token-0123456789` }))
+const CLIENTS = 16
+
+/** The memorized lessons the server cannot find by their tag, searching as their user. */
+async function missingFromSearch(address: string, memorized: readonly Memorized[]): Promise<string[]> {
+  const missing: string[] = []
+  const queue = [...memorized]
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const response = await fetch(`${address}/v1/search`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${next.user.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query: next.tag, kinds: ['lesson'], limit: 5 }),
+        })
+        const body = (await response.json()) as { hits?: Array<{ text: string }> }
+        if (response.status !== 200 || !body.hits?.some((hit) => hit.text === next.text)) missing.push(`${next.user.user}: ${next.text}`)
+      }
+    }),
+  )
+  return missing
+}
+
+/** The acknowledged turns whose stored message, provenance or (ended ones) reply is not in the home. */
+async function missingTurns(temp: TempHome, turns: readonly EndedTurn[]): Promise<string[]> {
+  const mind = await createMind({ home: temp.home, env: temp.env })
+  try {
+    const missing: string[] = []
+    for (const turn of turns) {
+      const stored = await mind.turnProvenance({ sessionId: turn.session, turn: turn.turn })
+      const label = `${turn.session}#${turn.turn} (${turn.user.user}, ${turn.ended ? 'ended' : 'begun'})`
+      if (!stored || stored.user !== turn.user.user) {
+        missing.push(`${label}: no stored turn of this user`)
+        continue
+      }
+      const [message] = await mind.backend.context.messagesById([stored.messageId])
+      if (!message?.content.includes(turn.tag)) missing.push(`${label}: its message is not stored`)
+      if (turn.ended) {
+        const replies = await mind.backend.context.messagesById(stored.replyIds)
+        if (!replies.some((reply) => reply.content.includes(turn.tag))) missing.push(`${label}: its reply is not stored`)
+      }
+    }
+    return missing
+  } finally {
+    await mind.close()
+  }
+}
+
+function tally(run: LoadRun): { ok: number; refused: number; failed: number } {
+  let ok = 0
+  let refused = 0
+  let failed = 0
+  for (const outcome of run.outcomes) {
+    if (outcome.status === 'refused') refused++
+    else if (outcome.status >= 200 && outcome.status < 300) ok++
+    else failed++
+  }
+  return { ok, refused, failed }
+}
+
+describe('engram serve under load', { timeout: 120_000 }, () => {
+  let temp: TempHome
+  let env: Record<string, string>
+  let server: ServeProcess | undefined
+  const earlier: { memorized: Memorized[]; turns: EndedTurn[] } = { memorized: [], turns: [] }
+
+  before(() => {
+    temp = makeTempHome('engram-serve-load-')
+    env = {
+      ...temp.env,
+      ENGRAM_SERVE_TOKENS: USERS.map(({ user, token }) => `${token}=default:${user}`).join(','),
+      // Maintenance every second, so that it runs while the clients do and when the signal comes.
+      ENGRAM_SERVE_MAINTAIN: '* * * * * *',
+    }
+  })
+  after(async () => {
+    await server?.stop('SIGKILL')
+    temp.cleanup()
+  })
+
+  test('16 clients for 3 s: every request answered 2xx, every memory found, every turn stored, after a restart too', async (t) => {
+    server = await startServe({ home: temp.home, env, killAfterMs: 90_000 })
+    const deadline = performance.now() + 3_000
+    const run = await runClients({ address: server.address, users: USERS, clients: CLIENTS, running: () => performance.now() < deadline, run: 'load' })
+    const counts = tally(run)
+    t.diagnostic(`${run.outcomes.length} requests (${counts.ok} 2xx), ${run.memorized.length} lessons, ${run.turns.length} turns`)
+    assert.deepEqual(run.failures, [])
+    assert.equal(counts.ok, run.outcomes.length)
+    assert.ok(run.memorized.length >= CLIENTS, `each client memorized at least once (${run.memorized.length})`)
+    assert.ok(run.turns.every((turn) => turn.ended))
+    assert.deepEqual(await missingFromSearch(server.address, run.memorized), [], 'every memorized lesson is found while the server runs')
+
+    assert.equal(await server.stop('SIGTERM'), 0, server.stderr())
+    assert.match(server.stderr(), /stopped \(SIGTERM\)/)
+    assert.doesNotMatch(server.stderr(), /maintenance failed/)
+    server = await startServe({ home: temp.home, env, killAfterMs: 90_000 })
+    assert.deepEqual(await missingFromSearch(server.address, run.memorized), [], 'and after a restart')
+    assert.equal(await server.stop('SIGTERM'), 0, server.stderr())
+    assert.deepEqual(await missingTurns(temp, run.turns), [])
+    earlier.memorized.push(...run.memorized)
+    earlier.turns.push(...run.turns)
+  })
+
+  test('SIGTERM while 16 clients are mid-flight: exit 0, every 2xx answer kept, the refused ones counted', async (t) => {
+    server = await startServe({ home: temp.home, env, killAfterMs: 90_000 })
+    const serving = server
+    // The signal comes once every client has memorized twice, while they all go on sending.
+    let signalledAt = Number.POSITIVE_INFINITY
+    const signal = (run: LoadRun) => {
+      if (signalledAt !== Number.POSITIVE_INFINITY || run.memorized.length < 2 * CLIENTS) return
+      signalledAt = performance.now()
+      void serving.stop('SIGTERM')
+    }
+    // The clients stop at their first request without an answer; the deadline is only a bound.
+    const bound = performance.now() + 30_000
+    const run = await runClients({ address: serving.address, users: USERS, clients: CLIENTS, running: () => performance.now() < bound, stopOnRefused: true, run: 'term', onProgress: signal })
+    assert.ok(signalledAt < bound, 'the signal was sent')
+    assert.equal(await serving.exited, 0, serving.stderr())
+    assert.match(serving.stderr(), /stopped \(SIGTERM\)/)
+    assert.doesNotMatch(serving.stderr(), /maintenance failed|still open after/)
+
+    const counts = tally(run)
+    const refusedBefore = run.outcomes.filter((outcome) => outcome.status === 'refused' && outcome.sentAt < signalledAt).length
+    const answeredAfter = run.outcomes.filter((outcome) => outcome.status !== 'refused' && outcome.sentAt >= signalledAt).length
+    t.diagnostic(`${run.outcomes.length} requests: ${counts.ok} answered 2xx (${answeredAfter} of them sent after the signal), ${counts.refused} refused after the signal; ${run.memorized.length} lessons, ${run.turns.length} turns (${run.turns.filter((turn) => turn.ended).length} ended)`)
+    assert.equal(counts.failed, 0, run.failures.join('\n'))
+    assert.equal(refusedBefore, 0, `nothing is refused before the signal:\n${run.failures.join('\n')}`)
+    assert.equal(counts.refused, CLIENTS, 'each client stopped at exactly one request without an answer, after the signal')
+    assert.ok(run.memorized.length > 0 && run.turns.length > 0)
+
+    // Everything answered 2xx — in this run and the one before — is there after a restart.
+    server = await startServe({ home: temp.home, env, killAfterMs: 90_000 })
+    assert.deepEqual(await missingFromSearch(server.address, [...earlier.memorized, ...run.memorized]), [])
+    assert.equal(await server.stop('SIGTERM'), 0, server.stderr())
+    assert.deepEqual(await missingTurns(temp, [...earlier.turns, ...run.turns]), [])
+  })
+})

@@ -1,0 +1,147 @@
+/**
+ * Clients of `engram serve` over real HTTP, for the load test and `npm run bench -- serve`: each
+ * client acts for one user (its bearer token) and, until told to stop, begins a turn, searches,
+ * ends the turn and every other round memorizes a lesson. Every request is timed and recorded;
+ * what the server acknowledged (a 2xx answer) is listed, so a caller can check that all of it is
+ * there afterwards.
+ *
+ * Every text carries a tag of letters only (`zqb…`), unique to its client and round, which the
+ * search index keeps as one term: searching for the tag finds exactly that memory.
+ */
+
+export interface ServeUser {
+  user: string
+  token: string
+}
+
+export type Route = 'turns/begin' | 'turns/end' | 'memorize' | 'search'
+
+export interface Outcome {
+  route: Route
+  ms: number
+  /** The HTTP status, or `refused` when no answer came (connection refused or reset, timeout). */
+  status: number | 'refused'
+  /** When it was sent (performance.now()). */
+  sentAt: number
+}
+
+export interface Memorized {
+  user: ServeUser
+  tag: string
+  text: string
+}
+
+export interface EndedTurn {
+  user: ServeUser
+  session: string
+  turn: number
+  tag: string
+  /** The end was acknowledged too (otherwise only the beginning was). */
+  ended: boolean
+}
+
+export interface LoadRun {
+  outcomes: Outcome[]
+  /** Lessons the server said it saved. */
+  memorized: Memorized[]
+  /** Turns the server said it began (and, when `ended`, ended). */
+  turns: EndedTurn[]
+  /** The first answers that were not 2xx, or the errors of refused requests, for the message of a failed assertion. */
+  failures: string[]
+}
+
+const WORDS = 'invoice ledger staging vault cache quota batch refund payroll backup mirror cluster rollout budget audit'.split(' ')
+
+/** Letters only, so the search index keeps it as one term. */
+export function tagOf(client: number, round: number): string {
+  const letters = (n: number) => {
+    let text = ''
+    do {
+      text = String.fromCharCode(97 + (n % 26)) + text
+      n = Math.floor(n / 26)
+    } while (n > 0)
+    return text
+  }
+  return `zq${letters(client)}x${letters(round)}v`
+}
+
+/**
+ * Runs `clients` clients against `address` until `running()` says no. A request that gets no
+ * answer stops its client when `stopOnRefused` (the server is going away), is recorded either way.
+ */
+export async function runClients(options: {
+  address: string
+  users: readonly ServeUser[]
+  clients: number
+  running: () => boolean
+  stopOnRefused?: boolean
+  /** Distinguishes the sessions and tags of several runs on one home. */
+  run?: string
+  /** Called after every request with the run so far. */
+  onProgress?: (run: LoadRun) => void
+}): Promise<LoadRun> {
+  const result: LoadRun = { outcomes: [], memorized: [], turns: [], failures: [] }
+  const run = options.run ?? 'r'
+
+  async function request(route: Route, user: ServeUser, body: unknown): Promise<{ status: number | 'refused'; json: Record<string, unknown> }> {
+    const sentAt = performance.now()
+    try {
+      const response = await fetch(`${options.address}/v1/${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(60_000),
+      })
+      const json = (await response.json()) as Record<string, unknown>
+      result.outcomes.push({ route, ms: performance.now() - sentAt, status: response.status, sentAt })
+      if (response.status >= 300 && result.failures.length < 10) result.failures.push(`${route} ${response.status}: ${JSON.stringify(json)}`)
+      return { status: response.status, json }
+    } catch (error) {
+      result.outcomes.push({ route, ms: performance.now() - sentAt, status: 'refused', sentAt })
+      if (result.failures.length < 10) result.failures.push(`${route} refused: ${(error as Error).message}${(error as Error).cause ? ` (${String((error as Error).cause)})` : ''}`)
+      return { status: 'refused', json: {} }
+    }
+  }
+  const ok = (status: number | 'refused') => typeof status === 'number' && status >= 200 && status < 300
+  const stop = (status: number | 'refused') => status === 'refused' && options.stopOnRefused === true
+
+  async function client(index: number): Promise<void> {
+    const user = options.users[index % options.users.length] as ServeUser
+    let lastTag: string | undefined
+    for (let round = 0; options.running(); round++) {
+      const tag = tagOf(index, round)
+      const word = WORDS[(index + round) % WORDS.length] as string
+      const session = `${run}-c${index}-s${Math.floor(round / 20)}`
+      const begun = await request('turns/begin', user, { session, message: `${tag}: what do we know about the ${word} of ${tag}?` })
+      if (stop(begun.status)) return
+      const turn = ok(begun.status) ? ((begun.json.turn as { number: number }).number as number) : undefined
+      const entry: EndedTurn | undefined = turn === undefined ? undefined : { user, session, turn, tag, ended: false }
+      if (entry) result.turns.push(entry)
+
+      const searched = await request('search', user, { query: lastTag ?? `${word} ${tag}`, limit: 5 })
+      if (stop(searched.status)) return
+
+      if (turn !== undefined && entry) {
+        const ended = await request('turns/end', user, { session, turn, reply: `${tag}: the ${word} is noted, round ${round}.` })
+        if (ok(ended.status)) entry.ended = true
+        if (stop(ended.status)) return
+      }
+
+      if (round % 2 === 0) {
+        const text = `${tag}: the ${word} of client ${index} needs its ${WORDS[(round * 7) % WORDS.length]} checked in round ${round}.`
+        const saved = await request('memorize', user, { entries: [{ text, kind: 'lesson' }] })
+        if (ok(saved.status)) {
+          const report = saved.json.report as { saved: unknown[] }
+          if (report.saved.length === 1) result.memorized.push({ user, tag, text })
+          else if (result.failures.length < 10) result.failures.push(`memorize of ${tag} answered 2xx without saving: ${JSON.stringify(report)}`)
+        }
+        options.onProgress?.(result)
+        lastTag = tag
+        if (stop(saved.status)) return
+      }
+    }
+  }
+
+  await Promise.all(Array.from({ length: options.clients }, (_, index) => client(index)))
+  return result
+}
