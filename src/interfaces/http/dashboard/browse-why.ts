@@ -1,0 +1,146 @@
+/**
+ * "Why did the agent know that?": `/why` shows what priming would inject for a message, as a
+ * session of that user would get it (the primer's own result: each item with its source, kind,
+ * score and score terms, and each channel's budget); `/turns/:session/:turn` shows the same for a
+ * past turn from its stored provenance (`mind.turnProvenance`).
+ */
+import type { Hono } from 'hono'
+import { html } from 'hono/html'
+import type { MessageType } from '../../../memory/priming/classify.ts'
+import type { InjectedMemory } from '../../../memory/priming/prime.ts'
+import { PRIMING_CHANNELS, type PrimingChannel } from '../../../memory/priming/settings.ts'
+import type { Mind } from '../../../mind.ts'
+import type { StoredTurn } from '../../../session/turn.ts'
+import type { ServeEnv } from '../support.ts'
+import { excerpt, guarded, memoryPath, notFoundError, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
+import { type Html, page } from './layout.ts'
+
+const CHANNEL_LABEL: Record<PrimingChannel, string> = {
+  profile: 'the sender\'s profile',
+  activity: 'recent activity',
+  related: 'related memories',
+  skills: 'skills and procedures',
+}
+
+/** Each channel's share of `budget` for a message of `type` (the primer's own settings) and what its items used. */
+function channelBudgets(mind: Mind, type: MessageType, budget: number, injected: readonly InjectedMemory[]): Html {
+  const shares = mind.primer.settings.shares[type]
+  return html`<table data-testid="channel-budgets"><thead><tr><th>channel</th><th>used</th><th>limit</th><th></th></tr></thead><tbody>${PRIMING_CHANNELS.map((channel) => {
+    const used = injected.filter((item) => item.channel === channel).reduce((sum, item) => sum + item.tokens, 0)
+    const limit = Math.floor(budget * shares[channel])
+    return html`<tr data-testid="channel-budget" data-channel="${channel}"><td>${channel} <span class="muted">(${CHANNEL_LABEL[channel]})</span></td><td data-testid="channel-used">${used}</td><td data-testid="channel-limit">${limit}</td><td class="muted">${channel === 'related' ? 'plus whatever the other channels leave' : ''}</td></tr>`
+  })}</tbody></table>`
+}
+
+/** Where an injected memory came from: its file page, its conversation, or the source as text. */
+function sourceCell(mind: Mind, viewing: Viewing, item: InjectedMemory): Html {
+  const conversation = /^conv:(\d+)/.exec(item.source)
+  const anchor = /^msg:(\d+)/.exec(item.id)
+  if (conversation) return html`<a href="/conversations/${conversation[1]}${anchor ? `#msg-${anchor[1]}` : ''}">conversation ${conversation[1]}</a>`
+  const path = memoryPath(mind, viewing, item.source)
+  if (path === undefined) return html`${item.source}`
+  return html`<a href="/memories/file?path=${encodeURIComponent(path)}${userQuery(viewing)}" data-testid="provenance-source">${path}</a>`
+}
+
+function whyText(why: Record<string, number | string>): string {
+  return Object.entries(why)
+    .map(([key, value]) => `${key} ${typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : value}`)
+    .join(' · ')
+}
+
+/** The injected items as a table, best first within their channel. */
+function injectedTable(mind: Mind, viewing: Viewing, injected: readonly InjectedMemory[]): Html {
+  if (injected.length === 0) {
+    return html`<p data-testid="empty">Nothing was injected: the memory holds nothing related to this message that this view may see. Memories come from memorize, memory files and past conversations; try words a memory contains.</p>`
+  }
+  return html`<table data-testid="provenance"><thead><tr><th>channel</th><th>kind</th><th>source</th><th>score</th><th>why (score terms)</th><th>tokens</th></tr></thead><tbody>${injected.map(
+    (item) => html`<tr data-testid="provenance-item" data-channel="${item.channel}" data-kind="${item.kind}">
+<td>${item.channel}</td><td><span class="pill">${item.kind}</span></td><td>${sourceCell(mind, viewing, item)}<div class="muted">${item.id}</div></td>
+<td data-testid="provenance-score">${typeof item.why.score === 'number' ? item.why.score.toFixed(3) : ''}</td><td class="muted" data-testid="provenance-why">${whyText(item.why)}</td><td>${item.tokens}</td></tr>`,
+  )}</tbody></table>`
+}
+
+function memorySections(sections: ReadonlyArray<{ name: string; tokens: number; entries: number; truncated: boolean }>): Html {
+  if (sections.length === 0) return html`<p class="muted">No memory context (identity, rules, lessons) yet.</p>`
+  return html`<table data-testid="memory-sections"><thead><tr><th>section</th><th>entries</th><th>tokens</th><th></th></tr></thead><tbody>${sections.map(
+    (section) => html`<tr data-testid="memory-section"><td>${section.name}</td><td>${section.entries}</td><td>${section.tokens}</td><td class="warn">${section.truncated ? 'cut to its budget' : ''}</td></tr>`,
+  )}</tbody></table>`
+}
+
+export function registerWhyPages(app: Hono<ServeEnv>, mind: Mind): void {
+  app.get(
+    '/why',
+    guarded(mind, '/why', async (c) => {
+      const viewing = viewingOf(c, mind)
+      const message = c.req.query('message') ?? ''
+      const form = html`<form method="get" action="/why" data-testid="why-form">
+<p><textarea name="message" placeholder="a message a user might send, e.g. What did we decide about the billing export?" data-testid="why-message">${message}</textarea></p>
+${await userPicker(mind, viewing)} <button type="submit">Show what would be recalled</button>
+</form>`
+      const intro = html`<p class="muted">Before every turn engram recalls what matters for the message (priming) and puts it in the system prompt, within a budget set by the kind of message. Type a message to see what would be injected for it in a session of this view, from where, and why (the score and its terms). Past turns show the same from what was stored with them: open one from its conversation.</p>`
+      if (message.trim() === '') return c.html(page({ title: 'Why did the agent know that?', agent: mind.agent, principal: viewing.principal, active: '/why', body: html`${intro}${form}` }))
+      // As a session of that user primes (session.begin): its viewer, its activity and procedures; the profile is the memory context's.
+      const scope = mind.scope(viewing.user)
+      const [primed, context] = await Promise.all([
+        mind.primer.prime({ message, viewer: scope.viewer, activity: scope.view.activity, procedures: scope.procedures, skipProfile: true }),
+        scope.memory.buildContext(),
+      ])
+      const result = html`<section data-testid="why-result">
+<p>Classified as a <b data-testid="message-type">${primed.type}</b>: priming budget <b data-testid="priming-budget">${primed.budget}</b> tokens, <b data-testid="priming-tokens">${primed.tokens}</b> used (${Math.round(primed.ms)} ms).</p>
+<h3>Budget of each channel</h3>${channelBudgets(mind, primed.type, primed.budget, primed.injected)}
+<h3>What would be injected</h3>${injectedTable(mind, viewing, primed.injected)}
+${primed.warnings.length > 0 ? html`<h3>Warnings</h3><ul>${primed.warnings.map((warning) => html`<li class="warn">${warning}</li>`)}</ul>` : ''}
+${primed.text !== '' ? html`<details><summary>The injected text, as the model reads it</summary><pre data-testid="primed-text">${primed.text}</pre></details>` : ''}
+<h3>Always in the prompt: the memory context</h3>
+<p class="muted">Identity, rules and lessons reach every turn of this view whatever the message, within their own budgets.</p>
+${memorySections(context.sections)}
+</section>`
+      return c.html(page({ title: 'Why did the agent know that?', agent: mind.agent, principal: viewing.principal, active: '/why', body: html`${intro}${form}${result}` }))
+    }),
+  )
+
+  app.get(
+    '/turns/:session/:turn',
+    guarded(mind, '/conversations', async (c) => {
+      const principal = c.get('principal')
+      const sessionId = c.req.param('session') ?? ''
+      const turnParam = c.req.param('turn') ?? ''
+      const number = /^\d+$/.test(turnParam) ? Number(turnParam) : Number.NaN
+      const missing = notFoundError(`Session ${JSON.stringify(sessionId)} has no turn ${turnParam} of yours.`, 'open a turn from its conversation on the Conversations page')
+      if (!Number.isInteger(number) || number < 1) throw missing
+      const stored: StoredTurn | null = await mind.turnProvenance({ sessionId, turn: number })
+      // Another user's turn is answered as one that does not exist (as on the API).
+      if (!stored || (!principal.admin && stored.user !== principal.user)) throw missing
+      const viewing: Viewing = { principal, user: stored.user, viewer: mind.scope(stored.user).viewer }
+      const conversation = await mind.backend.context.findConversation(sessionId, mind.agent)
+      const messages = await mind.backend.context.messagesById([stored.messageId, ...stored.replyIds])
+      const opened = messages.find((message) => message.id === stored.messageId)
+      const replies = messages.filter((message) => message.id !== stored.messageId)
+      const provenance = stored.provenance
+      const budget = mind.primer.settings.budgets[stored.type]
+      const body = html`<p class="muted">What turn ${stored.number} of ${conversation ? html`<a href="/conversations/${conversation.id}">${sessionId}</a>` : sessionId}${stored.user !== undefined ? ` (with ${stored.user})` : ''} was given, as stored when it began (${when(stored.startedAt)}).</p>
+<h3>The message</h3>
+<div data-testid="message" class="text">${opened ? opened.content : '(the message is no longer stored)'}</div>
+${replies.length > 0 ? html`<h3>The reply</h3>${replies.map((reply) => html`<div data-testid="message" class="text"><span class="pill">${reply.role}</span> ${excerpt(reply.content, 2000)}</div>`)}` : html`<p class="muted">The turn has not ended (no reply stored).</p>`}
+<h3>Recalled for it (priming)</h3>
+<p>Classified as a <b data-testid="message-type">${stored.type}</b>: priming budget <b data-testid="priming-budget">${budget}</b> tokens.</p>
+${channelBudgets(mind, stored.type, budget, provenance.primed)}
+${injectedTable(mind, viewing, provenance.primed)}
+<h3>The memory context</h3>${memorySections(provenance.memory)}
+${
+  provenance.state.length > 0
+    ? html`<h3>Working state</h3><ul>${provenance.state.map((section) => html`<li data-testid="state-section">${section.name}: ${section.entries} entries, ${section.tokens} tokens, from ${section.source}</li>`)}</ul>`
+    : ''
+}
+<h3>The conversation it saw</h3>
+<p class="muted">${provenance.conversation.length} items: ${provenance.conversation.filter((item) => item.kind === 'summary').length} summaries and ${provenance.conversation.filter((item) => item.kind === 'message').length} messages.</p>
+<ul>${provenance.conversation
+        .filter((item) => item.kind === 'summary')
+        .map((item) => html`<li data-testid="turn-summary">${conversation ? html`<a href="/conversations/${conversation.id}#${item.summaryId ?? ''}">${item.summaryId}</a>` : item.summaryId} — stands for ${item.messageIds.length} messages${item.degraded ? ' (written by a fallback, not a model)' : ''}</li>`)}</ul>
+<p class="muted">Prompt layers: ${Object.entries(provenance.layers)
+        .map(([key, value]) => `${key}: ${value}`)
+        .join(' · ')}</p>`
+      return c.html(page({ title: `Why: turn ${stored.number} of ${sessionId}`, agent: mind.agent, principal, active: '/conversations', body }))
+    }),
+  )
+}
