@@ -74,6 +74,32 @@ with_test_postgres() { # runs "$@" with the server up; returns its exit code
   return "$status"
 }
 
+# Debian's Chromium for the dashboard's browser tests (test/support/browser.ts drives it with
+# playwright-core, which downloads no browser). Installed as root the first time (~30 s); without
+# root it is not installed, and the browser tests fail with ENGRAM_TEST_CHROMIUM_ERROR and the fix.
+test_chromium_ready() {
+  if [ -x /usr/bin/chromium ]; then return 0; fi
+  local why=""
+  if ! command -v apt-get >/dev/null 2>&1; then
+    why="this machine has no apt-get to install it; install Chromium so that /usr/bin/chromium runs it"
+  elif ! as_root true; then
+    why="installing it needs root (or passwordless sudo): run \`apt-get install -y chromium\` as root"
+  else
+    local started=$SECONDS install_log="$root/.tools/chromium-install.log"
+    mkdir -p "$root/.tools"
+    log "installing Debian's chromium for the browser tests (once; log: .tools/chromium-install.log)…"
+    if { as_root apt-get update && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } >"$install_log" 2>&1 && [ -x /usr/bin/chromium ]; then
+      log "chromium installed in $((SECONDS - started)) s"
+      return 0
+    fi
+    tail -n 15 "$install_log" >&2
+    why="apt-get could not install chromium (no network or no Debian repository?); see .tools/chromium-install.log"
+  fi
+  export ENGRAM_TEST_CHROMIUM_ERROR="$why"
+  log "Chromium for the browser tests is NOT available: $why. The browser tests will fail."
+  return 1
+}
+
 task="${1:-}"; shift || true
 case "$task" in
   test)
@@ -82,6 +108,7 @@ case "$task" in
     log "linting"
     "$NODE" node_modules/@biomejs/biome/bin/biome lint --error-on-warnings src test scripts >&2
     lint_unused >&2
+    test_chromium_ready || true
     log "running tests"
     with_test_postgres "$NODE" --test --test-concurrency="${ENGRAM_TEST_CONCURRENCY:-2}" --test-timeout=600000 \
       "src/**/*.test.ts" "test/**/*.test.ts" "$@"

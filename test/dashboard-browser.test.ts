@@ -1,0 +1,240 @@
+/**
+ * The dashboard of `engram serve` in a real headless Chromium (issue 17): a home with two users,
+ * memories of every kind, a conversation folded into summaries, a confirmation waiting, a forgotten
+ * memory and a memory carrying markup meant to run; the real server over a socket, opened as a
+ * person opens the printed address (`?token=`, then the cookie). Each page is opened, screenshot
+ * into test-output/screenshots/ and checked for what a person sees on it; the buttons are clicked
+ * (through the page's own script, the CSP on); no stored text ever runs as script.
+ */
+import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, test } from 'node:test'
+import { type ServerType, serve } from '@hono/node-server'
+import type { Page } from 'playwright-core'
+import { createServeApp } from '../src/interfaces/http/app.ts'
+import { parseCredentials } from '../src/interfaces/http/credentials.ts'
+import { createMind, type Mind } from '../src/mind.ts'
+import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+import { launchBrowser, screenshot, shownText, shownTexts, type TestBrowser } from './support/browser.ts'
+
+const ADMIN = 'admin-token-browser-0123456789'
+const ADA = 'ada-token-browser-0123456789ab'
+const BOB = 'bob-token-browser-0123456789ab'
+const TOKENS = `${ADMIN}=admin, ${ADA}=default:ada, ${BOB}=default:bob`
+
+/** The markup a hostile user pasted; stored as text, it must show as text and never run. */
+const HOSTILE = 'Pasted from the gannet wiki: <script>window.__pwned=1</script> and <img src=x onerror="window.__pwned=1"> there'
+const FORGOTTEN = 'Ada keeps her tea notes in the kestrel wiki'
+/** Waits in ada's confirmation queue: a promotion of her memory to the agent's (copilot mode). */
+const PROMOTED = 'The pelican staging database is read-only on weekends'
+const CONVERSATION = 'ada-heron-chat'
+
+/**
+ * The home: ada and bob with memories of each kind (rules, lessons with a topic, profile facts,
+ * a knowledge file), the agent's own rule, ada's conversation compacted into summaries (a small
+ * context budget), one confirmation of ada's waiting, one lesson of ada's forgotten.
+ */
+async function buildHome(mind: Mind): Promise<void> {
+  const report = await mind.encode([
+    { text: 'Answer Ada with metric units', kind: 'always', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
+    { text: 'Never page Ada before 9am', kind: 'never', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
+    { text: 'The heron cache must be flushed after a schema migration', kind: 'lesson', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada', topic: 'heron' },
+    { text: 'Role: billing export maintainer', kind: 'profile', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
+    { text: FORGOTTEN, kind: 'lesson', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
+    { text: HOSTILE, kind: 'lesson', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
+    { text: 'Bob deploys the walrus service on Thursdays', kind: 'lesson', scope: 'global', confidence: 'high', source: 'user', owner: 'user:bob', topic: 'walrus' },
+    { text: 'Always answer Bob in French', kind: 'always', scope: 'global', confidence: 'high', source: 'user', owner: 'user:bob' },
+    { text: 'Role: on-call lead for the osprey cluster', kind: 'profile', scope: 'global', confidence: 'high', source: 'user', owner: 'user:bob' },
+    { text: 'Deploys need two approvals', kind: 'always', scope: 'global', confidence: 'high', source: 'user' },
+  ])
+  assert.equal(report.saved.length, 10, JSON.stringify(report))
+  const adaTools = mind.agentTools({ sessionId: 'setup-ada', user: 'ada' })
+  const bobTools = mind.agentTools({ sessionId: 'setup-bob', user: 'bob' })
+  const write = async (tools: typeof adaTools, path: string, content: string) => {
+    const written = await tools.find((tool) => tool.name === 'write_memory_file')!.execute({ path, content })
+    assert.equal(written.isError, undefined, written.text)
+  }
+  await write(adaTools, 'knowledge/billing-export.md', '# Billing export\nThe billing export runs nightly at 02:00 and writes to the ledger bucket.\n')
+  await write(bobTools, 'knowledge/osprey-cluster.md', '# Osprey cluster\nThe osprey cluster has twelve nodes in the north hall.\n')
+
+  const forgotten = await mind.forget(FORGOTTEN, { user: 'ada' })
+  assert.equal(forgotten.action, 'forgotten')
+
+  // Ada's conversation: enough turns for the small budget to fold the older ones into summaries.
+  const ada = mind.session(CONVERSATION, { user: 'ada' })
+  for (let i = 1; i <= 8; i++) {
+    const turn = await ada.begin(`Question ${i}: what happens to the heron cache after schema migration ${i}?`)
+    if (i === 8) {
+      const memorize = turn.tools.find((tool) => tool.name === 'memorize')!
+      const queued = await memorize.execute({ entries: [{ text: PROMOTED, kind: 'lesson', owner: 'agent' }] })
+      assert.match(queued.text, /waiting for the user's confirmation/)
+    }
+    await ada.end(turn, `Answer ${i}: flush the heron cache after migration ${i}; the billing export then reads fresh rows.`)
+  }
+  const bob = mind.session('bob-walrus-chat', { user: 'bob' })
+  const turn = await bob.begin('When do we deploy the walrus service?')
+  await bob.end(turn, 'On Thursdays, as you told me.')
+  await mind.idle()
+  const stats = await mind.context.stats({ sessionId: CONVERSATION, agent: mind.agent, user: 'ada' })
+  assert.ok(stats.summaries > 0, `the conversation was compacted: ${JSON.stringify(stats)}`)
+  assert.equal((await mind.pendingConfirmations({ user: 'ada' })).length, 1)
+}
+
+describe('the dashboard in a real browser', () => {
+  let temp: TempHome
+  let mind: Mind
+  let server: ServerType
+  let address: string
+  let chromium: TestBrowser
+  /** The administrator's page (cookie from the address with ?token=) and what went wrong in it. */
+  let admin: Page
+  let adminProblems: string[]
+
+  before(async () => {
+    temp = makeTempHome('engram-browser-')
+    mind = await createMind({
+      home: temp.home,
+      env: temp.env,
+      settings: { 'memory.mode': 'copilot', 'context.budget': 256, 'context.freshTail': 2, 'context.leafChunk': 2, 'context.threshold': 0.1 },
+    })
+    await buildHome(mind)
+    const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    const info = await new Promise<AddressInfo>((done) => {
+      server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, done)
+    })
+    address = `http://127.0.0.1:${info.port}`
+    chromium = await launchBrowser({ deadlineMs: 90_000 })
+    const opened = await chromium.newPage()
+    admin = opened.page
+    adminProblems = opened.problems
+    // As a person opens the printed address: the token moves into a cookie, out of the address bar.
+    const first = await admin.goto(`${address}/?token=${ADMIN}`)
+    assert.equal(first?.status(), 200)
+    assert.equal(new URL(admin.url()).search, '', 'the token left the address bar')
+  })
+
+  after(async () => {
+    await chromium?.close()
+    await new Promise<void>((done) => (server ? server.close(() => done()) : done()))
+    await mind?.close()
+    temp?.cleanup()
+  })
+
+  /** Open `path`, expect 200, screenshot it as `name`; nothing stored may have run as script. */
+  async function visit(page: Page, path: string, name: string): Promise<void> {
+    const response = await page.goto(`${address}${path}`)
+    assert.equal(response?.status(), 200, `${path}: ${await shownText(page.locator('body'), { timeout: 1000 }).catch(() => '')}`)
+    await screenshot(page, name)
+    await assertNotPwned(page, path)
+  }
+
+  async function assertNotPwned(page: Page, where: string): Promise<void> {
+    assert.equal(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned), undefined, `${where}: stored markup ran as script`)
+  }
+
+  test('the overview shows the counts and who is viewing', async () => {
+    await visit(admin, '/', 'overview')
+    assert.match(await shownText(admin.getByTestId('viewer')), /administrator/)
+    assert.match(await shownText(admin.locator('main')), /conversations/)
+    assert.deepEqual(adminProblems, [])
+  })
+
+  test('memories: a search finds a memory, and markup in a memory shows as text', async () => {
+    await visit(admin, '/memories?user=ada', 'memories-ada')
+    const texts = await shownTexts(admin.getByTestId('memory-text'))
+    assert.ok(texts.some((text) => text.includes('heron cache must be flushed')), texts.join('\n'))
+    assert.ok(!texts.some((text) => text.includes('walrus')), "bob's memories are not in ada's view")
+    // The hostile memory is shown as the characters it holds, and nothing of it became an element.
+    assert.ok(texts.some((text) => text.includes('<script>window.__pwned=1</script>') && text.includes('<img src=x onerror="window.__pwned=1">')), texts.join('\n'))
+    assert.equal(await admin.locator('main script, main img').count(), 0)
+
+    await admin.getByTestId('memory-filter').locator('input[name=q]').fill('billing export ledger')
+    await admin.getByTestId('memory-filter').getByRole('button').click()
+    await admin.waitForURL(/q=billing/)
+    await screenshot(admin, 'memories-search')
+    const hits = await shownTexts(admin.getByTestId('memory-text'))
+    assert.ok(hits.some((text) => text.includes('ledger bucket')), hits.join('\n'))
+    await assertNotPwned(admin, 'search')
+    assert.deepEqual(adminProblems, [])
+  })
+
+  test('why: what a message would recall, each item with its source; a past turn shows what it was given', async () => {
+    await visit(admin, '/why', 'why-form')
+    await admin.getByTestId('why-message').fill('What did we learn about the heron cache and the gannet wiki?')
+    await admin.getByTestId('why-form').getByTestId('user-select').selectOption('ada')
+    await admin.getByTestId('why-form').getByRole('button').click()
+    await admin.getByTestId('why-result').waitFor()
+    await screenshot(admin, 'why-result')
+    await assertNotPwned(admin, '/why result')
+    const items = admin.getByTestId('provenance-item')
+    assert.ok((await items.count()) > 0, 'something was injected')
+    const sources = await shownTexts(admin.getByTestId('provenance-source'))
+    assert.ok(sources.includes('users/ada/memory/lessons.md'), `ada's lessons are a source: ${sources.join(', ')}`)
+    assert.ok(!sources.some((source) => source.includes('bob')), "nothing of bob's")
+    assert.ok((await admin.getByTestId('channel-budget').count()) >= 4, 'each channel with its budget')
+    // The hostile lesson reaches the prompt through engram's one escaping rule ("<" as "&lt;"), and
+    // the page shows exactly those characters, as the model reads them; nothing runs.
+    await admin.getByText('The injected text, as the model reads it').click()
+    const primed = await shownText(admin.getByTestId('primed-text'))
+    assert.ok(primed.includes('&lt;script>window.__pwned=1&lt;/script> and &lt;img src=x onerror="window.__pwned=1">'), primed)
+    await assertNotPwned(admin, '/why primed text')
+
+    // A past turn of ada's conversation, opened from the conversation's list of turns.
+    await visit(admin, `/turns/${CONVERSATION}/8`, 'turn-why')
+    assert.match(await shownText(admin.getByTestId('message').first()), /Question 8/)
+    const turnSources = await shownTexts(admin.getByTestId('provenance-item'))
+    assert.ok(turnSources.length > 0, 'the turn was given something')
+    assert.ok((await admin.getByTestId('turn-summary').count()) > 0, 'the turn saw summaries of the older turns')
+    assert.deepEqual(adminProblems, [])
+  })
+
+  test('conversations: opening the summaries reveals the original messages', async () => {
+    await visit(admin, '/conversations', 'conversations')
+    const row = admin.locator(`[data-testid=conversation-row][data-session="${CONVERSATION}"]`)
+    assert.equal(await shownText(row.getByTestId('message-count')), '16')
+    assert.equal(await admin.locator('[data-testid=conversation-row][data-session="bob-walrus-chat"]').count(), 1, "the administrator sees bob's conversation too")
+    await row.getByRole('link').click()
+    await admin.getByTestId('dag').waitFor()
+    await screenshot(admin, 'conversation-closed')
+    assert.ok((await admin.getByTestId('dag-node').count()) > 0, 'the older turns are summaries')
+    const original = admin.getByTestId('message').filter({ hasText: 'Question 1: what happens to the heron cache' })
+    assert.equal(await original.isVisible(), false, 'folded into a summary, the first message is not shown')
+    // Open every summary around it, outermost first, as a person clicks down the tree.
+    const around = admin.locator('details[data-testid=dag-node]').filter({ has: original })
+    const depth = await around.count()
+    assert.ok(depth > 0)
+    for (let i = 0; i < depth; i++) await around.nth(i).locator(':scope > summary').click()
+    assert.equal(await original.isVisible(), true, 'the original message, word for word')
+    assert.match(await shownText(original), /Question 1: what happens to the heron cache after schema migration 1\?/)
+    await screenshot(admin, 'conversation-expanded')
+    // Its turn links to what it was given.
+    await original.getByTestId('turn-link').click()
+    await admin.waitForURL(new RegExp(`/turns/${CONVERSATION}/1$`))
+    assert.match(await shownText(admin.getByTestId('message').first()), /Question 1/)
+    assert.deepEqual(adminProblems, [])
+  })
+
+  test("ada's token sees ada's memories and not bob's", async () => {
+    const { context, page, problems } = await chromium.newPage()
+    try {
+      await page.goto(`${address}/?token=${ADA}`)
+      assert.match(await shownText(page.getByTestId('viewer')), /user ada/)
+      await visit(page, '/memories', 'memories-as-ada')
+      const texts = (await shownTexts(page.getByTestId('memory-text'))).join('\n')
+      assert.match(texts, /heron cache must be flushed/)
+      assert.match(texts, /Deploys need two approvals/, "the agent's own memory reaches every user")
+      assert.doesNotMatch(texts, /walrus|osprey|French/, "nothing of bob's")
+      const searched = await page.goto(`${address}/memories?q=walrus+Thursdays`)
+      assert.equal(searched?.status(), 200)
+      assert.doesNotMatch(await shownText(page.locator('main')), /Bob deploys/)
+      // Naming bob in the address is refused, as the API refuses it.
+      const refused = await page.goto(`${address}/memories?user=bob`)
+      assert.equal(refused?.status(), 403)
+      assert.doesNotMatch(await shownText(page.locator('main')), /walrus|osprey/)
+      await screenshot(page, 'memories-as-ada-naming-bob')
+      assert.deepEqual(problems, [])
+    } finally {
+      await context.close()
+    }
+  })
+})
