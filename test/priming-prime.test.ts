@@ -79,6 +79,16 @@ describe('priming end to end on a real home', () => {
     assert.ok((recalled?.accessCount ?? 0) >= 1, 'what priming injected was recorded as accessed')
   })
 
+  test('an inspection (the dashboard\'s "why") injects the same and counts no access', async () => {
+    const message = 'How long do we keep the staging database backups?'
+    const [before] = await mind.backend.index.get(['msg:7'])
+    const looked = await primer.prime({ message, user: 'ada', inspect: true })
+    assert.ok(looked.injected.some((item) => item.id === 'msg:7'), 'the look shows what priming injects')
+    const [after] = await mind.backend.index.get(['msg:7'])
+    assert.equal(after?.accessCount, before?.accessCount, 'a look is not an access')
+    assert.equal(after?.lastAccessAt, before?.lastAccessAt)
+  })
+
   test('messages already in the conversation are not recalled again', async () => {
     const result = await primer.prime({ message: 'How long do we keep the staging database backups?', user: 'ada', excludeMessageIds: [7] })
     assert.ok(!result.injected.some((i) => i.id === 'msg:7'))

@@ -85,6 +85,12 @@ export interface PrimeInput {
   maxChars?: number
   /** Message ids already in the assembled conversation (channel C leaves them out). */
   excludeMessageIds?: Iterable<string | number>
+  /**
+   * A look, not a recall: what priming would inject, without counting it as an access (the
+   * dashboard's "why" view; a person inspecting must not keep memories alive or change what is
+   * recalled most). Default false.
+   */
+  inspect?: boolean
 }
 
 export interface PrimingResult {
@@ -393,7 +399,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
 
       // The Hebbian term: what priming put in front of the agent was recalled.
       const recalledUnits = injected.filter((m) => m.channel === 'related' || (m.channel === 'skills' && m.why.stage === 'index')).map((m) => m.id)
-      if (recalledUnits.length > 0) {
+      if (recalledUnits.length > 0 && input.inspect !== true) {
         try {
           await deps.index.recordAccess(recalledUnits, deps.clock.now().toISOString())
         } catch (error) {
