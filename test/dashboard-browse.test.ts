@@ -225,6 +225,7 @@ describe('dashboard: reading memory', () => {
     assert.match(page.text, /data-channel="related" data-kind="lesson"/)
     assert.match(page.text, /data-testid="provenance-source">users\/ada\/memory\/lessons\.md</)
     assert.match(page.text, /data-testid="provenance-why">score [\d.]+/)
+    assert.match(page.text, /data-testid="provenance-text">The Orion staging deploy needs the VPN token refreshed every Monday\.</)
     assert.equal(count(page, 'channel-budget'), 4)
     assert.match(page.text, /data-channel="related"><td>related[\s\S]*?data-testid="channel-used">[1-9]\d*<\/td><td data-testid="channel-limit">\d+</)
     assert.match(page.text, /data-testid="priming-budget">\d+</)
@@ -264,6 +265,7 @@ describe('dashboard: reading memory', () => {
     assert.equal(count(page, 'message'), 16)
     assert.match(page.text, /Turn 1: tell me about the Orion deploy/)
     assert.ok(count(page, 'turn-link') >= 8)
+    assert.equal(count(page, 'turn'), 8)
 
     const turn = await get(app, '/turns/ada-chat/8', ADA)
     assert.equal(turn.status, 200, turn.text)

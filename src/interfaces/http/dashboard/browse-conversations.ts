@@ -13,7 +13,7 @@ import { type ConversationReader, readerSees } from '../../../memory/context/pro
 import type { Mind } from '../../../mind.ts'
 import type { Conversation } from '../../../storage/contracts.ts'
 import type { ServeEnv } from '../support.ts'
-import { guarded, notFoundError, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
+import { excerpt, guarded, notFoundError, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
 import { type Html, page } from './layout.ts'
 
 /** Nodes (summaries and messages) drawn on one page at most; the rest is one `engram context expand` away. */
@@ -132,6 +132,7 @@ export function registerConversationPages(app: Hono<ServeEnv>, mind: Mind): void
       const turns = await Promise.all(Array.from({ length: record?.turns ?? 0 }, (_, i) => mind.turnProvenance({ sessionId: conversation.sessionId, turn: i + 1 })))
       const turnOf = new Map<number, number>()
       for (const turn of turns) if (turn) turnOf.set(turn.messageId, turn.number)
+      const opening = new Map((await store.messagesById([...turnOf.keys()])).map((message) => [message.id, message.content]))
       const loaded = await loadItems(store, items)
       const dag: DagContext = { mind, sessionId: conversation.sessionId, user: conversation.user, viewing, turnOf, left: DAG_NODES }
       const window: Html[] = []
@@ -157,7 +158,7 @@ export function registerConversationPages(app: Hono<ServeEnv>, mind: Mind): void
 ${
   turnList.length === 0
     ? html`<p class="muted">No turns recorded (messages appended without session.begin have no provenance).</p>`
-    : html`<ol data-testid="turns">${turnList.map((turn) => html`<li>${when(turn.startedAt)} · ${turn.type}${opensTurnOf(viewing, turn.user) ? html` · <a href="/turns/${encodeURIComponent(conversation.sessionId)}/${turn.number}" data-testid="turn-link">what it was given, and why</a>` : ''}</li>`)}</ol>`
+    : html`<ol data-testid="turns">${turnList.map((turn) => html`<li data-testid="turn">${when(turn.startedAt)} · ${turn.type} · <span class="text">${excerpt(opening.get(turn.messageId) ?? '', 120)}</span>${opensTurnOf(viewing, turn.user) ? html` · <a href="/turns/${encodeURIComponent(conversation.sessionId)}/${turn.number}" data-testid="turn-link">what it was given, and why</a>` : ''}</li>`)}</ol>`
 }
 <h3>Summaries and messages</h3>
 <div data-testid="dag">${window}</div>

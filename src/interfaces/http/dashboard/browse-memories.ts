@@ -96,7 +96,7 @@ function memoriesTable(rows: MemoryRow[], viewing: Viewing, searching: boolean):
     (row) => html`<tr data-testid="memory-row" data-kind="${row.unit.kind}" data-owner="${row.unit.owner}">
 <td><span class="pill">${row.unit.kind}</span></td><td>${row.unit.scope ?? ''}</td><td>${ownerLabel(row.unit)}</td>
 <td class="text" data-testid="memory-text">${excerpt(row.unit.text)}</td><td>${sourceLink(row.ref, viewing)}</td>
-<td class="muted">${row.score !== undefined ? row.score.toFixed(3) : when(row.unit.createdAt).slice(0, 10)}</td></tr>`,
+<td class="muted" style="white-space: nowrap">${row.score !== undefined ? row.score.toFixed(3) : when(row.unit.createdAt).slice(0, 10)}</td></tr>`,
   )}</tbody></table>`
 }
 

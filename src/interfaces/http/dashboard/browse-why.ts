@@ -6,6 +6,7 @@
  */
 import type { Hono } from 'hono'
 import { html } from 'hono/html'
+import { canSee } from '../../../core/owner.ts'
 import type { MessageType } from '../../../memory/priming/classify.ts'
 import type { InjectedMemory } from '../../../memory/priming/prime.ts'
 import { PRIMING_CHANNELS, type PrimingChannel } from '../../../memory/priming/settings.ts'
@@ -48,14 +49,20 @@ function whyText(why: Record<string, number | string>): string {
     .join(' · ')
 }
 
+/** The text of the injected memories that are units of the index (the viewer's to see), by id. */
+async function unitTexts(mind: Mind, viewing: Viewing, injected: readonly InjectedMemory[]): Promise<Map<string, string>> {
+  const units = await mind.backend.index.get(injected.map((item) => item.id))
+  return new Map(units.filter((unit) => canSee(viewing.viewer, unit)).map((unit) => [unit.id, unit.text]))
+}
+
 /** The injected items as a table, best first within their channel. */
-function injectedTable(mind: Mind, viewing: Viewing, injected: readonly InjectedMemory[]): Html {
+function injectedTable(mind: Mind, viewing: Viewing, injected: readonly InjectedMemory[], texts: ReadonlyMap<string, string>): Html {
   if (injected.length === 0) {
     return html`<p data-testid="empty">Nothing was injected: the memory holds nothing related to this message that this view may see. Memories come from memorize, memory files and past conversations; try words a memory contains.</p>`
   }
-  return html`<table data-testid="provenance"><thead><tr><th>channel</th><th>kind</th><th>source</th><th>score</th><th>why (score terms)</th><th>tokens</th></tr></thead><tbody>${injected.map(
+  return html`<table data-testid="provenance"><thead><tr><th>channel</th><th>kind</th><th>memory and source</th><th>score</th><th>why (score terms)</th><th>tokens</th></tr></thead><tbody>${injected.map(
     (item) => html`<tr data-testid="provenance-item" data-channel="${item.channel}" data-kind="${item.kind}">
-<td>${item.channel}</td><td><span class="pill">${item.kind}</span></td><td>${sourceCell(mind, viewing, item)}<div class="muted">${item.id}</div></td>
+<td>${item.channel}</td><td><span class="pill">${item.kind}</span></td><td>${texts.has(item.id) ? html`<div class="text" data-testid="provenance-text">${excerpt(texts.get(item.id) ?? '', 300)}</div>` : ''}${sourceCell(mind, viewing, item)} <span class="muted">${item.id}</span></td>
 <td data-testid="provenance-score">${typeof item.why.score === 'number' ? item.why.score.toFixed(3) : ''}</td><td class="muted" data-testid="provenance-why">${whyText(item.why)}</td><td>${item.tokens}</td></tr>`,
   )}</tbody></table>`
 }
@@ -88,7 +95,7 @@ ${await userPicker(mind, viewing)} <button type="submit">Show what would be reca
       const result = html`<section data-testid="why-result">
 <p>Classified as a <b data-testid="message-type">${primed.type}</b>: priming budget <b data-testid="priming-budget">${primed.budget}</b> tokens, <b data-testid="priming-tokens">${primed.tokens}</b> used (${Math.round(primed.ms)} ms).</p>
 <h3>Budget of each channel</h3>${channelBudgets(mind, primed.type, primed.budget, primed.injected)}
-<h3>What would be injected</h3>${injectedTable(mind, viewing, primed.injected)}
+<h3>What would be injected</h3>${injectedTable(mind, viewing, primed.injected, await unitTexts(mind, viewing, primed.injected))}
 ${primed.warnings.length > 0 ? html`<h3>Warnings</h3><ul>${primed.warnings.map((warning) => html`<li class="warn">${warning}</li>`)}</ul>` : ''}
 ${primed.text !== '' ? html`<details><summary>The injected text, as the model reads it</summary><pre data-testid="primed-text">${primed.text}</pre></details>` : ''}
 <h3>Always in the prompt: the memory context</h3>
@@ -125,7 +132,7 @@ ${replies.length > 0 ? html`<h3>The reply</h3>${replies.map((reply) => html`<div
 <h3>Recalled for it (priming)</h3>
 <p>Classified as a <b data-testid="message-type">${stored.type}</b>: priming budget <b data-testid="priming-budget">${budget}</b> tokens.</p>
 ${channelBudgets(mind, stored.type, budget, provenance.primed)}
-${injectedTable(mind, viewing, provenance.primed)}
+${injectedTable(mind, viewing, provenance.primed, await unitTexts(mind, viewing, provenance.primed))}
 <h3>The memory context</h3>${memorySections(provenance.memory)}
 ${
   provenance.state.length > 0
