@@ -1,23 +1,30 @@
 /**
  * The dashboard's pages for what happens to memory: the overview with its pictures (growth by
  * kind, recall latency, most recalled), the activity timeline, consolidation runs and what each
- * changed, the archive with restore, and the confirmations queue.
+ * changed, the archive with restore, and the confirmations queue. Each shows the viewing's own
+ * memory (ops-viewer.ts): a user's token never another user's.
  */
 import type { Hono } from 'hono'
-import { html } from 'hono/html'
 import type { Mind } from '../../../mind.ts'
 import type { ServeEnv } from '../support.ts'
-import { page } from './layout.ts'
+import { type Html, page } from './layout.ts'
+import { activityBody, activityFilterOf } from './ops-activity.ts'
+import { archiveBody } from './ops-archive.ts'
+import { confirmationsBody } from './ops-confirmations.ts'
+import { consolidationBody } from './ops-consolidation.ts'
+import { overviewBody } from './ops-overview.ts'
+import { type Viewing, withViewing } from './ops-viewer.ts'
 
 export function registerOperationsPages(app: Hono<ServeEnv>, mind: Mind): void {
-  app.get('/', async (c) => {
-    const status = await mind.status()
-    const body = html`<div class="cards">
-<div class="card"><b>${status.index.units}</b>memories indexed</div>
-<div class="card"><b>${status.context.conversations}</b>conversations</div>
-<div class="card"><b>${status.context.messages}</b>messages</div>
-<div class="card"><b>${status.pendingConfirmations}</b>confirmations waiting</div>
-</div>`
-    return c.html(page({ title: 'Overview', agent: mind.agent, principal: c.get('principal'), active: '/', body }))
+  const show = (path: string, title: string, body: (viewing: Viewing, query: Record<string, string>) => Promise<Html>) =>
+    app.get(path, (c) => withViewing(c, mind, title, path, async (viewing) => c.html(page({ title, agent: mind.agent, principal: c.get('principal'), active: path, body: await body(viewing, c.req.query()) }))))
+
+  show('/', 'Overview', (viewing) => overviewBody(mind, viewing))
+  show('/activity', 'Activity', (viewing, query) => {
+    const { filter, ignored } = activityFilterOf(query)
+    return activityBody(mind, viewing, filter, ignored)
   })
+  show('/consolidation', 'Consolidation', (viewing) => consolidationBody(mind, viewing))
+  show('/archive', 'Archive', (viewing) => archiveBody(mind, viewing))
+  show('/confirmations', 'Confirmations', (viewing) => confirmationsBody(mind, viewing))
 }

@@ -1,0 +1,43 @@
+/**
+ * The archive (`/archive`): what was forgotten (on request, or by monthly forgetting) and what
+ * weekly consolidation merged away, of the owners the viewing may restore — a user's own, the
+ * agent's and shared memory for the agent, every owner for an administrator with no user picked —
+ * each with a Restore button that posts to `/v1/restore` what `engram restore` takes.
+ */
+import { html } from 'hono/html'
+import { userOfOwner } from '../../../core/owner.ts'
+import type { Mind } from '../../../mind.ts'
+import type { Html } from './layout.ts'
+import { type ArchivedMemory, archivedMemories } from './ops-data.ts'
+import { userPicker, type Viewing, viewingLabel } from './ops-viewer.ts'
+
+function ownerLabel(item: ArchivedMemory): string {
+  const user = userOfOwner(item.owner)
+  return user !== undefined ? `user ${user}` : item.owner
+}
+
+/** The `/v1/restore` body for an item: its target, and its user when an administrator restores a user's memory. */
+export function restoreBody(item: ArchivedMemory, viewing: Viewing): string {
+  const user = userOfOwner(item.owner)
+  return JSON.stringify({ target: item.target, ...(viewing.admin && user !== undefined ? { user } : {}) })
+}
+
+/** The archive page's body. */
+export async function archiveBody(mind: Mind, viewing: Viewing): Promise<Html> {
+  const items = await archivedMemories(mind, viewing)
+  return html`<p>Showing <b data-testid="viewing">${viewingLabel(viewing)}</b>. ${userPicker(viewing, '/archive')}</p>
+<p class="muted">Forgotten memories are out of search and the prompt, kept here until restored (or purged with engram forget --purge).</p>
+${
+  items.length === 0
+    ? html`<p class="muted" data-testid="archive-empty">Nothing forgotten or merged.</p>`
+    : html`<table data-testid="archive-table"><thead><tr><th>what</th><th>memory</th><th>whose</th><th>why</th><th></th></tr></thead><tbody>${items.map(
+        (item) => html`<tr data-testid="archive-row" data-target="${item.target}">
+<td><span class="pill">${item.what}</span></td>
+<td><div class="text" data-testid="archive-text">${item.text}</div><div class="muted"><code>${item.target}</code></div></td>
+<td>${ownerLabel(item)}</td>
+<td>${item.why}${item.forgottenAt ? html` <span class="muted">${item.forgottenAt.slice(0, 10)}</span>` : ''}${item.reason ? html`<div class="muted">${item.reason}</div>` : ''}</td>
+<td><button data-post="/v1/restore" data-body="${restoreBody(item, viewing)}" data-testid="restore-button">Restore</button></td>
+</tr>`,
+      )}</tbody></table>`
+}`
+}
