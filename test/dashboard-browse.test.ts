@@ -229,6 +229,12 @@ describe('dashboard: reading memory', () => {
     assert.equal(count(page, 'channel-budget'), 4)
     assert.match(page.text, /data-channel="related"><td>related[\s\S]*?data-testid="channel-used">[1-9]\d*<\/td><td data-testid="channel-limit">\d+</)
     assert.match(page.text, /data-testid="priming-budget">\d+</)
+    // Looking is not recalling: the lesson's access count is unchanged.
+    const lesson = /data-testid="provenance-source">users\/ada\/memory\/lessons\.md<\/a> <span class="muted">([^<]+)</.exec(page.text)?.[1]
+    assert.ok(lesson, page.text)
+    const accessesBefore = (await mind.backend.index.get([lesson]))[0]?.accessCount
+    await get(app, `/why?message=${encodeURIComponent('How do I refresh the VPN token for the Orion staging deploy?')}`, ADA)
+    assert.equal((await mind.backend.index.get([lesson]))[0]?.accessCount, accessesBefore)
     assert.ok(!page.text.includes(BOB_SECRET))
 
     // The hostile lesson is recalled; its markup reaches the page as text (the prompt's own escaping, then the page's).

@@ -87,9 +87,10 @@ ${await userPicker(mind, viewing)} <button type="submit">Show what would be reca
       const intro = html`<p class="muted">Before every turn engram recalls what matters for the message (priming) and puts it in the system prompt, within a budget set by the kind of message. Type a message to see what would be injected for it in a session of this view, from where, and why (the score and its terms). Past turns show the same from what was stored with them: open one from its conversation.</p>`
       if (message.trim() === '') return c.html(page({ title: 'Why did the agent know that?', agent: mind.agent, principal: viewing.principal, active: '/why', body: html`${intro}${form}` }))
       // As a session of that user primes (session.begin): its viewer, its activity and procedures; the profile is the memory context's.
+      // A person inspecting is not the agent recalling: nothing is counted as an access.
       const scope = mind.scope(viewing.user)
       const [primed, context] = await Promise.all([
-        mind.primer.prime({ message, viewer: scope.viewer, activity: scope.view.activity, procedures: scope.procedures, skipProfile: true }),
+        mind.primer.prime({ message, viewer: scope.viewer, activity: scope.view.activity, procedures: scope.procedures, skipProfile: true, inspect: true }),
         scope.memory.buildContext(),
       ])
       const result = html`<section data-testid="why-result">
