@@ -255,6 +255,9 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
     assert.match(page.text, /<b>forgot<\/b> <code>users\/ada\/knowledge\/kestrel-port\.md<\/code>/)
     assert.ok(!page.text.includes('marmot'), "bob's forgotten file is not in ada's view of the run")
     assert.ok(!/forgotten 2/.test(page.text), 'the totals of every user are not shown to a user')
+    // The weekly run of the same maintenance compressed ada's old episode day: recorded in her log, listed under it.
+    assert.match(page.text, /data-testid="consolidation-run" data-period="weekly" data-status="done"/)
+    assert.match(page.text, /<b>compressed<\/b> <code>users\/ada\/episodes\/[\d-]+\.md<\/code> — <span class="text">compressed \d+ → \d+ bytes; the full text stays in archive\/versions\/</)
 
     const admin = await get(app, '/consolidation', ADMIN)
     assert.match(admin.text, /forgotten 2/)

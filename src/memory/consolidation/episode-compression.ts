@@ -218,8 +218,12 @@ export async function compressEpisodes(deps: EpisodeCompressionDeps, options: Ep
           // Nothing cut (only blank lines would go) or nothing saved: the file stays as it is.
           if (!dropped || sizes.after >= sizes.before) return undefined
           if (!options.dryRun) {
-            const frontmatter = { ...doc.frontmatter, compressed: true, compression: 'extractive', compressed_at: deps.clock.now().toISOString() }
+            const at = deps.clock.now().toISOString()
+            const frontmatter = { ...doc.frontmatter, compressed: true, compression: 'extractive', compressed_at: at }
             await documents.write('episode', ref.slug, frontmatter, body, { reason: `episode compression: older than ${olderThanDays} days, each section cut to its heading, first sentences, lists and marker` })
+            // Recorded in the owner's own log, as the weekly run's other changes are (the dashboard lists a run's changes from there).
+            const reason = `compressed ${sizes.before} → ${sizes.after} bytes; the full text stays in archive/versions/`
+            await deps.backend.owned(owner).activity.append({ ts: at, type: 'memory_write', content: path, summary: `${reason} — ${path}`, meta: { action: 'consolidate', period: 'weekly', path, reason } })
           }
           return sizes
         })

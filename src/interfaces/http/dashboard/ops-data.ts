@@ -211,7 +211,10 @@ export function consolidationChangeOf(record: ActivityRecord): ConsolidationChan
   const meta = record.meta ?? {}
   const path = typeof meta.path === 'string' ? meta.path : (record.content ?? '')
   const reason = typeof meta.reason === 'string' ? meta.reason : ''
-  if (meta.action === 'consolidate' && (meta.period === 'daily' || meta.period === 'weekly')) return { period: meta.period, at: record.ts, path, action: 'rewrote', reason, ref: record.ref }
+  if (meta.action === 'consolidate' && (meta.period === 'daily' || meta.period === 'weekly')) {
+    const action = reason.startsWith('compressed') ? 'compressed' : /\bmerged\b/.test(reason) ? 'merged' : /\bsupersede/.test(reason) ? 'superseded' : 'wrote'
+    return { period: meta.period, at: record.ts, path, action, reason, ref: record.ref }
+  }
   if (meta.action === 'forget' && reason.startsWith('monthly forgetting')) return { period: 'monthly', at: record.ts, path, action: 'forgot', reason: reason.replace(/^monthly forgetting:\s*/, ''), ref: record.ref }
   return undefined
 }
