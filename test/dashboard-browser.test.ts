@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { type ServerType, serve } from '@hono/node-server'
-import type { Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
 import { createMind, type Mind } from '../src/mind.ts'
@@ -75,6 +75,9 @@ async function buildHome(mind: Mind): Promise<void> {
   const turn = await bob.begin('When do we deploy the walrus service?')
   await bob.end(turn, 'On Thursdays, as you told me.')
   await mind.idle()
+  // The day's first maintenance runs daily consolidation, as engram serve's schedule does (offline:
+  // what needs a model is reported pending).
+  await mind.maintain()
   const stats = await mind.context.stats({ sessionId: CONVERSATION, agent: mind.agent, user: 'ada' })
   assert.ok(stats.summaries > 0, `the conversation was compacted: ${JSON.stringify(stats)}`)
   assert.equal((await mind.pendingConfirmations({ user: 'ada' })).length, 1)
@@ -128,14 +131,34 @@ describe('the dashboard in a real browser', () => {
     await assertNotPwned(page, path)
   }
 
+  /** Click a button of the page's script (it POSTs to /v1 and reloads), and wait for the reload; the error it shows fails the test. */
+  async function clickAndReload(page: Page, button: Locator): Promise<void> {
+    const reloaded = page.waitForEvent('load')
+    await button.click()
+    const outcome = await Promise.race([reloaded.then(() => 'reloaded'), page.locator('.result.warn').waitFor().then(() => 'error')])
+    if (outcome === 'error') assert.fail(`the action failed: ${await shownText(page.locator('.result.warn'))}`)
+  }
+
   async function assertNotPwned(page: Page, where: string): Promise<void> {
     assert.equal(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned), undefined, `${where}: stored markup ran as script`)
   }
 
-  test('the overview shows the counts and who is viewing', async () => {
+  test('the overview shows the counts, the pictures and who is viewing', async () => {
     await visit(admin, '/', 'overview')
     assert.match(await shownText(admin.getByTestId('viewer')), /administrator/)
-    assert.match(await shownText(admin.locator('main')), /conversations/)
+    assert.equal(await shownText(admin.getByTestId('count-conversations').locator('b')), '2')
+    assert.equal(await shownText(admin.getByTestId('count-messages').locator('b')), '18')
+    for (const chart of ['chart-growth', 'chart-latency', 'chart-recalled']) {
+      assert.equal(await admin.getByTestId(chart).locator('svg').count(), 1, `${chart} is drawn`)
+    }
+    // Ada's own numbers, picked by the administrator.
+    await admin.getByTestId('user-picker').getByTestId('user-select').selectOption('ada')
+    await admin.getByTestId('user-picker').getByRole('button').click()
+    await admin.waitForURL(/user=ada/)
+    await screenshot(admin, 'overview-ada')
+    assert.equal(await shownText(admin.getByTestId('count-knowledge').locator('b')), '1')
+    assert.equal(await shownText(admin.getByTestId('count-confirmations').locator('b')), '1')
+    await assertNotPwned(admin, '/?user=ada')
     assert.deepEqual(adminProblems, [])
   })
 
@@ -144,10 +167,21 @@ describe('the dashboard in a real browser', () => {
     const texts = await shownTexts(admin.getByTestId('memory-text'))
     assert.ok(texts.some((text) => text.includes('heron cache must be flushed')), texts.join('\n'))
     assert.ok(!texts.some((text) => text.includes('walrus')), "bob's memories are not in ada's view")
+    assert.ok(!texts.some((text) => text.includes('kestrel')), 'a forgotten memory is out of the list')
     // The hostile memory is shown as the characters it holds, and nothing of it became an element.
     assert.ok(texts.some((text) => text.includes('<script>window.__pwned=1</script>') && text.includes('<img src=x onerror="window.__pwned=1">')), texts.join('\n'))
     assert.equal(await admin.locator('main script, main img').count(), 0)
 
+    // Its file: the entries of ada's lessons, the markup again as text.
+    await admin.getByTestId('memory-row').filter({ hasText: 'gannet wiki' }).getByTestId('file-link').click()
+    await admin.getByTestId('entries').waitFor()
+    await screenshot(admin, 'memory-file-ada-lessons')
+    assert.equal(await shownText(admin.getByTestId('file-path')), 'users/ada/memory/lessons.md')
+    assert.ok((await shownTexts(admin.getByTestId('entry'))).some((entry) => entry.includes('<img src=x onerror="window.__pwned=1">')))
+    assert.equal(await admin.locator('main script, main img').count(), 0)
+    await assertNotPwned(admin, 'the lessons file')
+
+    await admin.goto(`${address}/memories?user=ada`)
     await admin.getByTestId('memory-filter').locator('input[name=q]').fill('billing export ledger')
     await admin.getByTestId('memory-filter').getByRole('button').click()
     await admin.waitForURL(/q=billing/)
@@ -214,6 +248,64 @@ describe('the dashboard in a real browser', () => {
     assert.deepEqual(adminProblems, [])
   })
 
+  test('activity and consolidation: the timeline of a user and the runs', async () => {
+    await visit(admin, '/activity?user=ada', 'activity-ada')
+    const rows = (await shownTexts(admin.getByTestId('activity-row'))).join('\n')
+    assert.match(rows, /Question 8: what happens to the heron cache/)
+    assert.doesNotMatch(rows, /walrus/, "bob's activity is not in ada's")
+    assert.ok(rows.includes('<script>window.__pwned=1</script> and <img src=x onerror="window.__pwned=1">'), 'the hostile memory written, shown as text')
+    // Filtered to memory writes: the forgetting of ada's lesson, by its file.
+    await admin.getByTestId('activity-type').selectOption('memory_write')
+    await admin.getByTestId('activity-filter').getByRole('button').click()
+    await admin.waitForURL(/type=memory_write/)
+    await screenshot(admin, 'activity-ada-memory-writes')
+    const writes = await shownTexts(admin.getByTestId('activity-row'))
+    assert.ok(writes.length > 0 && writes.every((row) => !/Question \d/.test(row)), writes.join('\n'))
+    assert.match(writes.join('\n'), /lessons\.md/)
+    await assertNotPwned(admin, '/activity filtered')
+
+    await visit(admin, '/consolidation', 'consolidation')
+    const daily = admin.locator('[data-testid=consolidation-run][data-period=daily]')
+    assert.equal(await daily.count(), 1, 'the day\'s first maintenance ran daily consolidation')
+    assert.match(await shownText(daily), /skipped[\s\S]*nothing to consolidate/, 'offline and without episodes: nothing to learn, and it says so')
+    assert.deepEqual(adminProblems, [])
+  })
+
+  test('archive: Restore brings a forgotten memory back', async () => {
+    await visit(admin, '/archive', 'archive')
+    const row = admin.getByTestId('archive-row').filter({ hasText: FORGOTTEN })
+    assert.equal(await row.count(), 1, await shownText(admin.locator('main')))
+    assert.match(await shownText(row), /user ada/)
+    await clickAndReload(admin, row.getByTestId('restore-button'))
+    await screenshot(admin, 'archive-after-restore')
+    assert.equal(await admin.getByTestId('archive-row').filter({ hasText: FORGOTTEN }).count(), 0, 'gone from the archive')
+    await visit(admin, '/memories?user=ada&q=kestrel+tea+notes', 'memories-restored')
+    assert.ok((await shownTexts(admin.getByTestId('memory-text'))).some((text) => text.includes(FORGOTTEN)), 'found again')
+    assert.deepEqual(adminProblems, [])
+  })
+
+  test('confirmations: Accept saves the memory and takes it off the queue', async () => {
+    await visit(admin, '/confirmations', 'confirmations-agent')
+    assert.equal(await admin.getByTestId('confirmations-empty').count(), 1, "the agent's own queue is empty; ada's is hers")
+    await visit(admin, '/confirmations?user=ada', 'confirmations-ada')
+    const row = admin.getByTestId('confirmation-row').filter({ hasText: PROMOTED })
+    assert.equal(await row.count(), 1, await shownText(admin.locator('main')))
+    await visit(admin, '/memories?q=pelican+staging+weekends', 'memories-before-accept')
+    assert.ok(!(await shownTexts(admin.getByTestId('memory-text'))).some((text) => text.includes(PROMOTED)), 'not saved before the yes')
+
+    await admin.goto(`${address}/confirmations?user=ada`)
+    await clickAndReload(admin, admin.getByTestId('confirmation-row').filter({ hasText: PROMOTED }).getByTestId('accept-button'))
+    await screenshot(admin, 'confirmations-after-accept')
+    assert.equal(await admin.getByTestId('confirmation-row').count(), 0)
+    assert.equal(await admin.getByTestId('confirmations-empty').count(), 1)
+    // Promoted to the agent: found in the agent's own view.
+    await visit(admin, '/memories?q=pelican+staging+weekends', 'memories-after-accept')
+    const hits = admin.getByTestId('memory-row').filter({ hasText: PROMOTED })
+    assert.equal(await hits.count(), 1)
+    assert.equal(await hits.getAttribute('data-owner'), 'agent')
+    assert.deepEqual(adminProblems, [])
+  })
+
   test("ada's token sees ada's memories and not bob's", async () => {
     const { context, page, problems } = await chromium.newPage()
     try {
@@ -227,6 +319,18 @@ describe('the dashboard in a real browser', () => {
       const searched = await page.goto(`${address}/memories?q=walrus+Thursdays`)
       assert.equal(searched?.status(), 200)
       assert.doesNotMatch(await shownText(page.locator('main')), /Bob deploys/)
+      // Her own queue, archive and activity; bob's never.
+      await visit(page, '/confirmations', 'confirmations-as-ada')
+      assert.equal(await shownText(page.getByTestId('viewing')), "ada's queue")
+      await visit(page, '/activity', 'activity-as-ada')
+      const activity = await shownText(page.locator('main'))
+      assert.match(activity, /heron cache/)
+      assert.doesNotMatch(activity, /walrus|osprey|French/)
+      await visit(page, '/conversations', 'conversations-as-ada')
+      assert.deepEqual(await page.getByTestId('conversation-row').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-session'))), [CONVERSATION])
+      const bobs = await page.goto(`${address}/activity?user=bob`)
+      assert.equal(bobs?.status(), 403)
+      assert.doesNotMatch(await shownText(page.locator('main')), /walrus/)
       // Naming bob in the address is refused, as the API refuses it.
       const refused = await page.goto(`${address}/memories?user=bob`)
       assert.equal(refused?.status(), 403)
