@@ -2,7 +2,9 @@
  * `npm run demo`: what engram does, on the embedded default (SQLite + markdown files in a local
  * home, no API key, no LLM). A few simulated days of an agent's life, then a look inside.
  */
+import { spawn } from 'node:child_process'
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
+import { createInterface } from 'node:readline'
 import { join, resolve } from 'node:path'
 import { ManualClock } from '../src/core/clock.ts'
 import { hasCompactor, hasExplorer } from '../src/memory/context/provider.ts'
@@ -281,5 +283,43 @@ chapter('engram doctor')
 const out: string[] = []
 await runCli(['doctor', '--home', home, '--human'], { stdout: { write: (text: string) => out.push(text) }, stderr: process.stderr, env, cwd: root, isTTY: tty })
 console.log(out.join('').trimEnd())
+
+chapter('The dashboard — engram serve')
+{
+  // The real server on the demo home: on a terminal it keeps serving until Ctrl-C; otherwise (CI,
+  // a pipe) it shows that the dashboard answers, prints its address and stops.
+  const interactive = tty && Boolean(process.stdin.isTTY)
+  const server = spawn(process.execPath, [join(root, 'src/interfaces/cli/bin.ts'), 'serve', '--home', home, '--port', interactive ? '7477' : '0', '--json'], { env: { ...env, ENGRAM_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const first = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: server.stdout })
+    lines.once('line', resolve)
+    server.once('exit', (code) => reject(new Error(`engram serve exited with ${code} before listening (is port 7477 taken? run it with --port 0)`)))
+  })
+  const { listening, dashboard } = JSON.parse(first) as { listening: string; dashboard: string }
+  // Open the address as a browser would: the token becomes a cookie, then the pages answer.
+  const opened = await fetch(dashboard, { redirect: 'manual' })
+  const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  const pages = ['/', '/memories', '/why?message=why+does+the+invoice+export+fail', '/conversations', '/activity', '/archive', '/confirmations']
+  const answered: string[] = []
+  for (const path of pages) {
+    const response = await fetch(`${listening}${path}`, { headers: { cookie } })
+    answered.push(`${path.split('?')[0]} ${response.status}`)
+  }
+  const search = (await (await fetch(`${listening}/v1/search?query=billing+rate+limit&user=ada`, { headers: { cookie } })).json()) as { hits?: Array<{ text: string }> }
+  console.log(`engram serve --home .demo/home: the HTTP API, MCP at /mcp, and the dashboard: ${answered.join(', ')}`)
+  console.log(`GET /v1/search?query=billing+rate+limit&user=ada → ${search.hits?.[0]?.text ?? '(nothing)'}`)
+  console.log(`\n${bold(`dashboard: ${dashboard}`)}`)
+  if (interactive) {
+    console.log(dim('open it in a browser; Ctrl-C stops the server'))
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', () => server.kill('SIGTERM'))
+      server.once('exit', () => resolve())
+    })
+  } else {
+    server.kill('SIGTERM')
+    await new Promise((resolve) => server.once('exit', resolve))
+    console.log(dim(`(not a terminal, so the server stopped; serve it yourself: npm run engram -- serve --home ${home})`))
+  }
+}
 
 console.log(`\n${dim(`Look around: ${home}  (try: npm run engram -- status --home ${home}; engram mcp serves it to an MCP client)`)}`)
