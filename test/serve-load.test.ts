@@ -136,11 +136,12 @@ describe('engram serve under load', { timeout: 120_000 }, () => {
     assert.doesNotMatch(serving.stderr(), /maintenance failed|still open after/)
 
     const counts = tally(run)
-    const refusedBefore = run.outcomes.filter((outcome) => outcome.status === 'refused' && outcome.sentAt < signalledAt).length
+    // A request sent just before the signal may reach the server as it closes; none fails before.
+    const refusedBefore = run.outcomes.filter((outcome) => outcome.status === 'refused' && outcome.sentAt + outcome.ms < signalledAt).length
     const answeredAfter = run.outcomes.filter((outcome) => outcome.status !== 'refused' && outcome.sentAt >= signalledAt).length
-    t.diagnostic(`${run.outcomes.length} requests: ${counts.ok} answered 2xx (${answeredAfter} of them sent after the signal), ${counts.refused} refused after the signal; ${run.memorized.length} lessons, ${run.turns.length} turns (${run.turns.filter((turn) => turn.ended).length} ended)`)
+    t.diagnostic(`${run.outcomes.length} requests: ${counts.ok} answered 2xx (${answeredAfter} of them sent after the signal), ${counts.refused} refused after the signal (${run.outcomes.filter((outcome) => outcome.status === 'refused' && outcome.sentAt < signalledAt).length} of them sent before it); ${run.memorized.length} lessons, ${run.turns.length} turns (${run.turns.filter((turn) => turn.ended).length} ended)`)
     assert.equal(counts.failed, 0, run.failures.join('\n'))
-    assert.equal(refusedBefore, 0, `nothing is refused before the signal:\n${run.failures.join('\n')}`)
+    assert.equal(refusedBefore, 0, `nothing fails before the signal:\n${run.failures.join('\n')}`)
     assert.equal(counts.refused, CLIENTS, 'each client stopped at exactly one request without an answer, after the signal')
     assert.ok(run.memorized.length > 0 && run.turns.length > 0)
 

@@ -15,6 +15,7 @@ export interface ServeUser {
 }
 
 export type Route = 'turns/begin' | 'turns/end' | 'memorize' | 'search'
+export const ROUTES: readonly Route[] = ['turns/begin', 'search', 'turns/end', 'memorize']
 
 export interface Outcome {
   route: Route
@@ -40,6 +41,9 @@ export interface EndedTurn {
   ended: boolean
 }
 
+/** One request: the answer's status and JSON body, or `refused` (and `{}`) when none came. */
+export type Send = (route: Route, user: ServeUser, body: Record<string, unknown>) => Promise<{ status: number | 'refused'; json: Record<string, unknown> }>
+
 export interface LoadRun {
   outcomes: Outcome[]
   /** Lessons the server said it saved. */
@@ -52,8 +56,8 @@ export interface LoadRun {
 
 const WORDS = 'invoice ledger staging vault cache quota batch refund payroll backup mirror cluster rollout budget audit'.split(' ')
 
-/** Letters only, so the search index keeps it as one term. */
-export function tagOf(client: number, round: number): string {
+/** Letters only, so the search index keeps it as one term (`run` is letters too). */
+function tagOf(run: string, client: number, round: number): string {
   const letters = (n: number) => {
     let text = ''
     do {
@@ -62,7 +66,7 @@ export function tagOf(client: number, round: number): string {
     } while (n > 0)
     return text
   }
-  return `zq${letters(client)}x${letters(round)}v`
+  return `zq${run}${letters(client)}x${letters(round)}v`
 }
 
 /**
@@ -71,11 +75,13 @@ export function tagOf(client: number, round: number): string {
  */
 export async function runClients(options: {
   address: string
+  /** How a request travels; HTTP to `address` unless given (the bench's in-process baseline). */
+  send?: Send
   users: readonly ServeUser[]
   clients: number
   running: () => boolean
   stopOnRefused?: boolean
-  /** Distinguishes the sessions and tags of several runs on one home. */
+  /** Distinguishes the sessions and tags of several runs on one home (letters only). */
   run?: string
   /** Called after every request with the run so far. */
   onProgress?: (run: LoadRun) => void
@@ -83,8 +89,7 @@ export async function runClients(options: {
   const result: LoadRun = { outcomes: [], memorized: [], turns: [], failures: [] }
   const run = options.run ?? 'r'
 
-  async function request(route: Route, user: ServeUser, body: unknown): Promise<{ status: number | 'refused'; json: Record<string, unknown> }> {
-    const sentAt = performance.now()
+  const overHttp: Send = async (route, user, body) => {
     try {
       const response = await fetch(`${options.address}/v1/${route}`, {
         method: 'POST',
@@ -92,15 +97,20 @@ export async function runClients(options: {
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(60_000),
       })
-      const json = (await response.json()) as Record<string, unknown>
-      result.outcomes.push({ route, ms: performance.now() - sentAt, status: response.status, sentAt })
-      if (response.status >= 300 && result.failures.length < 10) result.failures.push(`${route} ${response.status}: ${JSON.stringify(json)}`)
-      return { status: response.status, json }
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> }
     } catch (error) {
-      result.outcomes.push({ route, ms: performance.now() - sentAt, status: 'refused', sentAt })
       if (result.failures.length < 10) result.failures.push(`${route} refused: ${(error as Error).message}${(error as Error).cause ? ` (${String((error as Error).cause)})` : ''}`)
       return { status: 'refused', json: {} }
     }
+  }
+  const send = options.send ?? overHttp
+
+  async function request(route: Route, user: ServeUser, body: Record<string, unknown>): Promise<{ status: number | 'refused'; json: Record<string, unknown> }> {
+    const sentAt = performance.now()
+    const answer = await send(route, user, body)
+    result.outcomes.push({ route, ms: performance.now() - sentAt, status: answer.status, sentAt })
+    if (typeof answer.status === 'number' && answer.status >= 300 && result.failures.length < 10) result.failures.push(`${route} ${answer.status}: ${JSON.stringify(answer.json)}`)
+    return answer
   }
   const ok = (status: number | 'refused') => typeof status === 'number' && status >= 200 && status < 300
   const stop = (status: number | 'refused') => status === 'refused' && options.stopOnRefused === true
@@ -109,7 +119,7 @@ export async function runClients(options: {
     const user = options.users[index % options.users.length] as ServeUser
     let lastTag: string | undefined
     for (let round = 0; options.running(); round++) {
-      const tag = tagOf(index, round)
+      const tag = tagOf(run, index, round)
       const word = WORDS[(index + round) % WORDS.length] as string
       const session = `${run}-c${index}-s${Math.floor(round / 20)}`
       const begun = await request('turns/begin', user, { session, message: `${tag}: what do we know about the ${word} of ${tag}?` })
@@ -144,4 +154,11 @@ export async function runClients(options: {
 
   await Promise.all(Array.from({ length: options.clients }, (_, index) => client(index)))
   return result
+}
+
+/** The `p`-th quantile (0–1) of the samples, nearest rank. */
+export function quantile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return Number.NaN
+  const sorted = [...samples].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number
 }

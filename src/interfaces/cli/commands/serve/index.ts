@@ -61,29 +61,38 @@ function scheduleMaintenance(mind: Mind, pattern: string, log: (line: string) =>
 }
 
 /**
- * Stopping that lets every request in flight finish and takes no new one. Node's `server.close()`
- * stops accepting connections but goes on serving the keep-alive ones it has, so clients that
- * keep sending would hold a stopping server until they stop (the load test saw 10 s of it): every
- * answer sent after the signal says `Connection: close`, and a connection is closed as soon as its
- * answer is out. A request on a connection closed that way gets no answer and was not read.
+ * Between the signal and closing the connections that carry no request: long enough for the
+ * process to read what has already arrived. A request whose bytes are in but that a busy process
+ * has not parsed yet leaves its connection "idle" for Node, and closing it would drop the request
+ * unanswered although the client sent it before the signal.
+ */
+const SETTLE_MS = 100
+
+/**
+ * Stopping that lets every request in flight finish and then takes no more. Node's
+ * `server.close()` stops accepting connections but goes on serving the keep-alive ones it has, so
+ * clients that keep sending would hold a stopping server until they stop (the load test saw 10 s
+ * of it): every answer sent after the signal says `Connection: close`, and a connection is closed
+ * as soon as its answer is out. A request that reaches a connection as it closes gets no answer
+ * (and was not read): the client sees the connection reset, as when the server has gone.
  */
 function drainOnStop(server: Server, log: (line: string) => void): { stop(): Promise<void> } {
   const inFlight = new Set<ServerResponse>()
   let stopping = false
-  const closeIdle = () => setImmediate(() => server.closeIdleConnections())
   server.prependListener('request', (_request, response: ServerResponse) => {
     if (stopping) response.setHeader('connection', 'close')
     inFlight.add(response)
     response.once('close', () => {
       inFlight.delete(response)
-      if (stopping) closeIdle()
+      if (stopping) setImmediate(() => server.closeIdleConnections())
     })
   })
   return {
-    stop: () =>
-      new Promise<void>((resolve) => {
-        stopping = true
-        for (const response of inFlight) if (!response.headersSent) response.setHeader('connection', 'close')
+    async stop() {
+      stopping = true
+      for (const response of inFlight) if (!response.headersSent) response.setHeader('connection', 'close')
+      await new Promise((settled) => setTimeout(settled, SETTLE_MS))
+      await new Promise<void>((resolve) => {
         const cut = setTimeout(() => {
           log(`engram serve: ${inFlight.size} request(s) still open after ${DRAIN_MS / 1000} s; closing their connections`)
           server.closeAllConnections()
@@ -93,7 +102,8 @@ function drainOnStop(server: Server, log: (line: string) => void): { stop(): Pro
           resolve()
         })
         server.closeIdleConnections()
-      }),
+      })
+    },
   }
 }
 

@@ -1,0 +1,102 @@
+/**
+ * Benchmark: `engram serve` under many clients — the real server in a child process on loopback,
+ * `--clients` clients (default 50) of `--users` users (default 4) for `--seconds` (default 60), each
+ * beginning a turn, searching, ending the turn and every other round memorizing a lesson
+ * (test/support/serve-clients.ts). Per route: requests, errors, p50/p95/p99; throughput.
+ *
+ * Baseline, measured in the same run: the same clients doing the same operations through the
+ * library in-process (`createMind`, `session.begin/end`, the search and memorize tools) on a home
+ * of their own, for `--baseline-seconds` (default 15). The difference is what HTTP costs: the
+ * socket, JSON both ways, the token check, the route's own checks (the session's owner, the stored
+ * turn) and a second process.
+ *
+ * Run: `npm run bench -- serve [--clients N] [--seconds N] [--users N] [--baseline-seconds N]`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createMind } from '../../src/mind.ts'
+import type { Turn } from '../../src/session/turn.ts'
+import { type LoadRun, quantile, ROUTES, runClients, type Send, type ServeUser } from '../../test/support/serve-clients.ts'
+import { startServe } from '../../test/support/serve-process.ts'
+
+const { values } = parseArgs({
+  options: {
+    clients: { type: 'string', default: '50' },
+    seconds: { type: 'string', default: '60' },
+    users: { type: 'string', default: '4' },
+    'baseline-seconds': { type: 'string', default: '15' },
+  },
+})
+const clients = Number(values.clients)
+const seconds = Number(values.seconds)
+const baselineSeconds = Number(values['baseline-seconds'])
+const users: ServeUser[] = Array.from({ length: Number(values.users) }, (_, i) => ({ user: `user-${i}`, token: `bench-token-of-user-${i}-0123456789` }))
+const dir = mkdtempSync(join(tmpdir(), 'engram-bench-serve-'))
+const env = { HOME: dir, PATH: process.env.PATH ?? '', ENGRAM_EMBED_MODEL: 'hash-v1' }
+
+// Through HTTP.
+const server = await startServe({
+  home: join(dir, 'served'),
+  env: { ...env, ENGRAM_SERVE_TOKENS: users.map(({ user, token }) => `${token}=default:${user}`).join(',') },
+  killAfterMs: (seconds + 300) * 1000,
+})
+const httpStarted = performance.now()
+const overHttp = await runClients({ address: server.address, users, clients, running: () => performance.now() - httpStarted < seconds * 1000 })
+const httpElapsed = (performance.now() - httpStarted) / 1000
+const code = await server.stop('SIGTERM')
+if (code !== 0) console.error(`engram serve exited ${code}:\n${server.stderr()}`)
+
+// The same operations in-process.
+const mind = await createMind({ home: join(dir, 'in-process'), env, ignoreConfigFile: true })
+const begun = new Map<string, { session: ReturnType<typeof mind.session>; turn: Turn }>()
+const inProcess: Send = async (route, user, body) => {
+  try {
+    if (route === 'turns/begin') {
+      const session = mind.session(body.session as string, { user: user.user })
+      const turn = await session.begin(body.message as string)
+      begun.set(`${body.session}#${turn.number}`, { session, turn })
+      return { status: 200, json: { turn: { number: turn.number } } }
+    }
+    if (route === 'turns/end') {
+      const key = `${body.session}#${body.turn}`
+      const open = begun.get(key)
+      if (!open) return { status: 404, json: {} }
+      begun.delete(key)
+      return { status: 200, json: { ...(await open.session.end(open.turn, body.reply as string)) } }
+    }
+    const tools = mind.agentTools({ sessionId: `bench:${user.user}`, user: user.user })
+    const tool = tools.find((candidate) => candidate.name === (route === 'search' ? 'search_memory' : 'memorize'))
+    if (!tool) throw new Error(`no ${route} tool`)
+    const result = await tool.execute(body)
+    return { status: result.isError ? 500 : 200, json: route === 'memorize' ? { report: result.data } : { ...(result.data as Record<string, unknown>) } }
+  } catch (error) {
+    return { status: 500, json: { error: (error as Error).message } }
+  }
+}
+const baselineStarted = performance.now()
+const baseline = await runClients({ address: '', send: inProcess, users, clients, running: () => performance.now() - baselineStarted < baselineSeconds * 1000 })
+const baselineElapsed = (performance.now() - baselineStarted) / 1000
+await mind.close()
+rmSync(dir, { recursive: true, force: true })
+
+const ms = (value: number) => (Number.isNaN(value) ? '–' : value.toFixed(1))
+const answered = (run: LoadRun) => run.outcomes.filter((outcome) => typeof outcome.status === 'number' && outcome.status < 300)
+const errors = (run: LoadRun) => run.outcomes.length - answered(run).length
+const row = (label: string, run: LoadRun, elapsed: number, route?: string) => {
+  const outcomes = run.outcomes.filter((outcome) => route === undefined || outcome.route === route)
+  const samples = outcomes.filter((outcome) => typeof outcome.status === 'number' && outcome.status < 300).map((outcome) => outcome.ms)
+  const failed = outcomes.length - samples.length
+  return `| ${label} | ${outcomes.length} | ${(samples.length / elapsed).toFixed(1)} | ${failed} | ${ms(quantile(samples, 0.5))} | ${ms(quantile(samples, 0.95))} | ${ms(quantile(samples, 0.99))} |`
+}
+
+console.log(`engram serve: ${clients} clients of ${users.length} users, ${seconds} s over loopback HTTP; baseline in-process ${baselineSeconds} s; Node ${process.version}`)
+console.log('| route | requests | answered per s | errors | p50 ms | p95 ms | p99 ms |')
+console.log('|---|---|---|---|---|---|---|')
+for (const route of ROUTES) console.log(row(`in-process ${route} (baseline)`, baseline, baselineElapsed, route))
+console.log(row('in-process, all (baseline)', baseline, baselineElapsed))
+for (const route of ROUTES) console.log(row(`HTTP ${route}`, overHttp, httpElapsed, route))
+console.log(row('HTTP, all', overHttp, httpElapsed))
+const failures = [...overHttp.failures, ...baseline.failures]
+if (errors(overHttp) + errors(baseline) > 0) console.log(`\nerrors (first ${failures.length}):\n${failures.join('\n')}`)
