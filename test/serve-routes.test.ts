@@ -115,6 +115,15 @@ describe('engram serve: recall, context, turns, forget, restore, export', () => 
     const admin = assertOk(await call(app, 'POST', '/v1/recall', { token: ADMIN, body: { message: 'How does the Orion staging deploy work with the VPN token?', user: 'ada' } }))
     assert.match(admin.recall.text, /VPN token refreshed/)
 
+    // inspect: the same look, and what it shows is not counted as accessed.
+    const id = String(item.id)
+    const [before] = await mind.backend.index.get([id])
+    const looked = assertOk(await call(app, 'POST', '/v1/recall', { token: ADA, body: { message: 'How does the Orion staging deploy work with the VPN token?', inspect: true } }))
+    assert.ok(looked.recall.injected.some((entry: Json) => entry.id === id))
+    const [afterLook] = await mind.backend.index.get([id])
+    assert.equal(afterLook?.accessCount, before?.accessCount, 'a look is not an access')
+    assertError(await call(app, 'POST', '/v1/recall', { token: ADA, body: { message: 'Orion', inspect: 'yes' } }), 400, 'invalid_argument')
+
     assertError(await call(app, 'POST', '/v1/recall', { token: ADA, body: { session: 'x' } }), 400, 'invalid_argument')
     assertError(await call(app, 'POST', '/v1/recall', { token: ADA, body: { message: '' } }), 400, 'invalid_argument')
     assertError(await call(app, 'POST', '/v1/recall', { token: ADA, raw: '"just a string"' }), 400, 'invalid_argument')

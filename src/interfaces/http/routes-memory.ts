@@ -25,6 +25,7 @@ const recallBodySchema = z.object({
   message: z.string().min(1).describe('the message priming is computed for'),
   user: userField.describe("whose memories (default: the token's user; another user only with an administrator's token)"),
   session: sessionField.optional().describe("a session of the caller's: its own recent messages are left out of recent activity, as in a turn of it"),
+  inspect: z.boolean().optional().describe('true: a look, not a recall — what is injected is not counted as accessed (default false: as a turn, it counts)'),
 })
 const RECALL_FIX = 'send {"message": "the user\'s message", "session": "optional, one of yours"}'
 
@@ -48,7 +49,7 @@ export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
       method: 'post',
       path: '/v1/recall',
       summary: 'What priming would inject before a turn with this message, and why',
-      returns: 'recall: the primer\'s result (text, type, budget, tokens, injected items with channel, source, provenance and score terms, warnings) and the channel shares of its budget; as a turn does, it records access of what it injects',
+      returns: 'recall: the primer\'s result (text, type, budget, tokens, injected items with channel, source, provenance and score terms, warnings) and the channel shares of its budget; as a turn does, it records access of what it injects unless inspect is true',
       body: recallBodySchema,
     },
     async (c) => {
@@ -65,6 +66,7 @@ export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
         procedures: scope.procedures,
         skipProfile: true,
         ...(body.session !== undefined ? { sessionId: body.session } : {}),
+        ...(body.inspect === true ? { inspect: true } : {}),
       })
       return c.json({ ok: true, user: user ?? null, recall: { ...primed, shares: mind.primer.settings.shares[primed.type] } })
     },
