@@ -6,11 +6,12 @@
  *
  * Baseline, measured in the same run: the same clients doing the same operations through the
  * library in-process (`createMind`, `session.begin/end`, the search and memorize tools) on a home
- * of their own, for `--baseline-seconds` (default 15). The difference is what HTTP costs: the
- * socket, JSON both ways, the token check, the route's own checks (the session's owner, the stored
- * turn) and a second process.
+ * of their own, for as long. The difference is what HTTP costs: the socket, JSON both ways, the
+ * token check, the route's own checks (the session's owner, the stored turn) and a second process
+ * (which, on a machine with more than one core, also gives the server a core of its own). The
+ * first `--warmup` seconds (default 5) of each are not counted.
  *
- * Run: `npm run bench -- serve [--clients N] [--seconds N] [--users N] [--baseline-seconds N]`.
+ * Run: `npm run bench -- serve [--clients N] [--seconds N] [--users N] [--warmup N]`.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -18,7 +19,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createMind } from '../../src/mind.ts'
 import type { Turn } from '../../src/session/turn.ts'
-import { type LoadRun, quantile, ROUTES, runClients, type Send, type ServeUser } from '../../test/support/serve-clients.ts'
+import { type LoadRun, type Outcome, quantile, ROUTES, runClients, type Send, type ServeUser } from '../../test/support/serve-clients.ts'
 import { startServe } from '../../test/support/serve-process.ts'
 
 const { values } = parseArgs({
@@ -26,12 +27,12 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '50' },
     seconds: { type: 'string', default: '60' },
     users: { type: 'string', default: '4' },
-    'baseline-seconds': { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '5' },
   },
 })
 const clients = Number(values.clients)
 const seconds = Number(values.seconds)
-const baselineSeconds = Number(values['baseline-seconds'])
+const warmupMs = Number(values.warmup) * 1000
 const users: ServeUser[] = Array.from({ length: Number(values.users) }, (_, i) => ({ user: `user-${i}`, token: `bench-token-of-user-${i}-0123456789` }))
 const dir = mkdtempSync(join(tmpdir(), 'engram-bench-serve-'))
 const env = { HOME: dir, PATH: process.env.PATH ?? '', ENGRAM_EMBED_MODEL: 'hash-v1' }
@@ -44,7 +45,6 @@ const server = await startServe({
 })
 const httpStarted = performance.now()
 const overHttp = await runClients({ address: server.address, users, clients, running: () => performance.now() - httpStarted < seconds * 1000 })
-const httpElapsed = (performance.now() - httpStarted) / 1000
 const code = await server.stop('SIGTERM')
 if (code !== 0) console.error(`engram serve exited ${code}:\n${server.stderr()}`)
 
@@ -76,27 +76,28 @@ const inProcess: Send = async (route, user, body) => {
   }
 }
 const baselineStarted = performance.now()
-const baseline = await runClients({ address: '', send: inProcess, users, clients, running: () => performance.now() - baselineStarted < baselineSeconds * 1000 })
-const baselineElapsed = (performance.now() - baselineStarted) / 1000
+const baseline = await runClients({ address: '', send: inProcess, users, clients, running: () => performance.now() - baselineStarted < seconds * 1000 })
 await mind.close()
 rmSync(dir, { recursive: true, force: true })
 
 const ms = (value: number) => (Number.isNaN(value) ? '–' : value.toFixed(1))
-const answered = (run: LoadRun) => run.outcomes.filter((outcome) => typeof outcome.status === 'number' && outcome.status < 300)
-const errors = (run: LoadRun) => run.outcomes.length - answered(run).length
-const row = (label: string, run: LoadRun, elapsed: number, route?: string) => {
-  const outcomes = run.outcomes.filter((outcome) => route === undefined || outcome.route === route)
+const counted = (run: LoadRun, started: number) => run.outcomes.filter((outcome) => outcome.sentAt >= started + warmupMs)
+const failed = (outcomes: readonly Outcome[]) => outcomes.filter((outcome) => outcome.status === 'refused' || outcome.status >= 300)
+const row = (label: string, outcomes: readonly Outcome[]) => {
   const samples = outcomes.filter((outcome) => typeof outcome.status === 'number' && outcome.status < 300).map((outcome) => outcome.ms)
-  const failed = outcomes.length - samples.length
-  return `| ${label} | ${outcomes.length} | ${(samples.length / elapsed).toFixed(1)} | ${failed} | ${ms(quantile(samples, 0.5))} | ${ms(quantile(samples, 0.95))} | ${ms(quantile(samples, 0.99))} |`
+  const rate = samples.length / (seconds - warmupMs / 1000)
+  return `| ${label} | ${outcomes.length} | ${rate.toFixed(1)} | ${outcomes.length - samples.length} | ${ms(quantile(samples, 0.5))} | ${ms(quantile(samples, 0.95))} | ${ms(quantile(samples, 0.99))} |`
 }
 
-console.log(`engram serve: ${clients} clients of ${users.length} users, ${seconds} s over loopback HTTP; baseline in-process ${baselineSeconds} s; Node ${process.version}`)
+console.log(`engram serve: ${clients} clients of ${users.length} users for ${seconds} s (the first ${warmupMs / 1000} s not counted), over loopback HTTP and in-process; Node ${process.version}`)
 console.log('| route | requests | answered per s | errors | p50 ms | p95 ms | p99 ms |')
 console.log('|---|---|---|---|---|---|---|')
-for (const route of ROUTES) console.log(row(`in-process ${route} (baseline)`, baseline, baselineElapsed, route))
-console.log(row('in-process, all (baseline)', baseline, baselineElapsed))
-for (const route of ROUTES) console.log(row(`HTTP ${route}`, overHttp, httpElapsed, route))
-console.log(row('HTTP, all', overHttp, httpElapsed))
+for (const [how, run, started] of [['in-process', baseline, baselineStarted], ['HTTP', overHttp, httpStarted]] as const) {
+  const outcomes = counted(run, started)
+  const note = how === 'in-process' ? ' (baseline)' : ''
+  for (const route of ROUTES) console.log(row(`${how} ${route}${note}`, outcomes.filter((outcome) => outcome.route === route)))
+  console.log(row(`${how}, all${note}`, outcomes))
+}
+const errors = failed(overHttp.outcomes).length + failed(baseline.outcomes).length
 const failures = [...overHttp.failures, ...baseline.failures]
-if (errors(overHttp) + errors(baseline) > 0) console.log(`\nerrors (first ${failures.length}):\n${failures.join('\n')}`)
+if (errors > 0) console.log(`\n${errors} errors in all; the first:\n${failures.join('\n')}`)
