@@ -139,6 +139,38 @@ describe('the dashboard in a real browser', () => {
     if (outcome === 'error') assert.fail(`the action failed: ${await shownText(page.locator('.result.warn'))}`)
   }
 
+  /**
+   * The overview's pictures as a person sees them: every kind of the growth legend has a bar of its
+   * own, none drawn over another; the latency axis's labels differ and sit inside the picture; the
+   * recalled memories are named by what they say, not by a log reference.
+   */
+  async function assertPicturesReadable(page: Page): Promise<void> {
+    const growth = page.getByTestId('chart-growth')
+    const legend = (await shownText(growth.locator('.legend'))).split(/\s*■\s*/).map((name) => name.trim()).filter(Boolean)
+    const boxes: Array<{ kind: string; x: number; y: number; width: number; height: number }> = []
+    for (const kind of legend) {
+      const box = await growth.locator(`g[data-series="${kind}"] rect`).first().boundingBox()
+      assert.ok(box && box.width > 2 && box.height > 2, `${kind} is drawn where it can be seen`)
+      boxes.push({ kind, ...box })
+    }
+    for (const [i, a] of boxes.entries()) {
+      for (const b of boxes.slice(i + 1)) assert.ok(a.x + a.width <= b.x + 0.5 || b.x + b.width <= a.x + 0.5 || a.y + a.height <= b.y || b.y + b.height <= a.y, `${a.kind} and ${b.kind} do not cover each other`)
+    }
+    const latency = page.getByTestId('chart-latency')
+    const svg = await latency.locator('svg').boundingBox()
+    const ticks = latency.getByTestId('x-tick')
+    const labels = await ticks.allTextContents()
+    assert.ok(labels.length >= 2, labels.join(', '))
+    assert.equal(new Set(labels).size, labels.length, `each label once: ${labels.join(', ')}`)
+    for (let i = 0; i < labels.length; i++) {
+      const box = await ticks.nth(i).boundingBox()
+      assert.ok(svg && box && box.x >= svg.x - 0.5 && box.x + box.width <= svg.x + svg.width + 0.5, `label ${labels[i]} inside the picture`)
+    }
+    const recalled = await page.getByTestId('chart-recalled').locator('svg text').allTextContents()
+    assert.ok(!recalled.some((label) => /\.jsonl#L\d+$/.test(label)), `named by what they say: ${recalled.join(' | ')}`)
+    assert.ok(recalled.some((label) => label.startsWith('activity: ')), 'an activity line is among them, by its words')
+  }
+
   async function assertNotPwned(page: Page, where: string): Promise<void> {
     assert.equal(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned), undefined, `${where}: stored markup ran as script`)
   }
@@ -151,6 +183,10 @@ describe('the dashboard in a real browser', () => {
     for (const chart of ['chart-growth', 'chart-latency', 'chart-recalled']) {
       assert.equal(await admin.getByTestId(chart).locator('svg').count(), 1, `${chart} is drawn`)
     }
+    // The whole mind's confirmations: ada's promotion waits in her queue, and is counted here.
+    assert.equal(await shownText(admin.getByTestId('count-confirmations').locator('b')), '1')
+    assert.match(await shownText(admin.getByTestId('confirmation-queues')), /agent 0 · ada 1 · bob 0/)
+    await assertPicturesReadable(admin)
     // Ada's own numbers, picked by the administrator.
     await admin.getByTestId('user-picker').getByTestId('user-select').selectOption('ada')
     await admin.getByTestId('user-picker').getByRole('button').click()
@@ -158,6 +194,8 @@ describe('the dashboard in a real browser', () => {
     await screenshot(admin, 'overview-ada')
     assert.equal(await shownText(admin.getByTestId('count-knowledge').locator('b')), '1')
     assert.equal(await shownText(admin.getByTestId('count-confirmations').locator('b')), '1')
+    assert.equal(await shownText(admin.getByTestId('count-profile').locator('b')), '1', 'her profile fact, in users/ada.md')
+    await assertPicturesReadable(admin)
     await assertNotPwned(admin, '/?user=ada')
     assert.deepEqual(adminProblems, [])
   })
@@ -180,6 +218,10 @@ describe('the dashboard in a real browser', () => {
     assert.ok((await shownTexts(admin.getByTestId('entry'))).some((entry) => entry.includes('<img src=x onerror="window.__pwned=1">')))
     assert.equal(await admin.locator('main script, main img').count(), 0)
     await assertNotPwned(admin, 'the lessons file')
+    // What the dashboard writes itself is text, not markdown: a command as code, no backticks.
+    const history = await shownText(admin.getByTestId('history'))
+    assert.match(history, /engram restore brings one back/)
+    assert.ok(!history.includes('`'), history)
 
     await admin.goto(`${address}/memories?user=ada`)
     await admin.getByTestId('memory-filter').locator('input[name=q]').fill('billing export ledger')
@@ -206,6 +248,26 @@ describe('the dashboard in a real browser', () => {
     assert.ok(sources.includes('users/ada/memory/lessons.md'), `ada's lessons are a source: ${sources.join(', ')}`)
     assert.ok(!sources.some((source) => source.includes('bob')), "nothing of bob's")
     assert.ok((await admin.getByTestId('channel-budget').count()) >= 4, 'each channel with its budget')
+    // Her conversation brings every message at one low score: past the first of each channel they
+    // fold into one line with their count, and open to every one of them.
+    const injected = Number(/^(\d+) items injected/.exec(await shownText(admin.getByTestId('provenance-count')))?.[1])
+    assert.equal(await items.count(), injected, 'every item is on the page')
+    const listed = await admin.getByTestId('provenance').getByTestId('provenance-item').count()
+    assert.ok(listed <= 15 + 5 + 10 + 15 && listed < injected, `${listed} listed of ${injected}`)
+    const more = admin.getByTestId('provenance-more')
+    assert.match(await shownText(more.locator('summary')), new RegExp(`^${injected - listed} more, lower scored or older \\(`))
+    assert.equal(await more.getByTestId('provenance-item').first().isVisible(), false, 'folded')
+    await more.locator('summary').click()
+    assert.equal(await more.getByTestId('provenance-item').count(), injected - listed)
+    assert.equal(await more.getByTestId('provenance-item').last().isVisible(), true, 'and reachable')
+    const related = (await shownTexts(admin.locator('[data-testid=provenance] [data-testid=provenance-item][data-channel=related] [data-testid=provenance-score]'))).map(Number)
+    const folded = (await shownTexts(more.locator('[data-testid=provenance-item][data-channel=related] [data-testid=provenance-score]'))).map(Number)
+    assert.ok(folded.length > 0 && Math.max(...folded) <= Math.min(...related), 'what folds scored no higher than what is listed')
+    // Activity items say what happened, not only where it is written.
+    for (const text of await shownTexts(admin.locator('[data-testid=provenance-item][data-channel=activity] [data-testid=provenance-text]').filter({ visible: true }))) {
+      assert.match(text, /^(memory written|message received|reply sent|used a tool)/, text)
+    }
+    await screenshot(admin, 'why-result-more')
     // The hostile lesson reaches the prompt through engram's one escaping rule ("<" as "&lt;"), and
     // the page shows exactly those characters, as the model reads them; nothing runs.
     await admin.getByText('The injected text, as the model reads it').click()
@@ -268,6 +330,11 @@ describe('the dashboard in a real browser', () => {
     const daily = admin.locator('[data-testid=consolidation-run][data-period=daily]')
     assert.equal(await daily.count(), 1, 'the day\'s first maintenance ran daily consolidation')
     assert.match(await shownText(daily), /skipped[\s\S]*nothing to consolidate/, 'offline and without episodes: nothing to learn, and it says so')
+    // Each count said in words: the monthly run looked at the memory files and kept those in use.
+    const monthly = admin.locator('[data-testid=consolidation-run][data-period=monthly]')
+    assert.match(await shownText(monthly.getByTestId('run-counts')), /nothing changed\s*Looked at and left as it was:\s*\d+ memory files? still in use: kept/)
+    assert.doesNotMatch(await shownText(admin.getByTestId('consolidation-table')), /\bactive \d/)
+    assert.match(await shownText(admin.getByTestId('consolidation-listed')), /record nothing when they change nothing, so such a run is not listed/)
     assert.deepEqual(adminProblems, [])
   })
 

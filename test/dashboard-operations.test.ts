@@ -64,6 +64,11 @@ function count(html: string, testid: string): number {
   return html.split(`data-testid="${testid}"`).length - 1
 }
 
+/** A chart's figure of a page. */
+function figure(html: string, testid: string): string {
+  return new RegExp(`<figure class="chart" data-testid="${testid}">.*?</figure>`, 's').exec(html)?.[0] ?? ''
+}
+
 /** No stored text reaches the page as markup. */
 function assertEscaped(html: string): void {
   assert.doesNotMatch(html, /<script>alert\(1\)<\/script>/)
@@ -86,11 +91,12 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
     const report = await mind.encode([
       { text: HOSTILE, kind: 'lesson', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
       { text: 'Answer Ada with metric units', kind: 'always', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
+      { text: 'Role: gannet wiki editor', kind: 'profile', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
       { text: ADA_FORGOTTEN, kind: 'lesson', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
       { text: 'Bob deploys the walrus service on Thursdays', kind: 'lesson', scope: 'global', confidence: 'high', source: 'user', owner: 'user:bob' },
       { text: BOB_FORGOTTEN, kind: 'lesson', scope: 'global', confidence: 'high', source: 'user', owner: 'user:bob' },
     ])
-    assert.equal(report.saved.length, 5, JSON.stringify(report))
+    assert.equal(report.saved.length, 6, JSON.stringify(report))
     assert.equal((await mind.forget(ADA_FORGOTTEN, { user: 'ada' })).action, 'forgotten')
     assert.equal((await mind.forget(BOB_FORGOTTEN, { user: 'bob' })).action, 'forgotten')
 
@@ -139,6 +145,8 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
     assert.match(page.text, /data-testid="count-rules"><b>1<\/b>rules/)
     assert.match(page.text, /data-testid="count-knowledge"><b>1<\/b>knowledge/)
     assert.match(page.text, /data-testid="count-confirmations"><b>1<\/b>confirmations waiting/)
+    // Her profile fact lives in her one profile (users/ada.md), not in a profile.md of her tree: counted.
+    assert.match(page.text, /data-testid="count-profile"><b>1<\/b>profile facts/)
     for (const chart of ['chart-growth', 'chart-latency', 'chart-recalled']) {
       assert.match(page.text, new RegExp(`<figure class="chart" data-testid="${chart}">`), chart)
       assert.match(page.text, new RegExp(`data-testid="${chart}-table"`), `${chart} has its table of numbers`)
@@ -148,11 +156,33 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
     // Growth: her lessons, rule and knowledge file, by kind; latency: her two timed turns.
     assert.match(page.text, /data-series="lesson"/)
     assert.match(page.text, /data-series="knowledge"/)
+    // Every kind of the legend is drawn where it can be seen: a bar of its own on the day (one day here:
+    // profile 1 and knowledge 1 would be one dot on a line chart, the later hiding the earlier).
+    const growth = figure(page.text, 'chart-growth')
+    const kinds = [...growth.matchAll(/<g data-series="([^"]+)">(.*?)<\/g>/gs)]
+    assert.deepEqual(kinds.map((kind) => kind[1]).sort(), ['knowledge', 'lesson', 'profile', 'rule'])
+    for (const [, kind, drawn] of kinds) assert.match(drawn ?? '', /<rect [^>]*data-testid="bar"><title>[^<]*: 1 on /, `${kind} has its bar`)
+    assert.match(growth, /<td>\d{4}-\d{2}-\d{2}<\/td>(<td>1<\/td>){4}/, 'the table: one of each kind on the day')
+    // Latency: the turns by number, each label once and inside the picture; the table says when each began.
+    const latency = figure(page.text, 'chart-latency')
+    const ticks = [...latency.matchAll(/<text x="([\d.]+)" [^>]*text-anchor="(\w+)" data-testid="x-tick">([^<]*)</g)]
+    assert.deepEqual(ticks.map((tick) => tick[3]), ['1', '2'], 'turn numbers, not the same minute twice')
+    assert.deepEqual(ticks.map((tick) => tick[2]), ['start', 'end'], 'the first and last label are anchored inside the picture')
+    assert.match(latency, /<tr><td>turn 1 · \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}<\/td>/)
     assert.match(page.text, /2 of the latest 2 turns; priming p50 [\d.]+ ms/)
     const latencyTable = /data-testid="chart-latency-table">.*?<\/details>/s.exec(page.text)?.[0] ?? ''
     assert.equal((latencyTable.match(/<tr><td>/g) ?? []).length, 2, 'one row per timed turn')
     // Recalled most: the hostile lesson was primed into her turns, shown as text.
     assert.match(page.text, /lesson: The gannet wiki said &lt;script&gt;alert\(1\)&lt;\/script&gt;/)
+    // An activity line recalled is shown by what it says (its event and text), its reference beside it.
+    const recalled = figure(page.text, 'chart-recalled')
+    const activity = [...recalled.matchAll(/<tr><td class="text">(activity: [^<]*)<\/td><td>\d+<\/td><td class="text muted">([^<]*)</g)]
+    assert.ok(activity.length > 0, recalled)
+    for (const [, label, detail] of activity) {
+      assert.doesNotMatch(label ?? '', /\.jsonl#L\d+$/, 'not a bare reference')
+      assert.match(label ?? '', /^activity: (memory written|message received|reply sent|used a tool)/)
+      assert.match(detail ?? '', /activity\/\d{4}-\d{2}-\d{2}\.jsonl#L\d+/, 'the reference as secondary text')
+    }
     assertEscaped(page.text)
     for (const secret of ['walrus', 'marmot', BOB_PROMOTED]) assert.ok(!page.text.includes(secret), `ada's overview shows nothing of bob's: ${secret}`)
   })
@@ -171,6 +201,9 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
     assert.match(admin.text, /<option value="bob" selected>bob<\/option>/)
     const whole = await get(app, '/', ADMIN)
     assert.match(whole.text, /data-testid="count-users"><b>2<\/b>users/)
+    // The whole mind waits on every queue: ada's and bob's promotions, the agent's own queue empty.
+    assert.match(whole.text, /data-testid="count-confirmations"><b>2<\/b>confirmations waiting, in every queue<div class="muted" data-testid="confirmation-queues">agent 0 · ada 1 · bob 1</)
+    assert.match((await get(app, '/', AGENT)).text, /data-testid="count-confirmations"><b>2<\/b>/, "the agent's token sees the whole mind's count too")
     assert.match(whole.text, /3 of the latest 3 turns/, "every owner's turns: ada's two and bob's one")
 
     const open = createServeApp({ mind, credentials: parseCredentials('') })
@@ -254,13 +287,17 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
     assert.match(page.text, /data-testid="consolidation-run" data-period="monthly" data-status="done"/)
     assert.match(page.text, /<b>forgot<\/b> <code>users\/ada\/knowledge\/kestrel-port\.md<\/code>/)
     assert.ok(!page.text.includes('marmot'), "bob's forgotten file is not in ada's view of the run")
-    assert.ok(!/forgotten 2/.test(page.text), 'the totals of every user are not shown to a user')
+    assert.ok(!/2 memory files forgotten/.test(page.text), 'the totals of every user are not shown to a user')
     // The weekly run of the same maintenance compressed ada's old episode day: recorded in her log, listed under it.
     assert.match(page.text, /data-testid="consolidation-run" data-period="weekly" data-status="done"/)
     assert.match(page.text, /<b>compressed<\/b> <code>users\/ada\/episodes\/[\d-]+\.md<\/code> — <span class="text">compressed \d+ → \d+ bytes; the full text stays in archive\/versions\/</)
 
     const admin = await get(app, '/consolidation', ADMIN)
-    assert.match(admin.text, /forgotten 2/)
+    // Each count in words: what the run changed, then what it looked at and left.
+    assert.match(admin.text, /<li>2 memory files forgotten: unused too long, moved to the archive \(restorable\)<\/li>/)
+    assert.doesNotMatch(admin.text, /\b(active|protected|forgotten) \d/, 'no bare "active 2"')
+    assert.match(admin.text, /data-testid="consolidation-listed">Listed: every run of the schedule/)
+    assert.doesNotMatch(admin.text, /or now with engram consolidate daily/)
     assert.ok(admin.text.includes('kestrel-port.md') && admin.text.includes('marmot-port.md'), 'the administrator sees every owner\'s changes')
 
     // What monthly forgetting archived is in ada's archive, restorable.

@@ -82,7 +82,7 @@ async function summaryNode(summary: Summary, dag: DagContext): Promise<Html> {
     degraded ? html` <span class="warn">(${summary.method}: written by a fallback, not a model)</span>` : html` <span class="muted">(${summary.method})</span>`
   }</summary>
 <div class="text summary-text" data-testid="summary-text">${summary.content}</div>
-${inner}${cut ? html`<p class="muted">… more below this summary: \`engram context expand ${summary.id} --messages\` shows all of it.</p>` : ''}
+${inner}${cut ? html`<p class="muted">… more below this summary: <code>engram context expand ${summary.id} --messages</code> shows all of it.</p>` : ''}
 </details>`
 }
 
@@ -162,7 +162,7 @@ ${
 }
 <h3>Summaries and messages</h3>
 <div data-testid="dag">${window}</div>
-${dag.left <= 0 ? html`<p class="muted">This page draws ${DAG_NODES} nodes at most; \`engram context describe\` and \`expand\` reach the rest.</p>` : ''}`
+${dag.left <= 0 ? html`<p class="muted">This page draws ${DAG_NODES} nodes at most; <code>engram context describe</code> and <code>engram context expand</code> reach the rest.</p>` : ''}`
       return c.html(page({ title: `Conversation ${conversation.sessionId}`, agent: mind.agent, principal: viewing.principal, active: '/conversations', body }))
     }),
   )

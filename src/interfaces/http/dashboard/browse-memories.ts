@@ -171,7 +171,7 @@ ${await userPicker(mind, viewing)}
           ? html`<p data-testid="empty">${
               searching
                 ? `Nothing matches "${query}" in this view. Try other or fewer words, or another kind.`
-                : 'No memories here yet. They appear when an agent memorizes something (POST /v1/memorize, the memorize tool, `engram remember`), writes a memory file, or when conversations are consolidated into episodes.'
+                : html`No memories here yet. They appear when an agent memorizes something (<code>POST /v1/memorize</code>, the memorize tool, <code>engram remember</code>), writes a memory file, or when conversations are consolidated into episodes.`
             }</p>`
           : html`<p class="muted" data-testid="count">${listed.rows.length}${listed.more ? `+ (the first ${MEMORY_ROWS}; narrow by kind or search)` : ''} ${searching ? 'results' : 'memories'}</p>${memoriesTable(listed.rows, viewing, searching)}`
       return c.html(page({ title: 'Memories', agent: mind.agent, principal: viewing.principal, active: '/memories', body: html`${intro}${form}${results}` }))
@@ -234,7 +234,7 @@ ${unreadable.length > 0 ? html`<h3>Lines engram could not read (kept as they are
           () => true,
           () => false,
         )
-        history = html`<section data-testid="history"><h3>History</h3><p class="muted">Entries forgotten from this file are kept in ${archived ? fileLink(forgotten, viewing) : forgotten}${archived ? '' : ' (none yet)'}; \`engram restore\` brings one back.</p></section>`
+        history = html`<section data-testid="history"><h3>History</h3><p class="muted">Entries forgotten from this file are kept in ${archived ? fileLink(forgotten, viewing) : forgotten}${archived ? '' : ' (none yet)'}; <code>engram restore</code> brings one back.</p></section>`
       }
       const body = html`<p class="muted">Owned by <b data-testid="file-owner">${owner}</b>. <a href="/memories${userQuery(viewing).replace('&', '?')}">back to memories</a></p>
 <h3 data-testid="file-path">${path}</h3>${content}${history}`

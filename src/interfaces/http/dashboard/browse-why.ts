@@ -15,6 +15,7 @@ import type { StoredTurn } from '../../../session/turn.ts'
 import type { ServeEnv } from '../support.ts'
 import { excerpt, guarded, memoryPath, notFoundError, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
 import { type Html, page } from './layout.ts'
+import { activityLines } from './ops-data.ts'
 
 const CHANNEL_LABEL: Record<PrimingChannel, string> = {
   profile: 'the sender\'s profile',
@@ -49,22 +50,69 @@ function whyText(why: Record<string, number | string>): string {
     .join(' · ')
 }
 
-/** The text of the injected memories that are units of the index (the viewer's to see), by id. */
+/** How much of an activity line's text is shown. */
+const ACTIVITY_TEXT_CHARS = 300
+
+/**
+ * The text of the injected memories, by id: a unit of the index (the viewer's to see) its text; an
+ * activity item what its lines say, read from the view's own timeline (a reference tells a reader nothing).
+ */
 async function unitTexts(mind: Mind, viewing: Viewing, injected: readonly InjectedMemory[]): Promise<Map<string, string>> {
   const units = await mind.backend.index.get(injected.map((item) => item.id))
-  return new Map(units.filter((unit) => canSee(viewing.viewer, unit)).map((unit) => [unit.id, unit.text]))
+  const texts = new Map(units.filter((unit) => canSee(viewing.viewer, unit)).map((unit) => [unit.id, unit.text]))
+  const activity = injected.filter((item) => item.kind === 'activity' && !texts.has(item.id))
+  if (activity.length === 0) return texts
+  const lines = await activityLines(
+    mind.scope(viewing.user).view.activity,
+    activity.flatMap((item) => item.provenance),
+  )
+  for (const item of activity) {
+    const said = item.provenance.flatMap((ref) => lines.get(ref) ?? []).join(' / ')
+    if (said !== '') texts.set(item.id, excerpt(said, ACTIVITY_TEXT_CHARS))
+  }
+  return texts
 }
 
-/** The injected items as a table, best first within their channel. */
+/**
+ * How many items of a channel are listed before the rest fold away: a long conversation brings
+ * dozens of messages to the related channel at one low score, and recent activity a line per event.
+ */
+const SHOWN_ITEMS: Record<PrimingChannel, number> = { profile: 15, related: 15, skills: 10, activity: 5 }
+
+/**
+ * The injected items as a table, best first within their channel (the primer's order: by score,
+ * activity by recency): each channel's first few in the open, every other one (scored lower, or
+ * older) in a `<details>` beneath with its count, so a long list stays readable and nothing is out of reach.
+ */
 function injectedTable(mind: Mind, viewing: Viewing, injected: readonly InjectedMemory[], texts: ReadonlyMap<string, string>): Html {
   if (injected.length === 0) {
     return html`<p data-testid="empty">Nothing was injected: the memory holds nothing related to this message that this view may see. Memories come from memorize, memory files and past conversations; try words a memory contains.</p>`
   }
-  return html`<table data-testid="provenance"><thead><tr><th>channel</th><th>kind</th><th>memory and source</th><th>score</th><th>why (score terms)</th><th>tokens</th></tr></thead><tbody>${injected.map(
-    (item) => html`<tr data-testid="provenance-item" data-channel="${item.channel}" data-kind="${item.kind}">
+  const placed = new Map<PrimingChannel, number>()
+  const shown: InjectedMemory[] = []
+  const folded: InjectedMemory[] = []
+  for (const item of injected) {
+    const n = placed.get(item.channel) ?? 0
+    placed.set(item.channel, n + 1)
+    ;(n < (SHOWN_ITEMS[item.channel] ?? 15) ? shown : folded).push(item)
+  }
+  const foldedBy = PRIMING_CHANNELS.flatMap((channel) => {
+    const count = folded.filter((item) => item.channel === channel).length
+    return count === 0 ? [] : [`${count} ${channel === 'activity' ? 'older activity' : `lower scored ${channel}`}`]
+  })
+  const head = html`<thead><tr><th>channel</th><th>kind</th><th>memory and source</th><th>score</th><th>why (score terms)</th><th>tokens</th></tr></thead>`
+  const rows = (items: readonly InjectedMemory[]): Html[] =>
+    items.map(
+      (item) => html`<tr data-testid="provenance-item" data-channel="${item.channel}" data-kind="${item.kind}">
 <td>${item.channel}</td><td><span class="pill">${item.kind}</span></td><td>${texts.has(item.id) ? html`<div class="text" data-testid="provenance-text">${excerpt(texts.get(item.id) ?? '', 300)}</div>` : ''}${sourceCell(mind, viewing, item)} <span class="muted">${item.id}</span></td>
 <td data-testid="provenance-score">${typeof item.why.score === 'number' ? item.why.score.toFixed(3) : ''}</td><td class="muted" data-testid="provenance-why">${whyText(item.why)}</td><td>${item.tokens}</td></tr>`,
-  )}</tbody></table>`
+    )
+  return html`<p class="muted" data-testid="provenance-count">${injected.length} item${injected.length === 1 ? '' : 's'} injected${folded.length > 0 ? `; the first ${shown.length} of their channels are listed, the other ${folded.length} below` : ''}.</p>
+<table data-testid="provenance">${head}<tbody>${rows(shown)}</tbody></table>${
+    folded.length > 0
+      ? html`<details data-testid="provenance-more"><summary>${folded.length} more, lower scored or older (${foldedBy.join(', ')})</summary><table data-testid="provenance-folded">${head}<tbody>${rows(folded)}</tbody></table></details>`
+      : ''
+  }`
 }
 
 function memorySections(sections: ReadonlyArray<{ name: string; tokens: number; entries: number; truncated: boolean }>): Html {

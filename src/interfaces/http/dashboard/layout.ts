@@ -50,6 +50,8 @@ th { color: var(--muted); font-weight: 500; font-size: .85rem; }
 pre, .text { white-space: pre-wrap; word-break: break-word; }
 pre { background: var(--soft); padding: .7rem; border-radius: 6px; font-size: .85rem; }
 .muted { color: var(--muted); }
+ul.plain { margin: 0; padding-left: 1.1rem; }
+code { font-size: .92em; }
 .warn { color: var(--warn); }
 .pill { display: inline-block; padding: 0 .45rem; border: 1px solid var(--line); border-radius: 999px; font-size: .8rem; color: var(--muted); }
 form.inline { display: inline; }

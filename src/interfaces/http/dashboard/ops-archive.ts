@@ -26,7 +26,7 @@ export function restoreBody(item: ArchivedMemory, viewing: Viewing): string {
 export async function archiveBody(mind: Mind, viewing: Viewing): Promise<Html> {
   const items = await archivedMemories(mind, viewing)
   return html`<p>Showing <b data-testid="viewing">${viewingLabel(viewing)}</b>. ${userPicker(viewing, '/archive')}</p>
-<p class="muted">Forgotten memories are out of search and the prompt, kept here until restored (or purged with engram forget --purge).</p>
+<p class="muted">Forgotten memories are out of search and the prompt, kept here until restored (or purged with <code>engram forget --purge</code>).</p>
 ${
   items.length === 0
     ? html`<p class="muted" data-testid="archive-empty">Nothing forgotten or merged.</p>`

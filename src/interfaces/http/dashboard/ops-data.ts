@@ -5,10 +5,11 @@
  * lifecycle's consolidation jobs and the changes they recorded in each owner's log, forgetting's
  * archive, and the confirmations queue. Nothing here writes.
  */
-import type { ActivityType } from '../../../core/activity.ts'
+import { type ActivityType, eventContent } from '../../../core/activity.ts'
 import { isRuleKind, ruleWithPolarity } from '../../../core/engram.ts'
 import { parseFrontmatter } from '../../../core/frontmatter.ts'
-import { type Owner, ownerOfUser } from '../../../core/owner.ts'
+import { type Owner, ownerOfUser, userKey } from '../../../core/owner.ts'
+import { profileFacts } from '../../../memory/engrams/user-profiles.ts'
 import { DAILY_CONSOLIDATION_JOB } from '../../../memory/consolidation/daily-consolidation.ts'
 import { MONTHLY_FORGETTING_JOB } from '../../../memory/consolidation/monthly-forgetting.ts'
 import { WEEKLY_INTEGRATION_JOB } from '../../../memory/consolidation/weekly-integration.ts'
@@ -46,12 +47,21 @@ export async function ownCounts(mind: Mind, user: string): Promise<OwnCounts> {
     for (const file of ENGRAM_FILES) counts[file] += (await store.read(file)).entries.length
     counts.topics += (await store.listTopics()).length
   }
+  // A user's profile facts live in their one profile (`users/<key>.md`, shared by every agent), not in a profile.md of their tree.
+  counts.profile += profileFacts((await mind.backend.documents.read('user', userKey(user)))?.body ?? '').length
   counts.knowledge = (await stores.documents.slugs('knowledge')).length
   counts.procedures = (await stores.documents.slugs('procedure')).length
   counts.episodes = (await stores.documents.slugs('episode')).length
   counts.activityDays = (await stores.activity.days()).length
   counts.pendingConfirmations = (await mind.pendingConfirmations({ user })).length
   return counts
+}
+
+/** The confirmations waiting in every queue of the mind: the agent's own and each user's, by queue (`undefined`: the agent's). */
+export async function everyQueue(mind: Mind, users: readonly string[]): Promise<Array<{ user: string | undefined; waiting: number }>> {
+  const queues: Array<{ user: string | undefined; waiting: number }> = []
+  for (const user of [undefined, ...users]) queues.push({ user, waiting: (await mind.pendingConfirmations(user !== undefined ? { user } : {})).length })
+  return queues
 }
 
 /**
@@ -166,26 +176,72 @@ export interface Recalled {
   accessCount?: number
 }
 
-/** What priming injected most often over `turns`, most first, with the index's text and access count. */
-export async function mostRecalled(mind: Mind, turns: readonly TurnRecord[], limit = 10): Promise<Recalled[]> {
-  const counted = new Map<string, Recalled>()
+/** How much of an activity line's text is shown as its label. */
+const ACTIVITY_TEXT_CHARS = 160
+
+/**
+ * What priming injected most often over `turns`, most first, with the index's text and access
+ * count; an activity line (not a unit of the index) with what it says, read from `log` (the
+ * viewing's timeline: a line the viewing cannot read keeps its reference only).
+ */
+export async function mostRecalled(mind: Mind, turns: readonly TurnRecord[], log: ActivityLog, limit = 10): Promise<Recalled[]> {
+  const counted = new Map<string, Recalled & { refs: string[] }>()
   for (const turn of turns) {
-    const primed = Array.isArray(turn.provenance.primed) ? (turn.provenance.primed as Array<{ id?: unknown; kind?: unknown; source?: unknown }>) : []
+    const primed = Array.isArray(turn.provenance.primed) ? (turn.provenance.primed as Array<{ id?: unknown; kind?: unknown; source?: unknown; provenance?: unknown }>) : []
     const seen = new Set<string>()
     for (const item of primed) {
       if (typeof item.id !== 'string' || seen.has(item.id)) continue
       seen.add(item.id)
-      const entry = counted.get(item.id) ?? { id: item.id, kind: String(item.kind ?? ''), source: String(item.source ?? ''), turns: 0 }
+      const refs = Array.isArray(item.provenance) ? item.provenance.filter((ref): ref is string => typeof ref === 'string') : []
+      const entry = counted.get(item.id) ?? { id: item.id, kind: String(item.kind ?? ''), source: String(item.source ?? ''), turns: 0, refs }
       entry.turns++
       counted.set(item.id, entry)
     }
   }
   const top = [...counted.values()].sort((a, b) => b.turns - a.turns || a.id.localeCompare(b.id)).slice(0, limit)
   const units = new Map((await mind.backend.index.get(top.map((item) => item.id))).map((unit) => [unit.id, unit]))
-  return top.map((item) => {
+  const lines = await activityLines(log, top.filter((item) => item.kind === 'activity').flatMap((item) => item.refs))
+  return top.map(({ refs, ...item }) => {
     const unit = units.get(item.id)
-    return unit ? { ...item, text: unit.text, accessCount: unit.accessCount } : item
+    if (unit) return { ...item, text: unit.text, accessCount: unit.accessCount }
+    const said = refs.flatMap((ref) => lines.get(ref) ?? [])
+    if (said.length === 0) return item
+    const text = said.join(' / ')
+    return { ...item, text: text.length > ACTIVITY_TEXT_CHARS ? `${text.slice(0, ACTIVITY_TEXT_CHARS - 1)}…` : text }
   })
+}
+
+/** What the activity lines `refs` (`…activity/<day>.jsonl#L3`) say, by ref: their event and text, read day by day from `log`. */
+export async function activityLines(log: ActivityLog, refs: readonly string[]): Promise<Map<string, string>> {
+  const wanted = new Set(refs)
+  const days = new Set(refs.flatMap((ref) => /(\d{4}-\d{2}-\d{2})\.jsonl#/.exec(ref)?.[1] ?? []))
+  const lines = new Map<string, string>()
+  for (const day of days) {
+    for (const record of await log.read({ since: `${day}T00:00:00.000Z`, until: `${day}T23:59:59.999Z` })) {
+      if (!wanted.has(record.ref)) continue
+      const text = (eventContent(record) ?? record.summary ?? '').replace(/\s+/g, ' ').trim()
+      lines.set(record.ref, `${ACTIVITY_WORDS[record.type]}${text ? `: ${text}` : ''}`)
+    }
+  }
+  return lines
+}
+
+/** An activity event's kind, as a reader says it. */
+const ACTIVITY_WORDS: Record<ActivityType, string> = {
+  message_received: 'message received',
+  response_sent: 'reply sent',
+  dm_sent: 'direct message sent',
+  dm_received: 'direct message received',
+  channel_post: 'posted to a channel',
+  channel_read: 'read a channel',
+  human_notify: 'notified a person',
+  tool_use: 'used a tool',
+  heartbeat_start: 'heartbeat began',
+  heartbeat_end: 'heartbeat ended',
+  cron_executed: 'scheduled task ran',
+  memory_write: 'memory written',
+  error: 'error',
+  issue_resolved: 'issue resolved',
 }
 
 /** The consolidation jobs, by period. */

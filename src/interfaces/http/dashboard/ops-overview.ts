@@ -7,9 +7,9 @@
  */
 import { html } from 'hono/html'
 import type { Mind } from '../../../mind.ts'
-import { barChart, dayOf, lineChart, quantile } from './charts.ts'
+import { barChart, countTicks, dayBars, lineChart, quantile } from './charts.ts'
 import type { Html } from './layout.ts'
-import { activityOf, growthSeries, mostRecalled, ownCounts, timingOf, turnsOf } from './ops-data.ts'
+import { activityOf, everyQueue, growthSeries, mostRecalled, ownCounts, timingOf, turnsOf } from './ops-data.ts'
 import { userPicker, type Viewing, viewingLabel } from './ops-viewer.ts'
 
 function card(testid: string, value: number | string, label: string): Html {
@@ -29,10 +29,13 @@ ${card('count-confirmations', counts.pendingConfirmations, 'confirmations waitin
   const m = status.memory
   const rules = m.global.rules.always + m.global.rules.never + m.global.rules.when + (m.project ? m.project.rules.always + m.project.rules.never + m.project.rules.when : 0)
   const owners = status.owners
-  return html`<p class="muted">The whole mind of agent ${mind.agent}: every owner's memories, counted (as engram status).</p><div class="cards" data-testid="counts">
+  // status counts the agent's own queue (what engram status answers); the whole mind waits on every user's too.
+  const queues = await everyQueue(mind, await mind.backend.users())
+  const waiting = queues.reduce((sum, queue) => sum + queue.waiting, 0)
+  return html`<p class="muted">The whole mind of agent ${mind.agent}: every owner's memories, counted (as <code>engram status</code>).</p><div class="cards" data-testid="counts">
 ${card('count-units', status.index.units, 'memories indexed')}${card('count-rules', rules, 'agent rules')}${card('count-lessons', m.global.lessons + (m.project?.lessons ?? 0), 'agent lessons')}
 ${card('count-knowledge', m.knowledge, 'agent knowledge')}${card('count-procedures', m.procedures, 'agent procedures')}${card('count-episodes', m.episodes, 'agent episode days')}
-${card('count-conversations', status.context.conversations, 'conversations')}${card('count-messages', status.context.messages, 'messages')}${card('count-confirmations', status.pendingConfirmations, 'confirmations waiting')}
+${card('count-conversations', status.context.conversations, 'conversations')}${card('count-messages', status.context.messages, 'messages')}${html`<div class="card" data-testid="count-confirmations"><b>${waiting}</b>confirmations waiting, in every queue<div class="muted" data-testid="confirmation-queues">${queues.map((queue) => (queue.user === undefined ? `agent ${queue.waiting}` : `${queue.user} ${queue.waiting}`)).join(' · ')}</div></div>`}
 ${owners ? card('count-users', owners.users.count, 'users') : ''}
 </div>
 ${
@@ -55,41 +58,43 @@ export async function overviewBody(mind: Mind, viewing: Viewing): Promise<Html> 
   const counts = await countCards(mind, viewing)
   // Pictures show content (paths, recalled texts): the agent alone sees only its own, never a user's.
   const writes = await activityOf(mind, viewing).read({ types: ['memory_write'] })
-  const growth = lineChart({
+  const growth = dayBars({
     testid: 'chart-growth',
     title: 'Memory over time, by kind',
-    xLabel: 'day',
     yLabel: 'memories',
     series: growthSeries(writes),
-    formatX: dayOf,
-    caption: `from ${writes.length} memory writes of the activity log: an entry saved or a file first written adds one, forgetting takes one away`,
+    caption: `from ${writes.length} memory writes of ${viewing.everyone ? "every owner's activity log" : viewing.user !== undefined ? `the activity logs ${viewing.user}'s sessions read (theirs, the agent's and shared)` : "the agent's activity log"}: an entry saved or a file first written adds one, forgetting takes one away; each day shows how many there were at its end`,
   })
 
   const turns = await turnsOf(mind, viewing)
   const timed = turns.flatMap((turn) => {
     const timing = timingOf(turn)
-    return timing ? [{ at: Date.parse(turn.startedAt), ...timing }] : []
+    return timing ? [{ at: Date.parse(turn.startedAt), startedAt: turn.startedAt, ...timing }] : []
   })
   timed.sort((a, b) => a.at - b.at)
   const priming = timed.map((turn) => turn.primingMs)
   const p50 = quantile(priming, 0.5)
   const p95 = quantile(priming, 0.95)
+  // x is the turn's place among those shown, oldest first: turns a second apart would all read the same minute on a time axis.
+  const when = (n: number): string => timed[n - 1]?.startedAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') ?? ''
   const latency = lineChart({
     testid: 'chart-latency',
     title: 'Recall latency per turn',
-    xLabel: 'turn started',
+    xLabel: timed.length > 1 ? `turn, oldest to newest (${when(1)} to ${when(timed.length)} UTC)` : 'turn',
     yLabel: 'milliseconds',
     series: [
-      { name: 'priming', points: timed.map((turn) => ({ x: turn.at, y: turn.primingMs })) },
-      { name: 'whole begin()', points: timed.map((turn) => ({ x: turn.at, y: turn.beginMs })) },
+      { name: 'priming', points: timed.map((turn, i) => ({ x: i + 1, y: turn.primingMs })) },
+      { name: 'whole begin()', points: timed.map((turn, i) => ({ x: i + 1, y: turn.beginMs })) },
     ],
-    formatX: (x) => new Date(x).toISOString().slice(0, 16).replace('T', ' '),
+    formatX: (n) => String(n),
+    describeX: (n) => `turn ${n} · ${when(n)}`,
+    xTicks: countTicks(timed.length),
     formatY: ms,
     dots: true,
     caption: `${timed.length} of the latest ${turns.length} turns${p50 !== undefined ? `; priming p50 ${ms(p50)}, p95 ${ms(p95 ?? p50)}` : ''}${timed.length < turns.length ? '; turns stored before timing was recorded are left out' : ''}`,
   })
 
-  const recalled = await mostRecalled(mind, turns)
+  const recalled = await mostRecalled(mind, turns, activityOf(mind, viewing))
   const top = barChart({
     testid: 'chart-recalled',
     title: 'Recalled most',
@@ -98,7 +103,8 @@ export async function overviewBody(mind: Mind, viewing: Viewing): Promise<Html> 
     bars: recalled.map((item) => ({
       label: item.text !== undefined ? `${item.kind}: ${item.text}` : `${item.kind}: ${item.id}`,
       value: item.turns,
-      detail: `${item.source}${item.accessCount !== undefined ? ` · recalled ${item.accessCount} times in all` : ''}`,
+      // An activity line's reference (activity/<day>.jsonl#L3) is where it is, not what it says: secondary.
+      detail: `${item.kind === 'activity' ? item.id : item.source}${item.accessCount !== undefined ? ` · recalled ${item.accessCount} times in all` : ''}`,
     })),
     caption: `over the latest ${turns.length} turns`,
   })
