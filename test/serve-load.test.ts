@@ -16,6 +16,7 @@ import { type ServeProcess, startServe } from './support/serve-process.ts'
 
 const USERS: ServeUser[] = ['ada', 'bob', 'cyd', 'dee'].map((user) => ({ user, token: `${user}-load-token-0123456789` }))
 const CLIENTS = 16
+const AGENT_TOKEN = 'agent-load-token-0123456789'
 
 /** The memorized lessons the server cannot find by their tag, searching as their user. */
 async function missingFromSearch(address: string, memorized: readonly Memorized[]): Promise<string[]> {
@@ -84,7 +85,7 @@ describe('engram serve under load', { timeout: 120_000 }, () => {
     temp = makeTempHome('engram-serve-load-')
     env = {
       ...temp.env,
-      ENGRAM_SERVE_TOKENS: USERS.map(({ user, token }) => `${token}=default:${user}`).join(','),
+      ENGRAM_SERVE_TOKENS: [...USERS.map(({ user, token }) => `${token}=default:${user}`), `${AGENT_TOKEN}=default`].join(','),
       // Maintenance every second, so that it runs while the clients do and when the signal comes.
       ENGRAM_SERVE_MAINTAIN: '* * * * * *',
     }
@@ -96,15 +97,27 @@ describe('engram serve under load', { timeout: 120_000 }, () => {
 
   test('16 clients for 3 s: every request answered 2xx, every memory found, every turn stored, after a restart too', async (t) => {
     server = await startServe({ home: temp.home, env, killAfterMs: 90_000 })
+    // Three seconds, and on a machine too busy for it, until every client has had its turn at memorize.
     const deadline = performance.now() + 3_000
-    const run = await runClients({ address: server.address, users: USERS, clients: CLIENTS, running: () => performance.now() < deadline, run: 'load' })
+    const bound = performance.now() + 30_000
+    let memorized = 0
+    const running = () => performance.now() < deadline || (memorized < 2 * CLIENTS && performance.now() < bound)
+    const run = await runClients({ address: server.address, users: USERS, clients: CLIENTS, running, run: 'load', onProgress: (soFar) => (memorized = soFar.memorized.length) })
     const counts = tally(run)
     t.diagnostic(`${run.outcomes.length} requests (${counts.ok} 2xx), ${run.memorized.length} lessons, ${run.turns.length} turns`)
     assert.deepEqual(run.failures, [])
     assert.equal(counts.ok, run.outcomes.length)
-    assert.ok(run.memorized.length >= CLIENTS, `each client memorized at least once (${run.memorized.length})`)
+    assert.ok(run.memorized.length >= CLIENTS, `lessons memorized under load (${run.memorized.length})`)
     assert.ok(run.turns.every((turn) => turn.ended))
     assert.deepEqual(await missingFromSearch(server.address, run.memorized), [], 'every memorized lesson is found while the server runs')
+    // The schedule ran maintenance meanwhile: on a new home the daily, weekly and monthly runs are
+    // due (with nothing to do yet), and nothing but maintenance runs them.
+    const status = (await (await fetch(`${server.address}/v1/status`, { headers: { authorization: `Bearer ${AGENT_TOKEN}` } })).json()) as { status: { jobs: { failed: unknown[]; consolidation: Record<string, { at?: string; status: string }> } } }
+    for (const period of ['daily', 'weekly', 'monthly']) {
+      const last = status.status.jobs.consolidation[`consolidation-${period}`]
+      assert.ok(last?.at !== undefined && ['done', 'skipped'].includes(last.status), JSON.stringify(status.status.jobs))
+    }
+    assert.deepEqual(status.status.jobs.failed, [])
 
     assert.equal(await server.stop('SIGTERM'), 0, server.stderr())
     assert.match(server.stderr(), /stopped \(SIGTERM\)/)
