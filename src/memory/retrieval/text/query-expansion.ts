@@ -5,7 +5,7 @@
  * is-a relations at index time, this covers everything else that co-occurs in text.
  *
  * Candidates are the vector vocabulary words whose stem the index holds, so an expansion term
- * always matches something. Neighbour lists are cached per word until the vocabulary changes.
+ * always matches something. Neighbour lists are cached per word (bounded) until the vocabulary changes.
  */
 import type { WordVectors } from '../../../llm/embedders/glove.ts'
 import { STOP_WORDS, stem } from './analyse.ts'
@@ -18,6 +18,9 @@ export interface ExpansionOptions {
   /** Only the this-many most frequent words of the vector vocabulary are candidates (bounds the cost per word). */
   maxRank: number
 }
+
+/** Query words whose neighbours are remembered (a list is at most `perWord` pairs). */
+const NEIGHBOUR_MEMO_LIMIT = 20_000
 
 export const DEFAULT_EXPANSION_OPTIONS: Readonly<ExpansionOptions> = Object.freeze({ minCosine: 0.5, perWord: 10, maxRank: 100_000 })
 
@@ -39,22 +42,26 @@ export function createQueryExpander(vectors: WordVectors, options: Partial<Expan
   let vocabularySize = -1
   let candidateRows: Int32Array = new Int32Array(0)
   let candidateStems: string[] = []
+  let candidateScales: Float64Array = new Float64Array(0)
   const neighbours = new Map<string, Array<[string, number]>>()
-  const limit = Math.min(maxRank, vectors.words.length)
+  const limit = Math.min(maxRank, vectors.size)
+  const components = vectors.components
 
   function neighboursOf(word: string): Array<[string, number]> {
     const cachedList = neighbours.get(word)
     if (cachedList) return cachedList
-    const row = vectors.rows.get(word)
+    const row = vectors.row(word)
     const list: Array<[string, number]> = []
     if (row !== undefined) {
       const own = stem(word)
       const at = row * d
+      const scale = vectors.scale(row)
       const best = new Map<string, number>()
       for (let i = 0; i < candidateRows.length; i++) {
         const other = (candidateRows[i] as number) * d
         let dot = 0
-        for (let j = 0; j < d; j++) dot += (vectors.vectors[at + j] as number) * (vectors.vectors[other + j] as number)
+        for (let j = 0; j < d; j++) dot += (components[at + j] as number) * (components[other + j] as number)
+        dot *= scale * (candidateScales[i] as number)
         if (dot < minCosine) continue
         const candidate = candidateStems[i] as string
         if (candidate === own) continue
@@ -62,6 +69,7 @@ export function createQueryExpander(vectors: WordVectors, options: Partial<Expan
       }
       list.push(...[...best].sort((a, b) => b[1] - a[1]).slice(0, perWord))
     }
+    if (neighbours.size >= NEIGHBOUR_MEMO_LIMIT) neighbours.clear()
     neighbours.set(word, list)
     return list
   }
@@ -74,7 +82,7 @@ export function createQueryExpander(vectors: WordVectors, options: Partial<Expan
       const rows: number[] = []
       const list: string[] = []
       for (let row = 0; row < limit; row++) {
-        const word = vectors.words[row] as string
+        const word = vectors.word(row)
         if (!/^[a-z]+$/.test(word) || STOP_WORDS.has(word)) continue
         const s = stem(word)
         if (stems.has(s)) {
@@ -83,6 +91,7 @@ export function createQueryExpander(vectors: WordVectors, options: Partial<Expan
         }
       }
       candidateRows = Int32Array.from(rows)
+      candidateScales = Float64Array.from(rows, (row) => vectors.scale(row))
       candidateStems = list
       neighbours.clear()
     },

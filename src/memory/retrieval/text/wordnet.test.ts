@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { makeTempHome } from '../../../testing/temp-home.ts'
 import { relatedTerms } from './related-words.ts'
-import { buildHypernymMap, hypernymLookup, nounLemma } from './wordnet.ts'
+import { buildHypernymMap, relatedWordsFile } from '../../../../scripts/resources/wordnet.ts'
+import { WordTable } from '../../../llm/embedders/word-table.ts'
+import { hypernymLookup, hypernymMapOver, installedHypernymMap, nounLemma } from './wordnet.ts'
 
 const temp = makeTempHome()
 after(() => {
@@ -64,6 +66,18 @@ describe('WordNet hypernyms', () => {
     assert.deepEqual(new Set(map.get('eye')), new Set(['sense', 'organ']))
     // Multi-word lemmas are not keys: a token is one word.
     assert.equal(map.has('wind_instrument'), false)
+  })
+
+  it('reads the map back from the shipped file format, and the shipped map knows its words', () => {
+    const built = buildHypernymMap(fixtureDict())
+    const shipped = hypernymMapOver(new WordTable(Buffer.from(relatedWordsFile(built))))
+    for (const [lemma, related] of built) assert.deepEqual(shipped.get(lemma), related)
+    assert.equal(shipped.has('violin'), false)
+    assert.equal(shipped.get('wood'), undefined)
+    const installed = installedHypernymMap()
+    assert.ok(installed)
+    assert.ok(installed.get('clarinet')?.includes('woodwind'))
+    assert.ok(installed.get('paris')?.includes('france'))
   })
 
   it('lemmatises plurals before looking up', () => {

