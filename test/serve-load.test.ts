@@ -5,9 +5,12 @@
  * fails, and every acknowledged memory and turn is there — found by search, and after a restart.
  * Then SIGTERM while the clients are mid-flight: the server exits 0, every request it answered 2xx
  * is there after restarting it on the same home, and the requests it refused after the signal are
- * counted.
+ * counted. A schedule that is not a cron pattern stops the server at start.
  */
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { join, resolve } from 'node:path'
+import { promisify } from 'node:util'
 import { after, before, describe, test } from 'node:test'
 import { createMind } from '../src/mind.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -164,4 +167,21 @@ describe('engram serve under load', { timeout: 120_000 }, () => {
     assert.equal(await server.stop('SIGTERM'), 0, server.stderr())
     assert.deepEqual(await missingTurns(temp, [...earlier.turns, ...run.turns]), [])
   })
+})
+
+test('a maintenance schedule that is not a cron pattern stops engram serve at start, naming the setting and the fix', { timeout: 60_000 }, async (t) => {
+  const temp = makeTempHome('engram-serve-cron-')
+  t.after(() => temp.cleanup())
+  const bin = join(resolve(import.meta.dirname, '..'), 'src/interfaces/cli/bin.ts')
+  const failed = await promisify(execFile)(process.execPath, [bin, 'serve', '--home', temp.home, '--port', '0', '--json'], { env: { ...temp.env, ENGRAM_SERVE_MAINTAIN: 'every five minutes' }, timeout: 30_000 }).then(
+    () => assert.fail('engram serve started with a bad schedule'),
+    (error: { code: number; stdout: string }) => error,
+  )
+  assert.notEqual(failed.code, 0)
+  const answer = JSON.parse(failed.stdout) as { ok: boolean; error: { code: string; message: string; fix: string } }
+  assert.equal(answer.ok, false)
+  assert.equal(answer.error.code, 'config_invalid')
+  assert.match(answer.error.message, /serve\.maintain "every five minutes" is not a cron pattern/)
+  assert.match(answer.error.fix, /ENGRAM_SERVE_MAINTAIN/)
+  assert.doesNotMatch(failed.stdout, /listening/)
 })
