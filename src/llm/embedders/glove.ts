@@ -6,9 +6,10 @@
  *
  * They ship with engram in the form it reads (resources.ts, decision 0040): int8 rows, each
  * scaled by its largest component, and the words one per line in row order. Both files are read
- * as they are (37 MB, tens of milliseconds) the first time a process needs vectors; a row is
+ * as they are (12 MB, a few milliseconds) the first time a process needs vectors; a row is
  * normalised when it is used (its length computed once), so no float copy of the matrix is ever
- * made, and words are found through a hash over the words file's own bytes (word-table.ts).
+ * made, and words are found through a hash over the words file's own bytes, shipped beside it
+ * (word-table.ts).
  */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { readResource, resourcePath } from './resources.ts'
@@ -86,6 +87,6 @@ export function installedWordVectors(): WordVectors {
       fix: 'Reinstall engram, or set embed.model / ENGRAM_EMBED_MODEL to hash-v1 (or embed.provider / ENGRAM_EMBED_PROVIDER to none).',
     })
   }
-  installed = wordVectorsOver(new WordTable(words), new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength))
+  installed = wordVectorsOver(WordTable.read(words, readResource('glove-100d.words.idx')), new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength))
   return installed
 }

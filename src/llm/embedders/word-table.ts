@@ -1,14 +1,22 @@
 /**
  * A read-only table of lines keyed by their first word, over the bytes of a shipped resource file:
- * `key` or `key rest of the line`, one per line, ASCII keys. It costs the file's bytes plus three
- * small typed arrays (line starts, key ends, an open-addressing hash of the keys), a few MB for
- * the 341k words of the vectors, where a `Map<string, number>` and the word strings cost tens of
- * MB of heap and a second of start-up.
+ * `key` or `key rest of the line`, one per line, ASCII keys. It costs the file's bytes plus two
+ * typed arrays (line starts and an open-addressing hash of the keys, 1.4 MB for the 100k words of
+ * the vectors), where a `Map<string, number>` and the word strings cost tens of MB of heap.
+ *
+ * Building those arrays takes tens of milliseconds at start-up, so scripts/build-resources.ts
+ * ships them beside the file (`.idx`, `index()`) and `WordTable.read` takes them as they are when
+ * they fit the file (same byte length, same line count), and builds them otherwise.
  */
+import { endianness } from 'node:os'
 
 const NEWLINE = 0x0a
 const SPACE = 0x20
 const EMPTY = -1
+/** Index layout version, first word of an `.idx` file. */
+const INDEX_FORMAT = 1
+/** Header words of an `.idx` file: format, byte length of the table's file, lines, hash capacity. */
+const HEADER = 4
 
 /** FNV-1a over the key's character codes (all below 128 for a key the table can hold). */
 function hashOf(key: string): number {
@@ -23,83 +31,115 @@ export class WordTable {
   readonly #bytes: Buffer
   /** Byte offset of each line's start, and one past the last line's end. */
   readonly #starts: Uint32Array
-  /** Byte offset just past each line's key. */
-  readonly #keyEnds: Uint32Array
+  /** The line of each key at its hash slot (linear probing), EMPTY where free. */
   readonly #slots: Int32Array
   readonly #mask: number
 
-  constructor(bytes: Buffer) {
-    this.#bytes = bytes
+  /** The table over `bytes`, with its shipped `index` when that fits these bytes, else built now. */
+  static read(bytes: Buffer, index?: Buffer): WordTable {
+    if (index && index.byteLength >= HEADER * 4 && index.byteLength % 4 === 0 && endianness() === 'LE') {
+      const words = index.byteOffset % 4 === 0 ? new Uint32Array(index.buffer, index.byteOffset, index.byteLength / 4) : new Uint32Array(new Uint8Array(index).buffer)
+      const [format, length, lines, capacity] = words as unknown as [number, number, number, number]
+      if (format === INDEX_FORMAT && length === bytes.byteLength && words.length === HEADER + lines + 1 + capacity) {
+        const starts = words.subarray(HEADER, HEADER + lines + 1)
+        const slots = new Int32Array(words.buffer, words.byteOffset + (HEADER + lines + 1) * 4, capacity)
+        return new WordTable(bytes, starts, slots)
+      }
+    }
+    return WordTable.build(bytes)
+  }
+
+  /** Index `bytes` now (a pass over the file and one hash insert per line). */
+  static build(bytes: Buffer): WordTable {
+    const length = bytes.length
     let lines = 0
     for (let at = bytes.indexOf(NEWLINE); at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) lines++
-    if (bytes.length > 0 && bytes[bytes.length - 1] !== NEWLINE) lines++
-    this.size = lines
-    this.#starts = new Uint32Array(lines + 1)
-    this.#keyEnds = new Uint32Array(lines)
+    if (length > 0 && bytes[length - 1] !== NEWLINE) lines++
+    const starts = new Uint32Array(lines + 1)
     let capacity = 1
     while (capacity < lines * 2) capacity *= 2
-    this.#slots = new Int32Array(capacity).fill(EMPTY)
-    this.#mask = capacity - 1
-    let start = 0
+    const slots = new Int32Array(capacity).fill(EMPTY)
+    const table = new WordTable(bytes, starts, slots)
+    let at = 0
     for (let line = 0; line < lines; line++) {
-      let keyEnd = start
-      while (keyEnd < bytes.length && bytes[keyEnd] !== SPACE && bytes[keyEnd] !== NEWLINE) keyEnd++
-      let end = bytes[keyEnd] === SPACE ? bytes.indexOf(NEWLINE, keyEnd) : keyEnd
-      if (end === -1) end = bytes.length
-      this.#starts[line] = start
-      this.#keyEnds[line] = keyEnd
+      starts[line] = at
+      let hash = 0x811c9dc5
+      let byte = bytes[at]
+      while (at < length && byte !== SPACE && byte !== NEWLINE) {
+        hash = Math.imul(hash ^ (byte as number), 0x01000193)
+        byte = bytes[++at]
+      }
+      const keyEnd = at
+      while (at < length && bytes[at] !== NEWLINE) at++
+      at++
       // The first line of a key wins, as a Map filled in file order with "if absent" would.
-      const slot = this.#freeSlot(start, keyEnd)
-      if (slot >= 0) this.#slots[slot] = line
-      start = end + 1
+      for (let slot = (hash >>> 0) & (capacity - 1); ; slot = (slot + 1) & (capacity - 1)) {
+        const other = slots[slot] as number
+        if (other === EMPTY) {
+          slots[slot] = line
+          break
+        }
+        if (table.#keyIs(other, bytes.toString('latin1', starts[line] as number, keyEnd))) break
+      }
     }
-    this.#starts[lines] = start
+    starts[lines] = Math.min(at, length + 1)
+    return table
+  }
+
+  private constructor(bytes: Buffer, starts: Uint32Array, slots: Int32Array) {
+    this.#bytes = bytes
+    this.#starts = starts
+    this.#slots = slots
+    this.#mask = slots.length - 1
+    this.size = starts.length - 1
+  }
+
+  /** The index as `WordTable.read` takes it (the `.idx` file shipped beside a resource). */
+  index(): Uint8Array {
+    const words = new Uint32Array(HEADER + this.#starts.length + this.#slots.length)
+    words.set([INDEX_FORMAT, this.#bytes.byteLength, this.size, this.#slots.length])
+    words.set(this.#starts, HEADER)
+    words.set(new Uint32Array(this.#slots.buffer, this.#slots.byteOffset, this.#slots.length), HEADER + this.#starts.length)
+    return new Uint8Array(words.buffer)
   }
 
   /** The line holding `key`, or -1. */
   find(key: string): number {
-    const slot = this.#slotOf(key)
-    return slot < 0 ? -1 : (this.#slots[slot] as number)
+    for (let slot = hashOf(key) & this.#mask; ; slot = (slot + 1) & this.#mask) {
+      const line = this.#slots[slot] as number
+      if (line === EMPTY) return -1
+      if (this.#keyIs(line, key)) return line
+    }
   }
 
   /** The key of `line`. */
   key(line: number): string {
-    return this.#bytes.toString('latin1', this.#starts[line] as number, this.#keyEnds[line] as number)
+    return this.#bytes.toString('latin1', this.#starts[line] as number, this.#keyEnd(line))
   }
 
   /** The rest of `line` after its key and the space ('' when the line is only a key). */
   rest(line: number): string {
-    const from = (this.#keyEnds[line] as number) + 1
+    const from = this.#keyEnd(line) + 1
     const to = (this.#starts[line + 1] as number) - 1
     return from >= to ? '' : this.#bytes.toString('utf8', from, to)
   }
 
-  /** The slot of `key` when present, else -1. */
-  #slotOf(key: string): number {
-    for (let slot = hashOf(key) & this.#mask; ; slot = (slot + 1) & this.#mask) {
-      const line = this.#slots[slot] as number
-      if (line === EMPTY) return -1
-      if (this.#keyIs(line, key)) return slot
-    }
-  }
-
-  /** The free slot for the key at bytes[start, end), or -1 when an earlier line has that key. */
-  #freeSlot(start: number, end: number): number {
+  /** Byte offset just past the key of `line`. */
+  #keyEnd(line: number): number {
     const bytes = this.#bytes
-    let hash = 0x811c9dc5
-    for (let i = start; i < end; i++) hash = Math.imul(hash ^ (bytes[i] as number), 0x01000193)
-    for (let slot = (hash >>> 0) & this.#mask; ; slot = (slot + 1) & this.#mask) {
-      const line = this.#slots[slot] as number
-      if (line === EMPTY) return slot
-      const other = this.#starts[line] as number
-      if ((this.#keyEnds[line] as number) - other === end - start && bytes.compare(bytes, start, end, other, other + end - start) === 0) return -1
-    }
+    const end = Math.min((this.#starts[line + 1] as number) - 1, bytes.length)
+    let at = this.#starts[line] as number
+    while (at < end && bytes[at] !== SPACE) at++
+    return at
   }
 
+  /** Is `key` the key of `line`: its bytes, then a space, the end of the line or of the file. */
   #keyIs(line: number, key: string): boolean {
+    const bytes = this.#bytes
     const start = this.#starts[line] as number
-    if ((this.#keyEnds[line] as number) - start !== key.length) return false
-    for (let i = 0; i < key.length; i++) if (this.#bytes[start + i] !== key.charCodeAt(i)) return false
-    return true
+    const after = start + key.length
+    if (after > bytes.length) return false
+    for (let i = 0; i < key.length; i++) if (bytes[start + i] !== key.charCodeAt(i)) return false
+    return after === bytes.length || bytes[after] === SPACE || bytes[after] === NEWLINE
   }
 }

@@ -10,5 +10,5 @@ export function wordVectorsFrom(entries: ReadonlyArray<readonly [string, ArrayLi
     if (vector.length !== dimensions) throw new RangeError(`word vector of "${word}" has ${vector.length} dimensions, expected ${dimensions}`)
     components.set(Array.from(vector), row * dimensions)
   })
-  return wordVectorsOver(new WordTable(Buffer.from(entries.map(([word]) => `${word}\n`).join(''), 'latin1')), components)
+  return wordVectorsOver(WordTable.build(Buffer.from(entries.map(([word]) => `${word}\n`).join(''), 'latin1')), components)
 }

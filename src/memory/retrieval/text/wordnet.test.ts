@@ -70,7 +70,7 @@ describe('WordNet hypernyms', () => {
 
   it('reads the map back from the shipped file format, and the shipped map knows its words', () => {
     const built = buildHypernymMap(fixtureDict())
-    const shipped = hypernymMapOver(new WordTable(Buffer.from(relatedWordsFile(built))))
+    const shipped = hypernymMapOver(WordTable.build(Buffer.from(relatedWordsFile(built))))
     for (const [lemma, related] of built) assert.deepEqual(shipped.get(lemma), related)
     assert.equal(shipped.has('violin'), false)
     assert.equal(shipped.get('wood'), undefined)

@@ -15,7 +15,8 @@
  * The map is derived from WordNet 3.1 by scripts/build-resources.ts and ships with engram as a text
  * file, one sorted line per lemma (`lemma related related…`, resources/wordnet-related.txt,
  * 2.8 MB): it is read as it is the first time a unit is indexed, and a lemma is found through a
- * hash over the file's own bytes (word-table.ts), not copied into a Map of strings.
+ * hash over the file's own bytes (word-table.ts, shipped beside it), not copied into a Map of
+ * strings.
  */
 import { readResource } from '../../../llm/embedders/resources.ts'
 import { WordTable } from '../../../llm/embedders/word-table.ts'
@@ -72,6 +73,6 @@ let loaded: HypernymMap | null | undefined
 export function installedHypernymMap(): HypernymMap | null {
   if (loaded !== undefined) return loaded
   const bytes = readResource('wordnet-related.txt')
-  loaded = bytes ? hypernymMapOver(new WordTable(bytes)) : null
+  loaded = bytes ? hypernymMapOver(WordTable.read(bytes, readResource('wordnet-related.idx'))) : null
   return loaded
 }
