@@ -6,20 +6,16 @@ import { DAILY_CONSOLIDATION_JOB, type DailyConsolidationDeps, type DailyConsoli
 import { runWeeklyIntegration, WEEKLY_INTEGRATION_JOB, type WeeklyIntegrationRun, weeklyIntegrationHandler, weeklyIntegrationJob } from './memory/consolidation/weekly-integration.ts'
 import { type ForgettingDeps, type ForgettingRun, MONTHLY_FORGETTING_JOB, monthlyForgettingHandler, monthlyForgettingJob, runForgetting } from './memory/consolidation/monthly-forgetting.ts'
 import { readdirSync } from 'node:fs'
-import { type Clock, systemClock } from './core/clock.ts'
-import { type ResolvedConfig, resolveConfig } from './config/resolve.ts'
+import type { Clock } from './core/clock.ts'
+import type { ResolvedConfig } from './config/resolve.ts'
 import type { Backend } from './storage/contracts.ts'
-import { type EmbeddedBackend, openEmbeddedBackend } from './storage/embedded.ts'
-import { type HomeLayout, homeLayout } from './storage/home-layout.ts'
-import type { PostgresBackend, PostgresBackendOptions } from './storage/postgres/backend.ts'
+import type { HomeLayout } from './storage/home-layout.ts'
 import type { Embedder, Llm } from './llm/contracts.ts'
-import { createLlm } from './llm/create-llm.ts'
-import { createEmbedder } from './llm/embedders/create-embedder.ts'
-import { type ModelFailure, watchEmbedder, watchLlm } from './llm/model-failures.ts'
-import { createFailureReports, type FailureGroup, failureWarnings } from './memory/failures.ts'
-import { createLineLogger, type Logger, withLevel } from './core/logger.ts'
-import { type ReindexReport, reindexFiles } from './memory/retrieval/indexer.ts'
-import { collectStatus, type MindStatus } from './memory/status.ts'
+import { type FailureGroup, failureWarnings } from './memory/failures.ts'
+import type { Logger } from './core/logger.ts'
+import type { ReindexReport } from './memory/retrieval/indexer.ts'
+import type { MindStatus } from './memory/status.ts'
+import { type CreateMindOptions, openMindCore } from './mind-core.ts'
 import { createSkippedFileReports } from './memory/skipped-files.ts'
 import { createDeclarativeMemory, type DeclarativeMemory } from './memory/engrams/declarative-memory.ts'
 import type { EncodeReport } from './memory/engrams/encoder.ts'
@@ -34,10 +30,9 @@ import type { SessionRecord } from './storage/contracts.ts'
 import { createEpisodicRecall, type Recall } from './memory/episodes/recall.ts'
 import { createJournals, type Journals } from './memory/journal/journal-folder.ts'
 import { type RecoveredJournal, recoverOrphanedJournals } from './memory/journal/recover-orphans.ts'
-import { createSkillStore, type SkillStore } from './memory/skills/skill-store.ts'
+import type { SkillStore } from './memory/skills/skill-store.ts'
 import { createProcedureStore, type ProcedureStore } from './memory/procedures/procedure-store.ts'
 import { describeError, EngramError, ErrorCode } from './core/errors.ts'
-import { join } from 'node:path'
 import { createContextProvider, type ContextProviderKind } from './memory/context/create-provider.ts'
 import type { ContextProvider } from './memory/context/provider.ts'
 import { createRetriever, type Retriever } from './memory/retrieval/search.ts'
@@ -60,28 +55,7 @@ import { forgetTarget, forgettingContextOf, historyOfTarget, purgeTarget, restor
 import type { DocumentHistory } from './memory/consolidation/history.ts'
 import type { EngramTool } from './tools/tool.ts'
 
-export interface CreateMindOptions {
-  /** Engram home (default: ENGRAM_HOME, then ~/.engram). */
-  home?: string
-  /** Agent name (default: ENGRAM_AGENT, then "default"). */
-  agent?: string
-  /** Project folder whose `.engram/` holds project-scope memory. */
-  project?: string
-  /** Any other setting by dotted key (`{ 'memory.mode': 'copilot' }`); wins over file and env. */
-  settings?: Record<string, unknown>
-  /** Environment to read `ENGRAM_*` from; defaults to `process.env`. Tests pass their own. */
-  env?: Record<string, string | undefined>
-  /** Read no `config.json`. */
-  ignoreConfigFile?: boolean
-  clock?: Clock
-  /** Inject models directly (tests, custom providers); otherwise built from configuration. */
-  llm?: Llm
-  embedder?: Embedder | null
-  /** Bring the index up to date with hand-edited files on open (default true). */
-  reindexOnOpen?: boolean
-  /** Where engram's log lines go (called as pino's are: fields, message), filtered by `log.level`. Default: stderr. */
-  logger?: Logger
-}
+export type { CreateMindOptions } from './mind-core.ts'
 
 /** What each consolidation returns (`mind.consolidate`). */
 export interface ConsolidationRuns {
@@ -221,61 +195,10 @@ export interface MindSessions {
 
 /** Open a mind: one agent's memory in one home. */
 export async function createMind(options: CreateMindOptions = {}): Promise<Mind> {
-  const flags: Record<string, unknown> = { ...options.settings }
-  if (options.home !== undefined) flags.home = options.home
-  if (options.agent !== undefined) flags.agent = options.agent
-  if (options.project !== undefined) flags.project = options.project
-  const config = resolveConfig({ env: options.env ?? process.env, flags, ignoreFile: options.ignoreConfigFile })
+  // The open every mind shares with `engram status` (mind-core.ts); the memory systems are built on it.
+  const core = await openMindCore(options)
+  const { config, clock, logger, llm, embedder, layout, backend, failureReports, skills, reindex } = core
   const values = config.values
-  const clock = options.clock ?? systemClock
-  const logger = options.logger
-    ? withLevel(options.logger, values.log.level)
-    : createLineLogger({ level: values.log.level, write: (line) => process.stderr.write(line), format: process.stderr.isTTY ? 'text' : 'json' })
-  // Every failed model call is recorded (decision 0021), in the activity log opened below (no model is called before).
-  const watching = { clock, onFailure: (failure: ModelFailure) => failureReports.record(failure) }
-  const llm = watchLlm(options.llm ?? createLlm(values.llm), watching)
-  const configuredEmbedder = options.embedder !== undefined ? options.embedder : createEmbedder(values.embed)
-  const embedder = configuredEmbedder && watchEmbedder(configuredEmbedder, watching)
-  const layout = homeLayout(values.home, values.agent, values.project)
-  // storage.url (ENGRAM_DATABASE_URL) puts every seam in PostgreSQL, shared by every process that opens it (issue 16, decision 0037).
-  const backend: EmbeddedBackend | PostgresBackend =
-    values.storage.url === undefined
-      ? openEmbeddedBackend({
-          home: values.home,
-          agent: values.agent,
-          project: values.project,
-          clock,
-          embedderId: embedder?.id,
-          dimensions: embedder?.dimensions,
-          maxFileBytes: values.memory.maxFileBytes,
-        })
-      : await openPostgresBackendLazily({
-          url: values.storage.url,
-          schema: values.storage.schema,
-          agent: values.agent,
-          ...(values.project !== undefined ? { project: values.project } : {}),
-          clock,
-          ...(embedder ? { embedderId: embedder.id, dimensions: embedder.dimensions } : {}),
-          maxFileBytes: values.memory.maxFileBytes,
-        })
-  const failureReports = createFailureReports({
-    recorder: createActivityRecorder({ log: backend.activity, clock, onError: (error) => logger.warn({}, `activity log: ${describeError(error)}`) }),
-    logs: [backend.activity],
-    jobs: backend.jobs,
-    agent: values.agent,
-    clock,
-    logger,
-  })
-
-  if (backend.name === 'embedded') await migrateToOwners(backend, logger)
-
-  const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills'), maxFileBytes: values.memory.maxFileBytes })
-  let lastReindex: ReindexReport | undefined
-  const reindex = async (reindexOptions: { full?: boolean } = {}): Promise<ReindexReport> => {
-    lastReindex = await reindexFiles({ backend, embedder, clock, agent: values.agent, skills }, reindexOptions)
-    return lastReindex
-  }
-  if (options.reindexOnOpen !== false) await reindex()
   // What the reindex skipped reaches the next turn of each viewer once (decision 0025).
   const skippedFiles = createSkippedFileReports()
 
@@ -461,7 +384,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     embedder,
     logger,
     get lastReindex() {
-      return lastReindex
+      return core.lastReindex
     },
     memory,
     context,
@@ -490,7 +413,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           agentTools: (session) => buildAgentTools(mind, session),
           warn,
           reportFailures: async () => [
-            ...skippedFiles.unreported(lastReindex?.problems ?? [], { agent: values.agent, ...(sessionOptions?.user !== undefined ? { user: sessionOptions.user } : {}) }),
+            ...skippedFiles.unreported(core.lastReindex?.problems ?? [], { agent: values.agent, ...(sessionOptions?.user !== undefined ? { user: sessionOptions.user } : {}) }),
             ...failureWarnings(await failureReports.unreported('turn')),
           ],
         },
@@ -625,7 +548,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       await mind.idle()
       return exportUser({ backend, layout, clock }, user, dir, options)
     },
-    status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex, ...(backend.name === 'embedded' ? { owners: () => backend.owners() } : {}) }),
+    status: core.status,
     reindex,
     async close() {
       // A reply still streaming will not be stored by this mind: its journal stays for recovery.
@@ -639,15 +562,6 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   return mind
 }
 
-/**
- * The PostgreSQL backend, loaded only when storage.url asks for it: an embedded mind never loads
- * `pg` (an optional peer dependency) nor the PostgreSQL code.
- */
-async function openPostgresBackendLazily(options: PostgresBackendOptions): Promise<PostgresBackend> {
-  const { openPostgresBackend } = await import('./storage/postgres/backend.ts')
-  return openPostgresBackend(options)
-}
-
 /** Agents that have a folder in a home. */
 export function listAgents(home: string): string[] {
   try {
@@ -657,25 +571,5 @@ export function listAgents(home: string): string[] {
       .sort()
   } catch {
     return []
-  }
-}
-
-/**
- * A home written before owners is migrated once, before anything reads it (decision 0024). A
- * failure is logged and leaves the home as it was: the next open tries again.
- */
-async function migrateToOwners(backend: EmbeddedBackend, logger: Logger): Promise<void> {
-  try {
-    const report = await backend.migrateToOwners()
-    if (!report.ranNow) return
-    const moved = report.notes.moved + report.activity.moved + report.episodes.moved + report.resolutions.assigned
-    if (moved === 0 && report.notes.kept.length === 0) return
-    logger.info(
-      { notes: report.notes.moved, activity: report.activity.moved, episodes: report.episodes.moved, resolutions: report.resolutions.assigned },
-      `home migrated to owners: ${report.notes.moved} notes into profiles, ${report.activity.moved} activity events and ${report.episodes.moved} episode sections into their users' trees, ${report.resolutions.assigned} resolutions given their user (engram status shows it)`,
-    )
-    for (const kept of report.notes.kept) logger.warn({ user: kept.user, agent: kept.agent }, `notes of ${JSON.stringify(kept.user)} left in ctx_agent_memory: ${kept.reason}`)
-  } catch (error) {
-    logger.warn({}, `the home could not be migrated to owners (it is tried again on the next open): ${describeError(error)}`)
   }
 }

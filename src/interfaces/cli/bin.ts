@@ -1,5 +1,11 @@
 #!/usr/bin/env node
-import { runCli } from './run-cli.ts'
+import { enableCompileCache } from 'node:module'
+
+// Node keeps the compiled code of engram's modules and its packages in a cache (the system's temp
+// folder, or NODE_COMPILE_CACHE) and the next start skips compiling them: decision 0041. It must
+// be on before the modules load, so the command line is imported below, not at the top.
+enableCompileCache()
+const { runCli } = await import('./run-cli.ts')
 
 /** How long the process may linger after its command returned (stdout drains in far less). */
 const EXIT_GRACE_MS = 250

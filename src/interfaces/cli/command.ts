@@ -23,10 +23,10 @@ export interface CommandResult {
   quiet?: boolean
 }
 
+/** A command's module: what it parses and runs. Its summary is in the registry (`commands/index.ts`), which loads the module only to run it. */
 export interface Command {
-  /** Words that select it: `['status']`, `['context', 'append']`. */
+  /** Words that select it: `['status']`, `['context', 'append']` (the same as its registry entry). */
   path: string[]
-  summary: string
   usage?: string
   options?: Record<string, OptionSpec>
   run(context: CommandContext): Promise<CommandResult>

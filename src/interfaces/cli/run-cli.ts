@@ -9,28 +9,30 @@
 import { parseArgs } from 'node:util'
 import { EngramError } from '../../core/errors.ts'
 import type { Command, CommandContext, OptionSpec } from './command.ts'
-import { COMMANDS } from './commands/index.ts'
+import { COMMANDS, type CommandEntry } from './commands/index.ts'
 import { GLOBAL_OPTIONS } from './global-options.ts'
 import { type CliIo, ExitCode } from './io.ts'
 import { ENGRAM_VERSION } from './version.ts'
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const words = commandWords(argv)
-  const command = findCommand(words)
+  const entry = findCommand(words)
   const wantsJson = argv.includes('--json') || (!io.isTTY && !argv.includes('--human'))
 
   if (argv.includes('--version')) {
     io.stdout.write(wantsJson ? `${JSON.stringify({ ok: true, command: 'version', data: { version: ENGRAM_VERSION } })}\n` : `engram ${ENGRAM_VERSION}\n`)
     return ExitCode.ok
   }
-  if (!command) {
+  if (!entry) {
     if (words.length === 0 || argv.includes('--help') || argv.includes('-h')) {
       io.stdout.write(helpText())
       return words.length === 0 && !argv.includes('--help') && !argv.includes('-h') ? ExitCode.usage : ExitCode.ok
     }
     return fail(io, wantsJson, words.join(' '), 'usage', `unknown command "${words.join(' ')}"`, 'run `engram --help` to see the commands', ExitCode.usage)
   }
-  const name = command.path.join(' ')
+  const name = entry.path.join(' ')
+  // Only now is the command's module loaded, and what it imports (decision 0041).
+  const command = await entry.load()
 
   const specs: Record<string, OptionSpec> = { ...GLOBAL_OPTIONS, ...command.options }
   let parsed: ReturnType<typeof parseArgs>
@@ -41,7 +43,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   const options = parsed.values as CommandContext['options']
   if (options.help) {
-    io.stdout.write(commandHelp(command))
+    io.stdout.write(commandHelp(entry, command))
     return ExitCode.ok
   }
 
@@ -87,19 +89,21 @@ function fail(io: CliIo, json: boolean, command: string, code: string, message: 
   return exit
 }
 
-/** Positionals of the command line, skipping the values of options that take one. */
+/**
+ * Positionals of the command line, skipping the values of the global options. The command's words
+ * come before its own options (`engram search --limit 5 tea`); a command option put before them
+ * is not known yet, and its value reads as a word (the strict parse then names the option).
+ */
 function commandWords(argv: string[]): string[] {
-  const all: Record<string, OptionSpec> = { ...GLOBAL_OPTIONS }
-  for (const command of COMMANDS) Object.assign(all, command.options)
   try {
-    return parseArgs({ args: argv, options: stripDescriptions(all), allowPositionals: true, strict: false }).positionals
+    return parseArgs({ args: argv, options: stripDescriptions(GLOBAL_OPTIONS), allowPositionals: true, strict: false }).positionals
   } catch {
     return argv.filter((arg) => !arg.startsWith('-'))
   }
 }
 
-function findCommand(words: string[]): Command | undefined {
-  let best: Command | undefined
+function findCommand(words: string[]): CommandEntry | undefined {
+  let best: CommandEntry | undefined
   for (const command of COMMANDS) {
     const matches = command.path.every((word, i) => words[i] === word)
     if (matches && (!best || command.path.length > best.path.length)) best = command
@@ -136,10 +140,10 @@ ${optionLines(GLOBAL_OPTIONS)}
 `
 }
 
-function commandHelp(command: Command): string {
+function commandHelp(entry: CommandEntry, command: Command): string {
   return `Usage: engram ${command.usage ?? command.path.join(' ')}
 
-${command.summary}
+${entry.summary}
 ${command.options ? `\nOptions:\n${optionLines(command.options)}\n` : ''}
 Global options:
 ${optionLines(GLOBAL_OPTIONS)}

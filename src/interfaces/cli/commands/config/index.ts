@@ -5,7 +5,6 @@ import { SETTINGS } from '../../../../config/schema.ts'
 
 export const configCommand: Command = {
   path: ['config'],
-  summary: 'Show every setting, its value and where it came from (default, file, env, flag)',
   options: {
     docs: { type: 'boolean', description: 'print the settings reference as a markdown table' },
   },

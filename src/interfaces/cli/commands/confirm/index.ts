@@ -11,7 +11,6 @@ function ids(value: unknown): string[] | 'all' {
 
 export const confirmCommand: Command = {
   path: ['confirm'],
-  summary: 'List memories waiting for confirmation (copilot mode), or accept / reject them',
   usage: 'engram confirm [--user ID] [--accept IDS|all] [--reject IDS|all] [--answer "y|n|1 3"]   (IDS: 1,3)',
   options: {
     accept: { type: 'string', description: 'save these pending memories (comma-separated ids, or all)', valueName: 'IDS' },

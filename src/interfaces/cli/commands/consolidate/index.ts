@@ -74,7 +74,6 @@ function render(run: ForgettingRun, dryRun: boolean): string {
 
 export const consolidateCommand: Command = {
   path: ['consolidate'],
-  summary: 'Consolidate now: daily = frontmatter migration, what the episodes teach (with a model) and low-activity marks; weekly = duplicate merge, episode compression, pattern distillation, contradiction scan; monthly = active forgetting (low-activity knowledge and procedures to archive/forgotten/, restorable); --dry-run shows what it would do',
   usage: 'consolidate daily|weekly|monthly [--dry-run]',
   options: {
     'dry-run': { type: 'boolean', description: 'say what would change, change nothing (daily and weekly still ask the model, when one is configured)' },

@@ -59,7 +59,6 @@ export function parseMessageLines(text: string, maxChars?: number): { messages: 
 
 export const contextAppendCommand: Command = {
   path: ['context', 'append'],
-  summary: 'Append messages to a conversation (never lost, never rewritten)',
   usage: 'context append --session S (--role R --text T | --file F.jsonl) [--user U] [--name N]',
   options: {
     ...SESSION_OPTION,

@@ -4,7 +4,6 @@ import { intOption, requireSession, SESSION_OPTION, withContext } from './shared
 
 export const contextAssembleCommand: Command = {
   path: ['context', 'assemble'],
-  summary: 'Assemble a conversation within a token budget (fresh tail + newest older items that fit)',
   usage: 'context assemble --session S [--budget N] [--fresh-tail K] [--no-compact]',
   options: {
     ...SESSION_OPTION,

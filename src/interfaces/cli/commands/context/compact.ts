@@ -5,7 +5,6 @@ import { intOption, requireSession, SESSION_OPTION, unsupported, withContext } f
 
 export const contextCompactCommand: Command = {
   path: ['context', 'compact'],
-  summary: 'Compact a conversation: one leaf + one condensed pass, or --full until nothing changes',
   usage: 'context compact --session S [--full] [--fresh-tail K]',
   options: {
     ...SESSION_OPTION,

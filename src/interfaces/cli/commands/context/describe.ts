@@ -5,7 +5,6 @@ import { intOption, readerOf, unsupported, usage, withContext } from './shared.t
 
 export const contextDescribeCommand: Command = {
   path: ['context', 'describe'],
-  summary: 'Show a summary’s (or message’s) metadata and lineage',
   usage: 'context describe ID',
   async run(context) {
     const id = context.args[0]
@@ -28,7 +27,6 @@ export const contextDescribeCommand: Command = {
 
 export const contextExpandCommand: Command = {
   path: ['context', 'expand'],
-  summary: 'Open a summary into what it folds (--messages: down to the raw messages)',
   usage: 'context expand ID [--messages] [--limit N]',
   options: {
     messages: { type: 'boolean', description: 'go all the way down to the raw messages' },

@@ -6,7 +6,6 @@ import { intOption, readerOf, SESSION_OPTION, unsupported, usage, withContext } 
 
 export const contextSearchCommand: Command = {
   path: ['context', 'search'],
-  summary: "Search the conversations of --user and the agent's own (messages and summaries)",
   usage: 'context search QUERY [--session S] [--limit N]',
   options: { ...SESSION_OPTION, limit: { type: 'string', description: 'most hits (default 10)', valueName: 'N' } },
   async run(context) {

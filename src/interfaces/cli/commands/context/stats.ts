@@ -11,7 +11,6 @@ import { requireSession, SESSION_OPTION, withContext } from './shared.ts'
 
 export const contextStatsCommand: Command = {
   path: ['context', 'stats'],
-  summary: 'Show a conversation’s message and token counts and its summaries, and check that it is lossless',
   usage: 'context stats --session S',
   options: { ...SESSION_OPTION },
   async run(context) {

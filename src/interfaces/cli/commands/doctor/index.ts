@@ -38,7 +38,6 @@ function postgresChecks(facts: Record<string, string>): DoctorCheck[] {
 
 export const doctorCommand: Command = {
   path: ['doctor'],
-  summary: 'Check the storage (SQLite or PostgreSQL and pgvector), vector search, the lossless context, the LLM and the embedder, and recent model failures, each with the fix',
   async run(context) {
     const checks: DoctorCheck[] = []
     const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)

@@ -21,7 +21,6 @@ function usage(message: string, fix: string): EngramError {
 /** `engram eval retrieval`. */
 export const evalCommand: Command = {
   path: ['eval', 'retrieval'],
-  summary: 'Measure recall on a retrieval-eval/1 file (e.g. LoCoMo) through the real recall path, beside plain BM25',
   usage: 'eval retrieval FILE [FILE…] --run OUT.jsonl [--conversations N] [--embedder none|hash-v1|glove-100d-sif] [--backend embedded|postgres]',
   options: {
     run: { type: 'string', description: 'write the run file (JSON lines, one per question) here; with several files, OUT.<data set>.jsonl each', valueName: 'OUT.jsonl' },

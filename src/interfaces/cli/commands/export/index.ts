@@ -12,7 +12,6 @@ import { cliUser } from '../memory/open-declarative-memory.ts'
 
 export const exportCommand: Command = {
   path: ['export'],
-  summary: "Write the agent's whole memory as the seeds' file tree into a folder; with --user, everything one user owns (profile, memories, conversations, turns, resolutions)",
   usage: 'export DIR [--force]   |   export --user ID DIR [--force]',
   options: {
     force: { type: 'boolean', description: 'write into a folder that is not empty (files of the same name are replaced)' },

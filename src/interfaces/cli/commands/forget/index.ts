@@ -34,7 +34,6 @@ function erasureText(report: UserErasureReport): string {
 
 export const forgetCommand: Command = {
   path: ['forget'],
-  summary: 'Forget a memory (moved to archive/forgotten/, restorable); --purge deletes it for real; --user ID --purge erases a user',
   usage: 'forget TARGET [--user ID] [--reason TEXT] [--purge]   |   forget --user ID --purge',
   options: {
     purge: { type: 'boolean', description: 'delete for real: the memory and its archived copies (with --user and no TARGET: everything that user owns); logged' },

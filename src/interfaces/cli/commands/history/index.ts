@@ -29,7 +29,6 @@ function factLines(history: DocumentHistory): string[] {
 
 export const historyCommand: Command = {
   path: ['history'],
-  summary: 'How a knowledge or procedure document changed and why: its state, lineage, the facts it superseded or was superseded by, and earlier versions with their reasons',
   usage: 'history TARGET [--user ID]   (a path such as knowledge/tea.md or procedures/deploy.md)',
   async run(context) {
     const target = context.args.join(' ').trim()

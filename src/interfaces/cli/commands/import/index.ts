@@ -19,7 +19,6 @@ function describeMemoryImport(report: MemoryImportReport): string {
 
 export const importCommand: Command = {
   path: ['import'],
-  summary: 'Import an engram export, an Anton or an AnimaWorks memory folder (the source is only read; re-import skips duplicates)',
   usage: 'engram import engram|anton|animaworks DIR [--scope global|project]',
   options: {
     scope: { type: 'string', description: 'anton: where rules and lessons go, global (default) or project', valueName: 'SCOPE' },

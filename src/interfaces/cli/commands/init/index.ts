@@ -5,7 +5,6 @@ import { withMind } from '../../open-mind.ts'
 
 export const initCommand: Command = {
   path: ['init'],
-  summary: 'Create (or check) an engram home and the agent\'s folders',
   async run(context) {
     return withMind(context, async (mind) => {
       const layout = mind.layout

@@ -3,7 +3,6 @@ import { withMind } from '../../open-mind.ts'
 
 export const maintainCommand: Command = {
   path: ['maintain'],
-  summary: 'Run the work that is due, whichever process queued it: session boundaries (episodes, state, resolutions, sleep replay), work left by turns, memory-file compaction, reindex',
   options: {
     'force-compaction': { type: 'boolean', description: 'compact memory files now, even if done today or under the threshold' },
   },

@@ -18,7 +18,6 @@ const SIGNAL_GRACE_MS = 500
 
 export const mcpCommand: Command = {
   path: ['mcp'],
-  summary: 'Serve this agent\'s memory over MCP on stdio: tools, memory files as resources, a primed_context prompt',
   usage: 'mcp [--user ID] [--session ID] [--admin]',
   options: {
     session: { type: 'string', description: 'conversation the memory tool works on (default "mcp", or "mcp:<user>" with --user)', valueName: 'ID' },

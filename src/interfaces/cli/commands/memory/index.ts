@@ -3,7 +3,6 @@ import { cliUser, withDeclarativeMemory } from './open-declarative-memory.ts'
 
 export const memoryContextCommand: Command = {
   path: ['memory', 'context'],
-  summary: 'Print the memory context an agent gets in its system prompt (labelled sections within budgets); --user for that user\'s sessions',
   async run(context) {
     return withDeclarativeMemory(context, async (_memory, mind) => {
       const built = await mind.scope(cliUser(context)).memory.buildContext()

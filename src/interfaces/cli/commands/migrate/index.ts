@@ -77,7 +77,6 @@ function describeMigration(to: string, reports: MigrationReport[]): string {
 
 export const migrateCommand: Command = {
   path: ['migrate'],
-  summary: 'Move every agent of this embedded home into PostgreSQL (postgres://…) or another home (a folder), without loss: memory, conversations, activity, confirmations, turns, job runs',
   usage: 'migrate --to postgres://USER@HOST/DB|DIR',
   options: {
     to: { type: 'string', description: 'where to: a postgres:// or postgresql:// URL, or the folder of another engram home', valueName: 'URL|DIR' },

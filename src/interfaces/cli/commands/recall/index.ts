@@ -23,7 +23,6 @@ function numberOption(value: unknown, flag: string, fallback: number, example: s
 /** `engram recall QUERY [--days N] [--limit N]`: search episodes and the activity log. */
 export const recallCommand: Command = {
   path: ['recall'],
-  summary: 'Search episodic memory (episode summaries and the activity log), ranked, with sources',
   usage: 'recall QUERY [--days N] [--limit N]',
   options: {
     days: { type: 'string', description: `only the last N days (default ${RECALL_DEFAULT_DAYS})`, valueName: 'N' },

@@ -3,7 +3,6 @@ import { withMind } from '../../open-mind.ts'
 
 export const reindexCommand: Command = {
   path: ['reindex'],
-  summary: 'Re-read every memory file (hand edits included) and bring the search index up to date',
   options: {
     full: { type: 'boolean', description: 'rebuild every unit (and its vector), not only changed ones' },
   },

@@ -17,7 +17,6 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], option: 
 
 export const rememberCommand: Command = {
   path: ['remember'],
-  summary: 'Save a memory through the encoding gate (rules, lessons, profile facts)',
   usage: 'engram remember TEXT --kind always|never|when|lesson|profile [--scope global|project] [--topic T] [--confidence high|medium|low] [--user ID [--owner user|agent|shared]]',
   options: {
     kind: { type: 'string', description: 'always, never, when, lesson or profile', valueName: 'KIND' },

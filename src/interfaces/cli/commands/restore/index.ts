@@ -7,7 +7,6 @@ import { cliUser } from '../memory/open-declarative-memory.ts'
 
 export const restoreCommand: Command = {
   path: ['restore'],
-  summary: 'Bring a forgotten memory back from archive/forgotten/ into memory and the index',
   usage: 'restore TARGET [--user ID]   (the path or text `engram forget` showed, e.g. knowledge/tea.md or "archive/forgotten/rules.md#<id>")',
   async run(context) {
     const target = context.args.join(' ').trim()

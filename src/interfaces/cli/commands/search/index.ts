@@ -36,7 +36,6 @@ function limitOf(value: unknown): number {
 
 export const searchCommand: Command = {
   path: ['search'],
-  summary: 'Search every kind of memory (hybrid: words and meaning, fused, with recency and frequency), with sources',
   usage: 'search QUERY [--user ID] [--kinds rule,lesson,…] [--limit N]',
   options: {
     kinds: { type: 'string', description: `only these kinds, comma-separated (${UNIT_KINDS.join(', ')})`, valueName: 'LIST' },

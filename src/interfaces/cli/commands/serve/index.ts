@@ -109,7 +109,6 @@ function drainOnStop(server: Server, log: (line: string) => void): { stop(): Pro
 
 export const serveCommand: Command = {
   path: ['serve'],
-  summary: 'Serve this agent\'s memory over HTTP (begin/end turns, memorize, search, status), loopback by default; runs the due background work on serve.maintain',
   usage: 'serve [--host ADDRESS] [--port N]',
   options: {
     host: { type: 'string', description: 'address to listen on (default serve.host, 127.0.0.1); others need serve.tokens', valueName: 'ADDRESS' },

@@ -67,20 +67,17 @@ const listRun: Command['run'] = (context) =>
 
 export const skillsCommand: Command = {
   path: ['skills'],
-  summary: 'List saved skills (same as `engram skills list`)',
   run: listRun,
 }
 
 export const skillsListCommand: Command = {
   path: ['skills', 'list'],
-  summary: 'List saved skills (procedural memory) with their usage counters',
   run: listRun,
 }
 
 export const skillsShowCommand: Command = {
   path: ['skills', 'show'],
   usage: 'skills show LABEL',
-  summary: 'Print one skill: its procedure, cue and counters (typos resolve to the closest label)',
   run: (context) =>
     withSkills(context, async (store) => {
       const requested = requireLabel(context, 'show')
@@ -113,7 +110,6 @@ export const skillsShowCommand: Command = {
 export const skillsRemoveCommand: Command = {
   path: ['skills', 'remove'],
   usage: 'skills remove LABEL',
-  summary: 'Remove a skill: its folder moves to archive/skills/ (exact label only)',
   run: (context) =>
     withSkills(context, async (store) => {
       const label = requireLabel(context, 'remove')
@@ -134,7 +130,6 @@ export const skillsRemoveCommand: Command = {
 export const skillsSaveCommand: Command = {
   path: ['skills', 'save'],
   usage: 'skills save [NAME HINT…] [--from FILE.md] [--name NAME] [--events N]',
-  summary: 'Save a skill: drafted by the LLM from recent activity, or from a markdown file (--from, offline)',
   options: {
     from: { type: 'string', description: 'markdown file with the procedure and a "When to use:" line', valueName: 'FILE.md' },
     name: { type: 'string', description: 'the skill name (the label is derived from it)', valueName: 'NAME' },

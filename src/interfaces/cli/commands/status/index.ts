@@ -1,15 +1,15 @@
 import type { Command } from '../../command.ts'
 import { makeStyle, table } from '../../format.ts'
-import { withMind } from '../../open-mind.ts'
+import { withMindCore } from '../../open-mind.ts'
 import type { MindStatus } from '../../../../memory/status.ts'
 import type { OwnersStatus } from '../../../../storage/owner-counts.ts'
 
 export const statusCommand: Command = {
   path: ['status'],
-  summary: 'Count every kind of memory and show what this mind can do',
+  // The counts and capabilities need the opened home (and its reindex of hand edits), not the memory systems (decision 0041).
   async run(context) {
-    return withMind(context, async (mind) => {
-      const status = await mind.status()
+    return withMindCore(context, async (core) => {
+      const status = await core.status()
       return { data: status, human: renderStatus(status, context.io.isTTY) }
     })
   },
