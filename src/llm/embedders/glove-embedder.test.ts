@@ -58,8 +58,9 @@ describe('GloVe SIF embedder', () => {
     assert.ok(violin !== undefined && vectors.word(violin) === 'violin')
     assert.equal(vectors.row('zzzqqqxx'), undefined)
     assert.equal(vectors.row('violín'), undefined)
+    const scale = vectors.scale(violin) // reads the row from disk
     let norm = 0
-    for (let j = 0; j < 100; j++) norm += ((vectors.components[violin * 100 + j] as number) * vectors.scale(violin)) ** 2
+    for (let j = 0; j < 100; j++) norm += ((vectors.components[violin * 100 + j] as number) * scale) ** 2
     assert.ok(Math.abs(norm - 1) < 1e-9)
     const [a, b, c] = await createGloVeEmbedder().embed(['she plays the violin', 'he practises the cello', 'we climbed the mountain'])
     assert.ok(a && b && c && cosineSimilarity(a, b) > cosineSimilarity(a, c))
