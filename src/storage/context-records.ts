@@ -152,6 +152,26 @@ export function requireCount(value: unknown, what: string): number {
   return value
 }
 
+/** An item range checked: integer bounds (absent = unbounded) and a limit (absent = none). */
+export function checkItemRange(range: { after?: number; before?: number; limit?: number; newest?: boolean }): {
+  after: number
+  before: number
+  limit: number | undefined
+  newest: boolean
+} {
+  const bound = (value: number | undefined, what: string, fallback: number): number => {
+    if (value === undefined) return fallback
+    if (typeof value !== 'number' || !Number.isInteger(value)) throw invalidContext(`${what} must be an integer position, got ${JSON.stringify(value)}.`, 'Pass positions exactly as items() returned them.')
+    return Math.max(Number.MIN_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, value))
+  }
+  return {
+    after: bound(range.after, 'range.after', Number.MIN_SAFE_INTEGER),
+    before: bound(range.before, 'range.before', Number.MAX_SAFE_INTEGER),
+    limit: range.limit === undefined ? undefined : requireCount(range.limit, 'range.limit'),
+    newest: range.newest === true,
+  }
+}
+
 export function requireInstant(value: unknown, what: string): string {
   if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
     throw invalidContext(`${what} must be an ISO-8601 instant, got ${JSON.stringify(value)}.`, `Pass ${what} as new Date(...).toISOString().`)

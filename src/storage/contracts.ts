@@ -197,6 +197,15 @@ export interface NewSummary {
  * The lossless context store (anna's `ctx_*` tables): conversations, messages (never deleted),
  * summaries and their DAG edges, the ordered context items.
  */
+/** A page of a context window (ContextStore.items): positions strictly between `after` and `before`. */
+export interface ItemRange {
+  after?: number
+  before?: number
+  limit?: number
+  /** Take the newest `limit` items of the range rather than the oldest (they are still returned in order). */
+  newest?: boolean
+}
+
 export interface ContextStore {
   /** Find or create the conversation of a session. */
   conversation(sessionId: string, owner: { agent: string; user?: string }): Promise<Conversation>
@@ -207,13 +216,26 @@ export interface ContextStore {
   messages(conversationId: number, range?: { fromSeq?: number; toSeq?: number; limit?: number }): Promise<StoredMessage[]>
   messagesById(ids: number[]): Promise<StoredMessage[]>
   messageCount(conversationId: number): Promise<number>
-  /** The current context window, in order. */
-  items(conversationId: number): Promise<ContextItem[]>
+  /**
+   * The current context window, in order; with a range, a page of it: the items after position
+   * `after` and before `before` (both exclusive), at most `limit` — the oldest of them, or the
+   * newest with `newest: true` — still in order. A long window is read page by page this way.
+   */
+  items(conversationId: number, range?: ItemRange): Promise<ContextItem[]>
+  /** How many items the window has (before position `before`, exclusive, when given). */
+  countItems(conversationId: number, before?: number): Promise<number>
+  /** Items, stored tokens (messages' and summaries' own counts) and last position of the window, in one read. */
+  windowStats(conversationId: number): Promise<{ items: number; tokens: number; lastPosition: number }>
   /**
    * Record a summary and make it replace the context items at `positions` (contiguous), in one
    * transaction: either the DAG and the items change together or nothing changes.
    */
   replaceWithSummary(conversationId: number, positions: number[], summary: NewSummary): Promise<Summary>
+  /**
+   * Several `replaceWithSummary` in one transaction, in order (a compaction slice's summaries):
+   * all of them or, when any one is refused, none.
+   */
+  replaceWithSummaries(conversationId: number, replacements: Array<{ positions: number[]; summary: NewSummary }>): Promise<Summary[]>
   summary(id: string): Promise<Summary | null>
   summariesById(ids: string[]): Promise<Summary[]>
   /** Edges of the DAG: the messages a leaf folds, the summaries a condensed summary folds. */

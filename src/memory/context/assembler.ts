@@ -3,8 +3,8 @@
  * then older items, newest first, while they fit the budget; returned in chronological order.
  *
  * Only the items that end up in (or just past) the budget are read: the walk goes backwards from
- * the newest item in small batches and stops at the first item that does not fit, so a 100,000
- * message conversation costs one read of the item list, not of every message.
+ * the newest item in pages and stops at the first item that does not fit, so a 100,000-message
+ * window (a backlog not compacted yet) costs what the budget holds, not a read of the whole list.
  */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { ContextItem, StoredMessage, Summary } from '../../core/message.ts'
@@ -24,6 +24,8 @@ export interface AssembleInput {
 }
 
 const BATCH = 32
+/** Largest page of items read at once while walking back. */
+const MAX_PAGE = 512
 
 /** Throws `invalid_argument` unless budget and freshTail are non-negative integers. */
 export function validateBudget(budget: number, freshTail: number): void {
@@ -79,13 +81,23 @@ export async function summaryItem(position: number, summary: Summary, resolver: 
   }
 }
 
-/** Resolve items (newest first) to assembled items, one batch at a time. */
-async function* newestFirst(input: AssembleInput, items: ContextItem[]): AsyncGenerator<AssembledItem> {
-  for (let end = items.length; end > 0; end -= BATCH) {
-    const batch = items.slice(Math.max(0, end - BATCH), end)
+/** The window's items, newest first, read a page at a time (pages grow: most walks stop early). */
+async function* newestItems(store: ContextStore, conversationId: number): AsyncGenerator<ContextItem> {
+  let before: number | undefined
+  for (let size = BATCH; ; size = Math.min(size * 2, MAX_PAGE)) {
+    const page = await store.items(conversationId, { ...(before !== undefined ? { before } : {}), limit: size, newest: true })
+    for (let i = page.length - 1; i >= 0; i--) yield page[i]!
+    if (page.length < size) return
+    before = page[0]!.position
+  }
+}
+
+/** Resolve items (newest first) to assembled items, a batch at a time. */
+async function* newestFirst(input: Pick<AssembleInput, 'store' | 'resolver'>, items: AsyncIterable<ContextItem>): AsyncGenerator<AssembledItem> {
+  let batch: ContextItem[] = []
+  const resolve = async function* (): AsyncGenerator<AssembledItem> {
     const loaded = await loadItems(input.store, batch)
-    for (let i = batch.length - 1; i >= 0; i--) {
-      const item = batch[i]!
+    for (const item of batch) {
       if (item.kind === 'message') {
         const message = loaded.messages.get(item.messageId)
         if (!message) throw missing(`message ${item.messageId}`)
@@ -96,7 +108,13 @@ async function* newestFirst(input: AssembleInput, items: ContextItem[]): AsyncGe
         yield await summaryItem(item.position, summary, input.resolver)
       }
     }
+    batch = []
   }
+  for await (const item of items) {
+    batch.push(item)
+    if (batch.length >= BATCH) yield* resolve()
+  }
+  if (batch.length > 0) yield* resolve()
 }
 
 function missing(what: string): EngramError {
@@ -108,50 +126,61 @@ function missing(what: string): EngramError {
   })
 }
 
-/** Assemble one conversation's context within `budget` tokens. */
+/**
+ * Assemble one conversation's context within `budget` tokens. The window is walked from its
+ * newest item back, a page at a time, and the walk stops at the first item that does not fit:
+ * a window of 100,000 raw messages costs what the budget holds, not the whole list.
+ */
 export async function assembleContext(input: AssembleInput): Promise<AssembledContext> {
   validateBudget(input.budget, input.freshTail)
-  const items = await input.store.items(input.conversationId)
-  // The fresh tail: the newest items while they are raw messages, at most freshTail of them.
-  let tailStart = items.length
-  while (tailStart > 0 && items.length - tailStart < input.freshTail && items[tailStart - 1]!.kind === 'message') tailStart--
-
   const tail: AssembledItem[] = []
   const older: AssembledItem[] = []
   let tailTokens = 0
-  for await (const item of newestFirst(input, items.slice(tailStart))) {
-    tail.push(item)
-    tailTokens += item.tokens
+  let used = 0
+  let inTail = true
+  let overBudget = false
+  // The first item left out (the newest of those older than everything kept), when the walk stopped early.
+  let stoppedAt: number | undefined
+  for await (const item of newestFirst(input, newestItems(input.store, input.conversationId))) {
+    if (inTail) {
+      // The fresh tail: the newest items while they are raw messages, at most freshTail of them.
+      if (item.kind === 'message' && tail.length < input.freshTail) {
+        tail.push(item)
+        tailTokens += item.tokens
+        continue
+      }
+      inTail = false
+      used = tailTokens
+      if (tailTokens > input.budget) {
+        overBudget = true
+        stoppedAt = item.position
+        break
+      }
+    }
+    // Stop at the first item that does not fit: skipping it for a smaller older one would leave a hole in the story.
+    if (used >= input.budget || used + item.tokens > input.budget) {
+      stoppedAt = item.position
+      break
+    }
+    older.push(item)
+    used += item.tokens
+  }
+  if (inTail) {
+    used = tailTokens
+    overBudget = tailTokens > input.budget
   }
   tail.reverse()
-  if (tailTokens > input.budget) {
-    return { items: tail, tokens: tailTokens, budget: input.budget, freshTailCount: tail.length, overBudget: true, omittedItems: tailStart }
-  }
-  let used = tailTokens
-  if (tailStart > 0 && used < input.budget) {
-    for await (const item of newestFirst(input, items.slice(0, tailStart))) {
-      // Stop at the first item that does not fit: skipping it for a smaller older one would leave a hole in the story.
-      if (used + item.tokens > input.budget) break
-      older.push(item)
-      used += item.tokens
-    }
-  }
   older.reverse()
-  return {
-    items: [...older, ...tail],
-    tokens: used,
-    budget: input.budget,
-    freshTailCount: tail.length,
-    overBudget: false,
-    omittedItems: tailStart - older.length,
-  }
+  const firstKept = older[0]?.position ?? tail[0]?.position
+  const omittedItems = stoppedAt === undefined ? 0 : await input.store.countItems(input.conversationId, firstKept ?? stoppedAt + 1)
+  if (overBudget) return { items: tail, tokens: tailTokens, budget: input.budget, freshTailCount: tail.length, overBudget: true, omittedItems }
+  return { items: [...older, ...tail], tokens: used, budget: input.budget, freshTailCount: tail.length, overBudget: false, omittedItems }
 }
 
 /** Whether the whole window's rendered tokens exceed `limit` (reads only as far back as needed). */
 export async function windowExceeds(input: Omit<AssembleInput, 'budget' | 'freshTail'>, limit: number): Promise<boolean> {
-  const items = await input.store.items(input.conversationId)
   let total = 0
-  for await (const item of newestFirst({ ...input, budget: 0, freshTail: 0 }, items)) {
+  for await (const item of newestFirst(input, newestItems(input.store, input.conversationId))) {
     total += item.tokens
     if (total > limit) return true
   }

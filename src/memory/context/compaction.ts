@@ -9,11 +9,21 @@
  * the DAG consistent: every message is still covered exactly once. Results are discriminated:
  * `skipped` says why nothing happened, never `compacted` with nothing done.
  *
- * Callers hold the session's lock: compaction reads positions, then writes them.
+ * A pass reads the window in pages, oldest first, and folds each group as soon as its bounds are
+ * known (the groups are the ones a whole-run reading would make), so a 100,000-message backlog is
+ * never held or scanned at once. The work runs in slices of `sliceMs`: after each, the summaries
+ * written are indexed in one batch and the event loop runs (a turn in the same process is not held
+ * up); with `maxMs` the run stops after that long and says `complete: false`, the rest is left for
+ * a later run — the window stays valid meanwhile, the assembler cuts what does not fit from the
+ * oldest raw messages.
+ *
+ * Callers hold the session's compaction lock (one compaction at a time). Appends take no lock: they
+ * only add items after the last one, and `replaceWithSummary` checks the run it folds inside its
+ * own transaction.
  */
+import { yieldToEventLoop } from '../../core/yield.ts'
 import type { ContextItem, StoredMessage, Summary, SummaryMethod } from '../../core/message.ts'
-import type { ContextStore } from '../../storage/contracts.ts'
-import { freshTailStart, loadItems } from './dag.ts'
+import type { ContextStore, NewSummary } from '../../storage/contracts.ts'
 import type { SourceSegment } from './extractive.ts'
 import type { CompactionMode, CompactionResult } from './provider.ts'
 import { shortTime, speakerOf } from './render.ts'
@@ -26,15 +36,34 @@ export interface CompactionSettings {
   maxRounds: number
 }
 
+/** A summary just written, with the raw messages it stands for when it is a leaf. */
+export interface WrittenSummary {
+  summary: Summary
+  messageIds: number[] | undefined
+}
+
 export interface CompactionRun {
   store: ContextStore
   conversationId: number
   mode: CompactionMode
   settings: CompactionSettings
   summarizer: Summarizer
-  /** Called after each summary is stored (indexing); `messageIds` are the raw messages it stands for. */
-  onSummary?: (summary: Summary, foldedMessageIds: number[] | undefined) => Promise<void>
+  /** Called after each slice with the summaries it stored (indexing them in one batch). */
+  onSummaries?: (written: WrittenSummary[]) => Promise<void>
+  /** Stop after about this many milliseconds (at least one summary is written first); the rest is left for a later run. */
+  maxMs?: number
+  /** Longest stretch of work between two turns of the event loop, in milliseconds (default SLICE_MS). */
+  sliceMs?: number
 }
+
+/** Default slice: short enough that a turn running beside a compaction waits at most this long per step. */
+export const SLICE_MS = 1
+/** Summaries stored per transaction. */
+const STORE_BATCH = 16
+/** Summaries indexed per index update. */
+const INDEX_BATCH = 8
+/** Items read per page of the window. */
+const PAGE = 1_000
 
 /**
  * Split a run of `length` items into groups of `size`, each at least `min` long (a short remainder
@@ -51,20 +80,6 @@ export function chunkRun(length: number, size: number, min: number): Array<[numb
     start = end
   }
   return groups
-}
-
-/** Maximal runs of consecutive items for which `key` is equal and not undefined. */
-function runsBy<T>(items: T[], key: (item: T) => string | undefined): Array<{ start: number; end: number }> {
-  const runs: Array<{ start: number; end: number }> = []
-  let start = 0
-  while (start < items.length) {
-    const k = key(items[start]!)
-    let end = start + 1
-    while (end < items.length && k !== undefined && key(items[end]!) === k) end++
-    if (k !== undefined) runs.push({ start, end })
-    start = end
-  }
-  return runs
 }
 
 function messageSegments(messages: StoredMessage[]): SourceSegment[] {
@@ -99,107 +114,240 @@ interface PassOutcome {
   condensed: number
   created: string[]
   methods: Partial<Record<SummaryMethod, number>>
+  /** Tokens of the items folded, and of the summaries that replaced them. */
+  foldedTokens: number
+  writtenTokens: number
 }
 
-async function leafPass(run: CompactionRun, outcome: PassOutcome): Promise<void> {
-  const { store, conversationId, settings } = run
-  const items = await store.items(conversationId)
-  const older = items.slice(0, freshTailStart(items, settings.freshTail))
-  const runs = runsBy(older, (item) => (item.kind === 'message' ? 'message' : undefined))
-  for (const { start, end } of runs) {
-    for (const [from, to] of chunkRun(end - start, settings.leafChunk, settings.leafChunk)) {
-      const group = older.slice(start + from, start + to) as Array<ContextItem & { kind: 'message' }>
-      const messages = await store.messagesById(group.map((item) => item.messageId))
-      const sourceTokens = messages.reduce((sum, message) => sum + message.tokenCount, 0)
-      const output = await run.summarizer.summarize({ segments: messageSegments(messages), sourceTokens, kind: 'leaf' })
-      const messageIds = messages.map((message) => message.id)
-      const summary = await store.replaceWithSummary(
-        conversationId,
-        group.map((item) => item.position),
-        {
-          kind: 'leaf',
-          depth: 0,
-          content: output.content,
-          tokenCount: output.tokenCount,
-          sourceTokenCount: sourceTokens,
-          earliestAt: earliest(messages.map((message) => message.at)),
-          latestAt: latest(messages.map((message) => message.at)),
-          method: output.method,
-          messageIds,
-        },
-      )
-      record(outcome, summary, 'leaf')
-      await run.onSummary?.(summary, messageIds)
+/** A summary made and not stored yet, with what it replaces. */
+interface Pending {
+  positions: number[]
+  summary: NewSummary
+  foldedTokens: number
+}
+
+/**
+ * How a run spends its time. The event loop runs after every `sliceMs` of work, so a turn in the
+ * same process waits about one slice at most for each of its own waits on I/O. Summaries are
+ * stored STORE_BATCH at a time in one transaction, then indexed INDEX_BATCH at a time, the event
+ * loop running between those writes too: a write costs a transaction, so they are batched, and a
+ * batch is kept small enough to stay near one slice. With `maxMs` the run stops.
+ */
+class Pacer {
+  readonly #run: CompactionRun
+  readonly #outcome: PassOutcome
+  readonly #started = performance.now()
+  readonly #sliceMs: number
+  #sliceStart = performance.now()
+  #pending: Pending[] = []
+  #stopped = false
+
+  constructor(run: CompactionRun, outcome: PassOutcome) {
+    this.#run = run
+    this.#outcome = outcome
+    this.#sliceMs = run.sliceMs ?? SLICE_MS
+  }
+
+  get stopped(): boolean {
+    return this.#stopped
+  }
+
+  /** A summary made: stored with the next batch; the run stops here once past `maxMs`. */
+  async add(pending: Pending): Promise<void> {
+    this.#pending.push(pending)
+    if (this.#run.maxMs !== undefined && performance.now() - this.#started >= this.#run.maxMs) {
+      this.#stopped = true
+      await this.flush()
+      return
+    }
+    if (this.#pending.length >= STORE_BATCH) await this.flush()
+    await this.breathe()
+  }
+
+  /** At the end of a slice: let the event loop run. */
+  async breathe(): Promise<void> {
+    if (performance.now() - this.#sliceStart < this.#sliceMs) return
+    await yieldToEventLoop()
+    this.#sliceStart = performance.now()
+  }
+
+  /** Store the summaries made so far (one transaction) and hand them to `onSummaries`, a batch at a time. */
+  async flush(): Promise<void> {
+    if (this.#pending.length === 0) return
+    const batch = this.#pending
+    this.#pending = []
+    const { store, conversationId } = this.#run
+    const summaries = await store.replaceWithSummaries(
+      conversationId,
+      batch.map(({ positions, summary }) => ({ positions, summary })),
+    )
+    const outcome = this.#outcome
+    summaries.forEach((summary, i) => {
+      if (summary.kind === 'leaf') outcome.leaf++
+      else outcome.condensed++
+      outcome.created.push(summary.id)
+      outcome.methods[summary.method] = (outcome.methods[summary.method] ?? 0) + 1
+      outcome.foldedTokens += batch[i]!.foldedTokens
+      outcome.writtenTokens += summary.tokenCount
+    })
+    const written = summaries.map((summary, i) => ({ summary, messageIds: batch[i]!.summary.messageIds }))
+    for (let i = 0; i < written.length; i += INDEX_BATCH) {
+      await this.breathe()
+      await this.#run.onSummaries?.(written.slice(i, i + INDEX_BATCH))
     }
   }
 }
 
-async function condensedPass(run: CompactionRun, outcome: PassOutcome): Promise<void> {
-  const { store, conversationId, settings } = run
-  const items = await store.items(conversationId)
-  const older = items.slice(0, freshTailStart(items, settings.freshTail))
-  const { summaries } = await loadItems(
-    store,
-    older.filter((item) => item.kind === 'summary'),
-  )
-  const depthOf = (item: ContextItem): string | undefined => (item.kind === 'summary' ? String(summaries.get(item.summaryId)?.depth) : undefined)
-  for (const { start, end } of runsBy(older, depthOf)) {
-    for (const [from, to] of chunkRun(end - start, settings.condenseChunk, 2)) {
-      const group = older.slice(start + from, start + to) as Array<ContextItem & { kind: 'summary' }>
-      const folded = group.map((item) => summaries.get(item.summaryId)!)
-      const depth = folded[0]!.depth + 1
-      const sourceTokens = folded.reduce((sum, summary) => sum + summary.tokenCount, 0)
-      const output = await run.summarizer.summarize({ segments: summarySegments(folded), sourceTokens, kind: 'condensed' })
-      const summary = await store.replaceWithSummary(
-        conversationId,
-        group.map((item) => item.position),
-        {
-          kind: 'condensed',
-          depth,
-          content: output.content,
-          tokenCount: output.tokenCount,
-          sourceTokenCount: sourceTokens,
-          earliestAt: earliest(folded.map((s) => s.earliestAt)),
-          latestAt: latest(folded.map((s) => s.latestAt)),
-          method: output.method,
-          parentIds: folded.map((s) => s.id),
-        },
-      )
-      record(outcome, summary, 'condensed')
-      await run.onSummary?.(summary, undefined)
+/**
+ * Position of the first protected item: the last `freshTail` message items and everything after
+ * the first of them are never compacted. MAX when nothing is protected, MIN when everything is.
+ */
+export async function protectedFrom(store: ContextStore, conversationId: number, freshTail: number): Promise<number> {
+  if (freshTail <= 0) return Number.MAX_SAFE_INTEGER
+  let before: number | undefined
+  let seen = 0
+  for (;;) {
+    const page = await store.items(conversationId, { ...(before !== undefined ? { before } : {}), limit: PAGE, newest: true })
+    for (let i = page.length - 1; i >= 0; i--) {
+      if (page[i]!.kind === 'message') seen++
+      if (seen >= freshTail) return page[i]!.position
     }
+    if (page.length < PAGE) return Number.MIN_SAFE_INTEGER
+    before = page[0]!.position
   }
 }
 
-function record(outcome: PassOutcome, summary: Summary, kind: 'leaf' | 'condensed'): void {
-  if (kind === 'leaf') outcome.leaf++
-  else outcome.condensed++
-  outcome.created.push(summary.id)
-  outcome.methods[summary.method] = (outcome.methods[summary.method] ?? 0) + 1
+/** The items before `boundary`, oldest first, a page at a time. */
+async function* itemsBefore(run: CompactionRun, boundary: number, pacer: Pacer): AsyncGenerator<ContextItem[]> {
+  let after: number | undefined
+  for (;;) {
+    const page = await run.store.items(run.conversationId, { ...(after !== undefined ? { after } : {}), before: boundary, limit: PAGE })
+    if (page.length > 0) yield page
+    if (page.length < PAGE) return
+    after = page[page.length - 1]!.position
+    await pacer.breathe()
+  }
 }
 
-/** Stored tokens of the current window (content only, without summary labels). */
-async function windowTokens(store: ContextStore, conversationId: number): Promise<number> {
-  const items = await store.items(conversationId)
-  const loaded = await loadItems(store, items)
-  let total = 0
-  for (const message of loaded.messages.values()) total += message.tokenCount
-  for (const summary of loaded.summaries.values()) total += summary.tokenCount
-  return total
+/**
+ * Groups of consecutive items with one key (undefined breaks a run), as `chunkRun` cuts each
+ * whole run, yielded as soon as a group's bounds are known: a group of `size` is final once
+ * `size + min` items of its run are seen.
+ */
+async function* groupsOf<T>(pages: AsyncIterable<T[]>, key: (item: T) => string | undefined, size: number, min: number): AsyncGenerator<T[]> {
+  let run: T[] = []
+  let from = 0
+  let runKey: string | undefined
+  const rest = function* (): Generator<T[]> {
+    const left = run.slice(from)
+    for (const [a, b] of chunkRun(left.length, size, min)) yield left.slice(a, b)
+    run = []
+    from = 0
+  }
+  for await (const page of pages) {
+    for (const item of page) {
+      const k = key(item)
+      if (k === undefined || k !== runKey) {
+        yield* rest()
+        runKey = k
+        if (k === undefined) continue
+      }
+      run.push(item)
+      if (run.length - from >= size + min) {
+        yield run.slice(from, from + size)
+        from += size
+        if (from > 4 * size) {
+          run = run.slice(from)
+          from = 0
+        }
+      }
+    }
+  }
+  yield* rest()
 }
 
-/** Run one compaction. The caller holds the session lock. */
+async function leafPass(run: CompactionRun, pacer: Pacer): Promise<void> {
+  const { store, conversationId, settings } = run
+  const boundary = await protectedFrom(store, conversationId, settings.freshTail)
+  const pages = itemsBefore(run, boundary, pacer)
+  for await (const group of groupsOf(pages, (item) => (item.kind === 'message' ? 'message' : undefined), settings.leafChunk, settings.leafChunk)) {
+    const messages = await store.messagesById(group.map((item) => (item as ContextItem & { kind: 'message' }).messageId))
+    const sourceTokens = messages.reduce((sum, message) => sum + message.tokenCount, 0)
+    const output = await run.summarizer.summarize({ segments: messageSegments(messages), sourceTokens, kind: 'leaf' })
+    await pacer.add({
+      positions: group.map((item) => item.position),
+      foldedTokens: sourceTokens,
+      summary: {
+        kind: 'leaf',
+        depth: 0,
+        content: output.content,
+        tokenCount: output.tokenCount,
+        sourceTokenCount: sourceTokens,
+        earliestAt: earliest(messages.map((message) => message.at)),
+        latestAt: latest(messages.map((message) => message.at)),
+        method: output.method,
+        messageIds: messages.map((message) => message.id),
+      },
+    })
+    if (pacer.stopped) return
+  }
+  // The condensed pass reads what this pass wrote.
+  await pacer.flush()
+}
+
+async function condensedPass(run: CompactionRun, pacer: Pacer): Promise<void> {
+  const { store, conversationId, settings } = run
+  const boundary = await protectedFrom(store, conversationId, settings.freshTail)
+  // Each page's summaries are read with it; a group carries its own.
+  async function* withSummaries(): AsyncGenerator<Array<{ item: ContextItem; summary?: Summary }>> {
+    for await (const page of itemsBefore(run, boundary, pacer)) {
+      const ids = page.flatMap((item) => (item.kind === 'summary' ? [item.summaryId] : []))
+      const byId = new Map((await store.summariesById(ids)).map((summary) => [summary.id, summary]))
+      yield page.map((item) => (item.kind === 'summary' ? { item, summary: byId.get(item.summaryId)! } : { item }))
+    }
+  }
+  for await (const group of groupsOf(withSummaries(), (entry) => (entry.summary ? String(entry.summary.depth) : undefined), settings.condenseChunk, 2)) {
+    const folded = group.map((entry) => entry.summary!)
+    const depth = folded[0]!.depth + 1
+    const sourceTokens = folded.reduce((sum, summary) => sum + summary.tokenCount, 0)
+    const output = await run.summarizer.summarize({ segments: summarySegments(folded), sourceTokens, kind: 'condensed' })
+    await pacer.add({
+      positions: group.map((entry) => entry.item.position),
+      foldedTokens: sourceTokens,
+      summary: {
+        kind: 'condensed',
+        depth,
+        content: output.content,
+        tokenCount: output.tokenCount,
+        sourceTokenCount: sourceTokens,
+        earliestAt: earliest(folded.map((s) => s.earliestAt)),
+        latestAt: latest(folded.map((s) => s.latestAt)),
+        method: output.method,
+        parentIds: folded.map((s) => s.id),
+      },
+    })
+    if (pacer.stopped) return
+  }
+  await pacer.flush()
+}
+
+/** Run one compaction. The caller holds the session's compaction lock. */
 export async function compactConversation(run: CompactionRun): Promise<CompactionResult> {
-  const outcome: PassOutcome = { leaf: 0, condensed: 0, created: [], methods: {} }
-  const tokensBefore = await windowTokens(run.store, run.conversationId)
+  const outcome: PassOutcome = { leaf: 0, condensed: 0, created: [], methods: {}, foldedTokens: 0, writtenTokens: 0 }
+  const pacer = new Pacer(run, outcome)
   const maxRounds = run.mode === 'full' ? run.settings.maxRounds : 1
   let rounds = 0
-  while (rounds < maxRounds) {
-    const before = outcome.created.length
-    await leafPass(run, outcome)
-    await condensedPass(run, outcome)
-    rounds++
-    if (outcome.created.length === before) break
+  try {
+    while (rounds < maxRounds && !pacer.stopped) {
+      const before = outcome.created.length
+      await leafPass(run, pacer)
+      if (!pacer.stopped) await condensedPass(run, pacer)
+      rounds++
+      if (outcome.created.length === before) break
+    }
+  } finally {
+    // What was written is indexed even when a later step failed.
+    await pacer.flush()
   }
   if (outcome.created.length === 0) {
     return {
@@ -210,6 +358,12 @@ export async function compactConversation(run: CompactionRun): Promise<Compactio
   }
   const methods = outcome.methods
   const degraded = (methods.extractive ?? 0) + (methods.deterministic ?? 0) > 0
+  // Stored tokens of the window (content only, without summary labels): read once after, and
+  // before = after + what was folded − what replaced it. A run stopped at its time limit does not
+  // read the whole window (a slice must stay short): its figures are those of what it folded.
+  const complete = !pacer.stopped
+  const tokensAfter = complete ? (await run.store.windowStats(run.conversationId)).tokens : outcome.writtenTokens
+  const tokensBefore = complete ? tokensAfter + outcome.foldedTokens - outcome.writtenTokens : outcome.foldedTokens
   return {
     kind: 'compacted',
     mode: run.mode,
@@ -219,7 +373,8 @@ export async function compactConversation(run: CompactionRun): Promise<Compactio
     created: outcome.created,
     methods,
     tokensBefore,
-    tokensAfter: await windowTokens(run.store, run.conversationId),
+    tokensAfter,
+    complete,
     degraded,
     warnings: [...run.summarizer.warnings],
   }

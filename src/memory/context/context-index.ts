@@ -127,7 +127,8 @@ export function summaryUnit(conversation: Conversation, summary: Summary, messag
 
 export interface ContextIndexer {
   indexMessages(conversation: Conversation, messages: StoredMessage[]): Promise<void>
-  indexSummary(conversation: Conversation, summary: Summary): Promise<void>
+  /** Summaries written together (a compaction slice), in one index update. */
+  indexSummaries(conversation: Conversation, summaries: Summary[]): Promise<void>
   search(conversations: Conversation[], query: string, limit: number): Promise<SearchResult>
 }
 
@@ -231,17 +232,24 @@ export function createContextIndexer(store: ContextStore, index: SearchIndex | u
     async indexMessages(conversation, messages) {
       if (!index || messages.length === 0) return
       // The two messages before these gain new next-neighbours: they are indexed again with them.
+      // Only those two are read back; the appended ones are in hand.
       const seqs = messages.map((m) => m.seq)
       const first = Math.min(...seqs)
       const last = Math.max(...seqs)
       const start = Math.max(1, first - 2)
-      const window = await store.messages(conversation.id, { fromSeq: start, toSeq: last })
+      const inOrder = messages.every((m, i) => m.seq === first + i)
+      const window = inOrder
+        ? [...(first > start ? await store.messages(conversation.id, { fromSeq: start, toSeq: first - 1 }) : []), ...messages]
+        : await store.messages(conversation.id, { fromSeq: start, toSeq: last })
       const contiguous = window.length === last - start + 1
       const units = contiguous ? messageUnitsWithNeighbours(conversation, window, first - start, first - start) : messages.flatMap((message) => unitsOfMessage(conversation, message))
       await upsertInBatches(index, units)
     },
-    async indexSummary(conversation, summary) {
-      if (index) await index.upsert([summaryUnit(conversation, summary, await resolver.messageIds(summary.id))])
+    async indexSummaries(conversation, summaries) {
+      if (!index || summaries.length === 0) return
+      const units: IndexUnit[] = []
+      for (const summary of summaries) units.push(summaryUnit(conversation, summary, await resolver.messageIds(summary.id)))
+      await upsertInBatches(index, units)
     },
     async search(conversations, query, limit) {
       if (!index?.capabilities.fullText) return { hits: await scan(conversations, query, limit), via: 'scan' }

@@ -21,6 +21,8 @@ interface Sentence {
   /** Order within the whole source, for chronological output. */
   order: number
   text: string
+  /** Its informative words, each occurrence, and the set of them. */
+  words: string[]
   terms: Set<string>
   score: number
 }
@@ -61,10 +63,28 @@ function termsOf(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}_'-]*/gu) ?? []).filter((word) => word.length > 1 && !STOPWORDS.has(word))
 }
 
-/** Capitalised words that do not start the sentence: a cheap stand-in for named entities. */
-function namedEntityCount(text: string): number {
-  const words = text.split(/\s+/).slice(1)
-  return words.filter((word) => /^[A-Z][\p{L}\p{N}]+/u.test(word) && !/^I('|$)/.test(word)).length
+/** Whitespace-separated words of a text. */
+function wordCount(text: string): number {
+  let count = 0
+  let inWord = false
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    const space = code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x2028 || code === 0x2029 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a) || code === 0x1680 || code === 0x202f || code === 0x205f || code === 0xfeff
+    if (!space && !inWord) count++
+    inWord = !space
+  }
+  return count
+}
+
+/** Capitalised words that do not start the sentence (counted up to `cap`): a cheap stand-in for named entities. */
+function namedEntityCount(text: string, cap: number): number {
+  const words = text.split(/\s+/)
+  let count = 0
+  for (let i = 1; i < words.length && count < cap; i++) {
+    const word = words[i]!
+    if (/^[A-Z][\p{L}\p{N}]+/u.test(word) && !/^I('|$)/.test(word)) count++
+  }
+  return count
 }
 
 function overlap(a: Set<string>, b: Set<string>): number {
@@ -81,22 +101,25 @@ function scoreSentences(sentences: Sentence[]): void {
     for (const term of sentence.terms) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
   }
   for (const sentence of sentences) {
-    for (const term of termsOf(sentence.text)) chunkFrequency.set(term, (chunkFrequency.get(term) ?? 0) + 1)
+    for (const term of sentence.words) chunkFrequency.set(term, (chunkFrequency.get(term) ?? 0) + 1)
   }
   const n = sentences.length
+  // Each term's weight once: salience of its chunk frequency times its inverse document frequency.
+  const weight = new Map<string, number>()
+  for (const [term, df] of documentFrequency) weight.set(term, Math.log(1 + (chunkFrequency.get(term) ?? 1)) * Math.log(1 + n / df))
   for (const sentence of sentences) {
-    let salience = 0
-    for (const term of sentence.terms) {
-      const idf = Math.log(1 + n / (documentFrequency.get(term) ?? 1))
-      salience += Math.log(1 + (chunkFrequency.get(term) ?? 1)) * idf
+    if (FILLER.test(sentence.text)) {
+      sentence.score = 0
+      continue
     }
+    let salience = 0
+    for (const term of sentence.terms) salience += weight.get(term)!
     // Normalised by length so long rambling sentences do not win by size alone.
     let score = salience / Math.sqrt(Math.max(sentence.terms.size, 1))
     if (NUMBER.test(sentence.text)) score *= 1.3
     if (CUES.test(sentence.text)) score *= 1.4
-    score *= 1 + Math.min(namedEntityCount(sentence.text), 3) * 0.1
+    score *= 1 + namedEntityCount(sentence.text, 3) * 0.1
     if (sentence.terms.size < 3) score *= 0.5
-    if (FILLER.test(sentence.text)) score = 0
     sentence.score = score
   }
 }
@@ -127,7 +150,8 @@ export function extractiveSummary(segments: SourceSegment[], targetTokens: numbe
   const sentences: Sentence[] = []
   segments.forEach((segment, index) => {
     for (const text of splitSentences(segment.text)) {
-      sentences.push({ segment: index, order: sentences.length, text, terms: new Set(termsOf(text)), score: 0 })
+      const words = termsOf(text)
+      sentences.push({ segment: index, order: sentences.length, text, words, terms: new Set(words), score: 0 })
     }
   })
   if (sentences.length === 0) return ''
@@ -135,7 +159,16 @@ export function extractiveSummary(segments: SourceSegment[], targetTokens: numbe
   const ranked = [...sentences].sort((a, b) => b.score - a.score || a.order - b.order)
   // Costs are summed per sentence (plus each speaker prefix once) rather than re-counting the whole
   // rendering per candidate, which would be quadratic; the final rendering is counted exactly below.
-  const prefixCost = segments.map((segment) => countTokens(segment.prefix) + 2)
+  // Counted when a segment's first sentence is considered (most segments never are).
+  const prefixCosts = new Map<number, number>()
+  const prefixCost = (segment: number): number => {
+    let cost = prefixCosts.get(segment)
+    if (cost === undefined) {
+      cost = countTokens(segments[segment]!.prefix) + 2
+      prefixCosts.set(segment, cost)
+    }
+    return cost
+  }
   const chosen: Sentence[] = []
   const segmentsUsed = new Set<number>()
   let used = 0
@@ -144,7 +177,13 @@ export function extractiveSummary(segments: SourceSegment[], targetTokens: numbe
   const floor = Math.max(Number.MIN_VALUE, (ranked[0]?.score ?? 0) * 0.15)
   for (const candidate of ranked) {
     if (candidate.score < floor) break
-    const cost = countTokens(candidate.text) + 1 + (segmentsUsed.has(candidate.segment) ? 0 : prefixCost[candidate.segment]!)
+    // Every sentence costs at least 2 (a token and the separator): once that does not fit, nothing will.
+    if (used + 2 > targetTokens) break
+    const prefix = segmentsUsed.has(candidate.segment) ? 0 : prefixCost(candidate.segment)
+    // A word is at least one token (the encoder never joins two words): a sentence whose words
+    // alone do not fit is passed over without being encoded.
+    if (used + wordCount(candidate.text) + 1 + prefix > targetTokens) continue
+    const cost = countTokens(candidate.text) + 1 + prefix
     if (used + cost > targetTokens) continue
     if (chosen.some((kept) => overlap(kept.terms, candidate.terms) > 0.8)) continue
     chosen.push(candidate)

@@ -4,6 +4,7 @@ import { EngramError } from '../../core/errors.ts'
 import { countTokens } from '../../core/tokens.ts'
 import { checkContextConsistency } from './consistency.ts'
 import { hasCompactor, hasExplorer, hasSearcher, providerCapabilities } from './provider.ts'
+import { lockName } from './session-support.ts'
 import { openHarness } from './test-support/harness.ts'
 
 const session = { sessionId: 'chat-1', agent: 'default', user: 'ada' }
@@ -203,4 +204,57 @@ test('switching providers keeps every message: simple reads raw messages, LCM se
   assert.equal(new Set(back.items.flatMap((i) => i.messageIds)).size, 43)
   const conv = (await h.backend.context.findConversation('chat-1', 'default'))!
   assert.deepEqual((await checkContextConsistency(h.backend.context, conv.id)).problems, [])
+})
+
+test('an assemble past the threshold compacts one bounded slice, not the backlog; the window is valid meanwhile', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm', { freshTail: 10, assembleCompactMs: 0 })
+  for (let i = 0; i < 10; i++) await lcm.append(session, turns(100, i * 100))
+  const budget = 2_000
+  const assembled = await lcm.assemble(session, budget)
+  assert.equal(assembled.compaction?.kind, 'compacted')
+  if (assembled.compaction?.kind !== 'compacted') return
+  assert.equal(assembled.compaction.complete, false, 'the rest is left for later')
+  assert.equal(assembled.compaction.leafSummaries, 1)
+  assert.ok(assembled.tokens <= budget)
+  // What does not fit is cut from the oldest items, and counted.
+  const items = await h.backend.context.items((await h.backend.context.findConversation(session.sessionId, session.agent))!.id)
+  assert.equal(assembled.omittedItems, items.length - assembled.items.length)
+  assert.deepEqual(
+    assembled.items.map((item) => item.position),
+    items.slice(-assembled.items.length).map((item) => item.position),
+  )
+  // Another compaction holds the session: an assemble does not wait for it, it assembles.
+  let release!: () => void
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const holder = h.backend.locks.withLock(lockName(session), () => held)
+  const during = await lcm.assemble(session, budget)
+  assert.equal(during.compaction, undefined)
+  assert.ok(during.tokens <= budget)
+  release()
+  await holder
+  const conversation = (await h.backend.context.findConversation(session.sessionId, session.agent))!
+  assert.deepEqual((await checkContextConsistency(h.backend.context, conversation.id)).problems, [])
+})
+
+test('appends take no lock: they go on while a compaction holds the session', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm', { lockTimeoutMs: 0 })
+  await lcm.append(session, turns(4))
+  let release!: () => void
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const holder = h.backend.locks.withLock(lockName(session), () => held)
+  const stored = await lcm.append(session, turns(2, 4))
+  assert.deepEqual(
+    stored.map((m) => m.seq),
+    [5, 6],
+  )
+  release()
+  await holder
 })

@@ -3,8 +3,12 @@
  * turns folded into a DAG of summaries, assembly within a token budget, search, describe and
  * expand — every capability.
  *
- * Appends and compactions of one session take the session's named lock, so they never interleave,
- * also across processes sharing a home. Assembly only reads (unless it must compact first).
+ * A compaction takes the session's named lock, so two never interleave, also across processes
+ * sharing a home; appends take none (the store orders them, and a compaction checks the run it
+ * folds in its own transaction). Assembly only reads, unless it must compact first: then it does
+ * one bounded slice of the work (settings.assembleCompactMs) when no one else is compacting, and
+ * leaves the rest to later slices or to a background run (the `context-compaction` job) — the
+ * window it assembles is valid either way, what does not fit cut from the oldest raw messages.
  */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { StoredMessage } from '../../core/message.ts'
@@ -14,6 +18,8 @@ import { compactConversation } from './compaction.ts'
 import { type ContextIndexer, createContextIndexer } from './context-index.ts'
 import { loadItems, MessageIdResolver } from './dag.ts'
 import type {
+  CompactionMode,
+  CompactionResult,
   Compactor,
   ContextProvider,
   ExpandedNode,
@@ -55,8 +61,8 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
   // position). Until the window changes, retrying on every assemble would only cost a lock and a scan.
   const fruitless = new Map<number, string>()
   const windowSignature = async (conversationId: number): Promise<string> => {
-    const items = await store.items(conversationId)
-    return `${items.length}:${items.at(-1)?.position ?? 0}`
+    const [last] = await store.items(conversationId, { limit: 1, newest: true })
+    return `${await store.countItems(conversationId)}:${last?.position ?? 0}`
   }
 
   /** The conversation when the reader may see it; another user's is "not found" (its existence is not told). */
@@ -72,6 +78,23 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
     return items.some((item) =>
       'messageId' in target ? item.kind === 'message' && item.messageId === target.messageId : item.kind === 'summary' && item.summaryId === target.summaryId,
     )
+  }
+
+  /** One compaction run; the caller holds the session's lock. */
+  function compactLocked(conversation: Conversation, options: { mode?: CompactionMode; freshTail?: number; maxMs?: number }): Promise<CompactionResult> {
+    return compactConversation({
+      store,
+      conversationId: conversation.id,
+      mode: options.mode ?? 'incremental',
+      settings: { freshTail: options.freshTail ?? settings.freshTail, leafChunk: settings.leafChunk, condenseChunk: settings.condenseChunk, maxRounds: settings.fullCompactionRounds },
+      summarizer: createSummarizer({
+        llm: deps.llm,
+        maxSummaryTokens: settings.maxSummaryTokens,
+        ...(settings.summaryTimeoutMs !== undefined ? { timeoutMs: settings.summaryTimeoutMs } : {}),
+      }),
+      ...(options.maxMs !== undefined ? { maxMs: options.maxMs } : {}),
+      onSummaries: (written) => indexer.indexSummaries(conversation, written.map((w) => w.summary)),
+    })
   }
 
   const provider: LcmContextProvider = {
@@ -93,9 +116,11 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
       if (autoCompact && (await provider.needsCompaction(session, budget))) {
         const seen = fruitless.get(conversation.id)
         if (seen === undefined || seen !== (await windowSignature(conversation.id))) {
-          compaction = await provider.compact(session, { mode: 'incremental', freshTail })
-          if (compaction.kind === 'skipped') fruitless.set(conversation.id, await windowSignature(conversation.id))
-          else fruitless.delete(conversation.id)
+          // One slice, and only when no one else is compacting this session (a background run is).
+          const slice = await support.tryWithSessionLock(session, () => compactLocked(conversation, { mode: 'incremental', freshTail, maxMs: settings.assembleCompactMs }))
+          compaction = slice?.value
+          if (compaction?.kind === 'skipped') fruitless.set(conversation.id, await windowSignature(conversation.id))
+          else if (compaction) fruitless.delete(conversation.id)
         }
       }
       const assembled = await assembleContext({ store, resolver, conversationId: conversation.id, budget, freshTail })
@@ -133,25 +158,9 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
 
     async compact(session, options = {}) {
       const mode = options.mode ?? 'incremental'
-      const freshTail = options.freshTail ?? settings.freshTail
       const conversation = await support.findConversation(session)
       if (!conversation) return { kind: 'skipped', mode, reason: `session ${session.sessionId} has no messages yet` }
-      return support.withSessionLock(session, () =>
-        compactConversation({
-          store,
-          conversationId: conversation.id,
-          mode,
-          settings: { freshTail, leafChunk: settings.leafChunk, condenseChunk: settings.condenseChunk, maxRounds: settings.fullCompactionRounds },
-          summarizer: createSummarizer({
-            llm: deps.llm,
-            maxSummaryTokens: settings.maxSummaryTokens,
-            ...(settings.summaryTimeoutMs !== undefined ? { timeoutMs: settings.summaryTimeoutMs } : {}),
-          }),
-          onSummary: async (summary) => {
-            await indexer.indexSummary(conversation, summary)
-          },
-        }),
-      )
+      return support.withSessionLock(session, () => compactLocked(conversation, options))
     },
 
     async search(reader, query, options = {}) {

@@ -119,8 +119,15 @@ export type CompactionResult =
       /** Summary ids created, in order. */
       created: string[]
       methods: Partial<Record<SummaryMethod, number>>
+      /**
+       * Stored tokens of the window before and after (content, without summary labels). A run
+       * stopped at its time limit (`complete: false`) gives those of the items it folded and of the
+       * summaries that replaced them: it does not read the whole window.
+       */
       tokensBefore: number
       tokensAfter: number
+      /** False when the run stopped at its time limit (`maxMs`) with work left for a later run. */
+      complete: boolean
       /** True when any summary came from a fallback rather than an LLM. */
       degraded: boolean
       warnings: CompactionWarning[]
@@ -129,7 +136,11 @@ export type CompactionResult =
 
 export interface Compactor {
   needsCompaction(session: ContextSession, budget: number): Promise<boolean>
-  compact(session: ContextSession, options?: { mode?: CompactionMode; freshTail?: number }): Promise<CompactionResult>
+  /**
+   * Fold older turns into summaries. `maxMs`: stop after about that long (a slice; at least one
+   * summary is written), leaving the rest to a later call — the result says `complete: false`.
+   */
+  compact(session: ContextSession, options?: { mode?: CompactionMode; freshTail?: number; maxMs?: number }): Promise<CompactionResult>
 }
 
 export interface SearchHit {

@@ -19,6 +19,11 @@ export interface ContextProviderSettings {
   fullCompactionRounds: number
   /** Compact during `assemble` when the window passes threshold × budget (LCM). Default true. */
   autoCompact: boolean
+  /**
+   * Longest compaction an `assemble` does before assembling, in milliseconds (one slice; the rest
+   * is left to the next assemble or a background run). Default 15.
+   */
+  assembleCompactMs: number
   /** How long append and compaction wait for the session lock. */
   lockTimeoutMs: number
   /** Deadline of one summarization call; default: the Llm's (llm.timeoutMs). */
@@ -49,6 +54,7 @@ export function resolveSettings(partial: Partial<ContextProviderSettings> = {}):
     maxSummaryTokens: partial.maxSummaryTokens ?? CONTEXT_DEFAULTS.maxSummaryTokens,
     fullCompactionRounds: partial.fullCompactionRounds ?? CONTEXT_DEFAULTS.fullCompactionRounds,
     autoCompact: partial.autoCompact ?? true,
+    assembleCompactMs: partial.assembleCompactMs ?? 15,
     lockTimeoutMs: partial.lockTimeoutMs ?? 120_000,
     summaryTimeoutMs: partial.summaryTimeoutMs,
     maxMessageChars: partial.maxMessageChars ?? DEFAULT_LIMITS.messageChars,
@@ -64,6 +70,7 @@ export function resolveSettings(partial: Partial<ContextProviderSettings> = {}):
   wholeAtLeast('maxSummaryTokens', 16)
   wholeAtLeast('fullCompactionRounds', 1)
   wholeAtLeast('lockTimeoutMs', 0)
+  wholeAtLeast('assembleCompactMs', 0)
   wholeAtLeast('maxMessageChars', 1)
   if (!(settings.threshold > 0 && settings.threshold <= 1)) problems.push(`threshold must be in (0, 1], got ${settings.threshold}`)
   if (problems.length > 0) {

@@ -110,6 +110,78 @@ export function runContextStoreContract(name: string, make: () => Promise<Contex
         assert.deepEqual(await store.appendMessages(conv.id, []), [])
       }))
 
+    test('the window is read in pages: after and before a position, the oldest or the newest few, always in order', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        const stored = await store.appendMessages(conv.id, messages(10))
+        const all = await store.items(conv.id)
+        const positions = all.map((item) => item.position)
+        const page = async (range: Parameters<ContextStore['items']>[1]): Promise<number[]> => (await store.items(conv.id, range)).map((item) => item.position)
+        assert.deepEqual(await page({}), positions)
+        assert.deepEqual(await page({ limit: 3 }), positions.slice(0, 3))
+        assert.deepEqual(await page({ limit: 3, newest: true }), positions.slice(-3))
+        assert.deepEqual(await page({ after: positions[2]!, limit: 2 }), positions.slice(3, 5))
+        assert.deepEqual(await page({ before: positions[5]!, limit: 2, newest: true }), positions.slice(3, 5))
+        assert.deepEqual(await page({ after: positions[1]!, before: positions[4]! }), positions.slice(2, 4))
+        assert.deepEqual(await page({ after: positions[9]! }), [])
+        assert.deepEqual(await page({ limit: 0 }), [])
+        // Folding items leaves a gap in the positions; pages skip it.
+        const folded = await store.replaceWithSummary(conv.id, positions.slice(0, 4), leaf(stored.slice(0, 4).map((m) => m.id)))
+        const after = await store.items(conv.id, { limit: 2 })
+        assert.deepEqual(after, [{ position: positions[0]!, kind: 'summary', summaryId: folded.id }, all[4]])
+        await rejectsWithCode(store.items(conv.id, { limit: -1 }), 'invalid_argument')
+        await rejectsWithCode(store.items(conv.id, { after: 1.5 }), 'invalid_argument')
+      }))
+
+    test('replaceWithSummaries writes several summaries in one transaction: all of them, or none when one is refused', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        const stored = await store.appendMessages(conv.id, messages(9))
+        const items = await store.items(conv.id)
+        const at = (from: number, to: number): number[] => items.slice(from, to).map((item) => item.position)
+        const ids = (from: number, to: number): number[] => stored.slice(from, to).map((m) => m.id)
+        // The second overlaps the first: nothing is written.
+        await rejectsWithCode(
+          store.replaceWithSummaries(conv.id, [
+            { positions: at(0, 3), summary: leaf(ids(0, 3)) },
+            { positions: at(2, 5), summary: leaf(ids(2, 5)) },
+          ]),
+          'invalid_argument',
+        )
+        assert.deepEqual(await store.items(conv.id), items)
+        const written = await store.replaceWithSummaries(conv.id, [
+          { positions: at(0, 3), summary: leaf(ids(0, 3), 'first') },
+          { positions: at(3, 6), summary: leaf(ids(3, 6), 'second') },
+        ])
+        assert.deepEqual(
+          written.map((summary) => summary.content),
+          ['first', 'second'],
+        )
+        const after = await store.items(conv.id)
+        assert.deepEqual(
+          after.map((item) => (item.kind === 'summary' ? item.summaryId : item.messageId)),
+          [written[0]!.id, written[1]!.id, ...ids(6, 9)],
+        )
+        assert.deepEqual((await store.summaryChildren(written[1]!.id)).messageIds, ids(3, 6))
+        assert.deepEqual(await store.replaceWithSummaries(conv.id, []), [])
+      }))
+
+    test('windowStats counts the items, their stored tokens and the last position in one read; countItems counts items before a position', () =>
+      withStore(async (store) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        assert.deepEqual(await store.windowStats(conv.id), { items: 0, tokens: 0, lastPosition: 0 })
+        const stored = await store.appendMessages(conv.id, messages(6))
+        const tokens = stored.reduce((sum, m) => sum + m.tokenCount, 0)
+        const items = await store.items(conv.id)
+        assert.deepEqual(await store.windowStats(conv.id), { items: 6, tokens, lastPosition: items.at(-1)!.position })
+        await store.replaceWithSummary(conv.id, items.slice(0, 3).map((item) => item.position), leaf(stored.slice(0, 3).map((m) => m.id)))
+        const folded = stored.slice(0, 3).reduce((sum, m) => sum + m.tokenCount, 0)
+        assert.deepEqual(await store.windowStats(conv.id), { items: 4, tokens: tokens - folded + 5, lastPosition: items.at(-1)!.position })
+        assert.equal(await store.countItems(conv.id), 4)
+        assert.equal(await store.countItems(conv.id, items[4]!.position), 2, 'the summary and one message before it')
+        assert.equal(await store.countItems(conv.id, items[0]!.position), 0)
+      }))
+
     test('messages can be read by seq range, with a limit, and by id in the order asked', () =>
       withStore(async (store) => {
         const conv = await store.conversation('s', { agent: 'a' })

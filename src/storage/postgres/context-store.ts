@@ -28,6 +28,7 @@ import type { StoredMessage, Summary } from '../../core/message.ts'
 import {
   CONVERSATION_COLUMNS,
   type ConversationRow,
+  checkItemRange,
   checkMessages,
   checkPositions,
   checkSummary,
@@ -138,6 +139,48 @@ export function createPostgresContextStore(handle: PostgresHandle, options: Post
   }
 
   /** The positions must be current items of the conversation with no other item between them. */
+  /** One summary replacing a run of items, in the caller's transaction, under the conversation's row lock. */
+  async function replaceOne(client: PgQueryable, conversationId: number, positions: number[], summary: NewSummary): Promise<Summary> {
+    // Under the row lock: the run checked is the run replaced.
+    const run = await validateRun(client, conversationId, positions)
+    const { messageIds, parentIds } = await validateSummary(client, conversationId, summary)
+    const escaped = hasNul(summary.content, summary.earliestAt, summary.latestAt)
+    const text = (value: string): string => (escaped ? escapeNul(value) : value)
+    const id = newSummaryId()
+    const { rows } = await client.query<EscapableSummaryRow>(
+      `INSERT INTO ctx_summaries (${SUMMARY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${SUMMARY_COLUMNS}`,
+      [
+        id,
+        conversationId,
+        summary.kind,
+        summary.depth,
+        text(summary.content),
+        escaped,
+        summary.tokenCount,
+        summary.sourceTokenCount,
+        text(summary.earliestAt),
+        text(summary.latestAt),
+        summary.method,
+        clock.now().toISOString(),
+      ],
+    )
+    if (messageIds.length > 0) {
+      await client.query(
+        'INSERT INTO ctx_summary_messages (summary_id, message_id, ord) SELECT $1, m.id, m.ord - 1 FROM unnest($2::bigint[]) WITH ORDINALITY AS m (id, ord)',
+        [id, messageIds],
+      )
+    }
+    if (parentIds.length > 0) {
+      await client.query(
+        'INSERT INTO ctx_summary_parents (summary_id, folded_summary_id, ord) SELECT $1, p.id, p.ord - 1 FROM unnest($2::text[]) WITH ORDINALITY AS p (id, ord)',
+        [id, parentIds],
+      )
+    }
+    await client.query('DELETE FROM ctx_items WHERE conversation_id = $1 AND position BETWEEN $2 AND $3', [conversationId, run[0]!, run[run.length - 1]!])
+    await client.query('INSERT INTO ctx_items (conversation_id, position, summary_id) VALUES ($1, $2, $3)', [conversationId, run[0]!, id])
+    return toSummary(rows[0]!)
+  }
+
   async function validateRun(client: PgQueryable, conversationId: number, positions: number[]): Promise<number[]> {
     const sorted = checkPositions(positions)
     // A position past what bigint holds (or than a number keeps exactly) is no item's.
@@ -307,55 +350,51 @@ export function createPostgresContextStore(handle: PostgresHandle, options: Post
       return rows[0]?.n ?? 0
     },
 
-    async items(conversationId) {
+    async items(conversationId, range = {}) {
+      const { after, before, limit, newest } = checkItemRange(range)
       if (!Number.isSafeInteger(conversationId)) return []
-      const { rows } = await pool.query<ItemRow>('SELECT position, message_id, summary_id FROM ctx_items WHERE conversation_id = $1 ORDER BY position', [
-        conversationId,
-      ])
+      const { rows } = await pool.query<ItemRow>(
+        `SELECT position, message_id, summary_id FROM ctx_items WHERE conversation_id = $1 AND position > $2 AND position < $3
+         ORDER BY position ${newest ? 'DESC' : ''} LIMIT $4`,
+        [conversationId, after, before, limit ?? null],
+      )
+      if (newest) rows.reverse()
       return rows.map(toItem)
+    },
+
+    async countItems(conversationId, before) {
+      const bound = before === undefined ? Number.MAX_SAFE_INTEGER : checkItemRange({ before }).before
+      if (!Number.isSafeInteger(conversationId)) return 0
+      const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM ctx_items WHERE conversation_id = $1 AND position < $2', [conversationId, bound])
+      return Number(rows[0]?.n ?? 0)
+    },
+
+    async windowStats(conversationId) {
+      if (!Number.isSafeInteger(conversationId)) return { items: 0, tokens: 0, lastPosition: 0 }
+      const { rows } = await pool.query<{ items: number; tokens: number; last: number }>(
+        `SELECT count(*)::int AS items, coalesce(sum(coalesce(m.token_count, s.token_count)), 0)::bigint AS tokens, coalesce(max(i.position), 0)::bigint AS last
+         FROM ctx_items i LEFT JOIN ctx_messages m ON m.id = i.message_id LEFT JOIN ctx_summaries s ON s.id = i.summary_id
+         WHERE i.conversation_id = $1`,
+        [conversationId],
+      )
+      const row = rows[0]
+      return { items: Number(row?.items ?? 0), tokens: Number(row?.tokens ?? 0), lastPosition: Number(row?.last ?? 0) }
     },
 
     async replaceWithSummary(conversationId, positions, summary) {
       return handle.transaction(async (client) => {
         await lockConversation(client, conversationId)
-        // Under the row lock: the run checked is the run replaced.
-        const run = await validateRun(client, conversationId, positions)
-        const { messageIds, parentIds } = await validateSummary(client, conversationId, summary)
-        const escaped = hasNul(summary.content, summary.earliestAt, summary.latestAt)
-        const text = (value: string): string => (escaped ? escapeNul(value) : value)
-        const id = newSummaryId()
-        const { rows } = await client.query<EscapableSummaryRow>(
-          `INSERT INTO ctx_summaries (${SUMMARY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${SUMMARY_COLUMNS}`,
-          [
-            id,
-            conversationId,
-            summary.kind,
-            summary.depth,
-            text(summary.content),
-            escaped,
-            summary.tokenCount,
-            summary.sourceTokenCount,
-            text(summary.earliestAt),
-            text(summary.latestAt),
-            summary.method,
-            clock.now().toISOString(),
-          ],
-        )
-        if (messageIds.length > 0) {
-          await client.query(
-            'INSERT INTO ctx_summary_messages (summary_id, message_id, ord) SELECT $1, m.id, m.ord - 1 FROM unnest($2::bigint[]) WITH ORDINALITY AS m (id, ord)',
-            [id, messageIds],
-          )
-        }
-        if (parentIds.length > 0) {
-          await client.query(
-            'INSERT INTO ctx_summary_parents (summary_id, folded_summary_id, ord) SELECT $1, p.id, p.ord - 1 FROM unnest($2::text[]) WITH ORDINALITY AS p (id, ord)',
-            [id, parentIds],
-          )
-        }
-        await client.query('DELETE FROM ctx_items WHERE conversation_id = $1 AND position BETWEEN $2 AND $3', [conversationId, run[0]!, run[run.length - 1]!])
-        await client.query('INSERT INTO ctx_items (conversation_id, position, summary_id) VALUES ($1, $2, $3)', [conversationId, run[0]!, id])
-        return toSummary(rows[0]!)
+        return replaceOne(client, conversationId, positions, summary)
+      })
+    },
+
+    async replaceWithSummaries(conversationId, replacements) {
+      if (replacements.length === 0) return []
+      return handle.transaction(async (client) => {
+        await lockConversation(client, conversationId)
+        const written: Summary[] = []
+        for (const { positions, summary } of replacements) written.push(await replaceOne(client, conversationId, positions, summary))
+        return written
       })
     },
 

@@ -10,10 +10,11 @@
  * numerically consecutive.
  */
 import type { Clock } from '../../core/clock.ts'
-import type { MessageInput, StoredMessage } from '../../core/message.ts'
+import type { MessageInput, StoredMessage, Summary } from '../../core/message.ts'
 import {
   CONVERSATION_COLUMNS,
   type ConversationRow,
+  checkItemRange,
   checkMessages,
   checkPositions,
   checkSummary,
@@ -61,38 +62,99 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
   const selectConversation = db.prepare(`SELECT ${CONVERSATION_COLUMNS} FROM ctx_conversations WHERE session_id = ? AND agent_id = ?`)
   const selectConversationById = db.prepare('SELECT id FROM ctx_conversations WHERE id = ?')
 
+  const selectItems = db.prepare(
+    'SELECT position, message_id, summary_id FROM ctx_items WHERE conversation_id = ? AND position > ? AND position < ? ORDER BY position LIMIT ?',
+  )
+  const selectNewestItems = db.prepare(
+    'SELECT position, message_id, summary_id FROM ctx_items WHERE conversation_id = ? AND position > ? AND position < ? ORDER BY position DESC LIMIT ?',
+  )
+  const countItemsBefore = db.prepare('SELECT count(*) AS n FROM ctx_items WHERE conversation_id = ? AND position < ?')
+  const selectWindowStats = db.prepare(
+    `SELECT count(*) AS items, coalesce(sum(coalesce(m.token_count, s.token_count)), 0) AS tokens, coalesce(max(i.position), 0) AS last
+     FROM ctx_items i LEFT JOIN ctx_messages m ON m.id = i.message_id LEFT JOIN ctx_summaries s ON s.id = i.summary_id
+     WHERE i.conversation_id = ?`,
+  )
+
+  const selectTop = db.prepare(
+    `SELECT (SELECT coalesce(max(seq), 0) FROM ctx_messages WHERE conversation_id = ?1) AS seq,
+            (SELECT coalesce(max(position), 0) FROM ctx_items WHERE conversation_id = ?1) AS position`,
+  )
+  const insertMessage = db.prepare(
+    `INSERT INTO ctx_messages (conversation_id, seq, role, name, content, token_count, created_at, meta)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${MESSAGE_COLUMNS}`,
+  )
+  const insertItem = db.prepare('INSERT INTO ctx_items (conversation_id, position, message_id) VALUES (?, ?, ?)')
+
   function requireConversation(conversationId: number): void {
     if (!Number.isInteger(conversationId) || !selectConversationById.get(conversationId)) throw conversationNotFound(conversationId)
   }
 
+  // Looked up by primary key, then checked for the conversation (`+conversation_id` keeps the
+  // planner off the conversation index, which would scan every message of the conversation per
+  // summary: compaction of a 100k backlog went quadratic on it).
+  const countOwnMessages = db.prepare('SELECT count(*) AS n FROM ctx_messages WHERE id IN (SELECT value FROM json_each(?)) AND +conversation_id = ?')
+  const countOwnSummaries = db.prepare('SELECT count(*) AS n FROM ctx_summaries WHERE id IN (SELECT value FROM json_each(?)) AND +conversation_id = ?')
+
   function validateSummary(conversationId: number, summary: NewSummary): { messageIds: number[]; parentIds: string[] } {
     const { messageIds, parentIds } = checkSummary(summary)
     if (messageIds.length > 0) {
-      const found = db
-        .prepare('SELECT count(*) AS n FROM ctx_messages WHERE conversation_id = ? AND id IN (SELECT value FROM json_each(?))')
-        .get(conversationId, JSON.stringify(messageIds)) as { n: number }
+      const found = countOwnMessages.get(JSON.stringify(messageIds), conversationId) as { n: number }
       if (found.n !== messageIds.length) throw foreignMessages(conversationId, messageIds)
     }
     if (parentIds.length > 0) {
-      const found = db
-        .prepare('SELECT count(*) AS n FROM ctx_summaries WHERE conversation_id = ? AND id IN (SELECT value FROM json_each(?))')
-        .get(conversationId, JSON.stringify(parentIds)) as { n: number }
+      const found = countOwnSummaries.get(JSON.stringify(parentIds), conversationId) as { n: number }
       if (found.n !== parentIds.length) throw foreignSummaries(conversationId, parentIds)
     }
     return { messageIds, parentIds }
   }
+
+  const selectMessagesById = db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM ctx_messages WHERE id IN (SELECT value FROM json_each(?))`)
+  const selectSummariesById = db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM ctx_summaries WHERE id IN (SELECT value FROM json_each(?))`)
+  const selectMessageEdges = db.prepare('SELECT message_id FROM ctx_summary_messages WHERE summary_id = ? ORDER BY ord')
+  const selectSummaryEdges = db.prepare('SELECT folded_summary_id FROM ctx_summary_parents WHERE summary_id = ? ORDER BY ord')
+  const selectRun = db.prepare('SELECT position FROM ctx_items WHERE conversation_id = ? AND position BETWEEN ? AND ? ORDER BY position')
 
   /** The positions must be existing items of the conversation with no other item between them. */
   function validateRun(conversationId: number, positions: number[]): number[] {
     const sorted = checkPositions(positions)
     const first = sorted[0]!
     const last = sorted[sorted.length - 1]!
-    const between = db
-      .prepare('SELECT position FROM ctx_items WHERE conversation_id = ? AND position BETWEEN ? AND ? ORDER BY position')
-      .all(conversationId, first, last) as Array<{ position: number }>
+    const between = selectRun.all(conversationId, first, last) as Array<{ position: number }>
     const contiguous = between.length === sorted.length && between.every((row, i) => row.position === sorted[i])
     if (!contiguous) throw notContiguous(conversationId, sorted, between.map((row) => row.position))
     return sorted
+  }
+
+  const insertSummary = db.prepare(`INSERT INTO ctx_summaries (${SUMMARY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${SUMMARY_COLUMNS}`)
+  const insertMessageEdge = db.prepare('INSERT INTO ctx_summary_messages (summary_id, message_id, ord) VALUES (?, ?, ?)')
+  const insertSummaryEdge = db.prepare('INSERT INTO ctx_summary_parents (summary_id, folded_summary_id, ord) VALUES (?, ?, ?)')
+  const deleteItems = db.prepare('DELETE FROM ctx_items WHERE conversation_id = ? AND position BETWEEN ? AND ?')
+  const insertSummaryItem = db.prepare('INSERT INTO ctx_items (conversation_id, position, summary_id) VALUES (?, ?, ?)')
+
+  /** One summary replacing a run of items; inside the caller's transaction. */
+  function replaceOne(conversationId: number, positions: number[], summary: NewSummary): Summary {
+    // Validation runs inside the transaction: the items read are the items replaced.
+    const run = validateRun(conversationId, positions)
+    const { messageIds, parentIds } = validateSummary(conversationId, summary)
+    const id = newSummaryId()
+    const row = insertSummary.get(
+      id,
+      conversationId,
+      summary.kind,
+      summary.depth,
+      summary.content,
+      summary.tokenCount,
+      summary.sourceTokenCount,
+      summary.earliestAt,
+      summary.latestAt,
+      summary.method,
+      clock.now().toISOString(),
+    ) as unknown as SummaryRow
+    for (const [ord, messageId] of messageIds.entries()) insertMessageEdge.run(id, messageId, ord)
+    for (const [ord, foldedId] of parentIds.entries()) insertSummaryEdge.run(id, foldedId, ord)
+    deleteItems.run(conversationId, run[0]!, run[run.length - 1]!)
+    insertSummaryItem.run(conversationId, run[0]!, id)
+    return toSummary(row)
   }
 
   const store: ContextStore = {
@@ -146,17 +208,7 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
         requireConversation(conversationId)
         // Read inside the IMMEDIATE transaction: no other process can append between this read
         // and our inserts, so seq and position never collide across processes.
-        const top = db
-          .prepare(
-            `SELECT (SELECT coalesce(max(seq), 0) FROM ctx_messages WHERE conversation_id = ?1) AS seq,
-                    (SELECT coalesce(max(position), 0) FROM ctx_items WHERE conversation_id = ?1) AS position`,
-          )
-          .get(conversationId) as { seq: number; position: number }
-        const insertMessage = db.prepare(
-          `INSERT INTO ctx_messages (conversation_id, seq, role, name, content, token_count, created_at, meta)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${MESSAGE_COLUMNS}`,
-        )
-        const insertItem = db.prepare('INSERT INTO ctx_items (conversation_id, position, message_id) VALUES (?, ?, ?)')
+        const top = selectTop.get(conversationId) as { seq: number; position: number }
         return messages.map((message: MessageInput & { at: string; tokenCount: number }, i) => {
           const row = insertMessage.get(
             conversationId,
@@ -191,9 +243,7 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
 
     async messagesById(ids) {
       if (ids.length === 0) return []
-      const rows = db
-        .prepare(`SELECT ${MESSAGE_COLUMNS} FROM ctx_messages WHERE id IN (SELECT value FROM json_each(?))`)
-        .all(JSON.stringify(ids)) as unknown as MessageRow[]
+      const rows = selectMessagesById.all(JSON.stringify(ids)) as unknown as MessageRow[]
       return inRequestedOrder(ids, rows, (row) => row.id).map(toMessage)
     },
 
@@ -202,48 +252,35 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
       return row.n
     },
 
-    async items(conversationId) {
-      const rows = db
-        .prepare('SELECT position, message_id, summary_id FROM ctx_items WHERE conversation_id = ? ORDER BY position')
-        .all(conversationId) as unknown as ItemRow[]
+    async items(conversationId, range = {}) {
+      const { after, before, limit, newest } = checkItemRange(range)
+      const rows = (newest ? selectNewestItems : selectItems).all(conversationId, after, before, limit ?? -1) as unknown as ItemRow[]
+      if (newest) rows.reverse()
       return rows.map(toItem)
+    },
+
+    async countItems(conversationId, before) {
+      const row = countItemsBefore.get(conversationId, before === undefined ? Number.MAX_SAFE_INTEGER : checkItemRange({ before }).before) as { n: number }
+      return row.n
+    },
+
+    async windowStats(conversationId) {
+      const row = selectWindowStats.get(conversationId) as { items: number; tokens: number; last: number }
+      return { items: row.items, tokens: row.tokens, lastPosition: row.last }
     },
 
     async replaceWithSummary(conversationId, positions, summary) {
       return handle.transaction(() => {
         requireConversation(conversationId)
-        // Validation runs inside the transaction: the items read are the items replaced.
-        const run = validateRun(conversationId, positions)
-        const { messageIds, parentIds } = validateSummary(conversationId, summary)
-        const id = newSummaryId()
-        const row = db
-          .prepare(
-            `INSERT INTO ctx_summaries (${SUMMARY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${SUMMARY_COLUMNS}`,
-          )
-          .get(
-            id,
-            conversationId,
-            summary.kind,
-            summary.depth,
-            summary.content,
-            summary.tokenCount,
-            summary.sourceTokenCount,
-            summary.earliestAt,
-            summary.latestAt,
-            summary.method,
-            clock.now().toISOString(),
-          ) as unknown as SummaryRow
-        const insertMessageEdge = db.prepare('INSERT INTO ctx_summary_messages (summary_id, message_id, ord) VALUES (?, ?, ?)')
-        for (const [ord, messageId] of messageIds.entries()) insertMessageEdge.run(id, messageId, ord)
-        const insertSummaryEdge = db.prepare('INSERT INTO ctx_summary_parents (summary_id, folded_summary_id, ord) VALUES (?, ?, ?)')
-        for (const [ord, foldedId] of parentIds.entries()) insertSummaryEdge.run(id, foldedId, ord)
-        db.prepare('DELETE FROM ctx_items WHERE conversation_id = ? AND position BETWEEN ? AND ?').run(
-          conversationId,
-          run[0]!,
-          run[run.length - 1]!,
-        )
-        db.prepare('INSERT INTO ctx_items (conversation_id, position, summary_id) VALUES (?, ?, ?)').run(conversationId, run[0]!, id)
-        return toSummary(row)
+        return replaceOne(conversationId, positions, summary)
+      })
+    },
+
+    async replaceWithSummaries(conversationId, replacements) {
+      if (replacements.length === 0) return []
+      return handle.transaction(() => {
+        requireConversation(conversationId)
+        return replacements.map(({ positions, summary }) => replaceOne(conversationId, positions, summary))
       })
     },
 
@@ -254,19 +291,13 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
 
     async summariesById(ids) {
       if (ids.length === 0) return []
-      const rows = db
-        .prepare(`SELECT ${SUMMARY_COLUMNS} FROM ctx_summaries WHERE id IN (SELECT value FROM json_each(?))`)
-        .all(JSON.stringify(ids)) as unknown as SummaryRow[]
+      const rows = selectSummariesById.all(JSON.stringify(ids)) as unknown as SummaryRow[]
       return inRequestedOrder(ids, rows, (row) => row.id).map(toSummary)
     },
 
     async summaryChildren(id) {
-      const messages = db.prepare('SELECT message_id FROM ctx_summary_messages WHERE summary_id = ? ORDER BY ord').all(id) as Array<{
-        message_id: number
-      }>
-      const summaries = db
-        .prepare('SELECT folded_summary_id FROM ctx_summary_parents WHERE summary_id = ? ORDER BY ord')
-        .all(id) as Array<{ folded_summary_id: string }>
+      const messages = selectMessageEdges.all(id) as Array<{ message_id: number }>
+      const summaries = selectSummaryEdges.all(id) as Array<{ folded_summary_id: string }>
       return { messageIds: messages.map((row) => row.message_id), summaryIds: summaries.map((row) => row.folded_summary_id) }
     },
 
