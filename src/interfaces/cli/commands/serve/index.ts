@@ -21,8 +21,9 @@ import { openMind } from '../../open-mind.ts'
 
 /**
  * After the signal, requests in flight get this long to finish before their connections are cut:
- * a turn takes milliseconds to a second (BENCHMARKS.md), so only a stuck client reaches it, and a
- * supervisor's own grace period (systemd 90 s, Kubernetes 30 s) is not spent waiting on one.
+ * a request takes milliseconds, a few seconds at the p99 of 50 clients saturating the server
+ * (BENCHMARKS.md), so only a stuck client reaches it, and a supervisor's own grace period (systemd
+ * 90 s, Kubernetes 30 s) is not spent waiting on one.
  */
 const DRAIN_MS = 10_000
 
