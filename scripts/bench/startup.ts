@@ -7,7 +7,7 @@
  * run by run, so a machine busy with other work slows each of them alike.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -39,17 +39,36 @@ interface Variant {
   env?: Record<string, string>
 }
 
-/** Each variant's wall times, sorted; the variants take turns, after two warm-up rounds (the OS file cache, Node's compile cache). */
-function time(variants: Variant[]): number[][] {
-  const samples: number[][] = variants.map(() => [])
+/**
+ * CPU time (user + system, ms) of the children waited for so far, from /proc (Linux: USER_HZ = 100),
+ * else undefined. Unlike wall time it hardly moves when other work shares the cores.
+ */
+function childrenCpuMs(): number | undefined {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? []
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100
+  } catch {
+    return undefined
+  }
+}
+
+/** Each variant's wall and CPU times, sorted; the variants take turns, after two warm-up rounds (the OS file cache, Node's compile cache). */
+function time(variants: Variant[]): Array<{ wall: number[]; cpu: number[] }> {
+  const samples = variants.map(() => ({ wall: [] as number[], cpu: [] as number[] }))
   for (let i = 0; i < runs + 2; i++) {
     variants.forEach((variant, v) => {
+      const cpuBefore = childrenCpuMs()
       const start = performance.now()
       execFileSync(process.execPath, variant.args, { cwd: root, env: { ...env, ...variant.env }, stdio: ['ignore', 'pipe', 'pipe'] })
-      if (i >= 2) samples[v]?.push(performance.now() - start)
+      const wall = performance.now() - start
+      const cpuAfter = childrenCpuMs()
+      if (i < 2) return
+      samples[v]?.wall.push(wall)
+      if (cpuBefore !== undefined && cpuAfter !== undefined) samples[v]?.cpu.push(cpuAfter - cpuBefore)
     })
   }
-  return samples.map((list) => list.sort((a, b) => a - b))
+  const sorted = (list: number[]) => list.sort((a, b) => a - b)
+  return samples.map(({ wall, cpu }) => ({ wall: sorted(wall), cpu: sorted(cpu) }))
 }
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number
 
@@ -73,13 +92,13 @@ const samples = time(variants)
 const loadAfter = loadavg()[0] as number
 
 console.log(`engram status vs bare node (${runs} runs each, taking turns; Node ${process.version}, ${process.platform}/${process.arch}; load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after)`)
-console.log('| command | p50 ms | p95 ms |')
-console.log('|---|---|---|')
+console.log('| command | p50 ms | p95 ms | CPU p50 ms (user + system) |')
+console.log('|---|---|---|---|')
 variants.forEach((variant, v) => {
-  const sorted = samples[v] as number[]
-  console.log(`| ${variant.label} | ${pct(sorted, 0.5).toFixed(0)} | ${pct(sorted, 0.95).toFixed(0)} |`)
+  const { wall, cpu } = samples[v] as { wall: number[]; cpu: number[] }
+  console.log(`| ${variant.label} | ${pct(wall, 0.5).toFixed(0)} | ${pct(wall, 0.95).toFixed(0)} | ${cpu.length > 0 ? pct(cpu, 0.5).toFixed(0) : 'n/a'} |`)
 })
-const over = pct(samples[1] as number[], 0.5) - pct(samples[0] as number[], 0.5)
+const over = pct((samples[1] as { wall: number[] }).wall, 0.5) - pct((samples[0] as { wall: number[] }).wall, 0.5)
 console.log(`\nengram status, compiled, p50 over the baseline's: ${over.toFixed(0)} ms (issue 18 asks for at most 100)`)
 rmSync(dir, { recursive: true, force: true })
 rmSync(join(root, '.bench'), { recursive: true, force: true })
