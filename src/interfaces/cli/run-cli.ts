@@ -32,7 +32,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   const name = entry.path.join(' ')
   // Only now is the command's module loaded, and what it imports (decision 0041).
-  const command = await entry.load()
+  let command: Command
+  try {
+    command = await entry.load()
+  } catch (error) {
+    return unexpected(io, wantsJson, name, error)
+  }
 
   const specs: Record<string, OptionSpec> = { ...GLOBAL_OPTIONS, ...command.options }
   let parsed: ReturnType<typeof parseArgs>
@@ -73,10 +78,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       const exit = error.category === 'user' ? ExitCode.user : ExitCode.system
       return fail(io, wantsJson, name, error.code, error.message, error.fix, exit, error.details)
     }
-    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
-    return fail(io, wantsJson, name, 'internal', `unexpected error: ${detail}`,
-      `this is a bug in engram ${ENGRAM_VERSION} (Node ${process.version}); please report it with this output`, ExitCode.internal)
+    return unexpected(io, wantsJson, name, error)
   }
+}
+
+function unexpected(io: CliIo, json: boolean, command: string, error: unknown): number {
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
+  return fail(io, json, command, 'internal', `unexpected error: ${detail}`,
+    `this is a bug in engram ${ENGRAM_VERSION} (Node ${process.version}); please report it with this output`, ExitCode.internal)
 }
 
 function fail(io: CliIo, json: boolean, command: string, code: string, message: string, fix: string | undefined, exit: number, details?: Record<string, unknown>): number {
