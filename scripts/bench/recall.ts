@@ -4,7 +4,13 @@
  * in the same run (every unit's text scanned in TypeScript with the same tokeniser and BM25).
  *
  *   node scripts/bench/recall.ts [--sizes 10000,100000,1000000] [--queries 100] [--vectors-up-to 20000]
- *                                [--backend embedded|postgres|both] [--pg-batch 20000] [--keep]
+ *                                [--backend embedded|postgres|both] [--pg-batch 20000] [--runs 1] [--keep]
+ *
+ * Each (size, backend) is built by one process and measured by another that only opens the built
+ * home, as an agent process does: its resident memory (RSS after the measured priming, before the
+ * brute-force baseline reads every text) is the mind's, not what building left behind; the
+ * building process's peak RSS and CPU seconds are reported beside its wall time. `--runs N` repeats
+ * everything N times (a fresh home each time) and reports the median of each figure.
  *
  * Units are synthetic (scripts/bench/synthetic-memories.ts): Zipf-distributed words, a mix of
  * kinds, dates over a year, some [[links]]. Vectors (offline hashing embedder) are stored only for
@@ -14,14 +20,13 @@
  * Backends (issue 16): `--backend embedded` (the default) measures the embedded home (SQLite +
  * FTS5); `postgres` (or `both`) measures the PostgreSQL backend AND the embedded one beside it, in
  * the same run, on the same corpus and the same queries: for each size, embedded then PostgreSQL.
- * Each (size, backend) runs in a child process of its own, so its RSS is its own. PostgreSQL is
+ * Each step runs in a child process of its own, so its RSS is its own. PostgreSQL is
  * the server of ENGRAM_DATABASE_URL, else of ENGRAM_TEST_DATABASE_URL (`npm run bench -- recall
  * --backend postgres` starts the test server of scripts/test-postgres.sh for that); each run uses a
  * fresh schema `bench_<random>`, dropped at the end unless --keep.
  *
  * Building: units go in through the public `SearchIndex.upsert` in batches. Embedded: batches of
- * 50,000 with the FTS5 insert trigger dropped, and the full-text index built once at the end
- * (`rebuild`), then the trigger is restored — the usual bulk-load order for FTS5. PostgreSQL:
+ * 50,000, each one transaction (units analysed before it, rows then full-text rows). PostgreSQL:
  * batches of --pg-batch units, each one transaction keeping the term statistics, then one
  * `VACUUM ANALYZE` of the index tables (counted in the build time), as a bulk load into PostgreSQL
  * is followed. At the 10k size the quality of fusion is measured too (lexical only vs weighted
@@ -67,8 +72,14 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'embedded' },
     'pg-batch': { type: 'string', default: '20000' },
     explain: { type: 'string', default: '1' },
-    /** Internal: the child process measuring one size on one backend (`100000:postgres`). */
+    runs: { type: 'string', default: '1' },
+    /** Internal: the child process building or measuring one size on one backend (`build:100000:postgres`). */
     one: { type: 'string' },
+    /** Internal: the run's directory and PostgreSQL schema, shared by its build and measure processes. */
+    root: { type: 'string' },
+    schema: { type: 'string' },
+    /** Internal: the build step's figures, handed to the measuring process. */
+    built: { type: 'string' },
   },
 })
 const embedderName = String(values.embedder)
@@ -79,8 +90,9 @@ const queryCount = Number(values.queries)
 const vectorsUpTo = Number(values['vectors-up-to'])
 const backends = benchBackends(String(values.backend))
 const pgBatch = Number(values['pg-batch'])
+const runs = Math.max(1, Number(values.runs))
 const NOW = new Date('2026-06-01T12:00:00Z')
-/** Units per upsert on the embedded backend (FTS trigger off: plain row inserts). */
+/** Units per upsert on the embedded backend (one transaction each). */
 const EMBEDDED_BATCH = 50_000
 /** Searches and primes run before measuring (not measured). */
 const WARM_UP = 20
@@ -146,6 +158,8 @@ interface Row {
   backend: BenchBackend
   vectors: string
   buildS: number
+  /** CPU seconds of the building process. */
+  buildCpuS: number
   search: [number, number]
   prime: [number, number]
   /** p50 and p95 of priming per message type. */
@@ -153,7 +167,11 @@ interface Row {
   primeTokens: number
   brute: [number, number]
   bruteQueries: number
+  /** Resident memory and V8 heap of the measuring process after priming. */
   rssMb: string
+  heapMb: string
+  /** Peak resident memory of the building process. */
+  buildPeakRssMb: string
   dbMb: string
 }
 
@@ -221,37 +239,37 @@ function timeStatements(backend: PostgresBackend): { statements: Map<string, Sta
   return { statements, setRecording: (on) => (recording = on), client: () => backend.handle.pool.connect() }
 }
 
-/** Measure one size on one backend (the child process); prints `@@row`, `@@quality` lines on stdout. */
-async function runOne(size: number, backend: BenchBackend): Promise<void> {
+/** What the bench's processes share about one (size, backend): where the home is, and the corpus. */
+function setting(size: number, backend: BenchBackend, root: string, schema: string) {
   // A word-vector embedder (GloVe) only ever re-ranks lexical candidates, so no vectors are stored;
   // its corpus is made of real English words so that the vectors are actually looked up.
   const wordVectors = embedderName === GLOVE_EMBEDDER_MODEL
   const vectors = wordVectors ? installedWordVectors() : undefined
   const contentWords = vectors ? Array.from({ length: vectors.size }, (_, row) => vectors.word(row)).filter((w) => /^[a-z]{3,}$/.test(w)).slice(50, 40_050) : []
-  const root = join(tmpdir(), `engram-bench-recall-${size}-${backend}-${process.pid}`)
-  rmSync(root, { recursive: true, force: true })
-  mkdirSync(root, { recursive: true })
-  const home = join(root, 'home')
-  const withVectors = !wordVectors && size <= vectorsUpTo
+  const url = backend === 'postgres' ? benchDatabaseUrl() : undefined
+  const open = async (clock: ManualClock, embedder: Embedder) => {
+    const settings = url === undefined ? {} : { 'storage.url': url, 'storage.schema': schema }
+    return await createMind({ home: join(root, 'home'), env: { HOME: join(root, 'user-home') }, ignoreConfigFile: true, clock, embedder, reindexOnOpen: false, settings })
+  }
+  return { withVectors: !wordVectors && size <= vectorsUpTo, contentWords, open }
+}
+
+/**
+ * Build one size on one backend (a child process of its own): the units through the public
+ * `SearchIndex.upsert`, then what priming reads besides the index. Prints `@@build` on stdout.
+ */
+async function buildOne(size: number, backend: BenchBackend, root: string, schema: string): Promise<void> {
+  const { withVectors, contentWords, open } = setting(size, backend, root, schema)
   const clock = new ManualClock(NOW)
   const embedder = (makeEmbedder as NonNullable<typeof makeEmbedder>)(undefined)
-  const url = backend === 'postgres' ? benchDatabaseUrl() : undefined
-  const schema = `bench_${randomBytes(5).toString('hex')}`
-  const settings = url === undefined ? {} : { 'storage.url': url, 'storage.schema': schema }
-  const mind = await createMind({ home, env: { HOME: join(root, 'user-home') }, ignoreConfigFile: true, clock, embedder, reindexOnOpen: false, settings })
+  const mind = await open(clock, embedder)
   const pgBackend = mind.backend.name === 'postgres' ? (mind.backend as PostgresBackend) : undefined
   if (pgBackend) process.stderr.write(`${size} postgres: ${pgBackend.handle.location}\n`)
-  const timing = pgBackend ? timeStatements(pgBackend) : undefined
   try {
     const corpus = makeCorpus({ now: NOW, agent: mind.agent, contentWords })
-    const random = seededRandom(size)
-
-    // Bulk load. Embedded: FTS insert trigger off, rows in big transactions, one FTS rebuild at the end.
-    const side = pgBackend ? undefined : openSqlite(mind.layout.database)
-    const trigger = side?.db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'index_units_fts_insert'").get() as { sql: string } | undefined
-    if (trigger) side?.db.exec('DROP TRIGGER index_units_fts_insert')
     const batch = pgBackend ? pgBatch : EMBEDDED_BATCH
     const buildStart = performance.now()
+    const cpuStart = process.cpuUsage()
     let lastReport = buildStart
     for (let i = 0; i < size; i += batch) {
       const units = []
@@ -273,14 +291,6 @@ async function runOne(size: number, backend: BenchBackend): Promise<void> {
         process.stderr.write(`\r${size} ${backend}: ${done} units, ${((1000 * done) / (now - buildStart)).toFixed(0)} units/s   `)
       }
     }
-    if (side) {
-      if (trigger) {
-        side.db.exec("INSERT INTO index_fts (index_fts) VALUES ('rebuild')")
-        side.db.exec(trigger.sql)
-      }
-      side.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-      side.close()
-    }
     if (pgBackend) {
       // What a bulk load into PostgreSQL is followed by: visibility map and planner statistics, so
       // autovacuum does not do it in the middle of the measurements.
@@ -289,7 +299,11 @@ async function runOne(size: number, backend: BenchBackend): Promise<void> {
       process.stderr.write(`\n${size} postgres: VACUUM ANALYZE ${((performance.now() - vacuumStart) / 1000).toFixed(1)} s`)
     }
     const buildS = (performance.now() - buildStart) / 1000
-    process.stderr.write(`\n${size} ${backend}: built in ${buildS.toFixed(1)} s\n`)
+    const cpu = process.cpuUsage(cpuStart)
+    // CPU seconds of the building process (user + system): beside the wall time, what the build
+    // costs whatever else the machine runs (not the PostgreSQL server's share).
+    const buildCpuS = (cpu.user + cpu.system) / 1e6
+    process.stderr.write(`\n${size} ${backend}: built in ${buildS.toFixed(1)} s, ${buildCpuS.toFixed(1)} s of CPU (peak RSS of the building process ${mb(process.resourceUsage().maxRSS * 1024)} MB)\n`)
 
     // What priming reads besides the index: a profile, a day of activity, procedures.
     await mind.backend.documents.write('user', 'ada', { name: 'Ada' }, '# Ada\n\n- Prefers short answers.\n- Works on the staging cluster.\n- Timezone: Europe/Berlin.\n')
@@ -304,9 +318,35 @@ async function runOne(size: number, backend: BenchBackend): Promise<void> {
       else if (kind < 8) await mind.backend.activity.append({ ts, type: 'cron_executed', summary: 'ok', meta: { task_name: 'nightly-backup', exit_code: 0 } })
       else await mind.backend.activity.append({ ts, type: 'tool_use', tool: 'shell', content: corpus.sentence(4, 12) })
     }
-
-    // The profile and procedures just written are indexed in the background: measure after that, not during it.
+    // The profile and procedures just written are indexed in the background: wait for that.
     await mind.indexed()
+    if (!pgBackend) {
+      const side = openSqlite(mind.layout.database)
+      side.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+      side.close()
+    }
+    process.stdout.write(`@@build ${JSON.stringify({ buildS, buildCpuS, buildPeakRssMb: mb(process.resourceUsage().maxRSS * 1024) })}\n`)
+  } finally {
+    await mind.close()
+  }
+}
+
+/**
+ * Measure one size on one backend in a process that only opens the built home, as an agent process
+ * does (its resident memory is then the mind's, not what building left behind); prints `@@row`,
+ * `@@quality` lines on stdout.
+ */
+async function measureOne(size: number, backend: BenchBackend, root: string, schema: string, build: { buildS: number; buildCpuS: number; buildPeakRssMb: string }): Promise<void> {
+  const { withVectors, contentWords, open } = setting(size, backend, root, schema)
+  const clock = new ManualClock(NOW)
+  const embedder = (makeEmbedder as NonNullable<typeof makeEmbedder>)(undefined)
+  const mind = await open(clock, embedder)
+  const pgBackend = mind.backend.name === 'postgres' ? (mind.backend as PostgresBackend) : undefined
+  const timing = pgBackend ? timeStatements(pgBackend) : undefined
+  try {
+    const corpus = makeCorpus({ now: NOW, agent: mind.agent, contentWords })
+    const random = seededRandom(size)
+    const opened = process.memoryUsage()
     const retriever = createRetriever({ index: mind.backend.index, embedder, clock })
     const primer = createPrimer({ documents: mind.backend.documents, activity: mind.backend.activity, index: mind.backend.index, retriever, clock, agent: mind.agent })
 
@@ -357,6 +397,11 @@ async function runOne(size: number, backend: BenchBackend): Promise<void> {
       primeTokens += result.tokens
     }
     timing?.setRecording(false)
+    // Resident memory of the mind after the measured priming (before the brute-force baseline
+    // loads every text): the figure of an agent process that has been answering for a while.
+    const primed = process.memoryUsage()
+    const breakdown = (m: NodeJS.MemoryUsage): string => `RSS ${mb(m.rss)} MB (V8 heap ${mb(m.heapUsed)} of ${mb(m.heapTotal)}, external ${mb(m.external)}, array buffers ${mb(m.arrayBuffers)})`
+    process.stderr.write(`${size} ${backend}: memory when opened ${breakdown(opened)}; after priming ${breakdown(primed)}\n`)
     if (timing) await reportStatements(size, timing, primeTimes, slowest)
 
     // Brute force over the same units, texts held in memory (loading them is not timed).
@@ -395,23 +440,23 @@ async function runOne(size: number, backend: BenchBackend): Promise<void> {
       size,
       backend,
       vectors: withVectors ? 'stored (knn)' : 'none (rerank)',
-      buildS,
+      buildS: build.buildS,
+      buildCpuS: build.buildCpuS,
       search: [pct(searchTimes, 0.5), pct(searchTimes, 0.95)],
       prime: [pct(primeTimes, 0.5), pct(primeTimes, 0.95)],
       primeByType: Object.fromEntries(Object.entries(primeByType).map(([type, times]) => [type, [Math.round(pct(times, 0.5) * 10) / 10, Math.round(pct(times, 0.95) * 10) / 10]])),
       primeTokens: primeTokens / messages.length,
       brute: [pct(bruteTimes, 0.5), pct(bruteTimes, 0.95)],
       bruteQueries,
-      rssMb: mb(process.memoryUsage().rss),
+      rssMb: mb(primed.rss),
+      heapMb: mb(primed.heapUsed),
+      buildPeakRssMb: build.buildPeakRssMb,
       dbMb: mb(dbBytes),
     }
     process.stderr.write(`${JSON.stringify(row)}\n`)
     process.stdout.write(`@@row ${JSON.stringify(row)}\n`)
   } finally {
     await mind.close()
-    if (url !== undefined && !values.keep) await dropSchema(url, schema)
-    if (!values.keep) rmSync(root, { recursive: true, force: true })
-    else process.stderr.write(`kept: ${root}${url !== undefined ? ` and schema ${schema}` : ''}\n`)
   }
 }
 
@@ -501,13 +546,17 @@ async function fusionQuality(
   return lines
 }
 
-/** Runs one (size, backend) in a child process of this script; its row, or why it failed. */
-function runChild(size: number, backend: BenchBackend): Promise<{ row?: Row; quality: string[]; error?: string }> {
+/** Runs one step (build or measure) of one (size, backend) in a child process of this script; the lines it printed, or why it failed. */
+function runChild(step: 'build' | 'measure', size: number, backend: BenchBackend, root: string, schema: string, built?: string): Promise<{ lines: string[]; error?: string }> {
   const args = [
     ...process.execArgv,
     fileURLToPath(import.meta.url),
     '--one',
-    `${size}:${backend}`,
+    `${step}:${size}:${backend}`,
+    '--root',
+    root,
+    '--schema',
+    schema,
     '--queries',
     String(queryCount),
     '--vectors-up-to',
@@ -518,7 +567,7 @@ function runChild(size: number, backend: BenchBackend): Promise<{ row?: Row; qua
     String(pgBatch),
     '--explain',
     String(values.explain),
-    ...(values.keep ? ['--keep'] : []),
+    ...(built === undefined ? [] : ['--built', built]),
   ]
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
@@ -529,45 +578,106 @@ function runChild(size: number, backend: BenchBackend): Promise<{ row?: Row; qua
     })
     child.on('close', (code, signal) => {
       const lines = out.split('\n')
-      const rowLine = lines.find((line) => line.startsWith('@@row '))
-      const quality = lines.filter((line) => line.startsWith('@@quality ')).map((line) => line.slice('@@quality '.length))
-      if (rowLine) resolve({ row: JSON.parse(rowLine.slice('@@row '.length)) as Row, quality })
-      else resolve({ quality, error: `child exited with ${signal ?? code}` })
+      resolve(code === 0 ? { lines } : { lines, error: `${step} exited with ${signal ?? code}` })
     })
   })
 }
 
+/** One run of one (size, backend): a fresh home (or schema) built by one process and measured by another. */
+async function runSize(size: number, backend: BenchBackend): Promise<{ row?: Row; quality: string[]; error?: string }> {
+  const root = join(tmpdir(), `engram-bench-recall-${size}-${backend}-${process.pid}`)
+  rmSync(root, { recursive: true, force: true })
+  mkdirSync(root, { recursive: true })
+  const schema = `bench_${randomBytes(5).toString('hex')}`
+  try {
+    const build = await runChild('build', size, backend, root, schema)
+    const builtLine = build.lines.find((line) => line.startsWith('@@build '))
+    if (build.error || !builtLine) return { quality: [], error: build.error ?? 'no build figures' }
+    const measure = await runChild('measure', size, backend, root, schema, builtLine.slice('@@build '.length))
+    const rowLine = measure.lines.find((line) => line.startsWith('@@row '))
+    const quality = measure.lines.filter((line) => line.startsWith('@@quality ')).map((line) => line.slice('@@quality '.length))
+    if (rowLine) return { row: JSON.parse(rowLine.slice('@@row '.length)) as Row, quality }
+    return { quality, error: measure.error ?? 'no row' }
+  } finally {
+    const url = backend === 'postgres' ? benchDatabaseUrl() : undefined
+    if (url !== undefined && !values.keep) await dropSchema(url, schema)
+    if (!values.keep) rmSync(root, { recursive: true, force: true })
+    else process.stderr.write(`kept: ${root}${url !== undefined ? ` and schema ${schema}` : ''}\n`)
+  }
+}
+
+const median = (xs: readonly number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
+/** The median of each figure over the runs of one (size, backend) (each figure on its own). */
+function medianRow(of: readonly Row[]): Row {
+  const first = of[0] as Row
+  const pair = (pick: (r: Row) => [number, number]): [number, number] => [median(of.map((r) => pick(r)[0])), median(of.map((r) => pick(r)[1]))]
+  const types = [...new Set(of.flatMap((r) => Object.keys(r.primeByType)))]
+  const mbMedian = (pick: (r: Row) => string): string => median(of.map((r) => Number(pick(r)))).toFixed(0)
+  return {
+    ...first,
+    buildS: median(of.map((r) => r.buildS)),
+    buildCpuS: median(of.map((r) => r.buildCpuS)),
+    search: pair((r) => r.search),
+    prime: pair((r) => r.prime),
+    primeByType: Object.fromEntries(
+      types.map((type) => [type, pair((r) => r.primeByType[type] ?? [Number.NaN, Number.NaN]).map((x) => Math.round(x * 10) / 10) as [number, number]]),
+    ),
+    primeTokens: median(of.map((r) => r.primeTokens)),
+    brute: pair((r) => r.brute),
+    rssMb: mbMedian((r) => r.rssMb),
+    heapMb: mbMedian((r) => r.heapMb),
+    buildPeakRssMb: mbMedian((r) => r.buildPeakRssMb),
+    dbMb: mbMedian((r) => r.dbMb),
+  }
+}
+
 if (values.one !== undefined) {
-  const [size, backend] = values.one.split(':')
-  await runOne(Number(size), benchBackend(String(backend)))
+  const [step, size, backend] = values.one.split(':')
+  const root = String(values.root)
+  const schema = String(values.schema)
+  if (step === 'build') await buildOne(Number(size), benchBackend(String(backend)), root, schema)
+  else await measureOne(Number(size), benchBackend(String(backend)), root, schema, JSON.parse(String(values.built)))
 } else {
   const server = backends.includes('postgres') ? await describeServer(benchDatabaseUrl()) : undefined
-  const rows: Row[] = []
+  const runRows = new Map<string, Row[]>()
   const quality: string[] = []
   const failures: string[] = []
-  for (const size of sizes) {
-    for (const backend of backends) {
-      const result = await runChild(size, backend)
-      if (result.row) rows.push(result.row)
-      else failures.push(`${size.toLocaleString('en')} on ${backend}: ${result.error}`)
-      if (result.quality.length > 0) quality.push(...result.quality, '')
+  for (let run = 1; run <= runs; run++) {
+    for (const size of sizes) {
+      for (const backend of backends) {
+        const result = await runSize(size, backend)
+        if (result.row) runRows.set(`${size}:${backend}`, [...(runRows.get(`${size}:${backend}`) ?? []), result.row])
+        else failures.push(`${size.toLocaleString('en')} on ${backend} (run ${run}): ${result.error}`)
+        if (run === 1 && result.quality.length > 0) quality.push(...result.quality, '')
+      }
     }
   }
+  const rows = [...runRows.values()].map(medianRow)
   console.log(
-    `Recall benchmark (Node ${process.version}, ${process.platform}/${process.arch}, embedder ${embedderName}, ${queryCount} queries and ${queryCount} priming messages per size and backend)`,
+    `Recall benchmark (Node ${process.version}, ${process.platform}/${process.arch}, embedder ${embedderName}, ${queryCount} queries and ${queryCount} priming messages per size and backend; ${runs === 1 ? 'one run' : `median of ${runs} runs, each figure on its own`})`,
   )
   if (server) console.log(`PostgreSQL: ${server}; units upserted in batches of ${pgBatch}`)
   console.log('')
-  console.log('| units | backend | vectors | build s | search p50 / p95 ms | prime p50 / p95 ms | prime tokens (mean) | brute-force BM25 p50 / p95 ms (queries) | RSS MB | DB MB |')
-  console.log('|---|---|---|---|---|---|---|---|---|---|')
+  console.log('| units | backend | vectors | build s (CPU s) | search p50 / p95 ms | prime p50 / p95 ms | prime tokens (mean) | brute-force BM25 p50 / p95 ms (queries) | RSS MB (heap) | build peak RSS MB | DB MB |')
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|')
   for (const r of rows) {
     console.log(
-      `| ${r.size.toLocaleString('en')} | ${r.backend} | ${r.vectors} | ${r.buildS.toFixed(1)} | ${ms(r.search[0])} / ${ms(r.search[1])} | ${ms(r.prime[0])} / ${ms(r.prime[1])} | ${r.primeTokens.toFixed(0)} | ${ms(r.brute[0])} / ${ms(r.brute[1])} (${r.bruteQueries}) | ${r.rssMb} | ${r.dbMb} |`,
+      `| ${r.size.toLocaleString('en')} | ${r.backend} | ${r.vectors} | ${r.buildS.toFixed(1)} (${r.buildCpuS.toFixed(1)}) | ${ms(r.search[0])} / ${ms(r.search[1])} | ${ms(r.prime[0])} / ${ms(r.prime[1])} | ${r.primeTokens.toFixed(0)} | ${ms(r.brute[0])} / ${ms(r.brute[1])} (${r.bruteQueries}) | ${r.rssMb} (${r.heapMb}) | ${r.buildPeakRssMb} | ${r.dbMb} |`,
     )
   }
   console.log('')
   console.log('Priming p50 / p95 ms by message type:')
   for (const r of rows) console.log(`- ${r.size.toLocaleString('en')} ${r.backend}: ${Object.entries(r.primeByType).map(([type, [p50, p95]]) => `${type} ${p50} / ${p95}`).join(', ')}`)
+  if (runs > 1) {
+    console.log('')
+    console.log('Each run (build s; prime p50 / p95 ms; RSS MB):')
+    for (const [key, of] of runRows) console.log(`- ${key}: ${of.map((r) => `${r.buildS.toFixed(1)}; ${ms(r.prime[0])} / ${ms(r.prime[1])}; ${r.rssMb}`).join(' | ')}`)
+  }
   if (quality.length > 0) console.log(`\n${quality.join('\n')}`)
   if (failures.length > 0) {
     console.log(`\nNot measured: ${failures.join('; ')}`)

@@ -121,6 +121,21 @@ export function runSearchIndexContract(name: string, make: () => Promise<SearchI
         }
       }))
 
+    test('a batch holding one id twice keeps the later unit, in every channel', () =>
+      withIndex(async (index) => {
+        await index.upsert([unit('k1', 'old note about gardening'), unit('k2', 'a note about tides'), unit('k1', 'new note about sailing')])
+        const [stored] = await index.get(['k1'])
+        assert.equal(stored?.text, 'new note about sailing')
+        assert.equal(Object.values(await index.count()).reduce((sum, n) => sum + n, 0), 2)
+        if (index.capabilities.fullText) {
+          assert.deepEqual(await index.search({ text: 'gardening', limit: 5 }), [])
+          assert.deepEqual(
+            (await index.search({ text: 'sailing', limit: 5 })).map((c) => c.id),
+            ['k1'],
+          )
+        }
+      }))
+
     test('lexical search ranks better matches first with positive scores', async (t) => {
       await withIndex(async (index) => {
         if (!index.capabilities.fullText) return t.skip('no full-text search')
