@@ -56,8 +56,12 @@ export interface OpenSqliteOptions {
  * database locked must wait for the other one's short transaction rather than fail; 10 s is far
  * above any transaction engram runs (LLM calls never happen inside one).
  */
-/** Page cache per connection, in KiB. */
-const PAGE_CACHE_KIB = 65_536
+/**
+ * Page cache per connection, in KiB. 16 MiB: priming at 100k and 1M units measured the same with
+ * 64 MiB, which only added its 48 MiB to the resident memory of a process over a large home
+ * (scripts/bench/recall.ts, decision 0042); the OS keeps the file's pages anyway.
+ */
+const PAGE_CACHE_KIB = 16_384
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 /** SQLite primary result codes we react to (https://sqlite.org/rescode.html). */
@@ -163,7 +167,7 @@ export function openSqlite(path: string, options: OpenSqliteOptions = {}): Sqlit
     db.exec('PRAGMA foreign_keys = ON')
     // SQLite's default page cache is 2 MiB; a search at 100k units touches more (full-text postings,
     // the units it joins), and re-reading pages from the OS cost ~15% of a priming call (measured
-    // with scripts/bench/recall.ts). 64 MiB is an upper bound, filled only as pages are read.
+    // with scripts/bench/recall.ts). PAGE_CACHE_KIB is an upper bound, filled only as pages are read.
     db.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`)
     if (!readOnly) {
       // WAL: readers never block the writer and vice versa, which is what several processes

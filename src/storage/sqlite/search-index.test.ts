@@ -334,3 +334,45 @@ test('search plans use the FTS index and unit indexes, not full scans', () => {
     db.cleanup()
   }
 })
+
+test('the vocabulary and unit counts, kept between reads, are always what a fresh read of the index finds', async () => {
+  const db = tempDatabase()
+  try {
+    const index = createSqliteSearchIndex(db.open())
+    const other = createSqliteSearchIndex(db.open())
+    const unit = (id: string, text: string): IndexUnit => ({ id, kind: 'knowledge', text, source: `s${id}`, provenance: [], createdAt: '2026-01-01T00:00:00Z', hash: `h${id}${text}` })
+    const fresh = async (): Promise<string[]> => {
+      const reader = createSqliteSearchIndex(db.open({ readOnly: true })) as ReturnType<typeof createSqliteSearchIndex> & { vocabulary(): Promise<Set<string>> }
+      return [...(await reader.vocabulary())].sort()
+    }
+    const vocabulary = async (): Promise<string[]> => [...(await (index as typeof index & { vocabulary(): Promise<Set<string>> }).vocabulary())].sort()
+    // Each read checks the unit counts against a fresh read as well.
+    const kept = async (): Promise<string[]> => {
+      assert.deepEqual(await index.count(), await createSqliteSearchIndex(db.open({ readOnly: true })).count())
+      return vocabulary()
+    }
+    await index.upsert([unit('a', 'Sailing boats in the harbour')])
+    assert.deepEqual(await kept(), await fresh())
+    assert.equal((await index.count()).knowledge, 1)
+    // Added here: the new words join (as FTS5 folds them: "Café" is "cafe").
+    await index.upsert([unit('b', 'Zanzibar Café lanterns')])
+    assert.ok((await kept()).includes('zanzibar') && (await kept()).includes('cafe'))
+    assert.deepEqual(await kept(), await fresh())
+    // Replaced and removed here: the words only they held leave.
+    await index.upsert([unit('b', 'quiet evening')])
+    assert.equal((await kept()).includes('zanzibar'), false)
+    assert.deepEqual(await kept(), await fresh())
+    await index.remove(['a'])
+    assert.equal((await kept()).includes('harbour'), false)
+    assert.deepEqual(await kept(), await fresh())
+    // Written by another connection: seen too.
+    await other.upsert([unit('c', 'glacier expedition')])
+    assert.ok((await kept()).includes('glacier'))
+    assert.deepEqual(await kept(), await fresh())
+    await index.upsert([{ ...unit('d', 'a rule of the sea'), kind: 'rule' }])
+    assert.deepEqual(await kept(), await fresh())
+    assert.deepEqual([(await index.count()).knowledge, (await index.count()).rule], [2, 1])
+  } finally {
+    db.cleanup()
+  }
+})

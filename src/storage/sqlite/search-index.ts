@@ -29,6 +29,7 @@ import { storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-r
 import type { SqliteHandle } from './database.ts'
 import { eraseInTransaction } from './erase.ts'
 import { ftsFields, keptTerms, kindToken, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
+import { unicode61Tokens } from '../unicode61.ts'
 import { parseJsonObject, parseJsonStrings } from './json.ts'
 import { createSqliteVecStore, createTypescriptVectorStore, type UnitFilterSql, type VectorBackend, type VectorStore } from './vector-store.ts'
 
@@ -425,6 +426,28 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
   const capabilities: IndexCapabilities = Object.freeze({ fullText, vectors: backend })
 
   const ensureVocabulary = (): void => db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.index_vocab USING fts5vocab(main, 'index_fts', 'col')")
+
+  /*
+   * The vocabulary of the units' own words, as last read, and what this connection has added since.
+   * Reading it walks every posting list of the full-text index (1.8 s at 1M units), and the
+   * retriever asks once a minute: a process answering turns paid that on one turn a minute. It is
+   * read again only when it may have lost a term or gained one this process did not write: a unit
+   * replaced or removed here, or a commit by another connection (`PRAGMA data_version` changes);
+   * units added here add their terms as FTS5 tokenises them (unicode61.ts). forgetVocabulary()
+   * forgets the unit counts too (kept the same way, below).
+   */
+  let vocabularyRead: { terms: Set<string>; dataVersion: number } | undefined
+  /** Words added since the read are kept up to this many (a bulk load reads it again instead). */
+  const VOCABULARY_ADDED_LIMIT = 200_000
+  let vocabularyAdded: string[] = []
+  const dataVersion = (): number => (cachedStatement('PRAGMA data_version').get() as { data_version: number }).data_version
+  const forgetVocabulary = (): void => {
+    vocabularyRead = undefined
+    vocabularyAdded = []
+    countsRead = undefined
+  }
+  /** Units per kind, kept the same way (counting them read an index of every unit: 150 ms at 1M). */
+  let countsRead: { counts: Record<UnitKind, number>; dataVersion: number } | undefined
   const index: SearchIndex & { vocabulary(): Promise<Set<string>> } = {
     capabilities,
 
@@ -434,6 +457,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       if (units.length === 0) return
       // Analysed before the write lock is taken: the transaction only writes.
       const fields = fullText ? units.map((unit) => ftsFields(unit)) : []
+      let replaced = false
       handle.transaction(() => {
         const selectExisting = db.prepare('SELECT rowid, hash, has_vector FROM index_units WHERE id = ?')
         const deleteFts = db.prepare('DELETE FROM index_fts WHERE rowid = ?')
@@ -494,17 +518,29 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
           if (existed) deleteFts.run(rowid)
           insertFts.run(rowid, ...(fields[i] as ReturnType<typeof ftsFields>))
         }
+        replaced = written.some((row) => row.existed)
       })
+      // Once committed: the counts and the vocabulary read (when there are) gain the new units.
+      if (replaced) {
+        forgetVocabulary()
+        return
+      }
+      if (countsRead !== undefined) for (const unit of units) countsRead.counts[unit.kind]++
+      if (vocabularyRead === undefined || !fullText) return
+      for (const [own] of fields) vocabularyAdded.push(...unicode61Tokens(own))
+      if (vocabularyAdded.length > VOCABULARY_ADDED_LIMIT) forgetVocabulary()
     },
 
     async remove(ids) {
       postingCounts.clear()
+      forgetVocabulary()
       if (ids.length === 0) return
       handle.transaction(() => deleteRowids(rowidsWhere('id IN (SELECT value FROM json_each(?))', JSON.stringify(ids))))
     },
 
     async removeSource(source) {
       postingCounts.clear()
+      forgetVocabulary()
       return handle.transaction(() => {
         const rowids = rowidsWhere('source = ?', source)
         deleteRowids(rowids)
@@ -514,6 +550,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
 
     async purgeUser(user) {
       postingCounts.clear()
+      forgetVocabulary()
       return eraseInTransaction(handle, () => {
         const rowids = rowidsWhere('owner = ? OR user_id = ?', `user:${user}`, user)
         deleteRowids(rowids)
@@ -622,9 +659,18 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
      */
     async vocabulary() {
       if (!fullText) return new Set<string>()
-      ensureVocabulary()
-      const rows = db.prepare("SELECT term FROM temp.index_vocab WHERE col = 'own'").all() as Array<{ term: string }>
-      return new Set(rows.map((row) => row.term))
+      const version = dataVersion()
+      if (vocabularyRead === undefined || vocabularyRead.dataVersion !== version) {
+        ensureVocabulary()
+        const rows = db.prepare("SELECT term FROM temp.index_vocab WHERE col = 'own'").all() as Array<{ term: string }>
+        vocabularyRead = { terms: new Set(rows.map((row) => row.term)), dataVersion: version }
+        vocabularyAdded = []
+      } else if (vocabularyAdded.length > 0) {
+        vocabularyRead = { terms: new Set([...vocabularyRead.terms, ...vocabularyAdded]), dataVersion: version }
+        vocabularyAdded = []
+      }
+      // A copy: the caller's set never changes under it, and ours stays as read.
+      return new Set(vocabularyRead.terms)
     },
 
     /** Units holding each term in their own words (one indexed look-up per term in the fts5vocab view). */
@@ -638,10 +684,14 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     },
 
     async count() {
-      const counts = Object.fromEntries(UNIT_KINDS.map((kind) => [kind, 0])) as Record<UnitKind, number>
-      const rows = db.prepare('SELECT kind, count(*) AS n FROM index_units GROUP BY kind').all() as Array<{ kind: string; n: number }>
-      for (const row of rows) if (row.kind in counts) counts[row.kind as UnitKind] = row.n
-      return counts
+      const version = dataVersion()
+      if (countsRead === undefined || countsRead.dataVersion !== version) {
+        const counts = Object.fromEntries(UNIT_KINDS.map((kind) => [kind, 0])) as Record<UnitKind, number>
+        const rows = db.prepare('SELECT kind, count(*) AS n FROM index_units GROUP BY kind').all() as Array<{ kind: string; n: number }>
+        for (const row of rows) if (row.kind in counts) counts[row.kind as UnitKind] = row.n
+        countsRead = { counts, dataVersion: version }
+      }
+      return { ...countsRead.counts }
     },
   }
   return index
