@@ -20,6 +20,7 @@
  *
  * Usage: node scripts/bench/context.ts [MESSAGES] [--turns N]   (N single turns timed, default 2,000)
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { ManualClock } from '../../src/core/clock.ts'
 import { countTokens } from '../../src/core/tokens.ts'
@@ -173,7 +174,7 @@ try {
   const sliceMs = performance.now() - sliceStart
   const slice = sliced.compaction
   rows.push(
-    `| first assemble past the threshold: one bounded slice of compaction, then the window | ${ms(sliceMs)} ms (${slice?.kind === 'compacted' ? `${slice.leafSummaries} leaf summaries, complete: ${slice.complete}` : (slice?.kind ?? 'none')}; ${sliced.items.length} items, ${n(sliced.tokens)} tokens) | was 212.2 s: the whole backlog inline | |`,
+    `| first assemble past the threshold: one bounded slice of compaction, then the window | ${ms(sliceMs)} ms (${slice?.kind === 'compacted' ? `${slice.leafSummaries} leaf ${slice.leafSummaries === 1 ? 'summary' : 'summaries'}, complete: ${slice.complete}` : (slice?.kind ?? 'none')}; ${sliced.items.length} items, ${n(sliced.tokens)} tokens) | was 212.2 s: the whole backlog inline | |`,
   )
 
   // Offline compaction of the backlog.
@@ -257,6 +258,8 @@ try {
     // The background compaction, as the jobs turns queue run it: incremental compactions while past the threshold.
     let compactions = 0
     let finished = false
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 })
+    loopDelay.enable()
     const compactStart = performance.now()
     const background = (async () => {
       while (await context.needsCompaction(who, BUDGET)) {
@@ -269,6 +272,7 @@ try {
     })()
     while (!finished) await oneTurn(true)
     const backgroundSeconds = await background
+    loopDelay.disable()
     const during = { begin: { p95: percentile(begins, 95), max: Math.max(...begins) }, assemble: { p95: percentile(assembles, 95), max: Math.max(...assembles) } }
     const conversation = (await mind.backend.context.findConversation(sessionId, mind.agent))!
     const consistency = await checkContextConsistency(mind.backend.context, conversation.id)
@@ -277,6 +281,9 @@ try {
     )
     rows.push(
       `| background compaction of that backlog in the same process, while turns run | ${backgroundSeconds.toFixed(1)} s (${compactions} incremental compactions), ${begins.length} turns meanwhile | | |`,
+    )
+    rows.push(
+      `| event-loop delay while it runs, p99 / longest (a timer's lateness: how long a turn's step can wait) | ${ms(loopDelay.percentile(99) / 1e6)} / ${ms(loopDelay.max / 1e6)} ms | | |`,
     )
     rows.push(`| \`session.begin\` p95 / longest while it runs | ${ms(during.begin.p95)} / ${ms(during.begin.max)} ms | ${ms(baseBegin.p95)} / ${ms(baseBegin.max)} ms: ${BASE_TURNS} turns, no compaction | |`)
     rows.push(

@@ -156,9 +156,14 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
         stoppedAt = item.position
         break
       }
+      // A tail that fills the budget exactly leaves no room for anything older.
+      if (used >= input.budget) {
+        stoppedAt = item.position
+        break
+      }
     }
     // Stop at the first item that does not fit: skipping it for a smaller older one would leave a hole in the story.
-    if (used >= input.budget || used + item.tokens > input.budget) {
+    if (used + item.tokens > input.budget) {
       stoppedAt = item.position
       break
     }

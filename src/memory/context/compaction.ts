@@ -57,7 +57,7 @@ export interface CompactionRun {
 }
 
 /** Default slice: short enough that a turn running beside a compaction waits at most this long per step. */
-export const SLICE_MS = 1
+const SLICE_MS = 1
 /** Summaries stored per transaction. */
 const STORE_BATCH = 16
 /** Summaries indexed per index update. */
@@ -202,7 +202,7 @@ class Pacer {
  * Position of the first protected item: the last `freshTail` message items and everything after
  * the first of them are never compacted. MAX when nothing is protected, MIN when everything is.
  */
-export async function protectedFrom(store: ContextStore, conversationId: number, freshTail: number): Promise<number> {
+async function protectedFrom(store: ContextStore, conversationId: number, freshTail: number): Promise<number> {
   if (freshTail <= 0) return Number.MAX_SAFE_INTEGER
   let before: number | undefined
   let seen = 0

@@ -69,17 +69,3 @@ export async function allSummaryIds(store: ContextStore, items: ContextItem[]): 
   for (const item of items) if (item.kind === 'summary') await visit(item.summaryId)
   return out
 }
-
-/**
- * Index of the first protected item: the last `freshTail` message items and everything after the
- * first of them are never compacted.
- */
-export function freshTailStart(items: ContextItem[], freshTail: number): number {
-  if (freshTail <= 0) return items.length
-  let seen = 0
-  for (let i = items.length - 1; i >= 0; i--) {
-    if (items[i]!.kind === 'message') seen++
-    if (seen >= freshTail) return i
-  }
-  return 0
-}
