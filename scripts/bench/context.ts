@@ -14,13 +14,16 @@
  *    (every message covered exactly once) after.
  * 4. Turns while compaction runs: a mind on its own home with a second backlog appended in batches
  *    of 100 through `mind.context.append`; turns (`mind.session(...).begin/end`, and an `assemble`
- *    with automatic compaction) with no compaction running (baseline), then while the backlog is
- *    compacted in the background in the same process (incremental compactions until under the
- *    threshold, as the `context-compaction` jobs that turns queue do): the longest and p95 calls.
+ *    with automatic compaction), one every `--think` ms (the model's answer between two turns), with
+ *    no compaction running (baseline), then while the backlog is compacted in the background in the
+ *    same process (incremental compactions until under the threshold, as the `context-compaction`
+ *    jobs that turns queue do): the longest and p95 calls.
  *
- * Usage: node scripts/bench/context.ts [MESSAGES] [--turns N]   (N single turns timed, default 2,000)
+ * Usage: node scripts/bench/context.ts [MESSAGES] [--turns N] [--think MS]
+ *   (N single turns timed, default 2,000; MS between turns in part 4, default 200)
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { ManualClock } from '../../src/core/clock.ts'
 import { countTokens } from '../../src/core/tokens.ts'
@@ -36,9 +39,11 @@ import { createMind } from '../../src/mind.ts'
 import { openEmbeddedBackend } from '../../src/storage/embedded.ts'
 import { makeTempHome } from '../../src/testing/temp-home.ts'
 
-const { values, positionals } = parseArgs({ options: { turns: { type: 'string', default: '2000' } }, allowPositionals: true })
+const { values, positionals } = parseArgs({ options: { turns: { type: 'string', default: '2000' }, think: { type: 'string', default: '200' } }, allowPositionals: true })
 const MESSAGES = Number(positionals[0] ?? 100_000)
 const TIMED_TURNS = Number(values.turns)
+/** Milliseconds between two turns in part 4: the model's answer, which a turn waits for (a host never begins turns back to back). */
+const THINK_MS = Number(values.think)
 const BUDGET = 16_000
 const FRESH_TAIL = 20
 const BATCH = 100
@@ -244,6 +249,7 @@ try {
       t = performance.now()
       await context.assemble(who, BUDGET, FRESH_TAIL, { autoCompact })
       assembles.push(performance.now() - t)
+      await sleep(THINK_MS)
     }
     // Baseline: the same turns with no compaction running (and none in the assemble).
     for (let i = 0; i < 10; i++) await oneTurn(false)
@@ -280,7 +286,7 @@ try {
       `| import of ${n(MESSAGES)} messages through \`mind.context.append\` in batches of ${BATCH} | ${n(MESSAGES / importSeconds)} messages/s (${importSeconds.toFixed(1)} s) | | |`,
     )
     rows.push(
-      `| background compaction of that backlog in the same process, while turns run | ${backgroundSeconds.toFixed(1)} s (${compactions} incremental compactions), ${begins.length} turns meanwhile | | |`,
+      `| background compaction of that backlog in the same process, while turns run (one every ${THINK_MS} ms + the turn) | ${backgroundSeconds.toFixed(1)} s (${compactions} incremental compactions), ${begins.length} turns meanwhile | | |`,
     )
     rows.push(
       `| event-loop delay while it runs, p99 / longest (a timer's lateness: how long a turn's step can wait) | ${ms(loopDelay.percentile(99) / 1e6)} / ${ms(loopDelay.max / 1e6)} ms | | |`,

@@ -120,3 +120,22 @@ test('appends that land while a compaction runs are kept and stay outside what i
     'the late messages are raw items at the end of the window',
   )
 })
+
+test('a run asks between slices whether to stand back (a turn is being served) and waits as told, then goes on', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const conversationId = await filled(h, 300)
+  let asked = 0
+  const result = await compactConversation(
+    run(h, conversationId, {
+      sliceMs: 0,
+      standBack: () => {
+        asked++
+        return asked <= 3 ? 2 : 0
+      },
+    }),
+  )
+  assert.equal(result.kind, 'compacted')
+  assert.ok(asked > 3, `asked ${asked} times`)
+  assert.deepEqual((await checkContextConsistency(h.backend.context, conversationId)).problems, [])
+})

@@ -21,6 +21,7 @@
  * only add items after the last one, and `replaceWithSummary` checks the run it folds inside its
  * own transaction.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { yieldToEventLoop } from '../../core/yield.ts'
 import type { ContextItem, StoredMessage, Summary, SummaryMethod } from '../../core/message.ts'
 import type { ContextStore, NewSummary } from '../../storage/contracts.ts'
@@ -54,6 +55,11 @@ export interface CompactionRun {
   maxMs?: number
   /** Longest stretch of work between two turns of the event loop, in milliseconds (default SLICE_MS). */
   sliceMs?: number
+  /**
+   * Asked between slices: how long to stand back before the next one (0: go on). A background run
+   * stands back while the process serves a turn (lcm-provider.ts).
+   */
+  standBack?: () => number
 }
 
 /** Default slice: short enough that a turn running beside a compaction waits at most this long per step. */
@@ -164,10 +170,12 @@ class Pacer {
     await this.breathe()
   }
 
-  /** At the end of a slice: let the event loop run. */
+  /** At the end of a slice: let the event loop run (and wait out a turn when asked to stand back). */
   async breathe(): Promise<void> {
     if (performance.now() - this.#sliceStart < this.#sliceMs) return
-    await yieldToEventLoop()
+    const wait = this.#run.standBack?.() ?? 0
+    if (wait > 0) await sleep(wait)
+    else await yieldToEventLoop()
     this.#sliceStart = performance.now()
   }
 

@@ -36,6 +36,11 @@ import { createSummarizer } from './summarizer.ts'
 
 export type LcmContextProvider = ContextProvider & Compactor & Searcher & Explorer
 
+/** How long a background compaction stands back after a turn's append or assemble (a turn goes on to prime). */
+const FOREGROUND_MS = 50
+/** Longest a background compaction stands back in a row before it does a slice anyway. */
+const MAX_STAND_BACK_MS = 250
+
 function notFound(what: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.notFound, category: 'user', message: `${what} was not found.`, fix })
 }
@@ -80,8 +85,31 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
     )
   }
 
-  /** One compaction run; the caller holds the session's lock. */
-  function compactLocked(conversation: Conversation, options: { mode?: CompactionMode; freshTail?: number; maxMs?: number }): Promise<CompactionResult> {
+  // Turns come first. A turn calls append and assemble (begin: append, assemble, then priming; end:
+  // append): after each, a background compaction stands back for FOREGROUND_MS, so a turn's own
+  // waits on I/O are not spent behind compaction slices — but never longer than MAX_STAND_BACK_MS
+  // in a row, so a process serving turn after turn still compacts.
+  let foregroundAt = Number.NEGATIVE_INFINITY
+  let stoodBack = 0
+  const foreground = (): void => {
+    foregroundAt = performance.now()
+  }
+  const standBack = (): number => {
+    const wait = FOREGROUND_MS - (performance.now() - foregroundAt)
+    if (wait <= 0 || stoodBack >= MAX_STAND_BACK_MS) {
+      stoodBack = 0
+      return 0
+    }
+    stoodBack += wait
+    return wait
+  }
+
+  /** One compaction run; the caller holds the session's lock. An assemble's own slice is foreground work: it does not stand back. */
+  function compactLocked(
+    conversation: Conversation,
+    options: { mode?: CompactionMode; freshTail?: number; maxMs?: number },
+    background = true,
+  ): Promise<CompactionResult> {
     return compactConversation({
       store,
       conversationId: conversation.id,
@@ -93,6 +121,7 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
         ...(settings.summaryTimeoutMs !== undefined ? { timeoutMs: settings.summaryTimeoutMs } : {}),
       }),
       ...(options.maxMs !== undefined ? { maxMs: options.maxMs } : {}),
+      ...(background ? { standBack } : {}),
       onSummaries: (written) => indexer.indexSummaries(conversation, written.map((w) => w.summary)),
     })
   }
@@ -101,14 +130,17 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
     kind: 'lcm',
 
     async append(session, messages) {
+      foreground()
       const { conversation, stored } = await support.append(session, messages)
       // After the store's commit: a crash here leaves messages unindexed, never lost (search catches up).
       await indexer.indexMessages(conversation, stored)
+      foreground()
       return stored
     },
 
     async assemble(session, budget, freshTail = settings.freshTail, options = {}) {
       validateBudget(budget, freshTail)
+      foreground()
       const conversation = await support.findConversation(session)
       if (!conversation) return { items: [], tokens: 0, budget, freshTailCount: 0, overBudget: false, omittedItems: 0 }
       const autoCompact = options.autoCompact ?? settings.autoCompact
@@ -117,13 +149,14 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
         const seen = fruitless.get(conversation.id)
         if (seen === undefined || seen !== (await windowSignature(conversation.id))) {
           // One slice, and only when no one else is compacting this session (a background run is).
-          const slice = await support.tryWithSessionLock(session, () => compactLocked(conversation, { mode: 'incremental', freshTail, maxMs: settings.assembleCompactMs }))
+          const slice = await support.tryWithSessionLock(session, () => compactLocked(conversation, { mode: 'incremental', freshTail, maxMs: settings.assembleCompactMs }, false))
           compaction = slice?.value
           if (compaction?.kind === 'skipped') fruitless.set(conversation.id, await windowSignature(conversation.id))
           else if (compaction) fruitless.delete(conversation.id)
         }
       }
       const assembled = await assembleContext({ store, resolver, conversationId: conversation.id, budget, freshTail })
+      foreground()
       return compaction ? { ...assembled, compaction } : assembled
     },
 
