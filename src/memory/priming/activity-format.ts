@@ -33,11 +33,35 @@ export interface ActivityBlock {
   latestTs: string
 }
 
+/**
+ * Priming formats the same events turn after turn (the last hours of the log): what formatting an
+ * event derives from its strings alone is remembered, by those strings, up to this many entries
+ * per kind (then forgotten at once and built up again).
+ */
+const FORMAT_MEMO_LIMIT = 4_096
+
+function memoised<T>(compute: (key: string) => T): (key: string) => T {
+  const known = new Map<string, T>()
+  return (key) => {
+    let value = known.get(key)
+    if (value === undefined) {
+      value = compute(key)
+      if (known.size >= FORMAT_MEMO_LIMIT) known.clear()
+      known.set(key, value)
+    }
+    return value
+  }
+}
+
 /** `HH:MM` (UTC, like the day files) of an ISO instant. */
-function hhmm(ts: string): string {
+const hhmm = memoised((ts: string): string => {
   const date = new Date(ts)
   return Number.isNaN(date.getTime()) ? '??:??' : date.toISOString().slice(11, 16)
-}
+})
+
+const escapedShort = memoised(escapeRecalled)
+/** escapeRecalled, remembered for texts up to a few hundred characters (what the log mostly holds). */
+const escaped = (text: string): string => (text.length <= 2 * ACTIVITY_CONTENT_LIMIT ? escapedShort(text) : escapeRecalled(text))
 
 function fileOf(ref: string): string {
   return ref.split('#L')[0] ?? ref
@@ -58,7 +82,7 @@ export function pointerFor(refs: readonly string[]): string {
 
 /** Text cut to the seed's limit, escaped, with a pointer to `ref` when it was cut. */
 function clip(text: string, ref: string, limit = ACTIVITY_CONTENT_LIMIT): string {
-  const flat = escapeRecalled(text)
+  const flat = escaped(text)
   if (flat.length <= limit) return flat
   return `${flat.slice(0, limit).trimEnd()}… (-> ${ref})`
 }
@@ -85,7 +109,7 @@ function singleLine(record: ActivityRecord): string {
             ? record.channel
             : undefined
   const text = clip(textOf(record), record.ref)
-  const head = `[${hhmm(record.ts)}] ${label}${who ? ` ${escapeRecalled(who)}:` : ''}`
+  const head = `[${hhmm(record.ts)}] ${label}${who ? ` ${escaped(who)}:` : ''}`
   return text === '' ? head.replace(/:$/, '') : `${head} ${text}`
 }
 
@@ -118,7 +142,7 @@ export function groupActivity(records: readonly ActivityRecord[]): ActivityBlock
         const topic = clip(textOf(first), first.ref, 80)
         const children = run.map((r) => `  [${hhmm(r.ts)}] ${ACTIVITY_LABELS[r.type]} ${clip(textOf(r), r.ref)}`)
         blocks.push({
-          text: [`[${hhmm(first.ts)}-${hhmm(last.ts)}] DM ${escapeRecalled(peer)}: ${topic} (${run.length})`, ...children, `  -> ${pointer}`].join('\n'),
+          text: [`[${hhmm(first.ts)}-${hhmm(last.ts)}] DM ${escaped(peer)}: ${topic} (${run.length})`, ...children, `  -> ${pointer}`].join('\n'),
           refs,
           pointer,
           kind: 'dm',
@@ -156,9 +180,9 @@ export function groupActivity(records: readonly ActivityRecord[]): ActivityBlock
       const exit = last.meta?.exit_code
       const when = run.length > 1 ? `[${hhmm(first.ts)}-${hhmm(last.ts)}]` : `[${hhmm(first.ts)}]`
       const times = run.length > 1 ? ` x${run.length}` : ''
-      const detail = exit !== undefined ? `exit=${escapeRecalled(String(exit))}` : clip(last.summary ?? 'ran', last.ref)
+      const detail = exit !== undefined ? `exit=${escaped(String(exit))}` : clip(last.summary ?? 'ran', last.ref)
       blocks.push({
-        text: `${when} CRON ${escapeRecalled(task)}${times}: ${detail}${run.length > 1 ? ` -> ${pointer}` : ''}`,
+        text: `${when} CRON ${escaped(task)}${times}: ${detail}${run.length > 1 ? ` -> ${pointer}` : ''}`,
         refs,
         pointer,
         kind: 'cron',
