@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { describe, test } from 'node:test'
-import { parseFrontmatter, serializeFrontmatter } from './frontmatter.ts'
+import { parseDocument, stringify } from 'yaml'
+import { parseFrontmatter, readSimpleFrontmatter, serializeFrontmatter } from './frontmatter.ts'
 
 // The seed's knowledge/ frontmatter (003, "YAML Frontmatter").
 const SEED_KNOWLEDGE = `---
@@ -115,5 +117,108 @@ describe('frontmatter that cannot be read never throws', () => {
     assert.equal(parsed.problem, undefined)
     assert.deepEqual(parsed.frontmatter, { confidence: 0.9 })
     assert.equal(parsed.body, '# Tea\nGreen.\n')
+  })
+})
+
+describe('the reader of simple frontmatter gives what yaml gives', () => {
+  /** What the `yaml` package (core schema) reads, or `undefined` when it reports an error. */
+  const byYaml = (text: string): unknown => {
+    const document = parseDocument(text, { schema: 'core', prettyErrors: false })
+    return document.errors.length > 0 ? undefined : (document.toJS({ maxAliasCount: 100 }) ?? {})
+  }
+
+  /** A deterministic generator (mulberry32), so a failure is repeated by running the test again. */
+  function random(seed: number): () => number {
+    let state = seed
+    return () => {
+      state = (state + 0x6d2b79f5) | 0
+      let t = Math.imul(state ^ (state >>> 15), 1 | state)
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+    }
+  }
+
+  // Pieces of keys and values, among them every indicator, number form, keyword and odd character
+  // the core schema treats apart, so that generated lines hit the reader's edges.
+  const KEYS = ['created_at', 'description', 'tags', 'confidence', 'a', 'b-c', '_x', 'null', 'True', 'false', '__proto__', 'key with space', '"quoted"', '1', 'x:y', '?', '-k', 'é']
+  const PIECES = [
+    'tea', 'Green tea', '2026-02-18T03:00:00+09:00', '2026-02-18', '0', '7', '007', '-3', '+4', '0.9', '0.80', '1.', '.5', '1e3', '1E-2', '0x1F', '0o17', '.inf', '-.Inf', '.nan', '9007199254740993', '123456789012345',
+    '~', 'null', 'Null', 'NULL', 'true', 'TRUE', 'False', 'yes', 'no', 'on', 'off', '[]', '{}', '[a, b]', '{a: 1}', '"x"', '"a: b"', '"esc\\n"', '""', "''", "'it''s'", "'open", '"open', "it's", 'a: b', 'a:b', 'a #c', 'a#b', 'end:',
+    '- x', '-x', '? q', ': v', ',x', 'x,y', '&anchor', '*alias', '!tag x', '|', '>', '%x', '@x', '`x`', '#c', 'a  b', ' lead', 'trail ', 'tab\there', 'ç日本', '😀', '\u00a0x', 'x\u2028y', '\ufeffx', '\u0085', '\u0007', '\ud800', '...', '---', '<<', 'https://x.y/z?q=1', 'C:\\path', '(1) x', '$x', 'a=b', 'x!', 'x?', 'x]', 'x}',
+  ]
+
+  function generated(next: () => number): string {
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T
+    const lines: string[] = []
+    const count = Math.floor(next() * 5)
+    for (let i = 0; i < count; i++) {
+      const key = next() < 0.85 ? pick(KEYS.slice(0, 8)) : pick(KEYS)
+      const value = next() < 0.7 ? pick(PIECES) : `${pick(PIECES)}${pick([' ', '', ':', ' #', ', '])}${pick(PIECES)}`
+      const shape = next()
+      if (shape < 0.7) lines.push(`${key}: ${value}`)
+      else if (shape < 0.8) lines.push(`${key}:`, ...Array.from({ length: Math.floor(next() * 3) + 1 }, () => `  - ${pick(PIECES)}`))
+      else if (shape < 0.85) lines.push(`${key}:`)
+      else if (shape < 0.9) lines.push(`${key}:  ${value}`)
+      else lines.push(pick([`${key}:${value}`, `  ${key}: ${value}`, `# ${value}`, '', `- ${value}`, `${key}:`, `    - ${value}`, `  -   ${value}`, `${key}: ${value}\r`]))
+    }
+    return lines.length === 0 ? '' : `${lines.join('\n')}\n`
+  }
+
+  test('on generated frontmatter, hostile pieces among them, whatever the reader takes equals what yaml reads', () => {
+    const next = random(18)
+    let taken = 0
+    for (let i = 0; i < 20_000; i++) {
+      const text = generated(next)
+      const simple = readSimpleFrontmatter(text)
+      if (simple === undefined) continue
+      taken++
+      assert.deepStrictEqual(simple, byYaml(text), JSON.stringify(text))
+      assert.deepEqual(Object.keys(simple), Object.keys(byYaml(text) as object), JSON.stringify(text))
+    }
+    // The comparison means something only if the reader takes a good share of what is generated.
+    assert.ok(taken > 4_000, `taken ${taken}`)
+  })
+
+  test('every piece as a value, alone and in a list', () => {
+    for (const piece of PIECES) {
+      for (const text of [`k: ${piece}\n`, `k:\n  - ${piece}\n  - x\n`]) {
+        const simple = readSimpleFrontmatter(text)
+        if (simple !== undefined) assert.deepStrictEqual(simple, byYaml(text), JSON.stringify(text))
+      }
+    }
+  })
+
+  test('what engram writes is read by the reader itself, as yaml reads it', () => {
+    const written = [
+      { created_at: '2026-02-18T03:00:00+09:00', updated_at: '2026-02-18T03:00:00+09:00', source_episodes: 3, confidence: 0.9, auto_consolidated: true, version: 1 },
+      { description: 'How the service answers under load', tags: ['ops', 'latency'], sources: [], confidence: 0.8 },
+      { user: 'alice@example.com', updated_at: '2026-11-24T07:55:31.765Z', supersedes: 'topic-3', valid_from: '2026-01-01', valid_until: null },
+      { description: 'a: colon, a #hash and it\'s', note: 'true', count: '12', empty: '' },
+    ]
+    for (const frontmatter of written) {
+      const text = stringify(frontmatter, { lineWidth: 0 })
+      const simple = readSimpleFrontmatter(text)
+      assert.notEqual(simple, undefined, text)
+      assert.deepStrictEqual(simple, byYaml(text))
+      assert.deepStrictEqual(parseFrontmatter(serializeFrontmatter(frontmatter, 'body\n')).frontmatter, frontmatter)
+    }
+    // Escapes, nesting and text over lines are left to yaml, and come back the same.
+    for (const frontmatter of [{ description: '"quoted"\nover two lines' }, { meta: { nested: [1, { deep: true }] } }]) {
+      const text = stringify(frontmatter, { lineWidth: 0 })
+      assert.equal(readSimpleFrontmatter(text), undefined, text)
+      assert.deepStrictEqual(parseFrontmatter(serializeFrontmatter(frontmatter, 'body\n')).frontmatter, frontmatter)
+    }
+  })
+
+  test('reading what engram writes does not load yaml', () => {
+    const script = [
+      "import { createRequire } from 'node:module'",
+      `const { parseFrontmatter } = await import(${JSON.stringify(new URL('./frontmatter.ts', import.meta.url).href)})`,
+      "const parsed = parseFrontmatter('---\\nconfidence: 0.8\\ntags:\\n  - a\\n---\\nbody\\n')",
+      "const loaded = Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/yaml/'))",
+      'console.log(JSON.stringify({ frontmatter: parsed.frontmatter, loaded }))',
+    ].join('\n')
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
+    assert.deepEqual(JSON.parse(out), { frontmatter: { confidence: 0.8, tags: ['a'] }, loaded: false })
   })
 })

@@ -75,7 +75,7 @@ export function engramSource(scope: EngramScope, agent: string, file: string, ow
  * that one file never stops the reindex of the others (DESIGN §1 principle 10). `wanted` keeps no
  * entry for it, so its units leave the index until it can be read again.
  */
-async function guarded(report: ReindexReport, file: string, work: () => Promise<void>): Promise<void> {
+async function guarded(report: Collected, file: string, work: () => Promise<void>): Promise<void> {
   try {
     await work()
   } catch (error) {
@@ -90,6 +90,67 @@ async function guarded(report: ReindexReport, file: string, work: () => Promise<
  * reindex after each `maintain()` does not read and chunk a year of unchanged episodes again.
  */
 const indexedDocuments = new WeakMap<object, Map<string, { hash: string; units: number }>>()
+
+/**
+ * What one piece of the collection found: its units by source and its problems. The pieces read
+ * their files at once (a fresh process spends most of a reindex waiting on small reads); what they
+ * found is merged in a fixed order, the order of a collection run piece after piece.
+ */
+interface Collected {
+  wanted: Map<string, IndexUnit[]>
+  problems: ParseProblem[]
+}
+type Piece = (found: Collected) => Promise<void>
+
+/** Files read at once by one piece of the collection. */
+const READS_AT_ONCE = 8
+
+/** Runs the pieces at once and merges what each found, in their order, into `wanted` and `report`. */
+async function collectAll(pieces: Piece[], wanted: Map<string, IndexUnit[]>, report: ReindexReport): Promise<void> {
+  const found = pieces.map((): Collected => ({ wanted: new Map(), problems: [] }))
+  await Promise.all(pieces.map((piece, i) => piece(found[i] as Collected)))
+  for (const part of found) {
+    for (const [source, units] of part.wanted) wanted.set(source, units)
+    report.problems.push(...part.problems)
+  }
+}
+
+/**
+ * `work` of each item, at most `limit` at once; the outcomes in the items' order, a failure as
+ * `{ error }`.
+ */
+async function settledInOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<Array<{ value: R } | { error: unknown }>> {
+  const outcomes: Array<{ value: R } | { error: unknown }> = new Array(items.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++
+      try {
+        outcomes[i] = { value: await work(items[i] as T) }
+      } catch (error) {
+        outcomes[i] = { error }
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return outcomes
+}
+
+/** `promise` as an outcome, so that it can be awaited later without an unhandled rejection meanwhile. */
+function settle<R>(promise: Promise<R>): Promise<{ value: R } | { error: unknown }> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  )
+}
+
+/** The values of `settledInOrder` up to the first failure, which is then thrown (as a loop that stopped there would have). */
+function* untilFailure<R>(outcomes: Array<{ value: R } | { error: unknown }>): Generator<R> {
+  for (const outcome of outcomes) {
+    if ('error' in outcome) throw outcome.error
+    yield outcome.value
+  }
+}
 
 /** What the collection of documents knows of earlier reindexes (see `indexedDocuments`). */
 interface DocumentMemo {
@@ -112,24 +173,33 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
   const known = indexedDocuments.get(deps.backend.index) ?? new Map<string, { hash: string; units: number }>()
   const memo: DocumentMemo = { known: options.full ? new Map() : known, live: new Set(await deps.backend.index.sources()), unchanged: new Set(), read: new Map() }
 
-  for (const owner of owners) await collectOwnerUnits(owner, deps, wanted, report, memo)
+  const pieces = owners.flatMap((owner) => ownerPieces(owner, deps, memo))
 
   // A user's profile belongs to that user and to every agent of the home (decision 0017).
-  await guarded(report, 'shared/users', async () => {
-    for (const ref of await deps.backend.documents.list('user')) {
-      const doc = await deps.backend.documents.read('user', ref.slug)
-      const user = userFromKey(ref.slug)
-      if (user === undefined) {
-        // Nobody's profile: kept as it is, never read into anyone's memory, and said (decision 0025).
-        report.problems.push({ file: `shared/users/${ref.slug}.md`, line: 0, text: '', reason: 'a profile file whose name is no user id (engram names them after the user id, percent-encoded); not read — rename it to <user id>.md' })
-        continue
+  pieces.push((found) =>
+    guarded(found, 'shared/users', async () => {
+      const refs = await deps.backend.documents.list('user')
+      const docs = await settledInOrder(refs, READS_AT_ONCE, (ref) => deps.backend.documents.read('user', ref.slug))
+      let i = 0
+      for (const doc of untilFailure(docs)) {
+        const ref = refs[i++] as (typeof refs)[number]
+        const user = userFromKey(ref.slug)
+        if (user === undefined) {
+          // Nobody's profile: kept as it is, never read into anyone's memory, and said (decision 0025).
+          found.problems.push({ file: `shared/users/${ref.slug}.md`, line: 0, text: '', reason: 'a profile file whose name is no user id (engram names them after the user id, percent-encoded); not read — rename it to <user id>.md' })
+          continue
+        }
+        if (!doc) continue
+        found.wanted.set(doc.path, docUnits(doc, 'user', ref.modifiedAt, deps).map((u) => ({ ...u, agent: undefined, user, owner: ownerOfUser(user) })))
       }
-      if (!doc) continue
-      wanted.set(doc.path, docUnits(doc, 'user', ref.modifiedAt, deps).map((u) => ({ ...u, agent: undefined, user, owner: ownerOfUser(user) })))
-    }
-  })
+    }),
+  )
 
-  if (deps.skills) await guarded(report, `agents/${deps.agent}/skills`, () => collectSkillUnits(deps, deps.skills as SkillStore, wanted, report))
+  if (deps.skills) {
+    const skills = deps.skills
+    pieces.push((found) => guarded(found, `agents/${deps.agent}/skills`, () => collectSkillUnits(deps, skills, found)))
+  }
+  await collectAll(pieces, wanted, report)
 
   await writeUnits(deps, wanted, report, options, memo.unchanged)
   for (const source of memo.unchanged) {
@@ -148,12 +218,12 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
   return report
 }
 
-async function collectSkillUnits(deps: IndexerDeps, skills: SkillStore, wanted: Map<string, IndexUnit[]>, report: ReindexReport): Promise<void> {
+async function collectSkillUnits(deps: IndexerDeps, skills: SkillStore, found: Collected): Promise<void> {
   const listing = await skills.list()
   for (const skill of listing.skills) {
     const source = `agents/${deps.agent}/skills/${skill.label}/declarative.md`
     const text = [`${skill.meta.name}: ${skill.meta.when_to_use}`, skill.meta.description ?? '', skill.declarative.slice(0, 1500)].filter((part) => part.trim() !== '').join('\n')
-    wanted.set(source, [
+    found.wanted.set(source, [
       {
         id: `${source}#0`,
         kind: 'skill',
@@ -168,7 +238,7 @@ async function collectSkillUnits(deps: IndexerDeps, skills: SkillStore, wanted: 
     ])
   }
   for (const problem of listing.problems) {
-    report.problems.push({ file: `agents/${deps.agent}/skills/${problem.label}`, line: 0, text: '', reason: problem.reason })
+    found.problems.push({ file: `agents/${deps.agent}/skills/${problem.label}`, line: 0, text: '', reason: problem.reason })
   }
 }
 
@@ -246,42 +316,57 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
   }
 }
 
-/** The units of one owner's tree: its engram files, topics and documents. */
-async function collectOwnerUnits(owner: Owner, deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, report: ReindexReport, memo: DocumentMemo): Promise<void> {
+/** The pieces that collect the units of one owner's tree: its engram files and topics (per scope), each kind of document, its problems. */
+function ownerPieces(owner: Owner, deps: IndexerDeps, memo: DocumentMemo): Piece[] {
   const stores = deps.backend.owned(owner)
   const unitAgent = owner === 'shared' ? undefined : deps.agent
+  const pieces: Piece[] = []
   for (const scope of ['global', 'project'] as const) {
     const store = stores.engrams(scope)
     if (!store) continue
-    for (const file of ENGRAM_FILES) {
-      const source = engramSource(scope, deps.agent, `${file}.md`, owner)
-      await guarded(report, source, async () => {
-        const { entries, problems } = await store.read(file)
-        // Reported by the file's source label (home-relative), as every other problem is.
-        report.problems.push(...problems.map((problem) => ({ ...problem, file: source })))
-        wanted.set(source, entries.map((entry) => ({ ...engramUnit(entry, scope, file, source, deps), agent: unitAgent, owner })))
-      })
-    }
-    await guarded(report, engramSource(scope, deps.agent, 'topics', owner), () => collectTopicUnits(owner, scope, store, deps, wanted, report))
+    pieces.push(async (found) => {
+      // Reading the topic files for their problems starts now, beside the engram files.
+      const topicProblems = settle(store.topicProblems())
+      let lessons: EngramEntry[] | undefined
+      for (const file of ENGRAM_FILES) {
+        const source = engramSource(scope, deps.agent, `${file}.md`, owner)
+        await guarded(found, source, async () => {
+          const { entries, problems } = await store.read(file)
+          if (file === 'lessons') lessons = entries
+          // Reported by the file's source label (home-relative), as every other problem is.
+          found.problems.push(...problems.map((problem) => ({ ...problem, file: source })))
+          found.wanted.set(source, entries.map((entry) => ({ ...engramUnit(entry, scope, file, source, deps), agent: unitAgent, owner })))
+        })
+      }
+      await guarded(found, engramSource(scope, deps.agent, 'topics', owner), () => collectTopicUnits(owner, scope, store, topicProblems, lessons, deps, found))
+    })
   }
 
   for (const { kind, unit } of INDEXED_DOC_KINDS) {
-    await guarded(report, `${treeRel(owner, deps.agent)}/${kind}`, async () => {
-      for (const ref of await stores.documents.list(kind)) {
-        if (memo.known.get(ref.path)?.hash === ref.hash && memo.live.has(ref.path)) {
+    pieces.push((found) =>
+      guarded(found, `${treeRel(owner, deps.agent)}/${kind}`, async () => {
+        const refs = (await stores.documents.list(kind)).filter((ref) => {
+          if (memo.known.get(ref.path)?.hash !== ref.hash || !memo.live.has(ref.path)) return true
           memo.unchanged.add(ref.path)
-          continue
+          return false
+        })
+        const docs = await settledInOrder(refs, READS_AT_ONCE, (ref) => stores.documents.read(kind, ref.slug))
+        let i = 0
+        for (const doc of untilFailure(docs)) {
+          const ref = refs[i++] as (typeof refs)[number]
+          if (!doc) continue
+          if (doc.hash === ref.hash) memo.read.set(doc.path, doc.hash)
+          found.wanted.set(doc.path, docUnits(doc, unit, ref.modifiedAt, deps).map((u) => ({ ...u, agent: unitAgent, owner })))
         }
-        const doc = await stores.documents.read(kind, ref.slug)
-        if (!doc) continue
-        if (doc.hash === ref.hash) memo.read.set(doc.path, doc.hash)
-        wanted.set(doc.path, docUnits(doc, unit, ref.modifiedAt, deps).map((u) => ({ ...u, agent: unitAgent, owner })))
-      }
-    })
+      }),
+    )
   }
-  await guarded(report, treeRel(owner, deps.agent), async () => {
-    report.problems.push(...(await stores.documents.problems()))
-  })
+  pieces.push((found) =>
+    guarded(found, treeRel(owner, deps.agent), async () => {
+      found.problems.push(...(await stores.documents.problems()))
+    }),
+  )
+  return pieces
 }
 
 /** The units of one scope's topic files. */
@@ -289,20 +374,28 @@ async function collectTopicUnits(
   owner: Owner,
   scope: EngramScope,
   store: EngramStore,
+  /** `store.topicProblems()`, under way. */
+  topicProblems: Promise<{ value: ParseProblem[] } | { error: unknown }>,
+  /** The scope's lessons as just read for their own units (read again here if that failed). */
+  lessons: EngramEntry[] | undefined,
   deps: IndexerDeps,
-  wanted: Map<string, IndexUnit[]>,
-  report: ReindexReport,
+  found: Collected,
 ): Promise<void> {
   const unitAgent = owner === 'shared' ? undefined : deps.agent
-  for (const problem of await store.topicProblems()) {
+  const listed = await topicProblems
+  if ('error' in listed) throw listed.error
+  for (const problem of listed.value) {
     const name = problem.file.slice(problem.file.lastIndexOf('/') + 1)
-    report.problems.push({ ...problem, file: engramSource(scope, deps.agent, `topics/${name}`, owner) })
+    found.problems.push({ ...problem, file: engramSource(scope, deps.agent, `topics/${name}`, owner) })
   }
   // Topic files hold copies of lessons (cross-filed) plus whatever a person wrote there. The
   // copies are already units of lessons.md; only the rest is indexed, without metadata comments.
-  const lessonKeys = new Set((await store.read('lessons')).entries.map((entry) => dedupeKey(entry.text)))
-  for (const slug of await store.listTopics()) {
-    const markdown = await store.recallTopic(slug)
+  const lessonKeys = new Set((lessons ?? (await store.read('lessons')).entries).map((entry) => dedupeKey(entry.text)))
+  const slugs = await store.listTopics()
+  const texts = await settledInOrder(slugs, READS_AT_ONCE, (slug) => store.recallTopic(slug))
+  let i = 0
+  for (const markdown of untilFailure(texts)) {
+    const slug = slugs[i++] as string
     if (markdown === null) continue
     const source = engramSource(scope, deps.agent, `topics/${slug}.md`, owner)
     const own = markdown
@@ -314,7 +407,7 @@ async function collectTopicUnits(
       .join('\n')
       .replace(/\s*<!--[\s\S]*?-->/g, '')
     const chunks = chunkMarkdown(own).filter((chunk) => chunk.text.split('\n').some((line) => line.trim() !== '' && !/^#{1,6}\s/.test(line)))
-    wanted.set(source, chunks.map((chunk) => ({
+    found.wanted.set(source, chunks.map((chunk) => ({
       id: `${source}#${chunk.index}`,
       kind: 'topic' as const,
       text: chunk.text,
