@@ -9,19 +9,20 @@ import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { EngramError } from '../src/core/errors.ts'
 import type { Command, CommandResult } from '../src/interfaces/cli/command.ts'
-import { contextCommands } from '../src/interfaces/cli/commands/context/index.ts'
+import { COMMANDS } from '../src/interfaces/cli/commands/index.ts'
 import { doctorCommand } from '../src/interfaces/cli/commands/doctor/index.ts'
 import { ExitCode } from '../src/interfaces/cli/io.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
-function command(name: string): Command {
-  const found = contextCommands.find((c) => c.path.join(' ') === `context ${name}`)
-  assert.ok(found, name)
-  return found
+/** The command as the CLI's registry loads it. */
+async function command(name: string): Promise<Command> {
+  const entry = COMMANDS.find((c) => c.path.join(' ') === `context ${name}`)
+  assert.ok(entry, name)
+  return entry.load()
 }
 
 async function run(tmp: TempHome, name: string, args: string[], options: Record<string, string | boolean>): Promise<CommandResult> {
-  return command(name).run({
+  return (await command(name)).run({
     io: { stdout: { write: () => true }, stderr: { write: () => true }, env: tmp.env, cwd: tmp.project, isTTY: false },
     args,
     options,
@@ -88,7 +89,7 @@ test('append (text and JSONL with broken lines), assemble, compact, search, desc
   await assert.rejects(run(tmp, 'append', [], { role: 'user', text: 'x' }), (e) => EngramError.is(e) && /--session/.test(e.fix ?? ''))
   await assert.rejects(run(tmp, 'describe', ['sum_00'], {}), (e) => EngramError.is(e) && e.code === 'not_found')
 
-  const simple = await command('compact').run({
+  const simple = await (await command('compact')).run({
     io: { stdout: { write: () => true }, stderr: { write: () => true }, env: tmp.env, cwd: tmp.project, isTTY: false },
     args: [],
     options: { session: 'cli' },

@@ -7,8 +7,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { EngramError } from '../src/core/errors.ts'
-import type { CommandContext, CommandResult } from '../src/interfaces/cli/command.ts'
-import { SKILLS_COMMANDS } from '../src/interfaces/cli/commands/skills/index.ts'
+import type { Command, CommandContext, CommandResult } from '../src/interfaces/cli/command.ts'
+import { COMMANDS } from '../src/interfaces/cli/commands/index.ts'
 import { createMind } from '../src/mind.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -19,15 +19,16 @@ before(async () => {
 })
 after(() => server.close())
 
-function command(name: string) {
-  const found = SKILLS_COMMANDS.find((c) => c.path.join(' ') === name)
-  assert.ok(found, name)
-  return found
+/** The command as the CLI's registry loads it. */
+async function command(name: string): Promise<Command> {
+  const entry = COMMANDS.find((c) => c.path.join(' ') === name)
+  assert.ok(entry, name)
+  return entry.load()
 }
 
 async function run(tmp: TempHome, name: string, args: string[] = [], options: CommandContext['options'] = {}, env: Record<string, string> = {}): Promise<CommandResult> {
   const out: string[] = []
-  return command(name).run({
+  return (await command(name)).run({
     io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: () => {} }, env: { ...tmp.env, ...env }, cwd: tmp.project, isTTY: false },
     args,
     options,

@@ -174,4 +174,3 @@ export const skillsSaveCommand: Command = {
 }
 
 /** The skills commands, for the lead to register in COMMANDS. */
-export const SKILLS_COMMANDS: readonly Command[] = [skillsCommand, skillsListCommand, skillsShowCommand, skillsRemoveCommand, skillsSaveCommand]
