@@ -70,6 +70,9 @@ async function buildHome(mind: Mind): Promise<void> {
       assert.match(queued.text, /waiting for the user's confirmation/)
     }
     await ada.end(turn, `Answer ${i}: flush the heron cache after migration ${i}; the billing export then reads fresh rows.`)
+    // A person takes longer to answer than the background compaction the turn queued (decision
+    // 0043: past the threshold, compaction runs between turns), so the next turn sees its summaries.
+    await mind.idle()
   }
   const bob = mind.session('bob-walrus-chat', { user: 'bob' })
   const turn = await bob.begin('When do we deploy the walrus service?')
