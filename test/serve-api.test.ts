@@ -6,62 +6,13 @@
  * process: a request, SIGTERM, exit 0, the memorized lesson there after reopening the home.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { checkBind, parseCredentials } from '../src/interfaces/http/credentials.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-
-const root = resolve(import.meta.dirname, '..')
-const bin = join(root, 'src/interfaces/cli/bin.ts')
-
-const ADA = 'ada-token-0123456789abcdef'
-const BOB = 'bob-token-0123456789abcdef'
-const AGENT = 'agent-token-0123456789abcd'
-const ADMIN = 'admin-token-0123456789abcd'
-const TOKENS = `${ADA}=default:ada, ${BOB}=default:bob, ${AGENT}=default, ${ADMIN}=admin`
-
-interface Hit {
-  text: string
-}
-/** The fields of the answers these tests read (the rest is checked where it matters). */
-interface Body {
-  ok: boolean
-  error: { code: string; message: string; fix: string }
-  turn: { sessionId: string; user: string; number: number; system: string; messages: Array<{ content: string }>; provenance: { primed: unknown[] }; tools: Array<{ name: string; inputSchema: unknown }> }
-  messageIds: number[]
-  report: { saved: unknown[] }
-  hits: Hit[]
-  status: unknown
-}
-interface Answer {
-  status: number
-  body: Body
-}
-
-type App = ReturnType<typeof createServeApp>
-
-async function call(app: App, method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<Answer> {
-  const headers: Record<string, string> = { host: '127.0.0.1:7477', ...options.headers }
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
-  let body: string | undefined
-  if (options.raw !== undefined || options.body !== undefined) {
-    body = options.raw ?? JSON.stringify(options.body)
-    headers['content-type'] ??= 'application/json'
-  }
-  const response = await app.request(path, { method, headers, ...(body !== undefined ? { body } : {}) })
-  return { status: response.status, body: (await response.json()) as Body }
-}
-
-function assertError(answer: Answer, status: number, code: string): void {
-  assert.equal(answer.status, status, JSON.stringify(answer.body))
-  assert.equal(answer.body.ok, false)
-  assert.equal(answer.body.error.code, code)
-  assert.equal(typeof answer.body.error.message, 'string')
-  assert.ok(typeof answer.body.error.fix === 'string' && answer.body.error.fix.length > 0, 'every error names its fix')
-}
+import { ADA, ADMIN, AGENT, type App, assertError, BOB, call, TOKENS } from './support/serve-app.ts'
+import { startServe } from './support/serve-process.ts'
 
 describe('engram serve: the HTTP API with tokens', () => {
   let temp: TempHome
@@ -100,7 +51,7 @@ describe('engram serve: the HTTP API with tokens', () => {
     assert.equal(typeof turn.system, 'string')
     assert.ok(Array.isArray(turn.messages) && turn.messages.at(-1)?.content.includes('Orion'))
     assert.ok(turn.provenance && Array.isArray(turn.provenance.primed))
-    assert.ok(turn.tools.some((tool) => tool.name === 'memorize' && typeof tool.inputSchema === 'object'))
+    assert.ok(turn.tools.some((tool: { name: string; inputSchema: unknown }) => tool.name === 'memorize' && typeof tool.inputSchema === 'object'))
 
     const ended = await call(app, 'POST', '/v1/turns/end', { token: ADA, body: { session: 'ada-1', turn: turn.number, reply: 'Nothing yet.' } })
     assert.equal(ended.status, 200, JSON.stringify(ended.body))
@@ -118,7 +69,7 @@ describe('engram serve: the HTTP API with tokens', () => {
 
     const found = await call(app, 'POST', '/v1/search', { token: ADA, body: { query: 'Orion VPN token', kinds: ['lesson'] } })
     assert.equal(found.status, 200, JSON.stringify(found.body))
-    assert.ok(found.body.hits.some((hit) => hit.text.includes('Orion staging deploy')))
+    assert.ok(found.body.hits.some((hit: { text: string }) => hit.text.includes('Orion staging deploy')))
     const byGet = await call(app, 'GET', '/v1/search?query=Orion%20VPN&kinds=lesson&limit=5', { token: ADA })
     assert.equal(byGet.status, 200, JSON.stringify(byGet.body))
     assert.ok(byGet.body.hits.length > 0)
@@ -136,7 +87,7 @@ describe('engram serve: the HTTP API with tokens', () => {
     // An administrator may.
     const asAdmin = await call(app, 'POST', '/v1/search', { token: ADMIN, body: { query: 'Orion VPN token', user: 'ada' } })
     assert.equal(asAdmin.status, 200, JSON.stringify(asAdmin.body))
-    assert.ok(asAdmin.body.hits.some((hit) => hit.text.includes('Orion staging deploy')))
+    assert.ok(asAdmin.body.hits.some((hit: { text: string }) => hit.text.includes('Orion staging deploy')))
   })
 
   test('bad bodies are 400 with the fix', async () => {
@@ -208,23 +159,8 @@ describe('engram serve: loopback without tokens', () => {
 test('`engram serve` serves, stops on SIGTERM with exit 0, and what it stored is there after reopening', async (t) => {
   const temp = makeTempHome()
   t.after(() => temp.cleanup())
-  const child = spawn(process.execPath, [bin, 'serve', '--home', temp.home, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env: temp.env, cwd: root })
-  let stderr = ''
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)))
-  const watchdog = setTimeout(() => child.kill('SIGKILL'), 60_000)
-  t.after(() => clearTimeout(watchdog))
-  const address = await new Promise<string>((done, fail) => {
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      const line = out.split('\n').find((candidate) => candidate.includes('"listening"'))
-      if (line) done((JSON.parse(line) as { listening: string }).listening)
-    })
-    child.once('exit', (code) => fail(new Error(`engram serve exited ${code} before listening:\n${stderr}`)))
-  })
+  const server = await startServe({ home: temp.home, env: temp.env, killAfterMs: 60_000 })
+  const { address } = server
   assert.match(address, /^http:\/\/127\.0\.0\.1:\d+$/)
   const response = await fetch(`${address}/v1/memorize`, {
     method: 'POST',
@@ -233,9 +169,8 @@ test('`engram serve` serves, stops on SIGTERM with exit 0, and what it stored is
   })
   const body = (await response.json()) as { ok: boolean }
   assert.equal(response.status, 200, JSON.stringify(body))
-  child.kill('SIGTERM')
-  assert.equal(await exited, 0, stderr)
-  assert.match(stderr, /stopped \(SIGTERM\)/)
+  assert.equal(await server.stop('SIGTERM'), 0, server.stderr())
+  assert.match(server.stderr(), /stopped \(SIGTERM\)/)
 
   const mind = await createMind({ home: temp.home, env: temp.env })
   try {

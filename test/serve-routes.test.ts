@@ -12,50 +12,11 @@ import { parseCredentials, withAdminToken } from '../src/interfaces/http/credent
 import { openApiPath } from '../src/interfaces/http/openapi.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-
-const ADA = 'ada-token-0123456789abcdef'
-const BOB = 'bob-token-0123456789abcdef'
-const AGENT = 'agent-token-0123456789abcd'
-const ADMIN = 'admin-token-0123456789abcd'
-const TOKENS = `${ADA}=default:ada, ${BOB}=default:bob, ${AGENT}=default, ${ADMIN}=admin`
+import { ADA, ADMIN, AGENT, type App, assertError, assertOk, BOB, call, type Json, TOKENS } from './support/serve-app.ts'
 
 const ADA_LESSON = 'The Orion staging deploy needs the VPN token refreshed every Monday.'
 const BOB_LESSON = 'The Orion billing export runs on the Lyra cluster after midnight.'
 const ADA_RULE = 'Answer Ada with short bullet points about Orion.'
-
-type App = ReturnType<typeof createServeApp>
-// biome-ignore lint/suspicious/noExplicitAny: the answers are JSON of many shapes; each test reads the fields it checks.
-type Json = any
-interface Answer {
-  status: number
-  body: Json
-}
-
-async function call(app: App, method: string, path: string, options: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
-  const headers: Record<string, string> = { host: '127.0.0.1:7477', ...options.headers }
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
-  let body: string | undefined
-  if (options.raw !== undefined || options.body !== undefined) {
-    body = options.raw ?? JSON.stringify(options.body)
-    headers['content-type'] ??= 'application/json'
-  }
-  const response = await app.request(path, { method, headers, ...(body !== undefined ? { body } : {}) })
-  return { status: response.status, body: await response.json() }
-}
-
-function assertError(answer: Answer, status: number, code: string): void {
-  assert.equal(answer.status, status, JSON.stringify(answer.body))
-  assert.equal(answer.body.ok, false)
-  assert.equal(answer.body.error.code, code)
-  assert.ok(typeof answer.body.error.message === 'string' && answer.body.error.message.length > 0)
-  assert.ok(typeof answer.body.error.fix === 'string' && answer.body.error.fix.length > 0, 'every error names its fix')
-}
-
-function assertOk(answer: Answer): Json {
-  assert.equal(answer.status, 200, JSON.stringify(answer.body))
-  assert.equal(answer.body.ok, true)
-  return answer.body
-}
 
 async function memorize(app: App, token: string, text: string, kind: string): Promise<void> {
   const saved = assertOk(await call(app, 'POST', '/v1/memorize', { token, body: { entries: [{ text, kind }] } }))
