@@ -14,7 +14,7 @@ import type { Mind } from '../../mind.ts'
 import { forgetMemoryInputSchema } from '../../tools/forget-memory-tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import type { ApiRoutes } from './openapi.ts'
-import { USER_QUERY_FIX, userQuerySchema } from './routes-memory.ts'
+import { queryUser, userQuerySchema } from './routes-memory.ts'
 import { actingUser, jsonBody, parseWith, userError, userField } from './support.ts'
 
 const WHOSE = "whose memories (default: the token's user; another user only with an administrator's token)"
@@ -69,8 +69,7 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       query: userQuerySchema,
     },
     async (c) => {
-      const query = parseWith(userQuerySchema, c.req.query(), 'The query', USER_QUERY_FIX)
-      const user = actingUser(c.get('principal'), query.user)
+      const user = queryUser(c)
       const pending = await mind.pendingConfirmations(user !== undefined ? { user } : {})
       return c.json({ ok: true, user: user ?? null, pending })
     },
@@ -144,9 +143,8 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       query: userQuerySchema,
     },
     async (c) => {
-      const query = parseWith(userQuerySchema, c.req.query(), 'The query', USER_QUERY_FIX)
       const principal = c.get('principal')
-      const user = actingUser(principal, query.user)
+      const user = queryUser(c)
       // The whole tree holds every user's memories: an administrator's only, never the agent-alone
       // credential (which is also what every request of a server without tokens acts as).
       if (user === undefined && !principal.admin) throw userError(ErrorCode.accessDenied, "The export of the whole memory holds every user's memories; it is an administrator's to take.", "use an administrator's token (serve.tokens TOKEN=admin), or a user's token for that user's export")

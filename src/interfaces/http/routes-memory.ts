@@ -4,6 +4,7 @@
  * (`GET /v1/context`), and a past turn's stored provenance (`GET /v1/turns/{session}/{turn}`). Each
  * calls what a session calls, as the caller's user; nothing here ranks or assembles on its own.
  */
+import type { Context } from 'hono'
 import { z } from 'zod'
 import { checkLength } from '../../config/limits.ts'
 import { ErrorCode } from '../../core/errors.ts'
@@ -11,7 +12,7 @@ import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
 import type { ApiRoutes } from './openapi.ts'
-import { actingUser, jsonBody, parseWith, sessionField, userError, userField } from './support.ts'
+import { actingUser, jsonBody, parseWith, type ServeEnv, sessionField, userError, userField } from './support.ts'
 
 /** Throws `access_denied` when `session` was first opened with a user other than `user` (a session id belongs to the user it was first opened with). */
 export async function checkSessionOwner(mind: Mind, session: string, user: string | undefined): Promise<void> {
@@ -32,7 +33,12 @@ const RECALL_FIX = 'send {"message": "the user\'s message", "session": "optional
 export const userQuerySchema = z.object({
   user: userField.describe("whose memories (default: the token's user; another user only with an administrator's token)"),
 })
-export const USER_QUERY_FIX = "leave user out, or pass ?user=<id> (only with an administrator's token)"
+const USER_QUERY_FIX = "leave user out, or pass ?user=<id> (only with an administrator's token)"
+
+/** The user a GET with `?user=` acts for (`actingUser` of the query's user). */
+export function queryUser(c: Context<ServeEnv>): string | undefined {
+  return actingUser(c.get('principal'), parseWith(userQuerySchema, c.req.query(), 'The query', USER_QUERY_FIX).user)
+}
 
 const turnParamsSchema = z.object({
   session: sessionField.describe('the session id'),
@@ -81,8 +87,7 @@ export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
       query: userQuerySchema,
     },
     async (c) => {
-      const query = parseWith(userQuerySchema, c.req.query(), 'The query', USER_QUERY_FIX)
-      const user = actingUser(c.get('principal'), query.user)
+      const user = queryUser(c)
       const scope = mind.scope(user)
       const [context, state] = await Promise.all([
         scope.memory.buildContext(),
@@ -103,8 +108,7 @@ export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
     },
     async (c) => {
       const params = parseWith(turnParamsSchema, c.req.param(), 'The turn', 'ask for /v1/turns/<session>/<turn number>, as /v1/turns/begin returned them')
-      const query = parseWith(userQuerySchema, c.req.query(), 'The query', USER_QUERY_FIX)
-      const user = actingUser(c.get('principal'), query.user)
+      const user = queryUser(c)
       const stored = await mind.turnProvenance({ sessionId: params.session, turn: params.turn })
       // Another user's turn is answered as one that does not exist.
       if (!stored || stored.user !== user) throw userError(ErrorCode.notFound, `Session ${JSON.stringify(params.session)} has no turn ${params.turn} of this caller.`, 'ask for a turn of your own sessions, with the session id and number /v1/turns/begin returned')
