@@ -9,7 +9,8 @@ import { html } from 'hono/html'
 import { EngramError, ErrorCode } from '../../../core/errors.ts'
 import type { Viewer } from '../../../core/owner.ts'
 import type { Mind } from '../../../mind.ts'
-import { actingUser, type ServeEnv } from '../support.ts'
+import type { ServeEnv } from '../support.ts'
+import { viewingOf as readingViewOf } from './browse-support.ts'
 import { page } from './layout.ts'
 
 export interface Viewing {
@@ -23,19 +24,11 @@ export interface Viewing {
   viewer: Viewer
 }
 
-/** The viewing of this request, from its principal and `?user=`; throws `access_denied` for another user's. */
+/** The viewing of this request, from its principal and `?user=` (the reading pages' rule); throws `access_denied` for another user's. */
 export async function viewingOf(c: Context<ServeEnv>, mind: Mind): Promise<Viewing> {
-  const principal = c.get('principal')
-  const requested = c.req.query('user')?.trim() || undefined
-  const user = actingUser(principal, requested)
+  const { principal, user, viewer } = readingViewOf(c, mind)
   const admin = principal.admin
-  return {
-    user,
-    everyone: admin && user === undefined,
-    admin,
-    users: admin ? await mind.backend.users() : [],
-    viewer: { agent: mind.agent, ...(user !== undefined ? { user } : {}) },
-  }
+  return { user, everyone: admin && user === undefined, admin, users: admin ? await mind.backend.users() : [], viewer }
 }
 
 /** Who is shown, in words. */
