@@ -108,6 +108,11 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
     return { messageIds, parentIds }
   }
 
+  // Prepared once: an append reads the two messages before it back, and preparing cost more than reading them.
+  const selectMessageRange = db.prepare(
+    `SELECT ${MESSAGE_COLUMNS} FROM ctx_messages
+     WHERE conversation_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
+  )
   const selectMessagesById = db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM ctx_messages WHERE id IN (SELECT value FROM json_each(?))`)
   const selectSummariesById = db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM ctx_summaries WHERE id IN (SELECT value FROM json_each(?))`)
   const selectMessageEdges = db.prepare('SELECT message_id FROM ctx_summary_messages WHERE summary_id = ? ORDER BY ord')
@@ -227,11 +232,7 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
     },
 
     async messages(conversationId, range = {}) {
-      const rows = db
-        .prepare(
-          `SELECT ${MESSAGE_COLUMNS} FROM ctx_messages
-           WHERE conversation_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
-        )
+      const rows = selectMessageRange
         .all(
           conversationId,
           range.fromSeq ?? 1,

@@ -458,12 +458,13 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       // Analysed before the write lock is taken: the transaction only writes.
       const fields = fullText ? units.map((unit) => ftsFields(unit)) : []
       let replaced = false
+      // Prepared once (preparing these five cost more than running them for a turn's few units).
       handle.transaction(() => {
-        const selectExisting = db.prepare('SELECT rowid, hash, has_vector FROM index_units WHERE id = ?')
-        const deleteFts = db.prepare('DELETE FROM index_fts WHERE rowid = ?')
-        const insertFts = db.prepare('INSERT INTO index_fts (rowid, own, near, far, related, kind) VALUES (?, ?, ?, ?, ?, ?)')
-        const insertName = db.prepare('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
-        const write = db.prepare(
+        const selectExisting = cachedStatement('SELECT rowid, hash, has_vector FROM index_units WHERE id = ?')
+        const deleteFts = cachedStatement('DELETE FROM index_fts WHERE rowid = ?')
+        const insertFts = cachedStatement('INSERT INTO index_fts (rowid, own, near, far, related, kind) VALUES (?, ?, ?, ?, ?, ?)')
+        const insertName = cachedStatement('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
+        const write = cachedStatement(
           `INSERT INTO index_units (id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (id) DO UPDATE SET
