@@ -29,7 +29,17 @@ describe('lossless UTF-8', () => {
       }
       cases.push(bytes)
     }
-    for (const bytes of cases) assert.deepEqual(encodeUtf8Lossless(decodeUtf8Lossless(bytes)), bytes, bytes.toString('hex'))
+    const fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+    for (const bytes of cases) {
+      assert.deepEqual(encodeUtf8Lossless(decodeUtf8Lossless(bytes)), bytes, bytes.toString('hex'))
+      // Where the WHATWG fatal decoder accepts the bytes, the text is exactly its text, and nothing is escaped.
+      let valid: string | undefined
+      try {
+        valid = fatal.decode(bytes)
+      } catch {}
+      if (valid !== undefined) assert.equal(decodeUtf8Lossless(bytes), valid, bytes.toString('hex'))
+      assert.equal(hasUndecodableBytes(decodeUtf8Lossless(bytes)), valid === undefined, bytes.toString('hex'))
+    }
     assert.equal(hasUndecodableBytes(decodeUtf8Lossless(Buffer.from('caf\xe9', 'latin1'))), true)
   })
 

@@ -11,7 +11,15 @@
  * text: readers report it and leave it alone (`hasUndecodableBytes`).
  */
 
-const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+import { Buffer, isUtf8 } from 'node:buffer'
+
+/*
+ * Valid UTF-8 as it is, a byte-order mark kept (Buffer's decoder never strips one). Validated with
+ * `isUtf8` rather than a fatal TextDecoder: the two refuse the same bytes (overlong forms,
+ * surrogates, code points past U+10FFFF), and creating the first TextDecoder of a process loads
+ * Node's encoding support, ~4 ms of every `engram status`.
+ */
+const decodeValid = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
 
 /** A low surrogate U+DC80…U+DCFF not preceded by a high surrogate: an escaped byte. */
 const ESCAPED_BYTE = /(?<![\ud800-\udbff])[\udc80-\udcff]/
@@ -38,11 +46,7 @@ function sequenceLength(bytes: Uint8Array, i: number): number {
 
 /** Decodes UTF-8, keeping a byte-order mark and escaping every invalid byte (see the file comment). */
 export function decodeUtf8Lossless(bytes: Uint8Array): string {
-  try {
-    return strict.decode(bytes)
-  } catch {
-    // Falls through to the byte-by-byte path below.
-  }
+  if (isUtf8(bytes)) return decodeValid(bytes)
   let out = ''
   let run = 0
   let i = 0
@@ -52,11 +56,11 @@ export function decodeUtf8Lossless(bytes: Uint8Array): string {
       i += length
       continue
     }
-    out += strict.decode(bytes.subarray(run, i)) + String.fromCharCode(0xdc00 + (bytes[i] as number))
+    out += decodeValid(bytes.subarray(run, i)) + String.fromCharCode(0xdc00 + (bytes[i] as number))
     i++
     run = i
   }
-  return out + strict.decode(bytes.subarray(run))
+  return out + decodeValid(bytes.subarray(run))
 }
 
 /** Encodes text as UTF-8, turning the escaped bytes of `decodeUtf8Lossless` back into themselves. */
