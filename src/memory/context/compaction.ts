@@ -173,15 +173,24 @@ class Pacer {
   /** At the end of a slice: let the event loop run (and wait out a turn when asked to stand back). */
   async breathe(): Promise<void> {
     if (performance.now() - this.#sliceStart < this.#sliceMs) return
-    const wait = this.#run.standBack?.() ?? 0
-    if (wait > 0) await sleep(wait)
-    else await yieldToEventLoop()
+    if (!(await this.standBack())) await yieldToEventLoop()
     this.#sliceStart = performance.now()
+  }
+
+  /** Wait out a turn when asked to; true when it waited. */
+  async standBack(): Promise<boolean> {
+    const wait = this.#run.standBack?.() ?? 0
+    if (wait <= 0) return false
+    await sleep(wait)
+    this.#sliceStart = performance.now()
+    return true
   }
 
   /** Store the summaries made so far (one transaction) and hand them to `onSummaries`, a batch at a time. */
   async flush(): Promise<void> {
     if (this.#pending.length === 0) return
+    // A write is the longest step of a run: a turn that has just begun goes first, even mid-slice.
+    await this.standBack()
     const batch = this.#pending
     this.#pending = []
     const { store, conversationId } = this.#run
@@ -200,7 +209,7 @@ class Pacer {
     })
     const written = summaries.map((summary, i) => ({ summary, messageIds: batch[i]!.summary.messageIds }))
     for (let i = 0; i < written.length; i += INDEX_BATCH) {
-      await this.breathe()
+      if (!(await this.standBack())) await this.breathe()
       await this.#run.onSummaries?.(written.slice(i, i + INDEX_BATCH))
     }
   }
