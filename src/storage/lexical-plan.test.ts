@@ -19,7 +19,7 @@ function randomText(random: () => number): string {
   return parts.join(random() < 0.5 ? ' ' : '')
 }
 
-test('ftsFields analyses line by line exactly as the whole text is analysed, memo hits included', () => {
+test('ftsFields analyses line by line exactly as the whole text is analysed, memo hits included, with and without neighbours', () => {
   const random = seededRandom(18)
   for (let i = 0; i < 3_000; i++) {
     const text = randomText(random)
@@ -28,6 +28,7 @@ test('ftsFields analyses line by line exactly as the whole text is analysed, mem
     const expected = [allTerms(text).join(' '), analysedText(near), analysedText(far), relatedTerms(text).join(' '), kindToken('message')]
     for (let again = 0; again < 2; again++) {
       assert.deepEqual(ftsFields({ text, kind: 'message', context: { near, far } }), expected, JSON.stringify({ text, near, far }))
+      assert.deepEqual(ftsFields({ text, kind: 'lesson' }), [expected[0], '', '', expected[3], kindToken('lesson')], JSON.stringify({ text }))
     }
   }
 })

@@ -9,9 +9,14 @@ import type { IndexQuery, IndexUnit } from './contracts.ts'
 
 /** The full-text row of a unit: analysed terms of its text, its neighbours, and related words. */
 export function ftsFields(unit: { text: string; kind: string; context?: IndexUnit['context'] }): [string, string, string, string, string] {
-  const own = analysedLines(unit.text)
   // The own text keeps its stop words: a query of stop words only ("NOT") must still find it.
-  return [own.stems, analysedLines(unit.context?.near ?? '').content, analysedLines(unit.context?.far ?? '').content, relatedOfWords(unit.text, own.words), kindToken(unit.kind)]
+  if (unit.context === undefined) {
+    // A unit without neighbours (a memory, a summary) is nobody's context: nothing to remember.
+    const own = words(unit.text)
+    return [own.map(stem).join(' '), '', '', relatedOfWords(unit.text, own), kindToken(unit.kind)]
+  }
+  const own = analysedLines(unit.text)
+  return [own.stems, analysedLines(unit.context.near ?? '').content, analysedLines(unit.context.far ?? '').content, relatedOfWords(unit.text, own.words), kindToken(unit.kind)]
 }
 
 /*
