@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { allTerms, analysedText } from '../memory/retrieval/text/analyse.ts'
+import { allTerms, terms } from '../memory/retrieval/text/analyse.ts'
 import { relatedTerms } from '../memory/retrieval/text/related-words.ts'
 import { seededRandom } from '../testing/seeded-random.ts'
 import { ftsFields, kindToken } from './lexical-plan.ts'
@@ -25,7 +25,7 @@ test('ftsFields analyses line by line exactly as the whole text is analysed, mem
     const text = randomText(random)
     const near = randomText(random)
     const far = randomText(random)
-    const expected = [allTerms(text).join(' '), analysedText(near), analysedText(far), relatedTerms(text).join(' '), kindToken('message')]
+    const expected = [allTerms(text).join(' '), terms(near).join(' '), terms(far).join(' '), relatedTerms(text).join(' '), kindToken('message')]
     for (let again = 0; again < 2; again++) {
       assert.deepEqual(ftsFields({ text, kind: 'message', context: { near, far } }), expected, JSON.stringify({ text, near, far }))
       assert.deepEqual(ftsFields({ text, kind: 'lesson' }), [expected[0], '', '', expected[3], kindToken('lesson')], JSON.stringify({ text }))

@@ -34,7 +34,7 @@ interface AnalysedLine {
   words: readonly string[]
   /** Every word stemmed, stop words included (the own-text field). */
   stems: string
-  /** Stop words dropped, the rest stemmed (`analysedText`: the context fields). */
+  /** Stop words dropped, the rest stemmed (`terms(text).join(' ')`: the context fields). */
   content: string
 }
 const lineMemo = new Map<string, AnalysedLine>()
@@ -58,7 +58,7 @@ function analyseLine(line: string): AnalysedLine {
   return analysed
 }
 
-/** `words(text)`, `allTerms(text).join(' ')` and `analysedText(text)`, line by line. */
+/** `words(text)`, `allTerms(text).join(' ')` and `terms(text).join(' ')`, line by line. */
 function analysedLines(text: string): AnalysedLine {
   if (text === '') return { words: [], stems: '', content: '' }
   if (!text.includes('\n')) return analyseLine(text)

@@ -90,10 +90,6 @@ export function queryTerms(text: string): string[] {
   return content.length > 0 ? content : allTerms(text)
 }
 
-/** The analysed form stored in the full-text index: terms joined by spaces. */
-export function analysedText(text: string): string {
-  return terms(text).join(' ')
-}
 
 /** Term counts. */
 export function termCounts(list: readonly string[]): Map<string, number> {
