@@ -1,7 +1,7 @@
 /**
  * The rest of `engram serve`'s API (decision 0038) through `app.request()` on temp homes with two
  * users, ada and bob: recall (what priming injects, and why), the memory context, a past turn's
- * provenance, confirmations, forget and restore, export, and the OpenAPI document — each proving
+ * provenance, confirmations, forget and restore, export, erasing a user, and the OpenAPI document — each proving
  * that ada's token never reads or changes bob's memories, by naming him or by guessing ids; bad
  * bodies 400 with the fix; no token 401. Then the browser's token: ?token= becomes a cookie.
  */
@@ -181,6 +181,63 @@ describe('engram serve: recall, context, turns, forget, restore, export', () => 
     const bob = assertOk(await call(app, 'GET', '/v1/export?user=bob', { token: ADMIN }))
     assert.match(JSON.stringify(bob.files), /Lyra cluster/)
     assert.doesNotMatch(JSON.stringify(bob.files), /short bullet points/)
+  })
+})
+
+describe('engram serve: erasing a user', () => {
+  let temp: TempHome
+  let mind: Mind
+  let app: App
+  before(async () => {
+    temp = makeTempHome()
+    mind = await createMind({ home: temp.home, env: temp.env })
+    app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    await memorize(app, ADA, ADA_LESSON, 'lesson')
+    await memorize(app, BOB, BOB_LESSON, 'lesson')
+    // A conversation of bob's too: his words are in the context store and the index.
+    const begun = assertOk(await call(app, 'POST', '/v1/turns/begin', { token: BOB, body: { session: 'bob-1', message: 'The Lyra cluster password rotates on Fridays.' } }))
+    assertOk(await call(app, 'POST', '/v1/turns/end', { token: BOB, body: { session: 'bob-1', turn: begun.turn.number, reply: 'Noted: Lyra rotates on Fridays.' } }))
+    await mind.idle()
+  })
+  after(async () => {
+    await mind.close()
+    temp.cleanup()
+  })
+
+  test("only an administrator erases a user, with the explicit purge; then nothing of theirs is found, and ada's memories stay", async () => {
+    assertError(await call(app, 'POST', '/v1/users/bob/erase', { body: { purge: true } }), 401, 'unauthorized')
+    for (const token of [ADA, BOB, AGENT]) assertError(await call(app, 'POST', '/v1/users/bob/erase', { token, body: { purge: true } }), 403, 'access_denied')
+    assertError(await call(app, 'POST', '/v1/users/bob/erase', { token: ADMIN, body: {} }), 400, 'invalid_argument')
+    assertError(await call(app, 'POST', '/v1/users/bob/erase', { token: ADMIN, body: { purge: false } }), 400, 'invalid_argument')
+    assertError(await call(app, 'POST', '/v1/users/%20/erase', { token: ADMIN, body: { purge: true } }), 400, 'invalid_argument')
+    assertError(await call(app, 'POST', '/v1/users/a%07b/erase', { token: ADMIN, body: { purge: true } }), 400, 'invalid_argument')
+    // A user id is any text (it is never a path): one that looks like a path is a user with nothing.
+    const pathLike = assertOk(await call(app, 'POST', '/v1/users/..%2F..%2Fshared/erase', { token: ADMIN, body: { purge: true } }))
+    assert.equal(pathLike.nothing, true)
+    const beforeErase = assertOk(await call(app, 'POST', '/v1/search', { token: BOB, body: { query: 'Lyra cluster' } }))
+    assert.match(JSON.stringify(beforeErase.hits), /Lyra cluster/, 'refused erasures erased nothing')
+
+    const erased = assertOk(await call(app, 'POST', '/v1/users/bob/erase', { token: ADMIN, body: { purge: true } }))
+    assert.equal(erased.user, 'bob')
+    assert.equal(erased.nothing, false)
+    assert.ok(erased.erased.indexUnits > 0, JSON.stringify(erased.erased))
+
+    // Every read path of bob's: search, recall, the memory context, his export.
+    const searched = assertOk(await call(app, 'POST', '/v1/search', { token: BOB, body: { query: 'Lyra cluster billing export password' } }))
+    assert.doesNotMatch(JSON.stringify(searched.hits), /Lyra/)
+    const recalled = assertOk(await call(app, 'POST', '/v1/recall', { token: BOB, body: { message: 'What runs on the Lyra cluster, and when does its password rotate?' } }))
+    assert.doesNotMatch(JSON.stringify(recalled.recall), /Lyra cluster|rotates on Fridays/)
+    const context = assertOk(await call(app, 'GET', '/v1/context', { token: BOB }))
+    assert.doesNotMatch(JSON.stringify(context), /Lyra/)
+    const exported = assertOk(await call(app, 'GET', '/v1/export?user=bob', { token: ADMIN }))
+    assert.doesNotMatch(JSON.stringify(exported.files), /Lyra/)
+    // Ada's memories are hers as before.
+    const ada = assertOk(await call(app, 'POST', '/v1/search', { token: ADA, body: { query: 'Orion VPN token refreshed' } }))
+    assert.match(JSON.stringify(ada.hits), /VPN token refreshed/)
+
+    // Again: nothing left, said so.
+    const again = assertOk(await call(app, 'POST', '/v1/users/bob/erase', { token: ADMIN, body: { purge: true } }))
+    assert.equal(again.nothing, true)
   })
 })
 

@@ -3,6 +3,8 @@
  * answer (`mind.confirm`, as `engram confirm`), forgetting and restoring (`mind.forget` /
  * `mind.restore`, as `engram forget` / `engram restore` and the forget_memory tool), and an export
  * (`mind.exportUser` / `exportMemory`, as `engram export`). Each acts as the caller's user only.
+ * Erasing a whole user (`mind.forgetUser`, as `engram forget --user ID --purge`) is an
+ * administrator's (decision 0044, addendum).
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -34,6 +36,12 @@ const restoreBodySchema = z.object({
 })
 const RESTORE_FIX = 'send {"target": "knowledge/tea.md"} or {"target": "archive/forgotten/rules.md#<id>"}, as /v1/forget reported it'
 
+const eraseParamsSchema = z.object({ user: z.string().trim().min(1).max(200).describe('the user whose memories are erased') })
+const eraseBodySchema = z.object({
+  purge: z.literal(true).describe('must be true: a whole user is deleted for real (no archive); export it first (GET /v1/export?user=ID) if it is wanted'),
+})
+const ERASE_FIX = 'send {"purge": true} to delete everything the user owns for real; export it first (GET /v1/export?user=ID) if it is wanted'
+
 /** One file of an export: text as it is, anything else in base64. */
 interface ExportedFile {
   path: string
@@ -58,7 +66,7 @@ async function filesUnder(dir: string): Promise<ExportedFile[]> {
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 }
 
-/** `/v1/confirmations…`, `/v1/forget`, `/v1/restore`, `/v1/export` on `api`. */
+/** `/v1/confirmations…`, `/v1/forget`, `/v1/restore`, `/v1/export`, `/v1/users/:user/erase` on `api`. */
 export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
   api.add(
     {
@@ -131,6 +139,26 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       const user = actingUser(c.get('principal'), body.user)
       const outcome = await mind.restore(body.target, user !== undefined ? { user } : {})
       return c.json({ ok: true, restored: outcome })
+    },
+  )
+
+  api.add(
+    {
+      method: 'post',
+      path: '/v1/users/:user/erase',
+      summary: "Erase everything a user owns, for real (engram forget --user ID --purge): memories, conversations, index units, turns, confirmations; an administrator's",
+      returns: 'erased: the counts per store, agents searched, nothing: true when the user had nothing, warnings with their fix',
+      params: eraseParamsSchema,
+      body: eraseBodySchema,
+    },
+    async (c) => {
+      // Erasing a user is an operator's act with no way back: a user's or the agent's token could be
+      // in an agent's hands, and one mistaken call would take every memory of that person.
+      if (!c.get('principal').admin) throw userError(ErrorCode.accessDenied, "Erasing a whole user deletes every memory they own, with no archive; it is an administrator's to do.", "use an administrator's token (serve.tokens TOKEN=admin); to forget one memory, POST /v1/forget")
+      const { user } = parseWith(eraseParamsSchema, c.req.param(), 'The user to erase', 'name the user in the path: /v1/users/<id>/erase')
+      parseWith(eraseBodySchema, await jsonBody(c), 'The erasure', ERASE_FIX)
+      const report = await mind.forgetUser(user, { purge: true })
+      return c.json({ ok: true, ...report })
     },
   )
 
