@@ -6,6 +6,8 @@
  * bodies 400 with the fix; no token 401. Then the browser's token: ?token= becomes a cookie.
  */
 import assert from 'node:assert/strict'
+import { readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { after, before, describe, test } from 'node:test'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials, withAdminToken } from '../src/interfaces/http/credentials.ts'
@@ -181,6 +183,52 @@ describe('engram serve: recall, context, turns, forget, restore, export', () => 
     const bob = assertOk(await call(app, 'GET', '/v1/export?user=bob', { token: ADMIN }))
     assert.match(JSON.stringify(bob.files), /Lyra cluster/)
     assert.doesNotMatch(JSON.stringify(bob.files), /short bullet points/)
+  })
+})
+
+describe('engram serve: a large export', () => {
+  test('streams one file at a time, parses whole, and leaves no scratch folder, read to the end or abandoned', async () => {
+    const temp = makeTempHome()
+    const mind = await createMind({ home: temp.home, env: temp.env })
+    try {
+      const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+      for (let i = 0; i < 150; i++) await mind.backend.documents.write('knowledge', `topic-${i}`, { confidence: 0.8 }, `# Topic ${i}\n\n${'A durable fact about the Orion system. '.repeat(200)}\n`)
+      const scratches = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith('engram-serve-export-'))
+      const before = scratches()
+      const request = () => app.request('/v1/export', { headers: { host: '127.0.0.1:7477', authorization: `Bearer ${ADMIN}` } })
+
+      const response = await request()
+      assert.equal(response.status, 200)
+      assert.match(response.headers.get('content-type') ?? '', /application\/json/)
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+      const chunks: Uint8Array[] = []
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        chunks.push(value)
+      }
+      assert.ok(chunks.length > 150, `one chunk per file, not the whole export at once (${chunks.length} chunks)`)
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      assert.equal(body.ok, true)
+      assert.equal(body.user, null)
+      const topics = body.files.filter((file: Json) => /topic-\d+\.md$/.test(file.path))
+      assert.equal(topics.length, 150)
+      assert.ok(topics.every((file: Json) => file.content.includes('A durable fact about the Orion system.')))
+      assert.deepEqual(body.files.map((file: Json) => file.path), [...body.files.map((file: Json) => file.path)].sort())
+      assert.deepEqual(scratches(), before, 'read to the end: the scratch folder is gone')
+
+      // A client that goes away after the first files: the scratch folder goes too.
+      const abandoned = (await request()).body as ReadableStream<Uint8Array>
+      const partial = abandoned.getReader()
+      await partial.read()
+      await partial.read()
+      await partial.cancel()
+      for (let wait = 0; wait < 50 && scratches().length > before.length; wait++) await new Promise((resolve) => setTimeout(resolve, 20))
+      assert.deepEqual(scratches(), before, 'abandoned: the scratch folder is gone')
+    } finally {
+      await mind.close()
+      temp.cleanup()
+    }
   })
 })
 

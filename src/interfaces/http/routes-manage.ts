@@ -6,6 +6,7 @@
  * Erasing a whole user (`mind.forgetUser`, as `engram forget --user ID --purge`) is an
  * administrator's (decision 0044, addendum).
  */
+import { isUtf8 } from 'node:buffer'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -49,21 +50,54 @@ interface ExportedFile {
   encoding?: 'base64'
 }
 
-async function filesUnder(dir: string): Promise<ExportedFile[]> {
-  const decoder = new TextDecoder('utf-8', { fatal: true })
+async function exportedFile(dir: string, path: string): Promise<ExportedFile> {
+  const bytes = await readFile(join(dir, path))
+  return isUtf8(bytes) ? { path, content: bytes.toString('utf8') } : { path, content: bytes.toString('base64'), encoding: 'base64' }
+}
+
+/** The files under `dir`, as paths relative to it with forward slashes, sorted. */
+async function filePaths(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true })
-  const files: ExportedFile[] = []
-  for (const entry of entries.filter((candidate) => candidate.isFile())) {
-    const full = join(entry.parentPath, entry.name)
-    const path = relative(dir, full).split('\\').join('/')
-    const bytes = await readFile(full)
-    try {
-      files.push({ path, content: decoder.decode(bytes) })
-    } catch {
-      files.push({ path, content: bytes.toString('base64'), encoding: 'base64' })
-    }
-  }
-  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  const paths = entries.filter((entry) => entry.isFile()).map((entry) => relative(dir, join(entry.parentPath, entry.name)).split('\\').join('/'))
+  return paths.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/**
+ * The export's answer, `{ ...head, files: [...] }`, streamed one file at a time as the client reads
+ * it: a server holds one file of an export in memory, not the whole memory tree twice over (as text
+ * and as its JSON). `scratch` (the export written to disk) is removed once the last file is sent,
+ * or when the client goes away. A file that cannot be read mid-way ends the stream with an error:
+ * the client gets JSON that does not parse, never a partial export that looks whole.
+ */
+function streamedExport(head: Record<string, unknown>, dir: string, scratch: string): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder()
+  let paths: string[] | undefined
+  let next = 0
+  const cleanup = (): Promise<void> => rm(scratch, { recursive: true, force: true })
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        if (paths === undefined) {
+          paths = await filePaths(dir)
+          controller.enqueue(encoder.encode(`${JSON.stringify(head).slice(0, -1)},"files":[`))
+          return
+        }
+        const path = paths[next]
+        if (path !== undefined) {
+          controller.enqueue(encoder.encode(`${next > 0 ? ',' : ''}${JSON.stringify(await exportedFile(dir, path))}`))
+          next++
+          return
+        }
+        controller.enqueue(encoder.encode(']}'))
+        await cleanup()
+        controller.close()
+      } catch (error) {
+        await cleanup()
+        controller.error(error)
+      }
+    },
+    cancel: cleanup,
+  })
 }
 
 /** `/v1/confirmations…`, `/v1/forget`, `/v1/restore`, `/v1/export`, `/v1/users/:user/erase` on `api`. */
@@ -177,17 +211,19 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       // credential (which is also what every request of a server without tokens acts as).
       if (user === undefined && !principal.admin) throw userError(ErrorCode.accessDenied, "The export of the whole memory holds every user's memories; it is an administrator's to take.", "use an administrator's token (serve.tokens TOKEN=admin), or a user's token for that user's export")
       const scratch = await mkdtemp(join(tmpdir(), 'engram-serve-export-'))
+      const dir = join(scratch, 'export')
+      let report: Awaited<ReturnType<Mind['exportUser']>> | Awaited<ReturnType<typeof exportMemory>>
       try {
-        const dir = join(scratch, 'export')
-        const report =
+        report =
           user !== undefined
             ? await mind.exportUser(user, dir)
             : await exportMemory({ backend: mind.backend, agent: mind.agent, clock: mind.clock, skills: mind.skills, home: mind.home, version: ENGRAM_VERSION }, dir, { force: false })
-        const { dir: _written, ...rest } = report
-        return c.json({ ok: true, user: user ?? null, report: rest, files: await filesUnder(dir) })
-      } finally {
+      } catch (error) {
         await rm(scratch, { recursive: true, force: true })
+        throw error
       }
+      const { dir: _written, ...rest } = report
+      return c.body(streamedExport({ ok: true, user: user ?? null, report: rest }, dir, scratch), 200, { 'content-type': 'application/json; charset=UTF-8' })
     },
   )
 }
