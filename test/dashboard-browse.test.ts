@@ -315,3 +315,34 @@ describe('dashboard: reading memory on an open loopback server', () => {
     assertRefused(await get(app, '/memories/file?path=users/ada/memory/lessons.md'), 403)
   })
 })
+
+describe('dashboard: a listing larger than a page', () => {
+  test("shows the first page of the viewer's own, says there are more, and never another user's", async () => {
+    const temp = makeTempHome()
+    const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true })
+    try {
+      const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+      // Bob's lessons first: rowids before Ada's, so a listing that filtered after reading would meet them first.
+      for (const [token, who, total] of [[BOB, BOB_SECRET, 340], [ADA, 'Ada', 320]] as const) {
+        for (let start = 0; start < total; start += 50) {
+          const entries = Array.from({ length: Math.min(50, total - start) }, (_, i) => ({ text: `${who} lesson number ${start + i}: the build step ${start + i} takes ${i + 3} minutes`, kind: 'lesson' }))
+          await post(app, '/v1/memorize', token, { entries })
+        }
+      }
+      await mind.indexed()
+      const ada = await get(app, '/memories', ADA)
+      assert.equal(ada.status, 200)
+      assert.equal(count(ada, 'memory-row'), 300)
+      assert.match(ada.text, /data-testid="count">300\+ \(the first 300/)
+      assert.ok(!ada.text.includes(BOB_SECRET), "a page of Ada's never holds Bob's")
+      const adaRules = await get(app, '/memories?kind=always', ADA)
+      assert.equal(count(adaRules, 'memory-row'), 0)
+      const bob = await get(app, '/memories', BOB)
+      assert.equal(count(bob, 'memory-row'), 300)
+      assert.ok(!/Ada lesson number/.test(bob.text), "a page of Bob's never holds Ada's")
+    } finally {
+      await mind.close()
+      temp.cleanup()
+    }
+  })
+})

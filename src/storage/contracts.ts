@@ -365,6 +365,12 @@ export interface SearchIndex {
   hashes(source: string): Promise<Map<string, string>>
   sources(): Promise<string[]>
   search(query: IndexQuery): Promise<IndexCandidate[]>
+  /**
+   * Units matching `filter`, by source (in code-point order) and then as they were first written,
+   * `offset` of them skipped, at most `limit`: a listing without a query (the dashboard's), read a
+   * page at a time whatever the size of the index.
+   */
+  list(filter: IndexFilter, page: { limit: number; offset?: number }): Promise<StoredUnit[]>
   get(ids: string[]): Promise<StoredUnit[]>
   /** Count a recall of `ids` at `at`. May be written later (batched); this index's reads include it at once. */
   recordAccess(ids: string[], at: string): Promise<void>

@@ -58,6 +58,17 @@ export function storedUnitOf<Json>(row: IndexUnitRow<Json>, decode: IndexJsonDec
   return unit
 }
 
+/** Largest page `SearchIndex.list` returns. */
+const LIST_MAX = 10_000
+
+/** `SearchIndex.list`'s page, checked: whole numbers, limit at most LIST_MAX, offset 0 by default. */
+export function listPage(page: { limit: number; offset?: number }): { limit: number; offset: number } {
+  const { limit, offset = 0 } = page ?? {}
+  if (!Number.isInteger(limit) || limit < 0 || limit > LIST_MAX) throw invalid(`limit must be a whole number from 0 to ${LIST_MAX}, got ${JSON.stringify(limit)}.`, 'Ask for a page of units at a time.')
+  if (!Number.isInteger(offset) || offset < 0) throw invalid(`offset must be a whole number ≥ 0, got ${JSON.stringify(offset)}.`, 'Pass how many units of the listing to skip.')
+  return { limit, offset }
+}
+
 /** A non-empty Float32Array of finite numbers, or `invalid_argument`. */
 export function validateVector(vector: unknown, what: string): Float32Array {
   if (!(vector instanceof Float32Array) || vector.length === 0) {

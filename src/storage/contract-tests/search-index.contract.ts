@@ -100,6 +100,38 @@ export function runSearchIndexContract(name: string, make: () => Promise<SearchI
         assert.deepEqual(await found({ agent: 'beta', user: 'ann' }), ['agent-b', 'ann-b', 'ann-profile', 'shared'])
       }))
 
+    test('list pages through the units a filter admits, by source then as written, a viewer seeing only its own', () =>
+      withIndex(async (index) => {
+        const at = (id: string, source: string, extra: Partial<IndexUnit> = {}): IndexUnit => ({ ...unit(id, `entry ${id}`), source, ...extra })
+        await index.upsert([
+          at('z1', 'memory/z.md', { kind: 'rule', agent: 'alpha' }),
+          at('b2', 'memory/b.md', { kind: 'lesson', agent: 'alpha' }),
+          at('a1', 'memory/a.md', { kind: 'rule', agent: 'alpha', scope: 'global' }),
+          at('b1', 'memory/b.md', { kind: 'lesson', agent: 'alpha' }),
+          at('ann', 'users/ann/memory/a.md', { kind: 'rule', agent: 'alpha', owner: 'user:ann', user: 'ann' }),
+          at('bob', 'users/bob/memory/a.md', { kind: 'rule', agent: 'alpha', owner: 'user:bob', user: 'bob' }),
+          at('m1', 'conv:1', { kind: 'message', agent: 'alpha' }),
+          at('Z', 'memory/Z.md', { kind: 'rule', agent: 'alpha' }),
+        ])
+        await index.upsert([at('b2', 'memory/b.md', { kind: 'lesson', agent: 'alpha', text: 'entry b2 again', hash: 'b2-again' })])
+        const ids = async (filter: Parameters<SearchIndex['list']>[0], page: Parameters<SearchIndex['list']>[1] = { limit: 100 }) =>
+          (await index.list(filter, page)).map((u) => u.id)
+        // Code-point order of sources (upper case first), then the order units were first written (b2 kept its place when replaced).
+        assert.deepEqual(await ids({}), ['m1', 'Z', 'a1', 'b2', 'b1', 'z1', 'ann', 'bob'])
+        assert.deepEqual(await ids({ viewer: { agent: 'alpha', user: 'ann' } }), ['m1', 'Z', 'a1', 'b2', 'b1', 'z1', 'ann'])
+        assert.deepEqual(await ids({ viewer: { agent: 'alpha' }, kinds: ['rule'] }), ['Z', 'a1', 'z1'])
+        assert.deepEqual(await ids({ scope: 'global' }), ['a1'])
+        assert.deepEqual(await ids({ viewer: { agent: 'beta' } }), [])
+        const pages = [...(await ids({}, { limit: 3 })), ...(await ids({}, { limit: 3, offset: 3 })), ...(await ids({}, { limit: 3, offset: 6 }))]
+        assert.deepEqual(pages, await ids({}))
+        assert.deepEqual(await ids({}, { limit: 0 }), [])
+        const [listed] = await index.list({ sources: ['memory/b.md'] }, { limit: 1 })
+        assert.deepEqual(listed, (await index.get(['b2']))[0], 'a listed unit is the unit get returns')
+        await rejectsWithCode(index.list({}, { limit: -1 }), 'invalid_argument')
+        await rejectsWithCode(index.list({}, { limit: 10, offset: 1.5 }), 'invalid_argument')
+        await rejectsWithCode(index.list({}, { limit: 1_000_000 }), 'invalid_argument')
+      }))
+
     test('upsert is idempotent and replaces a unit by id, keeping its access statistics', () =>
       withIndex(async (index) => {
         await index.upsert([unit('k1', 'first version about gardening')])

@@ -55,7 +55,7 @@ import {
 } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
-import { storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
+import { listPage, storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
@@ -939,6 +939,19 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         }
       }
       return [...merged.values()]
+    },
+
+    async list(filter, page) {
+      const { limit, offset } = listPage(page)
+      if (limit === 0) return []
+      if (filter.since !== undefined) instant(filter.since, 'since')
+      if (filter.until !== undefined) instant(filter.until, 'until')
+      const where = filterToSql(filter, 3)
+      const { rows } = await pool.query<UnitRow>(
+        `SELECT ${UNIT_COLUMNS} FROM index_units u ${where.sql ? `WHERE ${where.sql}` : ''} ORDER BY u.source COLLATE "C", u.rowid LIMIT $1 OFFSET $2`,
+        [limit, offset, ...where.params],
+      )
+      return rows.map((row) => withPendingAccess(toStoredUnit(row)))
     },
 
     async get(ids) {

@@ -25,7 +25,7 @@ import {
   UNIT_KINDS,
   type UnitKind,
 } from '../contracts.ts'
-import { storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
+import { listPage, storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import type { SqliteHandle } from './database.ts'
 import { eraseInTransaction } from './erase.ts'
 import { ftsFields, keptTerms, kindToken, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
@@ -598,6 +598,18 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
         }
       }
       return [...merged.values()]
+    },
+
+    async list(filter, page) {
+      const { limit, offset } = listPage(page)
+      if (limit === 0) return []
+      const where = filterToSql(filter)
+      const rows = cachedStatement(`SELECT ${UNIT_COLUMNS} FROM index_units u ${where.sql ? `WHERE ${where.sql}` : ''} ORDER BY u.source, u.rowid LIMIT ? OFFSET ?`).all(
+        ...where.params,
+        limit,
+        offset,
+      ) as unknown as UnitRow[]
+      return rows.map((row) => withPendingAccess(toStoredUnit(row)))
     },
 
     async get(ids) {

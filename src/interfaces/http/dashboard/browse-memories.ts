@@ -50,25 +50,28 @@ function scopeOf(value: string | undefined): EngramScope | undefined {
   return value as EngramScope
 }
 
-/** Every unit of the memory files the viewer may see, from the index's sources (conversations are on their own page). */
+/** Kinds of the memory files' units (conversations' messages and summaries have their own page). */
+const FILE_KINDS = UNIT_KINDS.filter((kind) => kind !== 'message' && kind !== 'summary')
+
+/**
+ * The first MEMORY_ROWS units of the memory files the viewer may see, by file: read from the index
+ * a page at a time with the viewer's filter applied there, so a large memory costs a page, not a
+ * pass over every file.
+ */
 async function listUnits(mind: Mind, viewing: Viewing, kind: UnitKind | undefined, scope: EngramScope | undefined): Promise<{ rows: MemoryRow[]; more: boolean }> {
-  const index = mind.backend.index
   const rows: MemoryRow[] = []
-  const sources = (await index.sources()).filter((source) => !source.startsWith('conv:')).sort()
-  for (const source of sources) {
-    // Another user's file has no path in this viewer's namespace: it is never read.
-    const path = memoryPathOfSource(source, mind.layout, viewing.viewer)
-    if (path === undefined) continue
-    const ids = [...(await index.hashes(source)).keys()]
-    for (const unit of await index.get(ids)) {
-      if (!canSee(viewing.viewer, unit)) continue
-      if (kind !== undefined && unit.kind !== kind) continue
-      if (scope !== undefined && unit.scope !== scope) continue
+  if (kind === 'message' || kind === 'summary') return { rows, more: false }
+  const filter = { viewer: viewing.viewer, kinds: kind !== undefined ? [kind] : FILE_KINDS, ...(scope !== undefined ? { scope } : {}) }
+  for (let offset = 0; ; offset += MEMORY_ROWS + 1) {
+    const page = await mind.backend.index.list(filter, { limit: MEMORY_ROWS + 1, offset })
+    for (const unit of page) {
+      // Another user's file has no path in this viewer's namespace: it is never shown.
+      if (unit.source.startsWith('conv:') || !canSee(viewing.viewer, unit) || memoryPathOfSource(unit.source, mind.layout, viewing.viewer) === undefined) continue
       if (rows.length >= MEMORY_ROWS) return { rows, more: true }
       rows.push({ unit, ref: hitReference(unit, mind.layout, viewing.viewer) })
     }
+    if (page.length <= MEMORY_ROWS) return { rows, more: false }
   }
-  return { rows, more: false }
 }
 
 async function searchUnits(mind: Mind, viewing: Viewing, query: string, kind: UnitKind | undefined, scope: EngramScope | undefined): Promise<MemoryRow[]> {
