@@ -9,24 +9,19 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { checkBind, parseCredentials } from '../src/interfaces/http/credentials.ts'
-import { createMind, type Mind } from '../src/mind.ts'
-import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-import { ADA, ADMIN, AGENT, type App, assertError, BOB, call, TOKENS } from './support/serve-app.ts'
+import { createMind } from '../src/mind.ts'
+import { makeTempHome } from '../src/testing/temp-home.ts'
+import { ADA, ADMIN, AGENT, type App, assertError, openServeHome, type ServeHome, BOB, call, TOKENS } from './support/serve-app.ts'
 import { startServe } from './support/serve-process.ts'
 
 describe('engram serve: the HTTP API with tokens', () => {
-  let temp: TempHome
-  let mind: Mind
+  let home: ServeHome
   let app: App
   before(async () => {
-    temp = makeTempHome()
-    mind = await createMind({ home: temp.home, env: temp.env })
-    app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    home = await openServeHome()
+    app = home.app
   })
-  after(async () => {
-    await mind.close()
-    temp.cleanup()
-  })
+  after(() => home.close())
 
   test('health needs no token', async () => {
     const answer = await call(app, 'GET', '/v1/health')

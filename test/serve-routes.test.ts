@@ -13,8 +13,8 @@ import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials, withAdminToken } from '../src/interfaces/http/credentials.ts'
 import { openApiPath } from '../src/interfaces/http/openapi.ts'
 import { createMind, type Mind } from '../src/mind.ts'
-import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-import { ADA, ADMIN, AGENT, type App, assertError, assertOk, BOB, call, type Json, TOKENS } from './support/serve-app.ts'
+import { makeTempHome } from '../src/testing/temp-home.ts'
+import { ADA, ADMIN, AGENT, type App, assertError, openServeHome, type ServeHome, assertOk, BOB, call, type Json, TOKENS } from './support/serve-app.ts'
 
 const ADA_LESSON = 'The Orion staging deploy needs the VPN token refreshed every Monday.'
 const BOB_LESSON = 'The Orion billing export runs on the Lyra cluster after midnight.'
@@ -26,21 +26,17 @@ async function memorize(app: App, token: string, text: string, kind: string): Pr
 }
 
 describe('engram serve: recall, context, turns, forget, restore, export', () => {
-  let temp: TempHome
+  let home: ServeHome
   let mind: Mind
   let app: App
   before(async () => {
-    temp = makeTempHome()
-    mind = await createMind({ home: temp.home, env: temp.env })
-    app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    home = await openServeHome()
+    ;({ mind, app } = home)
     await memorize(app, ADA, ADA_LESSON, 'lesson')
     await memorize(app, ADA, ADA_RULE, 'always')
     await memorize(app, BOB, BOB_LESSON, 'lesson')
   })
-  after(async () => {
-    await mind.close()
-    temp.cleanup()
-  })
+  after(() => home.close())
 
   test('every new route wants a token', async () => {
     for (const [method, path, body] of [
@@ -188,10 +184,8 @@ describe('engram serve: recall, context, turns, forget, restore, export', () => 
 
 describe('engram serve: a large export', () => {
   test('streams one file at a time, parses whole, and leaves no scratch folder, read to the end or abandoned', async () => {
-    const temp = makeTempHome()
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const { mind, app, close } = await openServeHome()
     try {
-      const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
       for (let i = 0; i < 150; i++) await mind.backend.documents.write('knowledge', `topic-${i}`, { confidence: 0.8 }, `# Topic ${i}\n\n${'A durable fact about the Orion system. '.repeat(200)}\n`)
       const scratches = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith('engram-serve-export-'))
       const before = scratches()
@@ -226,20 +220,18 @@ describe('engram serve: a large export', () => {
       for (let wait = 0; wait < 50 && scratches().length > before.length; wait++) await new Promise((resolve) => setTimeout(resolve, 20))
       assert.deepEqual(scratches(), before, 'abandoned: the scratch folder is gone')
     } finally {
-      await mind.close()
-      temp.cleanup()
+      await close()
     }
   })
 })
 
 describe('engram serve: erasing a user', () => {
-  let temp: TempHome
+  let home: ServeHome
   let mind: Mind
   let app: App
   before(async () => {
-    temp = makeTempHome()
-    mind = await createMind({ home: temp.home, env: temp.env })
-    app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    home = await openServeHome()
+    ;({ mind, app } = home)
     await memorize(app, ADA, ADA_LESSON, 'lesson')
     await memorize(app, BOB, BOB_LESSON, 'lesson')
     // A conversation of bob's too: his words are in the context store and the index.
@@ -247,10 +239,7 @@ describe('engram serve: erasing a user', () => {
     assertOk(await call(app, 'POST', '/v1/turns/end', { token: BOB, body: { session: 'bob-1', turn: begun.turn.number, reply: 'Noted: Lyra rotates on Fridays.' } }))
     await mind.idle()
   })
-  after(async () => {
-    await mind.close()
-    temp.cleanup()
-  })
+  after(() => home.close())
 
   test("only an administrator erases a user, with the explicit purge; then nothing of theirs is found, and ada's memories stay", async () => {
     assertError(await call(app, 'POST', '/v1/users/bob/erase', { body: { purge: true } }), 401, 'unauthorized')
@@ -290,18 +279,13 @@ describe('engram serve: erasing a user', () => {
 })
 
 describe('engram serve: confirmations', () => {
-  let temp: TempHome
-  let mind: Mind
+  let home: ServeHome
   let app: App
   before(async () => {
-    temp = makeTempHome()
-    mind = await createMind({ home: temp.home, env: temp.env, settings: { 'memory.mode': 'copilot' } })
-    app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    home = await openServeHome({ 'memory.mode': 'copilot' })
+    app = home.app
   })
-  after(async () => {
-    await mind.close()
-    temp.cleanup()
-  })
+  after(() => home.close())
 
   async function pendingOf(token: string, query = ''): Promise<Json[]> {
     return assertOk(await call(app, 'GET', `/v1/confirmations${query}`, { token })).pending

@@ -4,7 +4,10 @@
  * request with a bearer token and a JSON body, and the checks of the one answer shape.
  */
 import assert from 'node:assert/strict'
-import type { createServeApp } from '../../src/interfaces/http/app.ts'
+import { createServeApp } from '../../src/interfaces/http/app.ts'
+import { parseCredentials } from '../../src/interfaces/http/credentials.ts'
+import { type CreateMindOptions, createMind, type Mind } from '../../src/mind.ts'
+import { makeTempHome } from '../../src/testing/temp-home.ts'
 
 export const ADA = 'ada-token-0123456789abcdef'
 export const BOB = 'bob-token-0123456789abcdef'
@@ -14,6 +17,26 @@ export const ADMIN = 'admin-token-0123456789abcd'
 export const TOKENS = `${ADA}=default:ada, ${BOB}=default:bob, ${AGENT}=default, ${ADMIN}=admin`
 
 export type App = ReturnType<typeof createServeApp>
+
+export interface ServeHome {
+  mind: Mind
+  app: App
+  close(): Promise<void>
+}
+
+/** A mind on a temp home and the app over it with TOKENS; `close()` closes the mind and removes the home. */
+export async function openServeHome(settings?: CreateMindOptions["settings"]): Promise<ServeHome> {
+  const temp = makeTempHome()
+  const mind = await createMind({ home: temp.home, env: temp.env, ...(settings !== undefined ? { settings } : {}) })
+  return {
+    mind,
+    app: createServeApp({ mind, credentials: parseCredentials(TOKENS) }),
+    async close() {
+      await mind.close()
+      temp.cleanup()
+    },
+  }
+}
 // biome-ignore lint/suspicious/noExplicitAny: the answers are JSON of many shapes; each test reads the fields it checks.
 export type Json = any
 export interface Answer {

@@ -18,7 +18,7 @@ import { forgetMemoryInputSchema } from '../../tools/forget-memory-tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import type { ApiRoutes } from './openapi.ts'
 import { queryUser, userQuerySchema } from './routes-memory.ts'
-import { actingUser, jsonBody, parseWith, userError, userField } from './support.ts'
+import { actingUser, jsonBody, parseWith, userError, userField, userId } from './support.ts'
 
 const WHOSE = "whose memories (default: the token's user; another user only with an administrator's token)"
 
@@ -37,7 +37,7 @@ const restoreBodySchema = z.object({
 })
 const RESTORE_FIX = 'send {"target": "knowledge/tea.md"} or {"target": "archive/forgotten/rules.md#<id>"}, as /v1/forget reported it'
 
-const eraseParamsSchema = z.object({ user: z.string().trim().min(1).max(200).describe('the user whose memories are erased') })
+const eraseParamsSchema = z.object({ user: userId.describe('the user whose memories are erased') })
 const eraseBodySchema = z.object({
   purge: z.literal(true).describe('must be true: a whole user is deleted for real (no archive); export it first (GET /v1/export?user=ID) if it is wanted'),
 })
@@ -212,17 +212,14 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       if (user === undefined && !principal.admin) throw userError(ErrorCode.accessDenied, "The export of the whole memory holds every user's memories; it is an administrator's to take.", "use an administrator's token (serve.tokens TOKEN=admin), or a user's token for that user's export")
       const scratch = await mkdtemp(join(tmpdir(), 'engram-serve-export-'))
       const dir = join(scratch, 'export')
-      let report: Awaited<ReturnType<Mind['exportUser']>> | Awaited<ReturnType<typeof exportMemory>>
-      try {
-        report =
-          user !== undefined
-            ? await mind.exportUser(user, dir)
-            : await exportMemory({ backend: mind.backend, agent: mind.agent, clock: mind.clock, skills: mind.skills, home: mind.home, version: ENGRAM_VERSION }, dir, { force: false })
-      } catch (error) {
+      // Streamed from here on, the scratch folder is the stream's to remove; a failed export removes it now.
+      const { dir: _written, ...rest } = await (user !== undefined
+        ? mind.exportUser(user, dir)
+        : exportMemory({ backend: mind.backend, agent: mind.agent, clock: mind.clock, skills: mind.skills, home: mind.home, version: ENGRAM_VERSION }, dir, { force: false })
+      ).catch(async (error: unknown) => {
         await rm(scratch, { recursive: true, force: true })
         throw error
-      }
-      const { dir: _written, ...rest } = report
+      })
       return c.body(streamedExport({ ok: true, user: user ?? null, report: rest }, dir, scratch), 200, { 'content-type': 'application/json; charset=UTF-8' })
     },
   )

@@ -58,8 +58,10 @@ export function parseWith<T>(schema: z.ZodType<T>, input: unknown, what: string,
   return parsed.data
 }
 
+/** A user id in a request. */
+export const userId = z.string().trim().min(1).max(200)
 /** The optional `user` field of a request body or query. */
-export const userField = z.string().trim().min(1).max(200).optional()
+export const userField = userId.optional()
 /** A session id in a request. */
 export const sessionField = z.string().trim().min(1).max(200)
 

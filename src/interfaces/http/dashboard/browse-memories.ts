@@ -66,7 +66,7 @@ async function listUnits(mind: Mind, viewing: Viewing, kind: UnitKind | undefine
     const page = await mind.backend.index.list(filter, { limit: MEMORY_ROWS + 1, offset })
     for (const unit of page) {
       // Another user's file has no path in this viewer's namespace: it is never shown.
-      if (unit.source.startsWith('conv:') || !canSee(viewing.viewer, unit) || memoryPathOfSource(unit.source, mind.layout, viewing.viewer) === undefined) continue
+      if (!canSee(viewing.viewer, unit) || memoryPathOfSource(unit.source, mind.layout, viewing.viewer) === undefined) continue
       if (rows.length >= MEMORY_ROWS) return { rows, more: true }
       rows.push({ unit, ref: hitReference(unit, mind.layout, viewing.viewer) })
     }
