@@ -51,7 +51,7 @@ export function profileMemory(user: string, entry?: EngramEntry): ForgettableMem
 }
 
 /** The memory path of a user's profile (`users/<key>.md`). */
-export function profilePathOf(user: string): string {
+function profilePathOf(user: string): string {
   return `users/${userKey(user)}.md`
 }
 
@@ -182,7 +182,7 @@ function liveEntryOf(archived: EngramEntry): EngramEntry {
 }
 
 /** An entry of an archive of forgotten entries: the entry as it was, and when, from where and why it was forgotten. */
-export interface ForgottenEntry {
+interface ForgottenEntry {
   entry: EngramEntry
   forgottenAt?: string
   from?: string
