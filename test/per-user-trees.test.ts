@@ -178,7 +178,8 @@ function trees(target: Target): void {
       })
       const adaView = { agent: mind.agent, user: 'ada' }
       const facts = async (): Promise<string[]> => (await mind.retriever.search('Home city Lisbon tea oolong tortoise Zeno editor vim', { viewer: adaView, kinds: ['user'], limit: 20, recordAccess: false })).hits.map((hit) => hit.unit.text)
-      const context = async (): Promise<string> => (await mind.session('ada-context', { user: 'ada' }).begin('Hello again.')).system
+      // Her memory context: the part of the prompt that holds her profile (priming's recent activity keeps the record of what was said).
+      const context = async (): Promise<string> => (await mind.session('ada-context', { user: 'ada' }).begin('Hello again.')).systemParts.memory
       const bobProfile = async (): Promise<string> => (await mind.backend.documents.read('user', 'bob'))?.body ?? ''
       assert.deepEqual((await facts()).sort(), ['Editor: vim with no plugins', 'Favourite tea: oolong', 'Home city: Lisbon', 'Pet: a tortoise named Zeno'], 'one unit per fact')
 
@@ -225,8 +226,10 @@ function trees(target: Target): void {
       const viaHttp = assertOk(await http(app, 'POST', '/v1/forget', { token: ADA, body: { target: 'Editor: vim with no plugins' } }))
       assert.equal(viaHttp.forgotten.action, 'forgotten')
       assert.ok(!(await facts()).includes('Editor: vim with no plugins'))
+      assert.doesNotMatch(await context(), /Editor: vim/)
       assertOk(await http(app, 'POST', '/v1/restore', { token: ADA, body: { target: 'Editor: vim with no plugins' } }))
       assert.ok((await facts()).includes('Editor: vim with no plugins'))
+      assert.match(await context(), /Editor: vim with no plugins/)
 
       // The whole profile, by its path; restored whole.
       await mind.forget('users/ada.md', { user: 'ada' })

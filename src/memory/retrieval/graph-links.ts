@@ -34,13 +34,16 @@ export function linkTargets(link: string, source: string, agent: string | undefi
   const target = (link.split('|')[0] ?? '').trim()
   if (target === '') return []
   const out = [target, `${target}#0`]
-  const file = target.endsWith('.md') ? target : `${target}.md`
+  // `[[note#Heading]]` names the note (its first chunk); a unit id with its `#` was tried just above.
+  const name = target.replace(/#.*$/, '').trim()
+  if (name === '') return out
+  const file = name.endsWith('.md') ? name : `${name}.md`
   const trees = linkTrees(source, agent)
-  if (!target.includes('/')) {
+  if (!name.includes('/')) {
     for (const tree of trees) out.push(`${tree}/knowledge/${file}#0`, `${tree}/procedures/${file}#0`, `${tree}/episodes/${file}#0`)
-  } else if (target.startsWith('agents/') || target.startsWith('shared/')) {
+  } else if (name.startsWith('agents/') || name.startsWith('shared/')) {
     out.push(`${file}#0`)
-  } else if (target.startsWith('users/')) {
+  } else if (name.startsWith('users/')) {
     if (agent !== undefined) out.push(`agents/${agent}/${file}#0`)
   } else {
     for (const tree of trees) out.push(`${tree}/${file}#0`)
