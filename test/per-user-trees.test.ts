@@ -193,6 +193,11 @@ function trees(target: Target): void {
       await mind.restore('Home city: Lisbon', { user: 'ada' })
       assert.ok((await facts()).includes('Home city: Lisbon'))
       assert.match(await context(), /Home city: Lisbon/)
+      // Forgotten again, and restored by the archived copy's path the outcome named.
+      const again = await mind.forget(byText.path, { user: 'ada' })
+      assert.equal(again.archive, 'users/ada/archive/forgotten/profile.md')
+      await mind.restore(`${again.archive}#${byText.path.split('#')[1]}`, { user: 'ada' })
+      assert.match(await context(), /Home city: Lisbon/)
 
       // By id (as search gives it), through the forget_memory tool; bob cannot name it.
       const hit = (await mind.retriever.search('tea oolong', { viewer: adaView, kinds: ['user'], recordAccess: false })).hits[0]

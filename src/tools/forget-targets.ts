@@ -163,6 +163,12 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
     const live = liveLocalOfArchive(location.inner)
     if (live === undefined) throw invalid(`${location.path} is not an archived copy of a forgotten memory.`, 'name a path under archive/forgotten/ (as forget reported it) or archive/merged/ (as consolidation did)', { path: location.path })
     local = live
+    // A user's archive of forgotten profile facts also holds the facts of their profile document (forget-memory.ts).
+    const user = location.owner.startsWith('user:') ? location.owner.slice('user:'.length) : undefined
+    if (live === 'memory/profile.md' && user !== undefined && anchor !== '' && forgettableOwners(deps.viewer).includes(location.owner)) {
+      const fact = await findProfileFact(deps, user, anchor, state)
+      if (fact) return profileMemory(user, fact)
+    }
   }
   const what = classify(local)
   if (!what) refuseLocation(location)
@@ -254,7 +260,7 @@ async function fromText(deps: ForgetTargetDeps, text: string, state: TargetState
   if (others.length > 0) throw denied(deps.viewer, others[0] as Owner, JSON.stringify(text.trim()))
   throw notFound(
     `No ${state === 'archived' ? 'forgotten ' : ''}rule, lesson or profile fact reads "${text.trim()}".`,
-    state === 'archived' ? 'read archive/forgotten/ (rules.md, lessons.md, profile.md) for the exact text, or pass the path of a forgotten file' : `search_memory for it and pass its text as shown, or name ${WHAT_CAN_BE_FORGOTTEN}`,
+    `${state === 'archived' ? 'read archive/forgotten/ (rules.md, lessons.md, profile.md) for the exact text, or pass the path of a forgotten file' : `search_memory for it and pass its text as shown, or name ${WHAT_CAN_BE_FORGOTTEN}`}${deps.viewer.user === undefined ? "; a user's profile fact is forgotten as that user (--user <id>)" : ''}`,
     { target: text },
   )
 }
