@@ -523,7 +523,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       // Each owner's log names only that owner's sessions (heartbeat-log.ts).
       await recordHeartbeat(
         {
-          userOfSession: async (sessionId) => (await lifecycle.session(sessionId))?.user,
+          // The session's record, else its conversation (whose user owns the session's events and episode).
+          userOfSession: async (sessionId) => (await lifecycle.session(sessionId))?.user ?? (await backend.context.findConversation(sessionId, values.agent))?.user,
           async write(user, summary) {
             if (user === undefined) return activity.heartbeatEnd(summary)
             const recorder = scopeOf(user).activity

@@ -16,7 +16,7 @@ export interface HeartbeatOutcome {
 }
 
 export interface HeartbeatLogDeps {
-  /** The user a session was opened with (undefined: the agent's own session, or none known). */
+  /** The user a session belongs to (undefined: the agent's own session, or none known). */
   userOfSession(sessionId: string): Promise<string | undefined>
   /**
    * Ends the heartbeat in one owner's log with `summary`: the agent's (`user` undefined), whose
@@ -44,8 +44,14 @@ export async function recordHeartbeat(deps: HeartbeatLogDeps, beat: HeartbeatOut
     }
     return entry
   }
-  const users = new Map<string, string | undefined>(beat.closed.map((entry) => [entry.session, entry.user]))
-  for (const entry of beat.closed) of(entry.user).sessions.push(entry.session)
+  const users = new Map<string, string | undefined>()
+  for (const entry of beat.closed) {
+    // A session record without its user (one opened before its first message named one) is asked
+    // about again: naming a user's session in the agent's log is the leak this module prevents.
+    const user = entry.user ?? (await deps.userOfSession(entry.session))
+    users.set(entry.session, user)
+    of(user).sessions.push(entry.session)
+  }
   for (const job of beat.jobs) {
     let user: string | undefined
     if (job.session !== undefined) {
