@@ -4,7 +4,9 @@
  * DocumentStore's archive), a topic file to `<tree>/archive/forgotten/topics/<slug>.md`, and one
  * entry of rules.md, lessons.md or profile.md is appended to `<tree>/archive/forgotten/<file>.md`
  * with a metadata comment saying when, from where and why — then it leaves the search index at
- * once. `restore` moves it back. Only `purge` deletes, and it deletes the archived copies too.
+ * once. A user's profile (`shared/users/<key>.md`) is forgotten one fact at a time the same way
+ * (archived in the user's tree, `archive/forgotten/profile.md`) or whole (decision 0046).
+ * `restore` moves it back. Only `purge` deletes, and it deletes the archived copies too.
  * Every act is a `memory_write` event in the actor's activity log that names the memory by path
  * and key, never by its text (a purged memory must not live on in the log of its purge).
  *
@@ -29,7 +31,7 @@ import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-l
 import { createUserProfiles, type UserProfiles } from '../engrams/user-profiles.ts'
 import { engramEntryKey, engramSource } from '../retrieval/indexer.ts'
 
-/** Documents that can be forgotten (the others are records, history or a user's profile). */
+/** Documents that can be forgotten (the others are records or history; a user's profile is a memory kind of its own). */
 export type ForgettableDocKind = 'knowledge' | 'procedure'
 
 /**
@@ -119,7 +121,7 @@ export function memoryPathOf(memory: ForgettableMemory): string {
 }
 
 /** Where a memory's archived copy lives, inside its tree's `archive/`. */
-function archiveLocal(memory: ForgettableMemory): string {
+function archiveLocal(memory: Exclude<ForgettableMemory, { kind: 'profile' }>): string {
   const project = 'scope' in memory && memory.scope === 'project' ? 'project/' : ''
   switch (memory.kind) {
     case 'document':
@@ -128,8 +130,6 @@ function archiveLocal(memory: ForgettableMemory): string {
       return `forgotten/${project}topics/${memory.slug}.md`
     case 'entry':
       return `forgotten/${project}${memory.file}.md`
-    case 'profile':
-      return `forgotten/user/${userKey(memory.user)}.md` // (archiveOf: in the profile's history, not the tree)
     case 'profile-fact':
       return 'forgotten/profile.md'
   }
