@@ -13,6 +13,8 @@
  *   search; restore brings it back. Bob's profile is never touched, and bob cannot forget hers.
  */
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { createServeApp } from '../src/interfaces/http/app.ts'
@@ -124,10 +126,21 @@ function trees(target: Target): void {
       const at = (name: string): number => searched.indexOf(`users/ada/knowledge/${name}`)
       assert.ok(at('falcon-owner.md') >= 0 && at('falcon-owner.md') < at('spring-cleanup.md'), searched)
 
+      // A note she writes by hand into her tree, picked up by a reindex, links by path in her tree.
+      if (target.backend === 'embedded') {
+        const knowledge = join(tmp.home, 'agents', mind.agent, 'users', 'ada', 'knowledge')
+        writeFileSync(join(knowledge, 'kafka-cutover.md'), '# Kafka cutover\nThe Kafka cutover window is Sunday night; see [[knowledge/cutover-contacts]].\n')
+        writeFileSync(join(knowledge, 'cutover-contacts.md'), '# Contacts\nOla Nordmann holds the pager that night.\n')
+        await mind.reindex()
+        const cutover = await turn('ada-cutover', 'ada', 'When is the Kafka cutover window?')
+        const contacts = related(cutover).find((item) => item.source.endsWith('/users/ada/knowledge/cutover-contacts.md'))
+        assert.ok(contacts && Number(contacts.why.graph) > 0 && contacts.why.lexical === 0, JSON.stringify(related(cutover).map((item) => [item.source, item.why])))
+      }
+
       // Bob asks the same: nothing of ada's notes, and his own note is reached by no link.
       const bob = await turn('bob-ask', 'bob', QUESTION)
-      for (const seen of [bob.system, JSON.stringify(bob.provenance), (await call(bob.tools, 'search_memory', { query: `${QUESTION} owner schema`, limit: 50 })).text]) {
-        assert.doesNotMatch(seen, /Priya|Raman|spring cleanup|users\/ada/i)
+      for (const seen of [bob.system, JSON.stringify(bob.provenance), (await call(bob.tools, 'search_memory', { query: `${QUESTION} owner schema cutover`, limit: 50 })).text]) {
+        assert.doesNotMatch(seen, /Priya|Raman|Nordmann|spring cleanup|users\/ada/i)
       }
       for (const item of related(bob)) assert.equal(Number(item.why.graph ?? 0) > 0 && item.source.includes('/users/ada/'), false)
     })
