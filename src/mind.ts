@@ -26,6 +26,7 @@ import { createImmediateEncoder } from './memory/episodes/immediate-encoding.ts'
 import { createResolutionReader } from './memory/episodes/resolutions.ts'
 import type { BoundaryOutcome } from './memory/lifecycle/boundary-work.ts'
 import { createSessionLifecycle, type HeartbeatReport, type LifecycleReport } from './memory/lifecycle/session-lifecycle.ts'
+import { recordHeartbeat } from './memory/lifecycle/heartbeat-log.ts'
 import type { SessionRecord } from './storage/contracts.ts'
 import { createEpisodicRecall, type Recall } from './memory/episodes/recall.ts'
 import { createJournals, type Journals } from './memory/journal/journal-folder.ts'
@@ -519,7 +520,20 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     async heartbeat() {
       await activity.heartbeatStart()
       const beat = await lifecycle.heartbeat()
-      await activity.heartbeatEnd(`closed ${beat.closed.length} session(s)${beat.closed.length > 0 ? `: ${beat.closed.map((entry) => entry.session).join(', ')}` : ''}; ran ${beat.jobs.length} job(s)`)
+      // Each owner's log names only that owner's sessions (heartbeat-log.ts).
+      await recordHeartbeat(
+        {
+          // The session's record, else its conversation (whose user owns the session's events and episode).
+          userOfSession: async (sessionId) => (await lifecycle.session(sessionId))?.user ?? (await backend.context.findConversation(sessionId, values.agent))?.user,
+          async write(user, summary) {
+            if (user === undefined) return activity.heartbeatEnd(summary)
+            const recorder = scopeOf(user).activity
+            await recorder.heartbeatStart()
+            await recorder.heartbeatEnd(summary)
+          },
+        },
+        beat,
+      )
       return beat
     },
     async turnProvenance(ref) {

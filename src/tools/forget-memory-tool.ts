@@ -22,7 +22,7 @@ export const forgetMemoryInputSchema = z.object({
     .min(1)
     .max(2000)
     .describe(
-      'What to forget: a rule, lesson or profile fact by its text as search_memory shows it (e.g. "Never: Use tabs") or by its id; or a file by its path: "knowledge/<name>.md", "procedures/<name>.md", "memory/topics/<name>.md".',
+      'What to forget: a rule, lesson or profile fact by its text as search_memory shows it (e.g. "Never: Use tabs") or by its id; or a file by its path: "knowledge/<name>.md", "procedures/<name>.md", "memory/topics/<name>.md", or the user\'s whole profile "users/<id>.md".',
     ),
   reason: z.string().trim().min(1).max(500).optional().describe('Why it is forgotten (kept with the archived copy), e.g. "the user corrected it".'),
 })

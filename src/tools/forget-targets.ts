@@ -12,8 +12,9 @@
 import { existsSync } from 'node:fs'
 import { dedupeKey, type EngramEntry, type EngramScope, isRuleKind, ruleWithPolarity } from '../core/engram.ts'
 import { EngramError, ErrorCode } from '../core/errors.ts'
-import { type Owner, ownerOfUser, type Viewer, visibleOwners } from '../core/owner.ts'
-import { entryKey, type ForgettableMemory, forgottenEntries, memoryPathOf } from '../memory/forgetting/forget-memory.ts'
+import { type Owner, ownerOfUser, userKey, type Viewer, visibleOwners } from '../core/owner.ts'
+import { entryKey, type ForgettableMemory, forgottenEntries, isForgottenProfileFact, memoryPathOf, profileMemory } from '../memory/forgetting/forget-memory.ts'
+import { profileFacts } from '../memory/engrams/user-profiles.ts'
 import type { Backend, EngramFile } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { memoryFileSource } from './memory-file-source.ts'
@@ -31,7 +32,7 @@ export interface ForgetTargetDeps {
 const ENTRY_FILES: readonly EngramFile[] = ['rules', 'lessons', 'profile']
 const PATH_PREFIXES = ['memory/', 'knowledge/', 'procedures/', 'project/', 'project:', 'users/', 'shared/', 'agents/', 'archive/', 'state/', 'episodes/', 'activity/', 'skills/']
 const WHAT_CAN_BE_FORGOTTEN =
-  'a rule, lesson or profile fact (its text as search_memory shows it, or "memory/rules.md#<id>"), or a file: "knowledge/<name>.md", "procedures/<name>.md", "memory/topics/<name>.md", "project/topics/<name>.md"'
+  'a rule, lesson or profile fact (its text as search_memory shows it, "memory/rules.md#<id>", or the id search_memory gives it), or a file: "knowledge/<name>.md", "procedures/<name>.md", "memory/topics/<name>.md", "project/topics/<name>.md", a user\'s whole profile "users/<id>.md"'
 
 function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
@@ -78,9 +79,29 @@ function entryMatches(entry: EngramEntry, forms: string[]): boolean {
 }
 
 async function entriesOf(deps: ForgetTargetDeps, owner: Owner, scope: EngramScope, file: EngramFile, state: 'live' | 'archived'): Promise<EngramEntry[]> {
-  if (state === 'archived') return (await forgottenEntries(deps, owner, scope, file)).map((found) => found.entry)
+  // A user's forgotten profile facts share the archive file with their tree's profile.md: those are `profileFactsOf`'s.
+  if (state === 'archived') return (await forgottenEntries(deps, owner, scope, file)).filter((found) => file !== 'profile' || !isForgottenProfileFact(owner, found)).map((found) => found.entry)
   const store = deps.backend.owned(owner).engrams(scope)
   return store ? (await store.read(file)).entries : []
+}
+
+/** The facts of `user`'s profile document (`users/<key>.md`), as it is or as forgotten. */
+async function profileFactsOf(deps: ForgetTargetDeps, user: string, state: 'live' | 'archived'): Promise<EngramEntry[]> {
+  const owner = ownerOfUser(user)
+  if (state === 'archived') return (await forgottenEntries(deps, owner, 'global', 'profile')).filter((found) => isForgottenProfileFact(owner, found)).map((found) => found.entry)
+  const doc = await deps.backend.documents.read('user', userKey(user))
+  return doc ? profileFacts(doc.body) : []
+}
+
+/** One fact of `user`'s profile named by its key (`#<16 hex>`, as its index id ends) or its text. */
+async function findProfileFact(deps: ForgetTargetDeps, user: string, anchor: string, state: TargetState): Promise<EngramEntry | undefined> {
+  const byKey = /^[0-9a-f]{16}$/.test(anchor)
+  const forms = byKey ? [] : textForms(anchor)
+  for (const where of statesOf(state)) {
+    const found = (await profileFactsOf(deps, user, where)).find((entry) => (byKey ? entryKey(entry) === anchor : forms.includes(dedupeKey(entry.text))))
+    if (found) return found
+  }
+  return undefined
 }
 
 function statesOf(state: TargetState): Array<'live' | 'archived'> {
@@ -125,9 +146,6 @@ function liveLocalOfArchive(inner: string): string | undefined {
 }
 
 function refuseLocation(location: MemoryLocation): never {
-  if (location.root === 'users') {
-    throw invalid(`${location.path} is a user's profile; it is corrected, not forgotten.`, 'change it with the memory tool ({"action": "profile_update", …}); a user\'s whole memory is erased with `engram forget --user <id> --purge`', { path: location.path })
-  }
   throw invalid(`${location.path} is not a memory that can be forgotten (episodes and the activity log are the record of what happened; state, skills and prompt layers are kept otherwise).`, `name ${WHAT_CAN_BE_FORGOTTEN}`, { path: location.path })
 }
 
@@ -139,11 +157,18 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
   const file = hash < 0 ? target : target.slice(0, hash)
   const anchor = hash < 0 ? '' : target.slice(hash + 1).trim()
   let location = locateMemoryPath(file, deps.layout, deps.viewer)
+  if (location.root === 'users' && location.inner !== '') return fromProfilePath(deps, location, anchor, state)
   let local = location.local
   if (location.root === 'archive') {
     const live = liveLocalOfArchive(location.inner)
     if (live === undefined) throw invalid(`${location.path} is not an archived copy of a forgotten memory.`, 'name a path under archive/forgotten/ (as forget reported it) or archive/merged/ (as consolidation did)', { path: location.path })
     local = live
+    // A user's archive of forgotten profile facts also holds the facts of their profile document (forget-memory.ts).
+    const user = location.owner.startsWith('user:') ? location.owner.slice('user:'.length) : undefined
+    if (live === 'memory/profile.md' && user !== undefined && anchor !== '' && forgettableOwners(deps.viewer).includes(location.owner)) {
+      const fact = await findProfileFact(deps, user, anchor, state)
+      if (fact) return profileMemory(user, fact)
+    }
   }
   const what = classify(local)
   if (!what) refuseLocation(location)
@@ -180,6 +205,28 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
   return { kind: 'entry', owner, scope: what.scope, file: what.file, entry: found }
 }
 
+/**
+ * A user's profile (`users/<key>.md`, `shared/users/<key>.md`): the whole document without an
+ * anchor, one fact with one — its key as its index id ends (`shared/users/ada.md#<16 hex>`) or its text.
+ */
+async function fromProfilePath(deps: ForgetTargetDeps, location: MemoryLocation, anchor: string, state: TargetState): Promise<ForgettableMemory> {
+  const owner = location.owner
+  const user = owner.startsWith('user:') ? owner.slice('user:'.length) : undefined
+  if (user === undefined || !location.inner.endsWith('.md')) refuseLocation(location)
+  const shown = `users/${userKey(user)}.md${anchor !== '' ? `#${anchor}` : ''}`
+  if (!forgettableOwners(deps.viewer).includes(owner)) throw denied(deps.viewer, owner, shown)
+  if (anchor === '') return profileMemory(user)
+  const entry = await findProfileFact(deps, user, anchor, state)
+  if (!entry) {
+    throw notFound(
+      `There is no such fact ${state === 'archived' ? 'among the forgotten facts of' : 'in'} users/${userKey(user)}.md.`,
+      state === 'archived' ? `read users/${userKey(user)}/archive/forgotten/profile.md to see what was forgotten` : 'read the profile (memory tool profile_get) and pass the fact\'s text as it is written there',
+      { path: shown },
+    )
+  }
+  return profileMemory(user, entry)
+}
+
 async function fromText(deps: ForgetTargetDeps, text: string, state: TargetState): Promise<ForgettableMemory> {
   const forms = textForms(text)
   const allowed = forgettableOwners(deps.viewer)
@@ -199,6 +246,11 @@ async function fromText(deps: ForgetTargetDeps, text: string, state: TargetState
       }
     }
   }
+  // The viewer's own profile (a user's only: other users' are never searched, the agent's view has none).
+  if (deps.viewer.user !== undefined) {
+    const user = deps.viewer.user
+    for (const where of statesOf(state)) for (const entry of await profileFactsOf(deps, user, where)) if (forms.includes(dedupeKey(entry.text))) mine.push(profileMemory(user, entry))
+  }
   const distinct = [...new Map(mine.map((memory) => [memoryPathOf(memory), memory])).values()]
   if (distinct.length === 1) return distinct[0] as ForgettableMemory
   if (distinct.length > 1) {
@@ -208,7 +260,7 @@ async function fromText(deps: ForgetTargetDeps, text: string, state: TargetState
   if (others.length > 0) throw denied(deps.viewer, others[0] as Owner, JSON.stringify(text.trim()))
   throw notFound(
     `No ${state === 'archived' ? 'forgotten ' : ''}rule, lesson or profile fact reads "${text.trim()}".`,
-    state === 'archived' ? 'read archive/forgotten/ (rules.md, lessons.md, profile.md) for the exact text, or pass the path of a forgotten file' : `search_memory for it and pass its text as shown, or name ${WHAT_CAN_BE_FORGOTTEN}`,
+    `${state === 'archived' ? 'read archive/forgotten/ (rules.md, lessons.md, profile.md) for the exact text, or pass the path of a forgotten file' : `search_memory for it and pass its text as shown, or name ${WHAT_CAN_BE_FORGOTTEN}`}${deps.viewer.user === undefined ? "; a user's profile fact is forgotten as that user (--user <id>)" : ''}`,
     { target: text },
   )
 }

@@ -27,6 +27,12 @@ export interface UserProfiles {
   facts(user: string): Promise<EngramEntry[]>
   /** Merge one fact by key; `duplicate` when the profile already says it. */
   mergeFact(user: string, text: string, reason?: string): Promise<{ kind: 'added' | 'replaced' | 'duplicate'; path: string }>
+  /**
+   * Takes out every line that says `text` (a `- ` fact or a line of prose, as `profileFacts` reads
+   * them), keeping the rest as it is; returns how many lines went (0: nothing written). The
+   * rewrite is versioned like any other (forgetting on request, forget-memory.ts).
+   */
+  removeFact(user: string, text: string, reason?: string): Promise<number>
   /** Replace the whole profile body (the `memory` tool's profile_update). */
   replace(user: string, body: string, reason?: string): Promise<MemoryDoc>
   /** Home-relative path of the profile file. */
@@ -49,12 +55,17 @@ const BULLET = /^(\s*[-*]\s+)(.*?)(\s*<!--.*-->)?\s*$/
 export function profileFacts(body: string): EngramEntry[] {
   const facts: EngramEntry[] = []
   for (const line of body.split('\n')) {
-    if (/^\s*#{1,6}\s/.test(line)) continue
-    const match = BULLET.exec(line)
-    const text = (match ? (match[2] ?? '') : line.replace(/\s*<!--.*-->\s*$/, '')).trim()
+    const text = factOfLine(line)
     if (text) facts.push({ text, kind: 'profile', meta: {} })
   }
   return facts
+}
+
+/** The text of one profile line as `profileFacts` reads it ('' for headings and blank lines). */
+function factOfLine(line: string): string {
+  if (/^\s*#{1,6}\s/.test(line)) return ''
+  const match = BULLET.exec(line)
+  return (match ? (match[2] ?? '') : line.replace(/\s*<!--.*-->\s*$/, '')).trim()
 }
 
 /**
@@ -128,6 +139,22 @@ export function createUserProfiles(deps: UserProfilesDeps): UserProfiles {
         if (merged.body.length > PROFILE_MAX_CHARS) throw tooLong(user, merged.body.length)
         const doc = await documents.write('user', userKey(user), frontmatterOf(existing, user), merged.body, { reason: reason ?? `profile fact: ${fact}` })
         return { kind: merged.kind, path: doc.path }
+      })
+    },
+    async removeFact(user, text, reason) {
+      validateUserId(user)
+      const wanted = dedupeKey(text)
+      return locked(user, async () => {
+        const existing = await documents.read('user', userKey(user))
+        if (!existing) return 0
+        const lines = existing.body.split('\n')
+        const kept = lines.filter((line) => {
+          const fact = factOfLine(line)
+          return fact === '' || dedupeKey(fact) !== wanted
+        })
+        const removed = lines.length - kept.length
+        if (removed > 0) await documents.write('user', userKey(user), frontmatterOf(existing, user), kept.join('\n'), { reason: reason ?? 'profile fact forgotten' })
+        return removed
       })
     },
     async replace(user, body, reason) {

@@ -4,7 +4,9 @@
  * DocumentStore's archive), a topic file to `<tree>/archive/forgotten/topics/<slug>.md`, and one
  * entry of rules.md, lessons.md or profile.md is appended to `<tree>/archive/forgotten/<file>.md`
  * with a metadata comment saying when, from where and why — then it leaves the search index at
- * once. `restore` moves it back. Only `purge` deletes, and it deletes the archived copies too.
+ * once. A user's profile (`shared/users/<key>.md`) is forgotten one fact at a time the same way
+ * (archived in the user's tree, `archive/forgotten/profile.md`) or whole (decision 0046).
+ * `restore` moves it back. Only `purge` deletes, and it deletes the archived copies too.
  * Every act is a `memory_write` event in the actor's activity log that names the memory by path
  * and key, never by its text (a purged memory must not live on in the log of its purge).
  *
@@ -22,20 +24,38 @@ import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type EngramEntry, type EngramKind, type EngramScope, isEngramKind, isRuleKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { formatEntryLine, parseMemoryFile, serializeMemoryFile } from '../../core/markdown-entry.ts'
-import type { Owner } from '../../core/owner.ts'
+import { type Owner, ownerOfUser, userKey } from '../../core/owner.ts'
 import type { ActivityLog, Backend, EngramArchive, EngramFile, EngramStore } from '../../storage/contracts.ts'
 import { topicSlug } from '../../storage/engram-entries.ts'
 import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
+import { createUserProfiles, type UserProfiles } from '../engrams/user-profiles.ts'
 import { engramEntryKey, engramSource } from '../retrieval/indexer.ts'
 
-/** Documents that can be forgotten (the others are records, history or a user's profile). */
+/** Documents that can be forgotten (the others are records or history; a user's profile is a memory kind of its own). */
 export type ForgettableDocKind = 'knowledge' | 'procedure'
 
-/** One memory, resolved to its owner's tree. */
+/**
+ * One memory, resolved to its owner's tree. A user's profile (`shared/users/<key>.md`, decision
+ * 0017) is forgotten whole (`profile`, archived by the document store in the profile's own
+ * history) or one fact at a time (`profile-fact`, archived in the user's tree with the forgotten
+ * profile facts, `users/<key>/archive/forgotten/profile.md`).
+ */
 export type ForgettableMemory =
   | { kind: 'document'; owner: Owner; docKind: ForgettableDocKind; slug: string }
   | { kind: 'topic'; owner: Owner; scope: EngramScope; slug: string }
   | { kind: 'entry'; owner: Owner; scope: EngramScope; file: EngramFile; entry: EngramEntry }
+  | { kind: 'profile'; owner: Owner; user: string }
+  | { kind: 'profile-fact'; owner: Owner; user: string; entry: EngramEntry }
+
+/** A user's profile, or one fact of it, as a memory to forget. */
+export function profileMemory(user: string, entry?: EngramEntry): ForgettableMemory {
+  return entry === undefined ? { kind: 'profile', owner: ownerOfUser(user), user } : { kind: 'profile-fact', owner: ownerOfUser(user), user, entry: { ...entry, kind: 'profile' } }
+}
+
+/** The memory path of a user's profile (`users/<key>.md`). */
+function profilePathOf(user: string): string {
+  return `users/${userKey(user)}.md`
+}
 
 export interface ForgettingDeps {
   backend: Backend
@@ -93,11 +113,15 @@ export function memoryPathOf(memory: ForgettableMemory): string {
       return `${ns}${scopeFolder(memory.scope)}/topics/${memory.slug}.md`
     case 'entry':
       return `${ns}${scopeFolder(memory.scope)}/${memory.file}.md#${entryKey(memory.entry)}`
+    case 'profile':
+      return profilePathOf(memory.user)
+    case 'profile-fact':
+      return `${profilePathOf(memory.user)}#${entryKey(memory.entry)}`
   }
 }
 
 /** Where a memory's archived copy lives, inside its tree's `archive/`. */
-function archiveLocal(memory: ForgettableMemory): string {
+function archiveLocal(memory: Exclude<ForgettableMemory, { kind: 'profile' }>): string {
   const project = 'scope' in memory && memory.scope === 'project' ? 'project/' : ''
   switch (memory.kind) {
     case 'document':
@@ -106,11 +130,17 @@ function archiveLocal(memory: ForgettableMemory): string {
       return `forgotten/${project}topics/${memory.slug}.md`
     case 'entry':
       return `forgotten/${project}${memory.file}.md`
+    case 'profile-fact':
+      return 'forgotten/profile.md'
   }
 }
 
-/** The archived copy of a memory, as a memory path. */
+/**
+ * The archived copy of a memory, as a memory path — but for a whole profile, which the document
+ * store keeps in the profile's own history folder (home-relative: hidden, so no other user reaches it).
+ */
 function archiveOf(memory: ForgettableMemory): { path: string } {
+  if (memory.kind === 'profile') return { path: `shared/users/.history/${userKey(memory.user)}/archive/forgotten/user/${userKey(memory.user)}.md` }
   return { path: `${ownerNamespace(memory.owner)}archive/${archiveLocal(memory)}` }
 }
 
@@ -138,6 +168,7 @@ function storeOf(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, owner: Owner,
 
 /** The index source of a memory's file. */
 function sourceOf(layout: HomeLayout, memory: ForgettableMemory): string {
+  if (memory.kind === 'profile' || memory.kind === 'profile-fact') return `shared/${profilePathOf(memory.user)}`
   if (memory.kind === 'document') return `${ownerTree(layout, memory.owner).rel}/${DOC_FOLDERS[memory.docKind]}/${memory.slug}.md`
   if (memory.kind === 'topic') return engramSource(memory.scope, layout.agent, `topics/${memory.slug}.md`, memory.owner)
   return engramSource(memory.scope, layout.agent, `${memory.file}.md`, memory.owner)
@@ -169,6 +200,21 @@ export async function forgottenEntries(deps: Pick<ForgettingDeps, 'backend' | 'l
   })
 }
 
+/**
+ * Whether an entry of a user's archive of forgotten profile facts came from their profile document
+ * (`users/<key>.md`) rather than from a `memory/profile.md` in their tree: the two share the file,
+ * and only where it came from says where a restore puts it back.
+ */
+export function isForgottenProfileFact(owner: Owner, found: Pick<ForgottenEntry, 'from'>): boolean {
+  return owner.startsWith('user:') && found.from === profilePathOf(owner.slice('user:'.length))
+}
+
+/** A forgotten entry of `owner`'s `file` archive as the memory a restore names. */
+export function forgottenMemoryOf(owner: Owner, scope: EngramScope, file: EngramFile, found: ForgottenEntry): ForgettableMemory {
+  if (file === 'profile' && isForgottenProfileFact(owner, found)) return profileMemory(owner.slice('user:'.length), found.entry)
+  return { kind: 'entry', owner, scope, file, entry: found.entry }
+}
+
 /** The archive name of a scope's forgotten `file` entries (`EngramArchive`). */
 function entryArchiveName(scope: EngramScope, file: EngramFile): string {
   return `forgotten/${scope === 'project' ? 'project/' : ''}${file}`
@@ -196,6 +242,25 @@ function engramFilesOf(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, owner: 
     message: `Rules, lessons, profile facts and topic files cannot be forgotten here: the ${deps.backend.name} backend's engram store keeps no archive of them. Nothing was changed.`,
     fix: 'use an engram store with archive and writeTopic (the embedded and PostgreSQL ones have them), or forget knowledge and procedures (documents)',
     details: { backend: deps.backend.name },
+  })
+}
+
+/** Where a profile fact's archived copy is kept: the user's tree, with the other forgotten profile facts. */
+function archivedFactOf(memory: Extract<ForgettableMemory, { kind: 'profile-fact' }>): Extract<ForgettableMemory, { kind: 'entry' }> {
+  return { kind: 'entry', owner: memory.owner, scope: 'global', file: 'profile', entry: memory.entry }
+}
+
+function profilesOf(deps: Pick<ForgettingDeps, 'backend' | 'clock'>): UserProfiles {
+  return createUserProfiles({ documents: deps.backend.documents, locks: deps.backend.locks, clock: deps.clock })
+}
+
+function purgeRefused(path: string, user: string): EngramError {
+  return new EngramError({
+    code: ErrorCode.invalidArgument,
+    category: 'user',
+    message: `${path} is (part of) a user's profile, whose every earlier version is kept with it; one fact cannot be purged from that history. Nothing was changed.`,
+    fix: `forget it instead (it can be restored), or erase the user's whole memory: \`engram forget --user ${user} --purge\``,
+    details: { path },
   })
 }
 
@@ -268,17 +333,49 @@ async function record(deps: ForgettingDeps, action: 'forget' | 'restore' | 'purg
 }
 
 /**
+ * One fact of a user's profile: archived with the user's forgotten profile facts, then taken out
+ * of the profile document (a versioned rewrite) and out of the index.
+ */
+async function forgetProfileFact(deps: ForgettingDeps, memory: Extract<ForgettableMemory, { kind: 'profile-fact' }>, options: { reason?: string }): Promise<ForgetOutcome> {
+  const path = memoryPathOf(memory)
+  const archived = archivedFactOf(memory)
+  const meta: Record<string, string> = {
+    ...memory.entry.meta,
+    kind: 'profile',
+    forgotten_at: deps.clock.now().toISOString(),
+    forgotten_from: profilePathOf(memory.user),
+    ...(options.reason ? { reason: options.reason } : {}),
+  }
+  const line = formatEntryLine({ ...memory.entry, meta })
+  // Archived first, removed after: a crash in between leaves the fact twice, never nowhere.
+  await filesOf(deps, archived).archive.updateEntries('profile', (before) => (before === '' ? `# Forgotten profile facts\n\n${line}\n` : `${before}${before.endsWith('\n') ? '' : '\n'}${line}\n`))
+  if ((await profilesOf(deps).removeFact(memory.user, memory.entry.text, `forgot ${path}`)) === 0) {
+    await dropArchivedEntry(deps, archived)
+    throw notFound(`${path} is no longer in ${profilePathOf(memory.user)}.`, 'read the profile again (memory tool profile_get); it may have been forgotten or rewritten meanwhile', { path })
+  }
+  await deps.backend.index.remove([`${sourceOf(deps.layout, memory)}#${entryKey(memory.entry)}`])
+  const outcome: ForgetOutcome = { action: 'forgotten', path, owner: memory.owner, archive: archiveOf(memory).path, unitsRemoved: 1, text: memory.entry.text, entryKind: 'profile' }
+  await record(deps, 'forget', outcome, options.reason)
+  return outcome
+}
+
+/**
  * Moves a memory to its tree's `archive/forgotten/` and drops it from the index. Throws
  * `not_found` when it is not (or no longer) there.
  */
 export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemory, options: { reason?: string } = {}): Promise<ForgetOutcome> {
-  const files = memory.kind === 'document' ? undefined : filesOf(deps, memory)
+  if (memory.kind === 'profile-fact') return forgetProfileFact(deps, memory, options)
+  const files = memory.kind === 'entry' || memory.kind === 'topic' ? filesOf(deps, memory) : undefined
   const path = memoryPathOf(memory)
-  const archive = archiveOf(memory)
+  let archive = archiveOf(memory)
   const source = sourceOf(deps.layout, memory)
   const index = deps.backend.index
   let unitsRemoved = 0
-  if (memory.kind === 'document') {
+  if (memory.kind === 'profile') {
+    // The whole profile goes where the document store keeps its history (shared/users/.history/<key>/).
+    archive = { path: await deps.backend.documents.archive('user', userKey(memory.user), 'forgotten') }
+    unitsRemoved = await index.removeSource(source)
+  } else if (memory.kind === 'document') {
     await deps.backend.owned(memory.owner).documents.archive(memory.docKind, memory.slug, 'forgotten')
     unitsRemoved = await index.removeSource(source)
   } else if (memory.kind === 'topic') {
@@ -323,10 +420,18 @@ export async function forgetMemory(deps: ForgettingDeps, memory: ForgettableMemo
 
 /** Brings a forgotten memory back from `archive/forgotten/` and into the index. */
 export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMemory): Promise<ForgetOutcome> {
-  const files = memory.kind === 'document' ? undefined : filesOf(deps, memory)
+  const files = memory.kind === 'entry' || memory.kind === 'topic' ? filesOf(deps, memory) : undefined
   const path = memoryPathOf(memory)
   let archive = archiveOf(memory)
-  if (memory.kind === 'document') {
+  if (memory.kind === 'profile') {
+    await deps.backend.documents.restore('user', userKey(memory.user), 'forgotten')
+  } else if (memory.kind === 'profile-fact') {
+    // Put back as a fact is merged: a fact with the same key that holds now gives way to it.
+    await profilesOf(deps).mergeFact(memory.user, memory.entry.text, `restored ${path}`)
+    if ((await dropArchivedEntry(deps, archivedFactOf(memory))) === 0) {
+      throw notFound(`${path} is not in ${archive.path}.`, 'read the archive file to see what was forgotten', { path })
+    }
+  } else if (memory.kind === 'document') {
     const documents = deps.backend.owned(memory.owner).documents
     try {
       await documents.restore(memory.docKind, memory.slug, 'forgotten')
@@ -360,7 +465,8 @@ export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMem
     }
   }
   await deps.reindex()
-  const outcome: ForgetOutcome = { action: 'restored', path, owner: memory.owner, archive: archive.path, unitsRemoved: 0, ...(memory.kind === 'entry' ? { text: memory.entry.text, entryKind: liveEntryOf(memory.entry).kind } : {}) }
+  const entry = memory.kind === 'entry' ? liveEntryOf(memory.entry) : memory.kind === 'profile-fact' ? memory.entry : undefined
+  const outcome: ForgetOutcome = { action: 'restored', path, owner: memory.owner, archive: archive.path, unitsRemoved: 0, ...(entry ? { text: entry.text, entryKind: entry.kind } : {}) }
   await record(deps, 'restore', outcome, undefined)
   return outcome
 }
@@ -370,6 +476,7 @@ export async function restoreMemory(deps: ForgettingDeps, memory: ForgettableMem
  * included). Only an explicit `--purge` calls it; the act is logged without the memory's text.
  */
 export async function purgeMemory(deps: ForgettingDeps, memory: ForgettableMemory, options: { reason?: string } = {}): Promise<ForgetOutcome> {
+  if (memory.kind === 'profile' || memory.kind === 'profile-fact') throw purgeRefused(memoryPathOf(memory), memory.user)
   const files = memory.kind === 'document' ? undefined : filesOf(deps, memory)
   const path = memoryPathOf(memory)
   const source = sourceOf(deps.layout, memory)

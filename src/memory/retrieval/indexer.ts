@@ -15,6 +15,7 @@ import type { Backend, EngramFile, EngramStore, IndexUnit, ParseProblem, UnitKin
 import { ENGRAM_FILES } from '../../storage/contracts.ts'
 import type { Embedder } from '../../llm/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
+import { profileFacts } from '../engrams/user-profiles.ts'
 import { chunkMarkdown } from './chunking.ts'
 import { factValidityOf } from './fact-history.ts'
 
@@ -190,7 +191,7 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
           continue
         }
         if (!doc) continue
-        found.wanted.set(doc.path, docUnits(doc, 'user', ref.modifiedAt, deps).map((u) => ({ ...u, agent: undefined, user, owner: ownerOfUser(user) })))
+        found.wanted.set(doc.path, profileUnits(doc, ref.modifiedAt).map((u) => ({ ...u, user, owner: ownerOfUser(user) })))
       }
     }),
   )
@@ -454,6 +455,29 @@ function engramUnit(entry: EngramEntry, scope: EngramScope, file: EngramFile, so
   }
 }
 
+/**
+ * A user's profile, one unit per fact (`<path>#<key>`, the key a profile entry of memory/profile.md
+ * would have): search shows the fact that matched, and its id names that fact to `forget` (issue 26).
+ */
+function profileUnits(doc: MemoryDoc, modifiedAt: string): IndexUnit[] {
+  const createdAt = typeof doc.frontmatter.created_at === 'string' && !Number.isNaN(Date.parse(doc.frontmatter.created_at)) ? new Date(doc.frontmatter.created_at).toISOString() : modifiedAt
+  return profileFacts(doc.body).map((fact) => {
+    const links = [...fact.text.matchAll(/\[\[([^\]\n]{1,200})\]\]/g)].map((m) => (m[1] as string).trim())
+    return {
+      id: `${doc.path}#${engramEntryKey(fact)}`,
+      kind: 'user' as const,
+      text: fact.text,
+      source: doc.path,
+      provenance: [doc.path],
+      createdAt,
+      updatedAt: modifiedAt,
+      hash: contentHash(fact.text),
+      links: links.length > 0 ? links : undefined,
+      meta: { slug: doc.slug, engramKind: 'profile' },
+    }
+  })
+}
+
 function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: IndexerDeps): IndexUnit[] {
   const fm = doc.frontmatter
   // An episode file is named by its day: that day, not the file's modification time, is when it happened.
@@ -474,8 +498,7 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
       text,
       source: doc.path,
       provenance: [doc.path],
-      agent: unit === 'user' ? undefined : deps.agent,
-      user: unit === 'user' ? doc.slug : undefined,
+      agent: deps.agent,
       createdAt,
       updatedAt: modifiedAt,
       hash: contentHash(`${text}${historyKey}`),

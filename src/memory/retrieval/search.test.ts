@@ -119,6 +119,38 @@ describe('retriever on a real index', () => {
     assert.ok(!without.hits.some((h) => h.unit.id === 'glossary'))
   })
 
+  test("a user's [[link]] resolves in her tree first; similarity alone never lifts a note past the linked one", async () => {
+    const ada = (slug: string, text: string, extra: Partial<IndexUnit> = {}): IndexUnit => {
+      const source = `agents/default/users/ada/knowledge/${slug}.md`
+      return { ...unit(slug, text, '2026-02-01T00:00:00.000Z', extra), id: `${source}#0`, source, provenance: [source], owner: 'user:ada' }
+    }
+    const agentOwner = { ...unit('owner', 'Jonas Weber runs the agent fleet rota.', '2026-02-01T00:00:00.000Z'), id: 'agents/default/knowledge/owner.md#0' }
+    const words = 'retention partitions consumer groups spring cleanup folders storage changing'
+    await fresh([
+      ada('falcon', `Falcon billing queue moves to Kafka; ask before changing ${words}.`, { links: ['owner'] }),
+      ada('owner', 'Priya Raman decides every schema change.'),
+      // Two notes that resemble the best hit and each other: similarity edges from several seeds.
+      ada('similar-1', `Billing ${words} ask.`),
+      ada('similar-2', `Queue ${words} ask before.`),
+      agentOwner,
+    ])
+    const retriever = createRetriever({ index: mind.backend.index, embedder: null, clock })
+    const { hits } = await retriever.search('Falcon billing queue Kafka', { recordAccess: false, viewer: { agent: 'default', user: 'ada' } })
+    const byId = (slug: string) => hits.find((hit) => hit.unit.id === `agents/default/users/ada/knowledge/${slug}.md#0`)
+    const owner = byId('owner')
+    assert.ok(owner && owner.terms.graph > 0 && owner.terms.lexical === 0, 'her note is reached through the link')
+    assert.ok(!hits.some((hit) => hit.unit.id === agentOwner.id && hit.terms.graph > 0), "the agent's note of the same name is not the link's target")
+    for (const slug of ['similar-1', 'similar-2']) {
+      const similar = byId(slug)
+      assert.ok(similar, slug)
+      assert.ok(similar.terms.graph <= similar.terms.fused + 1e-12, `${slug}: similarity lifts no more than its own match`)
+      if ((similar.terms.fused + similar.terms.recency + similar.terms.frequency) * similar.terms.history < owner.score) assert.ok(similar.score < owner.score, `${slug} stays below the linked note`)
+    }
+    // Bob reaches nothing of it, links included.
+    const bob = await retriever.search('Falcon billing queue Kafka', { recordAccess: false, viewer: { agent: 'default', user: 'bob' } })
+    assert.ok(!bob.hits.some((hit) => hit.unit.source.includes('/users/ada/')))
+  })
+
   test('dense fusion with the offline embedder finds a misspelt word that BM25 misses', async () => {
     const temp2 = makeTempHome()
     const embedder = createOfflineHashEmbedder()

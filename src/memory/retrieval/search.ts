@@ -29,6 +29,7 @@ import type { IndexCandidate, SearchIndex, StoredUnit, UnitKind } from '../../st
 import { frequencyTerm, recencyTerm } from './activation.ts'
 import { fuseScores } from './fusion.ts'
 import { personalizedPageRank } from './graph-diffusion.ts'
+import { capSimilarityLift, linkTargets } from './graph-links.ts'
 import { informationFactor } from './information.ts'
 import { siblingSource, supersededAt } from './fact-history.ts'
 import { createNearDuplicateFilter } from './near-duplicates.ts'
@@ -184,22 +185,6 @@ function passesFilter(unit: StoredUnit, options: RetrievalOptions, since: number
   if (since !== undefined && !(at >= since)) return false
   if (until !== undefined && !(at <= until)) return false
   return true
-}
-
-/** Ids a `[[link]]` may name: a unit id, a source's first chunk, or a note of the agent by slug. */
-export function linkTargets(link: string, agent: string | undefined): string[] {
-  const target = (link.split('|')[0] ?? '').trim()
-  if (target === '') return []
-  const out = [target, `${target}#0`]
-  const file = target.endsWith('.md') ? target : `${target}.md`
-  if (!target.includes('/') && agent !== undefined) {
-    out.push(`agents/${agent}/knowledge/${file}#0`, `agents/${agent}/procedures/${file}#0`, `agents/${agent}/episodes/${file}#0`, `shared/users/${file}#0`)
-  } else if (agent !== undefined && !target.startsWith('agents/') && !target.startsWith('shared/')) {
-    out.push(`agents/${agent}/${file}#0`)
-  } else {
-    out.push(`${file}#0`)
-  }
-  return out
 }
 
 /** A retriever over `deps.index`. Settings are resolved (and checked) once, here. */
@@ -452,10 +437,14 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     }
   }
 
-  /** Stage 5: personalized PageRank around the best candidates; may add linked units. */
-  async function diffuse(scored: Scored[], options: RetrievalOptions, since: number | undefined, until: number | undefined): Promise<number> {
+  /**
+   * Stage 5: personalized PageRank around the best candidates; may add linked units. Returns the
+   * graph's size and the nodes at either end of a link edge.
+   */
+  async function diffuse(scored: Scored[], options: RetrievalOptions, since: number | undefined, until: number | undefined): Promise<{ nodes: number; linked: Set<string> }> {
+    const linked = new Set<string>()
     const seeds = [...scored].sort((a, b) => b.score - a.score).slice(0, settings.graphSeeds)
-    if (seeds.length === 0) return 0
+    if (seeds.length === 0) return { nodes: 0, linked }
     const byId = new Map(scored.map((s) => [s.unit.id, s]))
     const nodes = new Map<string, Scored>(seeds.map((s) => [s.unit.id, s]))
     const edges: Array<{ a: string; b: string; weight: number }> = []
@@ -463,12 +452,12 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     // Explicit [[links]] of the seeds, resolved in one batched read.
     const wanted = new Map<string, string[]>()
     for (const seed of seeds) {
-      for (const link of (seed.unit.links ?? []).slice(0, LINKS_PER_SEED)) wanted.set(`${seed.unit.id}\u0000${link}`, linkTargets(link, seed.unit.agent ?? options.agent))
+      for (const link of (seed.unit.links ?? []).slice(0, LINKS_PER_SEED)) wanted.set(`${seed.unit.id}\u0000${link}`, linkTargets(link, seed.unit.source, seed.unit.agent ?? options.agent ?? options.viewer?.agent))
     }
     // Diffusion spreads along what memory links on purpose. Among candidates that link nothing
     // (conversation turns), similarity edges alone were measured to add nothing on either data set
     // (LoCoMo R@10 78.0 vs 77.9, BEAM dev 42.4 vs 42.7; decision 0029) and cost a pass over every pair.
-    if (wanted.size === 0) return nodes.size
+    if (wanted.size === 0) return { nodes: nodes.size, linked }
     if (wanted.size > 0) {
       const guesses = [...new Set([...wanted.values()].flat())].filter((id) => !byId.has(id))
       const fetched = new Map((await index.get(guesses)).map((unit) => [unit.id, unit]))
@@ -484,6 +473,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
           if (node.unit.id === from) break
           nodes.set(node.unit.id, node)
           edges.push({ a: from, b: node.unit.id, weight: 1 })
+          linked.add(from).add(node.unit.id)
           break
         }
       }
@@ -500,13 +490,13 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         if (similarity >= settings.similarityEdge) edges.push({ a: a.unit.id, b: b.unit.id, weight: similarity })
       }
     }
-    if (edges.length === 0) return nodes.size
+    if (edges.length === 0) return { nodes: nodes.size, linked }
 
     const personalization = new Map(seeds.map((s) => [s.unit.id, Math.max(s.terms.fused, 1e-6)]))
     const rank = personalizedPageRank({ nodes: [...nodes.keys()], edges, personalization })
     let max = 0
     for (const value of rank.values()) if (value > max) max = value
-    if (max === 0) return nodes.size
+    if (max === 0) return { nodes: nodes.size, linked }
     for (const [id, value] of rank) {
       const node = nodes.get(id) as Scored
       node.terms.graph = settings.graphWeight * (value / max)
@@ -516,7 +506,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         byId.set(id, node)
       }
     }
-    return nodes.size
+    return { nodes: nodes.size, linked }
   }
 
   /**
@@ -668,7 +658,8 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       let graphNodes = 0
       if ((options.graph ?? settings.graph) && settings.graphWeight > 0) {
         const before = scored.length
-        graphNodes = await diffuse(scored, options, since, until)
+        const diffusion = await diffuse(scored, options, since, until)
+        graphNodes = diffusion.nodes
         for (let i = before; i < scored.length; i++) {
           const s = scored[i] as Scored
           if (excluded(s.unit)) s.score = Number.NEGATIVE_INFINITY
@@ -679,6 +670,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
           }
         }
         for (const s of scored) if (s.score !== Number.NEGATIVE_INFINITY) s.score = (s.terms.fused + s.terms.recency + s.terms.frequency + s.terms.graph) * s.terms.history
+        capSimilarityLift(scored, diffusion.linked)
       }
 
       // Stage 6: diversification — a repeat of a better hit adds nothing the agent has not seen.

@@ -13,7 +13,7 @@ import { profileFacts } from '../../../memory/engrams/user-profiles.ts'
 import { DAILY_CONSOLIDATION_JOB } from '../../../memory/consolidation/daily-consolidation.ts'
 import { MONTHLY_FORGETTING_JOB } from '../../../memory/consolidation/monthly-forgetting.ts'
 import { WEEKLY_INTEGRATION_JOB } from '../../../memory/consolidation/weekly-integration.ts'
-import { forgottenEntries, memoryPathOf } from '../../../memory/forgetting/forget-memory.ts'
+import { forgottenEntries, forgottenMemoryOf, memoryPathOf } from '../../../memory/forgetting/forget-memory.ts'
 import { mergedActivity } from '../../../memory/view.ts'
 import type { Mind } from '../../../mind.ts'
 import { type ActivityLog, type ActivityRecord, ENGRAM_FILES, type EngramFile, type QueuedJob, type TurnRecord } from '../../../storage/contracts.ts'
@@ -378,7 +378,8 @@ export async function archivedMemories(mind: Mind, viewing: Viewing): Promise<Ar
         for (const found of await forgottenEntries(deps, owner, scope, file)) {
           const { entry } = found
           items.push({
-            target: memoryPathOf({ kind: 'entry', owner, scope, file, entry }),
+            // A user's forgotten profile fact is restored into their profile (users/<key>.md#<id>).
+            target: memoryPathOf(forgottenMemoryOf(owner, scope, file, found)),
             what: ENTRY_WHAT[file],
             text: isRuleKind(entry.kind) ? ruleWithPolarity(entry.kind, entry.text) : entry.text,
             owner,
