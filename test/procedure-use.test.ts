@@ -176,8 +176,9 @@ test('months later: a procedure asked for by keyword and followed every month is
     // so outcome tracking has nothing to count: only the use says it mattered.
     const followed = await turn(mind, clock, `ada-${month}`, 'ada', 'The ingest is stuck. [restart-ingest] please.', [['read_memory_file', { path: 'procedures/restart-ingest.md' }]], 'Stop the ingest worker, clear the stuck queue, then start the worker again.')
     assert.equal(followed.provenance.primed.find((item) => item.source === path('restart-ingest'))?.why.stage, 'keyword')
-    // Bob's question shares one word with rotate-ftp: shown, an incidental match, never followed.
-    const incidental = await turn(mind, clock, `bob-${month}`, 'bob', 'Could you change the password field label on the login form?', [], 'Done: the label now reads "Passphrase".')
+    // Bob's request shares one word with rotate-ftp: shown, an incidental match, never followed —
+    // and the successful call of that turn is no success of rotate-ftp's.
+    const incidental = await turn(mind, clock, `bob-${month}`, 'bob', 'Could you change the password field label on the login form?', [['shell', { command: "sed -i 's/Password/Passphrase/' login-form.html" }]], 'Done: the label now reads "Passphrase".')
     if (month === 1) assert.ok(shownProcedures(incidental).includes(path('rotate-ftp')), JSON.stringify(incidental.provenance.primed))
     clock.advance(11 * MINUTE)
     await mind.maintain()
