@@ -162,15 +162,17 @@ function whyOf(hit: RetrievalHit): Record<string, number> {
 }
 
 /**
- * What ties an index-stage skill or procedure to the message (decision 0047): at least two content
- * words in common, or — when the dense channel compared raw vectors (KNN) — the similarity the
- * matcher's own vector stage asks. Recency, frequency and graph terms are left out: they say the
- * unit was recent or shown before, not that this message is about it (counting its own showings
- * kept an unrelated procedure alive). Undefined when nothing does: an incidental match.
+ * What ties an index-stage skill or procedure to the message (decision 0047): content words in
+ * common — two, or one when the message has no more than two ("the quokka?" is about its one
+ * word; "deploy the new release" is not about everything that says "new") — or, when the dense
+ * channel compared raw vectors (KNN), the similarity the matcher's own vector stage asks. Recency,
+ * frequency and graph terms are left out: they say the unit was recent or shown before, not that
+ * this message is about it (counting its own showings kept an unrelated procedure alive).
+ * Undefined when nothing does: an incidental match.
  */
 function indexEvidence(hit: RetrievalHit, messageWords: ReadonlySet<string>, dense: RetrievalResult['stats']['dense']): string | undefined {
   const shared = [...contentWords(hit.unit.text)].filter((word) => messageWords.has(word))
-  if (shared.length >= 2) return `shared words: ${shared.join(', ')}`
+  if (shared.length > 0 && shared.length >= Math.min(2, Math.ceil(messageWords.size / 2))) return `shared words: ${shared.join(', ')}`
   if (dense === 'knn' && hit.terms.dense >= MIN_VECTOR_SIMILARITY) return `similarity ${hit.terms.dense.toFixed(2)}`
   return undefined
 }
