@@ -243,3 +243,23 @@ test('a procedure written with write_memory_file gets the seed\'s frontmatter; t
   // Bob sees none of it.
   assert.equal(await mind.scope('bob').procedures.get('restore-staging'), null)
 })
+
+test('skills share the channel and the rule: a skill shown is credited when recall_skill loads it, not for being shown', async (t) => {
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+  const mind = await open(tmp, clock)
+  t.after(() => mind.close())
+  await mind.skills.save({ label: 'csv_summary', name: 'Summarise a CSV', whenToUse: 'When asked to summarise a CSV file', declarative: '1. Load it\n2. Describe columns\n' })
+  await mind.reindex()
+  const source = 'agents/default/skills/csv_summary/declarative.md'
+  const isShown = (begun: Turn): boolean => begun.provenance.primed.some((item) => item.kind === 'skill' && item.channel === 'skills')
+
+  const ignored = await turn(mind, clock, 'ada-data', 'ada', 'Can you summarise this CSV file for me?', [], 'Not now, sorry.')
+  assert.ok(isShown(ignored), JSON.stringify(ignored.provenance.primed))
+  assert.equal(await uses(mind, source), 0, 'shown, not loaded: no use')
+  const loaded = await turn(mind, clock, 'bob-data', 'bob', 'Please summarise the sales CSV file.', [['recall_skill', { label: 'csv_summary' }]], 'Here is the summary.')
+  assert.ok(isShown(loaded))
+  assert.equal(await uses(mind, source), 1, 'loaded with recall_skill: one use')
+  assert.match(String((await credits(mind, 'user:bob'))[0]?.reason), /recall_skill/)
+})

@@ -38,7 +38,10 @@ export interface UseCreditingInput {
   user: string | undefined
   /** The session owner's activity log (its turns, and the record of each credit). */
   log: ActivityLog
-  /** The showings checked: those of this turn and the later ones, or of the turns logged since this instant (a session's period). */
+  /**
+   * The showings checked: those of this turn and the later ones (nothing is read when neither it nor
+   * the next showed one), or of the turns logged since this instant (a session's period).
+   */
   from: { turn: number } | { since: string }
 }
 
@@ -58,9 +61,9 @@ interface Shown {
 }
 
 /** The index source of a skill or procedure as priming named it (stages 1–2 name a skill `skills/<label>`). */
-function indexSource(agent: string, item: Shown): string {
-  const skill = /^skills\/([^/]+)$/.exec(item.source)
-  return skill ? `agents/${agent}/skills/${skill[1]}/declarative.md` : item.source
+function indexSource(agent: string, source: string): string {
+  const skill = /^skills\/([^/]+)$/.exec(source)
+  return skill ? `agents/${agent}/skills/${skill[1]}/declarative.md` : source
 }
 
 /** The slug or label `source` names. */
@@ -68,15 +71,16 @@ function nameOf(source: string): string | undefined {
   return /(?:^|\/)procedures\/([^/]+)\.md$/.exec(source)?.[1] ?? /(?:^|\/)skills\/([^/]+)(?:\/declarative\.md)?$/.exec(source)?.[1]
 }
 
-/** The procedures and skills priming showed in a stored turn's provenance, by their file. */
-function shownIn(turn: number, provenance: Record<string, unknown>): Shown[] {
+/** The procedures and skills priming showed in a stored turn's provenance, by their indexed file (once each). */
+function shownIn(agent: string, turn: number, provenance: Record<string, unknown>): Shown[] {
   const primed = Array.isArray(provenance.primed) ? (provenance.primed as unknown[]) : []
   const out: Shown[] = []
   for (const item of primed) {
     if (typeof item !== 'object' || item === null) continue
     const { kind, source } = item as { kind?: unknown; source?: unknown }
     if ((kind !== 'procedure' && kind !== 'skill') || typeof source !== 'string') continue
-    if (!out.some((shown) => shown.source === source)) out.push({ turn, source, kind })
+    const indexed = indexSource(agent, source)
+    if (!out.some((shown) => shown.source === indexed)) out.push({ turn, source: indexed, kind })
   }
   return out
 }
@@ -95,6 +99,10 @@ export async function creditFollowedProcedures(deps: UseCreditingDeps, input: Us
     fromTurn = Math.max(1, input.from.turn)
     const first = await deps.lifecycle.turn(deps.agent, { sessionId: input.session, turn: fromTurn })
     if (!first) return run
+    // The end of a turn asks about that turn and the one before: most turns show no procedure, and
+    // then the log is not read at all.
+    const second = await deps.lifecycle.turn(deps.agent, { sessionId: input.session, turn: fromTurn + 1 })
+    if (shownIn(deps.agent, first.turn, first.provenance).length === 0 && (!second || shownIn(deps.agent, second.turn, second.provenance).length === 0)) return run
     since = new Date(Date.parse(first.startedAt) - LOG_MARGIN_MS).toISOString()
   } else since = input.from.since
   const records = await input.log.read({ since, types: ['message_received', 'tool_use', 'response_sent', 'memory_write'] })
@@ -110,7 +118,7 @@ export async function creditFollowedProcedures(deps: UseCreditingDeps, input: Us
   for (const turn of turns) {
     const stored = await deps.lifecycle.turn(deps.agent, { sessionId: input.session, turn: turn.number })
     // A session belongs to the user it was opened with; a turn of anyone else is never read.
-    if (stored && stored.user === input.user) shown.set(turn.number, shownIn(turn.number, stored.provenance))
+    if (stored && stored.user === input.user) shown.set(turn.number, shownIn(deps.agent, turn.number, stored.provenance))
   }
   const ignored = new Set(deps.ignoredTools)
   const texts = new Map<string, { text: string; unit: string } | null>()
@@ -122,7 +130,7 @@ export async function creditFollowedProcedures(deps: UseCreditingDeps, input: Us
         run.already++
         continue
       }
-      const source = indexSource(deps.agent, item)
+      const source = item.source
       const name = nameOf(source)
       if (name === undefined) continue
       let found = texts.get(source)
