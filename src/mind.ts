@@ -290,6 +290,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     // The outcome of a procedure shown in a session is counted in its owner's store (late-bound, as scope is).
     procedures: (owner) => proceduresOf(owner),
     memoryTools: AGENT_TOOL_NAMES,
+    index: backend.index,
     memory,
     context,
     freshTail: values.context.freshTail,

@@ -26,6 +26,7 @@ import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
 import { DEFAULT_MAX_FILE_BYTES } from '../storage/files/memory-file-read.ts'
 import { assertReadableMemoryWrite, controlsAsSpaces } from './memory-file-content.ts'
 import { type MemoryFileSource, memoryFileSource, type OpenedMemory } from './memory-file-source.ts'
+import { describedBy, newProcedureFrontmatter } from '../memory/procedures/procedure-store.ts'
 import { agentFrontmatter, OWNED_FRONTMATTER_FIELDS } from './owned-frontmatter.ts'
 import {
   assertWritable,
@@ -430,20 +431,31 @@ async function writeDocument(
   const documents = documentsFor(deps, owner)
   const existing = await documents.read(kind, slug)
   if (mode === 'append') {
-    const frontmatter: Frontmatter = kind === 'state' ? {} : { created_at: now, updated_at: now }
+    // A procedure begun by an append gets the seed's frontmatter too (the file's first line is its title).
+    const frontmatter: Frontmatter =
+      kind === 'state' ? {} : kind === 'procedure' ? { ...newProcedureFrontmatter({ description: describedBy(content, slug), now }) } : { created_at: now, updated_at: now }
     await documents.append(kind, slug, content.endsWith('\n') ? content : `${content}\n`, frontmatter)
     return { versioned: false }
   }
   const given = parseFrontmatter(content)
+  // A procedure carries the seed's bookkeeping from its first write: what a new one starts with is
+  // what the writer may restate (confidence 0.5, zero counts), never a track record it claims.
+  const seed = kind === 'procedure' ? newProcedureFrontmatter({ description: describedBy(given.body, slug), now }) : undefined
   // The fields engram keeps (counters, version, protected, …) are refused before anything is written.
-  const agentFields = agentFrontmatter(given.frontmatter, existing?.frontmatter, path, WRITE_MEMORY_FILE_TOOL_NAME)
+  const agentFields = agentFrontmatter(given.frontmatter, existing?.frontmatter ?? seed, path, WRITE_MEMORY_FILE_TOOL_NAME)
   // The agent rewrites the body; the bookkeeping it did not restate (created_at, success counts,
-  // version) is kept, so a rewrite never resets a procedure's track record.
-  const frontmatter: Frontmatter = { ...(existing?.frontmatter ?? {}), ...agentFields }
+  // version) is kept, so a rewrite never resets a procedure's track record. A procedure written
+  // without some of the seed's fields (by hand, or before they were given) gets the missing ones.
+  const frontmatter: Frontmatter = { ...(seed ?? {}), ...(existing?.frontmatter ?? {}), ...agentFields }
   if (kind !== 'state') {
     if (frontmatter.created_at === undefined) frontmatter.created_at = now
     frontmatter.updated_at = now
-    if (existing && typeof existing.frontmatter.version === 'number') frontmatter.version = existing.frontmatter.version + 1
+    if (existing) {
+      const version = existing.frontmatter.version
+      if (typeof version === 'number') frontmatter.version = version + 1
+      // A procedure that had no version was at its first: this rewrite is its second.
+      else if (kind === 'procedure') frontmatter.version = 2
+    }
   }
   await documents.write(kind, slug, frontmatter, given.body, { reason: 'write_memory_file' })
   return { versioned: existing !== null }

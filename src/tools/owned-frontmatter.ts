@@ -19,11 +19,11 @@ const REPORT_OUTCOME = 'report_procedure_outcome'
 
 const OWNED_FRONTMATTER: Readonly<Record<string, OwnedField>> = {
   success_count: {
-    how: `engram counts the successes reported with ${REPORT_OUTCOME}, and those it sees at the end of a session that was shown the procedure`,
+    how: `engram counts the successes reported with ${REPORT_OUTCOME}, and those it sees at the end of a session that followed the procedure`,
     instead: `call ${REPORT_OUTCOME} after following the procedure`,
   },
   failure_count: {
-    how: `engram counts the failures reported with ${REPORT_OUTCOME}, and those it sees at the end of a session that was shown the procedure`,
+    how: `engram counts the failures reported with ${REPORT_OUTCOME}, and those it sees at the end of a session that followed the procedure`,
     instead: `call ${REPORT_OUTCOME} after following the procedure`,
   },
   confidence: {

@@ -11,6 +11,7 @@ import type { ViewerScope } from '../view.ts'
 import type { BoundaryReason, ImmediateEncoder, ImmediateEncodingOutcome } from '../episodes/immediate-encoding.ts'
 import { replayAndExtract, replayDecision, stepsFromActivity } from '../learning/sleep-replay.ts'
 import { type OutcomeTrackingDeps, trackProcedureOutcomes } from '../procedures/outcome-tracking.ts'
+import { creditFollowedProcedures, type UseCreditingDeps } from '../procedures/use-crediting.ts'
 import type { JobHandler, JobHandlerResult } from './job-runner.ts'
 
 /** What a boundary did for a session: the encoder's outcome, or why it failed. */
@@ -90,17 +91,20 @@ export function replayHandler(options: ReplayHandlerOptions): JobHandler {
  * Success or failure of each procedure shown in the session's open period (`from`–`until`) and not
  * reported by the agent, judged offline from the log (procedures/outcome-tracking.ts). Done when
  * something was counted, skipped with the counts otherwise; a busy procedure is retried, and a
- * retry counts nothing twice.
+ * retry counts nothing twice. First, the uses of the period that the ends of its turns did not
+ * credit (a turn never ended, a process died): procedures/use-crediting.ts, once per showing.
  */
-export function procedureOutcomesHandler(deps: OutcomeTrackingDeps): JobHandler {
+export function procedureOutcomesHandler(deps: OutcomeTrackingDeps, crediting: UseCreditingDeps): JobHandler {
   return async (job) => {
     const session = stringField(job, 'session')
     const until = stringField(job, 'until')
     if (!session) return missing(job, 'session')
     if (!until) return missing(job, 'until')
     const from = stringField(job, 'from') ?? new Date(Date.parse(until) - REPLAY_LOOKBACK_MS).toISOString()
-    const run = await trackProcedureOutcomes(deps, { session, user: stringField(job, 'user'), from, until })
-    const result = { ...run }
+    const user = stringField(job, 'user')
+    const uses = await creditFollowedProcedures(crediting, { session, user, log: deps.scope(user).view.own.activity, from: { since: from } })
+    const run = await trackProcedureOutcomes(deps, { session, user, from, until })
+    const result = { ...run, used: uses.credited.length }
     if (run.shown === 0) return { status: 'skipped', reason: 'no procedure was shown in the session', result }
     if (run.success + run.failure === 0) return { status: 'skipped', reason: 'no outcome to count: reported by the agent, undecided, or counted before', result }
     return { status: 'done', result }

@@ -11,13 +11,14 @@ import type { Clock } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { JobInput, Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
+import type { JobInput, Lifecycle, SearchIndex, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
 import type { ContextProvider } from '../context/provider.ts'
 import type { DeclarativeMemory } from '../engrams/declarative-memory.ts'
 import type { DroppedWork } from '../failures.ts'
 import type { ViewerScope } from '../view.ts'
 import type { BoundaryReason, ImmediateEncoder } from '../episodes/immediate-encoding.ts'
 import type { ProcedureStore } from '../procedures/procedure-store.ts'
+import { creditFollowedProcedures, type UseCreditingDeps } from '../procedures/use-crediting.ts'
 import { type BoundaryOutcome, encodingHandler, procedureOutcomesHandler, replayHandler } from './boundary-work.ts'
 import { createJobRunner, type JobHandler, type JobOutcome } from './job-runner.ts'
 import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob } from './memory-compaction-work.ts'
@@ -44,6 +45,8 @@ export interface SessionLifecycleDeps {
   procedures(owner: Owner): ProcedureStore
   /** Engram's own memory tools: calling them is no evidence that a procedure worked or failed. */
   memoryTools: readonly string[]
+  /** The search index: a procedure the session followed is credited a use there (procedures/use-crediting.ts). */
+  index: Pick<SearchIndex, 'hashes' | 'get' | 'recordAccess'>
   memory: DeclarativeMemory
   context: ContextProvider
   freshTail: number
@@ -141,6 +144,7 @@ function report(closed: ClosedSession[], jobs: JobOutcome[]): LifecycleReport {
 
 export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycle {
   const { agent, clock, store, memory } = deps
+  const crediting: UseCreditingDeps = { agent, lifecycle: store, index: deps.index, clock, ignoredTools: deps.memoryTools }
   const boundaries = createSessionBoundaries({ agent, lifecycle: store, clock, ...(deps.idleMs !== undefined ? { idleMs: deps.idleMs } : {}) })
   const runner = createJobRunner({
     lifecycle: store,
@@ -150,7 +154,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     handlers: {
       [ENCODING_JOB]: encodingHandler(deps.encoder),
       [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
-      [PROCEDURE_OUTCOMES_JOB]: procedureOutcomesHandler({ agent, lifecycle: store, scope: deps.scope, procedures: deps.procedures, clock, ignoredTools: deps.memoryTools }),
+      [PROCEDURE_OUTCOMES_JOB]: procedureOutcomesHandler({ agent, lifecycle: store, scope: deps.scope, procedures: deps.procedures, clock, ignoredTools: deps.memoryTools }, crediting),
       [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory),
       ...Object.fromEntries((deps.scheduled ?? []).map((work) => [work.kind, work.handler])),
       ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}) }),
@@ -215,6 +219,13 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       const jobs = turnJobs(work, identity, at)
       for (const job of jobs) await store.enqueue({ agent, ...job })
       if (jobs.length > 0) runner.kick()
+      // The procedures shown in this turn and the one before that the session followed are credited
+      // a use now (a few reads, no model); what fails here is caught up at the session's boundary.
+      try {
+        await creditFollowedProcedures(crediting, { session: work.sessionId, user: work.user, log: deps.scope(work.user).view.own.activity, from: { turn: work.turn - 1 } })
+      } catch (error) {
+        deps.onWarning(`procedure use: ${describeError(error)}`)
+      }
       return jobs.map((job) => job.kind)
     },
 

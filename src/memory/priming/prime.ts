@@ -18,11 +18,11 @@ import { userKey, type Viewer } from '../../core/owner.ts'
 import { truncateToTokens } from '../../core/tokens.ts'
 import type { ActivityLog, DocumentStore, SearchIndex, UnitKind } from '../../storage/contracts.ts'
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
-import { matchProcedures, type MatchCandidate } from '../procedures/matching.ts'
+import { contentWords, MIN_VECTOR_SIMILARITY, matchProcedures, type MatchCandidate } from '../procedures/matching.ts'
 import type { ProcedureStore } from '../procedures/procedure-store.ts'
 import { factValidityOfUnit, siblingSource, validityNote } from '../retrieval/fact-history.ts'
 import { analyseQuery, recallText } from '../retrieval/query-analysis.ts'
-import type { Retriever, RetrievalHit } from '../retrieval/search.ts'
+import type { Retriever, RetrievalHit, RetrievalResult } from '../retrieval/search.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { groupActivity } from './activity-format.ts'
 import { isFailureRecord } from '../failures.ts'
@@ -161,6 +161,22 @@ function whyOf(hit: RetrievalHit): Record<string, number> {
   return { score: round(hit.score), ...Object.fromEntries(Object.entries(hit.terms).map(([k, v]) => [k, round(v)])) }
 }
 
+/**
+ * What ties an index-stage skill or procedure to the message (decision 0047): content words in
+ * common — two, or one when the message has no more than two ("the quokka?" is about its one
+ * word; "deploy the new release" is not about everything that says "new") — or, when the dense
+ * channel compared raw vectors (KNN), the similarity the matcher's own vector stage asks. Recency,
+ * frequency and graph terms are left out: they say the unit was recent or shown before, not that
+ * this message is about it (counting its own showings kept an unrelated procedure alive).
+ * Undefined when nothing does: an incidental match.
+ */
+function indexEvidence(hit: RetrievalHit, messageWords: ReadonlySet<string>, dense: RetrievalResult['stats']['dense']): string | undefined {
+  const shared = [...contentWords(hit.unit.text)].filter((word) => messageWords.has(word))
+  if (shared.length > 0 && shared.length >= Math.min(2, Math.ceil(messageWords.size / 2))) return `shared words: ${shared.join(', ')}`
+  if (dense === 'knn' && hit.terms.dense >= MIN_VECTOR_SIMILARITY) return `similarity ${hit.terms.dense.toFixed(2)}`
+  return undefined
+}
+
 /** A primer over the given stores; settings resolved and checked once. */
 export function createPrimer(deps: PrimerDeps): Primer {
   const settings = Object.freeze(resolvePrimingSettings(deps.settings))
@@ -201,7 +217,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
       }))
   }
 
-  async function relatedHits(message: string, input: PrimeInput, asOf: Date, share: number): Promise<RetrievalHit[]> {
+  async function relatedHits(message: string, input: PrimeInput, asOf: Date, share: number): Promise<{ hits: RetrievalHit[]; dense: RetrievalResult['stats']['dense'] }> {
     // Enough candidates to fill the share with short turns (packing skips those that do not fit
     // and goes on down the ranking); the retriever bounds the work.
     const limit = Math.max(3, Math.min(RELATED_LIMIT, Math.round(share / TOKENS_PER_SHORT_MEMORY)))
@@ -215,7 +231,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
       excludeMessageIds: input.excludeMessageIds,
       ...(input.viewer ? { viewer: input.viewer } : {}),
     })
-    return result.hits.filter((hit) => deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent)
+    return { hits: result.hits.filter((hit) => deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent), dense: result.stats.dense }
   }
 
   /**
@@ -273,8 +289,16 @@ export function createPrimer(deps: PrimerDeps): Primer {
     return list
   }
 
-  /** Channel D: the matcher's stages 1–2 over the stores, then the skills and procedures among `indexHits` (stage 3). */
-  async function skillItems(message: string, indexHits: readonly RetrievalHit[], procedureStore: ProcedureStore | undefined): Promise<Array<PackItem<Meta>>> {
+  /**
+   * Channel D: the matcher's stages 1–2 over the stores, then the skills and procedures among
+   * `indexHits` (stage 3) that the message bears on (`evidence`); the others are no match.
+   */
+  async function skillItems(
+    message: string,
+    indexHits: readonly RetrievalHit[],
+    evidence: ReadonlyMap<string, string>,
+    procedureStore: ProcedureStore | undefined,
+  ): Promise<Array<PackItem<Meta>>> {
     const items: Array<PackItem<Meta>> = []
     const taken = new Set<string>()
     if (procedureStore || deps.skills) {
@@ -301,11 +325,12 @@ export function createPrimer(deps: PrimerDeps): Primer {
     }
     for (const hit of indexHits) {
       if (items.length >= settings.skillMatches) break
-      if (!SKILL_KINDS.includes(hit.unit.kind) || taken.has(hit.unit.source)) continue
+      const reason = evidence.get(hit.unit.id)
+      if (!SKILL_KINDS.includes(hit.unit.kind) || reason === undefined || taken.has(hit.unit.source)) continue
       taken.add(hit.unit.source)
       items.push({
         text: relatedLine(hit, Math.min(settings.itemTokens, 80)),
-        meta: { channel: 'skills', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: { stage: 'index', ...whyOf(hit) } },
+        meta: { channel: 'skills', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: { stage: 'index', ...whyOf(hit), reason } },
       })
     }
     return items
@@ -355,11 +380,19 @@ export function createPrimer(deps: PrimerDeps): Primer {
         guard('profile', () => (input.skipProfile ? Promise.resolve([]) : profileItems(input.user ?? input.viewer?.user)), []),
         guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId), []),
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
-        guard('related', async () => (associative ? relatedHits(message, input, asOf, body) : []), []),
+        guard('related', async () => (associative ? relatedHits(message, input, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
       ])
-      const skills = await guard('skills', async () => (associative ? skillItems(message, found, input.procedures ?? deps.procedures) : []), [])
-      // Skills are channel D's; procedures it did not show may still be related memories.
-      const related = found.filter((hit) => hit.unit.kind !== 'skill')
+      // Skills and procedures the index found are shown only on evidence the message bears on them.
+      const messageWords = contentWords(message)
+      const evidence = new Map<string, string>()
+      for (const hit of found.hits) {
+        if (!SKILL_KINDS.includes(hit.unit.kind)) continue
+        const reason = indexEvidence(hit, messageWords, found.dense)
+        if (reason !== undefined) evidence.set(hit.unit.id, reason)
+      }
+      const skills = await guard('skills', async () => (associative ? skillItems(message, found.hits, evidence, input.procedures ?? deps.procedures) : []), [])
+      // Skills are channel D's; procedures it did not show may still be related memories, when the message bears on them.
+      const related = found.hits.filter((hit) => hit.unit.kind !== 'skill' && (hit.unit.kind !== 'procedure' || evidence.has(hit.unit.id)))
 
       const sections: Array<PackedSection<Meta>> = []
       const profileSection = packSection('profile', HEADINGS.profile(input.user), profile, share('profile'), meter)
@@ -397,8 +430,9 @@ export function createPrimer(deps: PrimerDeps): Primer {
         }
       }
 
-      // The Hebbian term: what priming put in front of the agent was recalled.
-      const recalledUnits = injected.filter((m) => m.channel === 'related' || (m.channel === 'skills' && m.why.stage === 'index')).map((m) => m.id)
+      // The Hebbian term: what priming put in front of the agent was recalled. A skill or procedure
+      // is not: it is credited a use when the session follows it (procedures/use-crediting.ts).
+      const recalledUnits = injected.filter((m) => m.channel === 'related' && !SKILL_KINDS.includes(m.kind as UnitKind)).map((m) => m.id)
       if (recalledUnits.length > 0 && input.inspect !== true) {
         try {
           await deps.index.recordAccess(recalledUnits, deps.clock.now().toISOString())

@@ -55,6 +55,12 @@ export interface MatchResult {
   warnings: Array<{ type: 'embed_failed'; message: string }>
 }
 
+/**
+ * Vector matches need at least this cosine similarity (the default of `minSimilarity`); priming asks
+ * the same of a procedure the index found by its vector alone.
+ */
+export const MIN_VECTOR_SIMILARITY = 0.35
+
 /** Function words and filler common in requests: they match everything, so they carry no signal. */
 const STOP_WORDS = new Set(
   (
@@ -93,7 +99,7 @@ export async function matchProcedures(message: string, candidates: readonly Matc
   const limit = options.limit ?? 5
   const minShared = options.minSharedWords ?? 1
   const minLexical = options.minLexicalScore ?? 0.15
-  const minSimilarity = options.minSimilarity ?? 0.35
+  const minSimilarity = options.minSimilarity ?? MIN_VECTOR_SIMILARITY
   const matches: ProcedureMatch[] = []
   const warnings: MatchResult['warnings'] = []
   const taken = new Set<string>()

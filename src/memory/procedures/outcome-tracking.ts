@@ -1,6 +1,7 @@
 /**
  * Automatic outcome tracking of procedures (AnimaWorks' "framework auto-tracking"): at a session's
- * boundary, each procedure priming showed in a turn of the session's open period, and that the
+ * boundary, each procedure priming showed in a turn of the session's open period, that the session
+ * followed (follow-evidence.ts, decision 0047: an incidental match has no outcome) and that the
  * agent did not report itself (`report_procedure_outcome`), is judged from what the stores hold —
  * offline, deterministically, without a model:
  *
@@ -27,6 +28,7 @@ import type { Owner } from '../../core/owner.ts'
 import type { ActivityRecord, Lifecycle } from '../../storage/contracts.ts'
 import { compareRecords } from '../episodes/session-events.ts'
 import type { ViewerScope } from '../view.ts'
+import { followedBecause, loggedTurns } from './follow-evidence.ts'
 import type { ProcedureStore } from './procedure-store.ts'
 
 /** The agent's own report; a procedure it names was judged by the agent, not by this tracker. */
@@ -211,6 +213,8 @@ export interface OutcomeTrackingRun {
   failure: number
   /** …with no outcome to count. */
   unknown: number
+  /** …of which not followed (decision 0047): what the session did says nothing about a procedure it did not use. */
+  notFollowed: number
   /** …counted by an earlier run of this period (a retried job). */
   already: number
   /** …no longer there (forgotten, renamed), or whose counters cannot be written. */
@@ -225,10 +229,12 @@ interface Holder {
 
 /** Counts the outcome of each procedure shown in `period` and not reported by the agent. */
 export async function trackProcedureOutcomes(deps: OutcomeTrackingDeps, period: SessionPeriod): Promise<OutcomeTrackingRun> {
-  const run: OutcomeTrackingRun = { shown: 0, reported: 0, success: 0, failure: 0, unknown: 0, already: 0, skipped: 0 }
+  const run: OutcomeTrackingRun = { shown: 0, reported: 0, success: 0, failure: 0, unknown: 0, notFollowed: 0, already: 0, skipped: 0 }
   const scope = deps.scope(period.user)
   const log = scope.view.own.activity
-  const { turns, reported, reportedUnreadable } = periodLog(await log.read({ since: period.from, until: period.until, types: ['message_received', 'tool_use'] }), period.session)
+  const records = await log.read({ since: period.from, until: period.until, types: ['message_received', 'tool_use', 'response_sent'] })
+  const { turns, reported, reportedUnreadable } = periodLog(records, period.session)
+  const logged = new Map(loggedTurns(records, period.session).map((turn) => [turn.number, turn]))
 
   // Which procedure files each turn showed, by their path.
   const shown = new Map<string, number[]>()
@@ -275,6 +281,19 @@ export async function trackProcedureOutcomes(deps: OutcomeTrackingDeps, period: 
     }
     if (reportedUnreadable || reported.has(holder.slug)) {
       run.reported++
+      continue
+    }
+    // Only a procedure the session followed has an outcome: the calls of a turn that showed an
+    // incidental match were about something else, and must not keep that match alive.
+    const procedure = await holder.store.get(holder.slug)
+    const shownText = { kind: 'procedure' as const, name: holder.slug, text: procedure?.body ?? '' }
+    const followed = shownIn.some((number) => {
+      const turn = logged.get(number)
+      return turn !== undefined && followedBecause(shownText, turn, logged.get(number + 1), ignored) !== undefined
+    })
+    if (!followed) {
+      run.unknown++
+      run.notFollowed++
       continue
     }
     const decision = decideOutcome(shownIn, turns, ignored)

@@ -68,6 +68,30 @@ export const DEFAULT_PROCEDURE_CONFIDENCE = 0.5
 /** Initial confidence of an automatically distilled procedure (the seed's value). */
 export const DISTILLED_PROCEDURE_CONFIDENCE = 0.4
 
+/**
+ * The seed's frontmatter of a new procedure (../shared/seeds/003: description, confidence,
+ * success_count, failure_count, version, created_at, updated_at, auto_distilled, protected) —
+ * what `create` writes, and what `write_memory_file` gives a procedure for the fields its writer left out.
+ */
+export function newProcedureFrontmatter(input: { description: string; now: string; confidence?: number; autoDistilled?: boolean; protected?: boolean }): ProcedureFrontmatter {
+  return {
+    description: input.description,
+    confidence: input.confidence ?? (input.autoDistilled ? DISTILLED_PROCEDURE_CONFIDENCE : DEFAULT_PROCEDURE_CONFIDENCE),
+    success_count: 0,
+    failure_count: 0,
+    version: 1,
+    created_at: input.now,
+    updated_at: input.now,
+    auto_distilled: input.autoDistilled ?? false,
+    protected: input.protected ?? false,
+  }
+}
+
+/** A procedure's description when its frontmatter gives none: its first heading, else its slug. */
+export function describedBy(body: string, slug: string): string {
+  return firstHeading(body) ?? slug
+}
+
 /** The seed's formula. */
 export function procedureConfidence(successCount: number, failureCount: number): number {
   return successCount / Math.max(1, successCount + failureCount)
@@ -82,7 +106,7 @@ export function procedureOf(doc: MemoryDoc): Procedure {
   const fm = doc.frontmatter as ProcedureFrontmatter
   const successCount = count(fm.success_count)
   const failureCount = count(fm.failure_count)
-  const description = typeof fm.description === 'string' && fm.description.trim() !== '' ? fm.description : firstHeading(doc.body) ?? doc.slug
+  const description = typeof fm.description === 'string' && fm.description.trim() !== '' ? fm.description : describedBy(doc.body, doc.slug)
   return {
     slug: doc.slug,
     description,
@@ -155,18 +179,7 @@ export function createProcedureStore(options: ProcedureStoreOptions): ProcedureS
             details: { slug: input.slug },
           })
         }
-        const now = clock.now().toISOString()
-        const frontmatter: ProcedureFrontmatter = {
-          description: input.description,
-          confidence: input.confidence ?? (input.autoDistilled ? DISTILLED_PROCEDURE_CONFIDENCE : DEFAULT_PROCEDURE_CONFIDENCE),
-          success_count: 0,
-          failure_count: 0,
-          version: 1,
-          created_at: now,
-          updated_at: now,
-          auto_distilled: input.autoDistilled ?? false,
-          protected: input.protected ?? false,
-        }
+        const frontmatter = newProcedureFrontmatter({ ...input, now: clock.now().toISOString() })
         return procedureOf(await documents.write('procedure', input.slug, frontmatter, input.body.endsWith('\n') ? input.body : `${input.body}\n`, { reason: 'created' }))
       })
       if (outcome.kind !== 'done') throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Procedure "${input.slug}" is locked.` })
