@@ -13,14 +13,15 @@ test('numbers in words and digits, with their units, are the same facts', () => 
   for (const claim of ['A staging deploy takes about 2 hours.', 'A staging deploy takes 2 hrs.', 'A staging deploy takes 2h.', 'A staging deploy takes 120 minutes.', 'A two-hour deploy.', 'There are 25 replicas.', '1000 jobs.', 'one thousand jobs', '1k jobs', 'The disk is 2,5 GB.', 'The disk is 2500 MB.', 'It is 40 percent full.', 'The budget is 40,000 dollars.', 'The budget is 40 thousand USD.']) {
     assert.deepEqual(unsupportedFacts(claim, source), [], claim)
   }
-  for (const [claim, wrong] of [
+  const wrongs: Array<[string, string]> = [
     ['A staging deploy takes 3 hours.', '3 hours'],
     ['A staging deploy takes 2 days.', '2 days'],
     ['There are 26 replicas.', '26'],
     ['The disk is 2.5 TB.', '2.5 TB'],
     ['The budget is $30k.', '$30k'],
     ['It runs on ec3.', 'ec3'],
-  ]) {
+  ]
+  for (const [claim, wrong] of wrongs) {
     assert.deepEqual(unsupportedFacts(claim, `${source} It runs on ec2.`), [wrong], claim)
   }
   // A unit the other side leaves out still finds its number ("2 or 3 hours" states 2 hours).
@@ -68,6 +69,10 @@ test('a claim its source says outright is entailed; a paraphrase that adds or ch
   assert.equal(verdict('The staging server runs on Kamal.', 'Our staging server might run on Kamal.'), 'undecided')
   assert.equal(verdict('We deploy with Kamal.', 'We tried to deploy with Kamal.'), 'undecided')
   assert.equal(verdict('We deploy with Kamal.', 'We will deploy with Kamal next week.'), 'undecided')
+  assert.equal(verdict('The export failed.', 'If the export failed, we rerun it.'), 'undecided')
+  // A plan in a later clause leaves the statement before it standing.
+  assert.equal(verdict('The nightly invoice export failed.', 'The nightly invoice export failed and we will rerun it tonight.'), 'entailed')
+  assert.equal(verdict('The nightly invoice export succeeded.', 'The nightly invoice export failed, so we will rerun it.'), 'contradicted')
   // A negation elsewhere in the sentence does not reach the claim's words.
   assert.equal(verdict('Ada uses Kamal.', 'Ada uses Kamal, not Fly.io.'), 'entailed')
 })

@@ -74,8 +74,10 @@ POLARITY.forEach(([a, b], group) => {
 })
 
 /**
- * Words that make a source sentence say less than a fact: a guess, a plan, a wish, an attempt, a
- * condition, a past habit. A sentence with one entails only a claim that says it too.
+ * Words that make a source clause say less than a fact: a guess, a plan, a wish, an attempt, a
+ * condition, a past habit. The words after one in its clause ("we might deploy with Kamal") state
+ * nothing a claim without it can rest on; a later clause ("the export failed and we will rerun
+ * it") is not touched.
  */
 const QUALIFIERS = new Set(
   `might may maybe perhaps probably possibly likely unlikely could should would will shall can going gonna if unless whether
@@ -96,6 +98,8 @@ interface Item {
   negated: boolean
   /** A capitalised word inside the sentence: a name, whose order matters ("Ada reports to Bob"). */
   anchor: boolean
+  /** Qualifiers before it in its clause. */
+  qualifiers: readonly string[]
 }
 
 interface Sentence {
@@ -130,12 +134,14 @@ function analyse(text: string): Sentence {
   const items: Item[] = []
   const all = new Set<string>()
   let reach = 0
+  let qualifiers: string[] = []
   let first = true
   const read = (piece: string): void => {
     for (const match of piece.matchAll(TOKEN)) {
       const raw = match[0]
       if (/^[,:()—–]$/.test(raw)) {
         reach = 0
+        qualifiers = []
         continue
       }
       const word = words(raw)[0]
@@ -143,6 +149,7 @@ function analyse(text: string): Sentence {
       all.add(word)
       const isFirst = first
       first = false
+      if (QUALIFIERS.has(word)) qualifiers = [...qualifiers, word]
       if (NEGATIONS.has(word)) {
         reach = NEGATION_REACH
         continue
@@ -150,13 +157,13 @@ function analyse(text: string): Sentence {
       const negated = reach > 0
       if (reach > 0) reach--
       if (STOP_WORDS.has(word) || HEDGES.has(word)) continue
-      items.push({ stem: stem(word), word, negated, anchor: !isFirst && /^\p{Lu}/u.test(raw) })
+      items.push({ stem: stem(word), word, negated, anchor: !isFirst && /^\p{Lu}/u.test(raw), qualifiers })
     }
   }
   let at = 0
   for (const mention of mentions) {
     read(text.slice(at, mention.start))
-    items.push({ fact: mention, word: mention.text, negated: reach > 0, anchor: true })
+    items.push({ fact: mention, word: mention.text, negated: reach > 0, anchor: true, qualifiers })
     if (reach > 0) reach--
     first = false
     at = mention.end
@@ -189,15 +196,16 @@ function longestIncreasing(values: readonly number[]): number {
   return tails.length
 }
 
-/** A statement the source makes outright: not a question, no guess or plan the claim leaves out. */
-const plain = (claim: Sentence, source: Sentence): boolean => !source.question && ![...source.words].some((word) => QUALIFIERS.has(word) && !claim.words.has(word))
+/** Whether the source states the words at `positions` outright: not in a question, under no guess or plan the claim leaves out. */
+const plain = (claim: Sentence, source: Sentence, positions: readonly number[]): boolean =>
+  !source.question && positions.every((position) => (source.items[position]?.qualifiers ?? []).every((word) => claim.words.has(word)))
 
 /** Whether `source` says all of `claim`: every content word and fact, the same polarity, nearly the same order. */
 function entails(claim: Sentence, source: Sentence): boolean {
-  if (claim.items.length < 2 || !plain(claim, source)) return false
+  if (claim.items.length < 2 || source.question) return false
   if ([...claim.words].some((word) => KEPT.has(word) && !source.words.has(word))) return false
   const at = positions(claim, source)
-  if (at.some((position) => position < 0)) return false
+  if (at.some((position) => position < 0) || !plain(claim, source, at)) return false
   const claimNegated = claim.items.some((item) => item.negated)
   const sourceNegated = at.some((position) => source.items[position]?.negated === true)
   if (claimNegated !== sourceNegated) return false
@@ -214,7 +222,7 @@ function entails(claim: Sentence, source: Sentence): boolean {
  * (a word's antonym in place of it; a negation on one side only).
  */
 function polarityAgainst(claim: Sentence, source: Sentence): 'same' | 'opposite' | 'unrelated' {
-  if (!plain(claim, source)) return 'unrelated'
+  if (source.question) return 'unrelated'
   const polar = claim.items.filter((item) => item.stem !== undefined && SIDE.has(item.word))
   const rest = claim.items.filter((item) => !polar.includes(item))
   let shared = 0
@@ -243,6 +251,7 @@ function polarityAgainst(claim: Sentence, source: Sentence): 'same' | 'opposite'
       touched.push(opposite)
     } else return 'unrelated'
   }
+  if (!plain(claim, source, touched)) return 'unrelated'
   const claimNegated = claim.items.some((item) => item.negated)
   const sourceNegated = touched.some((position) => source.items[position]?.negated === true)
   // A negation alone contradicts only a sentence that says every word of the claim.
