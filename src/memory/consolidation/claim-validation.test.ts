@@ -47,6 +47,9 @@ test('dates in common forms are the same day; a different year or day is not', (
 test('names compare in any case and accent; an invented name is still caught', () => {
   assert.deepEqual(unsupportedFacts('We deploy with Kamal to Fly.io for Zoë.', 'we deploy with kamal to fly.io for zoe'), [])
   assert.deepEqual(unsupportedFacts('We deploy with Kamal to Heroku.', 'we deploy with kamal'), ['heroku'])
+  // Capitals of style are not names: a Title Case title, a list item, emphasis.
+  assert.deepEqual(unsupportedFacts('Staging Deploy Duration\n- Duration: about 2 hours\n**Typical** staging deploy takes 2 hours', 'a staging deploy takes two hours'), [])
+  assert.deepEqual(unsupportedFacts('Hosting\nThe app runs on Heroku.', 'the app runs on fly'), ['heroku'])
   // The weekly merge's question: the same facts however written.
   assert.equal(factsAgree('The budget is 40k for Kamal.', 'the budget is 40,000 for kamal'), true)
   assert.equal(factsAgree('The budget is 40k.', 'The budget is 30k.'), false)
@@ -58,6 +61,7 @@ test('a claim its source says outright is entailed; a paraphrase that adds or ch
   assert.equal(verdict('The staging server is deployed with Kamal.', source), 'entailed', 'a passive keeps the words')
   assert.equal(verdict('The nightly invoice export failed.', source), 'entailed')
   assert.equal(verdict('- A staging deploy takes 2 hours.\n- The nightly invoice export failed.', source), 'entailed', 'each sentence in some source sentence')
+  assert.equal(verdict('## Staging Deploy Duration\n\nA **staging deploy** takes about 2 hours.', source), 'entailed', 'a heading is a label, not a claim')
   assert.equal(verdict('A staging deploy takes about 2 hours and needs approval.', source), 'undecided', 'a word the source never says')
   assert.equal(verdict('Deploys happen every morning before standup.', source), 'undecided')
   assert.equal(verdict('All staging deploys take 2 hours.', source), 'undecided', 'a quantifier the source never says')

@@ -112,10 +112,12 @@ interface Sentence {
 
 const MAX_SENTENCES = 4000
 
-/** Sentences of a text: lines, then sentence ends and semicolons; markdown markers dropped. */
-function sentences(text: string): string[] {
+/** Sentences of a text: lines, then sentence ends and semicolons; markdown markers dropped (headings too, unless asked for). */
+function sentences(text: string, options: { headings: boolean }): string[] {
   const out: string[] = []
   for (const line of text.normalize('NFKC').split(/\n+/)) {
+    // A claim's heading is its label, not something it states.
+    if (!options.headings && /^\s*#/.test(line)) continue
     for (const part of line.split(/(?<=[.!?。！？])\s+|;\s*|(?<=[。！？])/u)) {
       const clean = part
         .replace(/^\s*(?:#+|[-*+>]|\d+[.)])\s+/, '')
@@ -270,8 +272,8 @@ function polarityAgainst(claim: Sentence, source: Sentence): 'same' | 'opposite'
 function judgeAgainstSources(candidate: { title: string; content: string }, sources: string, factSources = ''): OfflineVerdict {
   const unsupported = unsupportedFacts(`${candidate.title}\n${candidate.content}`, `${sources}\n${factSources}`)
   if (unsupported.length > 0) return { verdict: 'unsupported-facts', facts: unsupported }
-  const source = sentences(sources).map(analyse)
-  const claims = sentences(candidate.content)
+  const source = sentences(sources, { headings: true }).map(analyse)
+  const claims = sentences(candidate.content, { headings: false })
     .map(analyse)
     .filter((sentence) => sentence.items.length > 0)
   if (claims.length === 0) return { verdict: 'undecided' }

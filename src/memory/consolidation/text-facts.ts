@@ -35,7 +35,8 @@ export function countsSimilarity(x: ReadonlyMap<string, number>, y: ReadonlyMap<
   return dot / Math.sqrt(nx * ny)
 }
 
-// A capitalised word that does not open a sentence (or a line): a name, a product, a place.
+// A capitalised word that does not open a sentence (or a line): a name, a product, a place. A
+// line in Title Case names nothing by its capitals.
 const NAME = /(?<![.!?:]\s|^|\n|#\s)\b\p{Lu}[\p{L}\p{N}]*(?:[-.]\p{L}[\p{L}\p{N}]*)*/gu
 const NOT_NAMES = new Set(['I', 'I\'m', 'OK', 'The', 'A', 'An', 'It', 'This', 'That', 'We', 'You', 'They', 'He', 'She', 'User', 'Agent', 'Resolved', 'New'])
 
@@ -59,8 +60,24 @@ function factsOf(text: string): { mentions: FactMention[]; names: Set<string>; f
     at = mention.end
   }
   const rest = pieces.join('') + normalised.slice(at)
-  const names = new Set((rest.match(NAME) ?? []).filter((name) => !NOT_NAMES.has(name)).map(folded))
+  const names = new Set<string>()
+  for (const line of rest.split('\n')) {
+    // A list item or a heading opens like a sentence; emphasis is no capital's context.
+    const plain = line.replace(/^\s*(?:#+|[-*+>]|\d+[.)])\s+/, '').replace(/\*\*|__|[*_`]/g, '')
+    if (titleCase(plain)) continue
+    for (const name of plain.match(NAME) ?? []) if (!NOT_NAMES.has(name)) names.add(folded(name))
+  }
   return { mentions, names, folded: folded(normalised) }
+}
+
+/**
+ * A title written in Title Case ("Staging Deploy Duration"): its capitals are style, not names.
+ * More than half of its words of three letters or more capitalised, with at least two such words.
+ */
+function titleCase(line: string): boolean {
+  const long = line.match(/\p{L}{3,}/gu) ?? []
+  const capitalised = long.filter((word) => /^\p{Lu}/u.test(word)).length
+  return capitalised >= 2 && capitalised * 2 > long.length
 }
 
 /**
