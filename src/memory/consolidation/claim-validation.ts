@@ -219,40 +219,39 @@ function entails(claim: Sentence, source: Sentence): boolean {
 }
 
 /**
- * Whether `source` says what `claim` says of the same thing with the opposite polarity: its other
- * content words and facts there (all, or all but one of four or more), and an odd number of flips
- * (a word's antonym in place of it; a negation on one side only).
+ * Whether `source` says what `claim` says of the same thing with the opposite polarity: its
+ * content words and facts there, a polarity word's antonym counting as there (all of two or more,
+ * or all but one of five or more; a polarity word whose pair the sentence never uses is left out),
+ * and an odd number of flips (an antonym in place of the word; a negation on one side only).
  */
 function polarityAgainst(claim: Sentence, source: Sentence): 'same' | 'opposite' | 'unrelated' {
   if (source.question) return 'unrelated'
-  const polar = claim.items.filter((item) => item.stem !== undefined && SIDE.has(item.word))
-  const rest = claim.items.filter((item) => !polar.includes(item))
   let shared = 0
   let missing = 0
+  let flips = 0
   const touched: number[] = []
-  for (const item of rest) {
-    const position = item.fact ? source.items.findIndex((other) => other.fact !== undefined && mentionSupported(item.fact as FactMention, [other.fact])) : source.items.findIndex((other) => other.stem === item.stem)
-    if (position < 0) {
-      if (item.fact?.claim) return 'unrelated'
-      missing++
-    } else {
+  for (const item of claim.items) {
+    const own = item.stem === undefined ? undefined : SIDE.get(item.word)
+    let position = -1
+    if (item.fact) position = source.items.findIndex((other) => other.fact !== undefined && mentionSupported(item.fact as FactMention, [other.fact]))
+    else if (!own) position = source.items.findIndex((other) => other.stem === item.stem)
+    else {
+      // A polarity word: itself there, or its antonym there (a flip); neither, it is about
+      // something the sentence does not weigh ("completed" where only "failed" is said).
+      position = source.items.findIndex((other) => SIDE.get(other.word)?.group === own.group && SIDE.get(other.word)?.side === own.side)
+      if (position < 0) {
+        position = source.items.findIndex((other) => SIDE.get(other.word)?.group === own.group)
+        if (position < 0) continue
+        flips++
+      }
+    }
+    if (position >= 0) {
       shared++
       touched.push(position)
-    }
+    } else if (item.fact?.claim) return 'unrelated'
+    else missing++
   }
-  if (!(shared >= 1 && missing === 0) && !(shared >= 3 && missing === 1)) return 'unrelated'
-  let flips = 0
-  for (const item of polar) {
-    const own = SIDE.get(item.word)
-    if (!own) continue
-    const same = source.items.findIndex((other) => SIDE.get(other.word)?.group === own.group && SIDE.get(other.word)?.side === own.side)
-    const opposite = source.items.findIndex((other) => SIDE.get(other.word)?.group === own.group && SIDE.get(other.word)?.side !== own.side)
-    if (same >= 0) touched.push(same)
-    else if (opposite >= 0) {
-      flips++
-      touched.push(opposite)
-    } else return 'unrelated'
-  }
+  if (!(shared >= 2 && missing === 0) && !(shared >= 4 && missing === 1)) return 'unrelated'
   if (!plain(claim, source, touched)) return 'unrelated'
   const claimNegated = claim.items.some((item) => item.negated)
   const sourceNegated = touched.some((position) => source.items[position]?.negated === true)
