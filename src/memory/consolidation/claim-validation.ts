@@ -22,7 +22,7 @@ import { isoDay } from '../../core/clock.ts'
 import { STOP_WORDS, stem, words } from '../retrieval/text/analyse.ts'
 import type { EpisodeSource } from './episode-sources.ts'
 import { type FactMention, factMentions, mentionSupported } from './fact-mentions.ts'
-import { unsupportedFacts } from './text-facts.ts'
+import { type StatedFacts, statedFacts, unsupportedFacts } from './text-facts.ts'
 
 export type OfflineVerdict =
   | { verdict: 'entailed'; sentence: string }
@@ -263,15 +263,29 @@ function polarityAgainst(claim: Sentence, source: Sentence): 'same' | 'opposite'
   return flips % 2 === 1 ? 'opposite' : 'same'
 }
 
-/**
- * The offline verdict on a candidate fact (`title` and `content`) against the text of its
- * sources (see the module comment). `factSources` may add what the facts check alone may use
- * (headings, the episode's day).
- */
-function judgeAgainstSources(candidate: { title: string; content: string }, sources: string, factSources = ''): OfflineVerdict {
-  const unsupported = unsupportedFacts(`${candidate.title}\n${candidate.content}`, `${sources}\n${factSources}`)
+/** A cited section as the rules read it: what it states, and its sentences. Read once per section, however many candidates cite it. */
+interface ReadSection {
+  stated: StatedFacts
+  sentences: Sentence[]
+}
+const readSections = new WeakMap<EpisodeSource, ReadSection>()
+
+function readSection(section: EpisodeSource): ReadSection {
+  let read = readSections.get(section)
+  if (!read) {
+    read = { stated: statedFacts(`${section.text}\n${factContext(section)}`), sentences: sentences(section.text, { headings: true }).map(analyse) }
+    readSections.set(section, read)
+  }
+  return read
+}
+
+/** The offline verdict on a candidate fact (`title` and `content`) against the episode sections it cites (see the module comment). */
+export function judgeAgainstEpisodes(candidate: { title: string; content: string }, cited: readonly EpisodeSource[]): OfflineVerdict {
+  const read = cited.map(readSection)
+  const stated = { mentions: read.flatMap((section) => section.stated.mentions), folded: read.map((section) => section.stated.folded).join('|') }
+  const unsupported = unsupportedFacts(`${candidate.title}\n${candidate.content}`, stated)
   if (unsupported.length > 0) return { verdict: 'unsupported-facts', facts: unsupported }
-  const source = sentences(sources, { headings: true }).map(analyse)
+  const source = read.flatMap((section) => section.sentences)
   const claims = sentences(candidate.content, { headings: false })
     .map(analyse)
     .filter((sentence) => sentence.items.length > 0)
@@ -290,11 +304,6 @@ function judgeAgainstSources(candidate: { title: string; content: string }, sour
     entailedBy ||= by.text
   }
   return { verdict: 'entailed', sentence: entailedBy }
-}
-
-/** The offline verdict on a candidate against the episode sections it cites (`judgeAgainstSources`). */
-export function judgeAgainstEpisodes(candidate: { title: string; content: string }, cited: readonly EpisodeSource[]): OfflineVerdict {
-  return judgeAgainstSources(candidate, cited.map((section) => section.text).join('\n\n'), cited.map(factContext).join('\n'))
 }
 
 const DAY_MS = 86_400_000

@@ -93,17 +93,27 @@ export function factsAgree(a: string, b: string): boolean {
   return covers(x, y) && covers(y, x)
 }
 
+/** What a source text states, read once (`statedFacts`) for checking many candidates against it. */
+export interface StatedFacts {
+  mentions: FactMention[]
+  /** The text folded as names are compared (`folded`). */
+  folded: string
+}
+
+export function statedFacts(sources: string): StatedFacts {
+  return { mentions: factMentions(sources.normalize('NFKC')), folded: folded(sources) }
+}
+
 /**
  * The numbers, dates and names `candidate` states that `sources` never do, as the candidate wrote
  * them. Compared normalised: "2 hours" is stated by "two hours", "Kamal" by "kamal", "March 4" by
  * "2026-03-04". A figure the candidate only implies by an article ("a week") is not counted.
  */
-export function unsupportedFacts(candidate: string, sources: string): string[] {
+export function unsupportedFacts(candidate: string, sources: string | StatedFacts): string[] {
   const claim = factsOf(candidate)
-  const stated = factMentions(sources.normalize('NFKC'))
-  const haystack = folded(sources)
-  const numbers = claim.mentions.filter((mention) => mention.claim && !mentionSupported(mention, stated)).map((mention) => mention.text)
-  const names = [...claim.names].filter((name) => !haystack.includes(name))
+  const stated = typeof sources === 'string' ? statedFacts(sources) : sources
+  const numbers = claim.mentions.filter((mention) => mention.claim && !mentionSupported(mention, stated.mentions)).map((mention) => mention.text)
+  const names = [...claim.names].filter((name) => !stated.folded.includes(name))
   return [...new Set([...numbers, ...names])]
 }
 
