@@ -24,6 +24,15 @@ test('numbers in words and digits, with their units, are the same facts', () => 
   for (const [claim, wrong] of wrongs) {
     assert.deepEqual(unsupportedFacts(claim, `${source} It runs on ec2.`), [wrong], claim)
   }
+  // Ambiguous and converted forms: every reading is tried.
+  const forms: Array<[string, string]> = [
+    ['It takes 5m.', 'it takes five minutes'],
+    ['It raised $1.5M.', 'it raised 1.5 million dollars'],
+    ['It takes 1.5 hours.', 'it takes 90 minutes'],
+    ['It takes half an hour.', 'it takes 30 min'],
+    ['Standup is at 10am.', 'standup is at 10:00'],
+  ]
+  for (const [claim, said] of forms) assert.deepEqual(unsupportedFacts(claim, said), [], claim)
   // A unit the other side leaves out still finds its number ("2 or 3 hours" states 2 hours).
   assert.deepEqual(unsupportedFacts('It takes 2 hours.', 'It takes 2 or 3 hours.'), [])
   // A figure only an article implies is no claim ("once a week" needs no "1 week" in the source).

@@ -62,14 +62,14 @@ units('m metre metres meter meters', 'metre', { unit: 'metre', factor: 1 })
 units('km kilometre kilometres kilometer kilometers', 'km', { unit: 'metre', factor: 1000 })
 units('x times', 'x')
 
-const MULTIPLIERS = new Map<string, number[]>([
-  ['k', [1e3]],
-  ['thousand', [1e3]],
-  ['m', [1e6]],
-  ['mn', [1e6]],
-  ['million', [1e6]],
-  ['bn', [1e9]],
-  ['billion', [1e9]],
+const MULTIPLIERS = new Map<string, number>([
+  ['k', 1e3],
+  ['thousand', 1e3],
+  ['m', 1e6],
+  ['mn', 1e6],
+  ['million', 1e6],
+  ['bn', 1e9],
+  ['billion', 1e9],
 ])
 
 const UNIT_WORDS = [...UNITS.keys()]
@@ -261,23 +261,15 @@ const SCANNERS: Scanner[] = [
       // A comma before exactly three digits groups thousands; before one or two it is a decimal comma.
       const value = Number(/^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/.test(digits) ? digits.replace(/,/g, '') : digits.replace(',', '.'))
       if (!Number.isFinite(value)) return undefined
-      const factors = m[3] ? (MULTIPLIERS.get(m[3].toLowerCase()) ?? [1]) : [1]
-      const readings = factors.map((factor) => value * factor)
-      const keys = new Set<string>()
-      let hasUnit = false
-      const unitWord = m[1] ?? m[4]
-      for (const reading of readings) {
-        const q = quantity(reading, unitWord)
-        for (const key of q.keys) keys.add(key)
-        hasUnit ||= q.hasUnit
-      }
-      const values = readings.map(num)
+      const reading = value * (m[3] ? (MULTIPLIERS.get(m[3].toLowerCase()) ?? 1) : 1)
+      const { keys, hasUnit } = quantity(reading, m[1] ?? m[4])
+      const values = [num(reading)]
       // "5m" is five minutes or metres as well as five million.
-      if (m[3]?.toLowerCase() === 'm' && m[4] === undefined) {
-        for (const key of quantity(value, 'm').keys) keys.add(key)
+      if (m[3]?.toLowerCase() === 'm' && m[4] === undefined && m[1] === undefined) {
+        keys.push(...quantity(value, 'm').keys)
         values.push(num(value))
       }
-      return { kind: 'number', keys: [...keys], values, hasUnit, claim: true }
+      return { kind: 'number', keys, values, hasUnit, claim: true }
     },
   },
   {
