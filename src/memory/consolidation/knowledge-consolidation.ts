@@ -435,14 +435,16 @@ async function planUnit(llm: BudgetedLlm, plan: Plan, sections: readonly Episode
       body = `# ${item.title}\n\n${outcome.merged}\n`
       frontmatter.merged_from = [old.slug]
       frontmatter.valid_from = String(old.frontmatter.valid_from ?? old.frontmatter.created_at ?? validFrom)
-      reason = `daily consolidation: merged with ${old.slug}: ${outcome.why}`
+      // The text is now the model's merge of the two, not the words the rules found entailed.
+      frontmatter.confidence = Math.min(confidence, LLM_VALIDATED_CONFIDENCE)
+      reason = `daily consolidation: merged with ${old.slug} (validation: ${validation}): ${outcome.why}`
       write(plan, { ...old, frontmatter: { ...old.frontmatter, merged_into: slug, updated_at: now } }, `merged into ${slug}: ${outcome.why}`)
       plan.merged.push({ kind: 'knowledge', slug: old.slug })
       plan.docs.delete(key('knowledge', old.slug))
       run.contradictions.push({ strategy: 'merge', old: pathOf('knowledge', old.slug), new: pathOf('knowledge', slug), why: outcome.why })
     }
     write(plan, { kind: 'knowledge', slug, existing: false, frontmatter, body }, reason)
-    run.learned.push({ path: pathOf('knowledge', slug), title: item.title, confidence, sources: cited.map((section) => section.ref), validation })
+    run.learned.push({ path: pathOf('knowledge', slug), title: item.title, confidence: Number(frontmatter.confidence), sources: cited.map((section) => section.ref), validation })
   }
 }
 
