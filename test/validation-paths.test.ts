@@ -69,11 +69,13 @@ async function say(mind: Mind, clock: ManualClock, session: string, user: string
   await mind.idle()
 }
 
+/** Ada's day in two sessions (two episode sections; the extractor cites the first for every fact), bob's in one. */
 async function converse(mind: Mind, clock: ManualClock): Promise<void> {
   await say(mind, clock, 'ada-1', 'ada', 'For the record: a staging deploy takes two hours.')
-  await say(mind, clock, 'ada-1', 'ada', 'Bad news, the nightly invoice export failed.')
   await say(mind, clock, 'ada-1', 'ada', 'Also, Bob has to approve every staging deploy before it starts.')
   await mind.session('ada-1', { user: 'ada' }).close()
+  await say(mind, clock, 'ada-2', 'ada', 'Bad news, the nightly invoice export failed.')
+  await mind.session('ada-2', { user: 'ada' }).close()
   await say(mind, clock, 'bob-1', 'bob', 'I drink green tea in the afternoon.')
   await mind.session('bob-1', { user: 'bob' }).close()
   await mind.idle()

@@ -336,7 +336,9 @@ async function planUnit(llm: BudgetedLlm, plan: Plan, sections: readonly Episode
     const sourceText = cited.map((section) => section.text).join('\n\n')
     const content = sanitizeFences(item.content)
     // 4. Validation: the rules first (facts, contradiction, entailment), the model for the rest.
-    const offline = judgeAgainstEpisodes({ title: item.title, content }, cited)
+    // The rules read every section the extractor was shown, cited first: a fact cited to the
+    // wrong section of the day is still the day's.
+    const offline = judgeAgainstEpisodes({ title: item.title, content }, [...cited, ...sections.filter((section) => !cited.includes(section))])
     if (offline.verdict === 'unsupported-facts') {
       run.rejected.push({ title: item.title, why: `states what its sources do not: ${offline.facts.slice(0, 5).join(', ')}`, validation: 'rejected-facts' })
       continue
