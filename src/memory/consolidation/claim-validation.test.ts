@@ -35,6 +35,7 @@ test('numbers in words and digits, with their units, are the same facts', () => 
   for (const [claim, said] of forms) assert.deepEqual(unsupportedFacts(claim, said), [], claim)
   // A unit the other side leaves out still finds its number ("2 or 3 hours" states 2 hours).
   assert.deepEqual(unsupportedFacts('It takes 2 hours.', 'It takes 2 or 3 hours.'), [])
+  assert.deepEqual(unsupportedFacts('It takes 2 hours.', 'It takes a couple of hours.'), [])
   // A figure only an article implies is no claim ("once a week" needs no "1 week" in the source).
   assert.deepEqual(unsupportedFacts('The backup runs once a week.', 'The backup runs every week.'), [])
 })
@@ -51,6 +52,9 @@ test('dates in common forms are the same day; a different year or day is not', (
   assert.deepEqual(unsupportedFacts('Due March 4, 2026.', 'due on 4 March'), [])
   assert.equal(verdict('The export failed on March 2.', 'The nightly invoice export failed today.'), 'undecided', 'March 2 is the day of the episode: not an invented date')
   assert.equal(verdict('The export failed on March 9.', 'The nightly invoice export failed today.'), 'unsupported-facts')
+  assert.equal(verdict('The export failed on Monday.', 'The nightly invoice export failed today.'), 'undecided', '2026-03-02 is a Monday')
+  assert.equal(verdict('The export failed on Sunday, March 1.', 'The nightly invoice export failed yesterday.'), 'undecided')
+  assert.equal(verdict('The export failed on Friday.', 'The nightly invoice export failed today.'), 'unsupported-facts')
 })
 
 test('names compare in any case and accent; an invented name is still caught', () => {

@@ -308,15 +308,18 @@ export function judgeAgainstEpisodes(candidate: { title: string; content: string
 
 const DAY_MS = 86_400_000
 
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
+
 /**
  * What a section adds to the facts check besides its text: its heading, and the day it happened
- * (with the day before or after when it says "yesterday" or "tomorrow"), so that "on March 2"
- * written from "today" is not taken for an invented date.
+ * with its weekday (and the day before or after when it says "yesterday" or "tomorrow"), so that
+ * "on March 2" or "on Monday" written from "today" is not taken for an invented date.
  */
 function factContext(section: EpisodeSource): string {
   const noon = Date.parse(`${section.day}T12:00:00Z`)
-  const near = [/\byesterday\b/i.test(section.text) ? -1 : 0, /\btomorrow\b/i.test(section.text) ? 1 : 0].filter((offset) => offset !== 0)
-  return [section.heading, section.day, ...near.map((offset) => isoDay(new Date(noon + offset * DAY_MS)))].join('\n')
+  const offsets = [0, /\byesterday\b/i.test(section.text) ? -1 : 0, /\btomorrow\b/i.test(section.text) ? 1 : 0]
+  const days = [...new Set(offsets)].map((offset) => new Date(noon + offset * DAY_MS))
+  return [section.heading, ...days.map((day) => `${isoDay(day)} ${WEEKDAYS[day.getUTCDay()]}`)].join('\n')
 }
 
 /**

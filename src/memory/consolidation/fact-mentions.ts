@@ -295,8 +295,8 @@ const SCANNERS: Scanner[] = [
     },
   },
   {
-    // "both": two, as a source says it.
-    pattern: /\bboth\b/giu,
+    // "both", "a couple of": two, as a source says it.
+    pattern: /\b(?:both|a\s+couple(?:\s+of)?)\b/giu,
     read: () => ({ kind: 'number', keys: [], values: ['2'], hasUnit: false, claim: false }),
   },
   {
