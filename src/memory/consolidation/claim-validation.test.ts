@@ -66,6 +66,8 @@ test('names compare in any case and accent; an invented name is still caught', (
   // The weekly merge's question: the same facts however written.
   assert.equal(factsAgree('The budget is 40k for Kamal.', 'the budget is 40,000 for kamal'), true)
   assert.equal(factsAgree('The budget is 40k.', 'The budget is 30k.'), false)
+  assert.equal(factsAgree('A staging deploy takes two hours.', 'A staging deploy takes 2 hours.'), true)
+  assert.equal(factsAgree('A staging deploy takes two hours.', 'A staging deploy takes 2 days.'), false)
 })
 
 test('a claim its source says outright is entailed; a paraphrase that adds or changes anything is not', () => {
