@@ -15,8 +15,9 @@
  * - otherwise **undecided**: the model judges, as before.
  *
  * Rules are made to be sure, not to be complete: what they cannot settle goes to the model.
- * Words of other languages are compared as written (a few negations are known); a word the rules
- * do not know simply matches nothing, so the candidate is undecided, never wrongly approved.
+ * Words of other languages are compared as written (a few negations and antonyms are known); a
+ * word the rules do not know simply matches nothing, so the candidate goes to the model rather
+ * than being approved on a guess.
  */
 import { isoDay } from '../../core/clock.ts'
 import { STOP_WORDS, stem, words } from '../retrieval/text/analyse.ts'
