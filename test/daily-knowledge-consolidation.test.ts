@@ -123,7 +123,9 @@ test('a night of consolidation: procedures distilled, facts extracted and valida
   assert.ok(fact, 'the fact is in ada\'s own tree')
   assert.match(fact.body, /deployed with Kamal/)
   assert.equal(fact.frontmatter.auto_consolidated, true)
-  assert.equal(fact.frontmatter.confidence, 0.7)
+  // Its episode says it outright ("We deploy the staging server with Kamal"): the seed's fast path, no model asked.
+  assert.equal(fact.frontmatter.confidence, 0.9)
+  assert.equal(fact.frontmatter.validation, 'entailed')
   assert.equal(fact.frontmatter.validated, true)
   assert.equal(fact.frontmatter.method, 'llm')
   assert.equal(fact.frontmatter.model, 'fake-model')

@@ -236,7 +236,9 @@ test('a simulated year with a model: learn, validate, supersede, reconsolidate, 
   const old = staging.find((doc) => /Kamal\.$/m.test(doc?.body ?? ''))
   const successor = staging.find((doc) => /Fly now/.test(doc?.body ?? ''))
   assert.equal(old?.frontmatter.validated, true)
-  assert.equal(old?.frontmatter.confidence, 0.7)
+  // "Our staging server runs on Kamal" says it outright: the seed's fast path (decision 0048).
+  assert.equal(old?.frontmatter.confidence, 0.9)
+  assert.equal(old?.frontmatter.validation, 'entailed')
   // The later episode superseded it; it stays, with its history.
   assert.equal(old?.frontmatter.superseded_by, successor?.slug)
   assert.equal(successor?.frontmatter.supersedes, old?.slug)

@@ -19,6 +19,8 @@ export interface KnowledgeFrontmatter {
   superseded_by?: string
   supersedes?: string
   validated?: boolean
+  /** Which path of consolidation's validation approved it: `entailed` (its sources say it outright) or `model`. */
+  validation?: string
   protected?: boolean
   [key: string]: unknown
 }

@@ -33,6 +33,7 @@ const OWNED_FRONTMATTER: Readonly<Record<string, OwnedField>> = {
   version: { how: 'engram adds one on every overwrite and keeps the previous version in archive/versions/', instead: 'overwrite the file; the version follows' },
   protected: { how: 'only a person protects a memory from forgetting, by editing the file by hand', instead: 'ask the user to protect it' },
   validated: { how: 'consolidation sets it once it has checked the memory against its sources', instead: 'leave it out' },
+  validation: { how: 'consolidation records which of its checks approved the memory (entailed by its sources, or the model)', instead: 'leave it out' },
   auto_distilled: { how: 'engram records whether consolidation wrote the procedure', instead: 'leave it out' },
   auto_consolidated: { how: 'engram records whether consolidation wrote the knowledge', instead: 'leave it out' },
 }

@@ -145,6 +145,12 @@ async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolea
   return run
 }
 
+function countBy(values: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {}
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1
+  return counts
+}
+
 /**
  * The job handler. Its result, kept in the agent's job rows, holds counts only: a user's memory
  * paths name what they wrote, and `engram forget --user --purge` does not look into job rows.
@@ -164,6 +170,8 @@ export function dailyConsolidationHandler(deps: DailyConsolidationDeps): JobHand
       sections: k.sections,
       learned: k.learned.length,
       rejected: k.rejected.length,
+      // Which path of validation decided, counted (the paths themselves are in the user's files and log).
+      validation: countBy([...k.learned.map((item) => item.validation), ...k.rejected.map((item) => item.validation)]),
       distilled: k.distilled.length,
       reconsolidated: k.reconsolidated.length,
       contradictions: k.contradictions.length,

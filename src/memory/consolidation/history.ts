@@ -31,7 +31,7 @@ export interface FactLink {
 }
 
 /** Frontmatter fields that tell a document's lineage. */
-const LINEAGE = ['version', 'created_at', 'updated_at', 'supersedes', 'superseded_by', 'valid_from', 'valid_until', 'confidence', 'validated', 'auto_consolidated', 'auto_distilled'] as const
+const LINEAGE = ['version', 'created_at', 'updated_at', 'supersedes', 'superseded_by', 'valid_from', 'valid_until', 'confidence', 'validated', 'validation', 'auto_consolidated', 'auto_distilled'] as const
 
 export interface DocumentHistory {
   /** Its memory path (`users/ada/knowledge/tea.md`). */

@@ -9,9 +9,13 @@
  *    at least 0.85 similar;
  * 3. **knowledge extraction** from the day's sections, with the issues they resolved (the seed's
  *    layer 3), code fences sanitised;
- * 4. **validation** of each candidate against its sources: first without a model (a number or a
- *    name the sources never state rejects it), then the model's judgement with a schema (no NLI
- *    model can be had here; the seed's LLM stage). Approved: confidence 0.7;
+ * 4. **validation** of each candidate against its sources, the seed's cascade with rules in place
+ *    of its NLI model (claim-validation.ts, decision 0048): a number, date or name the sources never
+ *    state (normalised: "2 hours" is "two hours") rejects it; a source sentence saying the opposite
+ *    ("failed" against "succeeded") rejects it; a candidate every sentence of which one source
+ *    sentence says outright is approved with the seed's fast-path confidence 0.9, no model asked;
+ *    only the rest go to the model (the seed's LLM stage), approved with 0.7. Each learned fact's
+ *    `validation` says which path decided (`entailed` | `model`), each rejection likewise;
  * 5. **reconsolidation**: existing knowledge and procedures related to the day, which the new
  *    episodes show wrong or out of date, are rewritten (`version` + 1, the old version archived by
  *    the write path; a procedure's counts reset to 0 / 0 / 0.5);
@@ -41,6 +45,7 @@ import type { ActivityLog, Backend, DocumentStore } from '../../storage/contract
 import { ownerNamespace } from '../../storage/home-layout.ts'
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm, type LlmBudget } from './llm-budget.ts'
 import { type EpisodeSource, episodeOwners, episodeSections, isProcedural } from './episode-sources.ts'
+import { judgeAgainstEpisodes } from './claim-validation.ts'
 import { sanitizeFences, slugFor, textSimilarity, unsupportedFacts } from './text-facts.ts'
 
 /** The jobs-run name under which consolidated section ids are recorded. */
@@ -54,8 +59,10 @@ const RECONSOLIDATION_CHECKS = 3
 /** Existing knowledge at least this similar to a new fact is checked for a contradiction. */
 const CONTRADICTION_SIMILARITY = 0.25
 const CONTRADICTION_CHECKS = 2
-/** The seed's confidence of a fact the LLM stage approved (no NLI model here). */
-export const LLM_VALIDATED_CONFIDENCE = 0.7
+/** The seed's confidence of a fact the LLM stage approved. */
+const LLM_VALIDATED_CONFIDENCE = 0.7
+/** The seed's confidence of a fact its NLI stage found entailed (entailment ≥ 0.6, LLM skipped); here, the rules'. */
+const ENTAILED_CONFIDENCE = 0.9
 const DISTILLED_CONFIDENCE = 0.4
 const SECTION_CHARS = 4000
 
@@ -84,8 +91,9 @@ export interface KnowledgeConsolidationRun {
   model: string | undefined
   /** Episode sections consolidated by this run. */
   sections: number
-  learned: Array<{ path: string; title: string; confidence: number; sources: string[] }>
-  rejected: Array<{ title: string; why: string; method: 'facts' | 'llm' }>
+  learned: Array<{ path: string; title: string; confidence: number; sources: string[]; validation: 'entailed' | 'model' }>
+  /** Which path rejected each: a fact its sources never state, a source saying the opposite, the model. */
+  rejected: Array<{ title: string; why: string; validation: 'rejected-facts' | 'rejected-contradicted' | 'rejected-model' }>
   /** Candidates the owner's knowledge already held. */
   known: Array<{ title: string; path: string }>
   distilled: Array<{ path: string; description: string }>
@@ -327,24 +335,34 @@ async function planUnit(llm: BudgetedLlm, plan: Plan, sections: readonly Episode
     const cited = sources.length > 0 ? sources : [...sections]
     const sourceText = cited.map((section) => section.text).join('\n\n')
     const content = sanitizeFences(item.content)
-    // 4. Validation: the facts check, then the model.
-    const unsupported = unsupportedFacts(`${item.title}\n${content}`, `${sourceText}\n${cited.map((section) => section.heading).join('\n')}`)
-    if (unsupported.length > 0) {
-      run.rejected.push({ title: item.title, why: `states what its sources do not: ${unsupported.slice(0, 5).join(', ')}`, method: 'facts' })
+    // 4. Validation: the rules first (facts, contradiction, entailment), the model for the rest.
+    // The rules read every section the extractor was shown, cited first: a fact cited to the
+    // wrong section of the day is still the day's.
+    const offline = judgeAgainstEpisodes({ title: item.title, content }, [...cited, ...sections.filter((section) => !cited.includes(section))])
+    if (offline.verdict === 'unsupported-facts') {
+      run.rejected.push({ title: item.title, why: `states what its sources do not: ${offline.facts.slice(0, 5).join(', ')}`, validation: 'rejected-facts' })
       continue
     }
-    const check = await step('validation', () =>
-      llm.generateObject({
-        schema: checkSchema,
-        name: 'knowledge_check',
-        system: 'You check a fact extracted from episodes against those episodes (premise: the episodes; hypothesis: the fact). Reject anything not stated or directly implied.',
-        messages: [{ role: 'user', content: `Episodes:\n${numbered(cited)}\n\nExtracted fact (${item.title}):\n${content}` }],
-      }),
-    )
-    if (!check.supported) {
-      run.rejected.push({ title: item.title, why: check.reason, method: 'llm' })
+    if (offline.verdict === 'contradicted') {
+      run.rejected.push({ title: item.title, why: `its source says the opposite: "${offline.sentence.slice(0, 200)}"`, validation: 'rejected-contradicted' })
       continue
     }
+    const validation = offline.verdict === 'entailed' ? 'entailed' : 'model'
+    if (validation === 'model') {
+      const check = await step('validation', () =>
+        llm.generateObject({
+          schema: checkSchema,
+          name: 'knowledge_check',
+          system: 'You check a fact extracted from episodes against those episodes (premise: the episodes; hypothesis: the fact). Reject anything not stated or directly implied.',
+          messages: [{ role: 'user', content: `Episodes:\n${numbered(cited)}\n\nExtracted fact (${item.title}):\n${content}` }],
+        }),
+      )
+      if (!check.supported) {
+        run.rejected.push({ title: item.title, why: check.reason, validation: 'rejected-model' })
+        continue
+      }
+    }
+    const confidence = validation === 'entailed' ? ENTAILED_CONFIDENCE : LLM_VALIDATED_CONFIDENCE
     // 6. Contradictions with the knowledge most like it.
     const validFrom = cited.map((section) => section.at).sort().at(-1) ?? now
     const similar = docsOf(plan, 'knowledge')
@@ -389,17 +407,18 @@ async function planUnit(llm: BudgetedLlm, plan: Plan, sections: readonly Episode
       created_at: now,
       updated_at: now,
       source_episodes: cited.length,
-      confidence: LLM_VALIDATED_CONFIDENCE,
+      confidence,
       auto_consolidated: true,
       version: 1,
       validated: true,
+      validation,
       method: 'llm',
       ...(model ? { model } : {}),
       sources: cited.map((section) => section.ref),
       valid_from: validFrom,
     }
     let body = `# ${item.title}\n\n${content}\n`
-    let reason = 'daily consolidation: extracted from episodes'
+    let reason = `daily consolidation: extracted from episodes (validation: ${validation})`
     if (outcome.kind === 'supersede') {
       const old = outcome.doc
       frontmatter.supersedes = old.slug
@@ -418,16 +437,19 @@ async function planUnit(llm: BudgetedLlm, plan: Plan, sections: readonly Episode
       body = `# ${item.title}\n\n${outcome.merged}\n`
       frontmatter.merged_from = [old.slug]
       frontmatter.valid_from = String(old.frontmatter.valid_from ?? old.frontmatter.created_at ?? validFrom)
-      reason = `daily consolidation: merged with ${old.slug}: ${outcome.why}`
+      // The text is now the model's merge of the two, not the words the rules found entailed.
+      frontmatter.confidence = Math.min(confidence, LLM_VALIDATED_CONFIDENCE)
+      reason = `daily consolidation: merged with ${old.slug} (validation: ${validation}): ${outcome.why}`
       write(plan, { ...old, frontmatter: { ...old.frontmatter, merged_into: slug, updated_at: now } }, `merged into ${slug}: ${outcome.why}`)
       plan.merged.push({ kind: 'knowledge', slug: old.slug })
       plan.docs.delete(key('knowledge', old.slug))
       run.contradictions.push({ strategy: 'merge', old: pathOf('knowledge', old.slug), new: pathOf('knowledge', slug), why: outcome.why })
     }
     write(plan, { kind: 'knowledge', slug, existing: false, frontmatter, body }, reason)
-    run.learned.push({ path: pathOf('knowledge', slug), title: item.title, confidence: LLM_VALIDATED_CONFIDENCE, sources: cited.map((section) => section.ref) })
+    run.learned.push({ path: pathOf('knowledge', slug), title: item.title, confidence: Number(frontmatter.confidence), sources: cited.map((section) => section.ref), validation })
   }
 }
+
 
 /** Writes a complete plan, and records each change in the owner's own activity log (as forgetting does). */
 async function applyPlan(stores: { documents: DocumentStore; activity: ActivityLog }, plan: Plan, record: { at: string; model: string | undefined; pathOf: (kind: string, slug: string) => string }): Promise<void> {

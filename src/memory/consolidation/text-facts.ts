@@ -1,11 +1,13 @@
 /**
  * The text checks consolidation makes without a model (DESIGN principle 4): how similar two
- * memories are (cosine over their ranking terms), whether they state the same numbers and names
- * ("budget 40k" never merges with "budget 30k"), which numbers and names a candidate states that
- * its sources never did (a cheap first stage of validation: a fabricated figure is rejected
- * before any model is asked), code fences closed, and file names from titles.
+ * memories are (cosine over their ranking terms), whether they state the same facts ("budget 40k"
+ * never merges with "budget 30k"), which numbers, dates and names a candidate states that its
+ * sources never did (a cheap first stage of validation: a fabricated figure is rejected before
+ * any model is asked; the same figure written otherwise is not), code fences closed, and file
+ * names from titles.
  */
 import { tokenize } from '../episodes/text-ranking.ts'
+import { type FactMention, factMentions, mentionSupported } from './fact-mentions.ts'
 
 /** A text's ranking terms with their counts (stopwords dropped, plurals folded). */
 export function termCounts(text: string): Map<string, number> {
@@ -33,32 +35,86 @@ export function countsSimilarity(x: ReadonlyMap<string, number>, y: ReadonlyMap<
   return dot / Math.sqrt(nx * ny)
 }
 
-const NUMBER = /\d+(?:[.,:/]\d+)*\s?(?:k|m|bn|%|gb|mb|tb|ms|s)?\b/gi
-// A capitalised word that does not open a sentence (or a line): a name, a product, a place.
+// A capitalised word that does not open a sentence (or a line): a name, a product, a place. A
+// line in Title Case names nothing by its capitals.
 const NAME = /(?<![.!?:]\s|^|\n|#\s)\b\p{Lu}[\p{L}\p{N}]*(?:[-.]\p{L}[\p{L}\p{N}]*)*/gu
 const NOT_NAMES = new Set(['I', 'I\'m', 'OK', 'The', 'A', 'An', 'It', 'This', 'That', 'We', 'You', 'They', 'He', 'She', 'User', 'Agent', 'Resolved', 'New'])
 
-/** The numbers and names a text states, normalised (lower case, no inner spaces). */
-export function factsOf(text: string): { numbers: Set<string>; names: Set<string> } {
-  const numbers = new Set((text.match(NUMBER) ?? []).map((n) => n.replace(/\s+/g, '').toLowerCase()))
-  const names = new Set((text.match(NAME) ?? []).filter((n) => !NOT_NAMES.has(n)).map((n) => n.toLowerCase()))
-  return { numbers, names }
+/** Lower case, compatibility forms and accents folded, spaces dropped: "Zoë" finds "zoe", "Fly.io" finds "fly.io". */
+const folded = (text: string): string =>
+  text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/\s+/g, '')
+
+/** The facts a text states: its numbers, quantities, dates and times (normalised, fact-mentions.ts) and its names. */
+function factsOf(text: string): { mentions: FactMention[]; names: Set<string>; folded: string } {
+  const normalised = text.normalize('NFKC')
+  const mentions = factMentions(normalised)
+  // A fact's words are not names ("March 4", "2.5 GB"): blank them before looking for names.
+  const pieces: string[] = []
+  let at = 0
+  for (const mention of mentions) {
+    pieces.push(normalised.slice(at, mention.start), ' '.repeat(mention.end - mention.start))
+    at = mention.end
+  }
+  const rest = pieces.join('') + normalised.slice(at)
+  const names = new Set<string>()
+  for (const line of rest.split('\n')) {
+    // A list item or a heading opens like a sentence; emphasis is no capital's context.
+    const plain = line.replace(/^\s*(?:#+|[-*+>]|\d+[.)])\s+/, '').replace(/\*\*|__|[*_`]/g, '')
+    if (titleCase(plain)) continue
+    for (const name of plain.match(NAME) ?? []) if (!NOT_NAMES.has(name)) names.add(folded(name))
+  }
+  return { mentions, names, folded: folded(normalised) }
 }
 
-const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => a.size === b.size && [...a].every((item) => b.has(item))
+/**
+ * A title written in Title Case ("Staging Deploy Duration"): its capitals are style, not names.
+ * More than half of its words of three letters or more capitalised, with at least two such words.
+ */
+function titleCase(line: string): boolean {
+  const long = line.match(/\p{L}{3,}/gu) ?? []
+  const capitalised = long.filter((word) => /^\p{Lu}/u.test(word)).length
+  return capitalised >= 2 && capitalised * 2 > long.length
+}
 
-/** Whether two texts state the same numbers and the same names (what a merge without a model requires). */
+/**
+ * Whether two texts state the same facts — each one's numbers, dates and names found in the other,
+ * however written (what a merge without a model requires: "budget 40k" never merges with "budget
+ * 30k", but "40k" does with "40,000").
+ */
 export function factsAgree(a: string, b: string): boolean {
   const x = factsOf(a)
   const y = factsOf(b)
-  return sameSet(x.numbers, y.numbers) && sameSet(x.names, y.names)
+  const covers = (from: typeof x, to: typeof x): boolean =>
+    from.mentions.every((mention) => !mention.claim || mentionSupported(mention, to.mentions)) && [...from.names].every((name) => to.folded.includes(name))
+  return covers(x, y) && covers(y, x)
 }
 
-/** Numbers and names `candidate` states that appear nowhere in `sources` (case-insensitive). */
-export function unsupportedFacts(candidate: string, sources: string): string[] {
-  const haystack = sources.toLowerCase().replace(/\s+/g, '')
-  const { numbers, names } = factsOf(candidate)
-  return [...numbers, ...names].filter((fact) => !haystack.includes(fact.replace(/\s+/g, '')))
+/** What a source text states, read once (`statedFacts`) for checking many candidates against it. */
+export interface StatedFacts {
+  mentions: FactMention[]
+  /** The text folded as names are compared (`folded`). */
+  folded: string
+}
+
+export function statedFacts(sources: string): StatedFacts {
+  return { mentions: factMentions(sources.normalize('NFKC')), folded: folded(sources) }
+}
+
+/**
+ * The numbers, dates and names `candidate` states that `sources` never do, as the candidate wrote
+ * them. Compared normalised: "2 hours" is stated by "two hours", "Kamal" by "kamal", "March 4" by
+ * "2026-03-04". A figure the candidate only implies by an article ("a week") is not counted.
+ */
+export function unsupportedFacts(candidate: string, sources: string | StatedFacts): string[] {
+  const claim = factsOf(candidate)
+  const stated = typeof sources === 'string' ? statedFacts(sources) : sources
+  const numbers = claim.mentions.filter((mention) => mention.claim && !mentionSupported(mention, stated.mentions)).map((mention) => mention.text)
+  const names = [...claim.names].filter((name) => !stated.folded.includes(name))
+  return [...new Set([...numbers, ...names])]
 }
 
 /**

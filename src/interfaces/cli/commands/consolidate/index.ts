@@ -31,8 +31,8 @@ function renderDaily(run: DailyConsolidationRun, dryRun: boolean): string {
   for (const item of run.migrated) lines.push(`  ${item.path} — ${item.added.join(', ')}`)
   const k = run.knowledge
   lines.push(`episode sections consolidated ${k.sections}${k.model ? ` (model ${k.model}, ${k.calls} calls, ${k.tokens} tokens)` : ''}`)
-  section(lines, dryRun ? 'would learn' : 'learned', k.learned, (item) => `${item.path} — ${item.title} (confidence ${item.confidence}; from ${item.sources.join(', ')})`)
-  section(lines, 'rejected', k.rejected, (item) => `${item.title} — ${item.why} (${item.method === 'facts' ? 'facts check' : 'model'})`)
+  section(lines, dryRun ? 'would learn' : 'learned', k.learned, (item) => `${item.path} — ${item.title} (confidence ${item.confidence}, validation ${item.validation}; from ${item.sources.join(', ')})`)
+  section(lines, 'rejected', k.rejected, (item) => `${item.title} — ${item.why} (${item.validation})`)
   section(lines, 'already known', k.known, (item) => `${item.title} — ${item.path}`)
   section(lines, dryRun ? 'would distil' : 'distilled', k.distilled, (item) => `${item.path} — ${item.description}`)
   section(lines, 'not distilled (a similar procedure exists)', k.similarProcedures, (item) => `${item.description} — ${item.path} (${item.similarity})`)
