@@ -394,7 +394,6 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       createSession(
         {
           agent: values.agent,
-          project: values.project,
           clock,
           llm,
           context,

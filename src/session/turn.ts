@@ -1,7 +1,7 @@
 /** What `session.begin()` hands the agent, and what `session.end()` reports. */
 import type { ToolWisdomShare } from '../memory/engrams/tool-wisdom.ts'
 import type { WorkingStateSection } from '../memory/episodes/working-state.ts'
-import type { InjectedMemory } from '../memory/priming/prime.ts'
+import type { DegradedNote, InjectedMemory } from '../memory/priming/prime.ts'
 import type { MessageType } from '../memory/priming/classify.ts'
 import type { JsonValue, PartProviderOptions } from '../core/message-parts.ts'
 import type { EngramTool } from '../tools/tool.ts'
@@ -74,6 +74,12 @@ export type TurnToolOutput =
 export interface TurnProvenance {
   /** What priming injected, from where, and why (score terms). */
   primed: InjectedMemory[]
+  /**
+   * Why some primed memories are degraded (episodes summarised without an LLM), each reason once
+   * with the memories it concerns; the primed text says so in one line, not on every memory.
+   * Absent when nothing primed is degraded.
+   */
+  degraded?: DegradedNote[]
   /** The conversation as assembled: raw messages and summaries, with the message ids each stands for. */
   conversation: Array<{ kind: 'message' | 'summary'; messageIds: number[]; summaryId?: string; degraded?: boolean }>
   /** Sections of the memory context (identity, rules, lessons) with their token counts. */

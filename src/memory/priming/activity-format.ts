@@ -9,8 +9,13 @@
  *   [10:00-10:01] HB: nothing to do
  *   [02:00] CRON nightly-backup: exit=0
  *
- * Groups: DMs with one peer whose gaps are at most 30 minutes; a heartbeat's start and end;
- * consecutive runs of one cron task. Groups never span two day files, so one pointer names them.
+ * Groups: DMs with one peer whose gaps are at most 30 minutes; a conversation's messages in one
+ * session with the same gaps; the calls of one tool within a run of tool calls; a heartbeat's start
+ * and end; consecutive runs of one cron task. Groups never span two day files, so one pointer names
+ * them. A line says what was done, to what, with what result (a tool call: its input and outcome);
+ * an event with nothing to say (no text, no input, no result) is not primed at all.
+ *
+ *   [10:02-10:07] TOOL run_sql x5, 1 failed: select count(*) from invoices; … | last: ok: 1204 (-> activity/2026-03-04.jsonl#L3-12)
  */
 import { ACTIVITY_LABELS, type ActivityType, eventContent } from '../../core/activity.ts'
 import type { ActivityRecord } from '../../storage/contracts.ts'
@@ -18,6 +23,12 @@ import { escapeRecalled } from '../engrams/escape-recalled.ts'
 
 /** Content longer than this is cut, with a pointer to its line (the seed's 200 characters). */
 export const ACTIVITY_CONTENT_LIMIT = 200
+/** A tool call's input and result are cut shorter: what was done and how it ended, not the whole payload. */
+const TOOL_PART_LIMIT = 100
+/** A conversation group shows its first and last messages, at most this many, and points at the rest. */
+const CONVERSATION_SHOWN = 6
+/** A tool group names at most this many distinct inputs. */
+const TOOL_INPUTS_SHOWN = 3
 /** DMs with one peer closer than this form one group (the seed's 30 minutes). */
 export const DM_GROUP_GAP_MS = 30 * 60_000
 
@@ -28,7 +39,7 @@ export interface ActivityBlock {
   refs: string[]
   /** `activity/<date>.jsonl#L<from>-<to>` (or `#L<n>`): where to read it in full. */
   pointer: string
-  kind: 'dm' | 'heartbeat' | 'cron' | 'single'
+  kind: 'dm' | 'conversation' | 'tools' | 'heartbeat' | 'cron' | 'single'
   /** Time of the newest event in the block. */
   latestTs: string
 }
@@ -94,9 +105,55 @@ const taskOf = (record: ActivityRecord): string => {
   return typeof task === 'string' && task !== '' ? task : (record.summary ?? record.content ?? 'task')
 }
 const textOf = (record: ActivityRecord): string => eventContent(record) ?? record.summary ?? ''
+const isMessage = (type: ActivityType): boolean => type === 'message_received' || type === 'response_sent'
+const speakerOf = (record: ActivityRecord): string => (record.type === 'message_received' ? record.from : record.to) ?? ''
+
+/** A logged tool input as a short readable phrase: `{"query":"x","limit":3}` → `query=x, limit=3`. */
+function inputPhrase(input: unknown): string {
+  if (typeof input !== 'string' || input.trim() === '') return ''
+  try {
+    const value: unknown = JSON.parse(input)
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      return Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined && v !== null && v !== '')
+        .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join(', ')
+    }
+    return typeof value === 'string' ? value : input
+  } catch {
+    return input
+  }
+}
+
+/** What a tool call was given: the logged content or summary, else its input. */
+function toolInput(record: ActivityRecord): string {
+  return (record.content ?? record.summary ?? inputPhrase(record.meta?.input)).replace(/\s+/g, ' ').trim()
+}
+
+/** How a tool call ended: `ok: <first words of the result>`, `failed: <…>`, or '' when the log does not say. */
+function toolOutcome(record: ActivityRecord): string {
+  const result = typeof record.meta?.result === 'string' ? record.meta.result.replace(/\s+/g, ' ').trim() : ''
+  const status = record.meta?.ok === false ? 'failed' : record.meta?.ok === true || result !== '' ? 'ok' : ''
+  if (status === '') return ''
+  return result === '' ? status : `${status}: ${result}`
+}
+
+/** A part of a tool call's line, escaped and cut short; `cut` says whether the pointer is needed. */
+function toolPart(text: string): { text: string; cut: boolean } {
+  const flat = escaped(text)
+  return flat.length <= TOOL_PART_LIMIT ? { text: flat, cut: false } : { text: `${flat.slice(0, TOOL_PART_LIMIT).trimEnd()}…`, cut: true }
+}
+
+/** A tool call's line text, escaped: `<input> -> <outcome>`, with a pointer to `ref` when a part was cut. */
+function toolText(record: ActivityRecord, ref: string): string {
+  const input = toolPart(toolInput(record))
+  const outcome = toolPart(toolOutcome(record))
+  const text = [input.text, outcome.text === '' ? '' : `-> ${outcome.text}`].filter((part) => part !== '').join(' ')
+  return input.cut || outcome.cut ? `${text} (-> ${ref})` : text
+}
 
 /** One event as a single line: `[HH:MM] LABEL who: text`. */
-function singleLine(record: ActivityRecord): string {
+function singleLine(record: ActivityRecord): string | undefined {
   const label = ACTIVITY_LABELS[record.type]
   const who =
     record.type === 'message_received' || record.type === 'dm_received'
@@ -108,9 +165,80 @@ function singleLine(record: ActivityRecord): string {
           : record.type === 'channel_post' || record.type === 'channel_read'
             ? record.channel
             : undefined
-  const text = clip(textOf(record), record.ref)
-  const head = `[${hhmm(record.ts)}] ${label}${who ? ` ${escaped(who)}:` : ''}`
-  return text === '' ? head.replace(/:$/, '') : `${head} ${text}`
+  const text = record.type === 'tool_use' ? toolText(record, record.ref) : clip(textOf(record), record.ref)
+  // A label and a name say that something happened, not what: such a line is not worth its tokens.
+  if (text === '') return undefined
+  return `[${hhmm(record.ts)}] ${label}${who ? ` ${escaped(who)}:` : ''} ${text}`
+}
+
+/** The run of records from `i` that `belongs` admits, in one day file (so one pointer names it). */
+function runFrom(records: readonly ActivityRecord[], i: number, belongs: (next: ActivityRecord, last: ActivityRecord) => boolean): ActivityRecord[] {
+  const first = records[i] as ActivityRecord
+  const run = [first]
+  while (i + run.length < records.length) {
+    const next = records[i + run.length] as ActivityRecord
+    if (fileOf(next.ref) !== fileOf(first.ref) || !belongs(next, run[run.length - 1] as ActivityRecord)) break
+    run.push(next)
+  }
+  return run
+}
+
+const within = (gapMs: number) => (next: ActivityRecord, last: ActivityRecord): boolean => Date.parse(next.ts) - Date.parse(last.ts) <= gapMs
+
+/** `[HH:MM]` or `[HH:MM-HH:MM]` for a run. */
+function span(run: readonly ActivityRecord[]): string {
+  const first = hhmm((run[0] as ActivityRecord).ts)
+  const last = hhmm((run[run.length - 1] as ActivityRecord).ts)
+  return first === last && run.length === 1 ? `[${first}]` : `[${first}-${last}]`
+}
+
+/** A conversation's messages in one session: one block, its first and last messages shown, the rest behind the pointer. */
+function conversationBlock(run: readonly ActivityRecord[]): ActivityBlock {
+  const refs = run.map((r) => r.ref)
+  const pointer = pointerFor(refs)
+  const first = run[0] as ActivityRecord
+  const last = run[run.length - 1] as ActivityRecord
+  const people = [...new Set(run.map(speakerOf).filter((name) => name !== ''))]
+  const line = (r: ActivityRecord): string => `  [${hhmm(r.ts)}] ${ACTIVITY_LABELS[r.type]} ${clip(textOf(r), r.ref)}`
+  const head = Math.ceil(CONVERSATION_SHOWN / 3)
+  const shown = run.length <= CONVERSATION_SHOWN ? run.map(line) : [...run.slice(0, head).map(line), `  … ${run.length - CONVERSATION_SHOWN} more`, ...run.slice(run.length - (CONVERSATION_SHOWN - head)).map(line)]
+  const who = people.length > 0 ? ` ${people.map(escaped).join(', ')}` : ''
+  const session = first.session ? `, session ${escaped(first.session)}` : ''
+  return { text: [`${span(run)} MSG${who}${session} (${run.length}):`, ...shown, `  -> ${pointer}`].join('\n'), refs, pointer, kind: 'conversation', latestTs: last.ts }
+}
+
+/**
+ * A run of tool calls, one block per tool (in the order each was first called): a single call as
+ * its own line; repeated calls as one line with the count, how many failed, the distinct inputs
+ * and how the last one ended. Calls with nothing logged but the tool's name are left out.
+ */
+function toolBlocks(run: readonly ActivityRecord[]): ActivityBlock[] {
+  const byTool = new Map<string, ActivityRecord[]>()
+  for (const record of run) {
+    if (toolInput(record) === '' && toolOutcome(record) === '') continue
+    const tool = record.tool ?? '?'
+    byTool.set(tool, [...(byTool.get(tool) ?? []), record])
+  }
+  const blocks: ActivityBlock[] = []
+  for (const [tool, calls] of byTool) {
+    const last = calls[calls.length - 1] as ActivityRecord
+    if (calls.length === 1) {
+      const text = singleLine(last)
+      if (text !== undefined) blocks.push({ text, refs: [last.ref], pointer: last.ref, kind: 'single', latestTs: last.ts })
+      continue
+    }
+    const refs = calls.map((r) => r.ref)
+    const pointer = pointerFor(refs)
+    const failed = calls.filter((r) => r.meta?.ok === false).length
+    const inputs = [...new Set(calls.map(toolInput).filter((input) => input !== ''))]
+    const named = inputs.slice(0, TOOL_INPUTS_SHOWN).map((input) => toolPart(input).text)
+    const more = inputs.length > TOOL_INPUTS_SHOWN ? `; +${inputs.length - TOOL_INPUTS_SHOWN} more` : ''
+    const outcome = toolPart(toolOutcome(last)).text
+    const parts = [`${span(calls)} TOOL ${escaped(tool)} x${calls.length}${failed > 0 ? `, ${failed} failed` : ''}:`, named.length > 0 ? `${named.join('; ')}${more}` : '', outcome !== '' ? `| last: ${outcome}` : '']
+    blocks.push({ text: `${parts.filter((part) => part !== '').join(' ')} (-> ${pointer})`, refs, pointer, kind: 'tools', latestTs: last.ts })
+  }
+  // Chronological by each tool's last call, as the rest of the channel is.
+  return blocks.sort((a, b) => a.latestTs.localeCompare(b.latestTs))
 }
 
 /**
@@ -123,6 +251,22 @@ export function groupActivity(records: readonly ActivityRecord[]): ActivityBlock
   while (i < records.length) {
     const record = records[i] as ActivityRecord
     const file = fileOf(record.ref)
+
+    if (isMessage(record.type) && record.session !== undefined) {
+      const run = runFrom(records, i, (next, last) => isMessage(next.type) && next.session === record.session && within(DM_GROUP_GAP_MS)(next, last))
+      if (run.length > 1) {
+        blocks.push(conversationBlock(run))
+        i += run.length
+        continue
+      }
+    }
+
+    if (record.type === 'tool_use') {
+      const run = runFrom(records, i, (next) => next.type === 'tool_use' && next.session === record.session)
+      blocks.push(...toolBlocks(run))
+      i += run.length
+      continue
+    }
 
     if (isDm(record.type)) {
       const peer = peerOf(record)
@@ -192,7 +336,8 @@ export function groupActivity(records: readonly ActivityRecord[]): ActivityBlock
       continue
     }
 
-    blocks.push({ text: singleLine(record), refs: [record.ref], pointer: record.ref, kind: 'single', latestTs: record.ts })
+    const text = singleLine(record)
+    if (text !== undefined) blocks.push({ text, refs: [record.ref], pointer: record.ref, kind: 'single', latestTs: record.ts })
     i++
   }
   return blocks

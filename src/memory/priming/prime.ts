@@ -15,7 +15,7 @@
 import type { Clock } from '../../core/clock.ts'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import { userKey, type Viewer } from '../../core/owner.ts'
-import { truncateToTokens } from '../../core/tokens.ts'
+import { countTokensByLine, truncateToTokens } from '../../core/tokens.ts'
 import type { ActivityLog, DocumentStore, SearchIndex, UnitKind } from '../../storage/contracts.ts'
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
 import { matchProcedures, type MatchCandidate } from '../procedures/matching.ts'
@@ -53,7 +53,22 @@ export interface InjectedMemory {
   tokens: number
   /** Why it was recalled: score terms for retrieval, the stage for skill matching, the rule otherwise. */
   why: Record<string, number | string>
+  /** Why this memory is degraded (an episode summarised without an LLM), when it is; the prompt says so once, not on the memory. */
+  degraded?: string
 }
+
+/** One reason memories in a prompt are degraded, said once, and which injected memories it concerns. */
+export interface DegradedNote {
+  reason: string
+  /** Ids of the injected memories (`InjectedMemory.id`). */
+  memories: string[]
+}
+
+/**
+ * Said once at the end of a block that holds degraded memories, instead of a notice on each one
+ * (`PrimingResult.degraded` lists which and why).
+ */
+export const DEGRADED_NOTE = '(Some of these memories are extractive summaries written without an LLM: they may miss details.)'
 
 export interface PrimeInput {
   message: string
@@ -101,6 +116,8 @@ export interface PrimingResult {
   /** Exact o200k tokens of `text`. */
   tokens: number
   injected: InjectedMemory[]
+  /** Why some injected memories are degraded, each reason once (the text says so in one line, `DEGRADED_NOTE`). */
+  degraded: DegradedNote[]
   /** Channels that failed or degraded; the others still delivered. */
   warnings: string[]
   ms: number
@@ -156,6 +173,22 @@ function relatedLine(hit: RetrievalHit, itemTokens: number): string {
   return `- [${unit.kind} ${day(unit.createdAt)}] ${body}${note === '' ? '' : ` ${escapeRecalled(note)}`}`
 }
 
+/** A hit's degraded reason (set by the indexer on an extractive episode section), as an injected memory's field. */
+function degradedOf(hit: RetrievalHit): { degraded?: string } {
+  const reason = hit.unit.meta?.degraded
+  return typeof reason === 'string' && reason !== '' ? { degraded: reason } : {}
+}
+
+/** Each reason once, with the memories it concerns. */
+function degradedNotes(injected: readonly InjectedMemory[]): DegradedNote[] {
+  const byReason = new Map<string, string[]>()
+  for (const memory of injected) {
+    if (memory.degraded === undefined) continue
+    byReason.set(memory.degraded, [...(byReason.get(memory.degraded) ?? []), memory.id])
+  }
+  return [...byReason].map(([reason, memories]) => ({ reason, memories }))
+}
+
 function whyOf(hit: RetrievalHit): Record<string, number> {
   const round = (n: number): number => Math.round(n * 1000) / 1000
   return { score: round(hit.score), ...Object.fromEntries(Object.entries(hit.terms).map(([k, v]) => [k, round(v)])) }
@@ -196,7 +229,8 @@ export function createPrimer(deps: PrimerDeps): Primer {
           kind: 'activity',
           source: block.pointer.split('#')[0] ?? block.pointer,
           provenance: block.refs,
-          why: { group: block.kind, at: block.latestTs },
+          // What the line stands for: how many events, and from when (the line itself says what they were).
+          why: { group: block.kind, events: block.refs.length, at: block.latestTs },
         },
       }))
   }
@@ -374,14 +408,16 @@ export function createPrimer(deps: PrimerDeps): Primer {
         .map((hit) => ({
           unit: hit.unit,
           line: isConversational(hit.unit) ? '' : relatedLine(hit, settings.itemTokens),
-          meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit) },
+          meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit), ...degradedOf(hit) },
         }))
-      const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, relatedBudget, meter, settings.itemTokens)
+      // The degraded note is one line for the whole block: its room is kept when a candidate may need it.
+      const noteCost = relatedCandidates.some((candidate) => candidate.meta.degraded !== undefined) ? meter.line(DEGRADED_NOTE) + 1 : 0
+      const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, Math.max(0, relatedBudget - noteCost), meter, settings.itemTokens)
       sections.push(profileSection, activitySection, relatedPack.section, skillsSection)
 
-      const { text, tokens } = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'])
+      const rendered = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'], noteCost)
       const injected: InjectedMemory[] = []
-      if (text !== '') {
+      if (rendered.text !== '') {
         for (const section of sections) {
           if (section === relatedPack.section) {
             // Excerpt groups hold several memories each: list every one shown.
@@ -397,6 +433,10 @@ export function createPrimer(deps: PrimerDeps): Primer {
         }
       }
 
+      const degraded = degradedNotes(injected)
+      const text = degraded.length > 0 ? `${rendered.text}\n\n${DEGRADED_NOTE}` : rendered.text
+      const tokens = degraded.length > 0 ? countTokensByLine(text) : rendered.tokens
+
       // The Hebbian term: what priming put in front of the agent was recalled.
       const recalledUnits = injected.filter((m) => m.channel === 'related' || (m.channel === 'skills' && m.why.stage === 'index')).map((m) => m.id)
       if (recalledUnits.length > 0 && input.inspect !== true) {
@@ -406,7 +446,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
           warnings.push(`access: ${describeError(error)}`)
         }
       }
-      return { text, type, budget, tokens, injected, warnings, ms: performance.now() - started }
+      return { text, type, budget, tokens, injected, degraded, warnings, ms: performance.now() - started }
     },
   }
 }

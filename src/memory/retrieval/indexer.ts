@@ -15,7 +15,7 @@ import type { Backend, EngramFile, EngramStore, IndexUnit, ParseProblem, UnitKin
 import { ENGRAM_FILES } from '../../storage/contracts.ts'
 import type { Embedder } from '../../llm/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
-import { chunkMarkdown } from './chunking.ts'
+import { chunkEpisode, chunkMarkdown } from './chunking.ts'
 import { factValidityOf } from './fact-history.ts'
 
 export interface ReindexReport {
@@ -466,7 +466,8 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
   // document without these fields keeps the hash of its text alone.
   const validity = unit === 'knowledge' ? factValidityOf(fm) : undefined
   const historyKey = validity === undefined ? '' : `\n\u0000history ${validity.supersededBy ?? ''} ${validity.supersedes ?? ''} ${validity.validFrom ?? ''} ${validity.validUntil ?? ''}`
-  return chunkMarkdown(doc.body).map((chunk) => {
+  const chunks = unit === 'episode' ? chunkEpisode(doc.body) : chunkMarkdown(doc.body)
+  return chunks.map((chunk) => {
     const text = chunk.index === 0 && description ? `${description}\n${chunk.text}` : chunk.text
     return {
       id: `${doc.path}#${chunk.index}`,
@@ -478,9 +479,9 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
       user: unit === 'user' ? doc.slug : undefined,
       createdAt,
       updatedAt: modifiedAt,
-      hash: contentHash(`${text}${historyKey}`),
+      hash: contentHash(`${text}${historyKey}${chunk.degraded ? `\n\u0000degraded ${chunk.degraded}` : ""}`),
       links: links.length > 0 ? links : undefined,
-      meta: { slug: doc.slug, ...(chunk.heading ? { heading: chunk.heading } : {}), ...validity },
+      meta: { slug: doc.slug, ...(chunk.heading ? { heading: chunk.heading } : {}), ...(chunk.degraded ? { degraded: chunk.degraded } : {}), ...validity },
     }
   })
 }
