@@ -415,6 +415,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
             ...skippedFiles.unreported(core.lastReindex?.problems ?? [], { agent: values.agent, ...(sessionOptions?.user !== undefined ? { user: sessionOptions.user } : {}) }),
             ...failureWarnings(await failureReports.unreported('turn')),
           ],
+          pendingConfirmations: (user) => memory.encoder.pendingConfirmations(user),
         },
         sessionId,
         sessionOptions,

@@ -34,7 +34,7 @@ import { isHeartbeatMessage } from '../memory/priming/classify.ts'
 import type { Primer } from '../memory/priming/prime.ts'
 import type { SkillStore } from '../memory/skills/skill-store.ts'
 import { compactSkillList } from '../memory/skills/skill-prompt.ts'
-import type { DocumentStore } from '../storage/contracts.ts'
+import type { DocumentStore, PendingConfirmation } from '../storage/contracts.ts'
 import type { Llm } from '../llm/contracts.ts'
 import { createToolDispatcher, type ToolDefinition, type ToolDispatcher, type ToolResult } from '../tools/dispatcher.ts'
 import { toEngramTools } from '../tools/adapters.ts'
@@ -70,6 +70,8 @@ export interface SessionDeps {
   warn(message: string): void
   /** LLM and embedder failures no turn has reported yet (of any process), one line each with its fix. */
   reportFailures(): Promise<string[]>
+  /** What waits for `user`'s yes or no (the agent's own queue without one): a read. */
+  pendingConfirmations(user: string | undefined): Promise<PendingConfirmation[]>
 }
 
 export interface SessionOptions {
@@ -162,7 +164,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       const assembled = await deps.context.assemble(contextSession, budget, freshTail, { autoCompact: false })
       const inConversation = assembled.items.flatMap((item) => item.messageIds)
       let primingMs = 0
-      const [primed, memoryContext, layers, skillSummaries, workingState] = await Promise.all([
+      const [primed, memoryContext, layers, skillSummaries, workingState, confirmations] = await Promise.all([
         timed((ms) => (primingMs = ms), () => deps.primer.prime({
           message: content,
           viewer: scope.viewer,
@@ -178,6 +180,8 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         buildPromptLayers({ documents: deps.documents }),
         deps.skills.listSummaries(),
         buildWorkingState({ documents: scope.view.own.documents, resolutions: deps.resolutions, ...(user !== undefined ? { user } : {}) }, { now: new Date(at) }),
+        // Those the last turn's background work queued after its `end` reported: the host shows them before this prompt.
+        deps.pendingConfirmations(user),
       ])
       warnings.push(...primed.warnings)
       // Read once, with the memory context: the instructions are their own part, last, never also inside the memory part.
@@ -230,6 +234,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
           state: { tokens: countTokens(workingState.text) },
         },
         warnings,
+        confirmations,
       }
       turn.provenance.timing = { primingMs: roundMs(primingMs), beginMs: roundMs(performance.now() - started) }
       // Stored with the turn, so "why did the agent know that?" has an answer for any past turn.
@@ -289,7 +294,8 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         },
         stored.map((message) => message.id),
       )
-      return { messageIds: stored.map((message) => message.id), scheduled, warnings: await deps.reportFailures() }
+      const [warnings, confirmations] = await Promise.all([deps.reportFailures(), deps.pendingConfirmations(user)])
+      return { messageIds: stored.map((message) => message.id), scheduled, warnings, confirmations }
     },
 
     async close() {

@@ -4,6 +4,7 @@ import type { WorkingStateSection } from '../memory/episodes/working-state.ts'
 import type { DegradedNote, InjectedMemory } from '../memory/priming/prime.ts'
 import type { MessageType } from '../memory/priming/classify.ts'
 import type { JsonValue, PartProviderOptions } from '../core/message-parts.ts'
+import type { PendingConfirmation } from '../storage/contracts.ts'
 import type { EngramTool } from '../tools/tool.ts'
 
 /**
@@ -147,6 +148,12 @@ export interface Turn {
    * LLM and embedder failures of background work since a turn last reported them, each with its fix.
    */
   warnings: string[]
+  /**
+   * Memories waiting for this session's user's yes or no (copilot mode; empty otherwise), oldest
+   * first: the ones still unanswered when the turn began. Show them to the user with the answer,
+   * before their next message, and pass the answer to `mind.confirm({ accept, reject, user })`.
+   */
+  confirmations: PendingConfirmation[]
 }
 
 /** A past turn as stored with its provenance (`mind.turnProvenance`): what the agent was given, and why. */
@@ -194,4 +201,10 @@ export interface TurnEnd {
    * This turn's own background work has not run yet: its failures come with the next turn.
    */
   warnings: string[]
+  /**
+   * Memories waiting for this session's user's yes or no (copilot mode; empty otherwise), the ones
+   * this turn asked for included: show them after the answer, before the next prompt (the seed's
+   * "Save to memory? (y/n/pick numbers)"). What the turn's background work queues comes with the next `begin`.
+   */
+  confirmations: PendingConfirmation[]
 }

@@ -12,6 +12,7 @@ import { type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools
 import type { EngramTool } from '../../tools/tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import { createMemoryResources } from './memory-resources.ts'
+import { withPendingConfirmations } from './pending-confirmations.ts'
 import { createMcpServer } from './server.ts'
 
 /**
@@ -117,7 +118,9 @@ export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = 
       const sender = primeUserOf(user, own, options.admin === true)
       // A new message is a new turn for the pattern monitor.
       newTurn()
-      return prime(message, sender)
+      // What waits for the user's yes or no comes with the context, before the model answers the new message.
+      const [context, pending] = await Promise.all([prime(message, sender), mind.pendingConfirmations(sender !== undefined ? { user: sender } : {})])
+      return withPendingConfirmations(context, pending, sender)
     },
   })
 }
