@@ -175,4 +175,22 @@ describe('activity grouping', () => {
       ['single', 'activity/2026-03-04.jsonl#L4'],
     ])
   })
+
+  test('a conversation is one block; the calls of one tool are one line with inputs and outcome; empty events are left out', () => {
+    const at = (line: number, hhmm: string) => ({ ts: `2026-03-04T${hhmm}:00.000Z`, ref: `activity/2026-03-04.jsonl#L${line}`, session: 's7' })
+    const blocks = groupActivity([
+      { ...at(1, '09:00'), type: 'message_received', from: 'ada', content: 'Count the invoices.' },
+      { ...at(2, '09:01'), type: 'response_sent', to: 'ada', content: 'On it.' },
+      { ...at(3, '09:02'), type: 'tool_use', tool: 'run_sql', meta: { input: '{"query":"select 1"}', result: '1 row', ok: true } },
+      { ...at(4, '09:03'), type: 'tool_use', tool: 'notify', meta: {} },
+      { ...at(5, '09:04'), type: 'tool_use', tool: 'run_sql', meta: { input: '{"query":"select * from gone"}', result: 'relation "gone" does not exist', ok: false } },
+      { ...at(6, '09:05'), type: 'response_sent', to: 'ada', content: '' },
+    ])
+    assert.deepEqual(blocks.map((block) => [block.kind, block.pointer]), [
+      ['conversation', 'activity/2026-03-04.jsonl#L1-2'],
+      ['tools', 'activity/2026-03-04.jsonl#L3-5'],
+    ])
+    assert.match(blocks[0]?.text ?? '', /^\[09:00-09:01\] MSG ada, session s7 \(2\):\n {2}\[09:00\] MSG< Count the invoices\.\n {2}\[09:01\] MSG> On it\./)
+    assert.equal(blocks[1]?.text, '[09:02-09:04] TOOL run_sql x2, 1 failed: query=select 1; query=select * from gone | last: failed: relation "gone" does not exist (-> activity/2026-03-04.jsonl#L3-5)')
+  })
 })

@@ -83,7 +83,8 @@ describe('the system prompt', () => {
     const { turn } = await say(mind, 's1', 'ada', 'hello')
     const names = new Set(turn.tools.map((tool) => tool.name))
     const memory = turn.tools.find((tool) => tool.name === 'memory')
-    const actions = ((memory?.jsonSchema as { properties?: { action?: { enum?: string[] } } }).properties?.action?.enum ?? []) as string[]
+    assert.ok(memory, 'a session with a user has the memory tool')
+    const actions = (memory.jsonSchema as { properties?: { action?: { enum?: string[] } } }).properties?.action?.enum ?? []
     for (const [identifier] of turn.systemParts.base.matchAll(/\b[a-z]+_[a-z_]+\b/g)) {
       if (names.has(identifier)) continue
       assert.ok(actions.includes(identifier), `${identifier} is neither a tool nor an action of the memory tool`)

@@ -56,7 +56,7 @@ export interface EpisodeSection {
 
 const MARKER = /<!-- episode (\{.*\}) -->/
 // The line an extractive section opens with (a compressed section may keep it as its first sentence).
-const EXTRACTIVE_NOTICE = /^\s*_Extractive summary \(no LLM summary: .*\)\._\s*/
+const EXTRACTIVE_NOTICE = /^\s*_Extractive summary \(no LLM summary: .*?\)\._\s*/
 
 /** The first line of an extractive section's body: said in the file, where a person reads it. */
 export function extractiveNotice(fallback: string): string {

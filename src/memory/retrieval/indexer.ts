@@ -479,7 +479,7 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
       user: unit === 'user' ? doc.slug : undefined,
       createdAt,
       updatedAt: modifiedAt,
-      hash: contentHash(`${text}${historyKey}${chunk.degraded ? `\n\u0000degraded ${chunk.degraded}` : ""}`),
+      hash: contentHash(`${text}${historyKey}${chunk.degraded ? `\n\u0000degraded ${chunk.degraded}` : ''}`),
       links: links.length > 0 ? links : undefined,
       meta: { slug: doc.slug, ...(chunk.heading ? { heading: chunk.heading } : {}), ...(chunk.degraded ? { degraded: chunk.degraded } : {}), ...validity },
     }
