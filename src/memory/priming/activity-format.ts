@@ -9,9 +9,9 @@
  *   [10:00-10:01] HB: nothing to do
  *   [02:00] CRON nightly-backup: exit=0
  *
- * Groups: DMs with one peer whose gaps are at most 30 minutes; a conversation's messages in one
- * session with the same gaps; the calls of one tool within a run of tool calls; a heartbeat's start
- * and end; consecutive runs of one cron task. Groups never span two day files, so one pointer names
+ * Groups: DMs with one peer whose gaps are at most 30 minutes; a stretch of one session (its
+ * messages and tool calls) with the same gaps, each tool's calls one line in it; a heartbeat's
+ * start and end; consecutive runs of one cron task. Groups never span two day files, so one pointer names
  * them. A line says what was done, to what, with what result (a tool call: its input and outcome);
  * an event with nothing to say (no text, no input, no result) is not primed at all.
  *
@@ -39,7 +39,7 @@ export interface ActivityBlock {
   refs: string[]
   /** `activity/<date>.jsonl#L<from>-<to>` (or `#L<n>`): where to read it in full. */
   pointer: string
-  kind: 'dm' | 'conversation' | 'tools' | 'heartbeat' | 'cron' | 'single'
+  kind: 'dm' | 'conversation' | 'session' | 'tools' | 'heartbeat' | 'cron' | 'single'
   /** Time of the newest event in the block. */
   latestTs: string
 }
@@ -192,53 +192,81 @@ function span(run: readonly ActivityRecord[]): string {
   return first === last && run.length === 1 ? `[${first}]` : `[${first}-${last}]`
 }
 
-/** A conversation's messages in one session: one block, its first and last messages shown, the rest behind the pointer. */
-function conversationBlock(run: readonly ActivityRecord[]): ActivityBlock {
-  const refs = run.map((r) => r.ref)
-  const pointer = pointerFor(refs)
-  const first = run[0] as ActivityRecord
-  const last = run[run.length - 1] as ActivityRecord
-  const people = [...new Set(run.map(speakerOf).filter((name) => name !== ''))]
-  const line = (r: ActivityRecord): string => `  [${hhmm(r.ts)}] ${ACTIVITY_LABELS[r.type]} ${clip(textOf(r), r.ref)}`
-  const head = Math.ceil(CONVERSATION_SHOWN / 3)
-  const shown = run.length <= CONVERSATION_SHOWN ? run.map(line) : [...run.slice(0, head).map(line), `  … ${run.length - CONVERSATION_SHOWN} more`, ...run.slice(run.length - (CONVERSATION_SHOWN - head)).map(line)]
-  const who = people.length > 0 ? ` ${people.map(escaped).join(', ')}` : ''
-  const session = first.session ? `, session ${escaped(first.session)}` : ''
-  return { text: [`${span(run)} MSG${who}${session} (${run.length}):`, ...shown, `  -> ${pointer}`].join('\n'), refs, pointer, kind: 'conversation', latestTs: last.ts }
-}
+/** A stretch of one session's messages and tool calls: what `sessionBlocks` folds into one block. */
+const inSession = (type: ActivityType): boolean => isMessage(type) || type === 'tool_use'
 
-/**
- * A run of tool calls, one block per tool (in the order each was first called): a single call as
- * its own line; repeated calls as one line with the count, how many failed, the distinct inputs
- * and how the last one ended. Calls with nothing logged but the tool's name are left out.
- */
-function toolBlocks(run: readonly ActivityRecord[]): ActivityBlock[] {
+/** Tool calls by tool, in the order each was first called; calls with nothing logged but the tool's name are left out. */
+function callsByTool(records: readonly ActivityRecord[]): Map<string, ActivityRecord[]> {
   const byTool = new Map<string, ActivityRecord[]>()
-  for (const record of run) {
-    if (toolInput(record) === '' && toolOutcome(record) === '') continue
+  for (const record of records) {
+    if (record.type !== 'tool_use' || (toolInput(record) === '' && toolOutcome(record) === '')) continue
     const tool = record.tool ?? '?'
     byTool.set(tool, [...(byTool.get(tool) ?? []), record])
   }
-  const blocks: ActivityBlock[] = []
-  for (const [tool, calls] of byTool) {
-    const last = calls[calls.length - 1] as ActivityRecord
-    if (calls.length === 1) {
-      const text = singleLine(last)
-      if (text !== undefined) blocks.push({ text, refs: [last.ref], pointer: last.ref, kind: 'single', latestTs: last.ts })
-      continue
-    }
-    const refs = calls.map((r) => r.ref)
-    const pointer = pointerFor(refs)
-    const failed = calls.filter((r) => r.meta?.ok === false).length
-    const inputs = [...new Set(calls.map(toolInput).filter((input) => input !== ''))]
-    const named = inputs.slice(0, TOOL_INPUTS_SHOWN).map((input) => toolPart(input).text)
-    const more = inputs.length > TOOL_INPUTS_SHOWN ? `; +${inputs.length - TOOL_INPUTS_SHOWN} more` : ''
-    const outcome = toolPart(toolOutcome(last)).text
-    const parts = [`${span(calls)} TOOL ${escaped(tool)} x${calls.length}${failed > 0 ? `, ${failed} failed` : ''}:`, named.length > 0 ? `${named.join('; ')}${more}` : '', outcome !== '' ? `| last: ${outcome}` : '']
-    blocks.push({ text: `${parts.filter((part) => part !== '').join(' ')} (-> ${pointer})`, refs, pointer, kind: 'tools', latestTs: last.ts })
+  return byTool
+}
+
+/** The calls of one tool as one line: `TOOL run_sql x5, 1 failed: <inputs> | last: <outcome>` (one call: its own line's text). */
+function toolSummary(tool: string, calls: readonly ActivityRecord[]): string {
+  const last = calls[calls.length - 1] as ActivityRecord
+  if (calls.length === 1) return `[${hhmm(last.ts)}] TOOL ${escaped(tool)}: ${toolText(last, last.ref)}`
+  const failed = calls.filter((r) => r.meta?.ok === false).length
+  const inputs = [...new Set(calls.map(toolInput).filter((input) => input !== ''))]
+  const named = inputs.slice(0, TOOL_INPUTS_SHOWN).map((input) => toolPart(input).text)
+  const more = inputs.length > TOOL_INPUTS_SHOWN ? `; +${inputs.length - TOOL_INPUTS_SHOWN} more` : ''
+  const outcome = toolPart(toolOutcome(last)).text
+  const parts = [`${span(calls)} TOOL ${escaped(tool)} x${calls.length}${failed > 0 ? `, ${failed} failed` : ''}:`, named.length > 0 ? `${named.join('; ')}${more}` : '', outcome !== '' ? `| last: ${outcome}` : '']
+  return parts.filter((part) => part !== '').join(' ')
+}
+
+/**
+ * A stretch of one session — its messages and tool calls, no gap over 30 minutes — as few blocks
+ * as say what happened: one event as its own line; the calls of one tool as one line; otherwise
+ * one block with the first and last messages and one line per tool (its count, failures, inputs
+ * and last outcome), and a pointer to the whole stretch. Repeats cost one line, not one each.
+ */
+function sessionBlocks(run: readonly ActivityRecord[]): ActivityBlock[] {
+  const messages = run.filter((r) => isMessage(r.type) && textOf(r).trim() !== '')
+  const tools = callsByTool(run)
+  const calls = [...tools.values()].reduce((sum, list) => sum + list.length, 0)
+  const kept = run.filter((r) => messages.includes(r) || [...tools.values()].some((list) => list.includes(r)))
+  const last = kept[kept.length - 1]
+  if (last === undefined) return []
+  const refs = kept.map((r) => r.ref)
+  const pointer = pointerFor(refs)
+  if (kept.length === 1) {
+    const text = singleLine(last)
+    return text === undefined ? [] : [{ text, refs, pointer, kind: 'single', latestTs: last.ts }]
   }
-  // Chronological by each tool's last call, as the rest of the channel is.
-  return blocks.sort((a, b) => a.latestTs.localeCompare(b.latestTs))
+  if (messages.length === 0 && tools.size === 1) {
+    const [tool, list] = [...tools][0] as [string, ActivityRecord[]]
+    return [{ text: `${toolSummary(tool, list)} (-> ${pointer})`, refs, pointer, kind: 'tools', latestTs: last.ts }]
+  }
+  // With tool lines beside them, messages are cut shorter and fewer are shown: the block must fit a channel's share.
+  const shownMessages = tools.size > 0 ? CONVERSATION_SHOWN - 2 : CONVERSATION_SHOWN
+  const limit = tools.size > 0 ? ACTIVITY_CONTENT_LIMIT / 2 : ACTIVITY_CONTENT_LIMIT
+  const line = (r: ActivityRecord): string => `  [${hhmm(r.ts)}] ${ACTIVITY_LABELS[r.type]} ${clip(textOf(r), r.ref, limit)}`
+  const head = Math.ceil(shownMessages / 3)
+  const said =
+    messages.length <= shownMessages
+      ? messages.map(line)
+      : [...messages.slice(0, head).map(line), `  … ${messages.length - shownMessages} more`, ...messages.slice(messages.length - (shownMessages - head)).map(line)]
+  const people = [...new Set(messages.map(speakerOf).filter((name) => name !== ''))]
+  const who = people.length > 0 ? ` ${people.map(escaped).join(', ')}` : ''
+  const first = kept[0] as ActivityRecord
+  const session = first.session ? `${who === '' ? ' ' : ', '}session ${escaped(first.session)}` : ''
+  const count = tools.size === 0 ? `${messages.length}` : messages.length === 0 ? `${calls} tool calls` : `${messages.length} messages, ${calls} tool calls`
+  const label = messages.length > 0 ? 'MSG' : 'TOOL'
+  const toolLines = [...tools].map(([tool, list]) => `  ${toolSummary(tool, list)}`)
+  return [
+    {
+      text: [`${span(kept)} ${label}${who}${session} (${count}):`, ...said, ...toolLines, `  -> ${pointer}`].join('\n'),
+      refs,
+      pointer,
+      kind: tools.size === 0 ? 'conversation' : 'session',
+      latestTs: last.ts,
+    },
+  ]
 }
 
 /**
@@ -252,18 +280,9 @@ export function groupActivity(records: readonly ActivityRecord[]): ActivityBlock
     const record = records[i] as ActivityRecord
     const file = fileOf(record.ref)
 
-    if (isMessage(record.type) && record.session !== undefined) {
-      const run = runFrom(records, i, (next, last) => isMessage(next.type) && next.session === record.session && within(DM_GROUP_GAP_MS)(next, last))
-      if (run.length > 1) {
-        blocks.push(conversationBlock(run))
-        i += run.length
-        continue
-      }
-    }
-
-    if (record.type === 'tool_use') {
-      const run = runFrom(records, i, (next) => next.type === 'tool_use' && next.session === record.session)
-      blocks.push(...toolBlocks(run))
+    if (inSession(record.type)) {
+      const run = runFrom(records, i, (next, last) => inSession(next.type) && next.session === record.session && within(DM_GROUP_GAP_MS)(next, last))
+      blocks.push(...sessionBlocks(run))
       i += run.length
       continue
     }

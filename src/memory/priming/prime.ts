@@ -53,8 +53,6 @@ export interface InjectedMemory {
   tokens: number
   /** Why it was recalled: score terms for retrieval, the stage for skill matching, the rule otherwise. */
   why: Record<string, number | string>
-  /** Why this memory is degraded (an episode summarised without an LLM), when it is; the prompt says so once, not on the memory. */
-  degraded?: string
 }
 
 /** One reason memories in a prompt are degraded, said once, and which injected memories it concerns. */
@@ -68,7 +66,7 @@ export interface DegradedNote {
  * Said once at the end of a block that holds degraded memories, instead of a notice on each one
  * (`PrimingResult.degraded` lists which and why).
  */
-export const DEGRADED_NOTE = '(Some of these memories are extractive summaries written without an LLM: they may miss details.)'
+export const DEGRADED_NOTE = '(Degraded: some of these memories are extractive summaries written without an LLM and may miss details.)'
 
 export interface PrimeInput {
   message: string
@@ -142,7 +140,11 @@ export interface Primer {
   prime(input: PrimeInput): Promise<PrimingResult>
 }
 
-type Meta = Omit<InjectedMemory, 'tokens'>
+/**
+ * What packing carries for an item: the injected memory, and why it is degraded when it is (an
+ * episode summarised without an LLM) — said once for the prompt (`degraded`), not on the memory.
+ */
+type Meta = Omit<InjectedMemory, 'tokens'> & { degraded?: string }
 
 const HEADINGS: Record<PrimingChannel, (user?: string) => string> = {
   profile: (user) => `### About ${escapeRecalled(user ?? 'the sender')}`,
@@ -179,8 +181,14 @@ function degradedOf(hit: RetrievalHit): { degraded?: string } {
   return typeof reason === 'string' && reason !== '' ? { degraded: reason } : {}
 }
 
+/** An item's meta as the injected memory it reports (its degraded reason goes to the prompt's one note instead). */
+function asInjected(meta: Meta, tokens: number): InjectedMemory {
+  const { degraded: _degraded, ...memory } = meta
+  return { ...memory, tokens }
+}
+
 /** Each reason once, with the memories it concerns. */
-function degradedNotes(injected: readonly InjectedMemory[]): DegradedNote[] {
+function degradedNotes(injected: ReadonlyArray<Meta>): DegradedNote[] {
   const byReason = new Map<string, string[]>()
   for (const memory of injected) {
     if (memory.degraded === undefined) continue
@@ -417,23 +425,27 @@ export function createPrimer(deps: PrimerDeps): Primer {
 
       const rendered = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'], noteCost)
       const injected: InjectedMemory[] = []
+      const shownDegraded: Meta[] = []
       if (rendered.text !== '') {
         for (const section of sections) {
           if (section === relatedPack.section) {
             // Excerpt groups hold several memories each: list every one shown.
-            for (const item of relatedPack.packed()) injected.push({ ...item.meta, tokens: item.tokens })
+            for (const item of relatedPack.packed()) {
+              injected.push(asInjected(item.meta, item.tokens))
+              if (item.meta.degraded !== undefined) shownDegraded.push(item.meta)
+            }
             continue
           }
           for (const item of section.items) {
             // Profile lines are one memory: merge them.
             const same = injected.find((m) => m.channel === section.channel && m.id === item.meta.id)
             if (same) same.tokens += item.tokens
-            else injected.push({ ...item.meta, tokens: item.tokens })
+            else injected.push(asInjected(item.meta, item.tokens))
           }
         }
       }
 
-      const degraded = degradedNotes(injected)
+      const degraded = degradedNotes(shownDegraded)
       const text = degraded.length > 0 ? `${rendered.text}\n\n${DEGRADED_NOTE}` : rendered.text
       const tokens = degraded.length > 0 ? countTokensByLine(text) : rendered.tokens
 
