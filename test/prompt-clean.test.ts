@@ -271,7 +271,11 @@ describe('copilot confirmations reach the host', () => {
     }
     const ada = await connect('ada')
     const saved = (await ada.callTool({ name: 'memorize', arguments: { entries: [{ text: 'Expense reports go to finance by the 5th', kind: 'lesson', owner: 'agent' }] } })) as { content: Array<{ text?: string }> }
-    assert.match(saved.content.map((part) => part.text).join('\n'), /waiting for the user's confirmation/)
+    const savedText = saved.content.map((part) => part.text).join('\n')
+    assert.match(savedText, /waiting for the user's confirmation/)
+    assert.match(savedText, /## Waiting for the user's yes or no\n[\s\S]*1\. \[lesson, global\] Expense reports go to finance by the 5th/, 'the result that queued it lists it')
+    const next = (await ada.callTool({ name: 'search_memory', arguments: { query: 'expense reports' } })) as { content: Array<{ text?: string }> }
+    assert.doesNotMatch(next.content.map((part) => part.text).join('\n'), /Waiting for the user's yes or no/, 'not repeated after every call')
     const promptText = async (client: Client): Promise<string> => {
       const prompt = await client.getPrompt({ name: 'primed_context', arguments: { message: 'Where do expense reports go?' } })
       return prompt.messages.map((message) => (message.content.type === 'text' ? message.content.text : '')).join('\n')

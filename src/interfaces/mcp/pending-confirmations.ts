@@ -1,11 +1,14 @@
 /**
  * Copilot confirmations over MCP. An MCP client has no turn to end and no answer object; what it
- * fetches before each new message is the `primed_context` prompt. So the memories waiting for the
- * connection's user's yes or no are listed there, after the recalled memory, for the model to put
- * to the user before it goes on (the seed: shown after the answer, before the next prompt).
+ * reads is the `primed_context` prompt (fetched before a new message) and its tool results. So the
+ * memories waiting for the connection's user's yes or no are listed in both: after the recalled
+ * memory in `primed_context`, every time; after a tool's result when one is waiting that this
+ * connection has not shown yet — for the model to put to the user (the seed: shown after the
+ * answer, before the next prompt), without repeating the list after every call.
  */
 import { escapeRecalled } from '../../memory/engrams/escape-recalled.ts'
 import type { PendingConfirmation } from '../../storage/contracts.ts'
+import type { EngramTool } from '../../tools/tool.ts'
 
 /** The heading of the list; recalled text is escaped and cannot forge it. */
 const PENDING_CONFIRMATIONS_HEADING = "## Waiting for the user's yes or no"
@@ -32,4 +35,28 @@ export function withPendingConfirmations(context: string, pending: readonly Pend
     ...pending.map(confirmationLine),
   ].join('\n')
   return `${context}\n\n${block}`
+}
+
+/**
+ * `tools` whose results end with the list of what waits for `user`'s answer when something waits
+ * that these tools have not shown yet (one set per connection). A failing read of the queue leaves
+ * the result as it is: the list comes again with the next call or `primed_context`.
+ */
+export function withConfirmationsInResults(tools: readonly EngramTool[], pending: () => Promise<PendingConfirmation[]>, user: string | undefined): EngramTool[] {
+  const shown = new Set<string>()
+  return tools.map((tool) => ({
+    ...tool,
+    async execute(input: unknown) {
+      const result = await tool.execute(input)
+      let waiting: PendingConfirmation[]
+      try {
+        waiting = await pending()
+      } catch {
+        return result
+      }
+      if (waiting.every((item) => shown.has(item.id))) return result
+      for (const item of waiting) shown.add(item.id)
+      return { ...result, text: withPendingConfirmations(result.text, waiting, user) }
+    },
+  }))
 }
