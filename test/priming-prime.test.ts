@@ -203,6 +203,16 @@ describe('activity grouping', () => {
         '  -> activity/2026-03-04.jsonl#L1-5',
       ].join('\n'),
     )
+    assert.equal(
+      blocks[0]?.compact,
+      [
+        '[09:00-09:04] MSG ada, session s7 (2 messages, 2 tool calls):',
+        '  [09:01] MSG> On it.',
+        '  [09:02-09:04] TOOL run_sql x2, 1 failed | last: failed: relation "gone" does not exist',
+        '  -> activity/2026-03-04.jsonl#L1-5',
+      ].join('\n'),
+      'in brief: the last message, each tool without its inputs',
+    )
     assert.match(blocks[1]?.text ?? '', /^\[11:00-11:01\] MSG ada, session s9 \(2\):\n {2}\[11:00\] MSG< Hi\n {2}\[11:01\] MSG> Hello!/)
   })
 })

@@ -196,6 +196,33 @@ describe('recent activity', () => {
     assert.ok(items.some((item) => item.why.group === 'session' && item.why.events === 50), JSON.stringify(items))
     assert.doesNotMatch(question.system, /used a tool/)
   })
+
+  test('a stretch too long for the channel is primed in brief, not left out', async (t) => {
+    const tmp = makeTempHome()
+    t.after(tmp.cleanup)
+    const clock = new ManualClock('2026-03-02T09:00:00Z')
+    const mind = await open(tmp, clock)
+    t.after(() => mind.close())
+    const tools: Array<ToolDefinition<{ path: string }>> = Array.from({ length: 8 }, (_, n) => ({
+      name: `tool_${n}`,
+      description: `Tool number ${n}.`,
+      inputSchema: z.object({ path: z.string() }),
+      async run({ path }) {
+        return { text: `processed ${path} and wrote a long report about everything found there, line after line` }
+      },
+    }))
+    const session = mind.session('ops', { user: 'ada', tools })
+    const turn = await session.begin('Process every archive folder.')
+    for (let round = 0; round < 3; round++) {
+      for (const tool of tools) await session.execute(tool.name, { path: `/srv/archive/${'deeply/nested/'.repeat(4)}folder-${round}-${tool.name}` })
+    }
+    await session.end(turn, 'All folders processed.')
+    clock.advance(5 * MINUTE)
+    const { turn: question } = await say(mind, 'q', 'ada', 'What is the billing API rate limit?')
+    const activity = /### Recent activity\n([\s\S]*?)(?:\n\n|$)/.exec(question.systemParts.primed)?.[1] ?? ''
+    for (let n = 0; n < 8; n++) assert.match(activity, new RegExp(`TOOL tool_${n} x3 \\| last: ok: processed`), activity)
+    assert.match(activity, /MSG ada, session ops \(2 messages, 24 tool calls\):/)
+  })
 })
 
 describe('copilot confirmations reach the host', () => {

@@ -42,6 +42,12 @@ export interface ActivityBlock {
   kind: 'dm' | 'conversation' | 'session' | 'tools' | 'heartbeat' | 'cron' | 'single'
   /** Time of the newest event in the block. */
   latestTs: string
+  /**
+   * A shorter text of the same block (a session's stretch: its header, the last message, one line
+   * per tool without inputs), for when `text` alone would not fit the channel's share: the
+   * stretch is then still said, in less detail, instead of not at all.
+   */
+  compact?: string
 }
 
 /**
@@ -139,9 +145,9 @@ function toolOutcome(record: ActivityRecord): string {
 }
 
 /** A part of a tool call's line, escaped and cut short; `cut` says whether the pointer is needed. */
-function toolPart(text: string): { text: string; cut: boolean } {
+function toolPart(text: string, limit = TOOL_PART_LIMIT): { text: string; cut: boolean } {
   const flat = escaped(text)
-  return flat.length <= TOOL_PART_LIMIT ? { text: flat, cut: false } : { text: `${flat.slice(0, TOOL_PART_LIMIT).trimEnd()}…`, cut: true }
+  return flat.length <= limit ? { text: flat, cut: false } : { text: `${flat.slice(0, limit).trimEnd()}…`, cut: true }
 }
 
 /** A tool call's line text, escaped: `<input> -> <outcome>`, with a pointer to `ref` when a part was cut. */
@@ -206,13 +212,21 @@ function callsByTool(records: readonly ActivityRecord[]): Map<string, ActivityRe
   return byTool
 }
 
-/** The calls of one tool as one line: `TOOL run_sql x5, 1 failed: <inputs> | last: <outcome>` (one call: its own line's text). */
-function toolSummary(tool: string, calls: readonly ActivityRecord[]): string {
+/**
+ * The calls of one tool as one line: `TOOL run_sql x5, 1 failed: <inputs> | last: <outcome>` (one
+ * call: its own line's text). `brief` leaves the inputs out and cuts the outcome shorter.
+ */
+function toolSummary(tool: string, calls: readonly ActivityRecord[], brief = false): string {
   const last = calls[calls.length - 1] as ActivityRecord
-  if (calls.length === 1) return `[${hhmm(last.ts)}] TOOL ${escaped(tool)}: ${toolText(last, last.ref)}`
   const failed = calls.filter((r) => r.meta?.ok === false).length
+  if (brief) {
+    const outcome = toolPart(toolOutcome(last), TOOL_PART_LIMIT / 2).text
+    return `${span(calls)} TOOL ${escaped(tool)}${calls.length > 1 ? ` x${calls.length}` : ''}${failed > 0 ? `, ${failed} failed` : ''}${outcome !== '' ? ` | last: ${outcome}` : ''}`
+  }
+  if (calls.length === 1) return `[${hhmm(last.ts)}] TOOL ${escaped(tool)}: ${toolText(last, last.ref)}`
   const inputs = [...new Set(calls.map(toolInput).filter((input) => input !== ''))]
-  const named = inputs.slice(0, TOOL_INPUTS_SHOWN).map((input) => toolPart(input).text)
+  // Beside other lines of a block, each input is cut shorter than a call's own line would cut it.
+  const named = inputs.slice(0, TOOL_INPUTS_SHOWN).map((input) => toolPart(input, TOOL_PART_LIMIT * 0.6).text)
   const more = inputs.length > TOOL_INPUTS_SHOWN ? `; +${inputs.length - TOOL_INPUTS_SHOWN} more` : ''
   const outcome = toolPart(toolOutcome(last)).text
   const parts = [`${span(calls)} TOOL ${escaped(tool)} x${calls.length}${failed > 0 ? `, ${failed} failed` : ''}:`, named.length > 0 ? `${named.join('; ')}${more}` : '', outcome !== '' ? `| last: ${outcome}` : '']
@@ -258,9 +272,13 @@ function sessionBlocks(run: readonly ActivityRecord[]): ActivityBlock[] {
   const count = tools.size === 0 ? `${messages.length}` : messages.length === 0 ? `${calls} tool calls` : `${messages.length} messages, ${calls} tool calls`
   const label = messages.length > 0 ? 'MSG' : 'TOOL'
   const toolLines = [...tools].map(([tool, list]) => `  ${toolSummary(tool, list)}`)
+  const header = `${span(kept)} ${label}${who}${session} (${count}):`
+  const lastSaid = messages[messages.length - 1]
+  const compact = [header, ...(lastSaid ? [`  [${hhmm(lastSaid.ts)}] ${ACTIVITY_LABELS[lastSaid.type]} ${clip(textOf(lastSaid), lastSaid.ref, ACTIVITY_CONTENT_LIMIT / 2)}`] : []), ...[...tools].map(([tool, list]) => `  ${toolSummary(tool, list, true)}`), `  -> ${pointer}`]
   return [
     {
-      text: [`${span(kept)} ${label}${who}${session} (${count}):`, ...said, ...toolLines, `  -> ${pointer}`].join('\n'),
+      text: [header, ...said, ...toolLines, `  -> ${pointer}`].join('\n'),
+      compact: compact.join('\n'),
       refs,
       pointer,
       kind: tools.size === 0 ? 'conversation' : 'session',

@@ -29,7 +29,7 @@ import { isFailureRecord } from '../failures.ts'
 import { classifyMessage, type MessageType } from './classify.ts'
 import { isConversational, longestExcerpt, packRelated, passageOf, type RelatedCandidate } from './conversation-excerpts.ts'
 import { PASSAGE_CHARS } from '../context/passages.ts'
-import { createBudgetMeter, frameCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
+import { createBudgetMeter, frameCost, headingCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
 import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
 
 const PROCEDURE_LIST_TTL_MS = 2_000
@@ -221,7 +221,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
     }))
   }
 
-  async function activityItems(log: ActivityLog, asOf: Date, sessionId: string | undefined): Promise<Array<PackItem<Meta>>> {
+  async function activityItems(log: ActivityLog, asOf: Date, sessionId: string | undefined, fits: (text: string) => boolean): Promise<Array<PackItem<Meta>>> {
     const since = new Date(asOf.getTime() - settings.activityHours * 3_600_000).toISOString()
     // A model failure is for the operator (turn.warnings, doctor), not something the agent did.
     const records = (await log.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })).reverse().filter((record) => !isFailureRecord(record))
@@ -230,7 +230,8 @@ export function createPrimer(deps: PrimerDeps): Primer {
     return groupActivity(outside)
       .reverse()
       .map((block) => ({
-        text: block.text,
+        // A stretch too long for the channel's share is said in brief rather than left out.
+        text: block.compact !== undefined && !fits(block.text) ? block.compact : block.text,
         meta: {
           channel: 'activity',
           id: block.pointer,
@@ -395,7 +396,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
       const associative = !analyseQuery(message, 16).onlyStopWords
       const [profile, activity, found] = await Promise.all([
         guard('profile', () => (input.skipProfile ? Promise.resolve([]) : profileItems(input.user ?? input.viewer?.user)), []),
-        guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId), []),
+        guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId, (text) => meter.line(text) + headingCost(HEADINGS.activity(), meter) <= share('activity')), []),
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
         guard('related', async () => (associative ? relatedHits(message, input, asOf, body) : []), []),
       ])
