@@ -90,8 +90,9 @@ show('primed memory (part of turn.system)', t.systemParts.primed, 24)
 console.log(dim('why each memory was injected (provenance, score terms):'))
 for (const item of t.provenance.primed.slice(0, 6)) {
   const why = Object.entries(item.why).map(([k, v]) => `${k}=${v}`).join(' ')
-  console.log(`  [${item.channel}] ${item.kind} from ${item.source} — ${why}`)
+  console.log(`  [${item.channel}] ${item.kind} from ${item.id} — ${why}`)
 }
+for (const note of t.provenance.degraded ?? []) console.log(`  degraded, once for the prompt: ${note.reason} (${note.memories.length} memories)`)
 console.log(`system prompt: ${t.system.length} chars in parts ${Object.entries(t.systemParts).filter(([, v]) => v !== '').map(([k]) => k).join(' → ')}`)
 console.log(`conversation handed to the model: ${t.messages.length} message(s); tools: ${t.tools.map((x) => x.name).join(', ')}`)
 await day3.end(t, 'Last time the billing API rate limit (about 50 requests/minute) caused it; batching the calls fixed it.')

@@ -396,7 +396,6 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       createSession(
         {
           agent: values.agent,
-          project: values.project,
           clock,
           llm,
           context,
@@ -418,6 +417,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
             ...skippedFiles.unreported(core.lastReindex?.problems ?? [], { agent: values.agent, ...(sessionOptions?.user !== undefined ? { user: sessionOptions.user } : {}) }),
             ...failureWarnings(await failureReports.unreported('turn')),
           ],
+          pendingConfirmations: (user) => memory.encoder.pendingConfirmations(user),
         },
         sessionId,
         sessionOptions,

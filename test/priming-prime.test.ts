@@ -175,4 +175,44 @@ describe('activity grouping', () => {
       ['single', 'activity/2026-03-04.jsonl#L4'],
     ])
   })
+
+  test('a stretch of one session is one block: its messages, one line per tool with inputs and outcome; empty events are left out', () => {
+    const at = (line: number, hhmm: string, session = 's7') => ({ ts: `2026-03-04T${hhmm}:00.000Z`, ref: `activity/2026-03-04.jsonl#L${line}`, session })
+    const blocks = groupActivity([
+      { ...at(1, '09:00'), type: 'message_received', from: 'ada', content: 'Count the invoices.' },
+      { ...at(2, '09:01'), type: 'response_sent', to: 'ada', content: 'On it.' },
+      { ...at(3, '09:02'), type: 'tool_use', tool: 'run_sql', meta: { input: '{"query":"select 1"}', result: '1 row', ok: true } },
+      { ...at(4, '09:03'), type: 'tool_use', tool: 'notify', meta: {} },
+      { ...at(5, '09:04'), type: 'tool_use', tool: 'run_sql', meta: { input: '{"query":"select * from gone"}', result: 'relation "gone" does not exist', ok: false } },
+      { ...at(6, '09:05'), type: 'response_sent', to: 'ada', content: '' },
+      { ...at(7, '10:00', 's8'), type: 'tool_use', tool: 'notify', meta: {} },
+      { ...at(8, '11:00', 's9'), type: 'message_received', from: 'ada', content: 'Hi' },
+      { ...at(9, '11:01', 's9'), type: 'response_sent', to: 'ada', content: 'Hello!' },
+    ])
+    assert.deepEqual(blocks.map((block) => [block.kind, block.pointer]), [
+      ['session', 'activity/2026-03-04.jsonl#L1-5'],
+      ['conversation', 'activity/2026-03-04.jsonl#L8-9'],
+    ])
+    assert.equal(
+      blocks[0]?.text,
+      [
+        '[09:00-09:04] MSG ada, session s7 (2 messages, 2 tool calls):',
+        '  [09:00] MSG< Count the invoices.',
+        '  [09:01] MSG> On it.',
+        '  [09:02-09:04] TOOL run_sql x2, 1 failed: query=select 1; query=select * from gone | last: failed: relation "gone" does not exist',
+        '  -> activity/2026-03-04.jsonl#L1-5',
+      ].join('\n'),
+    )
+    assert.equal(
+      blocks[0]?.compact,
+      [
+        '[09:00-09:04] MSG ada, session s7 (2 messages, 2 tool calls):',
+        '  [09:01] MSG> On it.',
+        '  [09:02-09:04] TOOL run_sql x2, 1 failed | last: failed: relation "gone" does not exist',
+        '  -> activity/2026-03-04.jsonl#L1-5',
+      ].join('\n'),
+      'in brief: the last message, each tool without its inputs',
+    )
+    assert.match(blocks[1]?.text ?? '', /^\[11:00-11:01\] MSG ada, session s9 \(2\):\n {2}\[11:00\] MSG< Hi\n {2}\[11:01\] MSG> Hello!/)
+  })
 })

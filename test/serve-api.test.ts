@@ -51,6 +51,8 @@ describe('engram serve: the HTTP API with tokens', () => {
     const ended = await call(app, 'POST', '/v1/turns/end', { token: ADA, body: { session: 'ada-1', turn: turn.number, reply: 'Nothing yet.' } })
     assert.equal(ended.status, 200, JSON.stringify(ended.body))
     assert.equal(ended.body.messageIds.length, 1)
+    // Copilot confirmations travel with the turn over HTTP too (none wait in autopilot mode).
+    assert.deepEqual([turn.confirmations, ended.body.confirmations], [[], []])
     assertError(await call(app, 'POST', '/v1/turns/end', { token: ADA, body: { session: 'ada-1', turn: turn.number, reply: 'Again.' } }), 400, 'invalid_argument')
     // Bob can neither end Ada's turn nor continue her conversation.
     assertError(await call(app, 'POST', '/v1/turns/end', { token: BOB, body: { session: 'ada-1', turn: 1, reply: 'x' } }), 404, 'not_found')

@@ -21,7 +21,7 @@ import type { ContextProvider, ContextSession } from '../memory/context/provider
 import { hasCompactor } from '../memory/context/provider.ts'
 import { buildPromptLayers } from '../memory/context/prompt-layers.ts'
 import type { DeclarativeMemory } from '../memory/engrams/declarative-memory.ts'
-import { readProjectInstructions } from '../memory/engrams/memory-context.ts'
+import { instructionsBlock } from '../memory/engrams/memory-context.ts'
 import type { ViewerScope } from '../memory/view.ts'
 import type { Journals } from '../memory/journal/journal-folder.ts'
 import type { ResolutionReader } from '../memory/episodes/resolutions.ts'
@@ -34,7 +34,7 @@ import { isHeartbeatMessage } from '../memory/priming/classify.ts'
 import type { Primer } from '../memory/priming/prime.ts'
 import type { SkillStore } from '../memory/skills/skill-store.ts'
 import { compactSkillList } from '../memory/skills/skill-prompt.ts'
-import type { DocumentStore } from '../storage/contracts.ts'
+import type { DocumentStore, PendingConfirmation } from '../storage/contracts.ts'
 import type { Llm } from '../llm/contracts.ts'
 import { createToolDispatcher, type ToolDefinition, type ToolDispatcher, type ToolResult } from '../tools/dispatcher.ts'
 import { toEngramTools } from '../tools/adapters.ts'
@@ -45,7 +45,6 @@ import { toTurnMessages } from './turn-messages.ts'
 
 export interface SessionDeps {
   agent: string
-  project: string | undefined
   clock: Clock
   llm: Llm
   context: ContextProvider
@@ -71,6 +70,8 @@ export interface SessionDeps {
   warn(message: string): void
   /** LLM and embedder failures no turn has reported yet (of any process), one line each with its fix. */
   reportFailures(): Promise<string[]>
+  /** What waits for `user`'s yes or no (the agent's own queue without one): a read. */
+  pendingConfirmations(user: string | undefined): Promise<PendingConfirmation[]>
 }
 
 export interface SessionOptions {
@@ -163,7 +164,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       const assembled = await deps.context.assemble(contextSession, budget, freshTail, { autoCompact: false })
       const inConversation = assembled.items.flatMap((item) => item.messageIds)
       let primingMs = 0
-      const [primed, memoryContext, layers, skillSummaries, instructions, workingState] = await Promise.all([
+      const [primed, memoryContext, layers, skillSummaries, workingState, confirmations] = await Promise.all([
         timed((ms) => (primingMs = ms), () => deps.primer.prime({
           message: content,
           viewer: scope.viewer,
@@ -178,10 +179,13 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         scope.memory.buildContext(),
         buildPromptLayers({ documents: deps.documents }),
         deps.skills.listSummaries(),
-        deps.project ? readProjectInstructions(deps.project) : Promise.resolve(undefined),
         buildWorkingState({ documents: scope.view.own.documents, resolutions: deps.resolutions, ...(user !== undefined ? { user } : {}) }, { now: new Date(at) }),
+        // Those the last turn's background work queued after its `end` reported: the host shows them before this prompt.
+        deps.pendingConfirmations(user),
       ])
       warnings.push(...primed.warnings)
+      // Read once, with the memory context: the instructions are their own part, last, never also inside the memory part.
+      const instructions = memoryContext.instructions
       // Tools handed to the model run through this session's dispatcher, so the error learner and the
       // pattern monitor see every call, whichever way the host exposes them (AI SDK, OpenAI, MCP).
       const { tools: decorated, wisdom } = await scope.memory.decorateTools([...ownTools, ...memoryTools])
@@ -190,11 +194,11 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       const systemParts: SystemParts = {
         base: layers.base.text,
         identity: layers.identity ? `## Who you are\n${layers.identity.text}` : '',
-        memory: memoryContext.text,
+        memory: memoryContext.memory,
         state: workingState.text,
         primed: primed.text,
         skills: compactSkillList(skillSummaries),
-        instructions: instructions ? `## Project instructions (${instructions.path}, written by the user; they take precedence over your memory)\n${instructions.text}` : '',
+        instructions: instructions ? instructionsBlock(instructions) : '',
       }
       const messages: TurnMessage[] = toTurnMessages(assembled.items)
       const turn: Turn = {
@@ -211,8 +215,9 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         tools,
         provenance: {
           primed: primed.injected,
+          ...(primed.degraded.length > 0 ? { degraded: primed.degraded } : {}),
           conversation: assembled.items.map((item) => ({ kind: item.kind, messageIds: item.messageIds, ...(item.summaryId ? { summaryId: item.summaryId } : {}), ...(item.degraded ? { degraded: true } : {}) })),
-          memory: memoryContext.sections.map(({ name, tokens, entries, truncated }) => ({ name, tokens, entries, truncated })),
+          memory: memoryContext.sections.filter((section) => section.name !== 'Project instructions').map(({ name, tokens, entries, truncated }) => ({ name, tokens, entries, truncated })),
           layers: {
             base: layers.base.source,
             ...(layers.identity ? { identity: layers.identity.source } : {}),
@@ -224,11 +229,12 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         budgets: {
           context: { budget, tokens: assembled.tokens, overBudget: assembled.overBudget },
           priming: { budget: primed.budget, tokens: primed.tokens },
-          memory: { tokens: countTokens(memoryContext.text) },
+          memory: { tokens: countTokens(memoryContext.memory) },
           toolWisdom: { budget: wisdom.budget, tokens: wisdom.tokens },
           state: { tokens: countTokens(workingState.text) },
         },
         warnings,
+        confirmations,
       }
       turn.provenance.timing = { primingMs: roundMs(primingMs), beginMs: roundMs(performance.now() - started) }
       // Stored with the turn, so "why did the agent know that?" has an answer for any past turn.
@@ -288,7 +294,8 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         },
         stored.map((message) => message.id),
       )
-      return { messageIds: stored.map((message) => message.id), scheduled, warnings: await deps.reportFailures() }
+      const [warnings, confirmations] = await Promise.all([deps.reportFailures(), deps.pendingConfirmations(user)])
+      return { messageIds: stored.map((message) => message.id), scheduled, warnings, confirmations }
     },
 
     async close() {

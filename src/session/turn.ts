@@ -1,9 +1,10 @@
 /** What `session.begin()` hands the agent, and what `session.end()` reports. */
 import type { ToolWisdomShare } from '../memory/engrams/tool-wisdom.ts'
 import type { WorkingStateSection } from '../memory/episodes/working-state.ts'
-import type { InjectedMemory } from '../memory/priming/prime.ts'
+import type { DegradedNote, InjectedMemory } from '../memory/priming/prime.ts'
 import type { MessageType } from '../memory/priming/classify.ts'
 import type { JsonValue, PartProviderOptions } from '../core/message-parts.ts'
+import type { PendingConfirmation } from '../storage/contracts.ts'
 import type { EngramTool } from '../tools/tool.ts'
 
 /**
@@ -74,6 +75,12 @@ export type TurnToolOutput =
 export interface TurnProvenance {
   /** What priming injected, from where, and why (score terms). */
   primed: InjectedMemory[]
+  /**
+   * Why some primed memories are degraded (episodes summarised without an LLM), each reason once
+   * with the memories it concerns; the primed text says so in one line, not on every memory.
+   * Absent when nothing primed is degraded.
+   */
+  degraded?: DegradedNote[]
   /** The conversation as assembled: raw messages and summaries, with the message ids each stands for. */
   conversation: Array<{ kind: 'message' | 'summary'; messageIds: number[]; summaryId?: string; degraded?: boolean }>
   /** Sections of the memory context (identity, rules, lessons) with their token counts. */
@@ -141,6 +148,12 @@ export interface Turn {
    * LLM and embedder failures of background work since a turn last reported them, each with its fix.
    */
   warnings: string[]
+  /**
+   * Memories waiting for this session's user's yes or no (copilot mode; empty otherwise), oldest
+   * first: the ones still unanswered when the turn began. Show them to the user with the answer,
+   * before their next message, and pass the answer to `mind.confirm({ accept, reject, user })`.
+   */
+  confirmations: PendingConfirmation[]
 }
 
 /** A past turn as stored with its provenance (`mind.turnProvenance`): what the agent was given, and why. */
@@ -188,4 +201,10 @@ export interface TurnEnd {
    * This turn's own background work has not run yet: its failures come with the next turn.
    */
   warnings: string[]
+  /**
+   * Memories waiting for this session's user's yes or no (copilot mode; empty otherwise), the ones
+   * this turn asked for included: show them after the answer, before the next prompt (the seed's
+   * "Save to memory? (y/n/pick numbers)"). What the turn's background work queues comes with the next `begin`.
+   */
+  confirmations: PendingConfirmation[]
 }

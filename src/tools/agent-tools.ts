@@ -87,7 +87,7 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession): Engram
   const tools = toEngramTools([
     indexedBeforeReturning(toEngramTool(buildMemorizeTool(mind.memory.encoder, viewer)), mind),
     buildRecallTool(scope.recall, limits.queryChars),
-    buildSearchMemoryTool({ search, layout: mind.layout, viewer, maxQueryChars: limits.queryChars }),
+    buildSearchMemoryTool({ search, layout: mind.layout, viewer, maxQueryChars: limits.queryChars, ...(session ? { currentTurnMessages: () => currentTurnMessages(mind, session.sessionId) } : {}) }),
     buildReadMemoryFileTool({ layout: mind.layout, viewer, backend: mind.backend }),
     buildWriteMemoryFileTool(memoryFileDeps(mind, viewer)),
     buildForgetMemoryTool(forgettingContextOf(mind, session?.user)),
@@ -127,10 +127,27 @@ export function memoryFileDeps(mind: Mind, viewer: Viewer): MemoryFileToolsDeps 
   }
 }
 
+/**
+ * The stored messages of the session's turn in progress: the user's message its latest turn began
+ * with, while that turn has no reply yet. Read from the store, not kept on a session object: a host
+ * may run a turn's tool calls on a new `mind.session(id)`, in another process (`engram serve`).
+ */
+async function currentTurnMessages(mind: Mind, sessionId: string): Promise<number[]> {
+  const record = await mind.sessions.get(sessionId)
+  if (!record || record.turns === 0) return []
+  const turn = await mind.turnProvenance({ sessionId, turn: record.turns })
+  return turn && turn.replyIds.length === 0 && turn.messageId >= 0 ? [turn.messageId] : []
+}
+
 /** search_memory over the mind's hybrid retriever (lexical + dense + spreading activation), as `viewer` may see it. */
 function retrieverSearch(mind: Mind, viewer: Viewer): MemorySearch {
   return async (query, options) => {
-    const result = await mind.retriever.search(query, { limit: options.limit, viewer, ...(options.kinds ? { kinds: options.kinds } : {}) })
+    const result = await mind.retriever.search(query, {
+      limit: options.limit,
+      viewer,
+      ...(options.kinds ? { kinds: options.kinds } : {}),
+      ...(options.excludeMessageIds ? { excludeMessageIds: options.excludeMessageIds } : {}),
+    })
     return result.hits.map(memorySearchHitOf)
   }
 }

@@ -43,7 +43,13 @@ export function formatRecallResults(query: string, results: RecallResult[]): str
     if (result.source !== 'episode') return head
     return [head, ...escapeRecalledLines(result.text, '   | ')].join('\n')
   })
-  return `${results.length} memor${results.length === 1 ? 'y' : 'ies'} for "${escapeRecalled(query)}":\n\n${blocks.join('\n\n')}`
+  // Said once for the answer, not on each episode: which ones, and why.
+  const degraded = [...new Set(results.flatMap((result) => (result.degraded !== undefined ? [result.degraded] : [])))]
+  const notes = degraded.map((reason) => {
+    const which = results.flatMap((result, index) => (result.degraded === reason ? [index + 1] : []))
+    return `(Degraded — ${which.length === 1 ? 'result' : 'results'} ${which.join(', ')}: ${escapeRecalled(reason)}; may miss details.)`
+  })
+  return [`${results.length} memor${results.length === 1 ? 'y' : 'ies'} for "${escapeRecalled(query)}":`, blocks.join('\n\n'), ...notes].join('\n\n')
 }
 
 /** The recall tool over a `recall` function (`createEpisodicRecall`); queries of at most `maxQueryChars` (limits.queryChars). */

@@ -62,6 +62,8 @@ export function memorySearchHitOf(hit: RetrievalHit): MemorySearchHit {
 export interface MemorySearchOptions {
   kinds?: UnitKind[]
   limit: number
+  /** Conversation message ids to leave out (the messages of the turn being answered). */
+  excludeMessageIds?: number[]
 }
 
 /** The retrieval engine as the tool sees it. Must not apply a threshold that silently empties results. */
@@ -120,7 +122,18 @@ export function formatSearchHits(query: string, hits: MemorySearchHit[], layout:
 }
 
 /** The search_memory tool over a retrieval function. */
-export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: HomeLayout; viewer?: Viewer; maxQueryChars?: number }): EngramTool<SearchMemoryInput> {
+export function buildSearchMemoryTool(deps: {
+  search: MemorySearch
+  layout: HomeLayout
+  viewer?: Viewer
+  maxQueryChars?: number
+  /**
+   * The messages of the turn in progress (the user's message being answered): never a result. The
+   * agent has them in front of it, and the message repeats the very words it searches for, so it
+   * would rank first and fill a small `limit` with nothing new.
+   */
+  currentTurnMessages?: () => Promise<number[]>
+}): EngramTool<SearchMemoryInput> {
   const searchMemoryInputSchema = inputSchemaFor(deps.maxQueryChars ?? DEFAULT_LIMITS.queryChars)
   return {
     name: SEARCH_MEMORY_TOOL_NAME,
@@ -138,7 +151,8 @@ export function buildSearchMemoryTool(deps: { search: MemorySearch; layout: Home
       const { query, kinds } = parsed.data
       const limit = parsed.data.limit ?? SEARCH_DEFAULT_LIMIT
       try {
-        const hits = (await deps.search(query, { ...(kinds ? { kinds } : {}), limit })).slice(0, limit)
+        const current = (await deps.currentTurnMessages?.()) ?? []
+        const hits = (await deps.search(query, { ...(kinds ? { kinds } : {}), limit, ...(current.length > 0 ? { excludeMessageIds: current } : {}) })).slice(0, limit)
         return { text: formatSearchHits(query, hits, deps.layout, deps.viewer), data: { hits: hits.map((hit) => ({ ...hit, ref: hitReference(hit, deps.layout, deps.viewer) })) } }
       } catch (error) {
         if (EngramError.is(error)) return { isError: true, text: error.message, data: { code: error.code } }

@@ -11,7 +11,7 @@
  * step. The step that answers without calling a tool ends the turn (`session.end`) with everything
  * the loop produced — tool calls, their results, the answer — streamed or not.
  */
-import type { LanguageModelMiddleware, ToolSet } from 'ai'
+import type { JSONValue, LanguageModelMiddleware, ToolSet } from 'ai'
 import type { Mind } from '../../mind.ts'
 import type { Session, SessionOptions } from '../../session/session.ts'
 import type { ReplyMessage, Turn, TurnEnd } from '../../session/turn.ts'
@@ -20,6 +20,7 @@ import {
   type CallOptions,
   type CallWarning,
   callsHostTools,
+  type GenerateResult,
   createStepCollector,
   type PromptMessage,
   type StepCollector,
@@ -40,6 +41,8 @@ export interface EngramMiddlewareOptions extends SessionOptions {
    */
   history?: 'engram' | 'host'
 }
+
+type SharedProviderMetadata = NonNullable<GenerateResult['providerMetadata']>
 
 /** A language model middleware that is also where the session's tools come from. */
 export interface EngramMiddleware extends LanguageModelMiddleware {
@@ -143,11 +146,11 @@ export function engramMiddleware(options: EngramMiddlewareOptions): EngramMiddle
   }
 
   /** A step finished: the turn ends unless the model called tools that the host will run. */
-  async function stepDone(turn: OpenTurn, before: ReplyMessage[], output: ReplyMessage[], callsTools: boolean): Promise<void> {
+  async function stepDone(turn: OpenTurn, before: ReplyMessage[], output: ReplyMessage[], callsTools: boolean): Promise<TurnEnd | undefined> {
     turn.steps++
     turn.reply = [...before, ...output]
     turn.streaming = undefined
-    if (!callsTools) await end(turn)
+    return callsTools ? undefined : end(turn)
   }
 
   // Names, descriptions and schemas as the session has them; every call runs through the session.
@@ -172,8 +175,9 @@ export function engramMiddleware(options: EngramMiddlewareOptions): EngramMiddle
       const call = primedCall(params, turn.turn)
       const result = await model.doGenerate(call)
       const first = turn.steps === 0
-      await stepDone(turn, loopMessages(call.prompt), assistantMessageOf(result.content), result.finishReason.unified === 'tool-calls' && callsHostTools(result.content))
-      return first ? { ...result, warnings: [...result.warnings, ...warningsOf(turn.turn)] } : result
+      const ended = await stepDone(turn, loopMessages(call.prompt), assistantMessageOf(result.content), result.finishReason.unified === 'tool-calls' && callsHostTools(result.content))
+      const answered = ended ? { ...result, providerMetadata: withConfirmations(result.providerMetadata, ended) } : result
+      return first ? { ...answered, warnings: [...answered.warnings, ...warningsOf(turn.turn)] } : answered
     },
 
     async wrapStream({ params, model }) {
@@ -187,15 +191,19 @@ export function engramMiddleware(options: EngramMiddlewareOptions): EngramMiddle
       turn.journal ??= turn.session.stream(turn.turn)
       const journal = turn.journal
       const { stream, ...rest } = await model.doStream(call)
+      // The finish part waits for the turn's end: it carries the confirmations the answer leaves waiting.
+      let finish: Extract<StreamPart, { type: 'finish' }> | undefined
       const recorded = new TransformStream<StreamPart, StreamPart>({
         transform(part, controller) {
           collector.add(part)
           if (part.type === 'text-delta') journal.write(part.delta)
-          controller.enqueue(first && part.type === 'stream-start' ? { ...part, warnings: [...part.warnings, ...warningsOf(turn.turn)] } : part)
+          if (part.type === 'finish') finish = part
+          else controller.enqueue(first && part.type === 'stream-start' ? { ...part, warnings: [...part.warnings, ...warningsOf(turn.turn)] } : part)
         },
-        async flush() {
+        async flush(controller) {
           // The stream is complete: record it (a broken stream stays open; flush() or the next message records what arrived).
-          await stepDone(turn, before, assistantMessageOf(collector.content), collector.finishReason?.unified === 'tool-calls' && callsHostTools(collector.content))
+          const ended = await stepDone(turn, before, assistantMessageOf(collector.content), collector.finishReason?.unified === 'tool-calls' && callsHostTools(collector.content))
+          if (finish) controller.enqueue(ended ? { ...finish, providerMetadata: withConfirmations(finish.providerMetadata, ended) } : finish)
         },
       })
       return { ...rest, stream: stream.pipeThrough(recorded) }
@@ -207,6 +215,17 @@ export function engramMiddleware(options: EngramMiddlewareOptions): EngramMiddle
 function loopMessages(prompt: readonly PromptMessage[]): ReplyMessage[] {
   const lastUser = prompt.findLastIndex((message) => message.role === 'user')
   return prompt.slice(lastUser + 1).filter((message): message is PromptMessage & ReplyMessage => message.role === 'assistant' || message.role === 'tool')
+}
+
+/**
+ * The answer's provider metadata with `engram.confirmations`: the memories waiting for the user's
+ * yes or no after this answer (copilot mode; empty otherwise), where an AI SDK host reads the
+ * answer's extras (`result.providerMetadata.engram`, the stream's finish part).
+ */
+function withConfirmations(metadata: SharedProviderMetadata | undefined, ended: TurnEnd): SharedProviderMetadata {
+  // JSON as the wire carries it: engrams are plain data, with no undefined fields left in.
+  const confirmations = JSON.parse(JSON.stringify(ended.confirmations)) as JSONValue
+  return { ...metadata, engram: { ...metadata?.engram, confirmations } }
 }
 
 /** A turn's degradations as AI SDK call warnings, so the host sees them in `result.warnings`. */

@@ -180,7 +180,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return next()
   })
 
-  api.add({ method: 'post', path: '/v1/turns/begin', summary: 'Begin a turn: store the message, prime the prompt', returns: 'turn: system, its parts, messages, provenance, budgets, warnings, the tools by name, description and input schema', body: beginSchema }, async (c) => {
+  api.add({ method: 'post', path: '/v1/turns/begin', summary: 'Begin a turn: store the message, prime the prompt', returns: 'turn: system, its parts, messages, provenance, budgets, warnings, confirmations waiting for the user, the tools by name, description and input schema', body: beginSchema }, async (c) => {
     const body = parseWith(beginSchema, await jsonBody(c), 'The turn', BEGIN_FIX)
     const user = actingUser(c.get('principal'), body.user)
     await checkSessionOwner(mind, body.session, user)
@@ -189,7 +189,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return c.json({ ok: true, turn: turnJson(turn) })
   })
 
-  api.add({ method: 'post', path: '/v1/turns/end', summary: 'End a turn: store the reply, schedule the learning', returns: 'messageIds: the stored replies, and the work scheduled', body: endSchema }, async (c) => {
+  api.add({ method: 'post', path: '/v1/turns/end', summary: 'End a turn: store the reply, schedule the learning', returns: 'messageIds: the stored replies; scheduled: the work queued; warnings; confirmations: the memories waiting for the user\'s yes or no (copilot mode)', body: endSchema }, async (c) => {
     const body = parseWith(endSchema, await jsonBody(c), 'The end of the turn', END_FIX)
     const user = actingUser(c.get('principal'), body.user)
     const stored = await mind.turnProvenance({ sessionId: body.session, turn: body.turn })

@@ -12,6 +12,7 @@ import { type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools
 import type { EngramTool } from '../../tools/tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import { createMemoryResources } from './memory-resources.ts'
+import { withConfirmationsInResults, withPendingConfirmations } from './pending-confirmations.ts'
 import { createMcpServer } from './server.ts'
 
 /**
@@ -101,9 +102,11 @@ export function mcpAgentTools(mind: Mind, options: MindMcpServerOptions = {}): {
 
 /** Builds the MCP server over an open mind. The caller owns the mind and closes it. */
 export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = {}): McpServer {
-  const { tools, newTurn } = mcpAgentTools(mind, options)
+  const { tools: agentTools, newTurn } = mcpAgentTools(mind, options)
   const prime = options.primeMessage ?? primedContextOf(mind)
   const own = options.session?.user
+  // Copilot confirmations reach the client where it reads: new ones after a tool's result (pending-confirmations.ts).
+  const tools = withConfirmationsInResults(agentTools, () => mind.pendingConfirmations(own !== undefined ? { user: own } : {}), own)
   const scope = mind.scope(own)
   return createMcpServer({
     name: 'engram',
@@ -117,7 +120,9 @@ export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = 
       const sender = primeUserOf(user, own, options.admin === true)
       // A new message is a new turn for the pattern monitor.
       newTurn()
-      return prime(message, sender)
+      // What waits for the user's yes or no comes with the context, before the model answers the new message.
+      const [context, pending] = await Promise.all([prime(message, sender), mind.pendingConfirmations(sender !== undefined ? { user: sender } : {})])
+      return withPendingConfirmations(context, pending, sender)
     },
   })
 }

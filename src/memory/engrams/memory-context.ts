@@ -46,9 +46,18 @@ export interface MemorySection {
 }
 
 export interface MemoryContext {
-  /** The block for the system prompt ('' when there is no memory and no instructions file). */
+  /** The block for the system prompt ('' when there is no memory and no instructions file): the memory, then the instructions. */
   text: string
+  /** The framed memory alone ('' when there is none): a session puts the instructions in a part of their own, last. */
+  memory: string
+  /** The project's instructions file as read for `text`, when there is one. */
+  instructions: { path: string; text: string } | undefined
   sections: MemorySection[]
+}
+
+/** The instructions file's block in the system prompt: labelled as the user's, so it wins over recalled memory. */
+export function instructionsBlock(instructions: { path: string; text: string }): string {
+  return `## Project instructions (${instructions.path}, written by the user; they take precedence over your memory)\n${instructions.text}`
 }
 
 export interface BuildMemoryContextOptions {
@@ -197,14 +206,14 @@ export async function buildMemoryContext(options: BuildMemoryContextOptions): Pr
     sections.push({ name, tokens: included ? countTokens(part.text) : 0, entries: part.entries, truncated: part.entries < total })
   }
 
-  const parts: string[] = []
-  if (blocks.length > 0) parts.push([FRAME_OPEN, '', blocks.join('\n\n'), FRAME_CLOSE].join('\n'))
+  const memory = blocks.length > 0 ? [FRAME_OPEN, '', blocks.join('\n\n'), FRAME_CLOSE].join('\n') : ''
+  const parts = memory === '' ? [] : [memory]
   if (instructions) {
-    const text = `## Project instructions (${instructions.path}, written by the user; they take precedence over your memory)\n${instructions.text}`
+    const text = instructionsBlock(instructions)
     parts.push(text)
     sections.push({ name: 'Project instructions', tokens: countTokens(text), entries: 1, truncated: false, path: instructions.path })
   }
-  return { text: parts.join('\n\n'), sections }
+  return { text: parts.join('\n\n'), memory, instructions, sections }
 }
 
 /** The rules of several stores of one scope, most specific store first, each rule once. */

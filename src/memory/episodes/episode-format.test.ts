@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { type EpisodeMarker, formatEpisodeSection, parseEpisodeSections, parseMarker } from './episode-format.ts'
+import { type EpisodeMarker, extractiveNotice, formatEpisodeSection, parseEpisodeSections, parseMarker, recalledSection } from './episode-format.ts'
 import { segmentAfter } from './session-events.ts'
 
 const marker: EpisodeMarker = {
@@ -39,5 +39,21 @@ describe('episode format', () => {
     assert.deepEqual(later?.turns, [1, 2])
     assert.equal(later?.from.ref, 'activity/2026-03-02.jsonl#L3')
     assert.equal(segmentAfter(records, 's', { lastFinalizedTurn: 2, untilTs: '2026-03-02T10:04:00Z', untilRef: 'activity/2026-03-02.jsonl#L4' }), undefined)
+  })
+
+  it('recalls a section without its marker and extractive notice, the reason kept apart, a compressed lead included', () => {
+    const fallback = 'no LLM configured (llm.provider / ENGRAM_LLM_PROVIDER is none)'
+    const full = formatEpisodeSection({ time: '09:00', title: 'Export failed', body: `${extractiveNotice(fallback)}\n\n- [09:00] MSG< ada: the export failed (429).`, resolved: [], tasks: [], marker: { ...marker, method: 'extractive', fallback } })
+    // A compressed section keeps the notice and the first request as one paragraph.
+    const compressed = `\n## 10:00 — Archive\n\n${extractiveNotice(fallback)} - [10:00] MSG< ada: archive the invoices (done)._ ok\n`
+    const [first, second] = parseEpisodeSections(`# 2026-03-02\n${full}${compressed}`).filter((section) => section.heading !== '')
+    const one = recalledSection(first!)
+    assert.equal(one.heading, '09:00 — Export failed')
+    assert.equal(one.body, '- [09:00] MSG< ada: the export failed (429).')
+    assert.equal(one.degraded, `extractive summary (no LLM summary: ${fallback})`)
+    const two = recalledSection(second!)
+    assert.equal(two.body, '- [10:00] MSG< ada: archive the invoices (done)._ ok', 'only the notice goes, up to its own end')
+    assert.match(two.degraded ?? '', /^extractive summary/, 'the notice alone marks it, without a marker')
+    assert.equal(recalledSection(parseEpisodeSections('## 11:00 — By hand\n\nMet Bob.')[0]!).degraded, undefined)
   })
 })

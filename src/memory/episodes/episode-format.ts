@@ -55,6 +55,32 @@ export interface EpisodeSection {
 }
 
 const MARKER = /<!-- episode (\{.*\}) -->/
+// The line an extractive section opens with (a compressed section may keep it as its first sentence).
+const EXTRACTIVE_NOTICE = /^\s*_Extractive summary \(no LLM summary: .*?\)\._\s*/
+
+/** The first line of an extractive section's body: said in the file, where a person reads it. */
+export function extractiveNotice(fallback: string): string {
+  return `_Extractive summary (no LLM summary: ${fallback})._`
+}
+
+/**
+ * A section as it is recalled (indexed, primed, found by search): its heading, and its body without the
+ * marker comment and without the extractive notice, and why it is degraded, when it is. The notice
+ * belongs in the file; in a prompt it is said once for all the memories it concerns (provenance),
+ * not repeated on every one.
+ */
+export function recalledSection(section: EpisodeSection): { heading: string; body: string; degraded: string | undefined } {
+  const lines = section.body.split('\n')
+  const noticed = lines.some((line) => EXTRACTIVE_NOTICE.test(line))
+  const body = lines
+    .map((line) => line.replace(EXTRACTIVE_NOTICE, ''))
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()
+  const extractive = noticed || section.marker?.method === 'extractive'
+  const degraded = extractive ? `extractive summary (no LLM summary${section.marker?.fallback ? `: ${section.marker.fallback}` : ''})` : undefined
+  return { heading: section.heading, body, degraded }
+}
 
 /** The first line of a new day file. */
 export function episodeFileTitle(day: string): string {

@@ -8,7 +8,7 @@ import { ACTIVITY_LABELS, eventContent } from '../../core/activity.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { ActivityRecord } from '../../storage/contracts.ts'
-import type { EpisodeMethod } from './episode-format.ts'
+import { type EpisodeMethod, extractiveNotice } from './episode-format.ts'
 
 export interface EpisodeSummary {
   title: string
@@ -109,7 +109,7 @@ export function extractiveSummary(events: ActivityRecord[], fallback: string): E
   const markers = explicitMarkers(events)
   return {
     title,
-    body: `_Extractive summary (no LLM summary: ${fallback})._\n\n${lines.join('\n')}`,
+    body: `${extractiveNotice(fallback)}\n\n${lines.join('\n')}`,
     resolved: markers.resolved,
     tasks: markers.tasks,
     method: 'extractive',

@@ -13,7 +13,7 @@ import { ageInDays, type Clock, isoDay } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { ActivityLog, DocumentStore } from '../../storage/contracts.ts'
 import { instantOf } from '../../storage/files/activity-log.ts'
-import { parseEpisodeSections } from './episode-format.ts'
+import { parseEpisodeSections, recalledSection } from './episode-format.ts'
 import { formatEventLine } from './episode-summary.ts'
 import { bm25Scores } from './text-ranking.ts'
 
@@ -37,6 +37,8 @@ export interface RecallResult {
   score: number
   type?: ActivityType
   session?: string
+  /** Why an episode's text is degraded (summarised without an LLM), said once per answer, not in its text. */
+  degraded?: string
 }
 
 export type Recall = (query: string, options?: RecallOptions) => Promise<RecallResult[]>
@@ -110,7 +112,9 @@ export function createEpisodicRecall(options: EpisodicRecallOptions): Recall {
       const doc = await documents.read('episode', ref.slug)
       if (!doc) continue
       for (const section of parseEpisodeSections(doc.body)) {
-        const body = section.heading === '' ? section.body.replace(/^#\s.*$/m, '').trim() : section.body
+        // As priming and search recall it: the extractive notice becomes `degraded`, not text.
+        const recalled = recalledSection(section)
+        const body = section.heading === '' ? recalled.body.replace(/^#\s.*$/m, '').trim() : recalled.body
         if (body === '' && section.heading === '') continue
         const time = /^(\d{2}):(\d{2})/.exec(section.heading)
         candidates.push({
@@ -120,6 +124,7 @@ export function createEpisodicRecall(options: EpisodicRecallOptions): Recall {
           title: section.heading || ref.slug,
           text: clip(body),
           ...(section.marker ? { session: section.marker.session } : {}),
+          ...(recalled.degraded !== undefined ? { degraded: recalled.degraded } : {}),
           searchText: `${section.heading}\n${body}`,
         })
       }

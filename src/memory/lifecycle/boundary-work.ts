@@ -5,7 +5,10 @@
  * lessons) and the automatic outcomes of the procedures shown in the session (offline). All read
  * everything from their payload and the stores, never from the process that saw the session.
  */
+import type { Engram } from '../../core/engram.ts'
 import type { Llm } from '../../llm/contracts.ts'
+import { invalidEngramReason } from '../engrams/encode.ts'
+import type { EncodeReport } from '../engrams/encoder.ts'
 import type { QueuedJob } from '../../storage/contracts.ts'
 import type { ViewerScope } from '../view.ts'
 import type { BoundaryReason, ImmediateEncoder, ImmediateEncodingOutcome } from '../episodes/immediate-encoding.ts'
@@ -74,17 +77,60 @@ export function replayHandler(options: ReplayHandlerOptions): JobHandler {
     if (replayed.kind === 'failed') return { status: 'retry', error: `sleep replay: ${replayed.reason}` }
     if (replayed.kind === 'skipped') return { status: 'skipped', reason: replayed.reason }
     const report = replayed.engrams.length > 0 ? await scope.encoder.encode(replayed.engrams) : undefined
+    const stored = await storeWithoutProject(scope, report)
+    const saved = (report?.saved.length ?? 0) + stored.saved
+    const pending = (report?.pending.length ?? 0) + stored.pending
     return {
       status: 'done',
       result: {
         steps: steps.length,
         decision: decision.reason,
         extracted: replayed.engrams.map((engram) => `${engram.kind}: ${engram.text}`),
-        saved: report?.saved.length ?? 0,
-        pending: report?.pending.length ?? 0,
+        saved,
+        pending,
+        ...(stored.rescoped.length > 0 ? { rescoped: stored.rescoped } : {}),
+        ...(stored.rejected.length > 0 ? { rejected: stored.rejected } : {}),
+        ...(stored.warnings.length > 0 ? { warnings: stored.warnings } : {}),
       },
     }
   }
+}
+
+/** What became of the engrams the encoder refused as they were. */
+interface RefusedEngrams {
+  saved: number
+  pending: number
+  /** Project-scoped engrams saved as global because no project was open. */
+  rescoped: string[]
+  /** Engrams not saved, with the reason. */
+  rejected: Array<{ engram: string; reason: string }>
+  warnings: string[]
+}
+
+/**
+ * A rule or lesson the model scoped to the project, replayed with no project open, has no project
+ * store to live in. It is kept, not dropped: saved as global at medium confidence (so copilot mode
+ * asks the user first; decision 0049), and the job's result says so. Whatever the encoder still
+ * refuses is listed with its reason and a warning: replay never reports `done` over lost lessons.
+ */
+async function storeWithoutProject(scope: ViewerScope, report: EncodeReport | undefined): Promise<RefusedEngrams> {
+  const outcome: RefusedEngrams = { saved: 0, pending: 0, rescoped: [], rejected: [], warnings: [] }
+  if (!report || report.rejected.length === 0) return outcome
+  // Refused for its scope alone: the same engram scoped global is valid.
+  const homeless = report.rejected.filter(({ engram }) => engram.scope === 'project' && invalidEngramReason({ ...engram, scope: 'global' }, false) === undefined)
+  const rest = report.rejected.filter((item) => !homeless.includes(item))
+  if (homeless.length > 0) {
+    const global = homeless.map(({ engram }): Engram => ({ ...engram, scope: 'global', confidence: engram.confidence === 'high' ? 'medium' : engram.confidence }))
+    const again = await scope.encoder.encode(global)
+    outcome.saved += again.saved.length
+    outcome.pending += again.pending.length
+    outcome.rescoped.push(...homeless.map(({ engram }) => `${engram.kind}: ${engram.text}`))
+    outcome.warnings.push(`${homeless.length} project-scoped ${homeless.length === 1 ? 'memory' : 'memories'} from sleep replay saved as global at medium confidence: no project was open (open one with --project or ENGRAM_PROJECT to keep project memories apart).`)
+    rest.push(...again.rejected)
+  }
+  for (const { engram, reason } of rest) outcome.rejected.push({ engram: `${engram.kind}: ${engram.text}`, reason })
+  if (rest.length > 0) outcome.warnings.push(`${rest.length} ${rest.length === 1 ? 'memory' : 'memories'} from sleep replay not saved: ${rest.map((item) => item.reason).join('; ')}.`)
+  return outcome
 }
 
 /**

@@ -9,8 +9,13 @@
  *   [10:00-10:01] HB: nothing to do
  *   [02:00] CRON nightly-backup: exit=0
  *
- * Groups: DMs with one peer whose gaps are at most 30 minutes; a heartbeat's start and end;
- * consecutive runs of one cron task. Groups never span two day files, so one pointer names them.
+ * Groups: DMs with one peer whose gaps are at most 30 minutes; a stretch of one session (its
+ * messages and tool calls) with the same gaps, each tool's calls one line in it; a heartbeat's
+ * start and end; consecutive runs of one cron task. Groups never span two day files, so one pointer names
+ * them. A line says what was done, to what, with what result (a tool call: its input and outcome);
+ * an event with nothing to say (no text, no input, no result) is not primed at all.
+ *
+ *   [10:02-10:07] TOOL run_sql x5, 1 failed: select count(*) from invoices; … | last: ok: 1204 (-> activity/2026-03-04.jsonl#L3-12)
  */
 import { ACTIVITY_LABELS, type ActivityType, eventContent } from '../../core/activity.ts'
 import type { ActivityRecord } from '../../storage/contracts.ts'
@@ -18,6 +23,12 @@ import { escapeRecalled } from '../engrams/escape-recalled.ts'
 
 /** Content longer than this is cut, with a pointer to its line (the seed's 200 characters). */
 export const ACTIVITY_CONTENT_LIMIT = 200
+/** A tool call's input and result are cut shorter: what was done and how it ended, not the whole payload. */
+const TOOL_PART_LIMIT = 100
+/** A conversation group shows its first and last messages, at most this many, and points at the rest. */
+const CONVERSATION_SHOWN = 6
+/** A tool group names at most this many distinct inputs. */
+const TOOL_INPUTS_SHOWN = 3
 /** DMs with one peer closer than this form one group (the seed's 30 minutes). */
 export const DM_GROUP_GAP_MS = 30 * 60_000
 
@@ -28,9 +39,15 @@ export interface ActivityBlock {
   refs: string[]
   /** `activity/<date>.jsonl#L<from>-<to>` (or `#L<n>`): where to read it in full. */
   pointer: string
-  kind: 'dm' | 'heartbeat' | 'cron' | 'single'
+  kind: 'dm' | 'conversation' | 'session' | 'tools' | 'heartbeat' | 'cron' | 'single'
   /** Time of the newest event in the block. */
   latestTs: string
+  /**
+   * A shorter text of the same block (a session's stretch: its header, the last message, one line
+   * per tool without inputs), for when `text` alone would not fit the channel's share: the
+   * stretch is then still said, in less detail, instead of not at all.
+   */
+  compact?: string
 }
 
 /**
@@ -94,9 +111,55 @@ const taskOf = (record: ActivityRecord): string => {
   return typeof task === 'string' && task !== '' ? task : (record.summary ?? record.content ?? 'task')
 }
 const textOf = (record: ActivityRecord): string => eventContent(record) ?? record.summary ?? ''
+const isMessage = (type: ActivityType): boolean => type === 'message_received' || type === 'response_sent'
+const speakerOf = (record: ActivityRecord): string => (record.type === 'message_received' ? record.from : record.to) ?? ''
+
+/** A logged tool input as a short readable phrase: `{"query":"x","limit":3}` → `query=x, limit=3`. */
+function inputPhrase(input: unknown): string {
+  if (typeof input !== 'string' || input.trim() === '') return ''
+  try {
+    const value: unknown = JSON.parse(input)
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      return Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined && v !== null && v !== '')
+        .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join(', ')
+    }
+    return typeof value === 'string' ? value : input
+  } catch {
+    return input
+  }
+}
+
+/** What a tool call was given: the logged content or summary, else its input. */
+function toolInput(record: ActivityRecord): string {
+  return (record.content ?? record.summary ?? inputPhrase(record.meta?.input)).replace(/\s+/g, ' ').trim()
+}
+
+/** How a tool call ended: `ok: <first words of the result>`, `failed: <…>`, or '' when the log does not say. */
+function toolOutcome(record: ActivityRecord): string {
+  const result = typeof record.meta?.result === 'string' ? record.meta.result.replace(/\s+/g, ' ').trim() : ''
+  const status = record.meta?.ok === false ? 'failed' : record.meta?.ok === true || result !== '' ? 'ok' : ''
+  if (status === '') return ''
+  return result === '' ? status : `${status}: ${result}`
+}
+
+/** A part of a tool call's line, escaped and cut short; `cut` says whether the pointer is needed. */
+function toolPart(text: string, limit = TOOL_PART_LIMIT): { text: string; cut: boolean } {
+  const flat = escaped(text)
+  return flat.length <= limit ? { text: flat, cut: false } : { text: `${flat.slice(0, limit).trimEnd()}…`, cut: true }
+}
+
+/** A tool call's line text, escaped: `<input> -> <outcome>`, with a pointer to `ref` when a part was cut. */
+function toolText(record: ActivityRecord, ref: string): string {
+  const input = toolPart(toolInput(record))
+  const outcome = toolPart(toolOutcome(record))
+  const text = [input.text, outcome.text === '' ? '' : `-> ${outcome.text}`].filter((part) => part !== '').join(' ')
+  return input.cut || outcome.cut ? `${text} (-> ${ref})` : text
+}
 
 /** One event as a single line: `[HH:MM] LABEL who: text`. */
-function singleLine(record: ActivityRecord): string {
+function singleLine(record: ActivityRecord): string | undefined {
   const label = ACTIVITY_LABELS[record.type]
   const who =
     record.type === 'message_received' || record.type === 'dm_received'
@@ -108,9 +171,120 @@ function singleLine(record: ActivityRecord): string {
           : record.type === 'channel_post' || record.type === 'channel_read'
             ? record.channel
             : undefined
-  const text = clip(textOf(record), record.ref)
-  const head = `[${hhmm(record.ts)}] ${label}${who ? ` ${escaped(who)}:` : ''}`
-  return text === '' ? head.replace(/:$/, '') : `${head} ${text}`
+  const text = record.type === 'tool_use' ? toolText(record, record.ref) : clip(textOf(record), record.ref)
+  // A label and a name say that something happened, not what: such a line is not worth its tokens.
+  if (text === '') return undefined
+  return `[${hhmm(record.ts)}] ${label}${who ? ` ${escaped(who)}:` : ''} ${text}`
+}
+
+/** The run of records from `i` that `belongs` admits, in one day file (so one pointer names it). */
+function runFrom(records: readonly ActivityRecord[], i: number, belongs: (next: ActivityRecord, last: ActivityRecord) => boolean): ActivityRecord[] {
+  const first = records[i] as ActivityRecord
+  const run = [first]
+  while (i + run.length < records.length) {
+    const next = records[i + run.length] as ActivityRecord
+    if (fileOf(next.ref) !== fileOf(first.ref) || !belongs(next, run[run.length - 1] as ActivityRecord)) break
+    run.push(next)
+  }
+  return run
+}
+
+const within = (gapMs: number) => (next: ActivityRecord, last: ActivityRecord): boolean => Date.parse(next.ts) - Date.parse(last.ts) <= gapMs
+
+/** `[HH:MM]` or `[HH:MM-HH:MM]` for a run. */
+function span(run: readonly ActivityRecord[]): string {
+  const first = hhmm((run[0] as ActivityRecord).ts)
+  const last = hhmm((run[run.length - 1] as ActivityRecord).ts)
+  return first === last && run.length === 1 ? `[${first}]` : `[${first}-${last}]`
+}
+
+/** A stretch of one session's messages and tool calls: what `sessionBlocks` folds into one block. */
+const inSession = (type: ActivityType): boolean => isMessage(type) || type === 'tool_use'
+
+/** Tool calls by tool, in the order each was first called; calls with nothing logged but the tool's name are left out. */
+function callsByTool(records: readonly ActivityRecord[]): Map<string, ActivityRecord[]> {
+  const byTool = new Map<string, ActivityRecord[]>()
+  for (const record of records) {
+    if (record.type !== 'tool_use' || (toolInput(record) === '' && toolOutcome(record) === '')) continue
+    const tool = record.tool ?? '?'
+    byTool.set(tool, [...(byTool.get(tool) ?? []), record])
+  }
+  return byTool
+}
+
+/**
+ * The calls of one tool as one line: `TOOL run_sql x5, 1 failed: <inputs> | last: <outcome>` (one
+ * call: its own line's text). `brief` leaves the inputs out and cuts the outcome shorter.
+ */
+function toolSummary(tool: string, calls: readonly ActivityRecord[], brief = false): string {
+  const last = calls[calls.length - 1] as ActivityRecord
+  const failed = calls.filter((r) => r.meta?.ok === false).length
+  if (brief) {
+    const outcome = toolPart(toolOutcome(last), TOOL_PART_LIMIT / 2).text
+    return `${span(calls)} TOOL ${escaped(tool)}${calls.length > 1 ? ` x${calls.length}` : ''}${failed > 0 ? `, ${failed} failed` : ''}${outcome !== '' ? ` | last: ${outcome}` : ''}`
+  }
+  if (calls.length === 1) return `[${hhmm(last.ts)}] TOOL ${escaped(tool)}: ${toolText(last, last.ref)}`
+  const inputs = [...new Set(calls.map(toolInput).filter((input) => input !== ''))]
+  // Beside other lines of a block, each input is cut shorter than a call's own line would cut it.
+  const named = inputs.slice(0, TOOL_INPUTS_SHOWN).map((input) => toolPart(input, TOOL_PART_LIMIT * 0.6).text)
+  const more = inputs.length > TOOL_INPUTS_SHOWN ? `; +${inputs.length - TOOL_INPUTS_SHOWN} more` : ''
+  const outcome = toolPart(toolOutcome(last)).text
+  const parts = [`${span(calls)} TOOL ${escaped(tool)} x${calls.length}${failed > 0 ? `, ${failed} failed` : ''}:`, named.length > 0 ? `${named.join('; ')}${more}` : '', outcome !== '' ? `| last: ${outcome}` : '']
+  return parts.filter((part) => part !== '').join(' ')
+}
+
+/**
+ * A stretch of one session — its messages and tool calls, no gap over 30 minutes — as few blocks
+ * as say what happened: one event as its own line; the calls of one tool as one line; otherwise
+ * one block with the first and last messages and one line per tool (its count, failures, inputs
+ * and last outcome), and a pointer to the whole stretch. Repeats cost one line, not one each.
+ */
+function sessionBlocks(run: readonly ActivityRecord[]): ActivityBlock[] {
+  const messages = run.filter((r) => isMessage(r.type) && textOf(r).trim() !== '')
+  const tools = callsByTool(run)
+  const calls = [...tools.values()].reduce((sum, list) => sum + list.length, 0)
+  const kept = run.filter((r) => messages.includes(r) || [...tools.values()].some((list) => list.includes(r)))
+  const last = kept[kept.length - 1]
+  if (last === undefined) return []
+  const refs = kept.map((r) => r.ref)
+  const pointer = pointerFor(refs)
+  if (kept.length === 1) {
+    const text = singleLine(last)
+    return text === undefined ? [] : [{ text, refs, pointer, kind: 'single', latestTs: last.ts }]
+  }
+  if (messages.length === 0 && tools.size === 1) {
+    const [tool, list] = [...tools][0] as [string, ActivityRecord[]]
+    return [{ text: `${toolSummary(tool, list)} (-> ${pointer})`, refs, pointer, kind: 'tools', latestTs: last.ts }]
+  }
+  // With tool lines beside them, messages are cut shorter and fewer are shown: the block must fit a channel's share.
+  const shownMessages = tools.size > 0 ? CONVERSATION_SHOWN - 2 : CONVERSATION_SHOWN
+  const limit = tools.size > 0 ? ACTIVITY_CONTENT_LIMIT / 2 : ACTIVITY_CONTENT_LIMIT
+  const line = (r: ActivityRecord): string => `  [${hhmm(r.ts)}] ${ACTIVITY_LABELS[r.type]} ${clip(textOf(r), r.ref, limit)}`
+  const head = Math.ceil(shownMessages / 3)
+  const said =
+    messages.length <= shownMessages
+      ? messages.map(line)
+      : [...messages.slice(0, head).map(line), `  … ${messages.length - shownMessages} more`, ...messages.slice(messages.length - (shownMessages - head)).map(line)]
+  const people = [...new Set(messages.map(speakerOf).filter((name) => name !== ''))]
+  const who = people.length > 0 ? ` ${people.map(escaped).join(', ')}` : ''
+  const first = kept[0] as ActivityRecord
+  const session = first.session ? `${who === '' ? ' ' : ', '}session ${escaped(first.session)}` : ''
+  const count = tools.size === 0 ? `${messages.length}` : messages.length === 0 ? `${calls} tool calls` : `${messages.length} messages, ${calls} tool calls`
+  const label = messages.length > 0 ? 'MSG' : 'TOOL'
+  const toolLines = [...tools].map(([tool, list]) => `  ${toolSummary(tool, list)}`)
+  const header = `${span(kept)} ${label}${who}${session} (${count}):`
+  const lastSaid = messages[messages.length - 1]
+  const compact = [header, ...(lastSaid ? [`  [${hhmm(lastSaid.ts)}] ${ACTIVITY_LABELS[lastSaid.type]} ${clip(textOf(lastSaid), lastSaid.ref, ACTIVITY_CONTENT_LIMIT / 2)}`] : []), ...[...tools].map(([tool, list]) => `  ${toolSummary(tool, list, true)}`), `  -> ${pointer}`]
+  return [
+    {
+      text: [header, ...said, ...toolLines, `  -> ${pointer}`].join('\n'),
+      compact: compact.join('\n'),
+      refs,
+      pointer,
+      kind: tools.size === 0 ? 'conversation' : 'session',
+      latestTs: last.ts,
+    },
+  ]
 }
 
 /**
@@ -123,6 +297,13 @@ export function groupActivity(records: readonly ActivityRecord[]): ActivityBlock
   while (i < records.length) {
     const record = records[i] as ActivityRecord
     const file = fileOf(record.ref)
+
+    if (inSession(record.type)) {
+      const run = runFrom(records, i, (next, last) => inSession(next.type) && next.session === record.session && within(DM_GROUP_GAP_MS)(next, last))
+      blocks.push(...sessionBlocks(run))
+      i += run.length
+      continue
+    }
 
     if (isDm(record.type)) {
       const peer = peerOf(record)
@@ -192,7 +373,8 @@ export function groupActivity(records: readonly ActivityRecord[]): ActivityBlock
       continue
     }
 
-    blocks.push({ text: singleLine(record), refs: [record.ref], pointer: record.ref, kind: 'single', latestTs: record.ts })
+    const text = singleLine(record)
+    if (text !== undefined) blocks.push({ text, refs: [record.ref], pointer: record.ref, kind: 'single', latestTs: record.ts })
     i++
   }
   return blocks

@@ -120,13 +120,17 @@ export function frameCost(meter: BudgetMeter): number {
  * Render within the meter's budget exactly: drop items from the sections in `dropOrder` (lowest
  * priority first) until the whole block is within it.
  */
-export function renderWithinBudget<T>(sections: Array<PackedSection<T>>, meter: BudgetMeter, dropOrder: readonly PrimingChannel[]): { text: string; tokens: number } {
+export function renderWithinBudget<T>(sections: Array<PackedSection<T>>, meter: BudgetMeter, dropOrder: readonly PrimingChannel[], reserved = 0): { text: string; tokens: number } {
+  // `reserved` is kept free for a line the caller adds after (the degraded note), in tokens and,
+  // when characters are capped, in characters at the budget's rate.
+  const budget = meter.budget - reserved
+  const maxChars = meter.maxChars === undefined ? undefined : meter.maxChars - (meter.budget === 0 ? 0 : Math.ceil((reserved * meter.maxChars) / meter.budget))
   for (;;) {
     const text = renderBlock(sections)
     // Exact, from the counts of its lines, which packing has just taken (the whole block encoded
     // again cost ~0.7 ms per priming call at 100k units).
     const tokens = countTokensByLine(text)
-    if (tokens <= meter.budget && (meter.maxChars === undefined || text.length <= meter.maxChars)) return { text, tokens }
+    if (tokens <= budget && (maxChars === undefined || text.length <= maxChars)) return { text, tokens }
     const victim = dropOrder.map((channel) => sections.find((s) => s.channel === channel && s.items.length > 0)).find((s) => s !== undefined)
     if (!victim) return { text: '', tokens: 0 }
     // Recent activity is chronological: its oldest line matters least. Elsewhere the last is the weakest.

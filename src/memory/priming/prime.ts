@@ -15,7 +15,7 @@
 import type { Clock } from '../../core/clock.ts'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import { userKey, type Viewer } from '../../core/owner.ts'
-import { truncateToTokens } from '../../core/tokens.ts'
+import { countTokensByLine, truncateToTokens } from '../../core/tokens.ts'
 import type { ActivityLog, DocumentStore, SearchIndex, UnitKind } from '../../storage/contracts.ts'
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
 import { contentWords, MIN_VECTOR_SIMILARITY, matchProcedures, type MatchCandidate } from '../procedures/matching.ts'
@@ -29,7 +29,7 @@ import { isFailureRecord } from '../failures.ts'
 import { classifyMessage, type MessageType } from './classify.ts'
 import { isConversational, longestExcerpt, packRelated, passageOf, type RelatedCandidate } from './conversation-excerpts.ts'
 import { PASSAGE_CHARS } from '../context/passages.ts'
-import { createBudgetMeter, frameCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
+import { createBudgetMeter, frameCost, headingCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
 import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
 
 const PROCEDURE_LIST_TTL_MS = 2_000
@@ -54,6 +54,19 @@ export interface InjectedMemory {
   /** Why it was recalled: score terms for retrieval, the stage for skill matching, the rule otherwise. */
   why: Record<string, number | string>
 }
+
+/** One reason memories in a prompt are degraded, said once, and which injected memories it concerns. */
+export interface DegradedNote {
+  reason: string
+  /** Ids of the injected memories (`InjectedMemory.id`). */
+  memories: string[]
+}
+
+/**
+ * Said once at the end of a block that holds degraded memories, instead of a notice on each one
+ * (`PrimingResult.degraded` lists which and why).
+ */
+export const DEGRADED_NOTE = '(Degraded: some of these memories are extractive summaries written without an LLM and may miss details.)'
 
 export interface PrimeInput {
   message: string
@@ -101,6 +114,8 @@ export interface PrimingResult {
   /** Exact o200k tokens of `text`. */
   tokens: number
   injected: InjectedMemory[]
+  /** Why some injected memories are degraded, each reason once (the text says so in one line, `DEGRADED_NOTE`). */
+  degraded: DegradedNote[]
   /** Channels that failed or degraded; the others still delivered. */
   warnings: string[]
   ms: number
@@ -125,7 +140,11 @@ export interface Primer {
   prime(input: PrimeInput): Promise<PrimingResult>
 }
 
-type Meta = Omit<InjectedMemory, 'tokens'>
+/**
+ * What packing carries for an item: the injected memory, and why it is degraded when it is (an
+ * episode summarised without an LLM) — said once for the prompt (`degraded`), not on the memory.
+ */
+type Meta = Omit<InjectedMemory, 'tokens'> & { degraded?: string }
 
 const HEADINGS: Record<PrimingChannel, (user?: string) => string> = {
   profile: (user) => `### About ${escapeRecalled(user ?? 'the sender')}`,
@@ -154,6 +173,28 @@ function relatedLine(hit: RetrievalHit, itemTokens: number): string {
   const body = cut.length < text.length ? `${cut}… (-> ${pointer})` : `${text} (-> ${pointer})`
   const note = validityNote(factValidityOfUnit(unit), (slug) => siblingSource(unit.source, slug))
   return `- [${unit.kind} ${day(unit.createdAt)}] ${body}${note === '' ? '' : ` ${escapeRecalled(note)}`}`
+}
+
+/** A hit's degraded reason (set by the indexer on an extractive episode section), as an injected memory's field. */
+function degradedOf(hit: RetrievalHit): { degraded?: string } {
+  const reason = hit.unit.meta?.degraded
+  return typeof reason === 'string' && reason !== '' ? { degraded: reason } : {}
+}
+
+/** An item's meta as the injected memory it reports (its degraded reason goes to the prompt's one note instead). */
+function asInjected(meta: Meta, tokens: number): InjectedMemory {
+  const { degraded: _degraded, ...memory } = meta
+  return { ...memory, tokens }
+}
+
+/** Each reason once, with the memories it concerns. */
+function degradedNotes(injected: ReadonlyArray<Meta>): DegradedNote[] {
+  const byReason = new Map<string, string[]>()
+  for (const memory of injected) {
+    if (memory.degraded === undefined) continue
+    byReason.set(memory.degraded, [...(byReason.get(memory.degraded) ?? []), memory.id])
+  }
+  return [...byReason].map(([reason, memories]) => ({ reason, memories }))
 }
 
 function whyOf(hit: RetrievalHit): Record<string, number> {
@@ -196,7 +237,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
     }))
   }
 
-  async function activityItems(log: ActivityLog, asOf: Date, sessionId: string | undefined): Promise<Array<PackItem<Meta>>> {
+  async function activityItems(log: ActivityLog, asOf: Date, sessionId: string | undefined, fits: (text: string) => boolean): Promise<Array<PackItem<Meta>>> {
     const since = new Date(asOf.getTime() - settings.activityHours * 3_600_000).toISOString()
     // A model failure is for the operator (turn.warnings, doctor), not something the agent did.
     const records = (await log.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })).reverse().filter((record) => !isFailureRecord(record))
@@ -205,14 +246,16 @@ export function createPrimer(deps: PrimerDeps): Primer {
     return groupActivity(outside)
       .reverse()
       .map((block) => ({
-        text: block.text,
+        // A stretch too long for the channel's share is said in brief rather than left out.
+        text: block.compact !== undefined && !fits(block.text) ? block.compact : block.text,
         meta: {
           channel: 'activity',
           id: block.pointer,
           kind: 'activity',
           source: block.pointer.split('#')[0] ?? block.pointer,
           provenance: block.refs,
-          why: { group: block.kind, at: block.latestTs },
+          // What the line stands for: how many events, and from when (the line itself says what they were).
+          why: { group: block.kind, events: block.refs.length, at: block.latestTs },
         },
       }))
   }
@@ -378,7 +421,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
       const associative = !analyseQuery(message, 16).onlyStopWords
       const [profile, activity, found] = await Promise.all([
         guard('profile', () => (input.skipProfile ? Promise.resolve([]) : profileItems(input.user ?? input.viewer?.user)), []),
-        guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId), []),
+        guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId, (text) => meter.line(text) + headingCost(HEADINGS.activity(), meter) <= share('activity')), []),
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
         guard('related', async () => (associative ? relatedHits(message, input, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
       ])
@@ -407,28 +450,38 @@ export function createPrimer(deps: PrimerDeps): Primer {
         .map((hit) => ({
           unit: hit.unit,
           line: isConversational(hit.unit) ? '' : relatedLine(hit, settings.itemTokens),
-          meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit) },
+          meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit), ...degradedOf(hit) },
         }))
-      const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, relatedBudget, meter, settings.itemTokens)
+      // The degraded note is one line for the whole block: its room is kept when a candidate may need it.
+      const noteCost = relatedCandidates.some((candidate) => candidate.meta.degraded !== undefined) ? meter.line(DEGRADED_NOTE) + 1 : 0
+      const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, Math.max(0, relatedBudget - noteCost), meter, settings.itemTokens)
       sections.push(profileSection, activitySection, relatedPack.section, skillsSection)
 
-      const { text, tokens } = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'])
+      const rendered = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'], noteCost)
       const injected: InjectedMemory[] = []
-      if (text !== '') {
+      const shownDegraded: Meta[] = []
+      if (rendered.text !== '') {
         for (const section of sections) {
           if (section === relatedPack.section) {
             // Excerpt groups hold several memories each: list every one shown.
-            for (const item of relatedPack.packed()) injected.push({ ...item.meta, tokens: item.tokens })
+            for (const item of relatedPack.packed()) {
+              injected.push(asInjected(item.meta, item.tokens))
+              if (item.meta.degraded !== undefined) shownDegraded.push(item.meta)
+            }
             continue
           }
           for (const item of section.items) {
             // Profile lines are one memory: merge them.
             const same = injected.find((m) => m.channel === section.channel && m.id === item.meta.id)
             if (same) same.tokens += item.tokens
-            else injected.push({ ...item.meta, tokens: item.tokens })
+            else injected.push(asInjected(item.meta, item.tokens))
           }
         }
       }
+
+      const degraded = degradedNotes(shownDegraded)
+      const text = degraded.length > 0 ? `${rendered.text}\n\n${DEGRADED_NOTE}` : rendered.text
+      const tokens = degraded.length > 0 ? countTokensByLine(text) : rendered.tokens
 
       // The Hebbian term: what priming put in front of the agent was recalled. A skill or procedure
       // is not: it is credited a use when the session follows it (procedures/use-crediting.ts).
@@ -440,7 +493,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
           warnings.push(`access: ${describeError(error)}`)
         }
       }
-      return { text, type, budget, tokens, injected, warnings, ms: performance.now() - started }
+      return { text, type, budget, tokens, injected, degraded, warnings, ms: performance.now() - started }
     },
   }
 }

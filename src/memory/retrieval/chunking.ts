@@ -4,6 +4,8 @@
  * line drowns in the rest.
  */
 
+import { parseEpisodeSections, recalledSection } from '../episodes/episode-format.ts'
+
 /** Target size of a chunk; small enough that one chunk is one idea, big enough to carry context. */
 export const CHUNK_TOKENS = 300
 
@@ -17,6 +19,8 @@ export interface Chunk {
   /** The nearest heading above the chunk, carried so a chunk stands on its own. */
   heading: string | undefined
   text: string
+  /** Why the text is degraded (an episode section summarised without an LLM), when it is. */
+  degraded?: string
 }
 
 /**
@@ -59,6 +63,29 @@ export function chunkMarkdown(body: string, maxTokens = CHUNK_TOKENS): Chunk[] {
       size += n
     }
     if (buffer.length > 0) chunks.push({ index: chunks.length, heading: section.heading, text: buffer.join('\n\n') })
+  }
+  return chunks
+}
+
+/**
+ * An episode file's chunks: each `## ` section chunked on its own, as it is recalled — without the
+ * machine's marker comment (JSON for immediate encoding, not a memory) and without the extractive
+ * notice, which becomes the chunk's `degraded` reason instead (episode-format.ts `recalledSection`).
+ */
+export function chunkEpisode(body: string, maxTokens = CHUNK_TOKENS): Chunk[] {
+  const chunks: Chunk[] = []
+  for (const section of parseEpisodeSections(body)) {
+    const { heading, body: text, degraded } = recalledSection(section)
+    for (const chunk of chunkMarkdown(text, maxTokens)) {
+      // Each chunk opens with its section's time and title as plain words (a `## ` would be escaped
+      // in a prompt), so a chunk read alone still says when and what.
+      chunks.push({
+        index: chunks.length,
+        heading: heading === '' ? chunk.heading : heading,
+        text: heading === '' ? chunk.text : `${heading}\n${chunk.text}`,
+        ...(degraded !== undefined ? { degraded } : {}),
+      })
+    }
   }
   return chunks
 }

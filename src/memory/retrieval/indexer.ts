@@ -16,7 +16,7 @@ import { ENGRAM_FILES } from '../../storage/contracts.ts'
 import type { Embedder } from '../../llm/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { profileFacts } from '../engrams/user-profiles.ts'
-import { chunkMarkdown } from './chunking.ts'
+import { chunkEpisode, chunkMarkdown } from './chunking.ts'
 import { factValidityOf } from './fact-history.ts'
 
 export interface ReindexReport {
@@ -490,7 +490,8 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
   // document without these fields keeps the hash of its text alone.
   const validity = unit === 'knowledge' ? factValidityOf(fm) : undefined
   const historyKey = validity === undefined ? '' : `\n\u0000history ${validity.supersededBy ?? ''} ${validity.supersedes ?? ''} ${validity.validFrom ?? ''} ${validity.validUntil ?? ''}`
-  return chunkMarkdown(doc.body).map((chunk) => {
+  const chunks = unit === 'episode' ? chunkEpisode(doc.body) : chunkMarkdown(doc.body)
+  return chunks.map((chunk) => {
     const text = chunk.index === 0 && description ? `${description}\n${chunk.text}` : chunk.text
     return {
       id: `${doc.path}#${chunk.index}`,
@@ -501,9 +502,9 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
       agent: deps.agent,
       createdAt,
       updatedAt: modifiedAt,
-      hash: contentHash(`${text}${historyKey}`),
+      hash: contentHash(`${text}${historyKey}${chunk.degraded ? `\n\u0000degraded ${chunk.degraded}` : ''}`),
       links: links.length > 0 ? links : undefined,
-      meta: { slug: doc.slug, ...(chunk.heading ? { heading: chunk.heading } : {}), ...validity },
+      meta: { slug: doc.slug, ...(chunk.heading ? { heading: chunk.heading } : {}), ...(chunk.degraded ? { degraded: chunk.degraded } : {}), ...validity },
     }
   })
 }
