@@ -39,6 +39,7 @@ import { createRetriever, type Retriever } from './memory/retrieval/search.ts'
 import { retrievalSettingsFromConfig } from './memory/retrieval/settings.ts'
 import { createPrimer, type Primer } from './memory/priming/prime.ts'
 import { primingSettingsFromConfig } from './memory/priming/settings.ts'
+import { replayLoggedCalls } from './session/replay-calls.ts'
 import { createSession, type Session, type SessionOptions } from './session/session.ts'
 import { type Owner, validateUserId, type Viewer } from './core/owner.ts'
 import { encoderFor } from './memory/engrams/encode.ts'
@@ -240,7 +241,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     documents: backend.documents,
     // A session's events and episode live in its owner's tree: its user's, or the agent's (decision 0017).
     async storesOf(session) {
-      const user = (await backend.context.findConversation(session, values.agent))?.user
+      // A session without stored messages (an MCP client's tool calls) names its user in its record.
+      const user = (await backend.context.findConversation(session, values.agent))?.user ?? (await backend.lifecycle.session(values.agent, session))?.user
       const owner: Owner = user === undefined ? 'agent' : `user:${user}`
       const owned = backend.owned(owner)
       return { owner, activity: owned.activity, documents: owned.documents }
@@ -292,6 +294,10 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     memory,
     context,
     freshTail: values.context.freshTail,
+    runs: backend.jobs,
+    patternMonitorMode: values.learning.patternMonitorMode,
+    // Only the learner's buffer is read: its encoder and model are never called here.
+    replayCalls: (calls, mode) => replayLoggedCalls(calls, { mode, encoder: memory.encoder, llm }),
     readMessages: async (ids) => {
       const byId = new Map((await backend.context.messagesById(ids)).map((message) => [message.id, message]))
       return ids.flatMap((id) => {
@@ -361,7 +367,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
               log: view.own.activity,
               clock,
               onError: (error) => warn(`activity log: ${describeError(error)}`),
-              onRecorded: (event) => lifecycle.observe(event),
+              // The session record carries the user whose tree holds its events (replay and the episode read it there).
+              onRecorded: (event) => lifecycle.observe(event, user),
             }),
       procedures: createProcedureView(view.trees.map((tree) => proceduresOf(tree.owner))),
       recall: createEpisodicRecall({ trees: view.trees.map((tree) => ({ activity: tree.stores.activity, documents: tree.stores.documents, namespace: tree.namespace })), clock }),

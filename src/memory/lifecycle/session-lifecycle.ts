@@ -11,7 +11,9 @@ import type { Clock } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { JobInput, Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
+import type { JobInput, Jobs, Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
+import type { PatternMonitorMode } from '../learning/pattern-monitor.ts'
+import { CALL_TURN_JOB, type CallTurnDeps, createCallTurns } from './call-turns.ts'
 import type { ContextProvider } from '../context/provider.ts'
 import type { DeclarativeMemory } from '../engrams/declarative-memory.ts'
 import type { DroppedWork } from '../failures.ts'
@@ -53,6 +55,11 @@ export interface SessionLifecycleDeps {
   eager?: boolean
   idleMs?: number
   onWarning(message: string): void
+  /** The job log: where the end of a turn without a message is recorded (call-turns.ts). */
+  runs: Jobs
+  patternMonitorMode: PatternMonitorMode
+  /** Replays a turn's logged tool calls through a fresh error learner and pattern monitor (a turn whose process died). */
+  replayCalls: CallTurnDeps['replay']
   /** Work given up after its last attempt, for the failure reports (failures.ts). */
   onDropped?(work: DroppedWork): Promise<void>
   /** Every job this process settled (the mind reindexes after work that wrote files). */
@@ -76,6 +83,10 @@ export interface SessionLifecycle {
   endTurn(work: TurnWork, replyIds: number[]): Promise<string[]>
   /** The explicit end of a session: the episode is written now, sleep replay and procedure outcomes are queued. */
   endSession(sessionId: string): Promise<BoundaryOutcome>
+  /** Opens a turn without a message (an MCP client's calls): counted, and watched in case this process dies (call-turns.ts). */
+  beginCalls(sessionId: string, user: string | undefined): Promise<number>
+  /** Ends it: its work is queued as `endTurn` queues a turn's, and the end is recorded. */
+  endCalls(work: TurnWork): Promise<string[]>
 }
 
 /** What `maintain()` (or a heartbeat) did. */
@@ -97,8 +108,8 @@ export interface HeartbeatReport extends LifecycleReport {
 }
 
 export interface MindLifecycle extends SessionLifecycle {
-  /** Notes activity (wired to the activity recorder). */
-  observe(event: ActivityEvent): Promise<void>
+  /** Notes activity (wired to the activity recorder of `user`'s tree, the agent's without one). */
+  observe(event: ActivityEvent, user?: string): Promise<void>
   /** Closes idle sessions, queues memory-file compaction when due, and runs every due job. */
   maintain(options?: { forceCompaction?: boolean }): Promise<LifecycleReport>
   /** A heartbeat: closes the sessions quiet since the previous one, then runs every due job. */
@@ -141,6 +152,7 @@ function report(closed: ClosedSession[], jobs: JobOutcome[]): LifecycleReport {
 
 export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycle {
   const { agent, clock, store, memory } = deps
+  const callTurns = createCallTurns({ agent, clock, store, runs: deps.runs, scope: deps.scope, patternMonitorMode: deps.patternMonitorMode, replay: deps.replayCalls })
   const boundaries = createSessionBoundaries({ agent, lifecycle: store, clock, ...(deps.idleMs !== undefined ? { idleMs: deps.idleMs } : {}) })
   const runner = createJobRunner({
     lifecycle: store,
@@ -152,6 +164,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
       [PROCEDURE_OUTCOMES_JOB]: procedureOutcomesHandler({ agent, lifecycle: store, scope: deps.scope, procedures: deps.procedures, clock, ignoredTools: deps.memoryTools }),
       [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory),
+      [CALL_TURN_JOB]: callTurns.handler,
       ...Object.fromEntries((deps.scheduled ?? []).map((work) => [work.kind, work.handler])),
       ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}) }),
     },
@@ -175,8 +188,8 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     await runner.idle()
   }
 
-  return {
-    observe: (event) => boundaries.observe(event),
+  const lifecycle: MindLifecycle = {
+    observe: (event, user) => boundaries.observe(event, user),
 
     async beginTurn(sessionId, user) {
       const { session, opened } = await store.beginTurn(agent, sessionId, { at: clock.now().toISOString(), ...(user !== undefined ? { user } : {}) })
@@ -199,6 +212,18 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     async heartbeatArrived() {
       await boundaries.heartbeat()
       runner.kick()
+    },
+
+    async beginCalls(sessionId, user) {
+      const { number } = await lifecycle.beginTurn(sessionId, user)
+      await callTurns.opened(sessionId, user, number)
+      return number
+    },
+
+    async endCalls(work) {
+      const queued = await lifecycle.endTurn(work, [])
+      await callTurns.ended(work.sessionId, work.turn)
+      return queued
     },
 
     async endTurn(work, replyIds) {
@@ -234,6 +259,8 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       await idle()
       await store.pruneJobs(agent, new Date(clock.now().getTime() - FINISHED_JOBS_KEPT_MS).toISOString())
       const closed = await boundaries.closeIdle()
+      // Turns without a message whose process died: their watches run in this drain.
+      await callTurns.orphans()
       if (options.forceCompaction) {
         await store.enqueue({ agent, ...memoryCompactionJob('forced', clock.now()) })
       } else if (await memoryCompactionDue(memory)) {
@@ -257,4 +284,5 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     },
     turn: (ref) => store.turn(agent, ref),
   }
+  return lifecycle
 }
