@@ -294,7 +294,6 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     memory,
     context,
     freshTail: values.context.freshTail,
-    runs: backend.jobs,
     patternMonitorMode: values.learning.patternMonitorMode,
     // Only the learner's buffer is read: its encoder and model are never called here.
     replayCalls: (calls, mode) => replayLoggedCalls(calls, { mode, encoder: memory.encoder, llm }),

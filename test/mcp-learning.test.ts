@@ -187,6 +187,8 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
     const recovered = jobs.find((job) => job.kind === 'call-turn' && job.session === 'mcp:dee')
     assert.equal(recovered?.status, 'done', JSON.stringify(jobs))
     assert.equal(recovered?.result?.failures, 3)
+    // The turns ended by their connections (bob's, cy's; ada's still open in a live process) are left alone.
+    assert.deepEqual(jobs.filter((job) => job.kind === 'call-turn' && job.status === 'done').map((job) => job.session), ['mcp:dee'])
     assert.match(rulesOf('dee'), RULE)
     assert.ok(lessonsOf('dee').includes(lessonFor('dee')), lessonsOf('dee'))
     assert.equal(postMortemsFor(server, 'dee'), 1)

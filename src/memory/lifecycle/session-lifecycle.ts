@@ -11,7 +11,7 @@ import type { Clock } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { JobInput, Jobs, Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
+import type { JobInput, Lifecycle, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
 import type { PatternMonitorMode } from '../learning/pattern-monitor.ts'
 import { CALL_TURN_JOB, type CallTurnDeps, createCallTurns } from './call-turns.ts'
 import type { ContextProvider } from '../context/provider.ts'
@@ -55,8 +55,6 @@ export interface SessionLifecycleDeps {
   eager?: boolean
   idleMs?: number
   onWarning(message: string): void
-  /** The job log: where the end of a turn without a message is recorded (call-turns.ts). */
-  runs: Jobs
   patternMonitorMode: PatternMonitorMode
   /** Replays a turn's logged tool calls through a fresh error learner and pattern monitor (a turn whose process died). */
   replayCalls: CallTurnDeps['replay']
@@ -152,7 +150,7 @@ function report(closed: ClosedSession[], jobs: JobOutcome[]): LifecycleReport {
 
 export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycle {
   const { agent, clock, store, memory } = deps
-  const callTurns = createCallTurns({ agent, clock, store, runs: deps.runs, scope: deps.scope, patternMonitorMode: deps.patternMonitorMode, replay: deps.replayCalls })
+  const callTurns = createCallTurns({ agent, clock, store, scope: deps.scope, patternMonitorMode: deps.patternMonitorMode, replay: deps.replayCalls })
   const boundaries = createSessionBoundaries({ agent, lifecycle: store, clock, ...(deps.idleMs !== undefined ? { idleMs: deps.idleMs } : {}) })
   const runner = createJobRunner({
     lifecycle: store,
@@ -222,7 +220,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
 
     async endCalls(work) {
       const queued = await lifecycle.endTurn(work, [])
-      await callTurns.ended(work.sessionId, work.turn)
+      await callTurns.ended(work.sessionId, work.user, work.turn)
       return queued
     },
 
