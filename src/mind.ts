@@ -163,7 +163,12 @@ export interface Mind {
   status(): Promise<MindStatus>
   /** Re-read every memory file and update the index (`full` re-embeds everything). */
   reindex(options?: { full?: boolean }): Promise<ReindexReport>
-  close(): Promise<void>
+  /**
+   * Waits for this process's background work, then closes. With `graceMs`, waits at most that long
+   * (a process asked to stop): work still running is handed back to the queue, claimable at once
+   * by the next `maintain()` in any process, instead of waiting out its lease.
+   */
+  close(options?: { graceMs?: number }): Promise<void>
 }
 
 export interface MaintenanceReport extends LifecycleReport {
@@ -556,10 +561,19 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     status: core.status,
     reindex,
-    async close() {
+    async close(options = {}) {
       // A reply still streaming will not be stored by this mind: its journal stays for recovery.
       journals.abandonAll()
-      await lifecycle.idle()
+      if (options.graceMs === undefined) await lifecycle.idle()
+      else {
+        let timer: NodeJS.Timeout | undefined
+        const waited = new Promise<false>((resolveWait) => {
+          timer = setTimeout(() => resolveWait(false), options.graceMs)
+        })
+        const done = await Promise.race([lifecycle.idle().then(() => true as const), waited])
+        clearTimeout(timer)
+        if (!done) await lifecycle.release('the process stopped before this job finished; it runs again on the next maintain')
+      }
       await indexing
       await context.close()
       await backend.close()

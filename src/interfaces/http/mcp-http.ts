@@ -101,11 +101,11 @@ export function createMcpRoute(options: McpRouteOptions): Hono<ServeEnv> {
   // The mind's owner closes it (engram serve on SIGTERM, a test's after()); its sessions go first,
   // so no tool call starts on a closed mind and nothing of theirs outlives it.
   const closeMind = mind.close
-  mind.close = async () => {
+  mind.close = async (options) => {
     mindClosed = true
     await Promise.all([...sessions.keys()].map(closeSession))
     await Promise.all(closing)
-    await closeMind.call(mind)
+    await closeMind.call(mind, options)
   }
 
   const armIdle = (id: string, session: McpSession): void => {

@@ -114,6 +114,8 @@ export interface MindLifecycle extends SessionLifecycle {
   heartbeat(): Promise<HeartbeatReport>
   /** Resolves when this process's background work is done. */
   idle(): Promise<void>
+  /** Hands the jobs this process is running back to the queue, claimable at once by any process (it is stopping). */
+  release(reason: string): Promise<number>
   session(sessionId: string): Promise<SessionRecord | null>
   openSessions(): Promise<SessionRecord[]>
   lastFinalizedTurn(sessionId: string): Promise<number>
@@ -275,6 +277,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     },
 
     idle,
+    release: (reason) => runner.release(reason),
     session: (sessionId) => store.session(agent, sessionId),
     openSessions: () => store.openSessions(agent),
     async lastFinalizedTurn(sessionId) {

@@ -13,8 +13,13 @@ import type { Command } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
 
 const MAINTAIN_EVERY_MS = 5 * 60_000
-/** After SIGINT / SIGTERM, how long closing the mind may take before the command returns anyway. */
-const SIGNAL_GRACE_MS = 500
+/**
+ * After SIGINT / SIGTERM, how long the background work (the last turn's learning) may run before
+ * it is handed back to the queue. MCP clients wait 2 s after SIGTERM before SIGKILL (the SDK's
+ * stdio transport): this, the stores' closing (bounded at half of it again) and the CLI's exit
+ * grace stay under that.
+ */
+const SIGNAL_GRACE_MS = 1_000
 
 export const mcpCommand: Command = {
   path: ['mcp'],
@@ -42,11 +47,15 @@ export const mcpCommand: Command = {
       ended = await serveStdio(server, { stdin: context.io.stdin ?? process.stdin, stdout: process.stdout, stderr: process.stderr }, { signals: true })
     } finally {
       clearInterval(timer)
-      const closing = maintaining.then(() => mind.close())
       // Asked to stop: close within a short grace, not after whatever background work is running
-      // (a compaction waiting on a model). That work is queued durably and runs on a later maintain.
-      if (ended === 'signal') await Promise.race([closing.catch(() => {}), new Promise((resolve) => setTimeout(resolve, SIGNAL_GRACE_MS).unref())])
-      else await closing
+      // (a compaction waiting on a model); the last turn's work is queued by then (the server's
+      // close ends it). What is still running is handed back to the queue, so a later maintain runs
+      // it at once rather than after its lease.
+      if (ended === 'signal') {
+        const closing = mind.close({ graceMs: SIGNAL_GRACE_MS }).catch((error) => context.io.stderr.write(`engram mcp: closing failed: ${String(error)}\n`))
+        // Bounded as a whole too: the stores' own closing must not keep a stopped server waiting.
+        await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1.5 * SIGNAL_GRACE_MS).unref())])
+      } else await maintaining.then(() => mind.close())
     }
     // The client may still be reading stdout until this process exits, and anything that is not
     // JSON-RPC there is a protocol error on its side: the end of the session is told on stderr.
