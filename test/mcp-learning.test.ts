@@ -11,10 +11,9 @@
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
@@ -31,64 +30,14 @@ import type { ServeEnv } from '../src/interfaces/http/support.ts'
 import { MCP_TURN_GAP_MS } from '../src/interfaces/mcp/mcp-turns.ts'
 import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
 import { createMind, type Mind } from '../src/mind.ts'
-import { type FakeChatRequest, type FakeChatStep, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
+import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+import { answer, hangingFor, lessonFor, postMortemsFor, RULE, read, waitFor } from './support/mcp-learning.ts'
 import { textOf } from './support/tool-calls.ts'
 
 const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '..')
 const bin = join(root, 'src/interfaces/cli/bin.ts')
-
-const RULE = /## When\n- When a tool call fails twice in a row/
-/** The post-mortem's lesson names the user whose failed calls it read, so a lesson in the wrong tree is seen. */
-const lessonFor = (user: string): string => `Search the memory for the exact note name before read_memory_file (learned with ${user}).`
-
-function schemaName(request: { body: unknown }): string {
-  return (request.body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name ?? 'text'
-}
-
-/** Post-mortems for these users hang (a model that does not answer) until they are taken out. */
-const hangingFor = new Set<string>()
-
-function answer(request: FakeChatRequest): FakeChatStep {
-  const prompt = JSON.stringify(request.messages)
-  switch (schemaName(request)) {
-    case 'lessons': {
-      const user = /knowledge\/(\w+)-missing/.exec(prompt)?.[1] ?? 'nobody'
-      if (hangingFor.has(user)) return { hang: true }
-      return { json: { lessons: [{ tool: 'read_memory_file', lesson: lessonFor(user), confidence: 'high' }] } }
-    }
-    case 'episode':
-      return { json: { title: 'Looking for notes that were not there', summary: 'The agent tried to read three notes that do not exist.', resolved: [], newTasks: [] } }
-    case 'consolidated_lessons':
-      return { json: { rules: [], lessons: [] } }
-    case 'identity_facts':
-      return { json: { facts: [] } }
-    case 'procedures':
-      return { json: { procedures: [] } }
-    case 'knowledge':
-      return { json: { items: [] } }
-    default:
-      return { fail: { status: 500, body: { error: { message: `unexpected request ${schemaName(request)}` } } } }
-  }
-}
-
-/** The post-mortem model calls made for `user`'s failed calls. */
-function postMortemsFor(server: FakeOpenAiServer, user: string): number {
-  return server.requests.filter((request) => request.path === '/v1/chat/completions' && schemaName(request) === 'lessons' && JSON.stringify(request.body).includes(`knowledge/${user}-missing`)).length
-}
-
-function read(path: string): string {
-  return existsSync(path) ? readFileSync(path, 'utf8') : ''
-}
-
-async function waitFor(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await sleep(50)
-  }
-}
 
 describe('engram mcp --user: passive learning, replay and episodes reach the user', () => {
   let tmp: TempHome
