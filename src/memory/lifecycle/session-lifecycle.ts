@@ -83,7 +83,7 @@ export interface SessionLifecycle {
   endSession(sessionId: string): Promise<BoundaryOutcome>
   /** Opens a turn without a message (an MCP client's calls): counted, and watched in case this process dies (call-turns.ts). */
   beginCalls(sessionId: string, user: string | undefined): Promise<number>
-  /** Ends it: its work is queued as `endTurn` queues a turn's, and the end is recorded. */
+  /** Ends it: its failures and pattern events are queued as `endTurn` queues them (not counted for identity), and its end is marked. */
   endCalls(work: TurnWork): Promise<string[]>
 }
 
@@ -188,6 +188,12 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     await runner.idle()
   }
 
+  async function queueTurnJobs(jobs: ReadonlyArray<Omit<JobInput, 'agent'>>): Promise<string[]> {
+    for (const job of jobs) await store.enqueue({ agent, ...job })
+    if (jobs.length > 0) runner.kick()
+    return jobs.map((job) => job.kind)
+  }
+
   const lifecycle: MindLifecycle = {
     observe: (event, user) => boundaries.observe(event, user),
 
@@ -221,7 +227,8 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     },
 
     async endCalls(work) {
-      const queued = await lifecycle.endTurn(work, [])
+      // Not counted for identity extraction: a turn without a message says nothing about the user.
+      const queued = await queueTurnJobs(turnJobs(work, undefined, clock.now().toISOString()))
       await callTurns.ended(work.sessionId, work.user, work.turn)
       return queued
     },
@@ -237,10 +244,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
         const messages = await deps.readMessages(turns.map((turn) => turn.messageId).reverse())
         identity = { count, messages: messages.filter((message) => message.role === 'user').map((message) => message.content) }
       }
-      const jobs = turnJobs(work, identity, at)
-      for (const job of jobs) await store.enqueue({ agent, ...job })
-      if (jobs.length > 0) runner.kick()
-      return jobs.map((job) => job.kind)
+      return queueTurnJobs(turnJobs(work, identity, at))
     },
 
     async endSession(sessionId) {
