@@ -164,11 +164,12 @@ export interface Mind {
   /** Re-read every memory file and update the index (`full` re-embeds everything). */
   reindex(options?: { full?: boolean }): Promise<ReindexReport>
   /**
-   * Waits for this process's background work, then closes. With `graceMs`, waits at most that long
-   * (a process asked to stop): work still running is handed back to the queue, claimable at once
-   * by the next `maintain()` in any process, instead of waiting out its lease.
+   * Waits for this process's background work, then closes. With `graceMs`, waits at most that long,
+   * and with `signal`, until it aborts (a process asked to stop): work still running then is handed
+   * back to the queue, claimable at once by the next `maintain()` in any process, instead of
+   * waiting out its lease.
    */
-  close(options?: { graceMs?: number }): Promise<void>
+  close(options?: { graceMs?: number; signal?: AbortSignal }): Promise<void>
 }
 
 export interface MaintenanceReport extends LifecycleReport {
@@ -564,22 +565,33 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     async close(options = {}) {
       // A reply still streaming will not be stored by this mind: its journal stays for recovery.
       journals.abandonAll()
-      if (options.graceMs === undefined) await lifecycle.idle()
-      else {
-        let timer: NodeJS.Timeout | undefined
-        const waited = new Promise<false>((resolveWait) => {
-          timer = setTimeout(() => resolveWait(false), options.graceMs)
-        })
-        const done = await Promise.race([lifecycle.idle().then(() => true as const), waited])
-        clearTimeout(timer)
-        if (!done) await lifecycle.release('the process stopped before this job finished; it runs again on the next maintain')
-      }
+      if (options.graceMs === undefined && options.signal === undefined) await lifecycle.idle()
+      else if (!(await settlesInTime(lifecycle.idle(), options))) await lifecycle.release('the process stopped before this job finished; it runs again on the next maintain')
       await indexing
       await context.close()
       await backend.close()
     },
   }
   return mind
+}
+
+/** Whether `work` settles before `graceMs` pass and `signal` aborts (whichever is given). */
+async function settlesInTime(work: Promise<unknown>, options: { graceMs?: number; signal?: AbortSignal }): Promise<boolean> {
+  const { graceMs, signal } = options
+  if (signal?.aborted) return false
+  let timer: NodeJS.Timeout | undefined
+  let onAbort: (() => void) | undefined
+  const cut = new Promise<false>((resolveCut) => {
+    if (graceMs !== undefined) timer = setTimeout(() => resolveCut(false), graceMs)
+    onAbort = () => resolveCut(false)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    return await Promise.race([work.then(() => true), cut])
+  } finally {
+    clearTimeout(timer)
+    if (onAbort) signal?.removeEventListener('abort', onAbort)
+  }
 }
 
 /** Agents that have a folder in a home. */

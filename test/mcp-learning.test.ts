@@ -151,6 +151,24 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
     assert.equal(postMortemsFor(server, 'eve'), 2, 'asked once more, by the later process')
   })
 
+  test('a client that closes while the post-mortem waits on the model: its SIGTERM two seconds later hands the work back to the queue', async () => {
+    hangingFor.add('fay')
+    const fay = await connect('fay')
+    await failThreeTimes(fay, 'fay')
+    // The SDK's close: stdin ends, then SIGTERM after 2 s if the server still runs, SIGKILL 2 s later.
+    await fay.client.close()
+    await fay.closed
+    assert.match(fay.stderr(), /session ended \(stdin_closed\)/, 'stopped by the SIGTERM, not killed')
+    assert.match(rulesOf('fay'), RULE, 'the offline work was done before the model was asked')
+    assert.equal(postMortemsFor(server, 'fay'), 1)
+
+    hangingFor.delete('fay')
+    const { stdout } = await run(process.execPath, [bin, 'maintain', '--home', tmp.home, '--json'], { env, cwd: root })
+    const jobs = (JSON.parse(stdout) as { data: { jobs: Array<{ kind: string; status: string; session?: string }> } }).data.jobs
+    assert.equal(jobs.find((job) => job.kind === 'error-learner' && job.session === 'mcp:fay')?.status, 'done', JSON.stringify(jobs))
+    assert.ok(lessonsOf('fay').includes(lessonFor('fay')), lessonsOf('fay'))
+  })
+
   test('a process SIGKILLed mid-turn: a later engram maintain does the turn\'s work, once', async () => {
     const dee = await connect('dee')
     await failThreeTimes(dee, 'dee')

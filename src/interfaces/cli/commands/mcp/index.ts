@@ -47,15 +47,29 @@ export const mcpCommand: Command = {
       ended = await serveStdio(server, { stdin: context.io.stdin ?? process.stdin, stdout: process.stdout, stderr: process.stderr }, { signals: true })
     } finally {
       clearInterval(timer)
-      // Asked to stop: close within a short grace, not after whatever background work is running
-      // (a compaction waiting on a model); the last turn's work is queued by then (the server's
-      // close ends it). What is still running is handed back to the queue, so a later maintain runs
-      // it at once rather than after its lease.
-      if (ended === 'signal') {
-        const closing = mind.close({ graceMs: SIGNAL_GRACE_MS }).catch((error) => context.io.stderr.write(`engram mcp: closing failed: ${String(error)}\n`))
-        // Bounded as a whole too: the stores' own closing must not keep a stopped server waiting.
-        await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 1.5 * SIGNAL_GRACE_MS).unref())])
-      } else await maintaining.then(() => mind.close())
+      // The last turn's work is queued by now (the server's close ends it). Asked to stop: close
+      // within a short grace, not after whatever background work is running (a compaction waiting
+      // on a model). The client gone: finish that work here, unless a signal comes meanwhile (an
+      // MCP client sends SIGTERM to a server still running 2 s after it closed stdin). Either way
+      // what is still running when the wait is cut is handed back to the queue, so a later
+      // maintain runs it at once rather than after its lease.
+      const stop = new AbortController()
+      const onSignal = (): void => stop.abort()
+      if (ended === 'signal') stop.abort()
+      else {
+        process.once('SIGINT', onSignal)
+        process.once('SIGTERM', onSignal)
+      }
+      const aborted = new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))
+      try {
+        await Promise.race([maintaining, aborted])
+        const closing = mind.close(ended === 'signal' ? { graceMs: SIGNAL_GRACE_MS } : { signal: stop.signal }).catch((error) => context.io.stderr.write(`engram mcp: closing failed: ${String(error)}\n`))
+        // Bounded as a whole once stopped: the stores' own closing must not keep a stopped server waiting.
+        await Promise.race([closing, aborted.then(() => new Promise((resolve) => setTimeout(resolve, 1.5 * SIGNAL_GRACE_MS).unref()))])
+      } finally {
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+      }
     }
     // The client may still be reading stdout until this process exits, and anything that is not
     // JSON-RPC there is a protocol error on its side: the end of the session is told on stderr.
