@@ -10,10 +10,11 @@
  *   other queued jobs when the user is erased.
  *
  * A turn whose process died (SIGKILL, a crash) was never ended: any process's `maintain()` finds
- * its watch job, sees its writer gone and runs it at once. The watch rebuilds the turn's failures
- * and pattern events by replaying its logged calls through the error learner and the pattern
- * monitor (`replay`), then queues the turn's work under the keys its end would have used, so a turn
- * is learned from once whichever way it ends. A watch whose turn was ended has nothing to do.
+ * its watch job without a mark, sees its writer gone and makes a copy of it due now. The watch
+ * claims the turn's end by queueing its mark, rebuilds the turn's failures and pattern events by
+ * replaying its logged calls through the error learner and the pattern monitor (`replay`), then
+ * queues the turn's work under the keys its end would have used, so a turn is learned from once
+ * whichever way it ends. A watch whose turn was ended has nothing to do.
  */
 import type { Clock } from '../../core/clock.ts'
 import type { ActivityRecord, JobInput, Lifecycle, QueuedJob } from '../../storage/contracts.ts'
