@@ -40,6 +40,7 @@ import { createRetriever, type Retriever } from './memory/retrieval/search.ts'
 import { retrievalSettingsFromConfig } from './memory/retrieval/settings.ts'
 import { createPrimer, type Primer } from './memory/priming/prime.ts'
 import { primingSettingsFromConfig } from './memory/priming/settings.ts'
+import { replayLoggedCalls } from './session/replay-calls.ts'
 import { createSession, type Session, type SessionOptions } from './session/session.ts'
 import { type Owner, validateUserId, type Viewer } from './core/owner.ts'
 import { encoderFor } from './memory/engrams/encode.ts'
@@ -163,7 +164,13 @@ export interface Mind {
   status(): Promise<MindStatus>
   /** Re-read every memory file and update the index (`full` re-embeds everything). */
   reindex(options?: { full?: boolean }): Promise<ReindexReport>
-  close(): Promise<void>
+  /**
+   * Waits for this process's background work, then closes. With `graceMs`, waits at most that long,
+   * and with `signal`, until it aborts (a process asked to stop): work still running then is handed
+   * back to the queue, claimable at once by the next `maintain()` in any process, instead of
+   * waiting out its lease.
+   */
+  close(options?: { graceMs?: number; signal?: AbortSignal }): Promise<void>
 }
 
 export interface MaintenanceReport extends LifecycleReport {
@@ -241,7 +248,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     documents: backend.documents,
     // A session's events and episode live in its owner's tree: its user's, or the agent's (decision 0017).
     async storesOf(session) {
-      const user = (await backend.context.findConversation(session, values.agent))?.user
+      // A session without stored messages (an MCP client's tool calls) names its user in its record.
+      const user = (await backend.context.findConversation(session, values.agent))?.user ?? (await backend.lifecycle.session(values.agent, session))?.user
       const owner: Owner = user === undefined ? 'agent' : `user:${user}`
       const owned = backend.owned(owner)
       return { owner, activity: owned.activity, documents: owned.documents }
@@ -294,6 +302,9 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     memory,
     context,
     freshTail: values.context.freshTail,
+    patternMonitorMode: values.learning.patternMonitorMode,
+    // Only the learner's buffer is read: its encoder and model are never called here.
+    replayCalls: (calls, mode) => replayLoggedCalls(calls, { mode, encoder: memory.encoder, llm }),
     readMessages: async (ids) => {
       const byId = new Map((await backend.context.messagesById(ids)).map((message) => [message.id, message]))
       return ids.flatMap((id) => {
@@ -363,7 +374,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
               log: view.own.activity,
               clock,
               onError: (error) => warn(`activity log: ${describeError(error)}`),
-              onRecorded: (event) => lifecycle.observe(event),
+              // The session record carries the user whose tree holds its events (replay and the episode read it there).
+              onRecorded: (event) => lifecycle.observe(event, user),
             }),
       procedures: createProcedureView(view.trees.map((tree) => proceduresOf(tree.owner))),
       recall: createEpisodicRecall({ trees: view.trees.map((tree) => ({ activity: tree.stores.activity, documents: tree.stores.documents, namespace: tree.namespace })), clock }),
@@ -565,16 +577,36 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     status: core.status,
     reindex,
-    async close() {
+    async close(options = {}) {
       // A reply still streaming will not be stored by this mind: its journal stays for recovery.
       journals.abandonAll()
-      await lifecycle.idle()
+      if (options.graceMs === undefined && options.signal === undefined) await lifecycle.idle()
+      else if (!(await settlesInTime(lifecycle.idle(), options))) await lifecycle.release('the process stopped before this job finished; it runs again on the next maintain')
       await indexing
       await context.close()
       await backend.close()
     },
   }
   return mind
+}
+
+/** Whether `work` settles before `graceMs` pass and `signal` aborts (whichever is given). */
+async function settlesInTime(work: Promise<unknown>, options: { graceMs?: number; signal?: AbortSignal }): Promise<boolean> {
+  const { graceMs, signal } = options
+  if (signal?.aborted) return false
+  let timer: NodeJS.Timeout | undefined
+  let onAbort: (() => void) | undefined
+  const cut = new Promise<false>((resolveCut) => {
+    if (graceMs !== undefined) timer = setTimeout(() => resolveCut(false), graceMs)
+    onAbort = () => resolveCut(false)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    return await Promise.race([work.then(() => true), cut])
+  } finally {
+    clearTimeout(timer)
+    if (onAbort) signal?.removeEventListener('abort', onAbort)
+  }
 }
 
 /** Agents that have a folder in a home. */

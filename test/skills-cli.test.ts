@@ -114,3 +114,36 @@ test('save drafts a skill from recent activity with the LLM; a failed draft save
   assert.equal(meta.provenance.source, 'llm')
   assert.equal(meta.provenance.model, 'planner')
 })
+
+test('save --user drafts from the work done with that user (their activity is logged in their tree)', async (t) => {
+  server.reset()
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  // Work with Ada as a host does it: a session for her, a turn, a tool call, the reply.
+  const mind = await createMind({ home: tmp.home, env: tmp.env, reindexOnOpen: false })
+  const session = mind.session('chat-ada', { user: 'ada' })
+  const turn = await session.begin('Summarise the churn in customers_q3.csv for me')
+  await session.execute('memorize', { entries: [{ text: 'customers_q3.csv has one row per account, churn in column "left"', kind: 'lesson' }] })
+  await session.end(turn, 'Churn was 4.2% in Q3, mostly in the monthly plans.')
+  await mind.idle()
+  await mind.close()
+
+  server.enqueue({
+    json: {
+      label: 'churn_summary',
+      name: 'Churn summary',
+      when_to_use: 'User asks for the churn in a customer export.',
+      declarative_md: '1. Load the export.\n2. Count the accounts that left.\n3. Split by plan.',
+    },
+  })
+  const saved = await run(tmp, 'skills save', [], { user: 'ada' }, llmEnv())
+  assert.equal((saved.data as { label: string }).label, 'churn_summary')
+  const prompt = JSON.stringify(server.requests.at(-1)?.body)
+  assert.match(prompt, /Summarise the churn in customers_q3\.csv/)
+  assert.match(prompt, /TOOL memorize/)
+  assert.match(prompt, /Churn was 4\.2% in Q3/)
+  const meta = JSON.parse(readFileSync(join(tmp.home, 'agents', 'default', 'skills', 'churn_summary', 'meta.json'), 'utf8'))
+  assert.equal(meta.provenance.user, 'ada', 'the skill says whose work it was drafted from')
+  // Without --user the agent's own log is read, and Ada's work is not in it.
+  await assert.rejects(run(tmp, 'skills save', [], {}, llmEnv()), (e) => EngramError.is(e) && /no recent activity/.test(e.message))
+})

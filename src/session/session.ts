@@ -27,6 +27,7 @@ import type { Journals } from '../memory/journal/journal-folder.ts'
 import type { ResolutionReader } from '../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../memory/episodes/working-state.ts'
 import type { SessionLifecycle } from '../memory/lifecycle/session-lifecycle.ts'
+import type { TurnWork } from '../memory/lifecycle/turn-work.ts'
 import { createErrorLearner } from '../memory/learning/error-learner.ts'
 import { type HostEvent, observeHostEvent } from '../memory/learning/host-events.ts'
 import { createPatternMonitor } from '../memory/learning/pattern-monitor.ts'
@@ -99,9 +100,10 @@ export interface Session {
   /**
    * Run a tool call through the dispatcher (observed by the error learner and pattern monitor). Never
    * throws. In active mode `nudges` holds what the pattern monitor says about this call: show them
-   * to the model after the result's text (the adapters over `turn.tools` do).
+   * to the model after the result's text (the adapters over `turn.tools` do). `turn`: the number
+   * `beginCalls` gave, logged with the call (a turn whose process died is rebuilt from the log).
    */
-  execute(name: string, input: unknown, options?: { round?: number }): Promise<ToolResult>
+  execute(name: string, input: unknown, options?: { round?: number; turn?: number }): Promise<ToolResult>
   /**
    * Tell the pattern monitor what only the host's loop sees: it repaired the history, or stopped at
    * its round cap. Learned from at `end` like tool calls; in active mode the nudges that fired are
@@ -113,6 +115,16 @@ export interface Session {
   stream(turn: Turn): { write(text: string): void }
   /** Store the reply, log it, and queue the background work of the turn. */
   end(turn: TurnRef, reply: TurnReply): Promise<TurnEnd>
+  /**
+   * Open a turn that has no message (an MCP client's tool calls, decision 0045): counted in the
+   * store for the session's user; returns its number, for `endCalls`.
+   */
+  beginCalls(): Promise<number>
+  /**
+   * End a turn opened by `beginCalls`: the failures and pattern events of the calls made through
+   * `execute` since are queued as its work, as `end` queues a begun turn's. Stores no message.
+   */
+  endCalls(number: number): Promise<string[]>
   /** Explicit end of the session: its episode is written now; sleep replay of a working session is queued. */
   close(): Promise<void>
 }
@@ -139,6 +151,14 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     monitor,
     onObserverError: (error, where) => deps.warn(`${where}: ${describeError(error)}`),
   })
+
+  // The turn's work is queued with what it needs (a job runs in whichever process claims it).
+  // The detectors are pure and cheap: run them here, and queue the events only when one fired.
+  const turnWork = (number: number, compactContext: boolean): TurnWork => {
+    const events = monitor.atEndOfTurn().length > 0 ? monitor.events : []
+    monitor.clear()
+    return { sessionId, user, turn: number, failures: learner.drain(), patterns: { mode: monitor.mode, events }, compactContext }
+  }
 
   const session: Session = {
     id: sessionId,
@@ -252,7 +272,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       await scope.activity.toolUse(
         name,
         { input, result: result.text, ok: !result.isError, ...(result.killed ? { killed: true } : {}), ...(result.warning ? { warning: result.warning } : {}) },
-        { session: sessionId },
+        { session: sessionId, ...(executeOptions.turn !== undefined ? { meta: { turn: executeOptions.turn } } : {}) },
       )
       return result
     },
@@ -278,25 +298,16 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         if (said !== '') await scope.activity.responseSent(said, { session: sessionId, ...(user !== undefined ? { to: user } : {}) })
       }
 
-      // The turn's work is queued with what it needs (a job runs in whichever process claims it).
-      // The detectors are pure and cheap: run them here, and queue the events only when one fired.
-      const events = monitor.atEndOfTurn().length > 0 ? monitor.events : []
-      monitor.clear()
       const context = deps.context
-      const scheduled = await deps.lifecycle.endTurn(
-        {
-          sessionId,
-          user,
-          turn: turn.number,
-          failures: learner.drain(),
-          patterns: { mode: monitor.mode, events },
-          compactContext: hasCompactor(context) && (await context.needsCompaction(contextSession, budget)),
-        },
-        stored.map((message) => message.id),
-      )
+      const compactContext = hasCompactor(context) && (await context.needsCompaction(contextSession, budget))
+      const scheduled = await deps.lifecycle.endTurn(turnWork(turn.number, compactContext), stored.map((message) => message.id))
       const [warnings, confirmations] = await Promise.all([deps.reportFailures(), deps.pendingConfirmations(user)])
       return { messageIds: stored.map((message) => message.id), scheduled, warnings, confirmations }
     },
+
+    beginCalls: () => deps.lifecycle.beginCalls(sessionId, user),
+
+    endCalls: (number) => deps.lifecycle.endCalls(turnWork(number, false)),
 
     async close() {
       await deps.lifecycle.endSession(sessionId)

@@ -84,18 +84,28 @@ export function createMcpRoute(options: McpRouteOptions): Hono<ServeEnv> {
     clearTimeout(session.idle)
     return session
   }
-  const closeSession = async (id: string): Promise<void> => {
+  // Closes in progress: closing a session ends its MCP turn (its learning is queued), which must
+  // be done before the mind closes.
+  const closing = new Set<Promise<void>>()
+  const closeSession = (id: string): Promise<void> => {
     const session = drop(id)
-    if (session) await session.server.close().catch((error: unknown) => mind.logger.warn({ session: id, error: String(error) }, 'engram serve: closing an MCP session failed'))
+    if (!session) return Promise.resolve()
+    const closed: Promise<void> = session.server
+      .close()
+      .catch((error: unknown) => mind.logger.warn({ session: id, error: String(error) }, 'engram serve: closing an MCP session failed'))
+      .finally(() => closing.delete(closed))
+    closing.add(closed)
+    return closed
   }
 
   // The mind's owner closes it (engram serve on SIGTERM, a test's after()); its sessions go first,
   // so no tool call starts on a closed mind and nothing of theirs outlives it.
   const closeMind = mind.close
-  mind.close = async () => {
+  mind.close = async (options) => {
     mindClosed = true
     await Promise.all([...sessions.keys()].map(closeSession))
-    await closeMind.call(mind)
+    await Promise.all(closing)
+    await closeMind.call(mind, options)
   }
 
   const armIdle = (id: string, session: McpSession): void => {
@@ -129,9 +139,10 @@ export function createMcpRoute(options: McpRouteOptions): Hono<ServeEnv> {
         sessions.set(id, session)
         armIdle(id, session)
       },
-      // DELETE: the transport closes itself (and with it the server) right after this.
+      // DELETE: the transport closes itself right after this; closing the server too ends the
+      // session's MCP turn, and the mind's close waits for it.
       onsessionclosed: (id) => {
-        drop(id)
+        void closeSession(id)
       },
     })
     // The conversation the tools work on, as `engram mcp` names it for the same user.

@@ -7,21 +7,12 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
-import type { Session } from '../../session/session.ts'
 import { type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools.ts'
-import type { EngramTool } from '../../tools/tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
+import { createMcpTurns } from './mcp-turns.ts'
 import { createMemoryResources } from './memory-resources.ts'
 import { withConfirmationsInResults, withPendingConfirmations } from './pending-confirmations.ts'
 import { createMcpServer } from './server.ts'
-
-/**
- * MCP has no turns: the client's model calls tools while it works on a message, then goes quiet.
- * A quiet spell this long ends the client's turn, so the pattern monitor counts one turn's calls
- * (a model's tool rounds follow each other within seconds; minutes of quiet mean a person is
- * reading or typing). A `primed_context` request for a new message ends it too.
- */
-export const MCP_TURN_GAP_MS = 2 * 60_000
 
 export interface MindMcpServerOptions {
   /**
@@ -75,40 +66,20 @@ export function primedContextOf(mind: Mind): (message: string, user?: string) =>
   }
 }
 
-/**
- * The agent tools of the MCP server for `mind`. Calls run through a session of the mind
- * (`session.execute`), as `turn.tools` do, so the error learner and the pattern monitor watch an
- * MCP client too, and in active mode its results carry the monitor's nudges. A new session (a
- * new turn for the monitor) starts after `MCP_TURN_GAP_MS` of quiet or when `newTurn()` is called.
- */
-export function mcpAgentTools(mind: Mind, options: MindMcpServerOptions = {}): { tools: EngramTool[]; newTurn(): void } {
-  const ref = options.session ?? { sessionId: 'mcp' }
-  let current: Session | undefined
-  let lastCallAt = Number.NEGATIVE_INFINITY
-  const session = (): Session => {
-    const now = mind.clock.now().getTime()
-    if (!current || now - lastCallAt >= MCP_TURN_GAP_MS) current = mind.session(ref.sessionId, ref.user !== undefined ? { user: ref.user } : {})
-    lastCallAt = now
-    return current
-  }
-  const tools = buildAgentTools(mind, ref).map((tool) => ({ ...tool, execute: (input: unknown) => session().execute(tool.name, input) }))
-  return {
-    tools,
-    newTurn() {
-      current = undefined
-    },
-  }
-}
-
 /** Builds the MCP server over an open mind. The caller owns the mind and closes it. */
 export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = {}): McpServer {
-  const { tools: agentTools, newTurn } = mcpAgentTools(mind, options)
+  const ref = options.session ?? { sessionId: 'mcp' }
+  // Calls run through a session of the mind (`session.execute`), as `turn.tools` do, so the error
+  // learner and the pattern monitor watch an MCP client too, and in active mode its results carry
+  // the monitor's nudges; each MCP turn's end queues their work (mcp-turns.ts).
+  const turns = createMcpTurns(mind, ref)
+  const agentTools = buildAgentTools(mind, ref).map((tool) => ({ ...tool, execute: (input: unknown) => turns.execute(tool.name, input) }))
   const prime = options.primeMessage ?? primedContextOf(mind)
   const own = options.session?.user
   // Copilot confirmations reach the client where it reads: new ones after a tool's result (pending-confirmations.ts).
   const tools = withConfirmationsInResults(agentTools, () => mind.pendingConfirmations(own !== undefined ? { user: own } : {}), own)
   const scope = mind.scope(own)
-  return createMcpServer({
+  const server = createMcpServer({
     name: 'engram',
     version: ENGRAM_VERSION,
     instructions: `Long-term memory of agent "${mind.agent}"${own !== undefined ? ` in conversations with ${own}` : ''}. Search it with search_memory or recall, save with memorize, keep notes with write_memory_file; the memory files are resources.`,
@@ -118,11 +89,26 @@ export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = 
     resources: createMemoryResources(mind.layout, scope.viewer, mind.backend),
     primeMessage: async (message, user) => {
       const sender = primeUserOf(user, own, options.admin === true)
-      // A new message is a new turn for the pattern monitor.
-      newTurn()
+      // A new message is a new turn: the one before it ends here.
+      await turns.end()
       // What waits for the user's yes or no comes with the context, before the model answers the new message.
       const [context, pending] = await Promise.all([prime(message, sender), mind.pendingConfirmations(sender !== undefined ? { user: sender } : {})])
       return withPendingConfirmations(context, pending, sender)
     },
   })
+  // The connection's last turn ends with it, however it closes: the client goes away (the
+  // transport's close), or the server's owner closes it (`engram mcp` on SIGTERM, `engram serve`
+  // closing an idle session) — then before the owner goes on to close the mind.
+  const protocol = server.server
+  const onclose = protocol.onclose
+  protocol.onclose = () => {
+    onclose?.()
+    void turns.end()
+  }
+  const close = server.close.bind(server)
+  server.close = async () => {
+    await turns.end()
+    await close()
+  }
+  return server
 }

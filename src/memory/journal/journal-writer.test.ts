@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
@@ -64,6 +64,24 @@ describe('journal writer liveness', () => {
     await stop(child)
     const exited = judgeWriter(identity, fresh)
     assert.deepEqual([exited.alive, exited.by], [false, 'proc'], exited.reason)
+  })
+
+  it('with /proc: a writer that exited but is not yet reaped by its parent (a zombie) is dead', { skip: !HAS_PROC && 'no /proc on this system' }, async () => {
+    // `sleep 5` inherits the backgrounded `sleep 0.2` (which ends after the exec, so the shell
+    // cannot reap it) and never reaps it: a zombie until the parent ends.
+    const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    children.push(parent)
+    const pid = await new Promise<number>((resolve) => parent.stdout!.once('data', (data: Buffer) => resolve(Number(data.toString().trim()))))
+    let stat = ''
+    for (let tries = 0; !/^\d+ \(.*\) Z /.test(stat) && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, 'utf8') : ''
+    }
+    assert.match(stat, /\) Z /, 'the child became a zombie')
+    const started = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3])
+    const verdict = judgeWriter({ ...thisWriter(), pid, started }, fresh)
+    assert.deepEqual([verdict.alive, verdict.by], [false, 'proc'], verdict.reason)
+    assert.match(verdict.reason, /not yet reaped/)
   })
 
   it('another host or another PID namespace is judged by the heartbeat', () => {

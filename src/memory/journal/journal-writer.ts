@@ -49,13 +49,17 @@ export interface LivenessOptions {
   nowMs?: number
 }
 
-/** Start time of a process in clock ticks since boot: field 22 of `/proc/<pid>/stat`. */
-function processStartTime(procRoot: string, pid: number | 'self'): number | undefined {
+/**
+ * Start time of a process in clock ticks since boot: field 22 of `/proc/<pid>/stat`. A process
+ * that has exited but is not yet reaped by its parent (a zombie: state Z or X) is gone: undefined
+ * `started` with `exited` true.
+ */
+function processStat(procRoot: string, pid: number | 'self'): { started: number | undefined; exited: boolean } {
   const stat = readFileSync(join(procRoot, String(pid), 'stat'), 'utf8')
   // Field 2 (the command name) is in parentheses and may contain spaces or ")": fields 3… follow the last ")".
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   const value = Number(fields[22 - 3])
-  return Number.isSafeInteger(value) ? value : undefined
+  return { started: Number.isSafeInteger(value) ? value : undefined, exited: fields[0] === 'Z' || fields[0] === 'X' }
 }
 
 function readOptional(read: () => string): string | undefined {
@@ -74,7 +78,7 @@ export function thisWriter(procRoot: string = DEFAULT_PROC_ROOT): JournalWriterI
   if (known) return known
   let started: number | undefined
   try {
-    started = processStartTime(procRoot, 'self')
+    started = processStat(procRoot, 'self').started
   } catch {
     started = undefined
   }
@@ -139,7 +143,8 @@ export function judgeWriter(writer: JournalWriterIdentity | undefined, stream: {
   }
   if (writer.started !== undefined && self.started !== undefined) {
     try {
-      const started = processStartTime(procRoot, writer.pid)
+      const { started, exited } = processStat(procRoot, writer.pid)
+      if (exited) return { alive: false, by: 'proc', reason: `process ${writer.pid} has exited (not yet reaped)` }
       if (started === writer.started) return { alive: true, by: 'proc', reason: `process ${writer.pid} is still running` }
       if (started !== undefined) return { alive: false, by: 'proc', reason: `pid ${writer.pid} now belongs to another process` }
     } catch (error) {

@@ -108,3 +108,23 @@ test('kick drains in the background and picks up jobs queued while it runs; a no
   assert.equal((await lazy.drain()).length, 1)
   assert.deepEqual(ran, [1, 2, 3])
 })
+
+test('release hands a job still running back to the queue: another runner takes it at once, the first one loses it', async (t) => {
+  const { lifecycle, clock } = openLifecycle(t)
+  let answer: (() => void) | undefined
+  const slow: JobHandler = () => new Promise((resolve) => (answer = () => resolve({ status: 'done' })))
+  const quick: JobHandler = async () => ({ status: 'done', result: { by: 'second' } })
+  const stopping = createJobRunner({ lifecycle, agent: 'a', clock, handlers: { post: slow }, owner: 'stopping' })
+  const later = createJobRunner({ lifecycle, agent: 'a', clock, handlers: { post: quick }, owner: 'later' })
+  await lifecycle.enqueue({ agent: 'a', kind: 'post', payload: {}, runAfter: now(clock) })
+
+  const first = stopping.drain()
+  while (!answer) await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(await later.drain(), [], 'held by its lease')
+  assert.equal(await stopping.release('stopping'), 1)
+  const second = await later.drain()
+  assert.deepEqual(second.map((outcome) => [outcome.status, outcome.result?.by]), [['done', 'second']])
+  answer()
+  assert.deepEqual((await first).map((outcome) => outcome.status), ['lost'])
+  assert.equal(await stopping.release('nothing running'), 0)
+})

@@ -65,6 +65,12 @@ export interface JobRunner {
   kick(): void
   /** Resolves when no background drain is running. */
   idle(): Promise<void>
+  /**
+   * Hands the jobs this runner is running back to the queue, claimable at once (the process is
+   * about to stop without waiting for them; otherwise they would wait out their lease). Each counts
+   * as an attempt; one still running here settles as `lost`.
+   */
+  release(reason: string): Promise<number>
 }
 
 const DEFAULT_LEASE_MS = 15 * 60_000
@@ -79,16 +85,22 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
   const eager = options.eager ?? true
 
+  /** The jobs this runner is running now (for `release`). */
+  const executing = new Set<number>()
+
   async function execute(job: QueuedJob): Promise<JobOutcome> {
     const handler = options.handlers[job.kind]
     let result: JobHandlerResult
     if (!handler) {
       result = { status: 'failed', error: `no handler for jobs of kind "${job.kind}" (written by another engram version?)` }
     } else {
+      executing.add(job.id)
       try {
         result = await handler(job)
       } catch (error) {
         result = { status: 'retry', error: describeError(error) }
+      } finally {
+        executing.delete(job.id)
       }
     }
     const at = clock.now().toISOString()
@@ -164,6 +176,14 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     },
     async idle() {
       while (running) await running
+    },
+    async release(reason) {
+      let released = 0
+      for (const id of [...executing]) {
+        const at = clock.now().toISOString()
+        if (await lifecycle.settle(id, owner, { status: 'failed', at, error: reason, retryAt: at })) released++
+      }
+      return released
     },
   }
 }

@@ -41,8 +41,11 @@ export interface SessionBoundariesOptions {
 }
 
 export interface SessionBoundaries {
-  /** Notes an activity event (ignores events without a session and the encoder's own). */
-  observe(event: ActivityEvent): Promise<void>
+  /**
+   * Notes an activity event (ignores events without a session and the encoder's own). `user`: whose
+   * tree the event was logged in; a session record takes the first user it is seen with.
+   */
+  observe(event: ActivityEvent, user?: string): Promise<void>
   /** Closes every open session idle for at least the idle time; each queues its boundary work. */
   closeIdle(): Promise<ClosedSession[]>
   /**
@@ -113,9 +116,9 @@ export function createSessionBoundaries(options: SessionBoundariesOptions): Sess
   }
 
   return {
-    async observe(event) {
+    async observe(event, user) {
       if (!event.session || event.meta?.origin === ENCODER_ORIGIN) return
-      await lifecycle.touchSession(agent, event.session, { at: event.ts })
+      await lifecycle.touchSession(agent, event.session, { at: event.ts, ...(user !== undefined ? { user } : {}) })
     },
     closeIdle,
     async heartbeat() {

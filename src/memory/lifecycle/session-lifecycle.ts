@@ -12,6 +12,8 @@ import { describeError } from '../../core/errors.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { JobInput, Lifecycle, SearchIndex, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
+import type { PatternMonitorMode } from '../learning/pattern-monitor.ts'
+import { CALL_TURN_JOB, type CallTurnDeps, createCallTurns } from './call-turns.ts'
 import type { ContextProvider } from '../context/provider.ts'
 import type { DeclarativeMemory } from '../engrams/declarative-memory.ts'
 import type { DroppedWork } from '../failures.ts'
@@ -56,6 +58,9 @@ export interface SessionLifecycleDeps {
   eager?: boolean
   idleMs?: number
   onWarning(message: string): void
+  patternMonitorMode: PatternMonitorMode
+  /** Replays a turn's logged tool calls through a fresh error learner and pattern monitor (a turn whose process died). */
+  replayCalls: CallTurnDeps['replay']
   /** Work given up after its last attempt, for the failure reports (failures.ts). */
   onDropped?(work: DroppedWork): Promise<void>
   /** Every job this process settled (the mind reindexes after work that wrote files). */
@@ -79,6 +84,10 @@ export interface SessionLifecycle {
   endTurn(work: TurnWork, replyIds: number[]): Promise<string[]>
   /** The explicit end of a session: the episode is written now, sleep replay and procedure outcomes are queued. */
   endSession(sessionId: string): Promise<BoundaryOutcome>
+  /** Opens a turn without a message (an MCP client's calls): counted, and watched in case this process dies (call-turns.ts). */
+  beginCalls(sessionId: string, user: string | undefined): Promise<number>
+  /** Ends it: its failures and pattern events are queued as `endTurn` queues them (not counted for identity), and its end is marked. */
+  endCalls(work: TurnWork): Promise<string[]>
 }
 
 /** What `maintain()` (or a heartbeat) did. */
@@ -100,14 +109,16 @@ export interface HeartbeatReport extends LifecycleReport {
 }
 
 export interface MindLifecycle extends SessionLifecycle {
-  /** Notes activity (wired to the activity recorder). */
-  observe(event: ActivityEvent): Promise<void>
+  /** Notes activity (wired to the activity recorder of `user`'s tree, the agent's without one). */
+  observe(event: ActivityEvent, user?: string): Promise<void>
   /** Closes idle sessions, queues memory-file compaction when due, and runs every due job. */
   maintain(options?: { forceCompaction?: boolean }): Promise<LifecycleReport>
   /** A heartbeat: closes the sessions quiet since the previous one, then runs every due job. */
   heartbeat(): Promise<HeartbeatReport>
   /** Resolves when this process's background work is done. */
   idle(): Promise<void>
+  /** Hands the jobs this process is running back to the queue, claimable at once by any process (it is stopping). */
+  release(reason: string): Promise<number>
   session(sessionId: string): Promise<SessionRecord | null>
   openSessions(): Promise<SessionRecord[]>
   lastFinalizedTurn(sessionId: string): Promise<number>
@@ -145,6 +156,7 @@ function report(closed: ClosedSession[], jobs: JobOutcome[]): LifecycleReport {
 export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycle {
   const { agent, clock, store, memory } = deps
   const crediting: UseCreditingDeps = { agent, lifecycle: store, index: deps.index, clock, ignoredTools: deps.memoryTools }
+  const callTurns = createCallTurns({ agent, clock, store, scope: deps.scope, patternMonitorMode: deps.patternMonitorMode, replay: deps.replayCalls })
   const boundaries = createSessionBoundaries({ agent, lifecycle: store, clock, ...(deps.idleMs !== undefined ? { idleMs: deps.idleMs } : {}) })
   const runner = createJobRunner({
     lifecycle: store,
@@ -156,6 +168,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
       [PROCEDURE_OUTCOMES_JOB]: procedureOutcomesHandler({ agent, lifecycle: store, scope: deps.scope, procedures: deps.procedures, clock, ignoredTools: deps.memoryTools }, crediting),
       [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory),
+      [CALL_TURN_JOB]: callTurns.handler,
       ...Object.fromEntries((deps.scheduled ?? []).map((work) => [work.kind, work.handler])),
       ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}) }),
     },
@@ -179,8 +192,14 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     await runner.idle()
   }
 
-  return {
-    observe: (event) => boundaries.observe(event),
+  async function queueTurnJobs(jobs: ReadonlyArray<Omit<JobInput, 'agent'>>): Promise<string[]> {
+    for (const job of jobs) await store.enqueue({ agent, ...job })
+    if (jobs.length > 0) runner.kick()
+    return jobs.map((job) => job.kind)
+  }
+
+  const lifecycle: MindLifecycle = {
+    observe: (event, user) => boundaries.observe(event, user),
 
     async beginTurn(sessionId, user) {
       const { session, opened } = await store.beginTurn(agent, sessionId, { at: clock.now().toISOString(), ...(user !== undefined ? { user } : {}) })
@@ -205,6 +224,19 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       runner.kick()
     },
 
+    async beginCalls(sessionId, user) {
+      const { number } = await lifecycle.beginTurn(sessionId, user)
+      await callTurns.opened(sessionId, user, number)
+      return number
+    },
+
+    async endCalls(work) {
+      // Not counted for identity extraction: a turn without a message says nothing about the user.
+      const queued = await queueTurnJobs(turnJobs(work, undefined, clock.now().toISOString()))
+      await callTurns.ended(work.sessionId, work.user, work.turn)
+      return queued
+    },
+
     async endTurn(work, replyIds) {
       const at = clock.now().toISOString()
       if (replyIds.length > 0) await store.addTurnReplies(agent, work.sessionId, work.turn, replyIds)
@@ -216,9 +248,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
         const messages = await deps.readMessages(turns.map((turn) => turn.messageId).reverse())
         identity = { count, messages: messages.filter((message) => message.role === 'user').map((message) => message.content) }
       }
-      const jobs = turnJobs(work, identity, at)
-      for (const job of jobs) await store.enqueue({ agent, ...job })
-      if (jobs.length > 0) runner.kick()
+      const queued = await queueTurnJobs(turnJobs(work, identity, at))
       // The procedures shown in this turn and the one before that the session followed are credited
       // a use now (a few reads, no model); what fails here is caught up at the session's boundary.
       try {
@@ -226,7 +256,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       } catch (error) {
         deps.onWarning(`procedure use: ${describeError(error)}`)
       }
-      return jobs.map((job) => job.kind)
+      return queued
     },
 
     async endSession(sessionId) {
@@ -245,6 +275,8 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       await idle()
       await store.pruneJobs(agent, new Date(clock.now().getTime() - FINISHED_JOBS_KEPT_MS).toISOString())
       const closed = await boundaries.closeIdle()
+      // Turns without a message whose process died: their watches run in this drain.
+      await callTurns.orphans()
       if (options.forceCompaction) {
         await store.enqueue({ agent, ...memoryCompactionJob('forced', clock.now()) })
       } else if (await memoryCompactionDue(memory)) {
@@ -261,6 +293,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     },
 
     idle,
+    release: (reason) => runner.release(reason),
     session: (sessionId) => store.session(agent, sessionId),
     openSessions: () => store.openSessions(agent),
     async lastFinalizedTurn(sessionId) {
@@ -268,4 +301,5 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     },
     turn: (ref) => store.turn(agent, ref),
   }
+  return lifecycle
 }

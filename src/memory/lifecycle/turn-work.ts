@@ -55,11 +55,13 @@ export function turnJobs(work: TurnWork, identity: { count: number; messages: st
   const jobs: Array<Omit<JobInput, 'agent'>> = []
   const turnKey = `${work.sessionId}:${work.turn}`
   const common = { session: work.sessionId, ...(work.user !== undefined ? { user: work.user } : {}), turn: work.turn }
-  if (work.failures.length > 0) {
-    jobs.push({ kind: ERROR_LEARNER_JOB, key: `${ERROR_LEARNER_JOB}:${turnKey}`, payload: { ...common, failures: work.failures }, runAfter: at })
-  }
+  // The offline work first (jobs run in the order queued): a process stopped while the model
+  // answers the post-mortem has still learned the turn's rules.
   if (work.patterns.mode !== 'off' && work.patterns.events.length > 0) {
     jobs.push({ kind: PATTERN_MONITOR_JOB, key: `${PATTERN_MONITOR_JOB}:${turnKey}`, payload: { ...common, mode: work.patterns.mode, events: work.patterns.events }, runAfter: at })
+  }
+  if (work.failures.length > 0) {
+    jobs.push({ kind: ERROR_LEARNER_JOB, key: `${ERROR_LEARNER_JOB}:${turnKey}`, payload: { ...common, failures: work.failures }, runAfter: at })
   }
   if (identity) {
     const messages: ConversationMessage[] = identity.messages.map((content) => ({ role: 'user', content: content.slice(0, IDENTITY_MESSAGE_CHARS) }))

@@ -13,8 +13,13 @@ import type { Command } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
 
 const MAINTAIN_EVERY_MS = 5 * 60_000
-/** After SIGINT / SIGTERM, how long closing the mind may take before the command returns anyway. */
-const SIGNAL_GRACE_MS = 500
+/**
+ * After SIGINT / SIGTERM, how long the background work (the last turn's learning) may run before
+ * it is handed back to the queue. MCP clients wait 2 s after SIGTERM before SIGKILL (the SDK's
+ * stdio transport): this, the stores' closing (bounded at half of it again) and the CLI's exit
+ * grace stay under that.
+ */
+const SIGNAL_GRACE_MS = 1_000
 
 export const mcpCommand: Command = {
   path: ['mcp'],
@@ -42,11 +47,29 @@ export const mcpCommand: Command = {
       ended = await serveStdio(server, { stdin: context.io.stdin ?? process.stdin, stdout: process.stdout, stderr: process.stderr }, { signals: true })
     } finally {
       clearInterval(timer)
-      const closing = maintaining.then(() => mind.close())
-      // Asked to stop: close within a short grace, not after whatever background work is running
-      // (a compaction waiting on a model). That work is queued durably and runs on a later maintain.
-      if (ended === 'signal') await Promise.race([closing.catch(() => {}), new Promise((resolve) => setTimeout(resolve, SIGNAL_GRACE_MS).unref())])
-      else await closing
+      // The last turn's work is queued by now (the server's close ends it). Asked to stop: close
+      // within a short grace, not after whatever background work is running (a compaction waiting
+      // on a model). The client gone: finish that work here, unless a signal comes meanwhile (an
+      // MCP client sends SIGTERM to a server still running 2 s after it closed stdin). Either way
+      // what is still running when the wait is cut is handed back to the queue, so a later
+      // maintain runs it at once rather than after its lease.
+      const stop = new AbortController()
+      const onSignal = (): void => stop.abort()
+      if (ended === 'signal') stop.abort()
+      else {
+        process.once('SIGINT', onSignal)
+        process.once('SIGTERM', onSignal)
+      }
+      const aborted = new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))
+      try {
+        await Promise.race([maintaining, aborted])
+        const closing = mind.close(ended === 'signal' ? { graceMs: SIGNAL_GRACE_MS } : { signal: stop.signal }).catch((error) => context.io.stderr.write(`engram mcp: closing failed: ${String(error)}\n`))
+        // Bounded as a whole once stopped: the stores' own closing must not keep a stopped server waiting.
+        await Promise.race([closing, aborted.then(() => new Promise((resolve) => setTimeout(resolve, 1.5 * SIGNAL_GRACE_MS).unref()))])
+      } finally {
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+      }
     }
     // The client may still be reading stdout until this process exits, and anything that is not
     // JSON-RPC there is a protocol error on its side: the end of the session is told on stderr.

@@ -129,7 +129,7 @@ export const skillsRemoveCommand: Command = {
 
 export const skillsSaveCommand: Command = {
   path: ['skills', 'save'],
-  usage: 'skills save [NAME HINT…] [--from FILE.md] [--name NAME] [--events N]',
+  usage: 'skills save [NAME HINT…] [--from FILE.md] [--name NAME] [--events N] [--user ID]',
   options: {
     from: { type: 'string', description: 'markdown file with the procedure and a "When to use:" line', valueName: 'FILE.md' },
     name: { type: 'string', description: 'the skill name (the label is derived from it)', valueName: 'NAME' },
@@ -161,8 +161,12 @@ export const skillsSaveCommand: Command = {
         draft = draftSkillFromMarkdown(text, { fileName: from, ...(hint !== undefined ? { name: hint } : {}) })
         provenance = { source: 'user', file: path }
       } else {
-        draft = await draftSkillFromActivity({ llm: mind.llm, activity: mind.backend.activity, events, ...(hint !== undefined ? { nameHint: hint } : {}) })
-        provenance = { source: 'llm', model: mind.llm.modelFor('planning') ?? mind.llm.provider, events }
+        // With --user, the work done with that user: their sessions' activity is logged in their tree
+        // (decision 0017). Saving it as a skill is the operator's explicit promotion (decision 0045).
+        const user = typeof context.options.user === 'string' && context.options.user !== '' ? context.options.user : undefined
+        const activity = user === undefined ? mind.backend.activity : mind.scope(user).view.own.activity
+        draft = await draftSkillFromActivity({ llm: mind.llm, activity, events, ...(hint !== undefined ? { nameHint: hint } : {}) })
+        provenance = { source: 'llm', model: mind.llm.modelFor('planning') ?? mind.llm.provider, events, ...(user !== undefined ? { user } : {}) }
       }
       const label = await store.makeUniqueLabel(draft.label)
       const skill = await store.save({ label, name: draft.name, whenToUse: draft.whenToUse, declarative: draft.declarative, provenance })
