@@ -125,7 +125,8 @@ export interface Mind {
   /**
    * Run whatever work is due, whichever process queued it: idle session boundaries (episode, state
    * update, resolutions, sleep replay), the work of turns whose process stopped, memory-file
-   * compaction (when a file is over its threshold, once a day). Each piece runs exactly once.
+   * compaction (when a file is over its threshold and changed since it was last compacted). Each
+   * piece runs exactly once.
    */
   maintain(options?: { forceCompaction?: boolean }): Promise<MaintenanceReport>
   /**

@@ -20,7 +20,7 @@ import type { BoundaryReason, ImmediateEncoder } from '../episodes/immediate-enc
 import type { ProcedureStore } from '../procedures/procedure-store.ts'
 import { type BoundaryOutcome, encodingHandler, procedureOutcomesHandler, replayHandler } from './boundary-work.ts'
 import { createJobRunner, type JobHandler, type JobOutcome } from './job-runner.ts'
-import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob } from './memory-compaction-work.ts'
+import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob, settledCompactionStates } from './memory-compaction-work.ts'
 import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, PROCEDURE_OUTCOMES_JOB, REPLAY_JOB } from './session-boundaries.ts'
 import { IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
 import { IDENTITY_COUNTER, identityDue, type TurnWork, turnJobs, turnWorkHandlers } from './turn-work.ts'
@@ -151,7 +151,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       [ENCODING_JOB]: encodingHandler(deps.encoder),
       [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
       [PROCEDURE_OUTCOMES_JOB]: procedureOutcomesHandler({ agent, lifecycle: store, scope: deps.scope, procedures: deps.procedures, clock, ignoredTools: deps.memoryTools }),
-      [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory),
+      [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory, store, agent),
       ...Object.fromEntries((deps.scheduled ?? []).map((work) => [work.kind, work.handler])),
       ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}) }),
     },
@@ -163,6 +163,9 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     },
     onError: (error) => deps.onWarning(`background work: ${describeError(error)}`),
   })
+
+  // Offline the compaction is a skipped run: reported once a day, not once per change of a file.
+  const compactionState = (state: string): string | undefined => (deps.llm.available ? state : undefined)
 
   // Checks that run off the turn's path (memory-file compaction at session start).
   let checks: Promise<unknown> = Promise.resolve()
@@ -184,8 +187,9 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
         // The seed compacts memory files at session start, in the background: the check reads two
         // files, the compaction calls the planning model — neither may delay the first prompt.
         check('memory-file compaction check', async () => {
-          if (!(await memoryCompactionDue(memory, user))) return
-          await store.enqueue({ agent, ...memoryCompactionJob('session-start', clock.now()) })
+          const state = await memoryCompactionDue(memory, await settledCompactionStates(store, agent), user)
+          if (state === undefined) return
+          await store.enqueue({ agent, ...memoryCompactionJob('session-start', clock.now(), compactionState(state)) })
           runner.kick()
         })
       }
@@ -236,8 +240,9 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       const closed = await boundaries.closeIdle()
       if (options.forceCompaction) {
         await store.enqueue({ agent, ...memoryCompactionJob('forced', clock.now()) })
-      } else if (await memoryCompactionDue(memory)) {
-        await store.enqueue({ agent, ...memoryCompactionJob('maintenance', clock.now()) })
+      } else {
+        const state = await memoryCompactionDue(memory, await settledCompactionStates(store, agent))
+        if (state !== undefined) await store.enqueue({ agent, ...memoryCompactionJob('maintenance', clock.now(), compactionState(state)) })
       }
       for (const work of deps.scheduled ?? []) await store.enqueue({ agent, ...work.job(clock.now()) })
       return report(closed, await runner.drain())
