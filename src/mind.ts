@@ -316,6 +316,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   const activity = createActivityRecorder({
     log: backend.activity,
     clock,
+    episodic: values.memory.episodic,
     onError: (error) => warn(`activity log: ${describeError(error)}`),
     onRecorded: (event) => lifecycle.observe(event),
   })
@@ -361,6 +362,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           : createActivityRecorder({
               log: view.own.activity,
               clock,
+              episodic: values.memory.episodic,
               onError: (error) => warn(`activity log: ${describeError(error)}`),
               onRecorded: (event) => lifecycle.observe(event),
             }),
