@@ -23,6 +23,7 @@ import type { Engram } from './core/engram.ts'
 import type { ConfirmationSelection, PendingConfirmation } from './storage/contracts.ts'
 import { type ActivityRecorder, createActivityRecorder } from './memory/episodes/recorder.ts'
 import { createImmediateEncoder } from './memory/episodes/immediate-encoding.ts'
+import { migrateLegacyOnOpen } from './memory/engrams/import/legacy-migration.ts'
 import { createResolutionReader } from './memory/episodes/resolutions.ts'
 import type { BoundaryOutcome } from './memory/lifecycle/boundary-work.ts'
 import { createSessionLifecycle, type HeartbeatReport, type LifecycleReport } from './memory/lifecycle/session-lifecycle.ts'
@@ -233,6 +234,9 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     onSaved: reindexSoon,
     onError: (error) => warn(`memory: ${describeError(error)}`),
   })
+
+  // The seed's reconsolidation: a home in the old layout (context/, learnings/) is migrated as it opens.
+  await migrateLegacyOnOpen({ layout, locks: backend.locks, clock, encoder: memory.encoder, activity: backend.activity }, logger, warn)
 
   const resolutions = createResolutionReader(layout.resolutionsFile, 'shared/resolutions.jsonl')
   const immediate = createImmediateEncoder({
