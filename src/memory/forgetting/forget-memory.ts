@@ -28,8 +28,8 @@ import { topicSlug } from '../../storage/engram-entries.ts'
 import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
 import { engramEntryKey, engramSource } from '../retrieval/indexer.ts'
 
-/** Documents that can be forgotten (the others are records, history or a user's profile). */
-export type ForgettableDocKind = 'knowledge' | 'procedure'
+/** Documents that can be forgotten (the others are records, state or a user's profile); episodes by monthly forgetting once compressed. */
+export type ForgettableDocKind = 'knowledge' | 'procedure' | 'episode'
 
 /** One memory, resolved to its owner's tree. */
 export type ForgettableMemory =
@@ -67,7 +67,7 @@ export interface ForgetOutcome {
 const FORGOTTEN_META = ['kind', 'forgotten_at', 'forgotten_from', 'reason'] as const
 
 /** The folder of each forgettable document kind in an owner's tree. */
-export const DOC_FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures' }
+export const DOC_FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures', episode: 'episodes' }
 
 function notFound(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.notFound, category: 'user', message, fix, details })

@@ -1,0 +1,202 @@
+/**
+ * The rest of the seed's active forgetting (issue 26), through the agent's path — createMind → a
+ * new Session per turn for two users → maintain() every few days on a clock moved by months:
+ *
+ * - the daily run writes the low-activity mark into a memory's frontmatter (`activity_level: low`,
+ *   `low_activity_since`) and takes it off when the memory is recalled again;
+ * - monthly forgetting takes old episodes too — compressed by the weekly run and unaccessed as the
+ *   seed's thresholds say (90 days, fewer than 3 accesses, then 60 more) — into the owner's
+ *   `archive/forgotten/`, out of the index, restorable; an episode its user recalled stays;
+ * - the weekly run merges low-activity memories that are alike with a model (one text holding
+ *   both; the other archived in `archive/merged/`, restorable); offline it merges duplicates only
+ *   and says the rest waits for a model. Never across users.
+ */
+import assert from 'node:assert/strict'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { ManualClock } from '../src/core/clock.ts'
+import { parseFrontmatter } from '../src/core/frontmatter.ts'
+import { createMind, type Mind } from '../src/mind.ts'
+import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
+import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
+import { call } from './support/tool-calls.ts'
+
+const DAY = 86_400_000
+const START = Date.parse('2026-01-05T09:00:00Z')
+
+const frontmatterOf = (path: string) => parseFrontmatter(readFileSync(path, 'utf8')).frontmatter
+
+/** One turn of `user` in a new Session object, with an optional tool call; the session ends. */
+async function turn(mind: Mind, sessionId: string, user: string, message: string, act?: (tools: Awaited<ReturnType<ReturnType<Mind['session']>['begin']>>['tools']) => Promise<void>): Promise<void> {
+  const session = mind.session(sessionId, { user })
+  const begun = await session.begin(message)
+  await act?.(begun.tools)
+  await session.end(begun, 'Noted, thank you.')
+}
+
+async function maintainOn(mind: Mind, clock: ManualClock, day: number) {
+  clock.set(new Date(START + day * DAY))
+  return mind.maintain()
+}
+
+function treeOf(temp: TempHome, mind: Mind, user: string): string {
+  return join(temp.home, 'agents', mind.agent, 'users', user)
+}
+
+test('daily marks, monthly forgetting of compressed unaccessed episodes, restorable, per user', async (t) => {
+  const temp = makeTempHome('engram-seed-forgetting-')
+  t.after(temp.cleanup)
+  const clock = new ManualClock(new Date(START))
+  // No embedder: with a handful of memories a vector KNN would return (and so count as recalled) every one.
+  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+  t.after(() => mind.close())
+
+  // Day 0: long conversations of Ada and Bob (their episodes), and two notes of Ada's.
+  const talk = (topic: string) =>
+    `We spent the morning on the ${topic}. The first attempt failed because the credentials had expired overnight. ` +
+    `After rotating them we retried, and the second attempt got further but stalled on a slow disk. ` +
+    `We moved the job to a faster volume and it finished in forty minutes. Next time we should check the credentials before starting.`
+  await turn(mind, 'ada-0', 'ada', talk('kestrel data migration'), async (tools) => {
+    for (const [path, content] of [
+      ['knowledge/vpn-port.md', '# Staging VPN\nThe staging VPN listens on port 1194.\n'],
+      ['knowledge/billing-limit.md', '# Billing API\nThe billing API rate-limits at 50 requests per minute.\n'],
+    ] as const) {
+      const written = await call(tools, 'write_memory_file', { path, content })
+      assert.notEqual(written.isError, true, written.text)
+    }
+  })
+  await turn(mind, 'ada-0', 'ada', talk('kestrel dashboard rebuild'))
+  await turn(mind, 'bob-0', 'bob', talk('heron invoice backfill'))
+  await turn(mind, 'bob-0', 'bob', talk('heron report archive'))
+  for (const user of ['ada', 'bob']) await mind.sessions.end(`${user}-0`)
+  await maintainOn(mind, clock, 0)
+  const day0 = new Date(START).toISOString().slice(0, 10)
+  const adaEpisode = join(treeOf(temp, mind, 'ada'), 'episodes', `${day0}.md`)
+  const bobEpisode = join(treeOf(temp, mind, 'bob'), 'episodes', `${day0}.md`)
+  assert.ok(existsSync(adaEpisode) && existsSync(bobEpisode))
+
+  // Day 40: the weekly run compresses the episodes older than 30 days.
+  await maintainOn(mind, clock, 40)
+  for (const path of [adaEpisode, bobEpisode]) assert.equal(frontmatterOf(path).compressed, true, `${path} compressed`)
+
+  // Day 95: the daily run marks the knowledge unaccessed for 90 days, in the file.
+  await maintainOn(mind, clock, 95)
+  const vpn = join(treeOf(temp, mind, 'ada'), 'knowledge', 'vpn-port.md')
+  const billing = join(treeOf(temp, mind, 'ada'), 'knowledge', 'billing-limit.md')
+  const day90 = new Date(START + 90 * DAY).toISOString().slice(0, 10)
+  for (const path of [vpn, billing]) {
+    const fm = frontmatterOf(path)
+    assert.deepEqual([fm.activity_level, fm.low_activity_since], ['low', day90], path)
+  }
+  assert.match(readFileSync(vpn, 'utf8'), /listens on port 1194/, 'the text is as it was')
+
+  // Day 100: Ada recalls the billing limit and her own episode; the next daily run takes the billing mark off.
+  clock.set(new Date(START + 100 * DAY))
+  await turn(mind, 'ada-100', 'ada', 'What was the billing API rate limit, and how did the kestrel migration go?', async (tools) => {
+    assert.match((await call(tools, 'search_memory', { query: 'billing API rate limit requests per minute' })).text, /billing-limit\.md/)
+    assert.match((await call(tools, 'search_memory', { query: 'kestrel data migration credentials expired' })).text, /episodes\//)
+  })
+  await maintainOn(mind, clock, 101)
+  assert.equal(frontmatterOf(billing).activity_level, undefined, 'recalled: the mark is taken off')
+  assert.equal(frontmatterOf(vpn).activity_level, 'low')
+
+  // Day 160: the month's forgetting takes the VPN note and Bob's unaccessed episode; Ada's recalled episode stays.
+  const report = await maintainOn(mind, clock, 160)
+  const monthly = report.jobs.find((job) => job.kind === 'consolidation-monthly')
+  assert.equal(monthly?.status, 'done', JSON.stringify(report.jobs))
+  assert.ok(!existsSync(vpn) && existsSync(join(treeOf(temp, mind, 'ada'), 'archive', 'forgotten', 'knowledge', 'vpn-port.md')))
+  assert.ok(!existsSync(bobEpisode), "Bob's episode left the live tree")
+  assert.ok(existsSync(join(treeOf(temp, mind, 'bob'), 'archive', 'forgotten', 'episode', `${day0}.md`)), "in Bob's archive/forgotten/")
+  assert.ok(existsSync(adaEpisode), 'an episode recalled at day 100 is not forgotten')
+  const bobSearch = async () => (await call(mind.agentTools({ sessionId: 'bob-160', user: 'bob' }), 'search_memory', { query: 'heron invoice backfill credentials' })).text
+  assert.doesNotMatch(await bobSearch(), /episodes\//, 'out of the index')
+  const bobLog = JSON.stringify(await mind.backend.owned('user:bob').activity.read({ types: ['memory_write'] }))
+  assert.match(bobLog, /monthly forgetting: unaccessed for 160 days/)
+  assert.doesNotMatch(JSON.stringify(await mind.backend.owned('user:ada').activity.read({ types: ['memory_write'] })), /heron/)
+
+  // Once a month: a forced run changes nothing more. Restored, Bob finds it again; Ada never does.
+  assert.equal((await mind.consolidate('monthly')).forgotten.length, 0)
+  await mind.restore(`episodes/${day0}.md`, { user: 'bob' })
+  assert.ok(existsSync(bobEpisode))
+  assert.match(await bobSearch(), /episodes\//)
+  const ada = await call(mind.agentTools({ sessionId: 'ada-161', user: 'ada' }), 'search_memory', { query: 'heron invoice backfill' })
+  assert.doesNotMatch(ada.text.split('\n').slice(1).join('\n'), /heron/, "Bob's episode never reaches Ada (the first line repeats the query)")
+  assert.deepEqual(readdirSync(join(treeOf(temp, mind, 'bob'), 'archive', 'forgotten', 'episode')), [])
+})
+
+/** A model that merges two texts into one holding both (and answers the other steps with nothing). */
+function mergingModel(request: FakeChatRequest): FakeChatStep {
+  const body = request.body as { response_format?: { json_schema?: { name?: string } }; messages?: Array<{ content?: unknown }> }
+  const asked = (body.messages ?? []).map((message) => String(message.content)).join('\n')
+  switch (body.response_format?.json_schema?.name) {
+    case 'low_activity_merge': {
+      const texts = [...asked.matchAll(/### Text \d \([^)]*\)\n([\s\S]*?)(?=\n\n### Text|$)/g)].map((m) => (m[1] ?? '').replace(/^#.*\n/gm, '').trim())
+      return { json: { content: `# Staging database\n${texts.join(' ')}` } }
+    }
+    case 'contradiction':
+      return { json: { relation: 'unrelated', reason: 'different things' } }
+    case 'episode':
+      return { json: { title: 'Conversation', summary: 'They talked.', resolved: [], newTasks: [] } }
+    default:
+      return { json: { items: [], procedures: [], facts: [], lessons: [], rules: [], drop: [] } }
+  }
+}
+
+const STAGING = [
+  ['knowledge/staging-db.md', '# Staging database\nThe staging database db-staging-1 runs PostgreSQL 15 for the billing service.\n'],
+  ['knowledge/staging-db-backups.md', '# Staging database\nThe staging database db-staging-1 for the billing service is backed up nightly.\n'],
+] as const
+
+async function writeNotes(mind: Mind, user: string, notes: ReadonlyArray<readonly [string, string]>): Promise<void> {
+  await turn(mind, `${user}-notes`, user, 'Please keep these notes.', async (tools) => {
+    for (const [path, content] of notes) assert.notEqual((await call(tools, 'write_memory_file', { path, content })).isError, true)
+  })
+}
+
+test('weekly integration merges low-activity memories that are alike with a model, per user, restorably; offline only duplicates', async (t) => {
+  const server = await startFakeOpenAiServer({ onChat: mergingModel })
+  t.after(() => server.close())
+  for (const online of [true, false]) {
+    const temp = makeTempHome('engram-low-activity-merge-')
+    t.after(temp.cleanup)
+    const clock = new ManualClock(new Date(START))
+    const env = online ? { ...temp.env, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake', ENGRAM_LLM_MAX_RETRIES: '0' } : temp.env
+    const mind = await createMind({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null })
+    t.after(() => mind.close())
+    await writeNotes(mind, 'ada', STAGING)
+    // Bob's note is as alike, but his: never merged with Ada's.
+    await writeNotes(mind, 'bob', [['knowledge/staging-db.md', '# Staging database\nThe staging database db-staging-1 runs PostgreSQL 15 for the billing service, Bob says.\n']])
+    await maintainOn(mind, clock, 0)
+
+    // Day 95: the daily run marks them; the week's integration (same maintain, after it) reads the marks.
+    const report = await maintainOn(mind, clock, 95)
+    const weekly = report.jobs.find((job) => job.kind === 'consolidation-weekly')
+    const ada = treeOf(temp, mind, 'ada')
+    const survivor = join(ada, 'knowledge', 'staging-db.md')
+    const other = join(ada, 'knowledge', 'staging-db-backups.md')
+    if (!online) {
+      assert.ok(existsSync(survivor) && existsSync(other), 'offline: not duplicates, so not merged')
+      assert.match(JSON.stringify(weekly?.result?.pending), /low-activity merge: no model configured/)
+      assert.equal(frontmatterOf(other).activity_level, 'low')
+      continue
+    }
+    assert.equal(weekly?.status, 'done', JSON.stringify(report.jobs))
+    const merged = readFileSync(survivor, 'utf8')
+    assert.match(merged, /PostgreSQL 15/)
+    assert.match(merged, /backed up nightly/)
+    const fm = frontmatterOf(survivor)
+    assert.deepEqual([fm.merge_method, fm.merged_from, fm.activity_level], ['llm', ['staging-db-backups'], undefined])
+    assert.ok(!existsSync(other), 'the other left the live tree')
+    assert.equal(frontmatterOf(join(ada, 'archive', 'merged', 'knowledge', 'staging-db-backups.md')).merged_into, 'staging-db')
+    assert.match(readFileSync(join(treeOf(temp, mind, 'bob'), 'knowledge', 'staging-db.md'), 'utf8'), /Bob says/, "Bob's note is his own")
+    const prompts = server.requests.filter((request) => JSON.stringify(request.body).includes('low_activity_merge'))
+    assert.equal(prompts.length, 1)
+    assert.doesNotMatch(JSON.stringify(prompts[0]?.body), /Bob says/)
+
+    // Restorable, and a second week does not merge again what is no longer low-activity.
+    await mind.restore('knowledge/staging-db-backups.md', { user: 'ada' })
+    assert.ok(existsSync(other))
+    assert.equal((await mind.consolidate('weekly')).merged.filter((item) => item.why.includes('low-activity')).length, 0, 'the survivor is fresh; the restored one alone has no partner')
+  }
+})
