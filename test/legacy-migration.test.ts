@@ -15,6 +15,7 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { createMind } from '../src/mind.ts'
+import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import { call } from './support/tool-calls.ts'
 
@@ -26,8 +27,8 @@ function write(path: string, text: string): void {
   writeFileSync(path, text)
 }
 
-async function openInFreshProcess(home: string, project?: string): Promise<{ warnings: string[] }> {
-  const { stdout } = await run(process.execPath, [OPENER, home, ...(project ? [project] : [])], { env: { ...process.env, HOME: home, ENGRAM_HOME: home } })
+async function openInFreshProcess(home: string, project?: string, storage: Record<string, string> = {}): Promise<{ warnings: string[] }> {
+  const { stdout } = await run(process.execPath, [OPENER, home, ...(project ? [project] : [])], { env: { ...process.env, HOME: home, ENGRAM_HOME: home, ...storage } })
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { warnings: string[] }
 }
 
@@ -87,4 +88,25 @@ test('a home in the old layout is migrated when a fresh process opens it: once, 
   assert.equal(count(finished, 'The vendor sandbox resets every Sunday night'), 1)
   assert.equal(count(finished, 'Retry 429s with exponential backoff'), 1, 'what the first attempt wrote is not written again')
   assert.equal((JSON.parse(readFileSync(recordPath, 'utf8')) as Record<string, { status: string }>)[agentDir]?.status, 'done')
+})
+
+onPostgres('legacy migration on open', (url) => {
+  test('on PostgreSQL the old folders of the home go into the rows, once', async (t) => {
+    const temp = makeTempHome('engram-legacy-pg-')
+    t.after(temp.cleanup)
+    const storage = { ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: freshSchema() }
+    const agentDir = join(temp.home, 'agents', 'default')
+    write(join(agentDir, 'context', 'project-overview.md'), '- The project ingests crypto prices hourly\n')
+    write(join(agentDir, 'learnings', 'a1.md'), '- Retry 429s with exponential backoff\n')
+    assert.deepEqual((await openInFreshProcess(temp.home, undefined, storage)).warnings, [])
+    await openInFreshProcess(temp.home, undefined, storage)
+    const mind = await createMind({ home: temp.home, env: { ...temp.env, ...storage, ENGRAM_EMBED_PROVIDER: 'none' }, ignoreConfigFile: true })
+    t.after(() => mind.close())
+    assert.equal(mind.backend.name, 'postgres')
+    const lessons = (await mind.memory.global.read('lessons')).entries.map((entry) => entry.text)
+    assert.equal(lessons.filter((text) => text === 'Retry 429s with exponential backoff').length, 1, 'migrated once over two opens')
+    assert.ok(lessons.includes('The project ingests crypto prices hourly'))
+    const turn = await mind.session('ada-1', { user: 'ada' }).begin('How do I handle 429s?')
+    assert.match((await call(turn.tools, 'search_memory', { query: 'retry 429 exponential backoff' })).text, /Retry 429s/)
+  })
 })

@@ -12,12 +12,12 @@
  *   and says the rest waits for a model. Never across users.
  */
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
-import { parseFrontmatter } from '../src/core/frontmatter.ts'
+import type { DocKind, Frontmatter } from '../src/core/memory-doc.ts'
+import type { Owner } from '../src/core/owner.ts'
 import { createMind, type Mind } from '../src/mind.ts'
+import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { call } from './support/tool-calls.ts'
@@ -25,7 +25,21 @@ import { call } from './support/tool-calls.ts'
 const DAY = 86_400_000
 const START = Date.parse('2026-01-05T09:00:00Z')
 
-const frontmatterOf = (path: string) => parseFrontmatter(readFileSync(path, 'utf8')).frontmatter
+/** Where the memory is kept: the home's files, or PostgreSQL rows (the same assertions through the stores). */
+type Backend = { name: 'embedded' } | { name: 'postgres'; url: string }
+
+function envFor(backend: Backend, temp: TempHome): Record<string, string> {
+  return backend.name === 'postgres' ? { ...temp.env, ENGRAM_DATABASE_URL: backend.url, ENGRAM_DATABASE_SCHEMA: freshSchema() } : temp.env
+}
+
+/** A live document of `owner` (null when it is not live). */
+const live = (mind: Mind, owner: Owner, kind: DocKind, slug: string) => mind.backend.owned(owner).documents.read(kind, slug)
+const frontmatterOf = async (mind: Mind, owner: Owner, kind: DocKind, slug: string): Promise<Frontmatter> => (await live(mind, owner, kind, slug))?.frontmatter ?? {}
+/** The text archived at `inner` (`forgotten/episode/<day>.md`) in `owner`'s tree, or null. */
+async function archived(mind: Mind, owner: Owner, inner: string): Promise<string | null> {
+  const tree = owner === 'agent' ? `agents/${mind.agent}` : `agents/${mind.agent}/users/${owner.slice('user:'.length)}`
+  return (await mind.backend.owned(owner).documents.readArchived?.(`${tree}/archive/${inner}`)) ?? null
+}
 
 /** One turn of `user` in a new Session object, with an optional tool call; the session ends. */
 async function turn(mind: Mind, sessionId: string, user: string, message: string, act?: (tools: Awaited<ReturnType<ReturnType<Mind['session']>['begin']>>['tools']) => Promise<void>): Promise<void> {
@@ -40,17 +54,14 @@ async function maintainOn(mind: Mind, clock: ManualClock, day: number) {
   return mind.maintain()
 }
 
-function treeOf(temp: TempHome, mind: Mind, user: string): string {
-  return join(temp.home, 'agents', mind.agent, 'users', user)
-}
-
-test('daily marks, monthly forgetting of compressed unaccessed episodes, restorable, per user', async (t) => {
+async function forgettingOverMonths(backend: Backend, t: { after(fn: () => unknown): void }): Promise<void> {
   const temp = makeTempHome('engram-seed-forgetting-')
   t.after(temp.cleanup)
   const clock = new ManualClock(new Date(START))
   // No embedder: with a handful of memories a vector KNN would return (and so count as recalled) every one.
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+  const mind = await createMind({ home: temp.home, env: envFor(backend, temp), ignoreConfigFile: true, clock, embedder: null })
   t.after(() => mind.close())
+  assert.equal(mind.backend.name, backend.name)
 
   // Day 0: long conversations of Ada and Bob (their episodes), and two notes of Ada's.
   const talk = (topic: string) =>
@@ -72,24 +83,20 @@ test('daily marks, monthly forgetting of compressed unaccessed episodes, restora
   for (const user of ['ada', 'bob']) await mind.sessions.end(`${user}-0`)
   await maintainOn(mind, clock, 0)
   const day0 = new Date(START).toISOString().slice(0, 10)
-  const adaEpisode = join(treeOf(temp, mind, 'ada'), 'episodes', `${day0}.md`)
-  const bobEpisode = join(treeOf(temp, mind, 'bob'), 'episodes', `${day0}.md`)
-  assert.ok(existsSync(adaEpisode) && existsSync(bobEpisode))
+  assert.ok((await live(mind, 'user:ada', 'episode', day0)) && (await live(mind, 'user:bob', 'episode', day0)))
 
   // Day 40: the weekly run compresses the episodes older than 30 days.
   await maintainOn(mind, clock, 40)
-  for (const path of [adaEpisode, bobEpisode]) assert.equal(frontmatterOf(path).compressed, true, `${path} compressed`)
+  for (const owner of ['user:ada', 'user:bob'] as const) assert.equal((await frontmatterOf(mind, owner, 'episode', day0)).compressed, true, `${owner}'s episode compressed`)
 
-  // Day 95: the daily run marks the knowledge unaccessed for 90 days, in the file.
+  // Day 95: the daily run marks the knowledge unaccessed for 90 days, in the document.
   await maintainOn(mind, clock, 95)
-  const vpn = join(treeOf(temp, mind, 'ada'), 'knowledge', 'vpn-port.md')
-  const billing = join(treeOf(temp, mind, 'ada'), 'knowledge', 'billing-limit.md')
   const day90 = new Date(START + 90 * DAY).toISOString().slice(0, 10)
-  for (const path of [vpn, billing]) {
-    const fm = frontmatterOf(path)
-    assert.deepEqual([fm.activity_level, fm.low_activity_since], ['low', day90], path)
+  for (const slug of ['vpn-port', 'billing-limit']) {
+    const fm = await frontmatterOf(mind, 'user:ada', 'knowledge', slug)
+    assert.deepEqual([fm.activity_level, fm.low_activity_since], ['low', day90], slug)
   }
-  assert.match(readFileSync(vpn, 'utf8'), /listens on port 1194/, 'the text is as it was')
+  assert.match((await live(mind, 'user:ada', 'knowledge', 'vpn-port'))?.body ?? '', /listens on port 1194/, 'the text is as it was')
 
   // Day 100: Ada recalls the billing limit and her own episode; the next daily run takes the billing mark off.
   clock.set(new Date(START + 100 * DAY))
@@ -98,17 +105,18 @@ test('daily marks, monthly forgetting of compressed unaccessed episodes, restora
     assert.match((await call(tools, 'search_memory', { query: 'kestrel data migration credentials expired' })).text, /episodes\//)
   })
   await maintainOn(mind, clock, 101)
-  assert.equal(frontmatterOf(billing).activity_level, undefined, 'recalled: the mark is taken off')
-  assert.equal(frontmatterOf(vpn).activity_level, 'low')
+  assert.equal((await frontmatterOf(mind, 'user:ada', 'knowledge', 'billing-limit')).activity_level, undefined, 'recalled: the mark is taken off')
+  assert.equal((await frontmatterOf(mind, 'user:ada', 'knowledge', 'vpn-port')).activity_level, 'low')
 
   // Day 160: the month's forgetting takes the VPN note and Bob's unaccessed episode; Ada's recalled episode stays.
   const report = await maintainOn(mind, clock, 160)
   const monthly = report.jobs.find((job) => job.kind === 'consolidation-monthly')
   assert.equal(monthly?.status, 'done', JSON.stringify(report.jobs))
-  assert.ok(!existsSync(vpn) && existsSync(join(treeOf(temp, mind, 'ada'), 'archive', 'forgotten', 'knowledge', 'vpn-port.md')))
-  assert.ok(!existsSync(bobEpisode), "Bob's episode left the live tree")
-  assert.ok(existsSync(join(treeOf(temp, mind, 'bob'), 'archive', 'forgotten', 'episode', `${day0}.md`)), "in Bob's archive/forgotten/")
-  assert.ok(existsSync(adaEpisode), 'an episode recalled at day 100 is not forgotten')
+  assert.equal(await live(mind, 'user:ada', 'knowledge', 'vpn-port'), null)
+  assert.match((await archived(mind, 'user:ada', 'forgotten/knowledge/vpn-port.md')) ?? '', /port 1194/)
+  assert.equal(await live(mind, 'user:bob', 'episode', day0), null, "Bob's episode left the live tree")
+  assert.match((await archived(mind, 'user:bob', `forgotten/episode/${day0}.md`)) ?? '', /heron/, "in Bob's archive/forgotten/")
+  assert.ok(await live(mind, 'user:ada', 'episode', day0), 'an episode recalled at day 100 is not forgotten')
   const bobSearch = async () => (await call(mind.agentTools({ sessionId: 'bob-160', user: 'bob' }), 'search_memory', { query: 'heron invoice backfill credentials' })).text
   assert.doesNotMatch(await bobSearch(), /episodes\//, 'out of the index')
   const bobLog = JSON.stringify(await mind.backend.owned('user:bob').activity.read({ types: ['memory_write'] }))
@@ -118,12 +126,12 @@ test('daily marks, monthly forgetting of compressed unaccessed episodes, restora
   // Once a month: a forced run changes nothing more. Restored, Bob finds it again; Ada never does.
   assert.equal((await mind.consolidate('monthly')).forgotten.length, 0)
   await mind.restore(`episodes/${day0}.md`, { user: 'bob' })
-  assert.ok(existsSync(bobEpisode))
+  assert.ok(await live(mind, 'user:bob', 'episode', day0))
+  assert.equal(await archived(mind, 'user:bob', `forgotten/episode/${day0}.md`), null)
   assert.match(await bobSearch(), /episodes\//)
   const ada = await call(mind.agentTools({ sessionId: 'ada-161', user: 'ada' }), 'search_memory', { query: 'heron invoice backfill' })
   assert.doesNotMatch(ada.text.split('\n').slice(1).join('\n'), /heron/, "Bob's episode never reaches Ada (the first line repeats the query)")
-  assert.deepEqual(readdirSync(join(treeOf(temp, mind, 'bob'), 'archive', 'forgotten', 'episode')), [])
-})
+}
 
 /** A model that merges two texts into one holding both (and answers the other steps with nothing). */
 function mergingModel(request: FakeChatRequest): FakeChatStep {
@@ -154,14 +162,15 @@ async function writeNotes(mind: Mind, user: string, notes: ReadonlyArray<readonl
   })
 }
 
-test('weekly integration merges low-activity memories that are alike with a model, per user, restorably; offline only duplicates', async (t) => {
+async function lowActivityMerge(backend: Backend, t: { after(fn: () => unknown): void }): Promise<void> {
   const server = await startFakeOpenAiServer({ onChat: mergingModel })
   t.after(() => server.close())
   for (const online of [true, false]) {
     const temp = makeTempHome('engram-low-activity-merge-')
     t.after(temp.cleanup)
     const clock = new ManualClock(new Date(START))
-    const env = online ? { ...temp.env, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake', ENGRAM_LLM_MAX_RETRIES: '0' } : temp.env
+    const base = envFor(backend, temp)
+    const env = online ? { ...base, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake', ENGRAM_LLM_MAX_RETRIES: '0' } : base
     const mind = await createMind({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null })
     t.after(() => mind.close())
     await writeNotes(mind, 'ada', STAGING)
@@ -172,31 +181,35 @@ test('weekly integration merges low-activity memories that are alike with a mode
     // Day 95: the daily run marks them; the week's integration (same maintain, after it) reads the marks.
     const report = await maintainOn(mind, clock, 95)
     const weekly = report.jobs.find((job) => job.kind === 'consolidation-weekly')
-    const ada = treeOf(temp, mind, 'ada')
-    const survivor = join(ada, 'knowledge', 'staging-db.md')
-    const other = join(ada, 'knowledge', 'staging-db-backups.md')
     if (!online) {
-      assert.ok(existsSync(survivor) && existsSync(other), 'offline: not duplicates, so not merged')
+      assert.ok((await live(mind, 'user:ada', 'knowledge', 'staging-db')) && (await live(mind, 'user:ada', 'knowledge', 'staging-db-backups')), 'offline: not duplicates, so not merged')
       assert.match(JSON.stringify(weekly?.result?.pending), /low-activity merge: no model configured/)
-      assert.equal(frontmatterOf(other).activity_level, 'low')
+      assert.equal((await frontmatterOf(mind, 'user:ada', 'knowledge', 'staging-db-backups')).activity_level, 'low')
       continue
     }
     assert.equal(weekly?.status, 'done', JSON.stringify(report.jobs))
-    const merged = readFileSync(survivor, 'utf8')
-    assert.match(merged, /PostgreSQL 15/)
-    assert.match(merged, /backed up nightly/)
-    const fm = frontmatterOf(survivor)
+    const survivor = await live(mind, 'user:ada', 'knowledge', 'staging-db')
+    assert.match(survivor?.body ?? '', /PostgreSQL 15/)
+    assert.match(survivor?.body ?? '', /backed up nightly/)
+    const fm = survivor?.frontmatter ?? {}
     assert.deepEqual([fm.merge_method, fm.merged_from, fm.activity_level], ['llm', ['staging-db-backups'], undefined])
-    assert.ok(!existsSync(other), 'the other left the live tree')
-    assert.equal(frontmatterOf(join(ada, 'archive', 'merged', 'knowledge', 'staging-db-backups.md')).merged_into, 'staging-db')
-    assert.match(readFileSync(join(treeOf(temp, mind, 'bob'), 'knowledge', 'staging-db.md'), 'utf8'), /Bob says/, "Bob's note is his own")
+    assert.equal(await live(mind, 'user:ada', 'knowledge', 'staging-db-backups'), null, 'the other left the live tree')
+    assert.match((await archived(mind, 'user:ada', 'merged/knowledge/staging-db-backups.md')) ?? '', /merged_into: staging-db/)
+    assert.match((await live(mind, 'user:bob', 'knowledge', 'staging-db'))?.body ?? '', /Bob says/, "Bob's note is his own")
     const prompts = server.requests.filter((request) => JSON.stringify(request.body).includes('low_activity_merge'))
-    assert.equal(prompts.length, 1)
-    assert.doesNotMatch(JSON.stringify(prompts[0]?.body), /Bob says/)
+    assert.ok(prompts.length >= 1)
+    assert.ok(prompts.every((request) => !JSON.stringify(request.body).includes('Bob says')), "Bob's note never reaches a merge of Ada's")
 
     // Restorable, and a second week does not merge again what is no longer low-activity.
     await mind.restore('knowledge/staging-db-backups.md', { user: 'ada' })
-    assert.ok(existsSync(other))
+    assert.ok(await live(mind, 'user:ada', 'knowledge', 'staging-db-backups'))
     assert.equal((await mind.consolidate('weekly')).merged.filter((item) => item.why.includes('low-activity')).length, 0, 'the survivor is fresh; the restored one alone has no partner')
   }
+}
+
+test('daily marks, monthly forgetting of compressed unaccessed episodes, restorable, per user', (t) => forgettingOverMonths({ name: 'embedded' }, t))
+test('weekly integration merges low-activity memories that are alike with a model, per user, restorably; offline only duplicates', (t) => lowActivityMerge({ name: 'embedded' }, t))
+onPostgres('the seed\'s forgetting (marks, episodes, low-activity merge)', (url) => {
+  test('daily marks, monthly forgetting of compressed unaccessed episodes, on PostgreSQL', (t) => forgettingOverMonths({ name: 'postgres', url }, t))
+  test('low-activity merge with a model, offline duplicates only, on PostgreSQL', (t) => lowActivityMerge({ name: 'postgres', url }, t))
 })
