@@ -13,6 +13,7 @@ import { EPISODIC_TYPES } from '../src/memory/episodes/recorder.ts'
 import { ManualClock } from '../src/core/clock.ts'
 import type { Owner } from '../src/core/owner.ts'
 import { createMind, type Mind } from '../src/mind.ts'
+import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
 import { call } from './support/tool-calls.ts'
@@ -63,11 +64,11 @@ async function episodic(mind: Mind): Promise<{ events: number; episodes: number 
   return { events, episodes }
 }
 
-test('ENGRAM_EPISODIC_MEMORY=false: sessions of two users write no activity of the conversation and no episode; what the agent saves on purpose is kept', async (t) => {
+async function switchedOff(t: { after(fn: () => unknown): void }, storage: Record<string, string> = {}): Promise<void> {
   const temp = makeTempHome('engram-episodic-off-')
   t.after(temp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: temp.home, env: { ...temp.env, ENGRAM_EPISODIC_MEMORY: 'false' }, ignoreConfigFile: true, clock, embedder: null })
+  const mind = await createMind({ home: temp.home, env: { ...temp.env, ...storage, ENGRAM_EPISODIC_MEMORY: 'false' }, ignoreConfigFile: true, clock, embedder: null })
   t.after(() => mind.close())
   assert.equal(mind.config.values.memory.episodic, false)
   assert.equal(mind.config.sources['memory.episodic'], 'env')
@@ -86,6 +87,11 @@ test('ENGRAM_EPISODIC_MEMORY=false: sessions of two users write no activity of t
   // The conversation itself is still kept for the context window (working memory, not episodic).
   const conversation = await mind.backend.context.findConversation('ada-chat', mind.agent)
   assert.ok(conversation && (await mind.backend.context.messages(conversation.id)).length > 0)
+}
+
+test('ENGRAM_EPISODIC_MEMORY=false: sessions of two users write no activity of the conversation and no episode; what the agent saves on purpose is kept', (t) => switchedOff(t))
+onPostgres('episodic memory switched off', (url) => {
+  test('ENGRAM_EPISODIC_MEMORY=false on PostgreSQL: no conversation rows in any activity log, no episode', (t) => switchedOff(t, { ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: freshSchema() }))
 })
 
 test('by default (memory.episodic true) the same sessions log their activity and write episodes', async (t) => {
