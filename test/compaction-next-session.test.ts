@@ -9,10 +9,10 @@ import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { createMind } from '../src/mind.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
-import { type FakeChatRequest, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
+import { startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
-const name = (request: FakeChatRequest): string => (request.body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name ?? 'text'
+const name = (request: { body: unknown }): string => (request.body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name ?? 'text'
 const lesson = (text: string) => ({ text, kind: 'lesson' as const, scope: 'global' as const, confidence: 'high' as const, source: 'user' as const })
 
 onPostgres('memory-file compaction at the next session start', (url) => {
