@@ -45,6 +45,8 @@ test('a home in the old layout is migrated when a fresh process opens it: once, 
   write(join(agentDir, 'learnings', 'index.json'), '{"a1": {"topic": "vendor-api"}}\n')
   const projectContext = join(temp.project, '.engram', 'context', 'build.md')
   write(projectContext, '- The build needs Node 24 and pnpm 9\n')
+  // The seed's own project folder.
+  write(join(temp.project, '.anton', 'learnings', 'ci.md'), '- CI caches the pnpm store between runs\n')
 
   const opened = await openInFreshProcess(temp.home, temp.project)
   assert.deepEqual(opened.warnings, [])
@@ -54,14 +56,16 @@ test('a home in the old layout is migrated when a fresh process opens it: once, 
   }
   assert.doesNotMatch(lessons, /- ok\b/, 'fragments under 6 characters are skipped, as the seed does')
   assert.match(readFileSync(join(agentDir, 'memory', 'topics', 'vendor-api.md'), 'utf8'), /Retry 429s/, 'learnings get their topic from index.json')
-  assert.match(readFileSync(join(temp.project, '.engram', 'memory', 'lessons.md'), 'utf8'), /The build needs Node 24 and pnpm 9/, "the project's old folder goes to project memory")
+  const projectLessons = readFileSync(join(temp.project, '.engram', 'memory', 'lessons.md'), 'utf8')
+  assert.match(projectLessons, /The build needs Node 24 and pnpm 9/, "the project's old folder goes to project memory")
+  assert.match(projectLessons, /CI caches the pnpm store between runs/, "and so does the project's .anton/")
   assert.equal(readFileSync(CONTEXT, 'utf8'), contextText, 'the old files are kept as they were')
   assert.ok(existsSync(projectContext))
 
   // Reported where the agent and a person look: the agent's activity log names what came from where.
   const mind = await createMind({ home: temp.home, project: temp.project, env: { ...temp.env, ENGRAM_EMBED_PROVIDER: 'none' }, ignoreConfigFile: true })
   const reports = (await mind.backend.activity.read({ types: ['memory_write'] })).filter((event) => event.meta?.action === 'legacy-migration')
-  assert.equal(reports.length, 2, JSON.stringify(reports))
+  assert.equal(reports.length, 3, JSON.stringify(reports))
   assert.match(reports.map((event) => event.summary).join('\n'), /legacy migration: 4 lessons from .*context.*learnings into global memory/)
   // Both users' sessions find the agent's migrated lessons.
   for (const user of ['ada', 'bob']) {

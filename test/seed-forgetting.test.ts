@@ -85,9 +85,17 @@ async function forgettingOverMonths(backend: Backend, t: { after(fn: () => unkno
   const day0 = new Date(START).toISOString().slice(0, 10)
   assert.ok((await live(mind, 'user:ada', 'episode', day0)) && (await live(mind, 'user:bob', 'episode', day0)))
 
-  // Day 40: the weekly run compresses the episodes older than 30 days.
+  // Day 5: a short exchange of Bob's, an episode with nothing to cut.
+  clock.set(new Date(START + 5 * DAY))
+  await turn(mind, 'bob-5', 'bob', 'Lunch at noon?')
+  await mind.sessions.end('bob-5')
+  const day5 = new Date(START + 5 * DAY).toISOString().slice(0, 10)
+  assert.ok(await live(mind, 'user:bob', 'episode', day5))
+
+  // Day 40: the weekly run compresses the episodes older than 30 days (the short one has nothing to cut).
   await maintainOn(mind, clock, 40)
   for (const owner of ['user:ada', 'user:bob'] as const) assert.equal((await frontmatterOf(mind, owner, 'episode', day0)).compressed, true, `${owner}'s episode compressed`)
+  assert.equal((await frontmatterOf(mind, 'user:bob', 'episode', day5)).compressed, undefined)
 
   // Day 95: the daily run marks the knowledge unaccessed for 90 days, in the document.
   await maintainOn(mind, clock, 95)
@@ -117,6 +125,8 @@ async function forgettingOverMonths(backend: Backend, t: { after(fn: () => unkno
   assert.equal(await live(mind, 'user:bob', 'episode', day0), null, "Bob's episode left the live tree")
   assert.match((await archived(mind, 'user:bob', `forgotten/episode/${day0}.md`)) ?? '', /heron/, "in Bob's archive/forgotten/")
   assert.ok(await live(mind, 'user:ada', 'episode', day0), 'an episode recalled at day 100 is not forgotten')
+  assert.equal(await live(mind, 'user:bob', 'episode', day5), null, 'a short episode, as short as compression makes it, is forgotten too (155 days)')
+  assert.match((await archived(mind, 'user:bob', `forgotten/episode/${day5}.md`)) ?? '', /Lunch at noon/)
   const bobSearch = async () => (await call(mind.agentTools({ sessionId: 'bob-160', user: 'bob' }), 'search_memory', { query: 'heron invoice backfill credentials' })).text
   assert.doesNotMatch(await bobSearch(), /episodes\//, 'out of the index')
   const bobLog = JSON.stringify(await mind.backend.owned('user:bob').activity.read({ types: ['memory_write'] }))

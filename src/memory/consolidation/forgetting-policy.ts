@@ -14,7 +14,8 @@
  *   since a failing procedure's last outcome.
  * - **Episodes** (the seed's monthly "knowledge + episodes + procedures") are judged as knowledge
  *   is — 90 days unaccessed with fewer than 3 accesses, then 60 more — counted from their day, and
- *   only once the weekly run has compressed them: an episode is first shortened, then forgotten.
+ *   only once the weekly run has compressed them (or one too short to cut is past the compression
+ *   age): an episode is first shortened, then forgotten.
  * - **Protections**: `protected: true`, `[IMPORTANT]` anywhere in the memory, procedures at version
  *   3 or later (matured through reconsolidation). Skills and user profiles are never candidates.
  *
@@ -56,6 +57,8 @@ export interface ForgettingSubject {
   /** The file's last modification (when the frontmatter has no dates); an episode's day. */
   modifiedAt: string
   use: MemoryUse
+  /** An episode: compressed by the weekly run, or older than its threshold and with nothing left to cut. */
+  compressed?: boolean
 }
 
 export type ForgettingVerdict =
@@ -91,7 +94,7 @@ export function judgeForgetting(subject: ForgettingSubject, now: Date): Forgetti
   if (guarded) return { state: 'protected', why: guarded }
   const t = FORGETTING_THRESHOLDS
   const fm = subject.frontmatter
-  if (subject.docKind === 'episode' && fm.compressed !== true) return { state: 'active', why: 'not compressed yet (the weekly run compresses episodes older than 30 days)' }
+  if (subject.docKind === 'episode' && subject.compressed !== true) return { state: 'active', why: 'not compressed yet (the weekly run compresses episodes older than 30 days)' }
   // Since when it has gone unused: its last recall, else when it was last written (an episode: its day).
   const dated = subject.docKind === 'episode' ? 0 : Math.max(instant(fm.updated_at) ?? 0, instant(fm.created_at) ?? 0)
   const written = dated || (instant(subject.modifiedAt) ?? now.getTime())

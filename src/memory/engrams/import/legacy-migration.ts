@@ -7,7 +7,8 @@
  *
  * - the agent's folder (`agents/<a>/context/`, `learnings/`) and the home itself (a home that is an
  *   old memory folder) → the agent's global memory;
- * - the open project's `.engram/` → its project memory.
+ * - the open project's `.engram/` (and `.anton/`, where the seed keeps a project's memory) → its
+ *   project memory.
  *
  * Safe: the old files are only read; every lesson goes through the one write path with the gate
  * bypassed, as `engram import anton` does (duplicates are counted, not written again), so a crash
@@ -69,7 +70,11 @@ function legacyRoots(layout: HomeLayout): Array<{ root: string; scope: EngramSco
     { root: layout.agentDir, scope: 'global' },
     { root: layout.home, scope: 'global' },
   ]
-  if (layout.projectMemoryDir) roots.push({ root: dirname(layout.projectMemoryDir), scope: 'project' })
+  if (layout.projectMemoryDir) {
+    const engramDir = dirname(layout.projectMemoryDir)
+    // The project's own folder, and the seed's: Anton keeps a project's memory in `<project>/.anton/`.
+    roots.push({ root: engramDir, scope: 'project' }, { root: join(dirname(engramDir), '.anton'), scope: 'project' })
+  }
   return roots
 }
 
