@@ -124,8 +124,13 @@ async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, e
  * Writes the low-activity mark of `verdict` into the document's frontmatter, or takes it off a
  * document in use again; what changed, else undefined (see the module comment).
  */
-async function markActivity(entry: OwnedDocument, verdict: ForgettingVerdict, migrated: boolean, dryRun: boolean): Promise<'marked' | 'cleared' | undefined> {
+async function markActivity(deps: { backend: Backend; layout: HomeLayout }, entry: OwnedDocument, verdict: ForgettingVerdict, migrated: boolean, dryRun: boolean): Promise<'marked' | 'cleared' | undefined> {
   if (entry.unreadable) return undefined
+  if (deps.backend.name === 'embedded') {
+    // As migration: only a regular file (never through a link), and not one pasted whole.
+    const info = await lstat(join(deps.layout.home, ...entry.doc.path.split('/'))).catch(() => undefined)
+    if (!info?.isFile() || info.size > MAX_MIGRATED_BYTES) return undefined
+  }
   const doc = migrated && !dryRun ? ((await entry.documents.read(entry.docKind, entry.ref.slug)) ?? entry.doc) : entry.doc
   const fm = doc.frontmatter
   const { level, since } = LOW_ACTIVITY_FIELDS
@@ -170,7 +175,7 @@ async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolea
     if (migrated) run.migrated.push(migrated)
     const { verdict, path } = await reviewDocument(deps.backend, entry, now)
     if (verdict.state === 'low-activity') run.lowActivity.push({ path, why: verdict.why, forgetOn: verdict.forgetOn })
-    const mark = await markActivity(entry, verdict, migrated !== undefined, options.dryRun === true)
+    const mark = await markActivity(deps, entry, verdict, migrated !== undefined, options.dryRun === true)
     if (mark) run.marks[mark].push(path)
   }
   return run

@@ -1,11 +1,12 @@
 /**
  * Memory-file compaction (Anton's synaptic homeostasis) as queued work: checked when a session
  * starts (as the seed does, `_COMPACTION_THRESHOLD = 20`) and at maintenance, queued when a file is
- * over its threshold. The job's key is the day and what the files over the threshold hold (a
- * digest of their entries): whichever process checks first queues it and the others find it there,
- * so a file is compacted once for what it holds that day — and a file that crosses the threshold
- * (or grows again) after the day's compaction is compacted at the next session start, not the next
- * day. Without a model the key is the day alone: the skipped run is reported once a day.
+ * over its threshold and changed since a compaction last left it (each compaction's job result
+ * records the state it left each file in). The job's key is the day and a digest of what those
+ * files hold: whichever process checks first queues it and the others find it there, so a file that
+ * crosses the threshold (or grows again) after the day's compaction is compacted at the next
+ * session start, not the next day, and a file as its compaction left it is not sent to the model
+ * again. Without a model the key is the day alone: the skipped run is reported once a day.
  */
 import { isoDay } from '../../core/clock.ts'
 import { contentHash } from '../../core/hash.ts'
