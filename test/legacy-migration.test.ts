@@ -67,6 +67,11 @@ test('a home in the old layout is migrated when a fresh process opens it: once, 
   const reports = (await mind.backend.activity.read({ types: ['memory_write'] })).filter((event) => event.meta?.action === 'legacy-migration')
   assert.equal(reports.length, 3, JSON.stringify(reports))
   assert.match(reports.map((event) => event.summary).join('\n'), /legacy migration: 4 lessons from .*context.*learnings into global memory/)
+  // …and `engram status` (mind.status) lists each folder migrated.
+  assert.deepEqual(
+    Object.fromEntries(Object.entries((await mind.status()).legacyMigration).map(([root, record]) => [root, [record.status, record.lessons]])),
+    { [agentDir]: ['done', 4], [join(temp.project, '.engram')]: ['done', 1], [join(temp.project, '.anton')]: ['done', 1] },
+  )
   // Both users' sessions find the agent's migrated lessons.
   for (const user of ['ada', 'bob']) {
     const turn = await mind.session(`${user}-1`, { user }).begin('How should I handle 429 responses from the vendor?')

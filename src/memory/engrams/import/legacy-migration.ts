@@ -19,7 +19,7 @@
  * an empty `memory/` (its way of running once), engram runs once by its record, so an old folder
  * found beside memory that already holds entries is migrated too.
  */
-import { mkdir, readFile } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Clock } from '../../../core/clock.ts'
 import type { EngramScope } from '../../../core/engram.ts'
@@ -31,9 +31,9 @@ import type { HomeLayout } from '../../../storage/home-layout.ts'
 import type { EngramEncoder } from '../encode.ts'
 import { importLegacyFolders } from './anton.ts'
 import { filesIn } from './import-files.ts'
+import { legacyRecordPath, readLegacyRecord } from './legacy-migration-record.ts'
 import { type ImportReport, newImportReport } from './import-report.ts'
 
-const RECORD_FILE = 'legacy-migration.json'
 const LEGACY_FOLDERS = ['context', 'learnings'] as const
 
 export interface LegacyMigrationDeps {
@@ -57,13 +57,6 @@ export interface LegacyMigration {
   problems: ImportReport['problems']
 }
 
-interface RecordEntry {
-  status: 'started' | 'done'
-  at: string
-  lessons?: number
-  duplicates?: number
-}
-
 /** The old-layout roots of this layout, each with the scope its lessons go to. */
 function legacyRoots(layout: HomeLayout): Array<{ root: string; scope: EngramScope }> {
   const roots: Array<{ root: string; scope: EngramScope }> = [
@@ -84,18 +77,6 @@ async function hasLegacyFiles(root: string): Promise<boolean> {
   return false
 }
 
-async function readRecord(path: string): Promise<Record<string, RecordEntry>> {
-  const text = await readFile(path, 'utf8').catch(() => undefined)
-  if (text === undefined) return {}
-  try {
-    const value = JSON.parse(text) as unknown
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, RecordEntry>) : {}
-  } catch {
-    // A record that cannot be read is redone: the migration writes no duplicates.
-    return {}
-  }
-}
-
 /**
  * Migrates every old-layout root of the home not migrated yet (see the file comment); returns what
  * this call migrated (empty when there was nothing, or another process did it).
@@ -104,8 +85,8 @@ async function migrateLegacyLayout(deps: LegacyMigrationDeps): Promise<LegacyMig
   const found: Array<{ root: string; scope: EngramScope }> = []
   for (const candidate of legacyRoots(deps.layout)) if (await hasLegacyFiles(candidate.root)) found.push(candidate)
   if (found.length === 0) return []
-  const recordPath = join(deps.layout.stateDir, RECORD_FILE)
-  const known = await readRecord(recordPath)
+  const recordPath = legacyRecordPath(deps.layout)
+  const known = await readLegacyRecord(deps.layout)
   if (found.every((candidate) => known[candidate.root]?.status === 'done')) return []
   const outcome = await deps.locks.withLock(
     `legacy-migration:${deps.layout.agent}`,
@@ -113,7 +94,7 @@ async function migrateLegacyLayout(deps: LegacyMigrationDeps): Promise<LegacyMig
       const migrated: LegacyMigration[] = []
       await mkdir(deps.layout.stateDir, { recursive: true })
       for (const { root, scope } of found) {
-        const record = await readRecord(recordPath)
+        const record = await readLegacyRecord(deps.layout)
         if (record[root]?.status === 'done') continue
         await writeFileAtomic(recordPath, `${JSON.stringify({ ...record, [root]: { status: 'started', at: deps.clock.now().toISOString() } }, null, 2)}\n`)
         const report = newImportReport('anton', root)
@@ -122,7 +103,7 @@ async function migrateLegacyLayout(deps: LegacyMigrationDeps): Promise<LegacyMig
         const lessons = counts.reduce((sum, count) => sum + count.imported, 0)
         const duplicates = counts.reduce((sum, count) => sum + count.duplicates + count.conflicts, 0)
         const at = deps.clock.now().toISOString()
-        await writeFileAtomic(recordPath, `${JSON.stringify({ ...(await readRecord(recordPath)), [root]: { status: 'done', at, lessons, duplicates } }, null, 2)}\n`)
+        await writeFileAtomic(recordPath, `${JSON.stringify({ ...(await readLegacyRecord(deps.layout)), [root]: { status: 'done', at, lessons, duplicates } }, null, 2)}\n`)
         const from = LEGACY_FOLDERS.map((folder) => join(root, folder)).join(', ')
         const summary = `legacy migration: ${lessons} lesson${lessons === 1 ? '' : 's'} from ${from} into ${scope} memory (${duplicates} already there; the old files are kept)`
         await deps.activity.append({ ts: at, type: 'memory_write', summary, meta: { action: 'legacy-migration', root, scope, lessons, duplicates, problems: report.problems.length } })
