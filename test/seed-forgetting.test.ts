@@ -148,8 +148,8 @@ function mergingModel(request: FakeChatRequest): FakeChatStep {
   const body = request.body as { response_format?: { json_schema?: { name?: string } }; messages?: Array<{ content?: unknown }> }
   const asked = (body.messages ?? []).map((message) => String(message.content)).join('\n')
   switch (body.response_format?.json_schema?.name) {
-    case 'low_activity_merge': {
-      const texts = [...asked.matchAll(/### Text \d \([^)]*\)\n([\s\S]*?)(?=\n\n### Text|$)/g)].map((m) => (m[1] ?? '').replace(/^#.*\n/gm, '').trim())
+    case 'merge': {
+      const texts = [...asked.matchAll(/### Text \d\n([\s\S]*?)(?=\n\n### Text|$)/g)].map((m) => (m[1] ?? '').replace(/^#.*\n/gm, '').trim())
       return { json: { content: `# Staging database\n${texts.join(' ')}` } }
     }
     case 'contradiction':
@@ -206,7 +206,7 @@ async function lowActivityMerge(backend: Backend, t: { after(fn: () => unknown):
     assert.equal(await live(mind, 'user:ada', 'knowledge', 'staging-db-backups'), null, 'the other left the live tree')
     assert.match((await archived(mind, 'user:ada', 'merged/knowledge/staging-db-backups.md')) ?? '', /merged_into: staging-db/)
     assert.match((await live(mind, 'user:bob', 'knowledge', 'staging-db'))?.body ?? '', /Bob says/, "Bob's note is his own")
-    const prompts = server.requests.filter((request) => JSON.stringify(request.body).includes('low_activity_merge'))
+    const prompts = server.requests.filter((request) => JSON.stringify(request.body).includes('rarely used memories'))
     assert.ok(prompts.length >= 1)
     assert.ok(prompts.every((request) => !JSON.stringify(request.body).includes('Bob says')), "Bob's note never reaches a merge of Ada's")
 

@@ -164,10 +164,6 @@ function put(plan: OwnerPlan, write: Write): void {
   plan.writes.set(write.slug, earlier ? { ...write, reason: `${earlier.reason}; ${write.reason}` } : write)
 }
 
-const lowActivityMergeSchema = z.object({
-  content: z.string().min(8).max(4000).describe('One memory in markdown holding every fact of both texts, nothing more.'),
-})
-
 /**
  * The low-activity merge (see the module comment): pairs of marked documents, most alike first,
  * each document in one pair at most; planned into `plan`, or reported pending without a model.
@@ -192,28 +188,23 @@ async function mergeLowActivity(llm: BudgetedLlm | undefined, docs: readonly Doc
   for (const { newer, older, similarity } of pairs) {
     if (gone.has(newer.slug) || gone.has(older.slug)) continue
     const answer = await step('low-activity merge', () =>
+      // The duplicate merge's schema and layout: one text from several, checked the same way.
       llm.generateObject({
-        schema: lowActivityMergeSchema,
-        name: 'low_activity_merge',
-        system: 'You merge two rarely used memories about one subject into one memory. Keep every fact of both, add nothing, say it once.',
-        messages: [{ role: 'user', content: `### Text 1 (${newer.slug})
-${newer.body}
-
-### Text 2 (${older.slug})
-${older.body}` }],
+        schema: mergeSchema,
+        name: 'merge',
+        system: 'You merge two rarely used memories about one subject into one memory. Keep every fact of both, add nothing, say each once.',
+        messages: [{ role: 'user', content: `### Text 1\n${newer.body}\n\n### Text 2\n${older.body}` }],
       }),
     )
     const merged = sanitizeFences(answer.content)
-    const both = `${newer.body}
-${older.body}`
+    const both = `${newer.body}\n${older.body}`
     // Kept only when nothing was invented and nothing dropped: both texts' numbers and names are in it.
     if (unsupportedFacts(merged, both).length > 0 || unsupportedFacts(both, merged).length > 0) continue
     const { [LOW_ACTIVITY_FIELDS.level]: _level, [LOW_ACTIVITY_FIELDS.since]: _since, ...fresh } = newer.frontmatter
     const earlier = Array.isArray(newer.frontmatter.merged_from) ? newer.frontmatter.merged_from.map(String) : []
     put(plan, {
       slug: newer.slug,
-      body: `${merged}
-`,
+      body: `${merged}\n`,
       frontmatter: { ...fresh, merged_from: [...earlier, older.slug], merge_method: 'llm', updated_at: at.now, ...(llm.model ? { model: llm.model } : {}) },
       reason: `weekly integration: low-activity merge with ${older.slug} (${similarity.toFixed(2)} similar)`,
     })
