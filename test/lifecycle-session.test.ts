@@ -269,6 +269,15 @@ describe('with a model (fake server)', () => {
     await mind.idle()
     assert.equal((await jobs()).length, 2)
     assert.equal(compactions(), 2)
+
+    // A host that keeps one session id open (a new Session object per turn): Bob's file crosses the
+    // threshold during his session; his next turn's begin queues its compaction.
+    const his = Array.from({ length: 21 }, (_, i) => lesson(`Bob's plant ${i} needs water every ${i + 2} days`))
+    await mind.scope('bob').encoder.encode([...his, lesson("Bob's plant 0 needs water every two days")])
+    await mind.session('bob-2', { user: 'bob' }).begin('One more thing')
+    await mind.idle()
+    assert.equal(compactions(), 3, 'compacted at the next begin of the same session')
+    assert.doesNotMatch(file(tmp, 'users/bob/memory/lessons.md'), /needs water every two days/)
   })
 
   test('with jobs.eager off (serverless) a turn only queues its work; maintain() runs it', async (t) => {

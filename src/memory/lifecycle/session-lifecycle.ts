@@ -66,7 +66,7 @@ export interface SessionLifecycleDeps {
 
 /** What a `Session` needs from the lifecycle. */
 export interface SessionLifecycle {
-  /** Counts a turn in the store and returns its number; a session that (re)opens gets its compaction check. */
+  /** Counts a turn in the store and returns its number; every begin gets the memory-file compaction check (in the background). */
   beginTurn(sessionId: string, user: string | undefined): Promise<{ number: number; opened: boolean }>
   /** Stores what the turn was given (its provenance). */
   saveTurn(record: Omit<TurnRecord, 'agent' | 'replyIds'>): Promise<void>
@@ -183,16 +183,17 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
 
     async beginTurn(sessionId, user) {
       const { session, opened } = await store.beginTurn(agent, sessionId, { at: clock.now().toISOString(), ...(user !== undefined ? { user } : {}) })
-      if (opened) {
-        // The seed compacts memory files at session start, in the background: the check reads two
-        // files, the compaction calls the planning model — neither may delay the first prompt.
-        check('memory-file compaction check', async () => {
-          const state = await memoryCompactionDue(memory, await settledCompactionStates(store, agent), user)
-          if (state === undefined) return
-          await store.enqueue({ agent, ...memoryCompactionJob('session-start', clock.now(), compactionState(state)) })
-          runner.kick()
-        })
-      }
+      // The seed compacts memory files at session start, in the background: the check reads the
+      // files and the job rows, the compaction calls the planning model — neither may delay the
+      // prompt. Checked at every begin, not only a session's first: a host that keeps one session
+      // id open all day (or makes a Session per turn) still gets a file that crossed the threshold
+      // compacted at its next begin; a file as its compaction left it queues nothing.
+      check('memory-file compaction check', async () => {
+        const state = await memoryCompactionDue(memory, await settledCompactionStates(store, agent), user)
+        if (state === undefined) return
+        await store.enqueue({ agent, ...memoryCompactionJob('session-start', clock.now(), compactionState(state)) })
+        runner.kick()
+      })
       return { number: session.turns, opened }
     },
 
