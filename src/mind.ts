@@ -23,6 +23,7 @@ import type { Engram } from './core/engram.ts'
 import type { ConfirmationSelection, PendingConfirmation } from './storage/contracts.ts'
 import { type ActivityRecorder, createActivityRecorder } from './memory/episodes/recorder.ts'
 import { createImmediateEncoder } from './memory/episodes/immediate-encoding.ts'
+import { migrateLegacyOnOpen } from './memory/engrams/import/legacy-migration.ts'
 import { createResolutionReader } from './memory/episodes/resolutions.ts'
 import type { BoundaryOutcome } from './memory/lifecycle/boundary-work.ts'
 import { createSessionLifecycle, type HeartbeatReport, type LifecycleReport } from './memory/lifecycle/session-lifecycle.ts'
@@ -127,7 +128,8 @@ export interface Mind {
   /**
    * Run whatever work is due, whichever process queued it: idle session boundaries (episode, state
    * update, resolutions, sleep replay), the work of turns whose process stopped, memory-file
-   * compaction (when a file is over its threshold, once a day). Each piece runs exactly once.
+   * compaction (when a file is over its threshold and changed since it was last compacted). Each
+   * piece runs exactly once.
    */
   maintain(options?: { forceCompaction?: boolean }): Promise<MaintenanceReport>
   /**
@@ -241,6 +243,9 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     onError: (error) => warn(`memory: ${describeError(error)}`),
   })
 
+  // The seed's reconsolidation: a home in the old layout (context/, learnings/) is migrated as it opens.
+  await migrateLegacyOnOpen({ layout, locks: backend.locks, clock, encoder: memory.encoder, activity: backend.activity }, logger, warn)
+
   const resolutions = createResolutionReader(layout.resolutionsFile, 'shared/resolutions.jsonl')
   const immediate = createImmediateEncoder({
     agent: values.agent,
@@ -328,6 +333,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   const activity = createActivityRecorder({
     log: backend.activity,
     clock,
+    episodic: values.memory.episodic,
     onError: (error) => warn(`activity log: ${describeError(error)}`),
     onRecorded: (event) => lifecycle.observe(event),
   })
@@ -373,6 +379,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           : createActivityRecorder({
               log: view.own.activity,
               clock,
+              episodic: values.memory.episodic,
               onError: (error) => warn(`activity log: ${describeError(error)}`),
               // The session record carries the user whose tree holds its events (replay and the episode read it there).
               onRecorded: (event) => lifecycle.observe(event, user),

@@ -287,14 +287,15 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
     assert.match(page.text, /data-testid="consolidation-run" data-period="monthly" data-status="done"/)
     assert.match(page.text, /<b>forgot<\/b> <code>users\/ada\/knowledge\/kestrel-port\.md<\/code>/)
     assert.ok(!page.text.includes('marmot'), "bob's forgotten file is not in ada's view of the run")
-    assert.ok(!/2 memory files forgotten/.test(page.text), 'the totals of every user are not shown to a user')
+    assert.ok(!/4 memory files forgotten/.test(page.text), 'the totals of every user are not shown to a user')
     // The weekly run of the same maintenance compressed ada's old episode day: recorded in her log, listed under it.
     assert.match(page.text, /data-testid="consolidation-run" data-period="weekly" data-status="done"/)
     assert.match(page.text, /<b>compressed<\/b> <code>users\/ada\/episodes\/[\d-]+\.md<\/code> — <span class="text">compressed \d+ → \d+ bytes; the full text stays in archive\/versions\/</)
 
     const admin = await get(app, '/consolidation', ADMIN)
-    // Each count in words: what the run changed, then what it looked at and left.
-    assert.match(admin.text, /<li>2 memory files forgotten: unused too long, moved to the archive \(restorable\)<\/li>/)
+    // Each count in words: what the run changed, then what it looked at and left. Two notes and two
+    // episode days (compressed by the week's run, unrecalled for 160 days: the seed forgets episodes too).
+    assert.match(admin.text, /<li>4 memory files forgotten: unused too long, moved to the archive \(restorable\)<\/li>/)
     assert.doesNotMatch(admin.text, /\b(active|protected|forgotten) \d/, 'no bare "active 2"')
     assert.match(admin.text, /data-testid="consolidation-listed">Listed: every run of the schedule/)
     assert.doesNotMatch(admin.text, /or now with engram consolidate daily/)

@@ -215,27 +215,69 @@ describe('with a model (fake server)', () => {
     assert.deepEqual((await mind.maintain()).jobs, [], 'replayed once')
   })
 
-  test('memory-file compaction is checked at session start and runs in the background, at most once a day', async (t) => {
+  test('memory-file compaction is checked at session start and runs in the background, once for what a file holds: a file that crosses the threshold later that day is compacted at the next session start', async (t) => {
     t.after(tmp.cleanup)
     const clock = new ManualClock('2026-03-02T09:00:00Z')
     const mind = await open(tmp, clock, env)
     t.after(() => mind.close())
-    const lessons = Array.from({ length: 21 }, (_, i) => ({ text: `Service ${i} answers within ${i + 1} seconds`, kind: 'lesson' as const, scope: 'global' as const, confidence: 'high' as const, source: 'user' as const }))
-    lessons.push({ text: 'Service 0 answers within 1 second', kind: 'lesson', scope: 'global', confidence: 'high', source: 'user' })
-    await mind.encode(lessons)
+    const lesson = (text: string) => ({ text, kind: 'lesson' as const, scope: 'global' as const, confidence: 'high' as const, source: 'user' as const })
+    const lessons = Array.from({ length: 21 }, (_, i) => lesson(`Service ${i} answers within ${i + 1} seconds`))
+    await mind.encode([...lessons, lesson('Service 0 answers within 1 second')])
+    const compactions = () => server.requests.filter((request) => name(request) === 'compaction').length
+    const jobs = () => mind.backend.lifecycle.jobs('default', { kind: 'memory-compaction' })
 
+    // Morning: the agent's lessons.md is over 20 entries; Ada's first turn queues its compaction in the background.
     const turn = await mind.session('morning', { user: 'ada' }).begin('Good morning!')
-    await mind.idle()
-    const [job] = await mind.backend.lifecycle.jobs('default', { kind: 'memory-compaction' })
-    assert.deepEqual([job?.status, job?.payload.reason], ['done', 'session-start'])
-    assert.doesNotMatch(file(tmp, 'users/ada/memory/lessons.md'), /within 1 second </)
     assert.equal(turn.number, 1)
-
-    await mind.encode([{ text: 'Service 0 answers within 1 second', kind: 'lesson', scope: 'global', confidence: 'high', source: 'user' }])
-    await mind.session('afternoon', { user: 'ada' }).begin('Hello again')
     await mind.idle()
-    assert.equal((await mind.backend.lifecycle.jobs('default', { kind: 'memory-compaction' })).length, 1, 'not twice the same day')
-    assert.equal(server.requests.filter((request) => name(request) === 'compaction').length, 1)
+    const [job] = await jobs()
+    assert.deepEqual([job?.status, job?.payload.reason], ['done', 'session-start'])
+    assert.doesNotMatch(file(tmp, 'memory/lessons.md'), /within 1 second </)
+    assert.equal(compactions(), 1)
+
+    // Bob starts a session: the agent's file is as the compaction left it, Bob's is small; nothing is queued.
+    await mind.session('bob-1', { user: 'bob' }).begin('Hi there')
+    await mind.idle()
+    assert.equal((await jobs()).length, 1, 'a file as its compaction left it is not compacted again')
+
+    // At noon Ada's own lessons.md crosses the threshold (her memorize calls, one turn after another).
+    clock.advance(3 * 60 * MINUTE)
+    const hers = Array.from({ length: 21 }, (_, i) => lesson(`Ada's report ${i} is due on day ${i + 1} of the month`))
+    await mind.scope('ada').encoder.encode([...hers, lesson("Ada's report 0 is due on day 1 of each month")])
+    assert.equal((await jobs()).length, 1, 'writing a memory never compacts by itself')
+    const bobTurn = await mind.session('bob-2', { user: 'bob' }).begin('Anything new?')
+    await mind.idle()
+    assert.equal((await jobs()).length, 1, "Bob's session start does not look at Ada's files")
+    assert.ok(bobTurn.number >= 1)
+
+    // Her next session start, the same day, queues the compaction of her file: not tomorrow.
+    const afternoon = await mind.session('afternoon', { user: 'ada' }).begin('Hello again')
+    assert.equal(compactions(), 1, 'begin never waits for a model call')
+    await mind.idle()
+    const after = await jobs()
+    assert.equal(after.length, 2, JSON.stringify(after.map((queued) => queued.key)))
+    assert.equal(compactions(), 2, "one model call: Ada's file (the agent's is as its compaction left it)")
+    const prompt = JSON.stringify(server.requests.filter((request) => name(request) === 'compaction').at(-1)?.body)
+    assert.match(prompt, /Ada's report 0/)
+    assert.doesNotMatch(prompt, /Service 0/)
+    assert.doesNotMatch(file(tmp, 'users/ada/memory/lessons.md'), /Ada's report 0 is due on day 1 of each month/)
+    assert.match(file(tmp, 'users/ada/memory/lessons.md'), /Ada's report 0 is due on day 1 of the month/)
+    assert.equal(afternoon.number, 1)
+
+    // A third session start without any change queues nothing.
+    await mind.session('evening', { user: 'ada' }).begin('Good evening')
+    await mind.idle()
+    assert.equal((await jobs()).length, 2)
+    assert.equal(compactions(), 2)
+
+    // A host that keeps one session id open (a new Session object per turn): Bob's file crosses the
+    // threshold during his session; his next turn's begin queues its compaction.
+    const his = Array.from({ length: 21 }, (_, i) => lesson(`Bob's plant ${i} needs water every ${i + 2} days`))
+    await mind.scope('bob').encoder.encode([...his, lesson("Bob's plant 0 needs water every two days")])
+    await mind.session('bob-2', { user: 'bob' }).begin('One more thing')
+    await mind.idle()
+    assert.equal(compactions(), 3, 'compacted at the next begin of the same session')
+    assert.doesNotMatch(file(tmp, 'users/bob/memory/lessons.md'), /needs water every two days/)
   })
 
   test('with jobs.eager off (serverless) a turn only queues its work; maintain() runs it', async (t) => {

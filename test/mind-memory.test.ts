@@ -116,7 +116,7 @@ test('skills and procedures through the mind; a streamed turn survives a crash',
   await reopened.close()
 })
 
-test('with an LLM configured, maintain() compacts a memory file past 20 entries, at most once a day', async (t) => {
+test('with an LLM configured, maintain() compacts a memory file past 20 entries, again only once it changed', async (t) => {
   const { startFakeOpenAiServer } = await import('../src/testing/fake-openai-server.ts')
   const server = await startFakeOpenAiServer()
   const tmp = makeTempHome()
@@ -139,10 +139,12 @@ test('with an LLM configured, maintain() compacts a memory file past 20 entries,
   assert.doesNotMatch(file, /within 1 second </)
   assert.match(file, /Service 0 answers within 1 seconds/)
   const calls = server.requests.length
-  assert.equal((await mind.maintain()).compaction.length, 0, 'not again the same day')
-  assert.equal(server.requests.length, calls)
+  assert.equal((await mind.maintain()).compaction.length, 0, 'not again while the file is as its compaction left it')
   clock.advanceDays(1)
+  assert.equal((await mind.maintain()).compaction.length, 0, 'nor the next day')
+  assert.equal(server.requests.length, calls)
+  await mind.encode([{ text: 'Service 30 answers within 31 seconds', kind: 'lesson', scope: 'global', confidence: 'high', source: 'user' }])
   server.enqueue({ json: { drop: [] } })
-  assert.equal((await mind.maintain()).compaction.find((c) => c.file === 'lessons')?.kind, 'unchanged')
+  assert.equal((await mind.maintain()).compaction.find((c) => c.file === 'lessons')?.kind, 'unchanged', 'a new entry: compacted again')
   await mind.close()
 })

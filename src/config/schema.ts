@@ -50,6 +50,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     'Encoding gate: autopilot saves everything, copilot asks before saving what is not high-confidence, off saves nothing.'),
   s('memory.maxFileBytes', 'ENGRAM_MEMORY_MAX_FILE_BYTES', { kind: 'integer', min: 1024 }, 8 * 1024 * 1024,
     'Largest memory file (markdown, activity log, skill file) engram reads, in bytes; a larger one is skipped, kept as it is and reported (engram status, doctor, the turn), never read whole and never written over (except a versioned overwrite of a knowledge, procedure or state document, whose old bytes the archive keeps).'),
+  s('memory.episodic', 'ENGRAM_EPISODIC_MEMORY', { kind: 'boolean' }, true,
+    'Episodic memory (the seed\'s ANTON_EPISODIC_MEMORY): sessions log what was said and done (messages received, replies, tool calls, DMs and channel posts) to the activity log, and boundaries write episodes of it. false logs none of it, so no episode, sleep replay, procedure outcome or weekly pattern comes from new sessions; what was logged before stays searchable (recall), and the conversation itself is still kept for the context window. Memory writes, errors and heartbeats are still recorded.'),
   s('llm.provider', 'ENGRAM_LLM_PROVIDER', { kind: 'enum', values: LLM_PROVIDERS }, 'none',
     'LLM used for summaries, consolidation and extraction; none = deterministic offline paths.'),
   s('llm.baseUrl', 'ENGRAM_LLM_BASE_URL', { kind: 'string' }, undefined, 'Base URL of the LLM API (required for openai-compatible, e.g. http://localhost:11434/v1).'),

@@ -9,6 +9,7 @@ import type { HomeLayout } from '../storage/home-layout.ts'
 import type { OwnersStatus } from '../storage/owner-counts.ts'
 import type { Embedder, Llm } from '../llm/contracts.ts'
 import type { ReindexReport } from './retrieval/indexer.ts'
+import { type LegacyMigrationRecord, readLegacyRecord } from './engrams/import/legacy-migration-record.ts'
 
 export interface ScopeCounts {
   rules: { always: number; never: number; when: number }
@@ -40,6 +41,8 @@ export interface MindStatus {
    * Absent for a backend that cannot tell.
    */
   owners?: OwnersStatus
+  /** Old-layout folders (`context/`, `learnings/`) migrated when the home was opened (decision 0050), by folder. */
+  legacyMigration: Record<string, LegacyMigrationRecord>
   index: { units: number; byKind: Record<UnitKind, number> }
   capabilities: {
     backend: string
@@ -125,6 +128,7 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
     context: { conversations: conversations.length, messages },
     pendingConfirmations: (await backend.confirmations.pending()).length,
     ...(deps.owners ? { owners: await deps.owners() } : {}),
+    legacyMigration: await readLegacyRecord(layout),
     index: { units: Object.values(byKind).reduce((a, b) => a + b, 0), byKind },
     capabilities: {
       backend: backend.name,

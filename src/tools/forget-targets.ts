@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs'
 import { dedupeKey, type EngramEntry, type EngramScope, isRuleKind, ruleWithPolarity } from '../core/engram.ts'
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { type Owner, ownerOfUser, userKey, type Viewer, visibleOwners } from '../core/owner.ts'
-import { entryKey, type ForgettableMemory, forgottenEntries, isForgottenProfileFact, memoryPathOf, profileMemory } from '../memory/forgetting/forget-memory.ts'
+import { entryKey, type ForgettableDocKind, type ForgettableMemory, forgottenEntries, isForgottenProfileFact, memoryPathOf, profileMemory } from '../memory/forgetting/forget-memory.ts'
 import { profileFacts } from '../memory/engrams/user-profiles.ts'
 import type { Backend, EngramFile } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
@@ -120,9 +120,10 @@ async function findEntry(deps: ForgetTargetDeps, owner: Owner, scope: EngramScop
 }
 
 /** A path inside an owner's tree (`knowledge/x.md`, `memory/rules.md`) as what it holds, or undefined. */
-function classify(local: string): { kind: 'document'; docKind: 'knowledge' | 'procedure'; slug: string } | { kind: 'topic'; scope: EngramScope; slug: string } | { kind: 'entries'; scope: EngramScope; file: EngramFile } | undefined {
-  let match = /^(knowledge|procedures)\/([^/]+)\.md$/.exec(local)
-  if (match) return { kind: 'document', docKind: match[1] === 'knowledge' ? 'knowledge' : 'procedure', slug: match[2] as string }
+function classify(local: string, state: TargetState): { kind: 'document'; docKind: ForgettableDocKind; slug: string } | { kind: 'topic'; scope: EngramScope; slug: string } | { kind: 'entries'; scope: EngramScope; file: EngramFile } | undefined {
+  // An episode is the record of what happened: never forgotten on request, but one monthly forgetting archived is restored.
+  let match = (state === 'archived' ? /^(knowledge|procedures|episodes)\/([^/]+)\.md$/ : /^(knowledge|procedures)\/([^/]+)\.md$/).exec(local)
+  if (match) return { kind: 'document', docKind: match[1] === 'knowledge' ? 'knowledge' : match[1] === 'episodes' ? 'episode' : 'procedure', slug: match[2] as string }
   match = /^(memory|project)\/topics\/([^/]+)\.md$/.exec(local)
   if (match) return { kind: 'topic', scope: match[1] === 'memory' ? 'global' : 'project', slug: match[2] as string }
   match = /^(memory|project)\/(rules|lessons|profile)\.md$/.exec(local)
@@ -141,8 +142,9 @@ function liveLocalOfArchive(inner: string): string | undefined {
   const scopeFolder = match[1] === 'project' ? 'project' : 'memory'
   if (/^(rules|lessons|profile)\.md$/.test(rest) || /^topics\/[^/]+\.md$/.test(rest)) return `${scopeFolder}/${rest}`
   if (match[1] === 'project') return undefined
-  const doc = /^(knowledge|procedure)\/([^/]+)\.md$/.exec(rest)
-  return doc ? `${doc[1] === 'knowledge' ? 'knowledge' : 'procedures'}/${doc[2]}.md` : undefined
+  // Episodes are forgotten by monthly forgetting (archive/forgotten/episode/<day>.md).
+  const doc = /^(knowledge|procedure|episode)\/([^/]+)\.md$/.exec(rest)
+  return doc ? `${doc[1] === 'knowledge' ? 'knowledge' : doc[1] === 'episode' ? 'episodes' : 'procedures'}/${doc[2]}.md` : undefined
 }
 
 function refuseLocation(location: MemoryLocation): never {
@@ -170,7 +172,7 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
       if (fact) return profileMemory(user, fact)
     }
   }
-  const what = classify(local)
+  const what = classify(local, state)
   if (!what) refuseLocation(location)
   // An unprefixed path in a session with a user means that user's file or entry when they have it
   // (it is what they read back), else the agent's — which such a session may not forget.

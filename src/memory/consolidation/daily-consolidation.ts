@@ -13,8 +13,12 @@
  *   UTF-8). The old file is kept in `archive/versions/` by the one write path. On a backend whose
  *   memory is rows the document's text is the row's, so the same migration applies to what the store holds.
  * - **Synaptic downscaling**: which memories are low-activity today and when they would be
- *   forgotten (forgetting-policy.ts). Nothing is written for it: the verdict is computed from the
- *   recall counts in the store whenever it is needed; the job's result records it.
+ *   forgotten (forgetting-policy.ts), written into each one's frontmatter as the seed marks it —
+ *   `activity_level: low` and `low_activity_since: <day>` — and taken off again when the memory
+ *   was used since. Only a change is written (through the one write path, the old version kept),
+ *   and never the dates the verdict reads: a document without dates of its own gets
+ *   `updated_at` from its file, so the mark's write does not make it look fresh. The weekly run
+ *   reads the mark (low-activity merge); monthly forgetting recomputes the verdict.
  *
  * - **The model's steps** (knowledge-consolidation.ts): procedure distillation, knowledge
  *   extraction, validation, reconsolidation and contradictions over the episodes not consolidated
@@ -31,6 +35,7 @@ import type { Llm } from '../../llm/contracts.ts'
 import type { Backend, JobInput } from '../../storage/contracts.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
+import { type ForgettingVerdict, LOW_ACTIVITY_FIELDS } from './forgetting-policy.ts'
 import { reviewDocument } from './monthly-forgetting.ts'
 import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
@@ -115,10 +120,39 @@ async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, e
   return { path: entry.path, added }
 }
 
+/**
+ * Writes the low-activity mark of `verdict` into the document's frontmatter, or takes it off a
+ * document in use again; what changed, else undefined (see the module comment).
+ */
+async function markActivity(deps: { backend: Backend; layout: HomeLayout }, entry: OwnedDocument, verdict: ForgettingVerdict, migrated: boolean, dryRun: boolean): Promise<'marked' | 'cleared' | undefined> {
+  if (entry.unreadable) return undefined
+  if (deps.backend.name === 'embedded') {
+    // As migration: only a regular file (never through a link), and not one pasted whole.
+    const info = await lstat(join(deps.layout.home, ...entry.doc.path.split('/'))).catch(() => undefined)
+    if (!info?.isFile() || info.size > MAX_MIGRATED_BYTES) return undefined
+  }
+  const doc = migrated && !dryRun ? ((await entry.documents.read(entry.docKind, entry.ref.slug)) ?? entry.doc) : entry.doc
+  const fm = doc.frontmatter
+  const { level, since } = LOW_ACTIVITY_FIELDS
+  const low = verdict.state === 'low-activity' || verdict.state === 'forget'
+  if (low) {
+    if (fm[level] === 'low' && fm[since] === verdict.since) return undefined
+    const dated = fm.updated_at !== undefined || fm.created_at !== undefined ? {} : { updated_at: entry.ref.modifiedAt }
+    if (!dryRun) await entry.documents.write(entry.docKind, entry.ref.slug, { ...fm, ...dated, [level]: 'low', [since]: verdict.since }, doc.body, { reason: `downscaling: low-activity since ${verdict.since} (${verdict.why})` })
+    return 'marked'
+  }
+  if (fm[level] === undefined && fm[since] === undefined) return undefined
+  const { [level]: _level, [since]: _since, ...rest } = fm
+  if (!dryRun) await entry.documents.write(entry.docKind, entry.ref.slug, rest, doc.body, { reason: `downscaling: in use again (${verdict.why})` })
+  return 'cleared'
+}
+
 export interface DailyConsolidationRun {
   migrated: Migrated[]
   /** Low-activity today (downscaling), with the day each would be forgotten. */
   lowActivity: Array<{ path: string; why: string; forgetOn: string }>
+  /** Memories whose low-activity mark this run wrote (`marked`) or took off (`cleared`), by path. */
+  marks: { marked: string[]; cleared: string[] }
   /** The model's steps: what was learned, distilled, reconsolidated, superseded; what is pending and why. */
   knowledge: KnowledgeConsolidationRun
 }
@@ -133,7 +167,7 @@ async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolea
   const now = deps.clock.now()
   // The model's steps first: a failure (thrown, the job fails) leaves every file as it was.
   const knowledge = await runKnowledgeConsolidation(deps, options)
-  const run: DailyConsolidationRun = { migrated: [], lowActivity: [], knowledge }
+  const run: DailyConsolidationRun = { migrated: [], lowActivity: [], marks: { marked: [], cleared: [] }, knowledge }
   // One pass, each document read once. Migration only adds the dates the verdict would take from
   // the file anyway, so judging what was read is judging what was written.
   for await (const entry of everyOwnedDocument(deps)) {
@@ -141,6 +175,8 @@ async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolea
     if (migrated) run.migrated.push(migrated)
     const { verdict, path } = await reviewDocument(deps.backend, entry, now)
     if (verdict.state === 'low-activity') run.lowActivity.push({ path, why: verdict.why, forgetOn: verdict.forgetOn })
+    const mark = await markActivity(deps, entry, verdict, migrated !== undefined, options.dryRun === true)
+    if (mark) run.marks[mark].push(path)
   }
   return run
 }
@@ -167,6 +203,8 @@ export function dailyConsolidationHandler(deps: DailyConsolidationDeps): JobHand
     const result = {
       migrated: run.migrated.length,
       lowActivity: run.lowActivity.length,
+      marked: run.marks.marked.length,
+      cleared: run.marks.cleared.length,
       sections: k.sections,
       learned: k.learned.length,
       rejected: k.rejected.length,
@@ -180,7 +218,7 @@ export function dailyConsolidationHandler(deps: DailyConsolidationDeps): JobHand
       tokens: k.tokens,
       pending: k.pending.map((item) => `${item.step}: ${item.reason} (${item.waiting} waiting)`),
     }
-    const changed = run.migrated.length + k.learned.length + k.distilled.length + k.reconsolidated.length + k.contradictions.length
+    const changed = run.migrated.length + run.marks.marked.length + run.marks.cleared.length + k.learned.length + k.distilled.length + k.reconsolidated.length + k.contradictions.length
     if (changed === 0) return { status: 'skipped', reason: k.pending[0] ? `${k.pending[0].step} pending: ${k.pending[0].reason}` : `nothing to consolidate; ${run.lowActivity.length} low-activity`, result }
     return { status: 'done', result }
   }

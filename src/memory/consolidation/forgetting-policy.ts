@@ -12,8 +12,17 @@
  *   stored: a memory unaccessed for 90 days is marked that day by the daily run, so "low-activity
  *   for 60 days" is "unaccessed for 150 days" (knowledge), 240 (procedures), or 60 days without use
  *   since a failing procedure's last outcome.
+ * - **Episodes** (the seed's monthly "knowledge + episodes + procedures") are judged as knowledge
+ *   is — 90 days unaccessed with fewer than 3 accesses, then 60 more — counted from their day, and
+ *   only once the weekly run has compressed them (or one too short to cut is past the compression
+ *   age): an episode is first shortened, then forgotten.
  * - **Protections**: `protected: true`, `[IMPORTANT]` anywhere in the memory, procedures at version
  *   3 or later (matured through reconsolidation). Skills and user profiles are never candidates.
+ *
+ * The daily run writes the verdict into the memory's frontmatter (`activity_level: low`,
+ * `low_activity_since`, LOW_ACTIVITY_FIELDS) and clears it when the memory is used again; the
+ * weekly run reads that mark (low-activity merge). Forgetting itself recomputes the verdict, so a
+ * home whose daily run was skipped forgets on the same day as one where it ran.
  */
 import type { Frontmatter } from '../../core/memory-doc.ts'
 
@@ -38,21 +47,26 @@ export interface MemoryUse {
   lastAccessAt: string | undefined
 }
 
+/** The frontmatter fields of the low-activity mark (written daily, cleared when used again). */
+export const LOW_ACTIVITY_FIELDS = Object.freeze({ level: 'activity_level', since: 'low_activity_since' })
+
 export interface ForgettingSubject {
-  docKind: 'knowledge' | 'procedure'
+  docKind: 'knowledge' | 'procedure' | 'episode'
   frontmatter: Frontmatter
   body: string
-  /** The file's last modification (when the frontmatter has no dates). */
+  /** The file's last modification (when the frontmatter has no dates); an episode's day. */
   modifiedAt: string
   use: MemoryUse
+  /** An episode: compressed by the weekly run, or older than its threshold and with nothing left to cut. */
+  compressed?: boolean
 }
 
 export type ForgettingVerdict =
   | { state: 'active'; why: string }
   | { state: 'protected'; why: string }
-  /** Marked by downscaling; forgotten when it stays so until `forgetOn`. */
-  | { state: 'low-activity'; why: string; forgetOn: string }
-  | { state: 'forget'; why: string }
+  /** Marked by downscaling on `since`; forgotten when it stays so until `forgetOn`. */
+  | { state: 'low-activity'; why: string; since: string; forgetOn: string }
+  | { state: 'forget'; why: string; since: string }
 
 const DAY_MS = 86_400_000
 const IMPORTANT = /\[IMPORTANT\]/i
@@ -80,8 +94,10 @@ export function judgeForgetting(subject: ForgettingSubject, now: Date): Forgetti
   if (guarded) return { state: 'protected', why: guarded }
   const t = FORGETTING_THRESHOLDS
   const fm = subject.frontmatter
-  // Since when it has gone unused: its last recall, else when it was last written.
-  const written = Math.max(instant(fm.updated_at) ?? 0, instant(fm.created_at) ?? 0) || (instant(subject.modifiedAt) ?? now.getTime())
+  if (subject.docKind === 'episode' && subject.compressed !== true) return { state: 'active', why: 'not compressed yet (the weekly run compresses episodes older than 30 days)' }
+  // Since when it has gone unused: its last recall, else when it was last written (an episode: its day).
+  const dated = subject.docKind === 'episode' ? 0 : Math.max(instant(fm.updated_at) ?? 0, instant(fm.created_at) ?? 0)
+  const written = dated || (instant(subject.modifiedAt) ?? now.getTime())
   const lastUse = instant(subject.use.lastAccessAt) ?? written
   const idleDays = Math.floor((now.getTime() - Math.max(lastUse, 0)) / DAY_MS)
   const dayOf = (days: number): string => new Date(lastUse + days * DAY_MS).toISOString().slice(0, 10)
@@ -94,13 +110,13 @@ export function judgeForgetting(subject: ForgettingSubject, now: Date): Forgetti
     if (utility < t.lowUtility && failures >= t.failures) {
       // Marked the day of its last use or outcome; forgotten if nothing changes for the grace period.
       const why = `utility ${utility.toFixed(2)} after ${failures} failures`
-      if (idleDays >= t.graceDays) return { state: 'forget', why: `${why}, unused for ${idleDays} days since` }
-      return { state: 'low-activity', why, forgetOn: dayOf(t.graceDays) }
+      if (idleDays >= t.graceDays) return { state: 'forget', why: `${why}, unused for ${idleDays} days since`, since: dayOf(0) }
+      return { state: 'low-activity', why, since: dayOf(0), forgetOn: dayOf(t.graceDays) }
     }
     if (idleDays >= t.procedureIdleDays && uses < t.lowUses) {
       const why = `unused for ${idleDays} days, ${uses} use${uses === 1 ? '' : 's'}`
-      if (idleDays >= t.procedureIdleDays + t.graceDays) return { state: 'forget', why }
-      return { state: 'low-activity', why, forgetOn: dayOf(t.procedureIdleDays + t.graceDays) }
+      if (idleDays >= t.procedureIdleDays + t.graceDays) return { state: 'forget', why, since: dayOf(t.procedureIdleDays) }
+      return { state: 'low-activity', why, since: dayOf(t.procedureIdleDays), forgetOn: dayOf(t.procedureIdleDays + t.graceDays) }
     }
     return { state: 'active', why: `used ${uses} time${uses === 1 ? '' : 's'}, last ${idleDays} days ago` }
   }
@@ -108,8 +124,8 @@ export function judgeForgetting(subject: ForgettingSubject, now: Date): Forgetti
   const accesses = subject.use.accessCount
   if (idleDays >= t.knowledgeIdleDays && accesses < t.lowUses) {
     const why = `unaccessed for ${idleDays} days, ${accesses} access${accesses === 1 ? '' : 'es'}`
-    if (idleDays >= t.knowledgeIdleDays + t.graceDays) return { state: 'forget', why }
-    return { state: 'low-activity', why, forgetOn: dayOf(t.knowledgeIdleDays + t.graceDays) }
+    if (idleDays >= t.knowledgeIdleDays + t.graceDays) return { state: 'forget', why, since: dayOf(t.knowledgeIdleDays) }
+    return { state: 'low-activity', why, since: dayOf(t.knowledgeIdleDays), forgetOn: dayOf(t.knowledgeIdleDays + t.graceDays) }
   }
   return { state: 'active', why: `${accesses} access${accesses === 1 ? '' : 'es'}, last ${idleDays} days ago` }
 }

@@ -80,7 +80,7 @@ export interface KnowledgeConsolidationDeps {
 }
 
 export interface PendingStep {
-  step: 'procedure distillation' | 'knowledge extraction' | 'validation' | 'reconsolidation' | 'contradiction detection' | 'duplicate merge wording' | 'pattern distillation' | 'contradiction scan'
+  step: 'procedure distillation' | 'knowledge extraction' | 'validation' | 'reconsolidation' | 'contradiction detection' | 'duplicate merge wording' | 'pattern distillation' | 'contradiction scan' | 'low-activity merge'
   reason: string
   /** How many sections (or items) wait for it. */
   waiting: number

@@ -1,22 +1,24 @@
 /**
  * Monthly forgetting as queued work (DESIGN §5 "Consolidation and forgetting"): once a month —
  * the month is the job's key, so whichever process's `maintain()` looks first queues it and the
- * others find it there — every knowledge and procedure document of every owner's tree is judged
- * (forgetting-policy.ts), and those that stayed low-activity through the grace period are moved to
- * their tree's `archive/forgotten/` and out of the index, through the same path as forgetting on
+ * others find it there — every knowledge and procedure document and every compressed episode of
+ * every owner's tree is judged (forgetting-policy.ts), and those that stayed low-activity through
+ * the grace period are moved to their tree's `archive/forgotten/` and out of the index, through the same path as forgetting on
  * request (decision 0023): `engram restore` brings any of them back, and nothing is deleted. Each
  * act is recorded in the activity log of the memory's owner, with its reason; the job's result
  * lists them. Offline: no model is involved.
  */
 import { isoDay } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
-import type { Owner } from '../../core/owner.ts'
+import type { MemoryDoc } from '../../core/memory-doc.ts'
+import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { Backend, JobInput } from '../../storage/contracts.ts'
-import type { HomeLayout } from '../../storage/home-layout.ts'
+import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
 import type { Clock } from '../../core/clock.ts'
 import { type ForgettableDocKind, forgetMemory } from '../forgetting/forget-memory.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { type ForgettingVerdict, judgeForgetting, type MemoryUse } from './forgetting-policy.ts'
+import { compressEpisodeText, EPISODE_COMPRESSION_DAYS } from './episode-compression.ts'
 import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
 import { retainProcedureVersions, type VersionRetentionRun } from './version-retention.ts'
@@ -67,6 +69,47 @@ async function useOf(backend: Backend, source: string): Promise<MemoryUse> {
   return { accessCount, lastAccessAt }
 }
 
+/**
+ * Every owner's episode day files older than the compression age, judged at `now`
+ * (forgetting-policy.ts: only compressed ones are candidates, counted from their day). Each read
+ * once; a file whose frontmatter cannot be read is left alone (it could not have been compressed).
+ */
+async function* reviewEpisodes(deps: { backend: Backend; layout: HomeLayout }, now: Date): AsyncGenerator<ReviewedMemory> {
+  const compressedBefore = isoDay(new Date(now.getTime() - EPISODE_COMPRESSION_DAYS * 86_400_000))
+  const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
+  for (const owner of owners) {
+    const documents = deps.backend.owned(owner).documents
+    const tree = ownerTree(deps.layout, owner).rel
+    // Only days old enough to have been compressed are read (the listing itself reads no file).
+    const old = (await documents.slugs('episode')).filter((slug) => /^\d{4}-\d{2}-\d{2}$/.test(slug) && slug < compressedBefore)
+    if (old.length === 0) continue
+    const unreadable = new Set((await documents.problems(['episode'])).map((problem) => problem.file))
+    for (const slug of old) {
+      const doc = await documents.read('episode', slug)
+      if (!doc || unreadable.has(doc.path)) continue
+      const use = await useOf(deps.backend, `${tree}/episodes/${slug}.md`)
+      const verdict = judgeForgetting({ docKind: 'episode', frontmatter: doc.frontmatter, body: doc.body, modifiedAt: `${slug}T00:00:00.000Z`, use, compressed: compressedEnough(doc) }, now)
+      yield { path: `${ownerNamespace(owner)}episodes/${slug}.md`, owner, docKind: 'episode', slug, use, verdict }
+    }
+  }
+}
+
+/**
+ * Whether an episode old enough to compress is as short as compression makes it: compressed by
+ * the weekly run, or one the run left alone because there was nothing to cut (a short day).
+ */
+function compressedEnough(doc: MemoryDoc): boolean {
+  if (doc.frontmatter.compressed === true) return true
+  const { body, dropped } = compressEpisodeText(doc.body)
+  return !dropped || Buffer.byteLength(body) >= Buffer.byteLength(doc.body)
+}
+
+/** Every knowledge and procedure document, then every compressed episode, judged at `now`. */
+async function* reviewEverything(deps: { backend: Backend; layout: HomeLayout }, now: Date): AsyncGenerator<ReviewedMemory> {
+  for await (const entry of everyOwnedDocument(deps)) yield await reviewDocument(deps.backend, entry, now)
+  yield* reviewEpisodes(deps, now)
+}
+
 /** One document judged at `now`, from its frontmatter and the recalls of its index units. */
 export async function reviewDocument(backend: Backend, entry: OwnedDocument, now: Date): Promise<ReviewedMemory> {
   const { owner, docKind, ref, doc } = entry
@@ -97,8 +140,7 @@ async function forgettingRun(deps: ForgettingDeps, options: { dryRun?: boolean }
   await deps.indexed()
   const now = deps.clock.now()
   const run: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [], versions: { moved: 0, procedures: [], problems: [] } }
-  for await (const entry of everyOwnedDocument(deps)) {
-    const memory = await reviewDocument(deps.backend, entry, now)
+  for await (const memory of reviewEverything(deps, now)) {
     const { verdict } = memory
     if (verdict.state === 'protected') run.protected++
     else if (verdict.state === 'active') run.active++

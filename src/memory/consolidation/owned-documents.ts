@@ -10,7 +10,7 @@ import { DOC_FOLDERS, type ForgettableDocKind } from '../forgetting/forget-memor
 
 export interface OwnedDocument {
   owner: Owner
-  docKind: ForgettableDocKind
+  docKind: Exclude<ForgettableDocKind, 'episode'>
   ref: DocRef
   doc: MemoryDoc
   documents: DocumentStore

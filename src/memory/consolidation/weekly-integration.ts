@@ -10,6 +10,14 @@
  *   text may state no number or name the originals did not); without one it keeps its own words —
  *   the pair said the same things, and the other's words stay in the archive — marked
  *   `merge_method: similarity`.
+ * - **Low-activity merge** (the seed's weekly "neurogenesis reorganization", with a model): live
+ *   knowledge the daily run marked low-activity (`activity_level: low`) is paired with the most
+ *   similar other low-activity document of the same owner (at least 0.5 alike: about one subject,
+ *   not necessarily saying the same) and the model writes one text holding both. The merge is
+ *   kept only when that text states no number or name the two did not and drops none they did;
+ *   the newer document survives with the text (a fresh memory, its mark taken off), the other goes
+ *   to `archive/merged/` with `merged_into`, restorable. Offline this is pending: only duplicates
+ *   merge.
  * - **Episode compression** (episode-compression.ts): day files older than 30 days keep each
  *   section's lead, its lists and its marker; the full text stays in `archive/versions/`.
  * - **Weekly pattern distillation**: tool sequences repeated in three or more sessions of the week
@@ -33,6 +41,7 @@ import { type HomeLayout, ownerNamespace } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { compressEpisodes, type EpisodeCompressionRun } from './episode-compression.ts'
 import { episodeOwners } from './episode-sources.ts'
+import { LOW_ACTIVITY_FIELDS } from './forgetting-policy.ts'
 import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { contradictionSchema, type ConsolidationSettings, distilledProcedure, type PendingStep, PROCEDURE_DUPLICATE_SIMILARITY, proceduresSchema, step } from './knowledge-consolidation.ts'
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm } from './llm-budget.ts'
@@ -43,6 +52,12 @@ export const WEEKLY_INTEGRATION_JOB = 'consolidation-weekly'
 
 /** Two live facts at least this similar, with the same numbers and names, are duplicates. */
 export const DUPLICATE_SIMILARITY = 0.8
+/**
+ * Two low-activity documents at least this similar are merged by the model (lexical cosine over
+ * ranking terms; the seed's reorganization merges "similar" low-activity chunks). Above the
+ * contradiction scan's "about one thing" (0.3), well below duplicates (0.8).
+ */
+const LOW_ACTIVITY_MERGE_SIMILARITY = 0.5
 /** Two live facts at least this similar (and below the duplicate bar) are checked for a contradiction. */
 const SCAN_SIMILARITY = 0.3
 /** A tool sequence seen in this many sessions of the week is a pattern. */
@@ -149,6 +164,58 @@ function put(plan: OwnerPlan, write: Write): void {
   plan.writes.set(write.slug, earlier ? { ...write, reason: `${earlier.reason}; ${write.reason}` } : write)
 }
 
+/**
+ * The low-activity merge (see the module comment): pairs of marked documents, most alike first,
+ * each document in one pair at most; planned into `plan`, or reported pending without a model.
+ */
+async function mergeLowActivity(llm: BudgetedLlm | undefined, docs: readonly Doc[], gone: Set<string>, plan: OwnerPlan, run: WeeklyIntegrationRun, at: { now: string; path: (slug: string) => string }): Promise<void> {
+  // Not one a duplicate merge of this week already rewrote (its survivor): one rewrite per document a week.
+  const low = docs.filter((doc) => !gone.has(doc.slug) && !plan.writes.has(doc.slug) && !isGuarded(doc) && doc.frontmatter[LOW_ACTIVITY_FIELDS.level] === 'low')
+  const pairs: Array<{ newer: Doc; older: Doc; similarity: number }> = []
+  for (let i = 0; i < low.length; i++) {
+    for (let j = i + 1; j < low.length; j++) {
+      const similarity = countsSimilarity((low[i] as Doc).terms, (low[j] as Doc).terms)
+      // docs are newest first, so low[i] is the newer of the two.
+      if (similarity >= LOW_ACTIVITY_MERGE_SIMILARITY) pairs.push({ newer: low[i] as Doc, older: low[j] as Doc, similarity })
+    }
+  }
+  if (pairs.length === 0) return
+  if (!llm) {
+    run.pending.push({ step: 'low-activity merge', reason: 'no model configured (llm.provider none): offline only duplicates merge', waiting: pairs.length })
+    return
+  }
+  pairs.sort((a, b) => b.similarity - a.similarity)
+  for (const { newer, older, similarity } of pairs) {
+    if (gone.has(newer.slug) || gone.has(older.slug)) continue
+    const answer = await step('low-activity merge', () =>
+      // The duplicate merge's schema and layout: one text from several, checked the same way.
+      llm.generateObject({
+        schema: mergeSchema,
+        name: 'merge',
+        system: 'You merge two rarely used memories about one subject into one memory. Keep every fact of both, add nothing, say each once.',
+        messages: [{ role: 'user', content: `### Text 1\n${newer.body}\n\n### Text 2\n${older.body}` }],
+      }),
+    )
+    const merged = sanitizeFences(answer.content)
+    const both = `${newer.body}\n${older.body}`
+    // Kept only when nothing was invented and nothing dropped: both texts' numbers and names are in it.
+    if (unsupportedFacts(merged, both).length > 0 || unsupportedFacts(both, merged).length > 0) continue
+    const { [LOW_ACTIVITY_FIELDS.level]: _level, [LOW_ACTIVITY_FIELDS.since]: _since, ...fresh } = newer.frontmatter
+    const earlier = Array.isArray(newer.frontmatter.merged_from) ? newer.frontmatter.merged_from.map(String) : []
+    put(plan, {
+      slug: newer.slug,
+      body: `${merged}\n`,
+      frontmatter: { ...fresh, merged_from: [...earlier, older.slug], merge_method: 'llm', updated_at: at.now, ...(llm.model ? { model: llm.model } : {}) },
+      reason: `weekly integration: low-activity merge with ${older.slug} (${similarity.toFixed(2)} similar)`,
+    })
+    put(plan, { slug: older.slug, body: older.body, frontmatter: { ...older.frontmatter, merged_into: newer.slug, updated_at: at.now }, reason: `weekly integration: low-activity merge into ${newer.slug}` })
+    plan.merged.push(older.slug)
+    gone.add(older.slug)
+    gone.add(newer.slug)
+    run.merged.push({ survivor: at.path(newer.slug), merged: [at.path(older.slug)], method: 'llm', why: `both low-activity, ${similarity.toFixed(2)} similar` })
+  }
+}
+
 /** Tool sequences of the week's sessions seen in PATTERN_SESSIONS or more, with examples. */
 async function weekPatterns(backend: Backend, owner: Owner, since: string, until: string): Promise<Array<{ tools: string[]; sessions: string[]; examples: string[] }>> {
   const events = await backend.owned(owner).activity.read({ since, until, types: ['tool_use'] })
@@ -216,6 +283,8 @@ async function planOwner(deps: WeeklyIntegrationDeps, llm: BudgetedLlm | undefin
     }
     run.merged.push({ survivor: knowledgePath(survivor.slug), merged: others.map((doc) => knowledgePath(doc.slug)), method, why: `${others.length + 1} texts at least ${DUPLICATE_SIMILARITY} similar stating the same numbers and names` })
   }
+
+  await mergeLowActivity(llm, docs, gone, plan, run, { now, path: knowledgePath })
 
   // Weekly pattern distillation.
   const weekAgo = new Date(new Date(now).getTime() - 7 * 86_400_000).toISOString()

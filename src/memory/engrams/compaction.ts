@@ -18,6 +18,7 @@
 import { z } from 'zod'
 import { dedupeKey, type EngramEntry } from '../../core/engram.ts'
 import { describeError } from '../../core/errors.ts'
+import { contentHash } from '../../core/hash.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { EngramFile, EngramStore, Locks } from '../../storage/contracts.ts'
 
@@ -27,9 +28,10 @@ export const COMPACTION_THRESHOLD = 20
 /** Files compaction looks at; profile.md is kept coherent by the key-prefix merge instead. */
 export const COMPACTED_FILES = ['rules', 'lessons'] as const satisfies readonly EngramFile[]
 
+/** `state`: what the file holds after the compaction (fileState), so a later check can tell it was not changed since. */
 export type CompactionResult =
-  | { kind: 'compacted'; file: EngramFile; location: string; before: number; after: number; removed: Array<{ entry: EngramEntry; keptInstead: EngramEntry; reason: string }> }
-  | { kind: 'unchanged'; file: EngramFile; location: string; entries: number }
+  | { kind: 'compacted'; file: EngramFile; location: string; before: number; after: number; removed: Array<{ entry: EngramEntry; keptInstead: EngramEntry; reason: string }>; state?: string }
+  | { kind: 'unchanged'; file: EngramFile; location: string; entries: number; state?: string }
   | { kind: 'skipped'; file: EngramFile; location: string; reason: string }
 
 export interface CompactionOptions {
@@ -37,6 +39,13 @@ export interface CompactionOptions {
   locks: Locks
   threshold?: number
   timeoutMs?: number
+  /** States (fileState) a compaction already left: a file still in one is not sent to the model again. */
+  settled?: ReadonlySet<string>
+}
+
+/** A digest of what one memory file holds, the same until an entry is added, removed or changed. */
+export function fileState(location: string, file: EngramFile, entries: readonly EngramEntry[]): string {
+  return contentHash([location, file, ...entries.map((entry) => `${entry.kind}\u0001${entry.text}`)].join('\u0000')).slice(0, 16)
 }
 
 const compactionSchema = z.object({
@@ -99,6 +108,7 @@ export async function compactFile(store: EngramStore, file: EngramFile, options:
 
   const before = await store.read(file)
   if (before.entries.length <= threshold) return skipped(`${before.entries.length} entries, not more than the threshold of ${threshold}`)
+  if (options.settled?.has(fileState(location, file, before.entries))) return skipped('not changed since it was last compacted')
 
   const outcome = await options.locks.withLock(
     `compaction:${location}:${file}`,
@@ -119,7 +129,7 @@ export async function compactFile(store: EngramStore, file: EngramFile, options:
       }
       const refused = refusal(answer, snapshot)
       if (refused) return skipped(`refused the model's answer: ${refused}`)
-      if (answer.drop.length === 0) return { kind: 'unchanged', file, location, entries: snapshot.length }
+      if (answer.drop.length === 0) return { kind: 'unchanged', file, location, entries: snapshot.length, state: fileState(location, file, snapshot) }
 
       const removed = new Map<string, { entry: EngramEntry; keptInstead: EngramEntry; reason: string }>()
       for (const item of answer.drop) {
@@ -133,6 +143,7 @@ export async function compactFile(store: EngramStore, file: EngramFile, options:
       let verdict: CompactionResult | undefined
       let before = 0
       let after = 0
+      let state = ''
       await store.rewriteAll(file, (current) => {
         const toRemove = new Map<string, number>()
         for (const item of answer.drop) {
@@ -158,15 +169,16 @@ export async function compactFile(store: EngramStore, file: EngramFile, options:
           }
         }
         if (kept.length === current.length) {
-          verdict = { kind: 'unchanged', file, location, entries: current.length }
+          verdict = { kind: 'unchanged', file, location, entries: current.length, state: fileState(location, file, current) }
           return null
         }
         before = current.length
         after = kept.length
+        state = fileState(location, file, kept)
         return kept
       })
       if (verdict) return verdict
-      return { kind: 'compacted', file, location, before, after, removed: [...removed.values()] }
+      return { kind: 'compacted', file, location, before, after, removed: [...removed.values()], state }
     },
     { wait: false },
   )
@@ -188,14 +200,4 @@ export async function compactAll(stores: EngramStore[], options: CompactionOptio
     }
   }
   return results
-}
-
-/** Whether any compacted file of these stores is over the threshold (cheap: reads the files). */
-export async function needsCompaction(stores: EngramStore[], threshold = COMPACTION_THRESHOLD): Promise<boolean> {
-  for (const store of stores) {
-    for (const file of COMPACTED_FILES) {
-      if ((await store.read(file)).entries.length > threshold) return true
-    }
-  }
-  return false
 }

@@ -56,8 +56,11 @@ export interface DeclarativeMemory {
   /** The agent's own view (no user): `forViewer({ agent })`. */
   buildContext(budgets?: Partial<MemoryBudgets>): Promise<MemoryContext>
   decorateTools<T extends DescribedTool>(tools: readonly T[]): Promise<{ tools: T[]; wisdom: ToolWisdomReport }>
-  /** Compacts every file over the threshold in every owner's tree (skipped cleanly without a model). */
-  compact(): Promise<CompactionResult[]>
+  /**
+   * Compacts every file over the threshold in every owner's tree (skipped cleanly without a
+   * model), except files still as a compaction left them (`settled`, fileState digests).
+   */
+  compact(settled?: ReadonlySet<string>): Promise<CompactionResult[]>
 }
 
 /** Wires declarative memory over `backend`. Throws when the backend has no global engram store. */
@@ -123,7 +126,7 @@ export function createDeclarativeMemory(options: DeclarativeMemoryOptions): Decl
     forViewer,
     buildContext: (budgets) => agentView.buildContext(budgets),
     decorateTools: (tools) => agentView.decorateTools(tools),
-    async compact() {
+    async compact(settled) {
       const owners: Owner[] = ['agent', 'shared', ...(await backend.users()).map((user) => ownerOfUser(user))]
       if (!options.llm) {
         const own = [global, ...(project ? [project] : [])]
@@ -133,7 +136,7 @@ export function createDeclarativeMemory(options: DeclarativeMemoryOptions): Decl
         const owned = storesOf(owner)
         return [owned.global, ...(owned.project ? [owned.project] : [])]
       })
-      return compactAll(all, { llm: options.llm, locks: backend.locks })
+      return compactAll(all, { llm: options.llm, locks: backend.locks, ...(settled ? { settled } : {}) })
     },
   }
 }

@@ -6,7 +6,7 @@
  * Tool inputs are cut to TOOL_INPUT_LIMIT and results to TOOL_RESULT_LIMIT characters here as well
  * as in the log, so a backend that does not cut (a PostgreSQL table) still stores bounded rows.
  */
-import { type ActivityEvent, TOOL_INPUT_LIMIT, TOOL_RESULT_LIMIT } from '../../core/activity.ts'
+import { type ActivityEvent, type ActivityType, TOOL_INPUT_LIMIT, TOOL_RESULT_LIMIT } from '../../core/activity.ts'
 import type { Clock } from '../../core/clock.ts'
 import type { ActivityLog } from '../../storage/contracts.ts'
 
@@ -17,7 +17,20 @@ export interface ActivityRecorderOptions {
   onError?: (error: unknown) => void
   /** Called after each event was handed to the log (the session lifecycle notes activity here); awaited. */
   onRecorded?: (event: ActivityEvent) => void | Promise<void>
+  /**
+   * Episodic memory (`memory.episodic`, ENGRAM_EPISODIC_MEMORY; default true). When false the
+   * events of the conversation (EPISODIC_TYPES) are not written; `onRecorded` still hears them, so
+   * sessions still reach their boundaries.
+   */
+  episodic?: boolean
 }
+
+/**
+ * What the seed's episodic memory logs (Anton's `episodes/*.jsonl`: user, assistant, tool calls
+ * and results): the experience of a conversation, which episodes are written from. Heartbeats,
+ * crons, memory writes, errors and resolutions are the system's records and are always kept.
+ */
+export const EPISODIC_TYPES: ReadonlySet<ActivityType> = new Set<ActivityType>(['message_received', 'response_sent', 'dm_sent', 'dm_received', 'channel_post', 'channel_read', 'tool_use'])
 
 /** Fields most events share. */
 export interface TurnContext {
@@ -69,6 +82,7 @@ function errorText(error: unknown): { message: string; name?: string; code?: str
 /** Creates the recorder over an activity log. */
 export function createActivityRecorder(options: ActivityRecorderOptions): ActivityRecorder {
   const { log, clock, onError, onRecorded } = options
+  const episodic = options.episodic !== false
 
   function report(error: unknown): void {
     try {
@@ -81,7 +95,7 @@ export function createActivityRecorder(options: ActivityRecorderOptions): Activi
   async function record(event: Omit<ActivityEvent, 'ts'> & { ts?: string }): Promise<void> {
     try {
       const full: ActivityEvent = { ...event, ts: event.ts ?? clock.now().toISOString() }
-      await log.append(full)
+      if (episodic || !EPISODIC_TYPES.has(full.type)) await log.append(full)
       await onRecorded?.(full)
     } catch (error) {
       report(error)

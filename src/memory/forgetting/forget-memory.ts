@@ -31,8 +31,8 @@ import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-l
 import { createUserProfiles, type UserProfiles } from '../engrams/user-profiles.ts'
 import { engramEntryKey, engramSource } from '../retrieval/indexer.ts'
 
-/** Documents that can be forgotten (the others are records or history; a user's profile is a memory kind of its own). */
-export type ForgettableDocKind = 'knowledge' | 'procedure'
+/** Documents that can be forgotten (the others are records or history; a user's profile is a memory kind of its own); episodes by monthly forgetting once compressed. */
+export type ForgettableDocKind = 'knowledge' | 'procedure' | 'episode'
 
 /**
  * One memory, resolved to its owner's tree. A user's profile (`shared/users/<key>.md`, decision
@@ -87,7 +87,7 @@ export interface ForgetOutcome {
 const FORGOTTEN_META = ['kind', 'forgotten_at', 'forgotten_from', 'reason'] as const
 
 /** The folder of each forgettable document kind in an owner's tree. */
-export const DOC_FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures' }
+export const DOC_FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures', episode: 'episodes' }
 
 function notFound(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.notFound, category: 'user', message, fix, details })

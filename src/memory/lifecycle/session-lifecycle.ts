@@ -23,7 +23,7 @@ import type { ProcedureStore } from '../procedures/procedure-store.ts'
 import { creditFollowedProcedures, type UseCreditingDeps } from '../procedures/use-crediting.ts'
 import { type BoundaryOutcome, encodingHandler, procedureOutcomesHandler, replayHandler } from './boundary-work.ts'
 import { createJobRunner, type JobHandler, type JobOutcome } from './job-runner.ts'
-import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob } from './memory-compaction-work.ts'
+import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob, settledCompactionStates } from './memory-compaction-work.ts'
 import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, PROCEDURE_OUTCOMES_JOB, REPLAY_JOB } from './session-boundaries.ts'
 import { IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
 import { IDENTITY_COUNTER, identityDue, type TurnWork, turnJobs, turnWorkHandlers } from './turn-work.ts'
@@ -74,7 +74,7 @@ export interface SessionLifecycleDeps {
 
 /** What a `Session` needs from the lifecycle. */
 export interface SessionLifecycle {
-  /** Counts a turn in the store and returns its number; a session that (re)opens gets its compaction check. */
+  /** Counts a turn in the store and returns its number; every begin gets the memory-file compaction check (in the background). */
   beginTurn(sessionId: string, user: string | undefined): Promise<{ number: number; opened: boolean }>
   /** Stores what the turn was given (its provenance). */
   saveTurn(record: Omit<TurnRecord, 'agent' | 'replyIds'>): Promise<void>
@@ -167,7 +167,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       [ENCODING_JOB]: encodingHandler(deps.encoder),
       [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
       [PROCEDURE_OUTCOMES_JOB]: procedureOutcomesHandler({ agent, lifecycle: store, scope: deps.scope, procedures: deps.procedures, clock, ignoredTools: deps.memoryTools }, crediting),
-      [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory),
+      [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory, store, agent),
       [CALL_TURN_JOB]: callTurns.handler,
       ...Object.fromEntries((deps.scheduled ?? []).map((work) => [work.kind, work.handler])),
       ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}) }),
@@ -180,6 +180,9 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     },
     onError: (error) => deps.onWarning(`background work: ${describeError(error)}`),
   })
+
+  // Offline the compaction is a skipped run: reported once a day, not once per change of a file.
+  const compactionState = (state: string): string | undefined => (deps.llm.available ? state : undefined)
 
   // Checks that run off the turn's path (memory-file compaction at session start).
   let checks: Promise<unknown> = Promise.resolve()
@@ -203,15 +206,17 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
 
     async beginTurn(sessionId, user) {
       const { session, opened } = await store.beginTurn(agent, sessionId, { at: clock.now().toISOString(), ...(user !== undefined ? { user } : {}) })
-      if (opened) {
-        // The seed compacts memory files at session start, in the background: the check reads two
-        // files, the compaction calls the planning model — neither may delay the first prompt.
-        check('memory-file compaction check', async () => {
-          if (!(await memoryCompactionDue(memory, user))) return
-          await store.enqueue({ agent, ...memoryCompactionJob('session-start', clock.now()) })
-          runner.kick()
-        })
-      }
+      // The seed compacts memory files at session start, in the background: the check reads the
+      // files and the job rows, the compaction calls the planning model — neither may delay the
+      // prompt. Checked at every begin, not only a session's first: a host that keeps one session
+      // id open all day (or makes a Session per turn) still gets a file that crossed the threshold
+      // compacted at its next begin; a file as its compaction left it queues nothing.
+      check('memory-file compaction check', async () => {
+        const state = await memoryCompactionDue(memory, await settledCompactionStates(store, agent), user)
+        if (state === undefined) return
+        await store.enqueue({ agent, ...memoryCompactionJob('session-start', clock.now(), compactionState(state)) })
+        runner.kick()
+      })
       return { number: session.turns, opened }
     },
 
@@ -279,8 +284,9 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       await callTurns.orphans()
       if (options.forceCompaction) {
         await store.enqueue({ agent, ...memoryCompactionJob('forced', clock.now()) })
-      } else if (await memoryCompactionDue(memory)) {
-        await store.enqueue({ agent, ...memoryCompactionJob('maintenance', clock.now()) })
+      } else {
+        const state = await memoryCompactionDue(memory, await settledCompactionStates(store, agent))
+        if (state !== undefined) await store.enqueue({ agent, ...memoryCompactionJob('maintenance', clock.now(), compactionState(state)) })
       }
       for (const work of deps.scheduled ?? []) await store.enqueue({ agent, ...work.job(clock.now()) })
       return report(closed, await runner.drain())

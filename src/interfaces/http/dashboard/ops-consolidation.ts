@@ -27,7 +27,9 @@ const CHANGE_WORDS: ReadonlyArray<readonly [string, (n: number) => string]> = [
   ['forgotten', (n) => `${plural(n, 'memory file', 'memory files')} forgotten: unused too long, moved to the archive (restorable)`],
   ['versionsMoved', (n) => `${plural(n, 'old procedure version', 'old procedure versions')} moved to the archive`],
   ['migrated', (n) => `${plural(n, 'file', 'files')} written before engram tracked them given their missing details`],
-  ['lowActivity', (n) => `${plural(n, 'memory file', 'memory files')} marked low-activity: forgotten later unless used before then`],
+  ['lowActivity', (n) => `${plural(n, 'memory file', 'memory files')} low-activity: forgotten later unless used before then`],
+  ['marked', (n) => `${plural(n, 'memory file', 'memory files')} newly marked low-activity in ${n === 1 ? 'its' : 'their'} frontmatter`],
+  ['cleared', (n) => `${plural(n, 'memory file', 'memory files')} used again: the low-activity mark taken off`],
 ]
 
 const REVIEW_WORDS: ReadonlyArray<readonly [string, (n: number) => string]> = [

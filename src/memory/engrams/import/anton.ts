@@ -235,7 +235,12 @@ function learningTopics(indexText: string | undefined): Map<string, string> {
   return topics
 }
 
-async function importLegacy(root: string, options: AntonImportOptions, scope: EngramScope, report: ImportReport): Promise<void> {
+/**
+ * Anton's reconsolidator (`reconsolidate()`): the legacy `context/*.md` and `learnings/*.md` of
+ * `root` become lessons of `scope`, each file a topic (see the file comment). Only reads `root`;
+ * what is already there is counted as a duplicate, so a second run writes nothing.
+ */
+export async function importLegacyFolders(root: string, options: Pick<AntonImportOptions, 'encoder'>, scope: EngramScope, report: ImportReport): Promise<void> {
   for (const name of await filesIn(join(root, 'context'), '.md')) {
     const file = `context/${name}`
     const topic = topicSlug(name.slice(0, -3)) || 'context'
@@ -267,7 +272,7 @@ export async function importAnton(options: AntonImportOptions): Promise<ImportRe
   await encodeTopicLessons(topics, options, scope, report)
   await importEpisodes(root, options, report)
   await importSkills(root, options, report)
-  await importLegacy(root, options, scope, report)
+  await importLegacyFolders(root, options, scope, report)
   if (Object.keys(report.counts).length === 0) {
     report.problems.push({ file: relative(options.dir, root) || '.', reason: 'no memory/, episodes/, skills/, context/ or learnings/ folder found: is this an Anton folder (~/.anton or <project>/.anton)?' })
   }

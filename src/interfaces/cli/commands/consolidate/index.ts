@@ -2,8 +2,9 @@
  * `engram consolidate daily|weekly|monthly [--dry-run]`: consolidation now rather than at the day's,
  * week's or month's first `maintain`. `daily` (consolidation/daily-consolidation.ts): legacy
  * migration of frontmatter, the model's steps over the episodes not consolidated yet (today's
- * included) and today's low-activity marks. `weekly` (weekly-integration.ts): duplicate merge,
- * episode compression, pattern distillation, the full contradiction scan. `monthly` (consolidation/monthly-forgetting.ts):
+ * included) and today's low-activity marks (written into the frontmatter). `weekly`
+ * (weekly-integration.ts): duplicate merge, the low-activity merge (with a model), episode
+ * compression, pattern distillation, the full contradiction scan. `monthly` (consolidation/monthly-forgetting.ts):
  * active forgetting; dry, it lists what would be forgotten, what is low-activity (and when it would
  * go), and how many memories are protected or active.
  */
@@ -41,6 +42,8 @@ function renderDaily(run: DailyConsolidationRun, dryRun: boolean): string {
   lines.push(...pendingLines(k.pending))
   lines.push(`low-activity ${run.lowActivity.length}${run.lowActivity.length > 0 ? ' (forgotten on the day shown unless recalled before):' : ''}`)
   for (const item of run.lowActivity) lines.push(`  ${item.path} — ${item.why}; ${item.forgetOn}`)
+  section(lines, dryRun ? 'would mark low-activity (activity_level: low)' : 'marked low-activity (activity_level: low)', run.marks.marked, (path) => path)
+  section(lines, dryRun ? 'would take the mark off (used again)' : 'mark taken off (used again)', run.marks.cleared, (path) => path)
   return lines.join('\n')
 }
 

@@ -11,7 +11,7 @@ export const maintainCommand: Command = {
       const report = await mind.maintain({ forceCompaction: Boolean(context.options['force-compaction']) })
       const lines = [
         `session boundaries: ${report.boundaries.length === 0 ? 'none due' : report.boundaries.map((b) => `${b.kind}${'session' in b ? ` (${b.session})` : ''}`).join(', ')}`,
-        `memory-file compaction: ${report.compaction.length === 0 ? 'not due (no file over the threshold, or done today)' : report.compaction.map((c) => `${c.file} ${c.kind}${c.reason ? ` (${c.reason})` : ''}`).join('; ')}`,
+        `memory-file compaction: ${report.compaction.length === 0 ? 'not due (no file over the threshold, or none changed since it was last compacted)' : report.compaction.map((c) => `${c.file} ${c.kind}${c.reason ? ` (${c.reason})` : ''}`).join('; ')}`,
         `jobs: ${report.jobs.length === 0 ? 'none due' : report.jobs.map((job) => `${job.kind}${job.session ? ` (${job.session})` : ''} ${job.status}${job.reason ? `: ${job.reason}` : ''}`).join('; ')}`,
         ...report.warnings.map((w) => `warning: ${w}`),
       ]

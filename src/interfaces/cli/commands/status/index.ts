@@ -55,6 +55,9 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
       ['awaiting confirmation', status.pendingConfirmations === 0 ? '0' : s.yellow(`${status.pendingConfirmations} (engram confirm)`)],
     ]),
     ...(status.owners ? ['', s.bold('Owners'), table(ownerRows(status.owners))] : []),
+    ...(Object.keys(status.legacyMigration).length > 0
+      ? ['', s.bold('Legacy layout migrated on open (context/, learnings/; the old files kept)'), table(Object.entries(status.legacyMigration).map(([root, record]) => [root, record.status === 'done' ? `${record.lessons ?? 0} lessons (${record.duplicates ?? 0} already there), ${record.at}` : s.yellow(`started ${record.at}; the next open finishes it`)]))]
+      : []),
     '',
     s.bold('Work'),
     table(workRows(status.jobs, s)),
