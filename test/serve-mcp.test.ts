@@ -3,8 +3,9 @@
  * client against a real listening server on a temp home: the tools, resources and the
  * `primed_context` prompt `engram mcp` serves over stdio, for the token's user; two users' tokens
  * not seeing each other's memories; no token or a wrong one 401; another token presenting a
- * session's id refused; DELETE ending a session; then the session bound, the idle timeout and the
- * mind's close on a route with small limits.
+ * session's id refused; DELETE ending a session; then the per-caller session bound, the idle
+ * timeout and the mind's close on a route with small limits (the bounds between callers:
+ * serve-mcp-callers.test.ts).
  */
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
@@ -186,7 +187,7 @@ describe('engram serve: MCP over streamable HTTP', () => {
 })
 
 describe('engram serve: MCP sessions are bounded, expire when idle, and end with the mind', () => {
-  test('the least recently used session makes room; an idle one is closed; a closed mind refuses them all', async () => {
+  test('the caller\'s least recently used session makes room; an idle one is closed; a closed mind refuses them all', async () => {
     const temp = makeTempHome('engram-serve-mcp-limits-')
     const mind = await createMind({ home: temp.home, env: temp.env })
     try {
@@ -196,7 +197,7 @@ describe('engram serve: MCP sessions are bounded, expire when idle, and end with
         c.set('principal', { agent: 'default', user: 'ada', admin: false })
         return next()
       })
-      app.route('/mcp', createMcpRoute({ mind, maxSessions: 2, idleMs: 300 }))
+      app.route('/mcp', createMcpRoute({ mind, maxSessionsPerCaller: 2, idleMs: 300 }))
       const fetchApp = ((input: string | URL | Request, init?: RequestInit) => app.request(input instanceof Request ? input : String(input), init)) as typeof fetch
       const url = new URL('http://127.0.0.1/mcp')
       const tools = async (connection: Connection) => (await connection.client.listTools()).tools.length
