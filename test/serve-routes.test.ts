@@ -473,6 +473,10 @@ describe('engram serve: the browser token', () => {
     const navigation = await app.request('/memories?q=orion', { headers: { host: '127.0.0.1:7477', 'sec-fetch-mode': 'navigate' } })
     assert.equal(navigation.status, 303)
     assert.equal(navigation.headers.get('location'), '/engram-7477/memories?q=orion')
+    // On plain http away from loopback a browser sends no Sec-Fetch-Mode, but says Upgrade-Insecure-Requests.
+    const plain = await app.request('/activity', { headers: { host: 'memory.example:7477', 'upgrade-insecure-requests': '1' } })
+    assert.equal(plain.status, 303)
+    assert.equal(plain.headers.get('location'), '/engram-7477/activity')
     const program = await app.request('/memories', { headers: { host: '127.0.0.1:7477', authorization: `Bearer ${ADA}` } })
     assert.equal(program.status, 200)
     assert.match(await program.text(), /href="\/memories"/, 'a program reading a page gets it as it is')

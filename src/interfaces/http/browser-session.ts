@@ -123,8 +123,11 @@ export function addBrowserSessions(app: Hono<ServeEnv>, credentials: Credentials
     }
 
     // A browser navigating to a page here (a typed address, an old bookmark) goes to its place,
-    // where its session is; programs (no Sec-Fetch-Mode, or a bearer token) are answered here.
-    const navigating = c.req.header('sec-fetch-mode') === 'navigate' && c.req.header('authorization') === undefined
+    // where its session is; programs (a bearer token, or neither header) are answered here. Browsers
+    // send Sec-Fetch-Mode only to trustworthy origins (https, loopback); on plain http elsewhere a
+    // navigation is told by Upgrade-Insecure-Requests, which no API client sends.
+    const mode = c.req.header('sec-fetch-mode')
+    const navigating = (mode === 'navigate' || (mode === undefined && c.req.header('upgrade-insecure-requests') === '1')) && c.req.header('authorization') === undefined
     if (navigating && (c.req.method === 'GET' || c.req.method === 'HEAD') && !isApi(path)) return c.redirect(`${underBase(base, path)}${url.search}`, 303)
     return next()
   })
