@@ -158,7 +158,8 @@ describe("the dashboard's browser credential stays with its own server", { timeo
   let recorder: Awaited<ReturnType<typeof startRecorder>>
 
   before(async () => {
-    chromium = await launchBrowser({ deadlineMs: 220_000 })
+    // dashboard-browser.test.ts empties the screenshot folder; this file may run beside it.
+    chromium = await launchBrowser({ deadlineMs: 220_000, emptyScreenshots: false })
     recorder = await startRecorder()
   })
 

@@ -452,6 +452,14 @@ describe('engram serve: the browser token', () => {
     assert.equal(elsewhere.status, 401, "a session is its server's place's only")
     const forged = await app.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: `engram_session=${value.slice(0, -2)}xx` } })
     assert.equal(forged.status, 401)
+    // Nothing of it lives in a process: another server of this home with the same tokens (a
+    // restart, a second process) takes the session; one without ada's token does not.
+    const restarted = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    const again = await restarted.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(again.status, 200)
+    assert.match(await again.text(), /viewing as user ada/)
+    const revoked = createServeApp({ mind, credentials: parseCredentials(`${BOB}=default:bob, ${ADMIN}=admin`) })
+    assert.equal((await revoked.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })).status, 401, 'a session ends with its token')
     // The token itself is still a program's bearer token, and the old cookie is read nowhere.
     assert.equal(assertOk(await call(app, 'GET', '/v1/context', { token: ADA })).user, 'ada')
     assertError(await call(app, 'GET', '/v1/context', { headers: { cookie: `engram_token=${ADA}` } }), 401, 'unauthorized')
