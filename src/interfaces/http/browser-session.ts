@@ -20,7 +20,7 @@ import type { Credential, Credentials, Principal } from './credentials.ts'
 import { failure, type ServeEnv } from './support.ts'
 
 /** The session cookie's name (its Path makes it this server's). */
-export const SESSION_COOKIE = 'engram_session'
+const SESSION_COOKIE = 'engram_session'
 
 /** How long a browser session lasts: a working day; then the person opens the address again. */
 const SESSION_SECONDS = 12 * 60 * 60
@@ -33,10 +33,10 @@ export interface BrowserRequest {
   principal: Principal | undefined
 }
 
-/** The browser's place of the server this request reached: its port, from the Host header. */
-export function browserBase(c: Context): string {
-  const host = c.req.header('host') ?? ''
-  const port = /:(\d+)$/.exec(host)?.[1] ?? (new URL(c.req.url).port || (new URL(c.req.url).protocol === 'https:' ? '443' : '80'))
+/** The browser's place of the server this request reached: its port, from the Host header (else the URL's). */
+function browserBase(c: Context): string {
+  const url = new URL(c.req.url)
+  const port = /:(\d+)$/.exec(c.req.header('host') ?? '')?.[1] ?? (url.port || (url.protocol === 'https:' ? '443' : '80'))
   return `/engram-${port}`
 }
 
