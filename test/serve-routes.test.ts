@@ -444,7 +444,15 @@ describe('engram serve: the browser token', () => {
     const posted = await app.request('/engram-7477/v1/search', { method: 'POST', headers: { host: '127.0.0.1:7477', cookie: session, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ query: 'short bullet points Orion' }) })
     assert.equal(posted.status, 200)
 
-    // Nowhere else: not on /v1 as a cookie or a bearer, not at another port's place, not for API reads.
+    // A request that carries it elsewhere (a browser never sends it there) is held to the same
+    // rule: a page, or a POST from this server's own page.
+    const unplaced = await app.request('/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(unplaced.status, 200)
+    assert.match(await unplaced.text(), /viewing as user ada/)
+    const fromPage = await app.request('/v1/search', { method: 'POST', headers: { host: '127.0.0.1:7477', cookie: session, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ query: 'short bullet points Orion' }) })
+    assert.equal(fromPage.status, 200)
+    assertError(await call(app, 'POST', '/v1/search', { headers: { cookie: session }, body: { query: 'Orion' } }), 401, 'unauthorized')
+    // Never a read of the API, as a cookie or a bearer; not at another port's place; not forged.
     assertError(await call(app, 'GET', '/v1/context', { headers: { cookie: session } }), 401, 'unauthorized')
     assertError(await call(app, 'GET', '/v1/export', { token: value }), 401, 'unauthorized')
     assertError(await call(app, 'GET', '/engram-7477/v1/export', { headers: { cookie: session } }), 404, 'not_found')

@@ -33,7 +33,7 @@ import type { Turn } from '../../session/turn.ts'
 import { memorizeInputSchema } from '../../tools/memorize-tool.ts'
 import { SEARCH_MEMORY_TOOL_NAME } from '../../tools/search-memory-tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
-import { addBrowserSessions, browserRequestOf } from './browser-session.ts'
+import { addBrowserSessions, browserRequestOf, browserSessionOf } from './browser-session.ts'
 import { type Credentials, isLoopback, parseCredentials } from './credentials.ts'
 import { apiRoutes, openApiDocument } from './openapi.ts'
 import { addManageRoutes } from './routes-manage.ts'
@@ -156,15 +156,15 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
   // A browser's ?token= becomes a session at this server's own place, where the dashboard is served (decision 0051).
   addBrowserSessions(app, credentials)
 
-  // Who the request acts for: a bearer token; at the browser's place, the browser's session; without
-  // credentials configured, the agent alone (loopback only). No cookie is read anywhere else.
+  // Who the request acts for: a bearer token; a browser's session on the dashboard (browserSessionOf);
+  // without credentials configured, the agent alone (loopback only).
   app.use('*', async (c, next) => {
     const challenge = { 'WWW-Authenticate': 'Bearer realm="engram"' }
     const header = c.req.header('authorization')
     const bearer = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1]
     if (header !== undefined && bearer === undefined) return failure(c, ErrorCode.unauthorized, 'The Authorization header is not "Bearer <token>".', 'send Authorization: Bearer <token>, a token from serve.tokens', challenge)
     const browser = browserRequestOf(c)
-    const principal = bearer !== undefined ? credentials.lookup(bearer) : browser?.principal
+    const principal = bearer !== undefined ? credentials.lookup(bearer) : browserSessionOf(c, credentials)
     if (!principal) {
       if (credentials.open && bearer === undefined) {
         c.set('principal', { agent: mind.agent, user: undefined, admin: false })

@@ -137,3 +137,20 @@ export function addBrowserSessions(app: Hono<ServeEnv>, credentials: Credentials
 export function browserRequestOf(c: Context<ServeEnv>): BrowserRequest | undefined {
   return (c.env as { browser?: BrowserRequest } | undefined)?.browser
 }
+
+/**
+ * The principal of the browser session this request may use. At the browser's place, the one the
+ * dispatch found. Elsewhere a browser never sends the cookie (its Path), but a request that carries
+ * it is held to the same rule: a dashboard page, or a POST to /v1 from a page of this server
+ * (Sec-Fetch-Site: same-origin) — never a read of the API, never MCP, never as a bearer token.
+ */
+export function browserSessionOf(c: Context<ServeEnv>, credentials: Credentials): Principal | undefined {
+  const dispatched = browserRequestOf(c)
+  if (dispatched !== undefined) return dispatched.principal
+  const cookie = getCookie(c, SESSION_COOKIE)
+  if (cookie === undefined) return undefined
+  const { method, path } = c.req
+  const reading = method === 'GET' || method === 'HEAD'
+  const allowed = reading ? !isApi(path) : method === 'POST' && path.startsWith('/v1/') && c.req.header('sec-fetch-site') === 'same-origin'
+  return allowed ? sessionPrincipal(credentials, cookie, browserBase(c), Date.now()) : undefined
+}
