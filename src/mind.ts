@@ -240,6 +240,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     clock,
     llm,
     ...(values.project ? { projectDir: values.project } : {}),
+    home: values.home,
     onSaved: reindexSoon,
     onError: (error) => warn(`memory: ${describeError(error)}`),
   })

@@ -6,6 +6,7 @@
  * killed one's turn within seconds, not at its first five-minute maintenance.
  */
 import assert from 'node:assert/strict'
+import { readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -42,6 +43,15 @@ describe('engram mcp: forgetting what search showed, and a restart after a kill'
     await client.connect(transport)
     return { client, transport, closed }
   }
+  /** The files the saves in `user`'s activity log name. */
+  const savedFiles = (user: string): string[] => {
+    const dir = join(tmp.home, 'agents/default/users', user, 'activity')
+    return readdirSync(dir)
+      .flatMap((day) => read(join(dir, day)).split('\n').filter(Boolean))
+      .map((line) => JSON.parse(line) as { type: string; meta?: { file?: string } })
+      .filter((record) => record.type === 'memory_write' && record.meta?.file !== undefined)
+      .map((record) => record.meta?.file as string)
+  }
   const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<string> => textOf(await client.callTool({ name, arguments: args }))
   const primed = async (client: Client, message: string): Promise<string> => JSON.stringify(await client.getPrompt({ name: 'primed_context', arguments: { message } }))
 
@@ -52,6 +62,9 @@ describe('engram mcp: forgetting what search showed, and a restart after a kill'
       await primed(ada.client, 'Please remember where I live and what I drink.')
       assert.match(await call(ada.client, 'memorize', { entries: [{ text: 'Home city: Lisbon', kind: 'profile' }, { text: 'Drink: green tea', kind: 'profile' }] }), /saved \[profile/)
       assert.match(await call(bob.client, 'memorize', { entries: [{ text: 'Home city: Oslo', kind: 'profile' }] }), /saved \[profile/)
+
+      // The save is logged naming the file it went to, home-relative.
+      assert.deepEqual(savedFiles('ada'), ['shared/users/ada.md', 'shared/users/ada.md'])
 
       const found = await call(ada.client, 'search_memory', { query: 'home city', limit: 1 })
       // The source names the fact itself: the path alone would be the whole profile.
@@ -94,6 +107,9 @@ describe('engram mcp: forgetting what search showed, and a restart after a kill'
         return RULE.test(read(join(tmp.home, 'agents/default/users/dee/memory/rules.md'))) && read(join(tmp.home, 'agents/default/users/dee/memory/lessons.md')).includes(lessonFor('dee'))
       }, 15_000)
       assert.equal(postMortemsFor(server, 'dee'), 1)
+      // The saves are logged after the files are written.
+      await waitFor('the saves logged', () => new Set(savedFiles('dee')).size === 2)
+      assert.deepEqual([...new Set(savedFiles('dee'))].sort(), ['agents/default/users/dee/memory/lessons.md', 'agents/default/users/dee/memory/rules.md'])
     } finally {
       await again.client.close()
     }
