@@ -306,6 +306,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     procedures: (owner) => proceduresOf(owner),
     memoryTools: AGENT_TOOL_NAMES,
     index: backend.index,
+    locks: backend.locks,
     memory,
     context,
     freshTail: values.context.freshTail,
