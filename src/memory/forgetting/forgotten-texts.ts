@@ -10,7 +10,7 @@
 import type { ActivityRecord, EngramArchive } from '../../storage/contracts.ts'
 
 /** Archive names (relative to `archive/`, without `.md`) that hold forgotten entries, of either scope. */
-const ENTRY_ARCHIVE = /^forgotten\/(?:.+\/)?(?:rules|lessons|profile)$/
+const ENTRY_ARCHIVES = ['forgotten/rules', 'forgotten/lessons', 'forgotten/profile', 'forgotten/project/rules', 'forgotten/project/lessons']
 const ENTRY_LINE = /^\s*[-*]\s+(.*?)\s*(?:<!--.*-->)?\s*$/
 /**
  * Shorter texts are not redacted: a word or two ("Yes", "Use tabs") is no fact on its own and would
@@ -21,19 +21,22 @@ export const FORGOTTEN_MARK = '[forgotten]'
 
 /** The texts of the entries forgotten in `archives` (rules, lessons, profile facts), longest first. */
 export async function forgottenEntryTexts(archives: readonly EngramArchive[]): Promise<string[]> {
+  // Read by name, all at once: priming waits for this, and listing an archive walks its versions too.
+  const files = await Promise.all(archives.flatMap((archive) => ENTRY_ARCHIVES.map((name) => archive.read(name))))
   const texts = new Set<string>()
-  for (const archive of archives) {
-    const names = (await archive.list()).filter((name) => ENTRY_ARCHIVE.test(name))
-    for (const name of names) {
-      const text = await archive.read(name)
-      for (const line of (text ?? '').split('\n')) {
-        const entry = ENTRY_LINE.exec(line)?.[1]?.trim()
-        if (entry !== undefined && entry.length >= MIN_REDACTED_CHARS) texts.add(entry)
-      }
+  for (const text of files) {
+    for (const line of (text ?? '').split('\n')) {
+      const entry = ENTRY_LINE.exec(line)?.[1]?.trim()
+      if (entry !== undefined && entry.length >= MIN_REDACTED_CHARS) texts.add(entry)
     }
   }
   // Longest first: a text that contains another is replaced whole.
   return [...texts].sort((a, b) => b.length - a.length)
+}
+
+/** A forgetting on request or by monthly forgetting (`forget-memory.ts` logs each as a `memory_write` with `action: forget`). */
+export function isForgetRecord(record: ActivityRecord): boolean {
+  return record.type === 'memory_write' && record.meta?.action === 'forget'
 }
 
 /**

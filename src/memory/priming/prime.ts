@@ -25,7 +25,7 @@ import { analyseQuery, recallText } from '../retrieval/query-analysis.ts'
 import type { Retriever, RetrievalHit, RetrievalResult } from '../retrieval/search.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { groupActivity } from './activity-format.ts'
-import { withoutForgotten } from '../forgetting/forgotten-texts.ts'
+import { isForgetRecord, withoutForgotten } from '../forgetting/forgotten-texts.ts'
 import { isFailureRecord } from '../failures.ts'
 import { classifyMessage, type MessageType } from './classify.ts'
 import { isConversational, longestExcerpt, packRelated, passageOf, type RelatedCandidate } from './conversation-excerpts.ts'
@@ -245,7 +245,10 @@ export function createPrimer(deps: PrimerDeps): Primer {
 
   async function activityItems(log: ActivityLog, asOf: Date, sessionId: string | undefined, viewer: Viewer | undefined, fits: (text: string) => boolean): Promise<Array<PackItem<Meta>>> {
     const since = new Date(asOf.getTime() - settings.activityHours * 3_600_000).toISOString()
-    const [read, forgotten] = await Promise.all([log.read({ since, until: asOf.toISOString(), limit: settings.activityEvents }), deps.forgotten ? deps.forgotten(viewer) : []])
+    const read = await log.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })
+    // A forgotten text can only be in lines older than its forgetting: with no forgetting in the
+    // window, there is nothing to keep out (and the archives are not read).
+    const forgotten = deps.forgotten && read.some(isForgetRecord) ? await deps.forgotten(viewer) : []
     // A model failure is for the operator (turn.warnings, doctor), not something the agent did.
     const records = withoutForgotten(read, forgotten).reverse().filter((record) => !isFailureRecord(record))
     const outside = sessionId === undefined ? records : records.filter((r) => !(r.session === sessionId && (r.type === 'message_received' || r.type === 'response_sent')))
