@@ -40,10 +40,11 @@ import type { ContextProvider } from './memory/context/provider.ts'
 import { createRetriever, type Retriever } from './memory/retrieval/search.ts'
 import { retrievalSettingsFromConfig } from './memory/retrieval/settings.ts'
 import { createPrimer, type Primer } from './memory/priming/prime.ts'
+import { forgottenEntryTexts } from './memory/forgetting/forgotten-texts.ts'
 import { primingSettingsFromConfig } from './memory/priming/settings.ts'
 import { replayLoggedCalls } from './session/replay-calls.ts'
 import { createSession, type Session, type SessionOptions } from './session/session.ts'
-import { type Owner, validateUserId, type Viewer } from './core/owner.ts'
+import { type Owner, validateUserId, type Viewer, visibleOwners } from './core/owner.ts'
 import { encoderFor } from './memory/engrams/encode.ts'
 import { createProcedureView } from './memory/procedures/procedure-store.ts'
 import { createMemoryView, type ViewerScope } from './memory/view.ts'
@@ -239,6 +240,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     clock,
     llm,
     ...(values.project ? { projectDir: values.project } : {}),
+    home: values.home,
     onSaved: reindexSoon,
     onError: (error) => warn(`memory: ${describeError(error)}`),
   })
@@ -304,6 +306,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     procedures: (owner) => proceduresOf(owner),
     memoryTools: AGENT_TOOL_NAMES,
     index: backend.index,
+    locks: backend.locks,
     memory,
     context,
     freshTail: values.context.freshTail,
@@ -347,6 +350,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     agent: values.agent,
     procedures,
     skills,
+    // What a viewer's owners forgot stays out of the recent activity primed for them.
+    forgotten: (viewer) => forgottenEntryTexts(visibleOwners(viewer ?? { agent: values.agent }).flatMap((owner) => memory.storesOf(owner).global.archive ?? [])),
     settings: { ...primingSettingsFromConfig(values.priming), queryChars: values.limits.queryChars },
   })
 

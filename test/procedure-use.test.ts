@@ -20,6 +20,8 @@ import { createMind, type Mind } from '../src/mind.ts'
 import type { Turn } from '../src/session/turn.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
+import { AGENT_TOOL_NAMES } from '../src/tools/agent-tools.ts'
+import { creditFollowedProcedures } from '../src/memory/procedures/use-crediting.ts'
 import { call } from './support/tool-calls.ts'
 
 const MINUTE = 60_000
@@ -158,6 +160,51 @@ test('a turn that never ended is credited at the session\'s boundary, in a later
   const job = report.jobs.find((outcome) => outcome.kind === 'procedure-outcomes')
   assert.equal(job?.result?.used, 1, JSON.stringify(report.jobs))
   assert.equal(await uses(mind, path('deploy-staging')), 1)
+})
+
+test('a turn\'s end and the boundary job, in two processes at the same moment, credit one showing once', async (t) => {
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+  const first = await open(tmp, clock)
+  t.after(() => first.close())
+  await writeProcedures(first)
+  const session = first.session('ada-ops', { user: 'ada', tools: [shell] })
+  const begun = await session.begin('Please [deploy-staging] the new release.')
+  assert.ok(shownProcedures(begun).includes(path('deploy-staging')))
+  await session.execute('shell', { command: 'kamal build && kamal deploy -d staging' })
+  // The turn ends late, just as another process finds the session idle and runs its boundary.
+  clock.advance(11 * MINUTE)
+  const second = await open(tmp, clock)
+  t.after(() => second.close())
+  const [, report] = await Promise.all([session.end(begun, 'Deployed to staging.'), second.maintain()])
+  assert.ok(report.jobs.some((job) => job.kind === 'procedure-outcomes'), JSON.stringify(report.jobs))
+  await Promise.all([first.close(), second.close()])
+  // Read in a third process: each of the two may keep what it read itself.
+  const third = await open(tmp, clock)
+  t.after(() => third.close())
+  assert.equal(await uses(third, path('deploy-staging')), 1, 'one showing, one use')
+  assert.deepEqual((await credits(third, 'user:ada')).map((record) => [record.path, record.turn]), [[path('deploy-staging'), 1]])
+})
+
+test('two credit runs of one session at once (a turn\'s end and the boundary job of another process) credit a showing once: they take the session\'s lock', async (t) => {
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+  const mind = await open(tmp, clock)
+  t.after(() => mind.close())
+  await writeProcedures(mind)
+  const session = mind.session('ada-ops', { user: 'ada', tools: [shell] })
+  const begun = await session.begin('Please [deploy-staging] the new release.')
+  assert.ok(shownProcedures(begun).includes(path('deploy-staging')))
+  await session.execute('shell', { command: 'kamal build && kamal deploy -d staging' })
+  // The two runs a turn's end and a boundary make, started together, as two processes would.
+  const deps = { agent: 'default', lifecycle: mind.backend.lifecycle, index: mind.backend.index, clock, ignoredTools: AGENT_TOOL_NAMES, locks: mind.backend.locks }
+  const input = { session: 'ada-ops', user: 'ada', log: mind.backend.owned('user:ada').activity }
+  const runs = await Promise.all([creditFollowedProcedures(deps, { ...input, from: { turn: 1 } }), creditFollowedProcedures(deps, { ...input, from: { since: '2026-03-02T08:00:00Z' } })])
+  assert.deepEqual(runs.map((run) => run.credited.length).sort(), [0, 1], JSON.stringify(runs))
+  assert.equal(await uses(mind, path('deploy-staging')), 1)
+  assert.equal((await credits(mind, 'user:ada')).length, 1)
 })
 
 test('months later: a procedure asked for by keyword and followed every month is kept; one shown only by an incidental match, and one never shown, are forgotten', async (t) => {

@@ -107,6 +107,18 @@ function snippet(text: string): string {
   return flat.length <= SNIPPET_CHARS ? flat : `${flat.slice(0, SNIPPET_CHARS - 1)}…`
 }
 
+/**
+ * The key of a hit that is one entry of a file of many (a rule, lesson or profile fact: its unit id
+ * is `<source>#<16 hex>`), as `#<key>`; '' for a whole document or a chunk. Shown with the source,
+ * it is the id `forget_memory` takes: the file's path alone would name the whole file (a user's
+ * whole profile).
+ */
+function entryAnchor(hit: Pick<MemorySearchHit, 'id' | 'source'>): string {
+  if (hit.source.includes('#') || !hit.id.startsWith(`${hit.source}#`)) return ''
+  const key = hit.id.slice(hit.source.length)
+  return /^#[0-9a-f]{16}$/.test(key) ? key : ''
+}
+
 /** Compact text for the model: one line of header and one of text per hit, each with its source. */
 export function formatSearchHits(query: string, hits: MemorySearchHit[], layout: HomeLayout, viewer?: Viewer): string {
   if (hits.length === 0) return `Nothing in your memory matches "${escapeRecalled(query)}". Try other or fewer words, or drop the kinds filter.`
@@ -116,7 +128,7 @@ export function formatSearchHits(query: string, hits: MemorySearchHit[], layout:
     const opener = ref.startsWith('conv:') ? `memory tool: expand ${hit.id}` : `read_memory_file ${ref}`
     const when = hit.createdAt ? ` ${hit.createdAt.slice(0, 10)}` : ''
     lines.push(`${index + 1}. [${hit.kind}${when}] ${snippet(hit.text)}${historyNote(hit, layout, viewer)}`)
-    lines.push(`   source: ${escapeRecalled(ref)} (open with ${escapeRecalled(opener)})`)
+    lines.push(`   source: ${escapeRecalled(ref)}${entryAnchor(hit)} (open with ${escapeRecalled(opener)})`)
   })
   return lines.join('\n')
 }

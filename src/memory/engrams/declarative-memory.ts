@@ -25,6 +25,8 @@ export interface DeclarativeMemoryOptions {
   llm?: Llm
   /** The project folder (for its instructions file). */
   projectDir?: string
+  /** The home (the activity log names saved files relative to it). */
+  home?: string
   onSaved?: (saved: SavedEngram) => void | Promise<void>
   onError?: (error: unknown) => void
 }
@@ -88,6 +90,7 @@ export function createDeclarativeMemory(options: DeclarativeMemoryOptions): Decl
     clock: options.clock,
     activity: backend.activity,
     locks: backend.locks,
+    ...(options.home !== undefined ? { home: options.home } : {}),
     ...(options.onSaved ? { onSaved: options.onSaved } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
   })

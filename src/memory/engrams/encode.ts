@@ -17,6 +17,7 @@ import {
   ENGRAM_SOURCES,
   RULE_KINDS,
 } from '../../core/engram.ts'
+import { isAbsolute, relative, sep } from 'node:path'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import type { MemoryMode } from '../../config/schema.ts'
 import type { ActivityLog, EngramStore, Locks } from '../../storage/contracts.ts'
@@ -32,6 +33,8 @@ export interface SavedEngram {
   /** Where it went: the store's location and the file. */
   location: string
   file: 'rules' | 'lessons' | 'profile'
+  /** The home-relative path of the file, when the store knows it (a user's profile: `shared/users/<key>.md`). */
+  path?: string
   /** Whose memory it became. */
   owner: Owner
 }
@@ -59,6 +62,8 @@ export interface EncoderDeps {
   mode: MemoryMode
   confirmations: ConfirmationQueue
   clock: Clock
+  /** The home: a file store's location is a folder in it, and the activity log names the file relative to it. */
+  home?: string
   /** Receives one `memory_write` event per save; a failing log never fails the encode. */
   activity?: ActivityLog
   /** Serializes profile merges across processes (read, merge, rewrite). Recommended. */
@@ -167,6 +172,15 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
     }
   }
 
+  /** The saved file as the activity log names it: home-relative when it is in the home (a row's label otherwise). */
+  function loggedFile(saved: SavedEngram): string {
+    if (saved.path !== undefined) return saved.path
+    const file = `${saved.location}/${saved.file}.md`
+    if (deps.home === undefined || !isAbsolute(file)) return file
+    const inHome = relative(deps.home, file)
+    return inHome.startsWith('..') || isAbsolute(inHome) ? file : inHome.split(sep).join('/')
+  }
+
   async function afterSave(saved: SavedEngram, context: EncodeContext): Promise<void> {
     // Recorded in the activity of the session that saved it (a user's promotion is their act).
     const log = deps.activityOf ? deps.activityOf(context.user !== undefined ? ownerOfUser(context.user) : saved.owner) : deps.activity
@@ -183,7 +197,7 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
             scope: engram.scope,
             confidence: engram.confidence,
             source: engram.source,
-            file: `${saved.location}/${saved.file}.md`,
+            file: loggedFile(saved),
             owner: saved.owner,
             ...(engram.topic ? { topic: engram.topic } : {}),
             ...(engram.tool ? { tool: engram.tool } : {}),
@@ -229,7 +243,7 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
         return
       }
       result.saved.push({ engram, entry })
-      await afterSave({ engram, entry, location: merged.path.replace(/\/[^/]*$/, ''), file: 'profile', owner }, context)
+      await afterSave({ engram, entry, location: merged.path.replace(/\/[^/]*$/, ''), file: 'profile', path: merged.path, owner }, context)
       return
     }
     const stores = storesFor(owner)

@@ -11,7 +11,7 @@ import type { Clock } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { JobInput, Lifecycle, SearchIndex, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
+import type { JobInput, Lifecycle, Locks, SearchIndex, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
 import type { PatternMonitorMode } from '../learning/pattern-monitor.ts'
 import { CALL_TURN_JOB, type CallTurnDeps, createCallTurns } from './call-turns.ts'
 import type { ContextProvider } from '../context/provider.ts'
@@ -49,6 +49,8 @@ export interface SessionLifecycleDeps {
   memoryTools: readonly string[]
   /** The search index: a procedure the session followed is credited a use there (procedures/use-crediting.ts). */
   index: Pick<SearchIndex, 'hashes' | 'get' | 'recordAccess'>
+  /** Cross-process locks (one session's procedure credits are counted by one process at a time). */
+  locks?: Pick<Locks, 'withLock'>
   memory: DeclarativeMemory
   context: ContextProvider
   freshTail: number
@@ -155,7 +157,7 @@ function report(closed: ClosedSession[], jobs: JobOutcome[]): LifecycleReport {
 
 export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycle {
   const { agent, clock, store, memory } = deps
-  const crediting: UseCreditingDeps = { agent, lifecycle: store, index: deps.index, clock, ignoredTools: deps.memoryTools }
+  const crediting: UseCreditingDeps = { agent, lifecycle: store, index: deps.index, clock, ignoredTools: deps.memoryTools, ...(deps.locks ? { locks: deps.locks } : {}) }
   const callTurns = createCallTurns({ agent, clock, store, scope: deps.scope, patternMonitorMode: deps.patternMonitorMode, replay: deps.replayCalls })
   const boundaries = createSessionBoundaries({ agent, lifecycle: store, clock, ...(deps.idleMs !== undefined ? { idleMs: deps.idleMs } : {}) })
   const runner = createJobRunner({

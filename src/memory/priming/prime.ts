@@ -25,6 +25,7 @@ import { analyseQuery, recallText } from '../retrieval/query-analysis.ts'
 import type { Retriever, RetrievalHit, RetrievalResult } from '../retrieval/search.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { groupActivity } from './activity-format.ts'
+import { isForgetRecord, withoutForgotten } from '../forgetting/forgotten-texts.ts'
 import { isFailureRecord } from '../failures.ts'
 import { classifyMessage, type MessageType } from './classify.ts'
 import { isConversational, longestExcerpt, packRelated, passageOf, type RelatedCandidate } from './conversation-excerpts.ts'
@@ -132,6 +133,11 @@ export interface PrimerDeps {
   agent?: string
   procedures?: ProcedureStore
   skills?: SkillStore
+  /**
+   * The texts of the rules, lessons and profile facts the viewer's owners forgot: the activity log
+   * still holds them (it is never rewritten), and recent activity keeps them out (forgotten-texts.ts).
+   */
+  forgotten?: (viewer: Viewer | undefined) => Promise<readonly string[]>
   settings?: Partial<PrimingSettings>
 }
 
@@ -237,10 +243,14 @@ export function createPrimer(deps: PrimerDeps): Primer {
     }))
   }
 
-  async function activityItems(log: ActivityLog, asOf: Date, sessionId: string | undefined, fits: (text: string) => boolean): Promise<Array<PackItem<Meta>>> {
+  async function activityItems(log: ActivityLog, asOf: Date, sessionId: string | undefined, viewer: Viewer | undefined, fits: (text: string) => boolean): Promise<Array<PackItem<Meta>>> {
     const since = new Date(asOf.getTime() - settings.activityHours * 3_600_000).toISOString()
+    const read = await log.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })
+    // A forgotten text can only be in lines older than its forgetting: with no forgetting in the
+    // window, there is nothing to keep out (and the archives are not read).
+    const forgotten = deps.forgotten && read.some(isForgetRecord) ? await deps.forgotten(viewer) : []
     // A model failure is for the operator (turn.warnings, doctor), not something the agent did.
-    const records = (await log.read({ since, until: asOf.toISOString(), limit: settings.activityEvents })).reverse().filter((record) => !isFailureRecord(record))
+    const records = withoutForgotten(read, forgotten).reverse().filter((record) => !isFailureRecord(record))
     const outside = sessionId === undefined ? records : records.filter((r) => !(r.session === sessionId && (r.type === 'message_received' || r.type === 'response_sent')))
     // Newest first: packing keeps the most recent that fit; they are put back in order afterwards.
     return groupActivity(outside)
@@ -421,7 +431,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
       const associative = !analyseQuery(message, 16).onlyStopWords
       const [profile, activity, found] = await Promise.all([
         guard('profile', () => (input.skipProfile ? Promise.resolve([]) : profileItems(input.user ?? input.viewer?.user)), []),
-        guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId, (text) => meter.line(text) + headingCost(HEADINGS.activity(), meter) <= share('activity')), []),
+        guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId, input.viewer, (text) => meter.line(text) + headingCost(HEADINGS.activity(), meter) <= share('activity')), []),
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
         guard('related', async () => (associative ? relatedHits(message, input, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
       ])

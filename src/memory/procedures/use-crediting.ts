@@ -14,7 +14,8 @@
  */
 import type { ActivityEvent } from '../../core/activity.ts'
 import type { Clock } from '../../core/clock.ts'
-import type { ActivityLog, Lifecycle, SearchIndex } from '../../storage/contracts.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import type { ActivityLog, Lifecycle, Locks, SearchIndex } from '../../storage/contracts.ts'
 import { followedBecause, type LoggedTurn, loggedTurns, type ShownText } from './follow-evidence.ts'
 
 /** `meta.origin` of the records of a credit (how a later run finds what was credited). */
@@ -31,6 +32,11 @@ export interface UseCreditingDeps {
   clock: Clock
   /** Engram's own memory tools: calling them follows nothing, except opening the procedure by name. */
   ignoredTools: readonly string[]
+  /**
+   * Serializes the runs of one session (a turn's end and the boundary job, in two processes at the
+   * same moment): each reads what the other credited before it credits, so a showing counts once.
+   */
+  locks?: Pick<Locks, 'withLock'>
 }
 
 export interface UseCreditingInput {
@@ -105,6 +111,14 @@ export async function creditFollowedProcedures(deps: UseCreditingDeps, input: Us
     if (shownIn(deps.agent, first.turn, first.provenance).length === 0 && (!second || shownIn(deps.agent, second.turn, second.provenance).length === 0)) return run
     since = new Date(Date.parse(first.startedAt) - LOG_MARGIN_MS).toISOString()
   } else since = input.from.since
+  if (!deps.locks) return creditSince(deps, input, since, fromTurn, run)
+  const outcome = await deps.locks.withLock(`procedure-use:${deps.agent}:${input.session}`, () => creditSince(deps, input, since, fromTurn, run))
+  if (outcome.kind === 'done') return outcome.value
+  throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Another process is crediting the procedures of session ${input.session}.`, fix: 'It runs again at the session boundary.' })
+}
+
+/** The credit run itself, over the log from `since` and the showings from turn `fromTurn`. */
+async function creditSince(deps: UseCreditingDeps, input: UseCreditingInput, since: string, fromTurn: number, run: UseCreditingRun): Promise<UseCreditingRun> {
   const records = await input.log.read({ since, types: ['message_received', 'tool_use', 'response_sent', 'memory_write'] })
   const turns = loggedTurns(records, input.session).filter((turn) => turn.number >= fromTurn)
   const byNumber = new Map(turns.map((turn) => [turn.number, turn]))

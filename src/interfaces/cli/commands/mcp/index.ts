@@ -15,6 +15,11 @@ import { openMind } from '../../open-mind.ts'
 
 const MAINTAIN_EVERY_MS = 5 * 60_000
 /**
+ * The first run comes soon after the start, off the connection's first exchanges: a server
+ * started after another was killed finishes that one's turn (decision 0045) now, not five minutes on.
+ */
+const FIRST_MAINTAIN_MS = 1_000
+/**
  * After SIGINT / SIGTERM, how long the background work (the last turn's learning) may run before
  * it is handed back to the queue. MCP clients wait 2 s after SIGTERM before SIGKILL (the SDK's
  * stdio transport): this, the stores' closing (bounded at half of it again) and the CLI's exit
@@ -41,14 +46,18 @@ export const mcpCommand: Command = {
     // A long-lived server is where background work becomes due (idle session boundaries, daily
     // compaction): it runs every few minutes, off the protocol, without keeping the process alive.
     let maintaining: Promise<unknown> = Promise.resolve()
-    const timer = setInterval(() => {
+    const maintain = (): void => {
       maintaining = maintaining.then(() => mind.maintain()).catch((error) => context.io.stderr.write(`engram mcp: maintenance failed: ${String(error)}\n`))
-    }, MAINTAIN_EVERY_MS)
+    }
+    const first = setTimeout(maintain, FIRST_MAINTAIN_MS)
+    const timer = setInterval(maintain, MAINTAIN_EVERY_MS)
+    first.unref()
     timer.unref()
     try {
       const server = createMindMcpServer(mind, { session: { sessionId, ...(user !== undefined ? { user } : {}) }, admin })
       ended = await serveStdio(server, { stdin: context.io.stdin ?? process.stdin, stdout: process.stdout, stderr: process.stderr }, { signals: true })
     } finally {
+      clearTimeout(first)
       clearInterval(timer)
       // The last turn's work is queued by now (the server's close ends it). Asked to stop: close
       // within a short grace, not after whatever background work is running (a compaction waiting
@@ -63,7 +72,8 @@ export const mcpCommand: Command = {
         process.once('SIGINT', onSignal)
         process.once('SIGTERM', onSignal)
       }
-      const aborted = new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))
+      // Already aborted (a signal ended the session): an 'abort' listener added now would never be called.
+      const aborted = stop.signal.aborted ? Promise.resolve() : new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))
       try {
         await Promise.race([maintaining, aborted])
         const closing = mind.close(ended === 'signal' ? { graceMs: SIGNAL_GRACE_MS } : { signal: stop.signal }).catch((error) => context.io.stderr.write(`engram mcp: closing failed: ${String(error)}\n`))
