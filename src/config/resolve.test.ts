@@ -77,3 +77,29 @@ test('home defaults to ~/.engram of the given HOME', (t) => {
   const config = resolveConfig({ env: tmp.env })
   assert.equal(config.values.home, join(tmp.env.HOME as string, '.engram'))
 })
+
+test("serve's bounds on slow clients: sensible defaults, set by env, and headers may not outlast the whole request", (t) => {
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  const defaults = resolveConfig({ env: tmp.env, ignoreFile: true }).values.serve
+  assert.deepEqual(
+    { headers: defaults.headersTimeoutMs, request: defaults.requestTimeoutMs, keepAlive: defaults.keepAliveTimeoutMs, perClient: defaults.maxConnectionsPerClient, all: defaults.maxConnections },
+    { headers: 10_000, request: 30_000, keepAlive: 5_000, perClient: 64, all: 1024 },
+  )
+  const set = resolveConfig({ env: { ...tmp.env, ENGRAM_SERVE_HEADERS_TIMEOUT_MS: '500', ENGRAM_SERVE_MAX_CONNECTIONS_PER_CLIENT: '0' }, ignoreFile: true })
+  assert.equal(set.values.serve.headersTimeoutMs, 500)
+  assert.equal(set.sources['serve.headersTimeoutMs'], 'env')
+  assert.equal(set.values.serve.maxConnectionsPerClient, 0)
+
+  let caught: unknown
+  try {
+    resolveConfig({ env: { ...tmp.env, ENGRAM_SERVE_HEADERS_TIMEOUT_MS: '20000', ENGRAM_SERVE_REQUEST_TIMEOUT_MS: '15000' }, ignoreFile: true })
+  } catch (error) {
+    caught = error
+  }
+  assert.ok(EngramError.is(caught))
+  assert.equal(caught.code, 'config_invalid')
+  assert.match(caught.message, /serve\.headersTimeoutMs \(20000\) is longer than serve\.requestTimeoutMs \(15000\)/)
+  assert.match(caught.message, /ENGRAM_SERVE_HEADERS_TIMEOUT_MS/)
+  assert.match(caught.message, /ENGRAM_SERVE_REQUEST_TIMEOUT_MS/)
+})
