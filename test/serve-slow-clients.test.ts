@@ -11,7 +11,6 @@
 import assert from 'node:assert/strict'
 import { mkdirSync, readdirSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -19,6 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createMind } from '../src/mind.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { type ServeProcess, startServe } from './support/serve-process.ts'
+import { closedWithin, connected, send, sleep, statusOf, trickle } from './support/slow-clients.ts'
 
 const ADMIN = 'admin-slow-token-0123456789'
 const HEADERS_MS = 1_000
@@ -33,78 +33,6 @@ const TOPICS = 40
 /** How late past its bound a close may come: Node checks every quarter timeout, and the machine is shared. */
 const SLACK_MS = 1_500
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-interface Trickle {
-  socket: Socket
-  /** When the server closed it (ms after opening) and what it answered before closing. */
-  closed: Promise<{ afterMs: number; answer: string }>
-}
-
-type TrickleKind = 'silent' | 'headers' | 'body' | { whole: string }
-
-/**
- * A client that never finishes its request: `silent` sends nothing, `headers` one header line every
- * 200 ms, `body` whole headers of a search and then one byte of its body every 200 ms; or one that
- * sends a `whole` request at once.
- */
-function trickle(port: number, kind: TrickleKind, localAddress = '127.0.0.1'): Trickle {
-  const socket = connect({ port, host: '127.0.0.1', localAddress })
-  const opened = performance.now()
-  let answer = ''
-  let timer: NodeJS.Timeout | undefined
-  socket.on('data', (chunk: Buffer) => {
-    answer += chunk.toString()
-  })
-  socket.on('error', () => {})
-  socket.on('connect', () => {
-    if (typeof kind === 'object') socket.write(kind.whole)
-    else if (kind === 'headers') {
-      socket.write(`POST /v1/search HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n`)
-      let n = 0
-      timer = setInterval(() => socket.writable && socket.write(`x-slow-${n++}: a\r\n`), 200)
-    } else if (kind === 'body') {
-      socket.write(`POST /v1/search HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${ADMIN}\r\ncontent-type: application/json\r\ncontent-length: 200\r\n\r\n{"query":"`)
-      timer = setInterval(() => socket.writable && socket.write('a'), 200)
-    }
-  })
-  const closed = new Promise<{ afterMs: number; answer: string }>((resolve) =>
-    socket.once('close', () => {
-      clearInterval(timer)
-      resolve({ afterMs: performance.now() - opened, answer })
-    }),
-  )
-  return { socket, closed }
-}
-
-/** When and how the server closed the connection, or undefined if it still holds it after `ms`. */
-const closedWithin = (t: Trickle, ms: number) => Promise.race([t.closed, sleep(ms).then(() => undefined)])
-
-/** Resolves once the server has accepted the connection (the client's connect is done). */
-const connected = (t: Trickle) => (t.socket.connecting ? new Promise((resolve) => t.socket.once('connect', resolve)) : Promise.resolve())
-
-/**
- * One request on its own connection from `localAddress`, asking to keep it alive (so the answer's
- * `connection` header says whether the server would), closed by the client once answered.
- */
-function get(port: number, path: string, localAddress: string, body?: unknown): Promise<{ status: number; connection: string | undefined; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers = { authorization: `Bearer ${ADMIN}`, connection: 'keep-alive', ...(body === undefined ? {} : { 'content-type': 'application/json' }) }
-    const req = httpRequest({ host: '127.0.0.1', port, path, localAddress, agent: false, method: body === undefined ? 'GET' : 'POST', headers }, (res) => {
-      let body = ''
-      res.on('data', (chunk: Buffer) => {
-        body += chunk.toString()
-      })
-      res.on('end', () => {
-        req.destroy()
-        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body })
-      })
-    })
-    req.on('error', reject)
-    req.end(body === undefined ? undefined : JSON.stringify(body))
-  })
-}
-
 /** A whole memorize request as raw bytes, to send on a connection the server refuses. */
 function memorizeRequest(port: number, text: string): string {
   const body = JSON.stringify({ entries: [{ text, kind: 'lesson' }] })
@@ -113,12 +41,10 @@ function memorizeRequest(port: number, text: string): string {
 
 /** The lessons a search for `query` finds, as the administrator. */
 async function lessonsFound(port: number, query: string): Promise<string[]> {
-  const found = await get(port, '/v1/search', '127.0.0.1', { query, kinds: ['lesson'] })
+  const found = await send(port, '/v1/search', { localAddress: '127.0.0.1', token: ADMIN, body: { query, kinds: ['lesson'] } })
   assert.equal(found.status, 200, found.body)
   return (JSON.parse(found.body) as { hits: Array<{ text: string }> }).hits.map((hit) => hit.text)
 }
-
-const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0)
 
 describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
   let temp: TempHome
@@ -159,9 +85,9 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
   })
 
   test('a connection that sends nothing, headers slowly or a body slowly gets 408 and is closed within the configured time', async () => {
-    const silent = trickle(port, 'silent')
-    const headers = trickle(port, 'headers')
-    const body = trickle(port, 'body')
+    const silent = trickle(port, 'silent', { token: ADMIN })
+    const headers = trickle(port, 'headers', { token: ADMIN })
+    const body = trickle(port, 'body', { token: ADMIN })
     const [s, h, b] = await Promise.all([silent, headers, body].map((t) => closedWithin(t, REQUEST_MS + 4 * SLACK_MS)))
     assert.ok(s && h && b, `every slow connection is closed (Node's default would hold them 300 s): silent ${s?.afterMs}, headers ${h?.afterMs}, body ${b?.afterMs}`)
     for (const [name, closed, bound] of [['silent', s, HEADERS_MS], ['headers', h, HEADERS_MS], ['body', b, REQUEST_MS]] as const) {
@@ -171,13 +97,13 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
   })
 
   test(`${FLOOD} trickling connections of one client: those beyond its limit are refused (429) at once or within a second, a well-behaved request of that client and of another is served`, async (t) => {
-    const held = Array.from({ length: PER_CLIENT }, (_, i) => trickle(port, i % 2 === 0 ? 'headers' : 'body', '127.0.0.2'))
+    const held = Array.from({ length: PER_CLIENT }, (_, i) => trickle(port, i % 2 === 0 ? 'headers' : 'body', { localAddress: '127.0.0.2', token: ADMIN }))
     await Promise.all(held.map(connected))
-    const beyond = Array.from({ length: FLOOD - PER_CLIENT }, () => trickle(port, 'headers', '127.0.0.2'))
+    const beyond = Array.from({ length: FLOOD - PER_CLIENT }, () => trickle(port, 'headers', { localAddress: '127.0.0.2', token: ADMIN }))
     await Promise.all(beyond.map(connected))
     // While the client's limit is taken by its slow connections and the server is full of its
     // flood: one quick request of that client, and one of another.
-    const [same, other] = await Promise.all([get(port, '/v1/health', '127.0.0.2'), get(port, '/v1/health', '127.0.0.3')])
+    const [same, other] = await Promise.all([send(port, '/v1/health', { localAddress: '127.0.0.2', token: ADMIN }), send(port, '/v1/health', { localAddress: '127.0.0.3', token: ADMIN })])
     assert.equal(same.status, 200, same.body)
     assert.equal(same.connection, 'close', 'a connection beyond the limit is served once, not kept')
     assert.equal(other.status, 200, other.body)
@@ -199,17 +125,17 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
     assert.ok(answered429 > refused.length / 2, `${answered429} of ${refused.length} answered 429`)
     for (const connection of await Promise.all(held.map((c) => closedWithin(c, REQUEST_MS + 4 * SLACK_MS)))) assert.equal(statusOf(connection?.answer ?? ''), 408)
     // Once they are closed the client has its connections back.
-    const again = await get(port, '/v1/health', '127.0.0.2')
+    const again = await send(port, '/v1/health', { localAddress: '127.0.0.2', token: ADMIN })
     assert.equal(again.status, 200)
     assert.notEqual(again.connection, 'close')
   })
 
   test('beyond the connections of all clients, a new one gets 503 and is closed at once', async () => {
     await sleep(100) // the server sees the previous test's last connection close
-    const held = Array.from({ length: MAX_CONNECTIONS }, (_, i) => trickle(port, 'silent', `127.0.1.${1 + (i % 8)}`))
+    const held = Array.from({ length: MAX_CONNECTIONS }, (_, i) => trickle(port, 'silent', { localAddress: `127.0.1.${1 + (i % 8)}`, token: ADMIN }))
     await Promise.all(held.map(connected))
     // A whole request on the refused connection: answered 503, and never run.
-    const refused = trickle(port, { whole: memorizeRequest(port, 'Refused lesson: the Vega gate code is 4411.') }, '127.0.2.1')
+    const refused = trickle(port, { whole: memorizeRequest(port, 'Refused lesson: the Vega gate code is 4411.') }, { localAddress: '127.0.2.1' })
     const closed = await closedWithin(refused, HEADERS_MS + 4 * SLACK_MS)
     assert.ok(closed, 'closed')
     assert.equal(statusOf(closed.answer), 503, JSON.stringify(closed.answer.slice(0, 200)))
@@ -217,7 +143,7 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
     assert.ok(closed.afterMs < HEADERS_MS / 2, `refused after ${Math.round(closed.afterMs)} ms`)
     for (const connection of await Promise.all(held.map((t) => closedWithin(t, HEADERS_MS + 4 * SLACK_MS)))) assert.equal(statusOf(connection?.answer ?? ''), 408)
     // Served again once they are closed; the same request on a connection of its own is run.
-    const saved = await get(port, '/v1/memorize', '127.0.2.1', { entries: [{ text: 'Served lesson: the Vega gate code is 5522.', kind: 'lesson' }] })
+    const saved = await send(port, '/v1/memorize', { localAddress: '127.0.2.1', token: ADMIN, body: { entries: [{ text: 'Served lesson: the Vega gate code is 5522.', kind: 'lesson' }] } })
     assert.equal(saved.status, 200, saved.body)
     assert.deepEqual(await lessonsFound(port, 'Vega gate code'), ['Served lesson: the Vega gate code is 5522.'])
   })
