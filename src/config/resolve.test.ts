@@ -78,7 +78,7 @@ test('home defaults to ~/.engram of the given HOME', (t) => {
   assert.equal(config.values.home, join(tmp.env.HOME as string, '.engram'))
 })
 
-test("serve's bounds on slow clients: sensible defaults, set by env, and headers may not outlast the whole request", (t) => {
+test("serve's bounds on slow clients: sensible defaults, set by env", (t) => {
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
   const defaults = resolveConfig({ env: tmp.env, ignoreFile: true }).values.serve
@@ -90,16 +90,5 @@ test("serve's bounds on slow clients: sensible defaults, set by env, and headers
   assert.equal(set.values.serve.headersTimeoutMs, 500)
   assert.equal(set.sources['serve.headersTimeoutMs'], 'env')
   assert.equal(set.values.serve.maxConnectionsPerClient, 0)
-
-  let caught: unknown
-  try {
-    resolveConfig({ env: { ...tmp.env, ENGRAM_SERVE_HEADERS_TIMEOUT_MS: '20000', ENGRAM_SERVE_REQUEST_TIMEOUT_MS: '15000' }, ignoreFile: true })
-  } catch (error) {
-    caught = error
-  }
-  assert.ok(EngramError.is(caught))
-  assert.equal(caught.code, 'config_invalid')
-  assert.match(caught.message, /serve\.headersTimeoutMs \(20000\) is longer than serve\.requestTimeoutMs \(15000\)/)
-  assert.match(caught.message, /ENGRAM_SERVE_HEADERS_TIMEOUT_MS/)
-  assert.match(caught.message, /ENGRAM_SERVE_REQUEST_TIMEOUT_MS/)
+  assert.throws(() => resolveConfig({ env: { ...tmp.env, ENGRAM_SERVE_REQUEST_TIMEOUT_MS: '10' }, ignoreFile: true }), /ENGRAM_SERVE_REQUEST_TIMEOUT_MS="10": must be at least 100/)
 })

@@ -257,12 +257,6 @@ function crossCheck(values: Record<string, unknown>, sources: Record<string, Val
     if (!values['embed.baseUrl']) problems.push({ key: 'embed.baseUrl', source: sources['embed.provider'] ?? 'default', message: 'embed.provider is openai-compatible but no base URL is set', fix: 'set embed.baseUrl or ENGRAM_EMBED_BASE_URL' })
     if (!values['embed.model']) problems.push({ key: 'embed.model', source: sources['embed.provider'] ?? 'default', message: 'embed.provider is openai-compatible but no model is set', fix: 'set embed.model or ENGRAM_EMBED_MODEL' })
   }
-  // Node refuses to create a server whose headers may take longer than the whole request.
-  const headersMs = values['serve.headersTimeoutMs']
-  const requestMs = values['serve.requestTimeoutMs']
-  if (typeof headersMs === 'number' && typeof requestMs === 'number' && headersMs > requestMs) {
-    problems.push({ key: 'serve.headersTimeoutMs', source: sources['serve.headersTimeoutMs'] ?? 'default', message: `serve.headersTimeoutMs (${headersMs}) is longer than serve.requestTimeoutMs (${requestMs}), the time for the whole request`, fix: 'lower serve.headersTimeoutMs (ENGRAM_SERVE_HEADERS_TIMEOUT_MS) or raise serve.requestTimeoutMs (ENGRAM_SERVE_REQUEST_TIMEOUT_MS)' })
-  }
   if (values['embed.provider'] === 'onnx' && !values['embed.path']) {
     problems.push({ key: 'embed.path', source: sources['embed.provider'] ?? 'default', message: 'embed.provider is onnx but no model folder is set', fix: 'set embed.path or ENGRAM_EMBED_PATH to a folder holding model.onnx and tokenizer.json' })
   }

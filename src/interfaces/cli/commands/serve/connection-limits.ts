@@ -44,13 +44,22 @@ const REFUSAL_LOG_MS = 10_000
  * 40 s): a quarter of the shorter timeout, at most a second, keeps the overshoot small.
  */
 export function serverTimeouts(limits: ConnectionLimits): ServerOptions {
-  const shorter = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs)
+  const headersTimeout = headersBound(limits)
   return {
-    headersTimeout: limits.headersTimeoutMs,
+    headersTimeout,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
-    connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(shorter / 4))),
+    connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))),
   }
+}
+
+/**
+ * The headers are part of the request, so a shorter request timeout bounds them as well (Node
+ * refuses a server whose headers timeout is the longer one): setting only the request timeout
+ * lower is enough.
+ */
+function headersBound(limits: ConnectionLimits): number {
+  return Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs)
 }
 
 interface Tracked {
@@ -94,7 +103,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits, log: 
   const perClient = new Map<string, number>()
   const tracked = new WeakMap<Socket, Tracked>()
   let open = 0
-  const probationMs = Math.min(PROBATION_MS, limits.headersTimeoutMs)
+  const probationMs = Math.min(PROBATION_MS, headersBound(limits))
 
   let lastLogged = 0
   let unlogged = 0
