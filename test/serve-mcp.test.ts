@@ -3,8 +3,9 @@
  * client against a real listening server on a temp home: the tools, resources and the
  * `primed_context` prompt `engram mcp` serves over stdio, for the token's user; two users' tokens
  * not seeing each other's memories; no token or a wrong one 401; another token presenting a
- * session's id refused; DELETE ending a session; then the session bound, the idle timeout and the
- * mind's close on a route with small limits.
+ * session's id refused; DELETE ending a session; then the per-caller session bound, the idle
+ * timeout and the mind's close on a route with small limits (the bounds between callers:
+ * serve-mcp-callers.test.ts).
  */
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
@@ -186,7 +187,7 @@ describe('engram serve: MCP over streamable HTTP', () => {
 })
 
 describe('engram serve: MCP sessions are bounded, expire when idle, and end with the mind', () => {
-  test('the least recently used session makes room; an idle one is closed; a closed mind refuses them all', async () => {
+  test('the caller\'s least recently used session makes room; an idle one is closed; a closed mind refuses them all', async () => {
     const temp = makeTempHome('engram-serve-mcp-limits-')
     const mind = await createMind({ home: temp.home, env: temp.env })
     try {
@@ -196,7 +197,7 @@ describe('engram serve: MCP sessions are bounded, expire when idle, and end with
         c.set('principal', { agent: 'default', user: 'ada', admin: false })
         return next()
       })
-      app.route('/mcp', createMcpRoute({ mind, maxSessions: 2, idleMs: 300 }))
+      app.route('/mcp', createMcpRoute({ mind, maxSessionsPerCaller: 2, idleMs: 300 }))
       const fetchApp = ((input: string | URL | Request, init?: RequestInit) => app.request(input instanceof Request ? input : String(input), init)) as typeof fetch
       const url = new URL('http://127.0.0.1/mcp')
       const tools = async (connection: Connection) => (await connection.client.listTools()).tools.length
@@ -216,6 +217,57 @@ describe('engram serve: MCP sessions are bounded, expire when idle, and end with
       await mind.close()
       await assert.rejects(tools(fourth), /503|shutting down/)
       for (const connection of [first, second, third, fourth]) await connection.client.close()
+    } finally {
+      await mind.close().catch(() => {})
+      temp.cleanup()
+    }
+  })
+
+  test('a caller whose every session is answering a call is refused with 429; concurrent initializes do not pass its bound', async () => {
+    const temp = makeTempHome('engram-serve-mcp-busy-')
+    const mind = await createMind({ home: temp.home, env: temp.env })
+    try {
+      const app = new Hono<ServeEnv>()
+      app.use('*', async (c, next) => {
+        c.set('principal', { agent: 'default', user: 'ada', admin: false })
+        return next()
+      })
+      app.route('/mcp', createMcpRoute({ mind, maxSessionsPerCaller: 1, maxSessions: 10 }))
+      const fetchApp = ((input: string | URL | Request, init?: RequestInit) => app.request(input instanceof Request ? input : String(input), init)) as typeof fetch
+      const url = new URL('http://127.0.0.1/mcp')
+      const initialize = () => app.request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${ADA}` }, body: JSON.stringify(INITIALIZE) })
+
+      const first = await connect(url, ADA, fetchApp)
+      // A call of the only session still arriving (its body not finished): the session is answering it.
+      const bytes = new TextEncoder()
+      let finish: () => void = () => {}
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(bytes.encode('{"jsonrpc":"2.0","id":9,"method":"tools/list"'))
+          finish = () => {
+            controller.enqueue(bytes.encode(',"params":{}}'))
+            controller.close()
+          }
+        },
+      })
+      const held = app.request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${ADA}`, 'mcp-session-id': String(first.transport.sessionId), 'mcp-protocol-version': '2025-06-18' }, body, duplex: 'half' } as RequestInit)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      const busy = await initialize()
+      assert.equal(busy.status, 429)
+      assert.equal(busy.headers.get('retry-after'), '5')
+      const refusal = (await busy.json()) as { error: { code: string; fix: string } }
+      assert.equal(refusal.error.code, 'limit_exceeded')
+      assert.match(refusal.error.fix, /serve\.mcpSessionsPerCaller/)
+      finish()
+      assert.equal((await held).status, 200, 'the call in progress was answered')
+      assert.ok((await first.client.listTools()).tools.length > 0, 'and its session was not closed')
+
+      // Five at once: one is admitted (closing the caller's quiet session), the rest wait their turn.
+      const answers = await Promise.all(Array.from({ length: 5 }, () => initialize()))
+      assert.deepEqual(answers.map((answer) => answer.status).sort(), [200, 429, 429, 429, 429])
+      await Promise.all(answers.map((answer) => answer.body?.cancel()))
+      await assert.rejects(first.client.listTools(), /404|not exist/)
+      await first.client.close()
     } finally {
       await mind.close().catch(() => {})
       temp.cleanup()

@@ -52,6 +52,8 @@ export interface ConfigValues {
     port: number
     tokens: string | undefined
     maintain: string
+    mcpSessionsPerCaller: number
+    mcpSessions: number
     headersTimeoutMs: number
     requestTimeoutMs: number
     keepAliveTimeoutMs: number

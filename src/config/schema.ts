@@ -136,6 +136,10 @@ export const SETTINGS: readonly SettingSpec[] = [
     'Connections `engram serve` holds open at once from all clients (0: no limit); one beyond them gets 503 and is closed.'),
   s('serve.tokens', 'ENGRAM_SERVE_TOKENS', { kind: 'secret' }, undefined,
     'Bearer tokens of `engram serve`, comma-separated: TOKEN=AGENT:USER acts for that user of the agent, TOKEN=AGENT for the agent alone, TOKEN=admin as an administrator (may name any user); tokens of 16 characters or more. Without any, only loopback is served, as the agent alone (decision 0038).'),
+  s('serve.mcpSessionsPerCaller', 'ENGRAM_SERVE_MCP_SESSIONS_PER_CALLER', { kind: 'integer', min: 1 }, 100,
+    'MCP sessions over HTTP (`/mcp` of `engram serve`) one caller may hold open — a caller is whom its token acts for (a user, the agent alone, an administrator). A new session beyond it closes that caller\'s own least recently used idle one, never another caller\'s (429 with Retry-After when all of its sessions are answering a call). Decision 0054.'),
+  s('serve.mcpSessions', 'ENGRAM_SERVE_MCP_SESSIONS', { kind: 'integer', min: 1 }, 1000,
+    'MCP sessions over HTTP `engram serve` holds open in all, a safety bound on its memory: at it, a new session is refused with 503 and Retry-After (no open session is closed to make room) until sessions end (DELETE /mcp, or 30 minutes idle). Decision 0054.'),
   s('log.level', 'ENGRAM_LOG_LEVEL', { kind: 'enum', values: LOG_LEVELS }, 'warn',
     'Lines engram writes to stderr (never stdout): warn = failures of the LLM, the embedder and background work, each with its fix; error, info, debug as usual; silent = none.'),
 ]

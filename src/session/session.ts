@@ -15,7 +15,8 @@
  */
 import { checkLength } from '../config/limits.ts'
 import type { Clock } from '../core/clock.ts'
-import { describeError } from '../core/errors.ts'
+import { describeError, EngramError } from '../core/errors.ts'
+import { checkDerivedSessionId } from '../core/session-ids.ts'
 import { countTokens } from '../core/tokens.ts'
 import type { ContextProvider, ContextSession } from '../memory/context/provider.ts'
 import { hasCompactor } from '../memory/context/provider.ts'
@@ -138,6 +139,10 @@ const PART_ORDER: Array<keyof SystemParts> = ['base', 'identity', 'memory', 'sta
 export function createSession(deps: SessionDeps, sessionId: string, options: SessionOptions = {}): Session {
   const user = options.user
   const scope = deps.scope(user)
+  // An id an interface derives for another user (`mcp:<user>`, `http:<user>`) is refused before
+  // anything is stored or ended, on its first use too (decision 0054); a later store check could
+  // only refuse the rightful user once another had taken it.
+  const checkId = (): void => checkDerivedSessionId(sessionId, user)
   const contextSession: ContextSession = { sessionId, agent: deps.agent, ...(user !== undefined ? { user } : {}) }
   const budget = options.budget ?? deps.contextBudget
   const freshTail = options.freshTail ?? deps.freshTail
@@ -165,6 +170,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     user,
 
     async begin(input) {
+      checkId()
       const started = performance.now()
       const content = typeof input === 'string' ? input : input.content
       const at = (typeof input === 'string' ? undefined : input.at) ?? deps.clock.now().toISOString()
@@ -263,6 +269,13 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     },
 
     async execute(name, input, executeOptions = {}) {
+      try {
+        checkId()
+      } catch (error) {
+        // execute never throws: the refusal is the call's result, and nothing of it is logged.
+        if (EngramError.is(error)) return { isError: true, text: describeError(error) }
+        throw error
+      }
       // A call made while a reply streams is journaled, so a crash mid-call still shows it.
       const journal = deps.journals.find({ sessionId })
       const callId = journal?.toolStart({ tool: name, input })
@@ -288,6 +301,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
     },
 
     async end(turn, reply) {
+      checkId()
       // Text, or the AI SDK's response messages as they are: tool calls and results kept (decision 0019).
       const replies = replyToMessages(reply, deps.clock.now().toISOString())
       const stored = await deps.context.append(contextSession, replies)
@@ -305,11 +319,18 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       return { messageIds: stored.map((message) => message.id), scheduled, warnings, confirmations }
     },
 
-    beginCalls: () => deps.lifecycle.beginCalls(sessionId, user),
+    async beginCalls() {
+      checkId()
+      return deps.lifecycle.beginCalls(sessionId, user)
+    },
 
-    endCalls: (number) => deps.lifecycle.endCalls(turnWork(number, false)),
+    async endCalls(number) {
+      checkId()
+      return deps.lifecycle.endCalls(turnWork(number, false))
+    },
 
     async close() {
+      checkId()
       await deps.lifecycle.endSession(sessionId)
     },
   }

@@ -28,6 +28,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { getCookie, setCookie } from 'hono/cookie'
 import { z } from 'zod'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { derivedSessionId } from '../../core/session-ids.ts'
 import type { Mind } from '../../mind.ts'
 import type { TurnRef } from '../../session/session.ts'
 import type { Turn } from '../../session/turn.ts'
@@ -204,7 +205,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
   api.add({ method: 'post', path: '/v1/memorize', summary: 'Save memories through the encoding gate (the memorize tool)', returns: 'report: saved, duplicates, pending confirmation, suppressed, rejected', body: memorizeBodySchema }, async (c) => {
     const { user: requested, ...input } = parseWith(memorizeBodySchema, await jsonBody(c), 'The memorize request', MEMORIZE_FIX)
     const user = actingUser(c.get('principal'), requested)
-    const tool = toolNamed(mind.agentTools({ sessionId: user === undefined ? 'http' : `http:${user}`, ...(user !== undefined ? { user } : {}) }), 'memorize')
+    const tool = toolNamed(mind.agentTools({ sessionId: derivedSessionId('http', user), ...(user !== undefined ? { user } : {}) }), 'memorize')
     const result = await tool.execute(input)
     if (result.isError) throw toolFailure(result)
     return c.json({ ok: true, report: result.data })
@@ -214,7 +215,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     const { user: requested, ...input } = raw
     if (requested !== undefined && typeof requested !== 'string') throw userError(ErrorCode.invalidArgument, '"user" must be a string.', SEARCH_FIX)
     const user = actingUser(c.get('principal'), requested === '' ? undefined : requested)
-    const tool = toolNamed(mind.agentTools(user !== undefined ? { sessionId: `http:${user}`, user } : undefined), SEARCH_MEMORY_TOOL_NAME)
+    const tool = toolNamed(mind.agentTools(user !== undefined ? { sessionId: derivedSessionId('http', user), user } : undefined), SEARCH_MEMORY_TOOL_NAME)
     const parsed = parseWith(tool.inputSchema, input, 'The search', SEARCH_FIX)
     const result = await tool.execute(parsed)
     if (result.isError) throw toolFailure(result)

@@ -8,14 +8,20 @@ import type { Context } from 'hono'
 import { z } from 'zod'
 import { checkLength } from '../../config/limits.ts'
 import { ErrorCode } from '../../core/errors.ts'
+import { checkDerivedSessionId } from '../../core/session-ids.ts'
 import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
 import type { ApiRoutes } from './openapi.ts'
 import { actingUser, jsonBody, parseWith, type ServeEnv, sessionField, userError, userField } from './support.ts'
 
-/** Throws `access_denied` when `session` was first opened with a user other than `user` (a session id belongs to the user it was first opened with). */
+/**
+ * Throws `access_denied` when `session` was first opened with a user other than `user` (a session id
+ * belongs to the user it was first opened with), or is an id the interfaces derive for another user
+ * (`mcp:<user>`, `http:<user>`: reserved before its first use, decision 0054).
+ */
 export async function checkSessionOwner(mind: Mind, session: string, user: string | undefined): Promise<void> {
+  checkDerivedSessionId(session, user)
   const record = await mind.sessions.get(session)
   if (record && record.user !== undefined && record.user !== user) {
     throw userError(ErrorCode.accessDenied, `Session ${JSON.stringify(session)} is another user's conversation.`, 'use a session id of your own')

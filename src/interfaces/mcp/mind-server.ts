@@ -4,6 +4,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { derivedSessionId } from '../../core/session-ids.ts'
 import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
@@ -68,7 +69,7 @@ export function primedContextOf(mind: Mind): (message: string, user?: string) =>
 
 /** Builds the MCP server over an open mind. The caller owns the mind and closes it. */
 export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = {}): McpServer {
-  const ref = options.session ?? { sessionId: 'mcp' }
+  const ref = options.session ?? { sessionId: derivedSessionId('mcp', undefined) }
   // Calls run through a session of the mind (`session.execute`), as `turn.tools` do, so the error
   // learner and the pattern monitor watch an MCP client too, and in active mode its results carry
   // the monitor's nudges; each MCP turn's end queues their work (mcp-turns.ts).

@@ -6,6 +6,7 @@
 import { checkLength, DEFAULT_LIMITS } from '../../config/limits.ts'
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { checkDerivedSessionId } from '../../core/session-ids.ts'
 import { MESSAGE_ROLES, type MessageInput, type StoredMessage } from '../../core/message.ts'
 import { countTokens } from '../../core/tokens.ts'
 import type { Conversation, ContextStore, Locks } from '../../storage/contracts.ts'
@@ -90,6 +91,10 @@ export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
 
   async function conversation(session: ContextSession): Promise<Conversation> {
     validateSession(session)
+    // The one place a conversation is created: an id an interface derives for another user is
+    // never taken, on either backend (decision 0054). Reads need no such check: checkOwner refuses
+    // another user's conversation, and one that does not exist holds nothing.
+    checkDerivedSessionId(session.sessionId, session.user)
     const hit = cache.get(key(session))
     // A session first seen without its user learns it later: ask the store once more then.
     if (hit && (hit.user !== undefined || session.user === undefined)) return checkOwner(session, hit)

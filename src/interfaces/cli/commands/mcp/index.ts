@@ -7,6 +7,7 @@
  * Nothing but protocol goes to stdout while serving; the CLI's closing envelope is sent to stderr
  * (see below), and logs always go there.
  */
+import { checkDerivedSessionId, derivedSessionId } from '../../../../core/session-ids.ts'
 import { createMindMcpServer } from '../../../mcp/mind-server.ts'
 import { serveStdio } from '../../../mcp/stdio.ts'
 import type { Command } from '../../command.ts'
@@ -31,7 +32,9 @@ export const mcpCommand: Command = {
   async run(context) {
     // The connection acts for one (agent, user), fixed here (decision 0017).
     const user = typeof context.options.user === 'string' && context.options.user !== '' ? context.options.user : undefined
-    const sessionId = typeof context.options.session === 'string' ? context.options.session : user === undefined ? 'mcp' : `mcp:${user}`
+    const sessionId = typeof context.options.session === 'string' ? context.options.session : derivedSessionId('mcp', user)
+    // --session naming an id derived for another user (mcp:<user>, http:<user>) is refused before serving (decision 0054).
+    checkDerivedSessionId(sessionId, user)
     const admin = context.options.admin === true
     const mind = await openMind(context)
     let ended: string | undefined

@@ -127,7 +127,8 @@ export const serveCommand: Command = {
     let schedule: { stop(): Promise<void> } | undefined
     let draining: { stop(): Promise<void> } | undefined
     try {
-      const { host, port, tokens, maintain, ...limits } = mind.config.values.serve
+      const limits = mind.config.values.serve
+      const { host, port, tokens, maintain } = limits
       const configured = parseCredentials(tokens)
       checkBind(host, configured)
       // With no token configured, the dashboard's address carries one made for this run: the
