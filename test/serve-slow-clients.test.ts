@@ -4,8 +4,9 @@
  * connection that sends nothing, headers a line at a time or a body a byte at a time is answered
  * 408 and closed within the configured time (Node's default held them for 300 s); of 200
  * trickling connections of one client, those beyond its limit are refused with 429 while a
- * well-behaved request of that client, and of another, is served; beyond the server's cap a
- * connection gets 503 and its request is not run. What a bound on receiving must not cut: a large
+ * well-behaved request of that client, and of another, is served; on a full server a newcomer
+ * takes the place of an idle connection of a client holding more, and when every client holds as
+ * few, gets 503 and its request is not run. What a bound on receiving must not cut: a large
  * export read slowly by its client, and an MCP session over HTTP used across the timeouts.
  */
 import assert from 'node:assert/strict'
@@ -130,10 +131,24 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
     assert.notEqual(again.connection, 'close')
   })
 
-  test('beyond the connections of all clients, a new one gets 503 and is closed at once', async () => {
+  test('a full server: a newcomer takes the place of an idle connection of a client holding more, and when every client holds as few, gets 503 and its request is not run', async () => {
     await sleep(100) // the server sees the previous test's last connection close
-    const held = Array.from({ length: MAX_CONNECTIONS }, (_, i) => trickle(port, 'silent', { localAddress: `127.0.1.${1 + (i % 8)}`, token: ADMIN }))
-    await Promise.all(held.map(connected))
+    // Four clients with four connections each fill the server: a fifth client is let in, and one
+    // connection of the ones holding the most makes room for it.
+    const heavy = Array.from({ length: MAX_CONNECTIONS }, (_, i) => trickle(port, 'silent', { localAddress: `127.0.3.${1 + (i % 4)}` }))
+    await Promise.all(heavy.map(connected))
+    const newcomer = await send(port, '/v1/health', { localAddress: '127.0.3.9', token: ADMIN })
+    assert.equal(newcomer.status, 200, newcomer.body)
+    const heavyEnds = await Promise.all(heavy.map((t) => closedWithin(t, HEADERS_MS + 4 * SLACK_MS)))
+    const statuses = heavyEnds.map((end) => statusOf(end?.answer ?? ''))
+    assert.equal(statuses.filter((status) => status === 503).length, 1, `one made room: ${statuses}`)
+    assert.equal(statuses.filter((status) => status === 408).length, MAX_CONNECTIONS - 1, `the rest timed out: ${statuses}`)
+    assert.match(heavyEnds[statuses.indexOf(503)]?.answer ?? '', /serve\.maxConnections\b/)
+
+    // Sixteen clients with one connection each: nobody holds more than the newcomer would, so it is refused.
+    await sleep(100)
+    const even = Array.from({ length: MAX_CONNECTIONS }, (_, i) => trickle(port, 'silent', { localAddress: `127.0.1.${1 + i}` }))
+    await Promise.all(even.map(connected))
     // A whole request on the refused connection: answered 503, and never run.
     const refused = trickle(port, { whole: memorizeRequest(port, 'Refused lesson: the Vega gate code is 4411.') }, { localAddress: '127.0.2.1' })
     const closed = await closedWithin(refused, HEADERS_MS + 4 * SLACK_MS)
@@ -141,7 +156,7 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
     assert.equal(statusOf(closed.answer), 503, JSON.stringify(closed.answer.slice(0, 200)))
     assert.match(closed.answer, /serve\.maxConnections\b/)
     assert.ok(closed.afterMs < HEADERS_MS / 2, `refused after ${Math.round(closed.afterMs)} ms`)
-    for (const connection of await Promise.all(held.map((t) => closedWithin(t, HEADERS_MS + 4 * SLACK_MS)))) assert.equal(statusOf(connection?.answer ?? ''), 408)
+    for (const connection of await Promise.all(even.map((t) => closedWithin(t, HEADERS_MS + 4 * SLACK_MS)))) assert.equal(statusOf(connection?.answer ?? ''), 408)
     // Served again once they are closed; the same request on a connection of its own is run.
     const saved = await send(port, '/v1/memorize', { localAddress: '127.0.2.1', token: ADMIN, body: { entries: [{ text: 'Served lesson: the Vega gate code is 5522.', kind: 'lesson' }] } })
     assert.equal(saved.status, 200, saved.body)

@@ -133,7 +133,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   s('serve.maxConnectionsPerClient', 'ENGRAM_SERVE_MAX_CONNECTIONS_PER_CLIENT', { kind: 'integer', min: 0 }, 64,
     'Connections one client address may hold open on `engram serve` at once (0: no limit). A connection beyond them is served only if it sends its whole request within 1 second (or serve.headersTimeoutMs if shorter), and closed after its answer; otherwise it gets 429 and is closed. Behind a reverse proxy every client has the proxy\'s address: raise it or set 0 there.'),
   s('serve.maxConnections', 'ENGRAM_SERVE_MAX_CONNECTIONS', { kind: 'integer', min: 0 }, 1024,
-    'Connections `engram serve` holds open at once from all clients (0: no limit); one beyond them gets 503 and is closed.'),
+    'Connections `engram serve` holds open at once from all clients (0: no limit). When full, a new connection takes the place of the oldest one beyond its client\'s limit still waiting for its request, or else of an idle one of the client holding the most (at least two more than the newcomer\'s); otherwise it gets 503 and is closed.'),
   s('serve.tokens', 'ENGRAM_SERVE_TOKENS', { kind: 'secret' }, undefined,
     'Bearer tokens of `engram serve`, comma-separated: TOKEN=AGENT:USER acts for that user of the agent, TOKEN=AGENT for the agent alone, TOKEN=admin as an administrator (may name any user); tokens of 16 characters or more. Without any, only loopback is served, as the agent alone (decision 0038).'),
   s('serve.mcpSessionsPerCaller', 'ENGRAM_SERVE_MCP_SESSIONS_PER_CALLER', { kind: 'integer', min: 1 }, 100,

@@ -13,9 +13,10 @@
  *   its slow connections wait out their timeouts; a probation connection that trickles gets 429
  *   and is closed;
  * - all clients together hold at most `serve.maxConnections`. When they do, a new connection takes
- *   the place of the oldest probation connection still waiting for its request (429), so one
- *   client's flood cannot lock the others out; when there is none, the new one gets 503 and is
- *   closed before the HTTP layer sees it.
+ *   the place of the oldest probation connection still waiting for its request (429), or else of
+ *   the oldest idle one of the client holding the most, when that is at least two more than the
+ *   newcomer's client holds (503), so a flood cannot lock out a client that holds fewer; when
+ *   neither exists, the new one gets 503 and is closed before the HTTP layer sees it.
  */
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -100,7 +101,10 @@ function refuse(socket: Socket, answer: string): void {
  * is neither read nor run.
  */
 export function limitConnections(server: Server, limits: ConnectionLimits, log: (line: string) => void): void {
-  const perClient = new Map<string, number>()
+  /** Each client's connections within its limit, oldest first. */
+  const perClient = new Map<string, Map<Socket, Tracked>>()
+  /** Connections beyond their client's limit, oldest first: the first to go when the server is full. */
+  const onProbation = new Map<Socket, Tracked>()
   const tracked = new WeakMap<Socket, Tracked>()
   let open = 0
   const probationMs = Math.min(PROBATION_MS, headersBound(limits))
@@ -118,23 +122,40 @@ export function limitConnections(server: Server, limits: ConnectionLimits, log: 
     unlogged = 0
   }
 
-  /** Probation connections, oldest first: the first to close when the server is full. */
-  const onProbation = new Map<Socket, Tracked>()
-  const perClientFix = 'close idle connections or send whole requests; an operator can raise serve.maxConnectionsPerClient (ENGRAM_SERVE_MAX_CONNECTIONS_PER_CLIENT)'
-  /** 429 and the cut, for a probation connection whose request has not arrived whole. */
-  const dismiss = (socket: Socket, entry: Tracked, why: string) => {
+  /** Answering a request it has received whole: never cut to make room. */
+  const busy = (entry: Tracked) => entry.request?.complete === true && entry.response !== undefined && !entry.response.writableFinished
+  /** The answer (when nothing was answered on it yet) and the cut, for an admitted connection. */
+  const cut = (socket: Socket, entry: Tracked, answer: string, line: string) => {
     onProbation.delete(socket)
-    noteRefusal(`${entry.client} holds its ${limits.maxConnectionsPerClient} connections (serve.maxConnectionsPerClient) and another ${why}; closed it with 429`)
-    // The answer goes out before the cut when nothing was answered yet; the client may still see
-    // the connection reset if it was sending, which refuses it as well.
-    if (entry.response?.headersSent !== true) socket.write(refusal(429, `This client holds ${limits.maxConnectionsPerClient} connections, the limit per client (serve.maxConnectionsPerClient), and another one ${why}.`, perClientFix))
+    perClient.get(entry.client)?.delete(socket)
+    noteRefusal(line)
+    // The client may still see the connection reset if it was sending, which refuses it as well.
+    if (entry.response?.headersSent !== true) socket.write(answer)
     socket.destroy()
   }
-  /** The oldest probation connection still waiting for its request, closed to make room. */
-  const evictOne = (): boolean => {
+  const perClientRefusal = (why: string) =>
+    refusal(429, `This client holds ${limits.maxConnectionsPerClient} connections, the limit per client (serve.maxConnectionsPerClient), and another one ${why}.`, 'close idle connections or send whole requests; an operator can raise serve.maxConnectionsPerClient (ENGRAM_SERVE_MAX_CONNECTIONS_PER_CLIENT)')
+  const fullFix = 'retry in a moment; an operator can raise serve.maxConnections (ENGRAM_SERVE_MAX_CONNECTIONS)'
+
+  /**
+   * Room for a connection of `client` on a full server: the oldest probation connection still
+   * waiting for its request; else the oldest connection not answering anything of the client that
+   * holds the most, when it holds at least two more than `client` (so nobody is cut for a client
+   * that already has its share). A flood, from one address or many, cannot keep out a client that
+   * holds fewer connections than the flooders.
+   */
+  const makeRoom = (client: string): boolean => {
     for (const [socket, entry] of onProbation) {
       if (entry.request?.complete || socket.destroyed) continue
-      dismiss(socket, entry, 'was closed to make room while the server was full')
+      cut(socket, entry, perClientRefusal('was closed to make room while the server was full'), `${entry.client} is beyond serve.maxConnectionsPerClient; closed one of its connections with 429 to make room`)
+      return true
+    }
+    let heaviest: Map<Socket, Tracked> | undefined
+    for (const sockets of perClient.values()) if (!heaviest || sockets.size > heaviest.size) heaviest = sockets
+    if (!heaviest || heaviest.size <= (perClient.get(client)?.size ?? 0) + 1) return false
+    for (const [socket, entry] of heaviest) {
+      if (busy(entry) || socket.destroyed) continue
+      cut(socket, entry, refusal(503, `The server holds ${open} connections, its limit (serve.maxConnections), and this client the most of them (${heaviest.size}): its oldest idle one was closed for another client's.`, fullFix), `server full (serve.maxConnections); closed an idle connection of ${entry.client}, which held ${heaviest.size}, for one of ${client}`)
       return true
     }
     return false
@@ -145,32 +166,29 @@ export function limitConnections(server: Server, limits: ConnectionLimits, log: 
   server.on('connection', (socket: Socket) => {
     if (socket.destroyed) return
     const client = clientOf(socket)
-    // Full: room is made at the expense of clients beyond their own limit, never of the others.
-    if (limits.maxConnections > 0 && open >= limits.maxConnections && !evictOne()) {
+    if (limits.maxConnections > 0 && open >= limits.maxConnections && !makeRoom(client)) {
       noteRefusal(`${open} connections open (serve.maxConnections); refused one from ${client} with 503`)
-      refuse(socket, refusal(503, `The server holds ${open} connections, its limit (serve.maxConnections).`, 'retry in a moment; an operator can raise serve.maxConnections (ENGRAM_SERVE_MAX_CONNECTIONS)'))
+      refuse(socket, refusal(503, `The server holds ${open} connections, its limit (serve.maxConnections).`, fullFix))
       return
     }
-    const held = perClient.get(client) ?? 0
-    const probation = limits.maxConnectionsPerClient > 0 && held >= limits.maxConnectionsPerClient
+    const own = perClient.get(client) ?? new Map<Socket, Tracked>()
+    perClient.set(client, own)
+    const probation = limits.maxConnectionsPerClient > 0 && own.size >= limits.maxConnectionsPerClient
     const entry: Tracked = { client, probation }
     tracked.set(socket, entry)
     open++
     if (probation) onProbation.set(socket, entry)
-    else perClient.set(client, held + 1)
+    else own.set(socket, entry)
     socket.once('close', () => {
       open--
-      if (probation) {
-        onProbation.delete(socket)
-        return
-      }
-      const left = (perClient.get(client) ?? 1) - 1
-      if (left > 0) perClient.set(client, left)
-      else perClient.delete(client)
+      onProbation.delete(socket)
+      own.delete(socket)
+      if (own.size === 0 && perClient.get(client) === own) perClient.delete(client)
     })
     if (probation) {
       const verdict = () => {
-        if (!entry.request?.complete && !socket.destroyed) dismiss(socket, entry, `sent no whole request within ${probationMs} ms`)
+        if (entry.request?.complete || socket.destroyed) return
+        cut(socket, entry, perClientRefusal(`sent no whole request within ${probationMs} ms`), `${client} holds its ${limits.maxConnectionsPerClient} connections (serve.maxConnectionsPerClient) and another sent no whole request within ${probationMs} ms; closed it with 429`)
       }
       // Timers run before the poll for input: a request that arrived while the process was busy is
       // read first (setImmediate comes after the poll), so it is not refused for the server's delay.
@@ -183,10 +201,10 @@ export function limitConnections(server: Server, limits: ConnectionLimits, log: 
 
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     const entry = tracked.get(request.socket)
-    if (!entry?.probation) return
+    if (!entry) return
     entry.request = request
     entry.response = response
     // Served once, never kept alive: the connection holds no slot of its client's.
-    response.setHeader('connection', 'close')
+    if (entry.probation) response.setHeader('connection', 'close')
   })
 }
