@@ -47,6 +47,15 @@ async function lessonsFound(port: number, query: string): Promise<string[]> {
   return (JSON.parse(found.body) as { hits: Array<{ text: string }> }).hits.map((hit) => hit.text)
 }
 
+/**
+ * Waits until the server admits a connection of a new client and has seen it close: a client sees
+ * its connections closed a moment before the server counts them closed.
+ */
+async function serverHasRoom(port: number): Promise<void> {
+  for (let wait = 0; wait < 40 && (await send(port, '/v1/health', { localAddress: '127.0.9.9' })).status !== 200; wait++) await sleep(50)
+  await sleep(200)
+}
+
 describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
   let temp: TempHome
   let server: ServeProcess
@@ -132,7 +141,7 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
   })
 
   test('a full server: a newcomer takes the place of an idle connection of a client holding more, and when every client holds as few, gets 503 and its request is not run', async () => {
-    await sleep(100) // the server sees the previous test's last connection close
+    await serverHasRoom(port)
     // Four clients with four connections each fill the server: a fifth client is let in, and one
     // connection of the ones holding the most makes room for it.
     const heavy = Array.from({ length: MAX_CONNECTIONS }, (_, i) => trickle(port, 'silent', { localAddress: `127.0.3.${1 + (i % 4)}` }))
@@ -146,7 +155,7 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
     assert.match(heavyEnds[statuses.indexOf(503)]?.answer ?? '', /serve\.maxConnections\b/)
 
     // Sixteen clients with one connection each: nobody holds more than the newcomer would, so it is refused.
-    await sleep(100)
+    await serverHasRoom(port)
     const even = Array.from({ length: MAX_CONNECTIONS }, (_, i) => trickle(port, 'silent', { localAddress: `127.0.1.${1 + i}` }))
     await Promise.all(even.map(connected))
     // A whole request on the refused connection: answered 503, and never run.
@@ -157,7 +166,8 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
     assert.match(closed.answer, /serve\.maxConnections\b/)
     assert.ok(closed.afterMs < HEADERS_MS / 2, `refused after ${Math.round(closed.afterMs)} ms`)
     for (const connection of await Promise.all(even.map((t) => closedWithin(t, HEADERS_MS + 4 * SLACK_MS)))) assert.equal(statusOf(connection?.answer ?? ''), 408)
-    // Served again once they are closed; the same request on a connection of its own is run.
+    // Served again once the server has seen them close; the same request on a connection of its own is run.
+    await serverHasRoom(port)
     const saved = await send(port, '/v1/memorize', { localAddress: '127.0.2.1', token: ADMIN, body: { entries: [{ text: 'Served lesson: the Vega gate code is 5522.', kind: 'lesson' }] } })
     assert.equal(saved.status, 200, saved.body)
     assert.deepEqual(await lessonsFound(port, 'Vega gate code'), ['Served lesson: the Vega gate code is 5522.'])
@@ -168,12 +178,12 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
       const req = httpRequest({ host: '127.0.0.1', port, path: '/v1/export', headers: { authorization: `Bearer ${ADMIN}` }, agent: false }, (res) => {
         // The client reads nothing for longer than every bound, then the rest.
         res.pause()
+        res.on('error', reject)
         const chunks: Buffer[] = []
         void sleep(REQUEST_MS + KEEP_ALIVE_MS + 500).then(() => {
           const midway = readdirSync(scratch).filter((name) => name.startsWith('engram-serve-export-'))
           res.on('data', (chunk: Buffer) => chunks.push(chunk))
           res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), midway }))
-          res.on('error', reject)
           res.resume()
         })
       })
