@@ -3,6 +3,7 @@
  * home, no API key, no LLM). A few simulated days of an agent's life, then a look inside.
  */
 import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { join, resolve } from 'node:path'
@@ -290,23 +291,30 @@ chapter('The dashboard — engram serve')
   // The real server on the demo home: on a terminal it keeps serving until Ctrl-C; otherwise (CI,
   // a pipe) it shows that the dashboard answers, prints its address and stops.
   const interactive = tty && Boolean(process.stdin.isTTY)
-  const server = spawn(process.execPath, [join(root, 'src/interfaces/cli/bin.ts'), 'serve', '--home', home, '--port', interactive ? '7477' : '0', '--json'], { env: { ...env, ENGRAM_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] })
+  // An administrator's token for this run, so the dashboard shows every user (without tokens it
+  // shows the agent's own memory only, decision 0051).
+  const admin = randomBytes(24).toString('base64url')
+  const server = spawn(process.execPath, [join(root, 'src/interfaces/cli/bin.ts'), 'serve', '--home', home, '--port', interactive ? '7477' : '0', '--json'], { env: { ...env, ENGRAM_LOG_LEVEL: 'warn', ENGRAM_SERVE_TOKENS: `${admin}=admin` }, stdio: ['ignore', 'pipe', 'inherit'] })
   const first = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: server.stdout })
     lines.once('line', resolve)
     server.once('exit', (code) => reject(new Error(`engram serve exited with ${code} before listening (is port 7477 taken? run it with --port 0)`)))
   })
-  const { listening, dashboard } = JSON.parse(first) as { listening: string; dashboard: string }
-  // Open the address as a browser would: the token becomes a cookie, then the pages answer.
+  const { listening } = JSON.parse(first) as { listening: string }
+  const dashboard = `${listening}/?token=${admin}`
+  // Open the address as a browser would: the token becomes a session of this server at its own
+  // place (the 303's Location), then the pages answer there.
   const opened = await fetch(dashboard, { redirect: 'manual' })
   const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  const place = (opened.headers.get('location') ?? '/').replace(/\/$/, '')
   const pages = ['/', '/memories', '/why?message=why+does+the+invoice+export+fail', '/conversations', '/activity', '/archive', '/confirmations']
   const answered: string[] = []
   for (const path of pages) {
-    const response = await fetch(`${listening}${path}`, { headers: { cookie } })
+    const response = await fetch(`${listening}${place}${path}`, { headers: { cookie } })
     answered.push(`${path.split('?')[0]} ${response.status}`)
   }
-  const search = (await (await fetch(`${listening}/v1/search?query=billing+rate+limit&user=ada`, { headers: { cookie } })).json()) as { hits?: Array<{ text: string }> }
+  // A program calls the API with the token itself, as a bearer.
+  const search = (await (await fetch(`${listening}/v1/search?query=billing+rate+limit&user=ada`, { headers: { authorization: `Bearer ${admin}` } })).json()) as { hits?: Array<{ text: string }> }
   console.log(`engram serve --home .demo/home: the HTTP API, MCP at /mcp, and the dashboard: ${answered.join(', ')}`)
   console.log(`GET /v1/search?query=billing+rate+limit&user=ada → ${search.hits?.[0]?.text ?? '(nothing)'}`)
   console.log(`\n${bold(`dashboard: ${dashboard}`)}`)

@@ -3,14 +3,15 @@
  * users, ada and bob: recall (what priming injects, and why), the memory context, a past turn's
  * provenance, confirmations, forget and restore, export, erasing a user, and the OpenAPI document — each proving
  * that ada's token never reads or changes bob's memories, by naming him or by guessing ids; bad
- * bodies 400 with the fix; no token 401. Then the browser's token: ?token= becomes a cookie.
+ * bodies 400 with the fix; no token 401. Then the browser's token: ?token= becomes a session of
+ * this server's own place (decision 0051), never a bearer token or a cookie the API reads.
  */
 import assert from 'node:assert/strict'
 import { readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { after, before, describe, test } from 'node:test'
 import { createServeApp } from '../src/interfaces/http/app.ts'
-import { parseCredentials, withAdminToken } from '../src/interfaces/http/credentials.ts'
+import { parseCredentials, withDashboardToken } from '../src/interfaces/http/credentials.ts'
 import { openApiPath } from '../src/interfaces/http/openapi.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
@@ -402,7 +403,10 @@ describe('engram serve: the OpenAPI document', () => {
 })
 
 describe('engram serve: the browser token', () => {
-  test('?token= becomes an HttpOnly SameSite=Strict cookie and a 303 without the token; the cookie then authenticates /v1', async (t) => {
+  /** The `name=value` of a Set-Cookie header. */
+  const cookiePair = (setCookie: string) => setCookie.split(';')[0] ?? ''
+
+  test("?token= becomes a session cookie at this server's own path, a 303 there without the token and no referrer; the session works on the dashboard only", async (t) => {
     const temp = makeTempHome()
     const mind = await createMind({ home: temp.home, env: temp.env })
     t.after(async () => {
@@ -414,22 +418,59 @@ describe('engram serve: the browser token', () => {
 
     const opened = await app.request(`/?token=${ADA}&page=2`, { headers: { host: '127.0.0.1:7477' } })
     assert.equal(opened.status, 303)
+    assert.equal(opened.headers.get('referrer-policy'), 'no-referrer')
     const location = opened.headers.get('location') ?? ''
     assert.ok(!location.includes(ADA), 'the token leaves the address bar')
-    assert.equal(location, '/?page=2')
-    const cookie = opened.headers.get('set-cookie') ?? ''
-    assert.match(cookie, new RegExp(`^engram_token=${ADA};`))
-    assert.match(cookie, /HttpOnly/i)
-    assert.match(cookie, /SameSite=Strict/i)
-    assert.match(cookie, /Path=\//)
+    assert.equal(location, '/engram-7477/?page=2', "the dashboard at this server's own place")
+    const setCookie = opened.headers.get('set-cookie') ?? ''
+    assert.match(setCookie, /^engram_session=/)
+    assert.ok(!setCookie.includes(ADA), 'the cookie is not the token')
+    assert.match(setCookie, /HttpOnly/i)
+    assert.match(setCookie, /SameSite=Strict/i)
+    assert.match(setCookie, /Path=\/engram-7477(;|$)/, 'sent to this port\'s place only, not to every service on the host')
+    const session = cookiePair(setCookie)
+    const value = session.slice(session.indexOf('=') + 1)
 
-    const withCookie = assertOk(await call(app, 'GET', '/v1/context', { headers: { cookie: `engram_token=${ADA}` } }))
-    assert.equal(withCookie.user, 'ada')
-    assert.match(withCookie.context.text, /short bullet points/)
-    // The cookie is ada's: it cannot name bob.
-    assertError(await call(app, 'GET', '/v1/context?user=bob', { headers: { cookie: `engram_token=${ADA}` } }), 403, 'access_denied')
-    // A cookie with a token that is not one of serve.tokens is 401.
-    assertError(await call(app, 'GET', '/v1/context', { headers: { cookie: 'engram_token=stale-token-0123456789abcdef' } }), 401, 'unauthorized')
+    // At its place the session acts for ada: her page, and the dashboard's POSTs.
+    const page = await app.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(page.status, 200)
+    const html = await page.text()
+    assert.match(html, /viewing as user ada/)
+    assert.match(html, /href="\/engram-7477\/memories"/, 'its links stay at the place')
+    assert.match(html, /src="\/engram-7477\/assets\/dashboard\.js"/)
+    assert.equal(page.headers.get('referrer-policy'), 'no-referrer')
+    const refused = await app.request('/engram-7477/memories?user=bob', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(refused.status, 403, "ada's session cannot name bob")
+    const posted = await app.request('/engram-7477/v1/search', { method: 'POST', headers: { host: '127.0.0.1:7477', cookie: session, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ query: 'short bullet points Orion' }) })
+    assert.equal(posted.status, 200)
+
+    // A request that carries it elsewhere (a browser never sends it there) is held to the same
+    // rule: a page, or a POST from this server's own page.
+    const unplaced = await app.request('/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(unplaced.status, 200)
+    assert.match(await unplaced.text(), /viewing as user ada/)
+    const fromPage = await app.request('/v1/search', { method: 'POST', headers: { host: '127.0.0.1:7477', cookie: session, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ query: 'short bullet points Orion' }) })
+    assert.equal(fromPage.status, 200)
+    assertError(await call(app, 'POST', '/v1/search', { headers: { cookie: session }, body: { query: 'Orion' } }), 401, 'unauthorized')
+    // Never a read of the API, as a cookie or a bearer; not at another port's place; not forged.
+    assertError(await call(app, 'GET', '/v1/context', { headers: { cookie: session } }), 401, 'unauthorized')
+    assertError(await call(app, 'GET', '/v1/export', { token: value }), 401, 'unauthorized')
+    assertError(await call(app, 'GET', '/engram-7477/v1/export', { headers: { cookie: session } }), 404, 'not_found')
+    const elsewhere = await app.request('/engram-7478/memories', { headers: { host: '127.0.0.1:7478', cookie: session } })
+    assert.equal(elsewhere.status, 401, "a session is its server's place's only")
+    const forged = await app.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: `engram_session=${value.slice(0, -2)}xx` } })
+    assert.equal(forged.status, 401)
+    // Nothing of it lives in a process: another server of this home with the same tokens (a
+    // restart, a second process) takes the session; one without ada's token does not.
+    const restarted = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    const again = await restarted.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(again.status, 200)
+    assert.match(await again.text(), /viewing as user ada/)
+    const revoked = createServeApp({ mind, credentials: parseCredentials(`${BOB}=default:bob, ${ADMIN}=admin`) })
+    assert.equal((await revoked.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })).status, 401, 'a session ends with its token')
+    // The token itself is still a program's bearer token, and the old cookie is read nowhere.
+    assert.equal(assertOk(await call(app, 'GET', '/v1/context', { token: ADA })).user, 'ada')
+    assertError(await call(app, 'GET', '/v1/context', { headers: { cookie: `engram_token=${ADA}` } }), 401, 'unauthorized')
 
     const invalid = await app.request('/?token=not-a-token-of-this-server', { headers: { host: '127.0.0.1:7477' } })
     assert.equal(invalid.status, 401)
@@ -437,7 +478,29 @@ describe('engram serve: the browser token', () => {
     assert.equal(((await invalid.json()) as Json).error.code, 'unauthorized')
   })
 
-  test('on an open server a stale cookie acts as the agent alone, a wrong bearer is 401, and withAdminToken gives an administrator', async (t) => {
+  test("a browser navigating to a page is sent to its server's place; programs are answered where they ask", async (t) => {
+    const temp = makeTempHome()
+    const mind = await createMind({ home: temp.home, env: temp.env })
+    t.after(async () => {
+      await mind.close()
+      temp.cleanup()
+    })
+    const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    const navigation = await app.request('/memories?q=orion', { headers: { host: '127.0.0.1:7477', 'sec-fetch-mode': 'navigate' } })
+    assert.equal(navigation.status, 303)
+    assert.equal(navigation.headers.get('location'), '/engram-7477/memories?q=orion')
+    // On plain http away from loopback a browser sends no Sec-Fetch-Mode, but says Upgrade-Insecure-Requests.
+    const plain = await app.request('/activity', { headers: { host: 'memory.example:7477', 'upgrade-insecure-requests': '1' } })
+    assert.equal(plain.status, 303)
+    assert.equal(plain.headers.get('location'), '/engram-7477/activity')
+    const program = await app.request('/memories', { headers: { host: '127.0.0.1:7477', authorization: `Bearer ${ADA}` } })
+    assert.equal(program.status, 200)
+    assert.match(await program.text(), /href="\/memories"/, 'a program reading a page gets it as it is')
+    // The API is never redirected.
+    assertError(await call(app, 'GET', '/v1/context', { headers: { 'sec-fetch-mode': 'navigate' } }), 401, 'unauthorized')
+  })
+
+  test("an open server's dashboard token is no bearer token and no administrator; a wrong bearer is 401", async (t) => {
     const temp = makeTempHome()
     const mind = await createMind({ home: temp.home, env: temp.env })
     t.after(async () => {
@@ -445,20 +508,22 @@ describe('engram serve: the browser token', () => {
       temp.cleanup()
     })
     const run = 'run-token-0123456789abcdefgh'
-    const app = createServeApp({ mind, credentials: withAdminToken(parseCredentials(undefined), run) })
-    const stale = assertOk(await call(app, 'GET', '/v1/context', { headers: { cookie: 'engram_token=stale-token-0123456789abcdef' } }))
-    assert.equal(stale.user, null)
-    assertError(await call(app, 'GET', '/v1/context?user=ada', { headers: { cookie: 'engram_token=stale-token-0123456789abcdef' } }), 403, 'access_denied')
+    const app = createServeApp({ mind, credentials: withDashboardToken(parseCredentials(undefined), run, { agent: mind.agent, user: undefined, admin: false }) })
     assertError(await call(app, 'GET', '/v1/context', { token: 'wrong-bearer-0123456789abcdef' }), 401, 'unauthorized')
     // Nothing at all: the agent alone, which may not take the whole export.
     assertError(await call(app, 'GET', '/v1/export'), 403, 'access_denied')
+    assertError(await call(app, 'GET', '/v1/export', { token: run }), 401, 'unauthorized')
 
-    // The run token (printed with the address) is an administrator's: by bearer, and by the cookie it becomes.
-    const asAdmin = assertOk(await call(app, 'GET', '/v1/context?user=ada', { token: run }))
-    assert.equal(asAdmin.user, 'ada')
     const opened = await app.request(`/?token=${run}`, { headers: { host: '127.0.0.1:7477' } })
     assert.equal(opened.status, 303)
-    assertOk(await call(app, 'GET', '/v1/export', { headers: { cookie: `engram_token=${run}` } }))
-    assertOk(await call(app, 'GET', '/v1/confirmations?user=bob', { headers: { cookie: `engram_token=${run}` } }))
+    const session = cookiePair(opened.headers.get('set-cookie') ?? '')
+    const page = await app.request('/engram-7477/', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(page.status, 200)
+    assert.match(await page.text(), /viewing as the agent alone/)
+    const named = await app.request('/engram-7477/memories?user=ada', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(named.status, 403, 'the printed address makes no administrator')
+    // A stale or foreign session at the place of an open server is as no session: the agent alone.
+    const stale = await app.request('/engram-7477/', { headers: { host: '127.0.0.1:7477', cookie: 'engram_session=stale.0.signature' } })
+    assert.equal(stale.status, 200)
   })
 })

@@ -33,9 +33,14 @@ export interface LaunchOptions {
   deadlineMs: number
   /** One action's or navigation's bound (default 10 s). */
   actionTimeoutMs?: number
+  /**
+   * Empty the screenshot folder first (default true). A second browser test file passes false:
+   * the files of a run may run at the same time, and one must not delete the other's pictures.
+   */
+  emptyScreenshots?: boolean
 }
 
-/** Launch Chromium with its watchdog; the screenshot folder is emptied for this run. */
+/** Launch Chromium with its watchdog; the screenshot folder is emptied for this run unless told not to. */
 export async function launchBrowser(options: LaunchOptions): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM)) {
     const why = process.env.ENGRAM_TEST_CHROMIUM_ERROR
@@ -44,7 +49,7 @@ export async function launchBrowser(options: LaunchOptions): Promise<TestBrowser
         'Fix: run `npm test` as root (it installs Debian\'s chromium), or `apt-get install -y chromium` yourself.',
     )
   }
-  rmSync(SCREENSHOT_DIR, { recursive: true, force: true })
+  if (options.emptyScreenshots ?? true) rmSync(SCREENSHOT_DIR, { recursive: true, force: true })
   mkdirSync(SCREENSHOT_DIR, { recursive: true })
   // A server rather than launch(): it exposes the process, which the watchdog can kill outright.
   const server: BrowserServer = await chromium.launchServer({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true })

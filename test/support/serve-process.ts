@@ -13,6 +13,8 @@ const bin = join(root, 'src/interfaces/cli/bin.ts')
 export interface ServeProcess {
   /** `http://127.0.0.1:PORT` */
   address: string
+  /** The dashboard's address as printed at start (with `?token=` on a server without tokens). */
+  dashboard: string
   pid: number
   /** Sends the signal and resolves with the exit code (null when killed) once the process ended. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
@@ -32,17 +34,18 @@ export async function startServe(options: { home: string; env: Record<string, st
   const watchdog = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 120_000)
   watchdog.unref()
   void exited.then(() => clearTimeout(watchdog))
-  const address = await new Promise<string>((done, fail) => {
+  const { listening: address, dashboard } = await new Promise<{ listening: string; dashboard: string }>((done, fail) => {
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString()
       const line = out.split('\n').find((candidate) => candidate.includes('"listening"'))
-      if (line) done((JSON.parse(line) as { listening: string }).listening)
+      if (line) done(JSON.parse(line) as { listening: string; dashboard: string })
     })
     void exited.then((code) => fail(new Error(`engram serve exited ${code} before listening:\n${stderr}`)))
   })
   return {
     address,
+    dashboard,
     pid: child.pid ?? -1,
     exited,
     stderr: () => stderr,

@@ -25,7 +25,6 @@
 import { Hono } from 'hono'
 import type { Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
-import { getCookie, setCookie } from 'hono/cookie'
 import { z } from 'zod'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { derivedSessionId } from '../../core/session-ids.ts'
@@ -35,6 +34,7 @@ import type { Turn } from '../../session/turn.ts'
 import { memorizeInputSchema } from '../../tools/memorize-tool.ts'
 import { SEARCH_MEMORY_TOOL_NAME } from '../../tools/search-memory-tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
+import { addBrowserSessions, browserRequestOf, browserSessionOf } from './browser-session.ts'
 import { type Credentials, isLoopback, parseCredentials } from './credentials.ts'
 import { apiRoutes, openApiDocument } from './openapi.ts'
 import { addManageRoutes } from './routes-manage.ts'
@@ -45,9 +45,6 @@ import { actingUser, failure, jsonBody, parseWith, type ServeEnv, sessionField, 
 
 /** Default bound of a request body: far above any turn a person types, far below what hurts. */
 export const DEFAULT_MAX_BODY_BYTES = 1_000_000
-
-/** The cookie a browser keeps its token in after opening the dashboard's address with `?token=`. */
-export const TOKEN_COOKIE = 'engram_token'
 
 export interface ServeAppOptions {
   mind: Mind
@@ -103,6 +100,13 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
   })
   app.notFound((c) => failure(c, ErrorCode.notFound, `No route ${c.req.method} ${c.req.path}.`, 'see docs/decisions/0038-engram-serve.md for the routes under /v1'))
 
+  // No answer of this server sends its address on as a Referer: not the 303 that takes ?token=
+  // out of the address, not a page, not the API (decision 0051).
+  app.use('*', async (c, next) => {
+    await next()
+    c.header('Referrer-Policy', 'no-referrer')
+  })
+
   const api = apiRoutes(app)
   // Served before the checks below: no credentials, nothing of the memory in them.
   api.add({ method: 'get', path: '/v1/health', summary: 'Whether the server is up', returns: 'version: the engram version', open: true }, (c) => c.json({ ok: true, version: ENGRAM_VERSION }))
@@ -140,39 +144,36 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return next()
   })
 
-  // Who the request acts for: a bearer token, or the cookie a browser got by opening an address
-  // with ?token=; without credentials configured, the agent alone (loopback only).
+  // Without credentials configured, only loopback is served (checked at start), and only under a
+  // loopback name, so a web page cannot reach it through a DNS name rebound to 127.0.0.1.
   app.use('*', async (c, next) => {
     if (credentials.open) {
-      // No credentials: only loopback is served (checked at start), and only under a loopback name,
-      // so a web page cannot reach it through a DNS name rebound to 127.0.0.1.
       const host = hostName(c.req.header('host') ?? '')
       if (host !== '' && !isLoopback(host)) return failure(c, ErrorCode.accessDenied, `Host ${JSON.stringify(host)} is not this machine's loopback.`, 'call http://127.0.0.1:<port>/, or set serve.tokens to serve other names')
     }
+    return next()
+  })
+
+  // A browser's ?token= becomes a session at this server's own place, where the dashboard is served (decision 0051).
+  addBrowserSessions(app, credentials)
+
+  // Who the request acts for: a bearer token; a browser's session on the dashboard (browserSessionOf);
+  // without credentials configured, the agent alone (loopback only).
+  app.use('*', async (c, next) => {
     const challenge = { 'WWW-Authenticate': 'Bearer realm="engram"' }
-    // A browser opening the dashboard's address: the token moves into a cookie and out of the address bar.
-    const offered = c.req.method === 'GET' ? c.req.query('token') : undefined
-    if (offered !== undefined) {
-      if (!credentials.lookup(offered)) return failure(c, ErrorCode.unauthorized, 'The token in this address is not one of serve.tokens.', 'open the address engram serve printed, or use a token configured in serve.tokens', challenge)
-      setCookie(c, TOKEN_COOKIE, offered, { httpOnly: true, sameSite: 'Strict', path: '/' })
-      const url = new URL(c.req.url)
-      url.searchParams.delete('token')
-      return c.redirect(`${url.pathname}${url.search}`, 303)
-    }
     const header = c.req.header('authorization')
     const bearer = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1]
     if (header !== undefined && bearer === undefined) return failure(c, ErrorCode.unauthorized, 'The Authorization header is not "Bearer <token>".', 'send Authorization: Bearer <token>, a token from serve.tokens', challenge)
-    const cookie = getCookie(c, TOKEN_COOKIE)
-    const token = bearer ?? cookie
-    const principal = token === undefined ? undefined : credentials.lookup(token)
+    const browser = browserRequestOf(c)
+    const principal = bearer !== undefined ? credentials.lookup(bearer) : browserSessionOf(c, credentials)
     if (!principal) {
-      // A stale cookie (a token of an earlier run) on an open server is as no token at all.
       if (credentials.open && bearer === undefined) {
         c.set('principal', { agent: mind.agent, user: undefined, admin: false })
         return next()
       }
-      if (token === undefined) return failure(c, ErrorCode.unauthorized, 'This request has no bearer token.', 'send Authorization: Bearer <token>, a token from serve.tokens', challenge)
-      return failure(c, ErrorCode.unauthorized, 'The bearer token is not one of serve.tokens.', 'send a token configured in serve.tokens (ENGRAM_SERVE_TOKENS)', challenge)
+      if (bearer !== undefined) return failure(c, ErrorCode.unauthorized, 'The bearer token is not one of serve.tokens.', 'send a token configured in serve.tokens (ENGRAM_SERVE_TOKENS)', challenge)
+      if (browser !== undefined) return failure(c, ErrorCode.unauthorized, 'This browser has no session of this server, or it has expired.', 'open the dashboard with ?token=<your token from serve.tokens> once; the browser keeps a session for this server only')
+      return failure(c, ErrorCode.unauthorized, 'This request has no bearer token.', 'send Authorization: Bearer <token>, a token from serve.tokens', challenge)
     }
     if (principal.agent !== undefined && principal.agent !== mind.agent) {
       return failure(c, ErrorCode.accessDenied, `This token is for agent ${JSON.stringify(principal.agent)}; this server serves ${JSON.stringify(mind.agent)}.`, "use this agent's token, or the server of that agent")

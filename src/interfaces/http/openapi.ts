@@ -117,14 +117,13 @@ export function openApiDocument(routes: readonly ApiRoute[], info: { version: st
       description: "The HTTP API of an engram agent's long-term memory (decision 0038). A request acts for its token's user; naming another user is refused unless the token is an administrator's. Every failure is the Error schema.",
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    security: [{ bearer: [] }, { cookie: [] }],
+    security: [{ bearer: [] }],
     paths,
     components: {
       schemas: { Error: inputJsonSchemaOf(errorSchema) },
       responses: errorResponses,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'a token of serve.tokens (ENGRAM_SERVE_TOKENS)' },
-        cookie: { type: 'apiKey', in: 'cookie', name: 'engram_token', description: 'set by opening the address engram serve printed (?token=…)' },
       },
     },
   }

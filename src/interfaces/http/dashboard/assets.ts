@@ -1,8 +1,9 @@
 /**
  * The dashboard's one script, served from `/assets/dashboard.js` (the page's CSP allows scripts
  * from this server only, none inline). It turns buttons into API calls: a button with
- * `data-post="/v1/…"` and `data-body='{"…"}'` POSTs that JSON (same origin, the token's cookie)
- * and then reloads the page, or shows the error's message and fix beside the button.
+ * `data-post="/v1/…"` and `data-body='{"…"}'` POSTs that JSON (same origin, with the browser's
+ * session: at the browser's place the path reads `/engram-<port>/v1/…`, decision 0051) and then
+ * reloads the page, or shows the error's message and fix beside the button.
  */
 export const DASHBOARD_JS = `
 document.addEventListener('click', async (event) => {

@@ -17,7 +17,7 @@ import { Cron } from 'croner'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import type { Mind } from '../../../../mind.ts'
 import { createServeApp } from '../../../http/app.ts'
-import { checkBind, parseCredentials, withAdminToken } from '../../../http/credentials.ts'
+import { checkBind, parseCredentials, withDashboardToken } from '../../../http/credentials.ts'
 import type { Command } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
 import { limitConnections, serverTimeouts } from './connection-limits.ts'
@@ -131,10 +131,11 @@ export const serveCommand: Command = {
       const { host, port, tokens, maintain } = limits
       const configured = parseCredentials(tokens)
       checkBind(host, configured)
-      // With no token configured, the dashboard's address carries one made for this run: the
-      // person who started the server sees every user's memory, other callers the agent alone.
+      // With no token configured, the dashboard's address carries one made for this run, which a
+      // browser exchanges for a session of this server (decision 0051). It is no bearer token and
+      // no administrator: it acts as the agent alone, as every request of an open server does.
       const runToken = configured.open ? randomBytes(24).toString('base64url') : undefined
-      const credentials = runToken === undefined ? configured : withAdminToken(configured, runToken)
+      const credentials = runToken === undefined ? configured : withDashboardToken(configured, runToken, { agent: mind.agent, user: undefined, admin: false })
       const app = createServeApp({ mind, credentials })
       // Before listening: a pattern that is not one is a configuration error at start.
       const log = (line: string) => context.io.stderr.write(`${line}\n`)
@@ -156,7 +157,7 @@ export const serveCommand: Command = {
         context.json
           ? `${JSON.stringify({ listening: address, agent: mind.agent, dashboard })}\n`
           : `engram serve: agent ${mind.agent} at ${address}${credentials.open ? ' (loopback, no tokens: a request without one acts as the agent alone)' : ''}\n` +
-              `dashboard: ${dashboard}${runToken === undefined ? ' (open it with ?token=<an administrator\'s or a user\'s token>)' : ' (this address acts as an administrator until the server stops)'}\n`,
+              `dashboard: ${dashboard}${runToken === undefined ? " (open it with ?token=<an administrator's or a user's token>)" : " (the agent's own memory; to see every user's, set serve.tokens with an administrator's token and open the dashboard with it)"}\n`,
       )
 
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
