@@ -77,3 +77,18 @@ test('home defaults to ~/.engram of the given HOME', (t) => {
   const config = resolveConfig({ env: tmp.env })
   assert.equal(config.values.home, join(tmp.env.HOME as string, '.engram'))
 })
+
+test("serve's bounds on slow clients: sensible defaults, set by env", (t) => {
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  const defaults = resolveConfig({ env: tmp.env, ignoreFile: true }).values.serve
+  assert.deepEqual(
+    { headers: defaults.headersTimeoutMs, request: defaults.requestTimeoutMs, keepAlive: defaults.keepAliveTimeoutMs, perClient: defaults.maxConnectionsPerClient, all: defaults.maxConnections },
+    { headers: 10_000, request: 30_000, keepAlive: 5_000, perClient: 64, all: 1024 },
+  )
+  const set = resolveConfig({ env: { ...tmp.env, ENGRAM_SERVE_HEADERS_TIMEOUT_MS: '500', ENGRAM_SERVE_MAX_CONNECTIONS_PER_CLIENT: '0' }, ignoreFile: true })
+  assert.equal(set.values.serve.headersTimeoutMs, 500)
+  assert.equal(set.sources['serve.headersTimeoutMs'], 'env')
+  assert.equal(set.values.serve.maxConnectionsPerClient, 0)
+  assert.throws(() => resolveConfig({ env: { ...tmp.env, ENGRAM_SERVE_REQUEST_TIMEOUT_MS: '10' }, ignoreFile: true }), /ENGRAM_SERVE_REQUEST_TIMEOUT_MS="10": must be at least 100/)
+})

@@ -47,7 +47,19 @@ export interface ConfigValues {
   learning: { patternMonitorMode: 'off' | 'passive' | 'active' }
   limits: { messageChars: number; toolInputChars: number; queryChars: number }
   jobs: { eager: boolean }
-  serve: { host: string; port: number; tokens: string | undefined; maintain: string; mcpSessionsPerCaller: number; mcpSessions: number }
+  serve: {
+    host: string
+    port: number
+    tokens: string | undefined
+    maintain: string
+    mcpSessionsPerCaller: number
+    mcpSessions: number
+    headersTimeoutMs: number
+    requestTimeoutMs: number
+    keepAliveTimeoutMs: number
+    maxConnectionsPerClient: number
+    maxConnections: number
+  }
   consolidation: { llmCalls: number; llmTokens: number; backlogDays: number }
   log: { level: LogLevel }
   retrieval: {

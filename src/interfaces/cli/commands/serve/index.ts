@@ -2,7 +2,9 @@
  * `engram serve`: the HTTP API over this agent's memory (issue 17, decision 0038) on serve.host :
  * serve.port, loopback by default. The due background work runs on the serve.maintain cron
  * schedule; on SIGINT / SIGTERM the server stops the schedule, stops accepting, waits for the
- * requests in flight and a maintenance run in progress, closes the mind and returns 0.
+ * requests in flight and a maintenance run in progress, closes the mind and returns 0. What a
+ * client may hold of it (time to send a request, connections per client and in all) is bounded by
+ * the serve.* settings (`connection-limits.ts`, decision 0056).
  *
  * One line goes to stdout when it listens (`{"listening": "http://127.0.0.1:7477"}` or the text),
  * so a script or a test learns the port chosen for `--port 0`; logs go to stderr.
@@ -18,6 +20,7 @@ import { createServeApp } from '../../../http/app.ts'
 import { checkBind, parseCredentials, withDashboardToken } from '../../../http/credentials.ts'
 import type { Command } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
+import { limitConnections, serverTimeouts } from './connection-limits.ts'
 
 /**
  * After the signal, requests in flight get this long to finish before their connections are cut:
@@ -124,7 +127,8 @@ export const serveCommand: Command = {
     let schedule: { stop(): Promise<void> } | undefined
     let draining: { stop(): Promise<void> } | undefined
     try {
-      const { host, port, tokens, maintain } = mind.config.values.serve
+      const limits = mind.config.values.serve
+      const { host, port, tokens, maintain } = limits
       const configured = parseCredentials(tokens)
       checkBind(host, configured)
       // With no token configured, the dashboard's address carries one made for this run, which a
@@ -137,9 +141,13 @@ export const serveCommand: Command = {
       const log = (line: string) => context.io.stderr.write(`${line}\n`)
       schedule = scheduleMaintenance(mind, maintain, log)
       const info = await new Promise<AddressInfo>((resolve, reject) => {
-        server = serve({ fetch: app.fetch, hostname: host, port }, resolve)
+        server = serve({ fetch: app.fetch, hostname: host, port, serverOptions: serverTimeouts(limits) }, resolve)
         server.once('error', reject)
-        if (server instanceof Server) draining = drainOnStop(server, log)
+        // In the tick of listen(), before any connection can arrive.
+        if (server instanceof Server) {
+          limitConnections(server, limits, log)
+          draining = drainOnStop(server, log)
+        }
       }).catch((error: NodeJS.ErrnoException) => {
         throw new EngramError({ code: ErrorCode.storageUnavailable, category: 'system', message: `engram serve cannot listen on ${host}:${port}: ${error.message}`, fix: 'choose another port (--port, serve.port) or stop what holds this one', cause: error })
       })
