@@ -10,7 +10,6 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import {
-  CallToolRequestSchema,
   type CallToolResult,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
@@ -20,6 +19,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
+import { textProblem } from '../../core/well-formed-text.ts'
 import { withNudges } from '../../memory/learning/pattern-monitor.ts'
 import type { EngramTool, ToolResult } from '../../tools/tool.ts'
 import type { ResourceProvider } from './memory-resources.ts'
@@ -50,6 +50,37 @@ function toCallToolResult(result: ToolResult): CallToolResult {
       : {}),
   }
 }
+
+function invalidParams(message: string): McpError {
+  return new McpError(McpErrorCode.InvalidParams, message)
+}
+
+/** `tools/call`'s params as the handler reads them, or the invalid-params error saying what is wrong. */
+function toolCallParams(params: unknown): { [field: string]: unknown; name: string; arguments: Record<string, unknown> } {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) throw invalidParams('tools/call needs params: {"name": "<tool>", "arguments": {…}}.')
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown }
+  if (typeof name !== 'string' || name === '') throw invalidParams(`tools/call needs params.name, the tool's name as a string; got ${describeJson(name)}.`)
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    throw invalidParams(`tools/call params.arguments must be a JSON object of the tool's named arguments (e.g. {"query": "…"}); got ${describeJson(args)}.`)
+  }
+  // _meta and task pass through, as the SDK's own schema keeps them.
+  return { ...params, name, arguments: (args ?? {}) as Record<string, unknown> }
+}
+
+function describeJson(value: unknown): string {
+  if (value === undefined) return 'nothing'
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'string' ? `a string (${JSON.stringify(value.slice(0, 40))})` : `a ${typeof value}`
+}
+
+/*
+ * tools/call registered with a schema that reads its params itself. Registered with the SDK's
+ * CallToolRequestSchema, a request whose `arguments` was a string failed the SDK's parse before any
+ * handler ran, and a parse failure goes back as -32603 "internal error" (issue 27): the client's
+ * mistake reported as the server's. The transform throws the McpError, which the SDK sends as it is.
+ */
+const CallToolRequestReadByUs = z.object({ method: z.literal('tools/call'), params: z.unknown().transform(toolCallParams) })
 
 function asMcpError(error: unknown): McpError {
   if (error instanceof McpError) return error
@@ -94,7 +125,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     }
   })
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestReadByUs, async (request): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name)
     if (!tool) {
       return toCallToolResult({
@@ -104,7 +135,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       })
     }
     try {
-      return toCallToolResult(await tool.execute(request.params.arguments ?? {}))
+      return toCallToolResult(await tool.execute(request.params.arguments))
     } catch (error) {
       // EngramTools do not throw; this guards a tool that breaks its contract.
       return toCallToolResult({ isError: true, text: `${tool.name} failed: ${describeError(error)}`, data: { code: 'internal' } })
@@ -120,6 +151,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   })
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    // Half a character would reach the file system as U+FFFD, naming another file (decision 0055).
+    const problem = textProblem(request.params.uri)
+    if (problem) throw invalidParams(`The resource URI ${JSON.stringify(request.params.uri)} holds ${problem}; it names no memory file.`)
     try {
       const content = await options.resources.read(request.params.uri)
       return { contents: [content] }
@@ -141,6 +175,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         },
       },
       async ({ message, user }) => {
+        const problem = textProblem(message) ?? (user !== undefined ? textProblem(user) : undefined)
+        if (problem) throw invalidParams(`The ${PRIMED_CONTEXT_PROMPT} arguments hold ${problem}; send whole characters without NUL.`)
         try {
           const text = await prime(message, user)
           return { description: 'Primed memory context', messages: [{ role: 'user', content: { type: 'text', text } }] }
