@@ -13,6 +13,8 @@ import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema, ErrorCode as McpErrorCode, McpError, ReadResourceResultSchema } from '@modelcontextprotocol/sdk/types.js'
+import { EngramError } from '../src/core/errors.ts'
+import { createMind } from '../src/mind.ts'
 import { dropPostgresSchema } from '../src/storage/postgres/connection.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -81,6 +83,39 @@ function httpCases(settings: () => Record<string, unknown>): void {
     assertOk(await call(app, 'POST', '/v1/memorize', { token: ADA, body: { entries: [{ text: 'Ada drinks 🍵 green tea', kind: 'profile' }] } }))
     const found = assertOk(await call(app, 'GET', '/v1/search?query=green%20tea', { token: ADA }))
     assert.ok(found.hits.some((hit: { text: string }) => hit.text.includes('🍵')), JSON.stringify(found.hits))
+  })
+}
+
+/** An `invalid_argument` EngramError whose message names what was wrong. */
+function invalidArgument(what: RegExp): (error: unknown) => boolean {
+  return (error) => EngramError.is(error) && error.code === 'invalid_argument' && what.test(error.message)
+}
+
+function libraryCases(settings: () => Record<string, unknown>): void {
+  test('mind.session refuses session ids and user ids a store would change or refuse; a NUL in a message is kept', async () => {
+    const temp = makeTempHome('engram-bad-input-lib-')
+    const mind = await createMind({ home: temp.home, env: temp.env, settings: settings() })
+    try {
+      assert.throws(() => mind.session(NUL), invalidArgument(/session id .*NUL character/))
+      assert.throws(() => mind.session(LONE), invalidArgument(/session id .*lone UTF-16 surrogate/))
+      assert.throws(() => mind.session('tab\there'), invalidArgument(/control character U\+0009/))
+      // Two users differing only in half a character would share one tree once stored as U+FFFD.
+      assert.throws(() => mind.session('s-lone', { user: 'ada\ud800' }), invalidArgument(/not a valid user id: it holds a lone UTF-16 surrogate/))
+      assert.throws(() => mind.session('s-lone', { user: 'ada\udc00' }), invalidArgument(/not a valid user id/))
+      // A message is the user's text: the library keeps a NUL in it on both backends (PostgreSQL's
+      // context store escapes it), as it always has; HTTP and MCP refuse it at the wire.
+      const turn = await mind.session('s-lib', { user: 'ada' }).begin(`tea ${NUL} 🍵`)
+      assert.equal(turn.number, 1, 'the refused sessions began no turn')
+      await mind.session('s-lib', { user: 'ada' }).end(turn, `noted ${NUL}`)
+      const next = await mind.session('s-lib', { user: 'ada' }).begin('and then?')
+      assert.deepEqual(
+        next.messages.map((message) => message.content).filter((content) => typeof content === 'string' && content.includes('\u0000')),
+        [`tea ${NUL} 🍵`, `noted ${NUL}`],
+      )
+    } finally {
+      await mind.close()
+      temp.cleanup()
+    }
   })
 }
 
@@ -163,6 +198,10 @@ describe('bad input over HTTP (SQLite)', () => {
   httpCases(() => ({}))
 })
 
+describe('bad input through the library (SQLite)', () => {
+  libraryCases(() => ({}))
+})
+
 describe('bad input over MCP (SQLite)', { timeout: 120_000 }, () => {
   let temp: TempHome
   before(() => {
@@ -180,6 +219,10 @@ onPostgres('bad input', (url) => {
 
   describe('bad input over HTTP (PostgreSQL)', { timeout: 120_000 }, () => {
     httpCases(() => ({ 'storage.url': url, 'storage.schema': schema }))
+  })
+
+  describe('bad input through the library (PostgreSQL)', { timeout: 120_000 }, () => {
+    libraryCases(() => ({ 'storage.url': url, 'storage.schema': schema }))
   })
 
   describe('bad input over MCP (PostgreSQL)', { timeout: 120_000 }, () => {
