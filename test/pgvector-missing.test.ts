@@ -7,7 +7,8 @@
  *   `remember` saved is indexed with its vector and found by `engram search`;
  * - the role may not (a role of its own owning the database; pgvector is not a trusted extension):
  *   the lesson is indexed by its words and found by `engram search`; vectors being off is said once
- *   (a warning on open, `engram status`, `engram doctor`), never as one problem per memory.
+ *   (a warning on open, `engram status`, `engram doctor`), never as one problem per memory; once a
+ *   superuser creates the extension, `engram reindex --full` gives the lesson its vector.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -151,6 +152,22 @@ onPostgres('a lesson remembered where pgvector was not created', (url) => {
       const vectorSearch = doctor.checks.find((check: { name: string }) => check.name === 'vector search')
       assert.equal(vectorSearch?.status, 'warn')
       assert.match(vectorSearch.detail, /^off: pgvector is not installed/)
+
+      // A superuser creates the extension as doctor says; reindex --full embeds what was indexed by words.
+      const pool = await admin(refused)
+      try {
+        await pool.query('CREATE EXTENSION vector SCHEMA public')
+        const reindexed = await engram(host('d', databaseUrl), 'reindex', '--full', '--json')
+        assert.equal(reindexed.code, 0, reindexed.stderr)
+        assert.doesNotMatch(reindexed.stderr, /vector search is off/)
+        const { rows } = await pool.query<{ vectors: number }>('SELECT vectors::int AS vectors FROM engram.index_stats')
+        assert.ok((rows[0]?.vectors ?? 0) > 0, 'the lesson has its vector now')
+      } finally {
+        await pool.end()
+      }
+      const reopened = JSON.parse((await engram(host('d', databaseUrl), 'status', '--json')).stdout).data
+      assert.equal(reopened.capabilities.vectors, 'pgvector')
+      assert.equal(reopened.capabilities.vectorsOff, undefined)
     })
   })
 })

@@ -30,7 +30,7 @@ function postgresChecks(facts: Record<string, string>, vectorsOff: string | unde
           name: 'pgvector',
           status: 'warn',
           detail: `${vectorsOff ?? 'the vector extension is not installed in this database'}: memories are indexed and recalled by their words only`,
-          fix: 'install pgvector on the server (e.g. the postgresql-NN-pgvector package) and run CREATE EXTENSION vector in the database as a superuser (engram creates it on open when its role may), then reopen',
+          fix: 'install pgvector on the server (e.g. the postgresql-NN-pgvector package) and run CREATE EXTENSION vector in the database as a superuser (engram creates it on open when its role may), then run engram reindex --full to embed what was indexed by words',
         }
       : { name: 'pgvector', status: 'ok', detail: `pgvector ${pgvector}` }
   return [server, vector]
