@@ -72,6 +72,9 @@ function httpCases(settings: () => Record<string, unknown>): void {
     assertRefused(await call(app, 'POST', '/v1/restore', { token: ADA, body: { target: NUL } }), 'target', /NUL character/)
     assertRefused(await call(app, 'GET', '/v1/turns/s%00x/1', { token: ADA }), 'path', /NUL character/)
     assertRefused(await call(app, 'GET', '/v1/context?user=ada%00', { token: ADMIN }), 'query.user', /NUL character/)
+    // The dashboard's pages read their parameters themselves: the address is checked before them.
+    assertRefused(await call(app, 'GET', '/turns/s%00x/1', { token: ADA }), 'path', /NUL character/)
+    assertRefused(await call(app, 'GET', '/conversations/c%00', { token: ADA }), 'path', /NUL character/)
     assertRefused(await call(app, 'POST', '/v1/memorize', { token: ADA, raw: `{"entries": [{"text": "ok", "kind": "profile"}], "\\ud800": 1}` }), 'key', /lone UTF-16 surrogate/)
   })
 
