@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { CallToolResultSchema, ErrorCode as McpErrorCode, McpError, ReadResourceResultSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolResultSchema, GetPromptResultSchema, ErrorCode as McpErrorCode, McpError, ReadResourceResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { EngramError } from '../src/core/errors.ts'
 import { createMind } from '../src/mind.ts'
 import { dropPostgresSchema } from '../src/storage/postgres/connection.ts'
@@ -162,11 +162,27 @@ function mcpCases(setup: () => { env: Record<string, string>; home: string }): v
     assert.notEqual(good.isError, true)
   })
 
-  test('resources/read with a lone surrogate (or a NUL) in the URI is invalid params', async () => {
+  test('prompts/get with arguments that are not an object of strings, or that hold half a character, is invalid params', async () => {
+    for (const args of ['hello', ['hello'], { message: 42 }, { message: `tea ${LONE}` }, {}]) {
+      const error = await mcpError(client.request({ method: 'prompts/get', params: { name: 'primed_context', arguments: args as unknown as Record<string, string> } }, GetPromptResultSchema))
+      assert.equal(error.code, McpErrorCode.InvalidParams, `${JSON.stringify(args)}: ${error.message}`)
+    }
+    const unknown = await mcpError(client.getPrompt({ name: 'no_such_prompt', arguments: {} }))
+    assert.equal(unknown.code, McpErrorCode.InvalidParams, unknown.message)
+    const primed = await client.getPrompt({ name: 'primed_context', arguments: { message: 'tea 🍵' } })
+    assert.equal(primed.messages.length, 1)
+  })
+
+  test('resources/read with a lone surrogate (or a NUL) in the URI, or no URI string, is invalid params', async () => {
     for (const uri of [`engram://memory/knowledge/${LONE}.md`, 'engram://memory/knowledge/\ud800.md', 'engram://memory/knowledge/a%00b.md', `engram://memory/${NUL}`]) {
       const error = await mcpError(client.request({ method: 'resources/read', params: { uri } }, ReadResourceResultSchema))
       assert.equal(error.code, McpErrorCode.InvalidParams, `${JSON.stringify(uri)}: ${error.message}`)
       assert.match(error.message, /NUL|lone UTF-16 surrogate/)
+    }
+    for (const params of [{ uri: 42 }, {}, { uri: null }]) {
+      const error = await mcpError(client.request({ method: 'resources/read', params: params as unknown as { uri: string } }, ReadResourceResultSchema))
+      assert.equal(error.code, McpErrorCode.InvalidParams, `${JSON.stringify(params)}: ${error.message}`)
+      assert.match(error.message, /params\.uri, a resource URI as a string/)
     }
   })
 

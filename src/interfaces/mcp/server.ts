@@ -11,11 +11,11 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import {
   type CallToolResult,
+  type GetPromptResult,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   ErrorCode as McpErrorCode,
   McpError,
-  ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
@@ -81,6 +81,38 @@ function describeJson(value: unknown): string {
  * mistake reported as the server's. The transform throws the McpError, which the SDK sends as it is.
  */
 const CallToolRequestReadByUs = z.object({ method: z.literal('tools/call'), params: z.unknown().transform(toolCallParams) })
+
+/** `resources/read`'s params, or invalid params: a URI that is not a string, or that holds half a character or a NUL. */
+function resourceReadParams(params: unknown): { [field: string]: unknown; uri: string } {
+  const uri = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as { uri?: unknown }).uri : undefined
+  if (typeof uri !== 'string') throw invalidParams(`resources/read needs params.uri, a resource URI as a string (e.g. "engram://memory/memory/rules.md"); got ${describeJson(uri)}.`)
+  // Half a character would reach the file system as U+FFFD, naming another file (decision 0055).
+  const problem = textProblem(uri)
+  if (problem) throw invalidParams(`The resource URI ${JSON.stringify(uri)} holds ${problem}; it names no memory file.`)
+  return { ...(params as Record<string, unknown>), uri }
+}
+
+/** `prompts/get`'s params, or invalid params: a prompt name that is not a string, arguments that are not an object. */
+function promptGetParams(params: unknown): { [field: string]: unknown; name: string; arguments: Record<string, unknown> } {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) throw invalidParams('prompts/get needs params: {"name": "<prompt>", "arguments": {…}}.')
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown }
+  if (typeof name !== 'string') throw invalidParams(`prompts/get needs params.name, the prompt's name as a string; got ${describeJson(name)}.`)
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    throw invalidParams(`prompts/get params.arguments must be a JSON object of the prompt's named arguments (e.g. {"message": "…"}); got ${describeJson(args)}.`)
+  }
+  return { ...params, name, arguments: (args ?? {}) as Record<string, unknown> }
+}
+
+const GetPromptRequestReadByUs = z.object({ method: z.literal('prompts/get'), params: z.unknown().transform(promptGetParams) })
+
+const primedContextArgs = z.object({
+  message: z.string().min(1).describe('The incoming message to prime memory for.'),
+  user: z.string().optional().describe('Who sent it (their profile is included when known).'),
+})
+type PrimedContextArgs = z.infer<typeof primedContextArgs>
+
+/** resources/read read as tools/call is, for the same reason. */
+const ReadResourceRequestReadByUs = z.object({ method: z.literal('resources/read'), params: z.unknown().transform(resourceReadParams) })
 
 function asMcpError(error: unknown): McpError {
   if (error instanceof McpError) return error
@@ -150,10 +182,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     }
   })
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    // Half a character would reach the file system as U+FFFD, naming another file (decision 0055).
-    const problem = textProblem(request.params.uri)
-    if (problem) throw invalidParams(`The resource URI ${JSON.stringify(request.params.uri)} holds ${problem}; it names no memory file.`)
+  server.setRequestHandler(ReadResourceRequestReadByUs, async (request) => {
     try {
       const content = await options.resources.read(request.params.uri)
       return { contents: [content] }
@@ -164,27 +193,39 @@ export function createMcpServer(options: McpServerOptions): McpServer {
 
   const prime = options.primeMessage
   if (prime) {
+    const primedContext = async ({ message, user }: PrimedContextArgs): Promise<GetPromptResult> => {
+      const problem = textProblem(message) ?? (user !== undefined ? textProblem(user) : undefined)
+      if (problem) throw invalidParams(`The ${PRIMED_CONTEXT_PROMPT} arguments hold ${problem}; send whole characters without NUL.`)
+      try {
+        const text = await prime(message, user)
+        return { description: 'Primed memory context', messages: [{ role: 'user', content: { type: 'text', text } }] }
+      } catch (error) {
+        throw asMcpError(error)
+      }
+    }
+    // Registered with the SDK so that prompts/list shows it with its arguments...
     mcp.registerPrompt(
       PRIMED_CONTEXT_PROMPT,
       {
         title: 'Primed memory for a message',
         description: 'What your memory brings up before answering this message: the memory context and the memories related to it, labelled as recalled data.',
-        argsSchema: {
-          message: z.string().min(1).describe('The incoming message to prime memory for.'),
-          user: z.string().optional().describe('Who sent it (their profile is included when known).'),
-        },
+        argsSchema: primedContextArgs.shape,
       },
-      async ({ message, user }) => {
-        const problem = textProblem(message) ?? (user !== undefined ? textProblem(user) : undefined)
-        if (problem) throw invalidParams(`The ${PRIMED_CONTEXT_PROMPT} arguments hold ${problem}; send whole characters without NUL.`)
-        try {
-          const text = await prime(message, user)
-          return { description: 'Primed memory context', messages: [{ role: 'user', content: { type: 'text', text } }] }
-        } catch (error) {
-          throw asMcpError(error)
-        }
-      },
+      primedContext,
     )
+    // ...and prompts/get then read by us, as tools/call is: the SDK's handler parses params before
+    // any check of ours, and arguments that were not an object went back as -32603. Set after
+    // registerPrompt, this replaces the SDK's handler (a protocol keeps one per method).
+    server.setRequestHandler(GetPromptRequestReadByUs, async (request) => {
+      const { name } = request.params
+      if (name !== PRIMED_CONTEXT_PROMPT) throw invalidParams(`There is no prompt named ${JSON.stringify(name)}; the one prompt is ${PRIMED_CONTEXT_PROMPT}.`)
+      const parsed = primedContextArgs.safeParse(request.params.arguments)
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`).join('; ')
+        throw invalidParams(`${PRIMED_CONTEXT_PROMPT} needs arguments {"message": "the incoming message", "user": "who sent it (optional)"}: ${problems}.`)
+      }
+      return primedContext(parsed.data)
+    })
   }
   return mcp
 }
