@@ -117,6 +117,9 @@ export async function openMindCore(options: CreateMindOptions = {}): Promise<Min
   })
 
   if (backend.name === 'embedded') await migrateToOwners(backend, logger)
+  // Said once per open, not once per memory: every unit would otherwise be reported as refused.
+  const { vectorsOff } = backend.capabilities
+  if (embedder && vectorsOff !== undefined) logger.warn({ vectorsOff }, `vector search is off: ${vectorsOff}. Memories are indexed and searched by their words (engram doctor says how to turn vectors on).`)
 
   const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills'), maxFileBytes: values.memory.maxFileBytes })
   let lastReindex: ReindexReport | undefined

@@ -16,6 +16,7 @@
  * project, owner says whose.
  */
 import { EngramError, ErrorCode } from './errors.ts'
+import { textProblem } from './well-formed-text.ts'
 
 export type Owner = 'agent' | 'shared' | `user:${string}`
 
@@ -48,6 +49,10 @@ export function validateUserId(user: unknown): string {
   if (user.trim() === '') throw invalidUser(user, 'it is empty')
   if (user.length > MAX_USER_ID_LENGTH) throw invalidUser(user.slice(0, 40), `it is longer than ${MAX_USER_ID_LENGTH} characters`)
   if (/[\u0000-\u001f\u007f\u2028\u2029]/.test(user)) throw invalidUser(user, 'it contains control characters or line separators')
+  // Half a character is stored (and encoded in file names) as U+FFFD: two users would share one
+  // tree, one key, one profile (decision 0055).
+  const half = textProblem(user)
+  if (half) throw invalidUser(user, `it holds ${half}`)
   return user
 }
 

@@ -48,6 +48,8 @@ export interface MindStatus {
     backend: string
     fullText: boolean
     vectors: string | false
+    /** Why vectors are off, when the backend cannot keep them: memories are searched by their words only. */
+    vectorsOff?: string
     llm: { provider: string; available: boolean; planningModel?: string; fastModel?: string }
     embedder: { id: string; kind: string; dimensions: number } | null
     memoryMode: string
@@ -134,6 +136,7 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
       backend: backend.name,
       fullText: backend.capabilities.fullText,
       vectors: backend.capabilities.vectors,
+      ...(backend.capabilities.vectorsOff !== undefined ? { vectorsOff: backend.capabilities.vectorsOff } : {}),
       llm: {
         provider: deps.llm.provider,
         available: deps.llm.available,

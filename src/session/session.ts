@@ -15,8 +15,9 @@
  */
 import { checkLength } from '../config/limits.ts'
 import type { Clock } from '../core/clock.ts'
-import { describeError, EngramError } from '../core/errors.ts'
+import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
 import { checkDerivedSessionId } from '../core/session-ids.ts'
+import { nameProblem } from '../core/well-formed-text.ts'
 import { countTokens } from '../core/tokens.ts'
 import type { ContextProvider, ContextSession } from '../memory/context/provider.ts'
 import { hasCompactor } from '../memory/context/provider.ts'
@@ -137,6 +138,12 @@ const PART_ORDER: Array<keyof SystemParts> = ['base', 'identity', 'memory', 'sta
 
 /** Open a session (used by `mind.session()`). */
 export function createSession(deps: SessionDeps, sessionId: string, options: SessionOptions = {}): Session {
+  // A session id names the conversation in every store: one that a store would change (half a
+  // character becomes U+FFFD) or PostgreSQL refuses (a NUL) is refused here, on every backend alike.
+  const idProblem = typeof sessionId === 'string' ? nameProblem(sessionId) : 'no text: it is not a string'
+  if (idProblem) {
+    throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `The session id ${JSON.stringify(sessionId)} holds ${idProblem}.`, fix: 'name the session with whole characters, without NUL or control characters, e.g. "chat-42"', details: { sessionId } })
+  }
   const user = options.user
   const scope = deps.scope(user)
   // An id an interface derives for another user (`mcp:<user>`, `http:<user>`) is refused before

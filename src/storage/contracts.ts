@@ -666,6 +666,11 @@ export interface OwnedStores {
 export interface BackendCapabilities {
   fullText: boolean
   vectors: IndexCapabilities['vectors']
+  /**
+   * Why vectors are off when the backend cannot keep them (PostgreSQL without pgvector): memories
+   * are then indexed and searched by their words, and status, doctor and a warning on open say so.
+   */
+  vectorsOff?: string
   transactions: boolean
   /** Human-readable facts for `engram doctor` (SQLite version, extension versions). */
   facts: Record<string, string>

@@ -6,7 +6,8 @@
  * agent loop. Tool runtimes stay hook-agnostic: they never see observers.
  */
 import type { z } from 'zod'
-import { describeError, EngramError } from '../core/errors.ts'
+import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
+import { findMalformedText, WELL_FORMED_FIX } from '../core/well-formed-text.ts'
 import { SEVERITY } from '../memory/learning/pattern-events.ts'
 import type { PatternMonitor } from '../memory/learning/pattern-monitor.ts'
 import type { ToolCallObservation, ToolObserver, ToolResultObservation } from '../memory/learning/tool-observation.ts'
@@ -173,6 +174,12 @@ export function createToolDispatcher(options: ToolDispatcherOptions): ToolDispat
       }
     }
 
+    // Every interface's tool calls pass here (MCP, the AI SDK, a host's own loop): a NUL or half a
+    // character in any argument is refused before a store sees it (decision 0055).
+    const malformed = findMalformedText(input)
+    if (malformed) {
+      return finish(undefined, { isError: true, text: `Invalid input for ${name}: ${malformed.path || 'input'} holds ${malformed.problem}.\nFix: ${WELL_FORMED_FIX}.`, data: { code: ErrorCode.invalidArgument } })
+    }
     const parsed = tool.inputSchema.safeParse(input)
     if (!parsed.success) {
       const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')

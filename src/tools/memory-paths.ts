@@ -39,6 +39,7 @@
 import { realpath } from 'node:fs/promises'
 import { isAbsolute, join, sep } from 'node:path'
 import { EngramError, ErrorCode } from '../core/errors.ts'
+import { textProblem } from '../core/well-formed-text.ts'
 import { type Owner, userFromKey, userKey, type Viewer } from '../core/owner.ts'
 import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
 
@@ -155,6 +156,9 @@ export function locateMemoryPath(rawPath: string, layout: HomeLayout, viewer?: V
   if (typeof rawPath !== 'string') throw outside(String(rawPath), 'a path must be a string')
   if (rawPath.includes('\u0000')) throw outside(rawPath.replace(/\u0000/g, '\\0'), 'it contains a NUL byte')
   if (/[\u0001-\u001f\u007f]/.test(rawPath)) throw outside(rawPath, 'it contains control characters')
+  // Half a character reaches the file system as U+FFFD: the file written would have another name (decision 0055).
+  const halfCharacter = textProblem(rawPath)
+  if (halfCharacter) throw outside(rawPath, `it holds ${halfCharacter}`, 'write the path with whole characters')
   if (rawPath.includes('\\')) throw outside(rawPath, 'backslashes are not path separators here', 'write the path with forward slashes, e.g. "knowledge/tea.md"')
   if (isAbsolute(rawPath) || /^[A-Za-z]:/.test(rawPath) || rawPath.startsWith('~')) {
     throw outside(rawPath, 'absolute paths are not allowed; only your own memory folders can be read or written')

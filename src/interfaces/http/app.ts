@@ -41,7 +41,7 @@ import { addManageRoutes } from './routes-manage.ts'
 import { addMemoryRoutes, checkSessionOwner } from './routes-memory.ts'
 import { createDashboard } from './dashboard/index.ts'
 import { createMcpRoute } from './mcp-http.ts'
-import { actingUser, failure, jsonBody, parseWith, type ServeEnv, sessionField, toolFailure, toolNamed, userError, userField } from './support.ts'
+import { actingUser, failure, jsonBody, parseWith, requireWellFormed, type ServeEnv, sessionField, toolFailure, toolNamed, userError, userField } from './support.ts'
 
 /** Default bound of a request body: far above any turn a person types, far below what hurts. */
 export const DEFAULT_MAX_BODY_BYTES = 1_000_000
@@ -182,6 +182,22 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return next()
   })
 
+  // The address, checked once for every route (the dashboard's too): a %00 in a path segment or
+  // query value is refused here, not by PostgreSQL as a server error (decision 0055). Bodies are
+  // checked where they are parsed (jsonBody, parseWith).
+  app.use('*', async (c, next) => {
+    const url = new URL(c.req.url)
+    const segments = url.pathname.split('/').map((segment) => {
+      try {
+        return decodeURIComponent(segment)
+      } catch {
+        return segment
+      }
+    })
+    requireWellFormed({ path: segments, query: Object.fromEntries(url.searchParams) }, 'The address')
+    return next()
+  })
+
   api.add({ method: 'post', path: '/v1/turns/begin', summary: 'Begin a turn: store the message, prime the prompt', returns: 'turn: system, its parts, messages, provenance, budgets, warnings, confirmations waiting for the user, the tools by name, description and input schema', body: beginSchema }, async (c) => {
     const body = parseWith(beginSchema, await jsonBody(c), 'The turn', BEGIN_FIX)
     const user = actingUser(c.get('principal'), body.user)
@@ -213,9 +229,10 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
   })
 
   const search = async (c: Context<ServeEnv>, raw: Record<string, unknown>) => {
-    const { user: requested, ...input } = raw
-    if (requested !== undefined && typeof requested !== 'string') throw userError(ErrorCode.invalidArgument, '"user" must be a string.', SEARCH_FIX)
-    const user = actingUser(c.get('principal'), requested === '' ? undefined : requested)
+    requireWellFormed(raw, 'The search')
+    const { user: rawUser, ...input } = raw
+    const { user: requested } = parseWith(z.object({ user: userField }), { user: rawUser === '' ? undefined : rawUser }, 'The search', SEARCH_FIX)
+    const user = actingUser(c.get('principal'), requested)
     const tool = toolNamed(mind.agentTools(user !== undefined ? { sessionId: derivedSessionId('http', user), user } : undefined), SEARCH_MEMORY_TOOL_NAME)
     const parsed = parseWith(tool.inputSchema, input, 'The search', SEARCH_FIX)
     const result = await tool.execute(parsed)

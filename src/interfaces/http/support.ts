@@ -7,6 +7,7 @@ import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { z } from 'zod'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { findMalformedText, nameProblem, WELL_FORMED_FIX } from '../../core/well-formed-text.ts'
 import type { EngramTool, ToolResult } from '../../tools/tool.ts'
 import type { Principal } from './credentials.ts'
 
@@ -51,19 +52,44 @@ function issuesMessage(what: string, issues: readonly z.core.$ZodIssue[]): strin
   return [`${what} is not valid:`, ...issues.map((issue) => `- ${issue.path.join('.') || 'body'}: ${issue.message}`)].join('\n')
 }
 
+/**
+ * Refuses `input` (a body, the path's parameters, the query) when a string in it is not text a store
+ * keeps as sent — a NUL, a lone surrogate (decision 0055) — as `invalid_argument` naming the field:
+ * PostgreSQL would answer a NUL with a server error, and both stores turn half a character into
+ * U+FFFD.
+ */
+export function requireWellFormed(input: unknown, what: string): void {
+  const malformed = findMalformedText(input)
+  if (malformed) throw userError(ErrorCode.invalidArgument, `${what} is not valid:\n- ${malformed.path || 'body'}: holds ${malformed.problem}`, WELL_FORMED_FIX, { field: malformed.path })
+}
+
 /** `input` checked against `schema`, or `invalid_argument` listing what is wrong and `fix`. */
 export function parseWith<T>(schema: z.ZodType<T>, input: unknown, what: string, fix: string): T {
+  requireWellFormed(input, what)
   const parsed = schema.safeParse(input)
   if (!parsed.success) throw userError(ErrorCode.invalidArgument, issuesMessage(what, parsed.error.issues), fix)
   return parsed.data
 }
 
+/** An id names a user or a session in every store and file name: no control characters either. */
+function idText() {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .superRefine((value, context) => {
+      const problem = nameProblem(value)
+      if (problem) context.addIssue({ code: 'custom', message: `an id cannot hold ${problem}` })
+    })
+}
+
 /** A user id in a request. */
-export const userId = z.string().trim().min(1).max(200)
+export const userId = idText()
 /** The optional `user` field of a request body or query. */
 export const userField = userId.optional()
 /** A session id in a request. */
-export const sessionField = z.string().trim().min(1).max(200)
+export const sessionField = idText()
 
 /**
  * The user a request acts for: the credential's own, unless an administrator names another. A
@@ -106,5 +132,6 @@ export async function jsonBody(c: Context): Promise<Record<string, unknown>> {
     throw userError(ErrorCode.invalidArgument, 'The request body is not valid JSON.', 'send a JSON object with Content-Type: application/json')
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw userError(ErrorCode.invalidArgument, 'The request body must be a JSON object.', 'send a JSON object, e.g. {"query": "…"}')
+  requireWellFormed(body, 'The request body')
   return body as Record<string, unknown>
 }

@@ -10,16 +10,16 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import {
-  CallToolRequestSchema,
   type CallToolResult,
+  type GetPromptResult,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   ErrorCode as McpErrorCode,
   McpError,
-  ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
+import { textProblem } from '../../core/well-formed-text.ts'
 import { withNudges } from '../../memory/learning/pattern-monitor.ts'
 import type { EngramTool, ToolResult } from '../../tools/tool.ts'
 import type { ResourceProvider } from './memory-resources.ts'
@@ -50,6 +50,69 @@ function toCallToolResult(result: ToolResult): CallToolResult {
       : {}),
   }
 }
+
+function invalidParams(message: string): McpError {
+  return new McpError(McpErrorCode.InvalidParams, message)
+}
+
+/** `tools/call`'s params as the handler reads them, or the invalid-params error saying what is wrong. */
+function toolCallParams(params: unknown): { [field: string]: unknown; name: string; arguments: Record<string, unknown> } {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) throw invalidParams('tools/call needs params: {"name": "<tool>", "arguments": {…}}.')
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown }
+  if (typeof name !== 'string' || name === '') throw invalidParams(`tools/call needs params.name, the tool's name as a string; got ${describeJson(name)}.`)
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    throw invalidParams(`tools/call params.arguments must be a JSON object of the tool's named arguments (e.g. {"query": "…"}); got ${describeJson(args)}.`)
+  }
+  // _meta and task pass through, as the SDK's own schema keeps them.
+  return { ...params, name, arguments: (args ?? {}) as Record<string, unknown> }
+}
+
+function describeJson(value: unknown): string {
+  if (value === undefined) return 'nothing'
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'string' ? `a string (${JSON.stringify(value.slice(0, 40))})` : `a ${typeof value}`
+}
+
+/*
+ * tools/call registered with a schema that reads its params itself. Registered with the SDK's
+ * CallToolRequestSchema, a request whose `arguments` was a string failed the SDK's parse before any
+ * handler ran, and a parse failure goes back as -32603 "internal error" (issue 27): the client's
+ * mistake reported as the server's. The transform throws the McpError, which the SDK sends as it is.
+ */
+const CallToolRequestReadByUs = z.object({ method: z.literal('tools/call'), params: z.unknown().transform(toolCallParams) })
+
+/** `resources/read`'s params, or invalid params: a URI that is not a string, or that holds half a character or a NUL. */
+function resourceReadParams(params: unknown): { [field: string]: unknown; uri: string } {
+  const uri = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as { uri?: unknown }).uri : undefined
+  if (typeof uri !== 'string') throw invalidParams(`resources/read needs params.uri, a resource URI as a string (e.g. "engram://memory/memory/rules.md"); got ${describeJson(uri)}.`)
+  // Half a character would reach the file system as U+FFFD, naming another file (decision 0055).
+  const problem = textProblem(uri)
+  if (problem) throw invalidParams(`The resource URI ${JSON.stringify(uri)} holds ${problem}; it names no memory file.`)
+  return { ...(params as Record<string, unknown>), uri }
+}
+
+/** `prompts/get`'s params, or invalid params: a prompt name that is not a string, arguments that are not an object. */
+function promptGetParams(params: unknown): { [field: string]: unknown; name: string; arguments: Record<string, unknown> } {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) throw invalidParams('prompts/get needs params: {"name": "<prompt>", "arguments": {…}}.')
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown }
+  if (typeof name !== 'string') throw invalidParams(`prompts/get needs params.name, the prompt's name as a string; got ${describeJson(name)}.`)
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    throw invalidParams(`prompts/get params.arguments must be a JSON object of the prompt's named arguments (e.g. {"message": "…"}); got ${describeJson(args)}.`)
+  }
+  return { ...params, name, arguments: (args ?? {}) as Record<string, unknown> }
+}
+
+const GetPromptRequestReadByUs = z.object({ method: z.literal('prompts/get'), params: z.unknown().transform(promptGetParams) })
+
+const primedContextArgs = z.object({
+  message: z.string().min(1).describe('The incoming message to prime memory for.'),
+  user: z.string().optional().describe('Who sent it (their profile is included when known).'),
+})
+type PrimedContextArgs = z.infer<typeof primedContextArgs>
+
+/** resources/read read as tools/call is, for the same reason. */
+const ReadResourceRequestReadByUs = z.object({ method: z.literal('resources/read'), params: z.unknown().transform(resourceReadParams) })
 
 function asMcpError(error: unknown): McpError {
   if (error instanceof McpError) return error
@@ -94,7 +157,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     }
   })
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestReadByUs, async (request): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name)
     if (!tool) {
       return toCallToolResult({
@@ -104,7 +167,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       })
     }
     try {
-      return toCallToolResult(await tool.execute(request.params.arguments ?? {}))
+      return toCallToolResult(await tool.execute(request.params.arguments))
     } catch (error) {
       // EngramTools do not throw; this guards a tool that breaks its contract.
       return toCallToolResult({ isError: true, text: `${tool.name} failed: ${describeError(error)}`, data: { code: 'internal' } })
@@ -119,7 +182,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     }
   })
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler(ReadResourceRequestReadByUs, async (request) => {
     try {
       const content = await options.resources.read(request.params.uri)
       return { contents: [content] }
@@ -130,25 +193,39 @@ export function createMcpServer(options: McpServerOptions): McpServer {
 
   const prime = options.primeMessage
   if (prime) {
+    const primedContext = async ({ message, user }: PrimedContextArgs): Promise<GetPromptResult> => {
+      const problem = textProblem(message) ?? (user !== undefined ? textProblem(user) : undefined)
+      if (problem) throw invalidParams(`The ${PRIMED_CONTEXT_PROMPT} arguments hold ${problem}; send whole characters without NUL.`)
+      try {
+        const text = await prime(message, user)
+        return { description: 'Primed memory context', messages: [{ role: 'user', content: { type: 'text', text } }] }
+      } catch (error) {
+        throw asMcpError(error)
+      }
+    }
+    // Registered with the SDK so that prompts/list shows it with its arguments...
     mcp.registerPrompt(
       PRIMED_CONTEXT_PROMPT,
       {
         title: 'Primed memory for a message',
         description: 'What your memory brings up before answering this message: the memory context and the memories related to it, labelled as recalled data.',
-        argsSchema: {
-          message: z.string().min(1).describe('The incoming message to prime memory for.'),
-          user: z.string().optional().describe('Who sent it (their profile is included when known).'),
-        },
+        argsSchema: primedContextArgs.shape,
       },
-      async ({ message, user }) => {
-        try {
-          const text = await prime(message, user)
-          return { description: 'Primed memory context', messages: [{ role: 'user', content: { type: 'text', text } }] }
-        } catch (error) {
-          throw asMcpError(error)
-        }
-      },
+      primedContext,
     )
+    // ...and prompts/get then read by us, as tools/call is: the SDK's handler parses params before
+    // any check of ours, and arguments that were not an object went back as -32603. Set after
+    // registerPrompt, this replaces the SDK's handler (a protocol keeps one per method).
+    server.setRequestHandler(GetPromptRequestReadByUs, async (request) => {
+      const { name } = request.params
+      if (name !== PRIMED_CONTEXT_PROMPT) throw invalidParams(`There is no prompt named ${JSON.stringify(name)}; the one prompt is ${PRIMED_CONTEXT_PROMPT}.`)
+      const parsed = primedContextArgs.safeParse(request.params.arguments)
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`).join('; ')
+        throw invalidParams(`${PRIMED_CONTEXT_PROMPT} needs arguments {"message": "the incoming message", "user": "who sent it (optional)"}: ${problems}.`)
+      }
+      return primedContext(parsed.data)
+    })
   }
   return mcp
 }

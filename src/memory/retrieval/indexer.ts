@@ -277,8 +277,10 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
     }
   }
 
-  // Every unit written is embedded (not spread into another array: 180,000 lessons overflowed the stack).
-  const toEmbed = deps.embedder ? toWrite : []
+  // Every unit written is embedded (not spread into another array: 180,000 lessons overflowed the
+  // stack) — unless the index keeps no vectors (PostgreSQL without pgvector): then the units go in
+  // by their words, findable, instead of being refused one by one for their vector (issue 27).
+  const toEmbed = deps.embedder && index.capabilities.vectors !== false ? toWrite : []
   if (toEmbed.length > 0 && deps.embedder) {
     try {
       const batch = 256

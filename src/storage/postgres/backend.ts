@@ -112,10 +112,11 @@ async function assemble(handle: PostgresHandle, options: PostgresBackendOptions)
     capabilities: {
       fullText: index.capabilities.fullText,
       vectors: index.capabilities.vectors,
+      ...(index.capabilities.vectors === false ? { vectorsOff: `pgvector is not installed in ${handle.location}: ${features.pgvectorMissing ?? 'the extension is missing'}` } : {}),
       transactions: true,
       facts: {
         postgres: features.serverVersion,
-        pgvector: features.pgvector === false ? 'not installed' : features.pgvector,
+        pgvector: features.pgvector === false ? 'not installed' : `${features.pgvector}${features.pgvectorCreated ? ' (created by engram on open)' : ''}`,
         database: handle.location,
         'schema version': String(handle.schemaVersion),
       },

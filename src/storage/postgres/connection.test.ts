@@ -48,6 +48,22 @@ onPostgres('Connection and migrations', (url) => {
     }
   })
 
+  test('text PostgreSQL cannot store (a NUL) is the caller\'s invalid_argument, from a statement or a transaction, never a server failure', async () => {
+    const { handle, cleanup } = await openTestHandle(url)
+    try {
+      await assert.rejects(handle.pool.query('SELECT $1::text AS value', ['ses\u0000sion']), refusedWith('invalid_argument', /PostgreSQL cannot store this text[\s\S]*NUL/))
+      await assert.rejects(
+        handle.transaction((client) => client.query("SELECT $1::jsonb AS value", ['{"a": "\\u0000"}'])),
+        refusedWith('invalid_argument', /PostgreSQL cannot store this text/),
+      )
+      // Other errors stay what they were: a statement's own SQLSTATE is still read by its caller.
+      await assert.rejects(handle.pool.query('SELECT 1/0'), (error: unknown) => (error as { code?: string }).code === '22012')
+      assert.deepEqual((await handle.pool.query<{ value: string }>('SELECT $1::text AS value', ['fine 🍵'])).rows, [{ value: 'fine 🍵' }])
+    } finally {
+      await cleanup()
+    }
+  })
+
   test('eight handles opening one fresh schema at once, as eight processes would, apply each migration once', async () => {
     const schema = freshSchema()
     const handles = await Promise.all(Array.from({ length: 8 }, () => openPostgres({ url, schema })))

@@ -37,6 +37,10 @@ export interface PostgresFeatures {
   pgvector: string | false
   /** The version the server could install (`CREATE EXTENSION vector`), else false. */
   pgvectorAvailable: string | false
+  /** True when this open created the extension (the server had it, the database did not, the role may). */
+  pgvectorCreated?: boolean
+  /** Why the database has no pgvector (set exactly when `pgvector` is false): vectors are off, search is by words. */
+  pgvectorMissing?: string
 }
 
 export interface PostgresHandle {
@@ -129,6 +133,31 @@ async function probe(pool: PgPool, location: string): Promise<PostgresFeatures> 
 }
 
 /**
+ * pgvector in the database: there already, or created now when the server has it and the role may
+ * create it (STYLE practice 2: tried, not assumed). A database where nobody ran CREATE EXTENSION
+ * indexed every memory with a vector as "not indexed" while `remember` answered ok (issue 27): the
+ * extension is created on open where it can be, and where it cannot, `pgvectorMissing` says why,
+ * vectors are off for the handle's life and memories are indexed and searched by their words.
+ */
+async function ensurePgvector(pool: PgPool, features: PostgresFeatures): Promise<PostgresFeatures> {
+  if (features.pgvector !== false) return features
+  if (features.pgvectorAvailable === false) return { ...features, pgvectorMissing: 'the server has no pgvector (the vector extension is not available to install)' }
+  let refusal: string | undefined
+  try {
+    // In public, which every engram schema has on its search path (connection options above).
+    await pool.query('CREATE EXTENSION IF NOT EXISTS vector SCHEMA public')
+  } catch (error) {
+    // Refused (not a superuser: pgvector is not a trusted extension), or another process created it
+    // at the same moment (a unique violation): the read below tells which.
+    refusal = (error as Error)?.message ?? String(error)
+  }
+  const { rows } = await pool.query<{ version: string }>("SELECT extversion AS version FROM pg_extension WHERE extname = 'vector'")
+  const version = rows[0]?.version
+  if (version !== undefined) return { ...features, pgvector: version, ...(refusal === undefined ? { pgvectorCreated: true } : {}) }
+  return { ...features, pgvectorMissing: `the server has pgvector ${features.pgvectorAvailable}, but CREATE EXTENSION vector was refused: ${refusal ?? 'no reason given'}` }
+}
+
+/**
  * Open a handle on `options.url`: checks that the server answers and is new enough, creates the
  * schema and applies the pending migrations (under an advisory lock, so processes opening at once
  * apply each one once). Throws an EngramError that says what to change when it cannot.
@@ -181,7 +210,7 @@ export async function openPostgres(options: OpenPostgresOptions): Promise<Postgr
   let schemaVersion: number
   try {
     try {
-      features = await probe(pool, location)
+      features = await ensurePgvector(pool, await probe(pool, location))
     } catch (error) {
       throw EngramError.is(error) ? error : connectError(error, location)
     }

@@ -101,5 +101,48 @@ export async function createPgPool(config: PgPoolConfig): Promise<PgPool> {
   connections.on('connect', (client) => {
     client.on('error', () => {})
   })
-  return pool
+  return refusingTextAsInput(pool)
+}
+
+/** 22021: a NUL in text ("invalid byte sequence for encoding UTF8: 0x00"); 22P05: `\u0000` in jsonb. */
+const TEXT_POSTGRES_CANNOT_STORE = new Set(['22021', '22P05'])
+
+/**
+ * The statement's error, or — when PostgreSQL refused text it cannot store — the caller's
+ * `invalid_argument` saying so. The stores check what they are given; this is the net under them:
+ * a NUL that reaches a statement through a path no check covers is the caller's input, not a
+ * server failure (issue 27: it was answered as a 500 where SQLite stored it).
+ */
+function asInputError(error: unknown): unknown {
+  const code = pgErrorCode(error)
+  if (code === undefined || !TEXT_POSTGRES_CANNOT_STORE.has(code)) return error
+  return new EngramError({
+    code: ErrorCode.invalidArgument,
+    category: 'user',
+    message: `PostgreSQL cannot store this text: ${(error as Error).message} (a NUL character, U+0000, in a field that must be plain text).`,
+    fix: 'send the value without NUL characters (ids, names and paths never hold one)',
+    cause: error,
+    details: { sqlstate: code },
+  })
+}
+
+/** `pool`, with every statement's (and every taken connection's) refusal of unstorable text turned into `invalid_argument`. */
+function refusingTextAsInput(pool: PgPool): PgPool {
+  const rethrow = (error: unknown): never => {
+    throw asInputError(error)
+  }
+  return {
+    query: <Row>(text: string, values?: readonly unknown[]) => pool.query<Row>(text, values).catch(rethrow),
+    async connect() {
+      const client = await pool.connect()
+      return {
+        query: <Row>(text: string, values?: readonly unknown[]) => client.query<Row>(text, values).catch(rethrow),
+        release: (destroy) => client.release(destroy),
+        on: (event, listener) => client.on(event, listener),
+        off: (event, listener) => client.off(event, listener),
+      }
+    },
+    end: () => pool.end(),
+    on: (event, listener) => pool.on(event, listener),
+  }
 }

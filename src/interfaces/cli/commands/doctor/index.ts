@@ -21,7 +21,7 @@ export interface DoctorCheck {
  * The server behind storage.url: reached (or the mind would not have opened), its version (15 or
  * newer, checked on open) and pgvector, without which recall has no dense channel.
  */
-function postgresChecks(facts: Record<string, string>): DoctorCheck[] {
+function postgresChecks(facts: Record<string, string>, vectorsOff: string | undefined): DoctorCheck[] {
   const server: DoctorCheck = { name: 'postgres', status: 'ok', detail: `PostgreSQL ${facts.postgres ?? '?'} at ${facts.database ?? '?'}, schema version ${facts['schema version'] ?? '?'}` }
   const pgvector = facts.pgvector
   const vector: DoctorCheck =
@@ -29,8 +29,8 @@ function postgresChecks(facts: Record<string, string>): DoctorCheck[] {
       ? {
           name: 'pgvector',
           status: 'warn',
-          detail: 'the vector extension is not installed in this database: recall runs on full text only',
-          fix: 'install pgvector on the server (e.g. the postgresql-NN-pgvector package) and run CREATE EXTENSION vector in the database as a superuser',
+          detail: `${vectorsOff ?? 'the vector extension is not installed in this database'}: memories are indexed and recalled by their words only`,
+          fix: 'install pgvector on the server (e.g. the postgresql-NN-pgvector package) and run CREATE EXTENSION vector in the database as a superuser (engram creates it on open when its role may), then run engram reindex --full to embed what was indexed by words',
         }
       : { name: 'pgvector', status: 'ok', detail: `pgvector ${pgvector}` }
   return [server, vector]
@@ -71,7 +71,7 @@ export const doctorCommand: Command = {
       }
       const facts = mind.backend.capabilities.facts
       const onPostgres = mind.backend.name === 'postgres'
-      checks.push(...(onPostgres ? postgresChecks(facts) : [{ name: 'sqlite', status: 'ok' as const, detail: Object.entries(facts).map(([k, v]) => `${k}: ${v}`).join('; ') }]))
+      checks.push(...(onPostgres ? postgresChecks(facts, mind.backend.capabilities.vectorsOff) : [{ name: 'sqlite', status: 'ok' as const, detail: Object.entries(facts).map(([k, v]) => `${k}: ${v}`).join('; ') }]))
       checks.push(
         mind.backend.capabilities.fullText
           ? { name: 'full-text search', status: 'ok', detail: onPostgres ? 'BM25 over term rows, ranked as the embedded index ranks' : 'FTS5 with BM25' }
@@ -83,7 +83,9 @@ export const doctorCommand: Command = {
           ? { name: 'vector search', status: 'ok', detail: vectors }
           : vectors === 'typescript'
             ? { name: 'vector search', status: 'warn', detail: 'sqlite-vec not loadable; vectors searched in plain TypeScript (slower past ~100k units)', fix: 'reinstall engram so that the sqlite-vec package for this platform is present' }
-            : { name: 'vector search', status: 'warn', detail: 'off', fix: 'set ENGRAM_EMBED_PROVIDER to offline, openai-compatible or onnx' },
+            : mind.backend.capabilities.vectorsOff !== undefined
+              ? { name: 'vector search', status: 'warn', detail: `off: ${mind.backend.capabilities.vectorsOff}`, fix: 'see the pgvector check above' }
+              : { name: 'vector search', status: 'warn', detail: 'off', fix: 'set ENGRAM_EMBED_PROVIDER to offline, openai-compatible or onnx' },
       )
       checks.push(await contextCheck(mind))
       checks.push(await memoryFilesCheck(mind))
