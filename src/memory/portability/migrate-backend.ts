@@ -3,8 +3,10 @@
  * through the storage seams only, so any pair of backends works: the memory tree as `engram
  * export` / `engram import engram` carry it, then what a tree does not hold — conversations
  * (messages in order, then their summaries replayed in the order they were made, so the context
- * items come out the same), the activity log, confirmations, stored turns and job runs — and
- * finally a reindex on the target. Running it again adds nothing that is already there.
+ * items come out the same), the activity log, confirmations, stored turns and job runs — then a
+ * reindex on the target, and last the target read back and compared with the source (counts and
+ * digests per tree, file and conversation; decision 0052): `complete` only when it holds all of
+ * it. Running it again adds nothing that is already there and finishes whatever a killed run left.
  */
 import type { Summary } from '../../core/message.ts'
 import type { Backend, Conversation } from '../../storage/contracts.ts'
@@ -49,7 +51,7 @@ export interface MigrationReport {
   notMoved: string[]
 }
 
-/** What no seam lets a migration read or write yet; said in every report (decision 0036). */
+/** What no seam lets a migration read or write yet; said in every report and in `engram migrate --help` (decisions 0036, 0052). */
 const NOT_MOVED = [
   'archived documents, earlier versions of documents, and forgotten rules, lessons, profile facts and topics (the seams read an archive but write no archived copy as it is)',
   'lines of memory files that could not be parsed, and topic files that cannot be read (reported, left in the source)',

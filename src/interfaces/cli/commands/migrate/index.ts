@@ -3,7 +3,9 @@
  * backend — a PostgreSQL database (`postgres://…`) or another embedded home (a folder) — through
  * the storage seams (decision 0036): the memory tree, conversations with their summaries and
  * context items, the activity log, confirmations, stored turns and job runs, then a full reindex
- * of the target. The source is only read; running it again adds nothing that is already there.
+ * of the target, which is then checked against the source: "complete", or "incomplete" with what
+ * differs and ExitCode.incomplete (decision 0052). The source is only read; running it again adds
+ * nothing that is already there and finishes what a killed run left.
  */
 import { resolve } from 'node:path'
 import { createLineLogger } from '../../../../core/logger.ts'
