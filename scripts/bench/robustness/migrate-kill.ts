@@ -81,7 +81,7 @@ export async function run(options: MigrateKillBenchOptions = {}): Promise<string
         await client.end()
       }
       const again = await runMigrate(tmp.home, tmp.env, url, schema)
-      tampered = `exit ${again.code}, status ${again.json?.data?.status}, ${again.json?.data?.agents?.[0]?.verification.differences.length ?? 0} difference(s) named`
+      tampered = `exit ${again.code}, status ${again.json?.data?.status}, ${again.json?.data?.agents?.[0]?.verification?.differences.length ?? 0} difference(s) named`
     } finally {
       await dropKillRunSchema(url, schema)
     }

@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto'
 import { dedupeKey } from '../../core/engram.ts'
+import type { StoredMessage } from '../../core/message.ts'
 import type { Backend, Conversation, PendingConfirmation } from '../../storage/contracts.ts'
 import { allSummaryIds } from '../context/dag.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
@@ -53,7 +54,7 @@ function tally(keys: string[]): Tally {
 }
 
 /** A message as an append takes it again: everything but the ids the store gives. */
-export function replayable(message: Awaited<ReturnType<Backend['context']['messages']>>[number]) {
+export function replayable(message: StoredMessage) {
   return {
     role: message.role,
     content: message.content,
@@ -83,15 +84,14 @@ function treeOf(path: string): string {
  * (messages by seq, summaries by their own digest), so the DAG is compared, not the ids; the items
  * of the context window in order.
  */
-async function digestConversation(backend: Backend, conversation: Conversation): Promise<ConversationDigest> {
-  const messages = await backend.context.messages(conversation.id)
+async function digestConversation(backend: Backend, conversation: Conversation, messages: StoredMessage[]): Promise<ConversationDigest> {
   const seqOf = new Map(messages.map((message) => [message.id, message.seq]))
   const items = await backend.context.items(conversation.id)
-  const summaries = await backend.context.summariesById(await allSummaryIds(backend.context, items))
-  const byId = new Map(summaries.map((summary) => [summary.id, summary]))
-  const digests = new Map<string, string>()
   // allSummaryIds lists children before parents, so each child's digest is known when its parent is made.
-  for (const id of await allSummaryIds(backend.context, items)) {
+  const ids = await allSummaryIds(backend.context, items)
+  const byId = new Map((await backend.context.summariesById(ids)).map((summary) => [summary.id, summary]))
+  const digests = new Map<string, string>()
+  for (const id of ids) {
     const summary = byId.get(id)
     const children = await backend.context.summaryChildren(id)
     const { kind, depth, content, tokenCount, sourceTokenCount, earliestAt, latestAt, method } = summary ?? ({} as Partial<NonNullable<typeof summary>>)
@@ -127,8 +127,9 @@ export async function digestAgent(backend: Backend, agent: string, skills?: Skil
   const sessionOf = new Map<number, { sessionId: string; seq: number }>()
   for (const conversation of await backend.context.listConversations(agent)) {
     if (conversation.user !== undefined) users.add(conversation.user)
-    conversations[conversation.sessionId] = await digestConversation(backend, conversation)
-    for (const message of await backend.context.messages(conversation.id)) sessionOf.set(message.id, { sessionId: conversation.sessionId, seq: message.seq })
+    const messages = await backend.context.messages(conversation.id)
+    conversations[conversation.sessionId] = await digestConversation(backend, conversation, messages)
+    for (const message of messages) sessionOf.set(message.id, { sessionId: conversation.sessionId, seq: message.seq })
   }
 
   const activity: Record<string, Tally> = {}

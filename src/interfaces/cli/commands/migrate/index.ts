@@ -70,7 +70,7 @@ function describeMigration(to: string, reports: MigrationReport[], status: Migra
   const where = to.replace(/\/\/[^@/]*@/, '//…@')
   const lines = [
     status === 'complete'
-      ? `Migrated ${reports.length} agent(s) to ${where}: done, the target holds all of the source (checked).`
+      ? `Migrated ${reports.length} agent(s) to ${where}: done, checked: the target holds everything of the source a migration carries.`
       : `Migration to ${where} is INCOMPLETE: the target does not hold all of the source. Run the same command again to resume; what differs is listed below.`,
   ]
   for (const r of reports) {
