@@ -245,6 +245,7 @@ describe('engram export, import engram, migrate', () => {
     const [report] = (migrated.json.data as { agents: MigrationReport[] }).agents
     assert.ok(report)
     assert.deepEqual(report.problems, [])
+    assert.equal(report.status, 'complete', JSON.stringify(report.verification))
     assert.deepEqual([report.conversations.moved, report.conversations.summaries], [1, 1])
     assert.ok(report.activity.events > 0 && report.turns.moved === 2, JSON.stringify(report))
     assert.equal((await cli(home, ['export', exportDir('e')])).code, 0)

@@ -92,6 +92,7 @@ onPostgres('export after migrate', (url) => {
     test('the same tree, the same conversation, and nothing twice', async () => {
       const report = await migrateBackend({ from: mind.backend, to: pg, agent: 'default' })
       assert.deepEqual(report.problems, [])
+      assert.deepEqual([report.status, report.verification.differences], ['complete', []])
       const version = '0'
       const a = await exportMemory({ backend: mind.backend, agent: 'default', clock, skills: mind.skills, version }, join(out, 'a'))
       const b = await exportMemory({ backend: pg, agent: 'default', clock, skills: mind.skills, version }, join(out, 'b'))
@@ -119,6 +120,7 @@ onPostgres('export after migrate', (url) => {
 
       const again = await migrateBackend({ from: mind.backend, to: pg, agent: 'default' })
       assert.deepEqual([again.memory.entries, again.memory.documents, again.conversations.moved, again.activity.events, again.turns.moved], [0, 0, 0, 0, 0], JSON.stringify(again))
+      assert.equal(again.status, 'complete')
     })
   })
 })

@@ -8,12 +8,13 @@
  * - bounded: a 10 MB message with and without spaces, a 1 MB turn; the delay of SIGTERM meanwhile.
  * - contention: many processes memorizing at once; a lock holder killed with SIGKILL.
  * - slow-clients: 200 trickling connections of one client at `engram serve` (decision 0056).
+ * - migrate-kill: `engram migrate --to postgres://…` killed with SIGKILL, each time run again (PostgreSQL: add `--backend postgres`).
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 
-const PARTS = ['fuzz', 'bounded', 'contention', 'slow-clients'] as const
+const PARTS = ['fuzz', 'bounded', 'contention', 'slow-clients', 'migrate-kill'] as const
 
 const { values } = parseArgs({ options: { only: { type: 'string' } }, allowPositionals: true, strict: false })
 const wanted = typeof values.only === 'string' ? values.only.split(',').map((part) => part.trim()) : [...PARTS]

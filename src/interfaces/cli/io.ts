@@ -24,4 +24,6 @@ export const ExitCode = {
   system: 4,
   /** `engram doctor` found something required missing. */
   unhealthy: 5,
+  /** The command did only part of its work (`engram migrate`: the target does not hold all of the source); running it again resumes. */
+  incomplete: 6,
 } as const

@@ -3,15 +3,17 @@
  * through the storage seams only, so any pair of backends works: the memory tree as `engram
  * export` / `engram import engram` carry it, then what a tree does not hold — conversations
  * (messages in order, then their summaries replayed in the order they were made, so the context
- * items come out the same), the activity log, confirmations, stored turns and job runs — and
- * finally a reindex on the target. Running it again adds nothing that is already there.
+ * items come out the same), the activity log, confirmations, stored turns and job runs — then a
+ * reindex on the target, and last the target read back and compared with the source (counts and
+ * digests per tree, file and conversation; decision 0052): `complete` only when it holds all of
+ * it. Running it again adds nothing that is already there and finishes whatever a killed run left.
  */
-import { dedupeKey } from '../../core/engram.ts'
 import type { Summary } from '../../core/message.ts'
-import type { Backend, Conversation, PendingConfirmation } from '../../storage/contracts.ts'
+import type { Backend, Conversation } from '../../storage/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { importMemoryTree, type MemoryImportReport } from './import-memory.ts'
 import { collectMemoryTree, type TreeProblem } from './memory-tree.ts'
+import { ALL, compareDigests, confirmationKey, type DigestDifference, digestAgent, replayable } from './migration-digest.ts'
 import { allSummaryIds } from '../context/dag.ts'
 
 export interface MigrateBackendOptions {
@@ -35,13 +37,21 @@ export interface MigrationReport {
   confirmations: { pending: number; decided: number; alreadyThere: number }
   turns: { moved: number; alreadyThere: number }
   jobRuns: { moved: number; alreadyThere: number }
+  /**
+   * `complete` when the target was checked against the source and holds all of it (decision 0052);
+   * `incomplete` when anything differs or could not be moved — run it again, or read `problems`
+   * and `verification.differences`.
+   */
+  status: 'complete' | 'incomplete'
+  /** Where the target, read back after the migration, does not hold the source's memory. */
+  verification: { differences: DigestDifference[] }
   /** What could not be moved, and why (the rest moved). */
   problems: TreeProblem[]
   /** What this migration does not carry, whatever the data (seams without a read or a write for it). */
   notMoved: string[]
 }
 
-/** What no seam lets a migration read or write yet; said in every report (decision 0036). */
+/** What no seam lets a migration read or write yet; said in every report and in `engram migrate --help` (decisions 0036, 0052). */
 const NOT_MOVED = [
   'archived documents, earlier versions of documents, and forgotten rules, lessons, profile facts and topics (the seams read an archive but write no archived copy as it is)',
   'lines of memory files that could not be parsed, and topic files that cannot be read (reported, left in the source)',
@@ -54,8 +64,20 @@ const NOT_MOVED = [
   'write-ahead journals and resolutions (files of the home, not of a backend)',
 ]
 
-/** The biggest listing a seam is asked for at once (stored turns per user, job runs). */
-const ALL = 1_000_000
+/** How many times each key is there: the target holds a thing as many times as the source, not once. */
+function multiset(keys: string[]): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1)
+  return counts
+}
+
+/** Takes one `key` out of `present`; false when none is left (so the source's next one is moved). */
+function take(present: Map<string, number>, key: string): boolean {
+  const left = present.get(key) ?? 0
+  if (left === 0) return false
+  present.set(key, left - 1)
+  return true
+}
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
@@ -67,51 +89,55 @@ async function summariesOf(backend: Backend, conversation: Conversation): Promis
   return summaries.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.depth - b.depth || a.id.localeCompare(b.id))
 }
 
-/** Messages of a conversation as an append takes them again. */
-function replayable(message: Awaited<ReturnType<Backend['context']['messages']>>[number]) {
-  return {
-    role: message.role,
-    content: message.content,
-    at: message.at,
-    tokenCount: message.tokenCount,
-    ...(message.name !== undefined ? { name: message.name } : {}),
-    ...(message.meta !== undefined ? { meta: message.meta } : {}),
-  }
+/** What a summary says and what it folds (as ids of the target), to find a replayed one again. */
+function summaryKey(summary: Omit<Summary, 'id' | 'conversationId' | 'createdAt'>, folds: { messageIds: number[]; summaryIds: string[] }): string {
+  const { kind, depth, content, tokenCount, sourceTokenCount, earliestAt, latestAt, method } = summary
+  return JSON.stringify({ kind, depth, content, tokenCount, sourceTokenCount, earliestAt, latestAt, method, m: folds.messageIds, s: folds.summaryIds })
 }
 
 /**
  * Replays one conversation into `to`: its messages in seq order, then its summaries in the order
  * they were made, each folding the items its children became. Returns the old→new message ids.
- * A conversation the target already holds with the same messages is left as it is.
+ *
+ * It resumes whatever an earlier run left (decision 0052): the target's messages must be the
+ * source's first ones (the rest are appended), and a summary the target already holds — the same
+ * text folding the same target items — is taken as replayed, so a run killed anywhere is finished
+ * by the next one. A target whose messages are not a prefix of the source's is reported, not
+ * touched.
  */
-async function moveConversation(
-  from: Backend,
-  to: Backend,
-  conversation: Conversation,
-  report: MigrationReport,
-): Promise<Map<number, number> | undefined> {
+async function moveConversation(from: Backend, to: Backend, conversation: Conversation, report: MigrationReport): Promise<Map<number, number> | undefined> {
   const where = `conversation ${conversation.sessionId} (${conversation.agent})`
   const messages = await from.context.messages(conversation.id)
   const target = await to.context.conversation(conversation.sessionId, { agent: conversation.agent, ...(conversation.user !== undefined ? { user: conversation.user } : {}) })
   const messageIds = new Map<number, number>()
   const present = await to.context.messages(target.id)
-  if (present.length > 0) {
-    const same = present.length === messages.length && present.every((message, i) => JSON.stringify(replayable(message)) === JSON.stringify(replayable(messages[i] as (typeof messages)[number])))
-    if (!same) {
-      report.problems.push({ path: where, reason: `the target already holds a different conversation for this session (${present.length} message(s)); not replayed` })
-      return undefined
-    }
-    for (const [i, message] of messages.entries()) messageIds.set(message.id, (present[i] as (typeof present)[number]).id)
-    report.conversations.alreadyThere++
-    return messageIds
+  const prefix = present.length <= messages.length && present.every((message, i) => JSON.stringify(replayable(message)) === JSON.stringify(replayable(messages[i] as (typeof messages)[number])))
+  if (!prefix) {
+    report.problems.push({ path: where, reason: `the target already holds a different conversation for this session (${present.length} message(s)); not replayed` })
+    return undefined
   }
-  const stored = messages.length > 0 ? await to.context.appendMessages(target.id, messages.map(replayable)) : []
+  const rest = messages.slice(present.length)
+  const stored = [...present, ...(rest.length > 0 ? await to.context.appendMessages(target.id, rest.map(replayable)) : [])]
   for (const [i, message] of messages.entries()) messageIds.set(message.id, (stored[i] as (typeof stored)[number]).id)
+
+  // The summaries an earlier run replayed already, by what they say and fold in the target.
+  const replayed = new Map<string, string[]>()
+  for (const summary of await to.context.summariesById(await allSummaryIds(to.context, await to.context.items(target.id)))) {
+    const key = summaryKey(summary, await to.context.summaryChildren(summary.id))
+    replayed.set(key, [...(replayed.get(key) ?? []), summary.id])
+  }
   const summaryIds = new Map<string, string>()
+  let added = 0
   for (const summary of await summariesOf(from, conversation)) {
     const children = await from.context.summaryChildren(summary.id)
     const newMessages = children.messageIds.map((id) => messageIds.get(id))
     const newSummaries = children.summaryIds.map((id) => summaryIds.get(id))
+    const there = replayed.get(summaryKey(summary, { messageIds: newMessages as number[], summaryIds: newSummaries as string[] }))
+    const again = there?.shift()
+    if (again !== undefined) {
+      summaryIds.set(summary.id, again)
+      continue
+    }
     const wanted = new Set<string>([...newMessages.map((id) => `m${id}`), ...newSummaries.map((id) => `s${id}`)])
     const positions = (await to.context.items(target.id)).filter((item) => wanted.has(item.kind === 'message' ? `m${item.messageId}` : `s${item.summaryId}`)).map((item) => item.position)
     if (newMessages.includes(undefined) || newSummaries.includes(undefined) || positions.length !== wanted.size) {
@@ -132,23 +158,17 @@ async function moveConversation(
         ...(children.summaryIds.length > 0 ? { parentIds: newSummaries as string[] } : {}),
       })
       summaryIds.set(summary.id, made.id)
-      report.conversations.summaries++
+      added++
     } catch (error) {
       report.problems.push({ path: `${where}, summary ${summary.id}`, reason: `not replayed: ${describe(error)}; the ones made after it are not either` })
       break
     }
   }
-  report.conversations.moved++
-  report.conversations.messages += stored.length
+  if (rest.length === 0 && added === 0) report.conversations.alreadyThere++
+  else report.conversations.moved++
+  report.conversations.messages += rest.length
+  report.conversations.summaries += added
   return messageIds
-}
-
-/** A confirmation as a comparable key: what it would save, and its answer. */
-function confirmationKey(confirmation: PendingConfirmation, status: string): string {
-  const what = confirmation.engram
-    ? `e\u0000${confirmation.engram.kind}\u0000${confirmation.engram.scope}\u0000${confirmation.engram.owner ?? 'agent'}\u0000${dedupeKey(confirmation.engram.text)}`
-    : `d\u0000${JSON.stringify(confirmation.document)}`
-  return `${status}\u0000${what}`
 }
 
 /**
@@ -168,6 +188,8 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
     confirmations: { pending: 0, decided: 0, alreadyThere: 0 },
     turns: { moved: 0, alreadyThere: 0 },
     jobRuns: { moved: 0, alreadyThere: 0 },
+    status: 'incomplete',
+    verification: { differences: [] },
     problems,
     notMoved: NOT_MOVED,
   }
@@ -195,16 +217,9 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   for (const owner of tree.owners) {
     try {
       const source = await from.owned(owner).activity.read()
-      const present = new Map<string, number>()
-      for (const { ref: _ref, ...event } of await to.owned(owner).activity.read()) {
-        const key = JSON.stringify(event)
-        present.set(key, (present.get(key) ?? 0) + 1)
-      }
+      const present = multiset((await to.owned(owner).activity.read()).map(({ ref: _ref, ...event }) => JSON.stringify(event)))
       for (const { ref: _ref, ...event } of source) {
-        const key = JSON.stringify(event)
-        const left = present.get(key) ?? 0
-        if (left > 0) {
-          present.set(key, left - 1)
+        if (take(present, JSON.stringify(event))) {
           report.activity.alreadyThere++
           continue
         }
@@ -231,9 +246,10 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
         report.confirmations.pending++
       }
       if (user === undefined) continue
-      const decided = new Set((await to.confirmations.ofUser(user)).filter((item) => item.agent === agent && item.status !== 'pending').map((item) => confirmationKey(item, item.status)))
+      const decided = multiset((await to.confirmations.ofUser(user)).filter((item) => item.agent === agent && item.status !== 'pending' && item.askedBy === user).map((item) => confirmationKey(item, item.status)))
       for (const item of (await from.confirmations.ofUser(user)).filter((c) => c.agent === agent && c.status !== 'pending' && c.askedBy === user)) {
-        if (decided.has(confirmationKey(item, item.status))) {
+        // A run killed between queueing and answering left it pending: queueing it again returns that one, which is answered now.
+        if (take(decided, confirmationKey(item, item.status))) {
           report.confirmations.alreadyThere++
           continue
         }
@@ -252,7 +268,12 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   for (const user of [undefined, ...[...users].sort()]) {
     try {
       for (const turn of (await from.lifecycle.recentTurns(agent, user, ALL)).reverse()) {
-        if (await to.lifecycle.turn(agent, { sessionId: turn.sessionId, turn: turn.turn })) {
+        const replies = turn.replyIds.flatMap((id) => (messageIds.has(id) ? [messageIds.get(id) as number] : []))
+        const there = await to.lifecycle.turn(agent, { sessionId: turn.sessionId, turn: turn.turn })
+        if (there) {
+          // A run killed between the turn and its replies left it without them: they are added now.
+          const missing = replies.filter((id) => !there.replyIds.includes(id))
+          if (missing.length > 0) await to.lifecycle.addTurnReplies(agent, turn.sessionId, turn.turn, missing)
           report.turns.alreadyThere++
           continue
         }
@@ -261,9 +282,8 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
           problems.push({ path: `turn ${turn.turn} of ${turn.sessionId}`, reason: 'its message was not moved; not moved' })
           continue
         }
-        const { replyIds, ...record } = turn
+        const { replyIds: _replyIds, ...record } = turn
         await to.lifecycle.saveTurn({ ...record, messageId })
-        const replies = replyIds.flatMap((id) => (messageIds.has(id) ? [messageIds.get(id) as number] : []))
         if (replies.length > 0) await to.lifecycle.addTurnReplies(agent, turn.sessionId, turn.turn, replies)
         report.turns.moved++
       }
@@ -275,9 +295,9 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   // 6. Job runs (so scheduled work neither repeats nor forgets when it last ran).
   try {
     const key = (run: { job: string; startedAt: string; finishedAt: string; status: string }): string => `${run.job}\u0000${run.startedAt}\u0000${run.finishedAt}\u0000${run.status}`
-    const present = new Set((await to.jobs.runs({ agent, limit: ALL })).map(key))
+    const present = multiset((await to.jobs.runs({ agent, limit: ALL })).map(key))
     for (const run of (await from.jobs.runs({ agent, limit: ALL })).sort((a, b) => a.id - b.id)) {
-      if (present.has(key(run))) {
+      if (take(present, key(run))) {
         report.jobRuns.alreadyThere++
         continue
       }
@@ -290,5 +310,10 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   }
 
   await options.reindex?.()
+
+  // 7. The target against the source: counts and digests per tree, file, conversation, log and kind.
+  const differences = compareDigests(await digestAgent(from, agent, options.skills?.from), await digestAgent(to, agent, options.skills?.to))
+  report.verification = { differences }
+  report.status = differences.length === 0 ? 'complete' : 'incomplete'
   return report
 }

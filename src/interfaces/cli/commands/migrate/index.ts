@@ -3,7 +3,9 @@
  * backend — a PostgreSQL database (`postgres://…`) or another embedded home (a folder) — through
  * the storage seams (decision 0036): the memory tree, conversations with their summaries and
  * context items, the activity log, confirmations, stored turns and job runs, then a full reindex
- * of the target. The source is only read; running it again adds nothing that is already there.
+ * of the target, which is then checked against the source: "complete", or "incomplete" with what
+ * differs and ExitCode.incomplete (decision 0052). The source is only read; running it again adds
+ * nothing that is already there and finishes what a killed run left.
  */
 import { resolve } from 'node:path'
 import { createLineLogger } from '../../../../core/logger.ts'
@@ -13,6 +15,7 @@ import { type MigrationReport, migrateBackend } from '../../../../memory/portabi
 import { createMind, listAgents, type Mind } from '../../../../mind.ts'
 import type { Backend } from '../../../../storage/contracts.ts'
 import type { Command, CommandContext } from '../../command.ts'
+import { ExitCode } from '../../io.ts'
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i
 
@@ -63,13 +66,19 @@ async function openTarget(context: CommandContext, to: string, source: Mind): Pr
   return { backend: target.backend, skills: target.skills, reindex: () => target.reindex({ full: true }), close: () => target.close() }
 }
 
-function describeMigration(to: string, reports: MigrationReport[]): string {
-  const lines = [`Migrated ${reports.length} agent(s) to ${to.replace(/\/\/[^@/]*@/, '//…@')}:`]
+function describeMigration(to: string, reports: MigrationReport[], status: MigrationReport['status']): string {
+  const where = to.replace(/\/\/[^@/]*@/, '//…@')
+  const lines = [
+    status === 'complete'
+      ? `Migrated ${reports.length} agent(s) to ${where}: done, checked: the target holds everything of the source a migration carries.`
+      : `Migration to ${where} is INCOMPLETE: the target does not hold all of the source. Run the same command again to resume; what differs is listed below.`,
+  ]
   for (const r of reports) {
     lines.push(
       `  ${r.agent}: ${r.memory.entries + r.memory.topicEntries} entries, ${r.memory.documents} document(s), ${r.memory.skills} skill(s); ${r.conversations.moved} conversation(s) with ${r.conversations.messages} message(s) and ${r.conversations.summaries} summar${r.conversations.summaries === 1 ? 'y' : 'ies'}; ${r.activity.events} activity event(s); ${r.confirmations.pending + r.confirmations.decided} confirmation(s); ${r.turns.moved} turn(s); ${r.jobRuns.moved} job run(s)`,
     )
     for (const problem of r.problems) lines.push(`    not moved: ${problem.path}${problem.line ? `:${problem.line}` : ''} — ${problem.reason}`)
+    for (const difference of r.verification.differences) lines.push(`    differs: ${difference.what} — source ${difference.source}, target ${difference.target}`)
   }
   if (reports[0]) lines.push('Not carried by a migration yet:', ...reports[0].notMoved.map((item) => `  - ${item}`))
   return lines.join('\n')
@@ -111,6 +120,12 @@ export const migrateCommand: Command = {
         await source.close()
       }
     }
-    return { data: { to: to.replace(/\/\/[^@/]*@/, '//…@'), agents: reports }, human: describeMigration(to, reports) }
+    // "done" only when every agent's target was read back and holds all of its source (decision 0052).
+    const status = reports.every((report) => report.status === 'complete') ? 'complete' : 'incomplete'
+    return {
+      data: { to: to.replace(/\/\/[^@/]*@/, '//…@'), status, agents: reports },
+      human: describeMigration(to, reports, status),
+      ...(status === 'complete' ? {} : { exitCode: ExitCode.incomplete }),
+    }
   },
 }

@@ -1,0 +1,316 @@
+/**
+ * The migrate kill run (issue 27, decision 0052), shared by test/migrate-kill.test.ts and
+ * `npm run bench -- robustness/migrate-kill`: an embedded home with every kind of memory a
+ * migration carries and conversations with a summary DAG; `engram migrate --to postgres://…` run
+ * once to the end (the reference), then again and again in child processes killed with SIGKILL
+ * after a random delay drawn over the reference's duration, each followed by a rerun; each
+ * recovered schema is compared with the reference row for row (the rows of every table) and by
+ * digest (per conversation and per tree, `digestAgent`).
+ */
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { ManualClock, systemClock } from '../../../core/clock.ts'
+import type { Engram } from '../../../core/engram.ts'
+import { createMind } from '../../../mind.ts'
+import { openPostgresBackend } from '../../../storage/postgres/backend.ts'
+import { type AgentDigest, digestAgent } from '../migration-digest.ts'
+
+const BIN = fileURLToPath(new URL('../../../interfaces/cli/bin.ts', import.meta.url))
+
+export interface MigrationHomeSize {
+  /** Long conversations, each with its own DAG (default 2). */
+  conversations?: number
+  /** Messages of each long conversation (default 240). */
+  messages?: number
+}
+
+const lesson = (text: string, extra: Partial<Engram> = {}): Engram => ({ text, kind: 'lesson', scope: 'global', confidence: 'high', source: 'user', ...extra })
+
+/**
+ * Fills `home` with what a migration carries, for four owners: rules, lessons, topics, documents,
+ * a user profile, confirmations waiting and answered, turns of two users (activity, stored turns
+ * with replies), job runs, and long conversations whose messages are folded into leaf summaries
+ * (8 messages each), those into condensed ones (4 each) and those once more — a DAG of three levels.
+ */
+export async function buildMigrationHome(home: string, env: Record<string, string>, size: MigrationHomeSize = {}): Promise<void> {
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+  const mind = await createMind({ home, env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+  try {
+    await mind.encode([
+      { text: 'Answer in English unless asked otherwise', kind: 'always', scope: 'global', confidence: 'high', source: 'user' },
+      { text: 'When a deploy fails, read the release notes first', kind: 'when', scope: 'global', confidence: 'high', source: 'user', tool: 'deploy' },
+      lesson('Deploys on Fridays need a second reviewer', { topic: 'deploys' }),
+      lesson('The staging deploy takes four minutes', { topic: 'deploys' }),
+      lesson('Ada prefers answers in bullet points', { owner: 'user:ada', topic: 'style' }),
+      lesson('Bob keeps his notes in Obsidian', { owner: 'user:bob' }),
+      lesson('The team standup is at 09:30', { owner: 'shared', topic: 'team' }),
+    ])
+    const docs = mind.backend.documents
+    await docs.write('knowledge', 'tea', { created_at: '2026-03-01T08:00:00Z', confidence: 0.9 }, '# Tea\n\nGreen tea steeps for two minutes.\n')
+    await docs.write('procedure', 'release', { description: 'Cut a release', version: 2 }, '1. Tag\n2. Build\n3. Publish\n')
+    await docs.append('episode', '2026-03-01', '## 10:00 Deploy\n\nThe deploy went fine.\n')
+    await mind.backend.owned('user:ada').documents.write('knowledge', 'ada-projects', { confidence: 0.8 }, 'Ada works on the billing service.\n')
+    await mind.backend.owned('shared').documents.write('knowledge', 'office', {}, 'The office is in Lisbon.\n')
+    await docs.write('user', 'ada', { name: 'Ada' }, '# Ada\n\n- Prefers bullet points\n')
+    const confirmations = mind.backend.confirmations
+    await confirmations.enqueue(lesson('Ada owns the billing runbook', { owner: 'user:ada', confidence: 'medium', source: 'llm' }), 'copilot mode: confidence medium', 'ada')
+    for (const [i, user] of ['ada', 'bob'].entries()) {
+      const accepted = await confirmations.enqueue(lesson(`${user} asked to remember fact ${i}`, { owner: `user:${user}`, confidence: 'medium', source: 'llm' }), 'copilot mode', user)
+      await confirmations.accept([accepted.id], user)
+      const rejected = await confirmations.enqueue(lesson(`${user} dislikes tea ${i}`, { owner: `user:${user}`, confidence: 'low', source: 'llm' }), 'copilot mode', user)
+      await confirmations.reject([rejected.id], user)
+    }
+    for (const user of ['ada', 'bob']) {
+      for (let t = 0; t < 3; t++) {
+        const session = mind.session(`chat-${user}`, { user })
+        const turn = await session.begin(`Question ${t} of ${user}: where is the coffee machine?`)
+        await session.end(turn, `Answer ${t}: on floor ${t + 2}.`)
+        clock.advance(60_000)
+      }
+    }
+    await mind.idle()
+    for (let i = 0; i < 5; i++) {
+      await mind.backend.jobs.record({ job: i % 2 === 0 ? 'daily' : 'weekly', agent: 'default', startedAt: `2026-03-0${i + 1}T03:00:00.000Z`, finishedAt: `2026-03-0${i + 1}T03:00:05.000Z`, status: 'ok', details: { n: i } })
+    }
+
+    const context = mind.backend.context
+    for (let c = 0; c < (size.conversations ?? 2); c++) {
+      const conversation = await context.conversation(`long-${c}`, { agent: 'default', ...(c % 2 === 0 ? { user: 'ada' } : {}) })
+      const count = size.messages ?? 240
+      await context.appendMessages(
+        conversation.id,
+        Array.from({ length: count }, (_, i) => ({
+          role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+          content: `Conversation ${c}, message ${i}: ${i % 2 === 0 ? 'what did we decide about release' : 'we decided to ship on'} ${i}.`,
+          at: new Date(Date.parse('2026-03-02T10:00:00Z') + i * 60_000).toISOString(),
+          tokenCount: 12 + (i % 7),
+        })),
+      )
+      // Fold the window level by level, oldest first, as compaction does.
+      for (const [depth, group] of [
+        [0, 8],
+        [1, 4],
+        [2, 4],
+      ] as const) {
+        for (;;) {
+          const items = await context.items(conversation.id)
+          const wanted = depth === 0 ? 'message' : 'summary'
+          const run: typeof items = []
+          for (const item of items) {
+            const fits = item.kind === wanted && (item.kind === 'message' || (await context.summary(item.summaryId))?.depth === depth - 1)
+            if (fits) run.push(item)
+            else if (run.length > 0) break
+            if (run.length === group) break
+          }
+          if (run.length < group) break
+          const messages = await context.messagesById(run.flatMap((item) => (item.kind === 'message' ? [item.messageId] : [])))
+          const summaries = await context.summariesById(run.flatMap((item) => (item.kind === 'summary' ? [item.summaryId] : [])))
+          const at = [...messages.map((m) => m.at), ...summaries.flatMap((s) => [s.earliestAt, s.latestAt])].sort()
+          clock.advance(1_000)
+          await context.replaceWithSummary(
+            conversation.id,
+            run.map((item) => item.position),
+            {
+              kind: depth === 0 ? 'leaf' : 'condensed',
+              depth,
+              content: `Summary at depth ${depth} of ${at[0]}..${at[at.length - 1]} in conversation ${c}.`,
+              tokenCount: 20,
+              sourceTokenCount: 100,
+              earliestAt: at[0] as string,
+              latestAt: at[at.length - 1] as string,
+              method: 'deterministic',
+              ...(depth === 0 ? { messageIds: messages.map((m) => m.id) } : { parentIds: summaries.map((s) => s.id) }),
+            },
+          )
+        }
+      }
+    }
+  } finally {
+    await mind.close()
+  }
+}
+
+export interface MigrateRun {
+  code: number | null
+  signal: NodeJS.Signals | null
+  ms: number
+  /** The JSON envelope `engram migrate --json` printed (absent when it was killed). */
+  json?: { ok: boolean; data?: { status?: string; agents?: Array<{ status: string; verification: { differences: unknown[] }; problems: unknown[] }> } }
+  stderr: string
+}
+
+/** `engram migrate --to URL` in a child process (the schema by ENGRAM_DATABASE_SCHEMA); SIGKILL after `killAfterMs` when given. */
+export function runMigrate(home: string, env: Record<string, string>, url: string, schema: string, killAfterMs?: number): Promise<MigrateRun> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(process.execPath, [BIN, 'migrate', '--to', url, '--home', home, '--json'], {
+      env: { ...env, ENGRAM_DATABASE_SCHEMA: schema, ENGRAM_LLM_PROVIDER: 'none' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      const last = stdout.trim().split('\n').pop() ?? ''
+      let json: MigrateRun['json']
+      try {
+        json = last === '' ? undefined : JSON.parse(last)
+      } catch {
+        json = undefined
+      }
+      resolve({ code, signal, ms: performance.now() - started, ...(json ? { json } : {}), stderr: stderr.slice(-4000) })
+    })
+  })
+}
+
+/** A schema name of the kill run (dropped at the end). */
+export function killRunSchema(prefix = 'test'): string {
+  return `${prefix}_mk_${randomBytes(5).toString('hex')}`
+}
+
+export interface ReferenceRun {
+  run: MigrateRun
+  /** When the target's schema appeared (the child opened the target), ms after the start. */
+  openedAtMs: number
+  rows: Record<string, number>
+  digest: AgentDigest
+}
+
+/**
+ * The unkilled run: migrate to the end, watching for the moment the target's schema appears
+ * (everything before it is the process starting and reading the home, where a kill leaves
+ * nothing), then the rows and digest it ends with. The schema is dropped.
+ */
+export async function referenceRun(home: string, env: Record<string, string>, url: string, prefix = 'test'): Promise<ReferenceRun> {
+  const schema = killRunSchema(prefix)
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const started = performance.now()
+    const running = runMigrate(home, env, url, schema)
+    let openedAtMs = Number.NaN
+    let done = false
+    void running.then(() => (done = true))
+    while (!done && Number.isNaN(openedAtMs)) {
+      const { rows } = await client.query<{ present: boolean }>(`SELECT to_regclass(format('%I.schema_migrations', $1::text)) IS NOT NULL AS present`, [schema])
+      if (rows[0]?.present) openedAtMs = performance.now() - started
+      else await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    const run = await running
+    if (run.code !== 0) throw new Error(`the unkilled migrate failed (exit ${run.code}): ${JSON.stringify(run.json)} ${run.stderr}`)
+    return { run, openedAtMs: Number.isNaN(openedAtMs) ? 0 : openedAtMs, rows: await rowCounts(url, schema), digest: await schemaDigest(url, schema) }
+  } finally {
+    await client.end()
+    await dropKillRunSchema(url, schema)
+  }
+}
+
+/** The rows of each table of `schema` (a missing schema: none). */
+export async function rowCounts(url: string, schema: string): Promise<Record<string, number>> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' ORDER BY table_name`, [schema])
+    const counts: Record<string, number> = {}
+    for (const { table_name: table } of rows) {
+      const result = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM "${schema}"."${table}"`)
+      counts[table] = Number(result.rows[0]?.n ?? 0)
+    }
+    return counts
+  } finally {
+    await client.end()
+  }
+}
+
+/** The digest of the default agent's memory in `schema`. */
+export async function schemaDigest(url: string, schema: string): Promise<AgentDigest> {
+  const backend = await openPostgresBackend({ url, schema, agent: 'default', clock: systemClock })
+  try {
+    return await digestAgent(backend, 'default')
+  } finally {
+    await backend.close()
+  }
+}
+
+export async function dropKillRunSchema(url: string, schema: string): Promise<void> {
+  if (!/^[a-z]+_mk_[0-9a-f]+$/.test(schema)) throw new Error(`not a kill-run schema: ${schema}`)
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  } finally {
+    await client.end()
+  }
+}
+
+/** A small seeded generator (mulberry32), so a run's kill points can be drawn again. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Where a kill left the target, by its rows against the reference's. */
+export type KillLanding = 'before any row' | 'mid-run' | 'every row there'
+
+export function landingOf(killed: Record<string, number>, reference: Record<string, number>): KillLanding {
+  const total = Object.values(killed).reduce((a, b) => a + b, 0)
+  const tables = Object.keys(reference).filter((table) => (reference[table] ?? 0) > 0 && table !== 'schema_migrations')
+  if (tables.every((table) => (killed[table] ?? 0) === 0) || total === 0) return 'before any row'
+  return tables.every((table) => killed[table] === reference[table]) ? 'every row there' : 'mid-run'
+}
+
+export interface KillTrial {
+  delayMs: number
+  /** What the killed run did: killed (SIGKILL landed) or ended before the kill. */
+  killed: boolean
+  landing: KillLanding
+  /** Rows of the messages and summaries tables the kill left, against the reference. */
+  left: { messages: number; summaries: number }
+  rerun: MigrateRun
+  /** Tables whose rows differ from the reference's after the rerun, and the digest differences. */
+  rowsDiffer: string[]
+  digestSame: boolean
+}
+
+/** One trial: a fresh schema, migrate killed after `delayMs`, the rerun, the comparison; the schema is dropped. */
+export async function killTrial(
+  home: string,
+  env: Record<string, string>,
+  url: string,
+  reference: { rows: Record<string, number>; digest: AgentDigest },
+  delayMs: number,
+  prefix = 'test',
+): Promise<KillTrial> {
+  const schema = killRunSchema(prefix)
+  try {
+    const first = await runMigrate(home, env, url, schema, delayMs)
+    const afterKill = await rowCounts(url, schema)
+    const rerun = await runMigrate(home, env, url, schema)
+    const rows = await rowCounts(url, schema)
+    const rowsDiffer = [...new Set([...Object.keys(rows), ...Object.keys(reference.rows)])].filter((table) => rows[table] !== reference.rows[table]).map((table) => `${table}: ${rows[table] ?? 0} rows, reference ${reference.rows[table] ?? 0}`)
+    const digest = await schemaDigest(url, schema)
+    return {
+      delayMs,
+      killed: first.signal === 'SIGKILL',
+      landing: landingOf(afterKill, reference.rows),
+      left: { messages: afterKill.ctx_messages ?? 0, summaries: afterKill.ctx_summaries ?? 0 },
+      rerun,
+      rowsDiffer,
+      digestSame: JSON.stringify(digest) === JSON.stringify(reference.digest),
+    }
+  } finally {
+    await dropKillRunSchema(url, schema)
+  }
+}
