@@ -7,12 +7,13 @@
  *   every memory folder; every open, status, reindex, turn and maintain must complete.
  * - bounded: a 10 MB message with and without spaces, a 1 MB turn; the delay of SIGTERM meanwhile.
  * - contention: many processes memorizing at once; a lock holder killed with SIGKILL.
+ * - consolidation-kills: consolidation killed with SIGKILL, recovered byte for byte (decision 0053).
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 
-const PARTS = ['fuzz', 'bounded', 'contention'] as const
+const PARTS = ['fuzz', 'bounded', 'contention', 'consolidation-kills'] as const
 
 const { values } = parseArgs({ options: { only: { type: 'string' } }, allowPositionals: true, strict: false })
 const wanted = typeof values.only === 'string' ? values.only.split(',').map((part) => part.trim()) : [...PARTS]
