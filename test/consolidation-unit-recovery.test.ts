@@ -82,3 +82,18 @@ test('a half-written consolidation unit is finished once by the next run, in a f
 onPostgres('a half-written consolidation unit is finished once by the next run', (url) => {
   test('a half-written consolidation unit is finished once by the next run, in a fresh mind, on PostgreSQL', (t) => finishesTheUnit({ name: 'postgres', url }, t))
 })
+
+test('a plan that cannot be finished holds back its owner only, reported, and is kept', async (t) => {
+  const temp = makeTempHome('engram-unit-stuck-')
+  t.after(temp.cleanup)
+  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock: new ManualClock(AT), settings: { 'llm.provider': 'none', 'jobs.eager': false } })
+  t.after(() => mind.close())
+  const documents = mind.backend.owned(ada).documents
+  await documents.append('state', 'consolidation-plan', '{"format": 1, "unit": "daily 2026-03-04", "at": "cut here', { kind: 'consolidation-plan' })
+  const run = await mind.consolidate('daily')
+  const pending = run.knowledge.pending.find((step) => step.step === 'unfinished unit')
+  assert.match(pending?.reason ?? '', /users\/ada\/state\/consolidation-plan\.md holds a consolidation plan that could not be finished \(it cannot be read/)
+  assert.match((await documents.read('state', 'consolidation-plan'))?.body ?? '', /cut here/, 'kept for a person to look at')
+  const weekly = await mind.consolidate('weekly')
+  assert.ok(weekly.pending.some((step) => step.step === 'unfinished unit'))
+})

@@ -50,7 +50,7 @@ import { BudgetExhausted, type BudgetedLlm, budgetedLlm, type LlmBudget } from '
 import { type EpisodeSource, episodeOwners, episodeSections, isProcedural } from './episode-sources.ts'
 import { judgeAgainstEpisodes } from './claim-validation.ts'
 import { sanitizeFences, slugFor, textSimilarity, unsupportedFacts } from './text-facts.ts'
-import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedChange, type UnitPlan } from './unit-plan.ts'
+import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedChange, stuckStep, type UnitPlan } from './unit-plan.ts'
 
 /** The jobs-run name under which consolidated section ids are recorded. */
 export const EPISODES_CONSOLIDATED = 'consolidation-episodes'
@@ -84,7 +84,7 @@ export interface KnowledgeConsolidationDeps {
 }
 
 export interface PendingStep {
-  step: 'procedure distillation' | 'knowledge extraction' | 'validation' | 'reconsolidation' | 'contradiction detection' | 'duplicate merge wording' | 'pattern distillation' | 'contradiction scan' | 'low-activity merge'
+  step: 'procedure distillation' | 'knowledge extraction' | 'validation' | 'reconsolidation' | 'contradiction detection' | 'duplicate merge wording' | 'pattern distillation' | 'contradiction scan' | 'low-activity merge' | 'unfinished unit'
   reason: string
   /** How many sections (or items) wait for it. */
   waiting: number
@@ -516,11 +516,12 @@ export async function runKnowledgeConsolidation(deps: KnowledgeConsolidationDeps
     to: isoDay(options.includeToday ? now : new Date(now.getTime() - DAY_MS)),
   }
   // What a killed run left planned is finished first, before its sections are read as done or not.
-  if (!options.dryRun) await finishUnfinishedUnits(deps.backend)
+  const stuck = options.dryRun ? [] : (await finishUnfinishedUnits(deps.backend)).stuck
   const done = await consolidatedSections(deps.backend, deps.agent)
   const owners = await episodeOwners(deps.backend)
   if (!deps.llm.available) {
     const run = emptyKnowledgeRun()
+    run.pending.push(...stuck.map((unit) => stuckStep(unit)))
     let waiting = 0
     for (const owner of owners) waiting += (await episodeSections(deps.backend, owner, window, done)).length
     if (waiting > 0) {
@@ -531,8 +532,10 @@ export async function runKnowledgeConsolidation(deps: KnowledgeConsolidationDeps
   }
   const llm = budgetedLlm(deps.llm, { calls: deps.settings.calls, tokens: deps.settings.tokens })
   const run = emptyKnowledgeRun(llm.model)
+  run.pending.push(...stuck.map((unit) => stuckStep(unit)))
   const waiting: Array<{ owner: Owner; sections: EpisodeSource[] }> = []
   for (const owner of owners) {
+    if (stuck.some((unit) => unit.owner === owner)) continue
     const sections = await episodeSections(deps.backend, owner, window, done)
     if (sections.length > 0) waiting.push({ owner, sections })
   }

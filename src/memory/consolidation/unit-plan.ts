@@ -21,10 +21,12 @@
 import { serializeFrontmatter } from '../../core/frontmatter.ts'
 import { contentHash } from '../../core/hash.ts'
 import type { ActivityEvent } from '../../core/activity.ts'
+import { describeError } from '../../core/errors.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { ActivityLog, Backend, DocumentStore, JobRun } from '../../storage/contracts.ts'
 import { ownerNamespace } from '../../storage/home-layout.ts'
+import type { PendingStep } from './knowledge-consolidation.ts'
 
 /** The state document that holds an owner's unfinished unit. */
 const PLAN_SLUG = 'consolidation-plan'
@@ -117,27 +119,45 @@ function parsePlan(body: string): UnitPlan | undefined {
   }
 }
 
+/** An owner whose unit could not be finished: not consolidated until a person moves the plan away. */
+export interface StuckUnit {
+  owner: Owner
+  path: string
+  why: string
+}
+
 /**
  * Finishes every unit a killed consolidation left planned, in every owner's tree, before anything
- * new is planned (the caller holds the consolidation lock). A plan that cannot be read — cut by
- * hand, or written by another version — is kept where it is and reported; nothing of it is applied.
+ * new is planned (the caller holds the consolidation lock). A plan that cannot be read (cut by
+ * hand, written by another version) or applied (a write refused) is kept where it is and its
+ * owner is returned as stuck: the caller consolidates the other owners and reports this one, so
+ * one broken plan neither stops everyone's consolidation nor is planned over twice.
  */
-export async function finishUnfinishedUnits(backend: Backend): Promise<{ finished: string[]; unreadable: string[] }> {
+export async function finishUnfinishedUnits(backend: Backend): Promise<{ finished: string[]; stuck: StuckUnit[] }> {
   const owners: Owner[] = ['agent', 'shared', ...(await backend.users()).map((user) => ownerOfUser(user))]
   const finished: string[] = []
-  const unreadable: string[] = []
+  const stuck: StuckUnit[] = []
   for (const owner of owners) {
     const stores = backend.owned(owner)
     const doc = await stores.documents.read('state', PLAN_SLUG)
     if (!doc) continue
     const plan = parsePlan(doc.body)
     if (!plan) {
-      unreadable.push(doc.path)
+      stuck.push({ owner, path: doc.path, why: 'it cannot be read (cut, or written by another engram version)' })
       continue
     }
-    await apply(backend, stores, plan)
-    await stores.documents.purge('state', PLAN_SLUG)
-    finished.push(plan.unit)
+    try {
+      await apply(backend, stores, plan)
+      await stores.documents.purge('state', PLAN_SLUG)
+      finished.push(plan.unit)
+    } catch (error) {
+      stuck.push({ owner, path: doc.path, why: describeError(error) })
+    }
   }
-  return { finished, unreadable }
+  return { finished, stuck }
+}
+
+/** The pending step that reports a stuck owner (what waits is the plan). */
+export function stuckStep(unit: StuckUnit): PendingStep {
+  return { step: 'unfinished unit', reason: `${unit.path} holds a consolidation plan that could not be finished (${unit.why}); move it away to consolidate this owner again`, waiting: 1 }
 }

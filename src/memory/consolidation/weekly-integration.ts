@@ -49,7 +49,7 @@ import { LOW_ACTIVITY_FIELDS } from './forgetting-policy.ts'
 import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { contradictionSchema, type ConsolidationSettings, distilledProcedure, type PendingStep, PROCEDURE_DUPLICATE_SIMILARITY, proceduresSchema, step } from './knowledge-consolidation.ts'
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm } from './llm-budget.ts'
-import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedChange, type UnitPlan } from './unit-plan.ts'
+import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedChange, stuckStep, type UnitPlan } from './unit-plan.ts'
 import { countsSimilarity, factsAgree, sanitizeFences, slugFor, termCounts, textSimilarity, unsupportedFacts } from './text-facts.ts'
 import { z } from 'zod'
 
@@ -442,11 +442,12 @@ async function weeklyRun(deps: WeeklyIntegrationDeps, options: { dryRun?: boolea
   const week = isoWeek(deps.clock.now())
   // What a killed run left planned is finished first, and a killed run goes on with the owner
   // after the last one it integrated, instead of planning those owners again over what it wrote.
-  if (!options.dryRun) await finishUnfinishedUnits(deps.backend)
+  const stuck = options.dryRun ? [] : (await finishUnfinishedUnits(deps.backend)).stuck
+  run.pending.push(...stuck.map((unit) => stuckStep(unit)))
   const resumed = options.dryRun ? { id: '', done: new Set<string>() } : await resumableRun(deps.backend, deps.agent, now)
   try {
     for (const owner of await episodeOwners(deps.backend)) {
-      if (resumed.done.has(ownerDigest(owner))) continue
+      if (resumed.done.has(ownerDigest(owner)) || stuck.some((unit) => unit.owner === owner)) continue
       const draft: WeeklyIntegrationRun = { ...run, merged: [], distilled: [], contradictions: [], pending: [] }
       const plan = await planOwner(deps, llm, owner, draft, now)
       if (!options.dryRun) await commitUnit(deps.backend, owner, unitPlanOf(plan, { week, run: resumed.id, owner, agent: deps.agent, at: now, model: llm?.model }))
