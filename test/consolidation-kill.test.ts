@@ -9,16 +9,21 @@
  * SQLite databases and lock files are not compared: their bytes depend on the process history,
  * not on what is remembered — see `compared` in the harness).
  *
- * ENGRAM_KILL_SEED=<n> repeats a run's kill points; ENGRAM_CONSOLIDATION_KILLS=<n> changes how many.
+ * On PostgreSQL, where documents, versions and activity are rows, the same trials compare the
+ * rows through the stores (consolidation-kills-postgres.ts).
+ *
+ * ENGRAM_KILL_SEED=<n> repeats a run's kill points; ENGRAM_CONSOLIDATION_KILLS=<n> and
+ * ENGRAM_CONSOLIDATION_KILLS_PG=<n> change how many.
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { parseFrontmatter } from '../src/core/frontmatter.ts'
-import { runKillTrials } from '../src/memory/consolidation/test-support/consolidation-kills.ts'
+import { consolidationModel, runKillTrials } from '../src/memory/consolidation/test-support/consolidation-kills.ts'
+import { runPostgresKillTrials } from '../src/memory/consolidation/test-support/consolidation-kills-postgres.ts'
+import { onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
-import { consolidationModel } from '../src/memory/consolidation/test-support/consolidation-kills.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
 const KILLS = Number(process.env.ENGRAM_CONSOLIDATION_KILLS ?? 24)
@@ -59,4 +64,25 @@ test(`consolidation killed ${KILLS} times at random points ends, after a recover
     context,
   )
   t.diagnostic(context)
+})
+
+const PG_KILLS = Number(process.env.ENGRAM_CONSOLIDATION_KILLS_PG ?? 12)
+
+onPostgres('consolidation killed at random points ends, after a recovery run, row for row where an unkilled run ends', (databaseUrl) => {
+  test(`consolidation killed ${PG_KILLS} times at random points ends, after a recovery run, row for row where an unkilled run ends, on PostgreSQL (seed ${SEED})`, async (t) => {
+    const tmp = makeTempHome()
+    t.after(tmp.cleanup)
+    const server = await startFakeOpenAiServer({ onChat: consolidationModel })
+    t.after(() => server.close())
+    const run = await runPostgresKillTrials({ dir: join(tmp.home, '..', 'kills'), env: tmp.env, url: server.url, databaseUrl, kills: PG_KILLS, seed: SEED, requests: () => server.requests.length })
+    const context = `seed ${SEED}, unkilled consolidation ${run.unkilledMs} ms\n${run.trials.map((trial, i) => `#${i} kill ${trial.delayMs} ms ${trial.point} → ${trial.leftAt}; differ after recovery: ${trial.differ.join(', ') || 'nothing'}${trial.recoveryCode === 0 ? '' : `; recovery exited ${trial.recoveryCode}: ${trial.recoveryStderr}`}`).join('\n')}`
+    assert.ok(run.trials.some((trial) => trial.leftAt === 'partial'), `no kill left half-written rows\n${context}`)
+    for (const trial of run.trials) assert.equal(trial.recoveryCode, 0, context)
+    assert.deepEqual(
+      run.trials.flatMap((trial, i) => trial.differ.map((row) => `#${i}: ${row}`)),
+      [],
+      context,
+    )
+    t.diagnostic(context)
+  })
 })

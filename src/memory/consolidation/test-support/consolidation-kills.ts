@@ -122,8 +122,12 @@ export interface ChildRun {
   stderr: string
 }
 
-/** When to kill: that long after consolidation began, or after the first file it wrote in the users' trees was seen. */
-export type KillPoint = { afterStartMs: number } | { afterFirstWriteMs: number }
+/**
+ * When to kill: that long after consolidation began; after the first file it wrote in the users'
+ * trees was seen; or that long after the model server had received `count` more requests (each
+ * unit is written right after its last model call).
+ */
+export type KillPoint = { afterStartMs: number } | { afterFirstWriteMs: number } | { afterRequests: { count: number; seen: () => number }; thenMs: number }
 
 /** Runs the child on `home`; with `kill`, SIGKILLs it at that point. */
 export function runChild(home: string, env: Record<string, string>, url: string, kill?: KillPoint): Promise<ChildRun> {
@@ -148,6 +152,16 @@ export function runChild(home: string, env: Record<string, string>, url: string,
       if (startedAt === undefined && started) {
         startedAt = Date.now()
         if (kill && 'afterStartMs' in kill) killIn(kill.afterStartMs)
+        if (kill && 'afterRequests' in kill) {
+          const target = kill.afterRequests.seen() + kill.afterRequests.count
+          const poll = setInterval(() => {
+            if (child.exitCode !== null || child.signalCode !== null) clearInterval(poll)
+            else if (kill.afterRequests.seen() >= target) {
+              clearInterval(poll)
+              killIn(kill.thenMs)
+            }
+          }, 1)
+        }
         if (kill && 'afterFirstWriteMs' in kill) {
           // The users' trees change only when consolidation writes (the plan is its first write).
           watcher = watch(join(home, 'agents', 'default', 'users'), { recursive: true }, () => {
@@ -218,7 +232,7 @@ export function seeded(seed: number): () => number {
 
 export interface KillTrial {
   /** What the delay counts from. */
-  point: 'after start' | 'after first write'
+  point: string
   delayMs: number
   /** Where the kill left the home: `untouched` (as built), `partial`, `complete` (as an unkilled run), `not-killed` (the child had finished). */
   leftAt: 'untouched' | 'partial' | 'complete' | 'not-killed'
