@@ -21,13 +21,15 @@ const ada = ownerOfUser('ada')
 
 type Backend = { name: 'embedded' } | { name: 'postgres'; url: string }
 
-async function finishesTheUnit(backend: Backend, t: { after(fn: () => unknown): void }): Promise<void> {
+async function finishesTheUnit(backend: Backend, t: { after(fn: () => unknown): void }, recover: 'consolidate' | 'maintain' = 'consolidate'): Promise<void> {
   const temp = makeTempHome('engram-unit-recovery-')
   t.after(temp.cleanup)
   const env = backend.name === 'postgres' ? { ...temp.env, ENGRAM_DATABASE_URL: backend.url, ENGRAM_DATABASE_SCHEMA: freshSchema() } : temp.env
   const open = () => createMind({ home: temp.home, env, ignoreConfigFile: true, clock: new ManualClock(AT), settings: { 'llm.provider': 'none', 'jobs.eager': false } })
 
   const killed = await open()
+  // The day's and the week's scheduled consolidations have run: the next maintain has none to run.
+  await killed.maintain()
   const documents = killed.backend.owned(ada).documents
   const old = { created_at: '2026-02-01T09:00:00.000Z', updated_at: '2026-02-01T09:00:00.000Z', version: 1 }
   await documents.write('knowledge', 'deploys', old, '# Deploys\n\nStaging is deployed with Kamal.\n')
@@ -55,7 +57,9 @@ async function finishesTheUnit(backend: Backend, t: { after(fn: () => unknown): 
 
   const mind = await open()
   t.after(() => mind.close())
-  await mind.consolidate('daily')
+  // `engram consolidate daily`, or `engram maintain` on a day whose consolidation has run.
+  if (recover === 'consolidate') await mind.consolidate('daily')
+  else await mind.maintain()
   const docs = mind.backend.owned(ada).documents
   assert.equal((await docs.read('knowledge', 'deploys'))?.frontmatter.superseded_by, 'deploys-2')
   assert.equal((await docs.versions('knowledge', 'deploys')).length, 1, 'the first write was not made (nor versioned) again')
@@ -79,8 +83,10 @@ async function finishesTheUnit(backend: Backend, t: { after(fn: () => unknown): 
 }
 
 test('a half-written consolidation unit is finished once by the next run, in a fresh mind (embedded)', (t) => finishesTheUnit({ name: 'embedded' }, t))
+test('a half-written consolidation unit is finished once by the next maintain, in a fresh mind (embedded)', (t) => finishesTheUnit({ name: 'embedded' }, t, 'maintain'))
 onPostgres('a half-written consolidation unit is finished once by the next run', (url) => {
   test('a half-written consolidation unit is finished once by the next run, in a fresh mind, on PostgreSQL', (t) => finishesTheUnit({ name: 'postgres', url }, t))
+  test('a half-written consolidation unit is finished once by the next maintain, in a fresh mind, on PostgreSQL', (t) => finishesTheUnit({ name: 'postgres', url }, t, 'maintain'))
 })
 
 test('a plan that cannot be finished holds back its owner only, reported, and is kept', async (t) => {

@@ -27,6 +27,7 @@ import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { ActivityLog, Backend, DocumentStore, JobRun } from '../../storage/contracts.ts'
 import { ownerNamespace } from '../../storage/home-layout.ts'
 import type { PendingStep } from './knowledge-consolidation.ts'
+import { consolidationLockName } from './one-at-a-time.ts'
 
 /** The state document that holds an owner's unfinished unit. */
 const PLAN_SLUG = 'consolidation-plan'
@@ -160,4 +161,15 @@ export async function finishUnfinishedUnits(backend: Backend): Promise<{ finishe
 /** The pending step that reports a stuck owner (what waits is the plan). */
 export function stuckStep(unit: StuckUnit): PendingStep {
   return { step: 'unfinished unit', reason: `${unit.path} holds a consolidation plan that could not be finished (${unit.why}); move it away to consolidate this owner again`, waiting: 1 }
+}
+
+/**
+ * `finishUnfinishedUnits` now unless a consolidation holds the agent's consolidation lock (it
+ * finishes them itself before anything else): what a mind's first `maintain()` calls, so that
+ * `engram consolidate` killed in one process is finished by `engram maintain` in the next, even
+ * on a day whose scheduled consolidation already ran. What could not be finished is returned.
+ */
+export async function finishUnfinishedUnitsIfIdle(backend: Backend, agent: string): Promise<StuckUnit[]> {
+  const outcome = await backend.locks.withLock(consolidationLockName(agent), () => finishUnfinishedUnits(backend), { wait: false })
+  return outcome.kind === 'done' ? outcome.value.stuck : []
 }
