@@ -57,6 +57,7 @@ import { eraseUser, type UserErasureReport } from './memory/forgetting/forget-us
 import { exportUser, type UserExportReport } from './memory/forgetting/export-user.ts'
 import { forgetTarget, forgettingContextOf, historyOfTarget, purgeTarget, restoreTarget } from './tools/forgetting.ts'
 import type { DocumentHistory } from './memory/consolidation/history.ts'
+import { finishUnfinishedUnitsIfIdle, stuckStep } from './memory/consolidation/unit-plan.ts'
 import type { EngramTool } from './tools/tool.ts'
 
 export type { CreateMindOptions } from './mind-core.ts'
@@ -284,6 +285,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
   })
   // What the daily and monthly consolidations work with (consolidation/).
   let lastForgetting: ForgettingRun | undefined
+  /** Whether this mind has finished what a killed consolidation left planned (its first `maintain()` does). */
+  let unitsChecked = false
   const consolidationDeps: ForgettingDeps & DailyConsolidationDeps = {
     backend,
     layout,
@@ -535,6 +538,15 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       return (lastForgetting ?? empty) as ConsolidationRuns[P]
     },
     async maintain(options = {}) {
+      // Once per mind: consolidation units a killed process left half written are finished first (decision 0053).
+      if (!unitsChecked) {
+        unitsChecked = true
+        try {
+          for (const unit of await finishUnfinishedUnitsIfIdle(backend, values.agent)) warn(`consolidation: ${stuckStep(unit).reason}`)
+        } catch (error) {
+          warn(`consolidation: could not finish what a killed run left planned: ${describeError(error)}`)
+        }
+      }
       const done = await lifecycle.maintain(options)
       // Files written outside the write path (by hand, by another process, a saved skill) reach the index.
       reindexSoon()

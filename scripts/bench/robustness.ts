@@ -9,12 +9,13 @@
  * - contention: many processes memorizing at once; a lock holder killed with SIGKILL.
  * - slow-clients: 200 trickling connections of one client at `engram serve` (decision 0056).
  * - migrate-kill: `engram migrate --to postgres://…` killed with SIGKILL, each time run again (PostgreSQL: add `--backend postgres`).
+ * - consolidation-kills: consolidation killed with SIGKILL, recovered byte for byte (decision 0053).
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 
-const PARTS = ['fuzz', 'bounded', 'contention', 'slow-clients', 'migrate-kill'] as const
+const PARTS = ['fuzz', 'bounded', 'contention', 'slow-clients', 'migrate-kill', 'consolidation-kills'] as const
 
 const { values } = parseArgs({ options: { only: { type: 'string' } }, allowPositionals: true, strict: false })
 const wanted = typeof values.only === 'string' ? values.only.split(',').map((part) => part.trim()) : [...PARTS]

@@ -119,6 +119,13 @@ export type ArchiveReason = 'versions' | 'merged' | 'forgotten' | 'procedure_ver
 export interface DocWriteOptions {
   /** Why the document changed; recorded with the archived version. */
   reason?: string
+  /**
+   * The instant of the change (ISO-8601; default now): its saved version is stamped with it. A
+   * write repeated with the same instant after a crash (a consolidation plan applied again,
+   * unit-plan.ts) finds the version it had already saved, when that holds the current text, and
+   * does not save it twice.
+   */
+  at?: string
 }
 
 /**

@@ -97,7 +97,7 @@ function titleOf(body: string): string | undefined {
 }
 
 /** Gives a document without frontmatter the seed's, above its text (see the module comment); what it added, else undefined. */
-async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, entry: OwnedDocument, dryRun: boolean): Promise<Migrated | undefined> {
+async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, entry: OwnedDocument, dryRun: boolean, at: string): Promise<Migrated | undefined> {
   const { doc, ref, docKind } = entry
   // Kept as they are: a file whose frontmatter cannot be read, and one with a block of its own
   // (rewriting an author's block could reword its lines).
@@ -116,7 +116,7 @@ async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, e
   const missing = missingFrontmatter(docKind, doc.frontmatter, doc.body, ref.modifiedAt)
   const added = Object.keys(missing)
   if (added.length === 0) return undefined
-  if (!dryRun) await entry.documents.write(docKind, ref.slug, missing, doc.body, { reason: `legacy migration: added ${added.join(', ')}` })
+  if (!dryRun) await entry.documents.write(docKind, ref.slug, missing, doc.body, { reason: `legacy migration: added ${added.join(', ')}`, at })
   return { path: entry.path, added }
 }
 
@@ -124,7 +124,7 @@ async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, e
  * Writes the low-activity mark of `verdict` into the document's frontmatter, or takes it off a
  * document in use again; what changed, else undefined (see the module comment).
  */
-async function markActivity(deps: { backend: Backend; layout: HomeLayout }, entry: OwnedDocument, verdict: ForgettingVerdict, migrated: boolean, dryRun: boolean): Promise<'marked' | 'cleared' | undefined> {
+async function markActivity(deps: { backend: Backend; layout: HomeLayout }, entry: OwnedDocument, verdict: ForgettingVerdict, migrated: boolean, dryRun: boolean, at: string): Promise<'marked' | 'cleared' | undefined> {
   if (entry.unreadable) return undefined
   if (deps.backend.name === 'embedded') {
     // As migration: only a regular file (never through a link), and not one pasted whole.
@@ -138,12 +138,12 @@ async function markActivity(deps: { backend: Backend; layout: HomeLayout }, entr
   if (low) {
     if (fm[level] === 'low' && fm[since] === verdict.since) return undefined
     const dated = fm.updated_at !== undefined || fm.created_at !== undefined ? {} : { updated_at: entry.ref.modifiedAt }
-    if (!dryRun) await entry.documents.write(entry.docKind, entry.ref.slug, { ...fm, ...dated, [level]: 'low', [since]: verdict.since }, doc.body, { reason: `downscaling: low-activity since ${verdict.since} (${verdict.why})` })
+    if (!dryRun) await entry.documents.write(entry.docKind, entry.ref.slug, { ...fm, ...dated, [level]: 'low', [since]: verdict.since }, doc.body, { reason: `downscaling: low-activity since ${verdict.since} (${verdict.why})`, at })
     return 'marked'
   }
   if (fm[level] === undefined && fm[since] === undefined) return undefined
   const { [level]: _level, [since]: _since, ...rest } = fm
-  if (!dryRun) await entry.documents.write(entry.docKind, entry.ref.slug, rest, doc.body, { reason: `downscaling: in use again (${verdict.why})` })
+  if (!dryRun) await entry.documents.write(entry.docKind, entry.ref.slug, rest, doc.body, { reason: `downscaling: in use again (${verdict.why})`, at })
   return 'cleared'
 }
 
@@ -169,13 +169,16 @@ async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolea
   const knowledge = await runKnowledgeConsolidation(deps, options)
   const run: DailyConsolidationRun = { migrated: [], lowActivity: [], marks: { marked: [], cleared: [] }, knowledge }
   // One pass, each document read once. Migration only adds the dates the verdict would take from
-  // the file anyway, so judging what was read is judging what was written.
+  // the file anyway, so judging what was read is judging what was written. Each write is one
+  // document's and carries the run's instant: a run killed between saving a version and
+  // replacing the file is finished by the next without saving the version twice, and a change
+  // already written is not a change any more.
   for await (const entry of everyOwnedDocument(deps)) {
-    const migrated = await migrateDocument(deps, entry, options.dryRun === true)
+    const migrated = await migrateDocument(deps, entry, options.dryRun === true, now.toISOString())
     if (migrated) run.migrated.push(migrated)
     const { verdict, path } = await reviewDocument(deps.backend, entry, now)
     if (verdict.state === 'low-activity') run.lowActivity.push({ path, why: verdict.why, forgetOn: verdict.forgetOn })
-    const mark = await markActivity(deps, entry, verdict, migrated !== undefined, options.dryRun === true)
+    const mark = await markActivity(deps, entry, verdict, migrated !== undefined, options.dryRun === true, now.toISOString())
     if (mark) run.marks[mark].push(path)
   }
   return run

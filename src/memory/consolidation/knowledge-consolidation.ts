@@ -27,8 +27,11 @@
  * Everything a unit (owner, day) would change is planned first, with every model call made, and
  * written only when the plan is complete: a model that times out, fails or answers out of schema
  * leaves every file as it was, and the job fails with the step and the reason. A spent budget
- * stops the run cleanly; what is left stays for the next run. Each consolidated unit's section
- * ids are recorded (jobs run `consolidation-episodes`), so a section is consolidated once.
+ * stops the run cleanly; what is left stays for the next run. The complete plan is stored before
+ * its first write and applied idempotently (unit-plan.ts, decision 0053): a process killed
+ * while writing leaves a plan the next run finishes first, never half a unit. Each consolidated
+ * unit's section ids are recorded last (jobs run `consolidation-episodes`), so a section is
+ * consolidated once.
  *
  * Without a model nothing here runs: the run reports each step as pending with its reason, and a
  * later run with a model takes the backlog (`consolidation.backlogDays`). Nothing degraded is
@@ -41,12 +44,13 @@ import { describeError } from '../../core/errors.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { ActivityLog, Backend, DocumentStore } from '../../storage/contracts.ts'
+import type { Backend, DocumentStore } from '../../storage/contracts.ts'
 import { ownerNamespace } from '../../storage/home-layout.ts'
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm, type LlmBudget } from './llm-budget.ts'
 import { type EpisodeSource, episodeOwners, episodeSections, isProcedural } from './episode-sources.ts'
 import { judgeAgainstEpisodes } from './claim-validation.ts'
 import { sanitizeFences, slugFor, textSimilarity, unsupportedFacts } from './text-facts.ts'
+import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedChange, stuckStep, type UnitPlan } from './unit-plan.ts'
 
 /** The jobs-run name under which consolidated section ids are recorded. */
 export const EPISODES_CONSOLIDATED = 'consolidation-episodes'
@@ -80,7 +84,7 @@ export interface KnowledgeConsolidationDeps {
 }
 
 export interface PendingStep {
-  step: 'procedure distillation' | 'knowledge extraction' | 'validation' | 'reconsolidation' | 'contradiction detection' | 'duplicate merge wording' | 'pattern distillation' | 'contradiction scan' | 'low-activity merge'
+  step: 'procedure distillation' | 'knowledge extraction' | 'validation' | 'reconsolidation' | 'contradiction detection' | 'duplicate merge wording' | 'pattern distillation' | 'contradiction scan' | 'low-activity merge' | 'unfinished unit'
   reason: string
   /** How many sections (or items) wait for it. */
   waiting: number
@@ -451,15 +455,40 @@ async function planUnit(llm: BudgetedLlm, plan: Plan, sections: readonly Episode
 }
 
 
-/** Writes a complete plan, and records each change in the owner's own activity log (as forgetting does). */
-async function applyPlan(stores: { documents: DocumentStore; activity: ActivityLog }, plan: Plan, record: { at: string; model: string | undefined; pathOf: (kind: string, slug: string) => string }): Promise<void> {
-  for (const { doc, reasons } of plan.writes.values()) {
+/**
+ * The unit's plan as it is committed (unit-plan.ts): each document's new text with the record of
+ * the change in the owner's own activity log (as forgetting does), the merged documents, and the
+ * record of the sections it consolidated, which says the unit is done.
+ */
+function unitPlanOf(plan: Plan, unit: { day: string; sections: readonly EpisodeSource[]; owner: Owner; agent: string; at: string; model: string | undefined; pathOf: (kind: string, slug: string) => string }): UnitPlan {
+  const name = `daily ${unit.day}`
+  const changes: PlannedChange[] = [...plan.writes.values()].map(({ doc, reasons }) => {
     const reason = reasons.join('; ').slice(0, 500)
-    await stores.documents.write(doc.kind, doc.slug, doc.frontmatter, doc.body, { reason })
-    const path = record.pathOf(doc.kind, doc.slug)
-    await stores.activity.append({ ts: record.at, type: 'memory_write', content: path, summary: `daily consolidation: ${path} — ${reason}`, meta: { action: 'consolidate', period: 'daily', path, reason, ...(record.model ? { model: record.model } : {}) } })
+    const path = unit.pathOf(doc.kind, doc.slug)
+    return {
+      kind: doc.kind,
+      slug: doc.slug,
+      frontmatter: doc.frontmatter,
+      body: doc.body,
+      reason,
+      activity: { ts: unit.at, type: 'memory_write', content: path, summary: `daily consolidation: ${path} — ${reason}`, meta: { action: 'consolidate', period: 'daily', path, reason, unit: name, ...(unit.model ? { model: unit.model } : {}) } },
+    }
+  })
+  return {
+    unit: name,
+    at: unit.at,
+    changes,
+    merged: plan.merged,
+    completion: {
+      job: EPISODES_CONSOLIDATED,
+      agent: unit.agent,
+      startedAt: unit.at,
+      finishedAt: unit.at,
+      status: 'ok',
+      // The owner as a digest: job rows are the agent's, and a user's name is theirs.
+      details: { unit: name, owner: ownerDigest(unit.owner), day: unit.day, sections: unit.sections.map((section) => section.id), ...(unit.model ? { model: unit.model } : {}) },
+    },
   }
-  for (const merged of plan.merged) await stores.documents.archive(merged.kind, merged.slug, 'merged')
 }
 
 /** Section ids already consolidated (recorded by earlier runs). */
@@ -486,10 +515,13 @@ export async function runKnowledgeConsolidation(deps: KnowledgeConsolidationDeps
     from: isoDay(new Date(now.getTime() - deps.settings.backlogDays * DAY_MS)),
     to: isoDay(options.includeToday ? now : new Date(now.getTime() - DAY_MS)),
   }
+  // What a killed run left planned is finished first, before its sections are read as done or not.
+  const stuck = options.dryRun ? [] : (await finishUnfinishedUnits(deps.backend)).stuck
   const done = await consolidatedSections(deps.backend, deps.agent)
   const owners = await episodeOwners(deps.backend)
   if (!deps.llm.available) {
     const run = emptyKnowledgeRun()
+    run.pending.push(...stuck.map((unit) => stuckStep(unit)))
     let waiting = 0
     for (const owner of owners) waiting += (await episodeSections(deps.backend, owner, window, done)).length
     if (waiting > 0) {
@@ -500,8 +532,10 @@ export async function runKnowledgeConsolidation(deps: KnowledgeConsolidationDeps
   }
   const llm = budgetedLlm(deps.llm, { calls: deps.settings.calls, tokens: deps.settings.tokens })
   const run = emptyKnowledgeRun(llm.model)
+  run.pending.push(...stuck.map((unit) => stuckStep(unit)))
   const waiting: Array<{ owner: Owner; sections: EpisodeSource[] }> = []
   for (const owner of owners) {
+    if (stuck.some((unit) => unit.owner === owner)) continue
     const sections = await episodeSections(deps.backend, owner, window, done)
     if (sections.length > 0) waiting.push({ owner, sections })
   }
@@ -519,17 +553,8 @@ export async function runKnowledgeConsolidation(deps: KnowledgeConsolidationDeps
         const draft = emptyKnowledgeRun(llm.model)
         // Every model call of the unit first; a failure throws before anything is written.
         await planUnit(llm, plan, unit, nowIso, draft, pathOf)
-        if (!options.dryRun) {
-          await applyPlan(owned, plan, { at: deps.clock.now().toISOString(), model: llm.model, pathOf })
-          await deps.backend.jobs.record({
-            job: EPISODES_CONSOLIDATED,
-            agent: deps.agent,
-            startedAt: nowIso,
-            finishedAt: deps.clock.now().toISOString(),
-            status: 'ok',
-            details: { day, sections: unit.map((section) => section.id), ...(llm.model ? { model: llm.model } : {}) },
-          })
-        }
+        // Written as one unit: a crash leaves none of it or a plan the next run finishes (unit-plan.ts).
+        if (!options.dryRun) await commitUnit(deps.backend, owner, unitPlanOf(plan, { day, sections: unit, owner, agent: deps.agent, at: nowIso, model: llm.model, pathOf }))
         for (const planned of plan.writes.values()) planned.doc.existing = true
         run.sections += unit.length
         for (const field of ['learned', 'rejected', 'known', 'distilled', 'similarProcedures', 'reconsolidated', 'contradictions'] as const) (run[field] as unknown[]).push(...draft[field])

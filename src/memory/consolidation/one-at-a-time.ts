@@ -9,8 +9,11 @@ import type { Backend } from '../../storage/contracts.ts'
 
 const HOLD_LIMIT_MS = 15 * 60_000
 
+/** The lock every consolidation of `agent` holds. */
+export const consolidationLockName = (agent: string): string => `consolidation:${agent}`
+
 export async function oneConsolidationAtATime<T>(backend: Backend, agent: string, run: () => Promise<T>): Promise<T> {
-  const outcome = await backend.locks.withLock(`consolidation:${agent}`, run, { wait: true, timeoutMs: HOLD_LIMIT_MS })
+  const outcome = await backend.locks.withLock(consolidationLockName(agent), run, { wait: true, timeoutMs: HOLD_LIMIT_MS })
   if (outcome.kind === 'done') return outcome.value
   // withLock with wait throws lock_busy rather than return busy; this is its contract's other arm.
   throw new Error(`another consolidation of agent ${agent} holds the lock${outcome.holder ? ` (${outcome.holder})` : ''}`)

@@ -29,14 +29,18 @@
  *
  * As in the daily run, each owner's model work is planned in full before anything is written: a
  * failing model leaves the files as they were and the job is retried with the step and the reason.
+ * The plan is stored before its first write and applied idempotently (unit-plan.ts, decision
+ * 0053), and a run records each owner it integrated: a killed run is finished by the next one,
+ * which goes on with the owners it had not reached instead of integrating the others twice.
  */
+import { randomUUID } from 'node:crypto'
 import { isoDay } from '../../core/clock.ts'
 import type { Clock } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { ActivityLog, Backend, DocumentStore, JobInput } from '../../storage/contracts.ts'
+import type { Backend, DocumentStore, JobInput } from '../../storage/contracts.ts'
 import { type HomeLayout, ownerNamespace } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { compressEpisodes, type EpisodeCompressionRun } from './episode-compression.ts'
@@ -45,6 +49,7 @@ import { LOW_ACTIVITY_FIELDS } from './forgetting-policy.ts'
 import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { contradictionSchema, type ConsolidationSettings, distilledProcedure, type PendingStep, PROCEDURE_DUPLICATE_SIMILARITY, proceduresSchema, step } from './knowledge-consolidation.ts'
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm } from './llm-budget.ts'
+import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedChange, stuckStep, type UnitPlan } from './unit-plan.ts'
 import { countsSimilarity, factsAgree, sanitizeFences, slugFor, termCounts, textSimilarity, unsupportedFacts } from './text-facts.ts'
 import { z } from 'zod'
 
@@ -372,16 +377,56 @@ async function planOwner(deps: WeeklyIntegrationDeps, llm: BudgetedLlm | undefin
   return plan
 }
 
-/** Writes a complete plan, and records each change in the owner's own activity log. */
-async function applyOwner(stores: { documents: DocumentStore; activity: ActivityLog }, plan: OwnerPlan, record: { at: string; namespace: string; model: string | undefined }): Promise<void> {
-  for (const [key, write] of plan.writes) {
+/** The jobs-run name under which each owner's integration by a weekly run is recorded. */
+export const WEEK_INTEGRATED = 'consolidation-weekly-owner'
+
+/**
+ * The owner's plan as it is committed (unit-plan.ts): each document's new text with the record of
+ * the change in the owner's own activity log, the merged documents, and the record that the
+ * owner's week is integrated.
+ */
+function unitPlanOf(plan: OwnerPlan, unit: { week: string; run: string; owner: Owner; agent: string; at: string; model: string | undefined }): UnitPlan {
+  const name = `weekly ${unit.week}`
+  const namespace = ownerNamespace(unit.owner)
+  const changes: PlannedChange[] = [...plan.writes].map(([key, write]) => {
     const kind = key.startsWith('procedure:') ? 'procedure' : 'knowledge'
     const reason = write.reason.slice(0, 500)
-    await stores.documents.write(kind, write.slug, write.frontmatter, write.body, { reason })
-    const path = `${record.namespace}${kind === 'procedure' ? 'procedures' : 'knowledge'}/${write.slug}.md`
-    await stores.activity.append({ ts: record.at, type: 'memory_write', content: path, summary: `${reason} — ${path}`, meta: { action: 'consolidate', period: 'weekly', path, reason, ...(record.model ? { model: record.model } : {}) } })
+    const path = `${namespace}${kind === 'procedure' ? 'procedures' : 'knowledge'}/${write.slug}.md`
+    return {
+      kind,
+      slug: write.slug,
+      frontmatter: write.frontmatter,
+      body: write.body,
+      reason,
+      activity: { ts: unit.at, type: 'memory_write', content: path, summary: `${reason} — ${path}`, meta: { action: 'consolidate', period: 'weekly', path, reason, unit: name, ...(unit.model ? { model: unit.model } : {}) } },
+    }
+  })
+  return {
+    unit: name,
+    at: unit.at,
+    changes,
+    merged: plan.merged.map((slug) => ({ kind: 'knowledge', slug })),
+    completion: { job: WEEK_INTEGRATED, agent: unit.agent, startedAt: unit.at, finishedAt: unit.at, status: 'ok', details: { unit: name, owner: ownerDigest(unit.owner), week: unit.week, run: unit.run } },
   }
-  for (const slug of plan.merged) await stores.documents.archive('knowledge', slug, 'merged')
+}
+
+/** The jobs-run name under which each weekly run's start and end are recorded. */
+const WEEKLY_RUN = 'consolidation-weekly-run'
+
+/**
+ * The run to do now: the one a killed process left unfinished (started, never ended), with the
+ * owners it had integrated, so that it goes on with the next owner; else a new one.
+ */
+async function resumableRun(backend: Backend, agent: string, at: string): Promise<{ id: string; done: Set<string> }> {
+  const [last] = await backend.jobs.runs({ job: WEEKLY_RUN, agent, limit: 1 })
+  if (last && last.details.state === 'started' && typeof last.details.run === 'string') {
+    const id = last.details.run
+    const owners = await backend.jobs.runs({ job: WEEK_INTEGRATED, agent, limit: 1000 })
+    return { id, done: new Set(owners.filter((run) => run.details.run === id && typeof run.details.owner === 'string').map((run) => run.details.owner as string)) }
+  }
+  const id = randomUUID()
+  await backend.jobs.record({ job: WEEKLY_RUN, agent, startedAt: at, finishedAt: at, status: 'ok', details: { run: id, state: 'started' } })
+  return { id, done: new Set() }
 }
 
 /** One week's integration (see the module comment). */
@@ -394,12 +439,18 @@ async function weeklyRun(deps: WeeklyIntegrationDeps, options: { dryRun?: boolea
   const now = deps.clock.now().toISOString()
   const llm = deps.llm.available ? budgetedLlm(deps.llm, { calls: deps.settings.calls, tokens: deps.settings.tokens }) : undefined
   const run: WeeklyIntegrationRun = { model: llm?.model, merged: [], compressed: [], distilled: [], contradictions: [], pending: [], calls: 0, tokens: 0 }
+  const week = isoWeek(deps.clock.now())
+  // What a killed run left planned is finished first, and a killed run goes on with the owner
+  // after the last one it integrated, instead of planning those owners again over what it wrote.
+  const stuck = options.dryRun ? [] : (await finishUnfinishedUnits(deps.backend)).stuck
+  run.pending.push(...stuck.map((unit) => stuckStep(unit)))
+  const resumed = options.dryRun ? { id: '', done: new Set<string>() } : await resumableRun(deps.backend, deps.agent, now)
   try {
     for (const owner of await episodeOwners(deps.backend)) {
-      const owned = deps.backend.owned(owner)
+      if (resumed.done.has(ownerDigest(owner)) || stuck.some((unit) => unit.owner === owner)) continue
       const draft: WeeklyIntegrationRun = { ...run, merged: [], distilled: [], contradictions: [], pending: [] }
       const plan = await planOwner(deps, llm, owner, draft, now)
-      if (!options.dryRun) await applyOwner(owned, plan, { at: deps.clock.now().toISOString(), namespace: ownerNamespace(owner), model: llm?.model })
+      if (!options.dryRun) await commitUnit(deps.backend, owner, unitPlanOf(plan, { week, run: resumed.id, owner, agent: deps.agent, at: now, model: llm?.model }))
       run.merged.push(...draft.merged)
       run.distilled.push(...draft.distilled)
       run.contradictions.push(...draft.contradictions)
@@ -410,6 +461,7 @@ async function weeklyRun(deps: WeeklyIntegrationDeps, options: { dryRun?: boolea
     run.pending.push({ step: 'contradiction scan', reason: error.message, waiting: 0 })
   }
   run.compressed = (await compressEpisodes(deps, options)).compressed
+  if (!options.dryRun) await deps.backend.jobs.record({ job: WEEKLY_RUN, agent: deps.agent, startedAt: now, finishedAt: deps.clock.now().toISOString(), status: 'ok', details: { run: resumed.id, state: 'ended' } })
   if (llm) Object.assign(run, { calls: llm.used().calls, tokens: llm.used().tokens })
   return run
 }

@@ -97,6 +97,19 @@ export function runDocumentStoreContract(name: string, make: () => Promise<Docum
         assert.deepEqual(await store.versions('knowledge', 'te'), [], 'a prefix of the slug is another document')
       }))
 
+    test('a write with `at` stamps its saved version with that instant; the same change repeated saves nothing twice', () =>
+      withStore(async ({ store }) => {
+        const at = '2026-03-04T18:00:00.000Z'
+        await store.write('knowledge', 'deploys', { version: 1 }, 'Kamal.\n')
+        await store.write('knowledge', 'deploys', { version: 2 }, 'Fly.io.\n', { reason: 'moved', at })
+        assert.deepEqual((await store.versions('knowledge', 'deploys')).map((version) => version.archivedAt), [at])
+        // A plan applied again after a crash: the document already holds its text, so nothing is written (unit-plan.ts).
+        const doc = await store.read('knowledge', 'deploys')
+        assert.equal(doc?.body, 'Fly.io.\n')
+        await store.write('knowledge', 'deploys', { version: 3 }, 'Render.\n', { reason: 'moved again', at })
+        assert.equal((await store.versions('knowledge', 'deploys')).length, 2, 'another change at the same instant is another version')
+      }))
+
     test('append creates, then appends without versioning', () =>
       withStore(async ({ store }) => {
         const created = await store.append('episode', '2026-03-04', '## 09:00 Start\n', { date: '2026-03-04' })

@@ -261,4 +261,45 @@ describe('file DocumentStore: files it cannot read (decision 0025)', () => {
       temp.cleanup()
     }
   })
+
+  test('a write repeated at the same instant after a crash saves the old version once (issue 27, decision 0053)', async () => {
+    const { temp, store } = setup()
+    try {
+      const at = '2026-03-04T18:00:00.000Z'
+      await store.write('knowledge', 'deploys', { version: 1 }, 'Kamal.\n')
+      const live = join(temp.home, 'agents/default/knowledge/deploys.md')
+      const versions = join(temp.home, 'agents/default/archive/versions/knowledge')
+      // The crash: the version was saved (file and log line) and the file never replaced.
+      mkdirSync(versions, { recursive: true })
+      writeFileSync(join(versions, 'deploys.2026-03-04T18-00-00-000Z.md'), readFileSync(live))
+      await store.write('knowledge', 'deploys', { version: 2 }, 'Fly.io.\n', { reason: 'moved', at })
+      assert.deepEqual(readdirSync(versions), ['deploys.2026-03-04T18-00-00-000Z.md'])
+      const log = readFileSync(join(temp.home, 'agents/default/archive/versions/versions.jsonl'), 'utf8').trim().split('\n')
+      assert.equal(log.length, 1, 'the log line the crash did not write is written once')
+      assert.equal(JSON.parse(log[0] as string).reason, 'moved')
+      assert.equal((await store.read('knowledge', 'deploys'))?.body, 'Fly.io.\n')
+      // Another change at the same instant is a new version (the last one holds other bytes).
+      await store.write('knowledge', 'deploys', { version: 3 }, 'Render.\n', { reason: 'moved again', at })
+      assert.equal(readdirSync(versions).length, 2)
+    } finally {
+      temp.cleanup()
+    }
+  })
+
+  test('archiving finishes a move a crash cut between its link and its unlink', async () => {
+    const { temp, store } = setup()
+    try {
+      await store.write('knowledge', 'tea-old', { merged_into: 'tea' }, 'Green tea.\n')
+      const live = join(temp.home, 'agents/default/knowledge/tea-old.md')
+      const target = join(temp.home, 'agents/default/archive/merged/knowledge/tea-old.md')
+      mkdirSync(join(target, '..'), { recursive: true })
+      writeFileSync(target, readFileSync(live))
+      await store.archive('knowledge', 'tea-old', 'merged')
+      assert.equal(existsSync(live), false)
+      assert.match(readFileSync(target, 'utf8'), /Green tea/)
+      assert.equal(existsSync(join(temp.home, 'agents/default/archive/versions/knowledge')), false, 'no version of the archived copy was kept: it was the live file')
+    } finally {
+      temp.cleanup()
+    }
+  })
 })

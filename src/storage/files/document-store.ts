@@ -311,24 +311,55 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
   }
 
   /** Copies the live file into archive/versions under a fresh stamp; returns its relative path. */
-  async function saveVersion(kind: DocKind, slug: string, sourceRel: string, reason: string | undefined): Promise<string> {
+  async function saveVersion(kind: DocKind, slug: string, sourceRel: string, reason: string | undefined, at?: string): Promise<string> {
     const folderRel = versionsRel(kind, slug)
     await mkdir(abs(folderRel), { recursive: true })
-    const stamp = stampOf(clock.now())
+    const instant = at === undefined ? clock.now() : new Date(at)
+    const stamp = stampOf(instant)
+    if (at !== undefined) {
+      const saved = await savedAt(kind, slug, folderRel, stamp, sourceRel, reason)
+      if (saved) return saved
+    }
     for (let n = 1; ; n++) {
       const rel = `${folderRel}/${slug}.${stamp}${n === 1 ? '' : `-${n}`}.md`
       try {
         await copyFile(abs(sourceRel), abs(rel), constants.COPYFILE_EXCL)
         await syncFolder(abs(folderRel))
-        await appendLine(
-          abs(versionsLogRel(kind, slug)),
-          JSON.stringify({ at: clock.now().toISOString(), kind, slug, path: rel, ...(reason ? { reason } : {}) }),
-        )
+        await appendLine(abs(versionsLogRel(kind, slug)), versionLine(kind, slug, rel, instant, reason))
         return rel
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       }
     }
+  }
+
+  const versionLine = (kind: DocKind, slug: string, rel: string, instant: Date, reason: string | undefined): string =>
+    JSON.stringify({ at: instant.toISOString(), kind, slug, path: rel, ...(reason ? { reason } : {}) })
+
+  /*
+   * The version a write with the same instant already saved of the live file, when a crash came
+   * between saving it and replacing the file (the last version with this stamp holds exactly the
+   * live bytes): its log line is written if the crash came before that too, and its path returned.
+   */
+  async function savedAt(kind: DocKind, slug: string, folderRel: string, stamp: string, sourceRel: string, reason: string | undefined): Promise<string | undefined> {
+    const last = (await stampedVersions(folderRel, slug)).find((version) => version.name.startsWith(`${slug}.${stamp}`))
+    if (!last) return undefined
+    const [saved, live] = await Promise.all([readFile(abs(last.path)), readFile(abs(sourceRel))])
+    if (!saved.equals(live)) return undefined
+    const log = await readFile(abs(versionsLogRel(kind, slug)), 'utf8').catch((error: unknown) => {
+      if (noFolder(error)) return ''
+      throw error
+    })
+    const logged = log.split('\n').some((line) => {
+      try {
+        const record = JSON.parse(line) as { path?: unknown }
+        return record.path === last.path
+      } catch {
+        return false
+      }
+    })
+    if (!logged) await appendLine(abs(versionsLogRel(kind, slug)), versionLine(kind, slug, last.path, new Date(last.archivedAt), reason))
+    return last.path
   }
 
   /** Moves a file without ever replacing one at the destination (`link` fails when it exists). */
@@ -436,7 +467,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       const text = serializeFrontmatter(frontmatter, body)
       return locked(kind, slug, async () => {
         assertWritableTarget(rel, { oversizedOk: true })
-        if (await exists(abs(rel))) await saveVersion(kind, slug, rel, writeOptions?.reason)
+        if (await exists(abs(rel))) await saveVersion(kind, slug, rel, writeOptions?.reason, writeOptions?.at)
         const bytes = Buffer.from(text, 'utf8')
         await writeFileAtomic(abs(rel), bytes)
         return docOf(kind, slug, rel, bytes)
@@ -477,6 +508,16 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
             fix: 'List the documents of that kind to find the right slug.',
             details: { kind, slug },
           })
+        }
+        // A move a crash cut between its link and its unlink: the archived copy is the live file; finish it.
+        if (await exists(abs(target))) {
+          const [live, archived] = await Promise.all([readFile(abs(rel)), readFile(abs(target))])
+          if (live.equals(archived)) {
+            await unlink(abs(rel))
+            await syncFolder(dirname(abs(rel)))
+            recent.delete(abs(rel))
+            return target
+          }
         }
         // A document archived earlier under the same slug becomes a version, never overwritten.
         if (await exists(abs(target))) {

@@ -142,8 +142,9 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
   }
 
   /** Saves a copy of a document as a version named as the file backend names it; the first free `-n` when one instant saves twice. */
-  async function saveVersion(db: PgQueryable, key: string[], content: DocRow, reason: string | undefined): Promise<void> {
-    const at = clock.now()
+  async function saveVersion(db: PgQueryable, key: string[], content: DocRow, reason: string | undefined, instant?: string): Promise<void> {
+    // One transaction saves the version and replaces the row: a crash leaves neither, so a write repeated at the same instant saves it once.
+    const at = instant === undefined ? clock.now() : new Date(instant)
     const stamp = stampOf(at)
     const slug = key[3] ?? ''
     const { rows } = await db.query<{ n: number }>(`SELECT coalesce(max(n), 0) AS n FROM docs_versions WHERE ${KEY} AND archived_at = $5`, [...key, at.toISOString()])
@@ -199,7 +200,7 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
       const content = contentOf(frontmatter, body)
       return locked(kind, slug, async (db, key) => {
         const old = await live(db, key)
-        if (old) await saveVersion(db, key, old, writeOptions?.reason)
+        if (old) await saveVersion(db, key, old, writeOptions?.reason, writeOptions?.at)
         await putLive(db, key, content)
         return toDoc(kind, { slug, ...content })
       })
