@@ -168,6 +168,15 @@ export interface DocumentStore {
    * paths of every archived copy and saved version of this owner's documents, sorted.
    */
   archivedPaths?(): Promise<string[]>
+  /**
+   * Optional, with `archivedPaths`: puts an archived copy or saved version, with its file text as it
+   * is, at the path another store of the same memory gave it (`engram migrate`, decision 0052), so
+   * that `restore` and `versions` find it there. A version's time is the stamp its name carries (a
+   * copy's: now). `there` when that text is there already, `occupied` when another one is (nothing
+   * changes: an archive is never written over). Throws invalid_argument for a path that is not
+   * this store's archive (the paths `archivedPaths` lists).
+   */
+  putArchived?(path: string, text: string): Promise<'written' | 'there' | 'occupied'>
 }
 
 export interface Conversation {
