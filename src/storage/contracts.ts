@@ -103,6 +103,13 @@ export interface EngramArchive {
   restoreTopic(slug: string): Promise<'restored' | 'missing' | 'occupied'>
   /** Deletes this scope's live topic `slug` and its archived copies (set-aside ones too); returns how many. */
   purgeTopic(slug: string): Promise<number>
+  /**
+   * Puts an archived file of this scope (a name `list` gave, of another store of the same memory:
+   * `engram migrate`, decision 0052) with its text as it is. `there` when that text is there
+   * already, `occupied` when another one is (nothing changes: an archive is never written over).
+   * Throws invalid_argument for a name that is not one of this scope's archive.
+   */
+  put(name: string, text: string): Promise<'written' | 'there' | 'occupied'>
 }
 
 export interface DocRef {
