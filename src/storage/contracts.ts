@@ -392,6 +392,13 @@ export interface SearchIndex {
   recordAccess(ids: string[], at: string): Promise<void>
   /** Optional: write what is buffered (access counts) now. Closing the backend calls it. */
   flush?(): Promise<void>
+  /**
+   * Optional: raises units' access counts to at least `count` and their last access to at least
+   * `lastAccessAt`, written at once (a migration carrying another index's counts, decision 0052:
+   * running it twice changes nothing, and no count goes down). Unknown ids are skipped. Returns how
+   * many units changed.
+   */
+  raiseAccess?(units: Array<{ id: string; count: number; lastAccessAt?: string }>): Promise<number>
   count(): Promise<Record<UnitKind, number>>
   /** Optional: the distinct analysed terms of the index (query expansion looks for neighbours among them). */
   vocabulary?(): Promise<ReadonlySet<string>>
