@@ -133,7 +133,7 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
   })
 
   onPostgres('into PostgreSQL', (url) => {
-    test('migrate --to postgres://…: restore, history and access counts on the target', async () => {
+    test('migrate --to postgres://…, then from PostgreSQL --to DIR: restore, history and access counts on each target', async () => {
       const schema = killRunSchema('carry')
       try {
         const run = await runMigrate(tmp.home, tmp.env, url, schema)
@@ -148,7 +148,24 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
         } finally {
           await backend.close()
         }
-        await checkTarget({ ...tmp.env, ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: schema }, tmp.home, source.versions)
+        const pgEnv = { ...tmp.env, ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: schema }
+
+        // And back out of PostgreSQL into a folder: the same archive and counts, restorable there too.
+        const folder = join(dirname(tmp.home), `from-postgres-${schema}`)
+        const out = await engram(['migrate', '--to', folder, '--home', tmp.home], pgEnv)
+        assert.equal(out.code, ExitCode.ok, JSON.stringify(out.json) + out.stderr)
+        assert.equal(out.json?.data?.status, 'complete')
+        const mind = await createMind({ home: folder, env: tmp.env, ignoreConfigFile: true, embedder: null, reindexOnOpen: false })
+        try {
+          assert.equal(mind.backend.name, 'embedded')
+          const there = await archiveAndAccess(mind.backend)
+          assert.deepEqual(there.archive, source.archive)
+          assert.deepEqual(there.access, source.access, 'access counts equal after two moves')
+        } finally {
+          await mind.close()
+        }
+        await checkTarget(tmp.env, folder, source.versions)
+        await checkTarget(pgEnv, tmp.home, source.versions)
       } finally {
         await dropKillRunSchema(url, schema)
       }

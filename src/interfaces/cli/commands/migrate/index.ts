@@ -63,7 +63,9 @@ async function openTarget(context: CommandContext, to: string, source: Mind): Pr
   if (home === resolve(source.home)) {
     throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `${home} is the home being migrated.`, fix: 'Pass another home folder, or a postgres://… URL, to --to.' })
   }
-  const target = await open(context, { home, agent: source.agent })
+  // A folder is an embedded home whatever database the source runs on (ENGRAM_DATABASE_URL would open that database again).
+  const { ENGRAM_DATABASE_URL: _url, ENGRAM_DATABASE_SCHEMA: _schema, ...env } = context.io.env
+  const target = await open({ ...context, io: { ...context.io, env } }, { home, agent: source.agent })
   return { backend: target.backend, skills: target.skills, reindex: () => target.reindex({ full: true }), close: () => target.close() }
 }
 
