@@ -1,7 +1,8 @@
 /**
  * Issue 27, item 2 (decision 0052, "carry what a user would lose"): `engram migrate` carries what
  * forgetting, merging and rewriting keep — forgotten documents and lessons, a forgotten topic, a
- * merged document, earlier versions — and the access counts of the indexed memory, into
+ * merged document, earlier versions — the access counts of the indexed memory and the jobs
+ * waiting in the lifecycle's queue, into
  * PostgreSQL and into another home. On the target, through the real CLI in child processes,
  * `engram restore` brings the forgotten ones back, `engram history` lists the earlier versions,
  * and the access counts are the source's; a migration killed with SIGKILL and run again ends with
@@ -54,7 +55,7 @@ function engram(args: string[], env: Record<string, string>): Promise<CliRun> {
 }
 
 /** What a backend's archive holds, per owner: path → text as it reads it; and the recalled memory units: id → count@last. */
-async function archiveAndAccess(backend: Backend): Promise<{ archive: Record<string, string[]>; access: Record<string, string> }> {
+async function archiveAndAccess(backend: Backend): Promise<{ archive: Record<string, string[]>; access: Record<string, string>; waiting: string[] }> {
   const archive: Record<string, string[]> = {}
   for (const owner of OWNERS) {
     const documents = backend.owned(owner).documents
@@ -66,7 +67,12 @@ async function archiveAndAccess(backend: Backend): Promise<{ archive: Record<str
   for (const unit of await backend.index.list({}, { limit: 10_000 })) {
     if (unit.accessCount > 0 && unit.kind !== 'message' && unit.kind !== 'summary' && (unit.agent === undefined || unit.agent === 'default')) access[unit.id] = `${unit.accessCount}@${unit.lastAccessAt}`
   }
-  return { archive, access }
+  // The jobs buildMigrationHome left waiting in the lifecycle's queue (due in 2099).
+  const waiting = (await backend.lifecycle.jobs('default'))
+    .filter((job) => job.runAfter.startsWith('2099') && job.status === 'queued')
+    .map((job) => `${job.kind} ${job.key ?? '(no key)'} ${JSON.stringify(job.payload)}`)
+    .sort()
+  return { archive, access, waiting }
 }
 
 /** On a migrated target (`env` opens it): history lists tea's versions; restore brings back the forgotten document, lesson and topic. */
@@ -92,7 +98,7 @@ async function checkTarget(env: Record<string, string>, home: string, sourceVers
 
 describe('engram migrate carries archives, forgotten memory, earlier versions and access counts', () => {
   let tmp: TempHome
-  let source: { archive: Record<string, string[]>; access: Record<string, string>; versions: string[] }
+  let source: { archive: Record<string, string[]>; access: Record<string, string>; waiting: string[]; versions: string[] }
 
   before(async () => {
     tmp = makeTempHome('engram-migrate-carries-')
@@ -109,6 +115,7 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
     assert.ok(source.archive['user:bob']?.includes('engram archive forgotten/lessons'))
     assert.ok(source.archive.shared?.some((path) => path.startsWith('shared/users/.history/ada/archive/versions/user/')), 'a profile version')
     assert.ok(Object.keys(source.access).length >= 5, JSON.stringify(source.access))
+    assert.equal(source.waiting.length, 2, JSON.stringify(source.waiting))
   })
   after(() => tmp?.cleanup())
 
@@ -124,6 +131,7 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
       const there = await archiveAndAccess(mind.backend)
       assert.deepEqual(there.archive, source.archive)
       assert.deepEqual(there.access, source.access, 'access counts equal')
+      assert.deepEqual(there.waiting, source.waiting, 'the waiting jobs are queued in the target')
     } finally {
       await mind.close()
     }
@@ -145,6 +153,7 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
           const there = await archiveAndAccess(backend)
           assert.deepEqual(there.archive, source.archive)
           assert.deepEqual(there.access, source.access, 'access counts equal')
+          assert.deepEqual(there.waiting, source.waiting, 'the waiting jobs are queued in the target')
         } finally {
           await backend.close()
         }
@@ -161,6 +170,7 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
           const there = await archiveAndAccess(mind.backend)
           assert.deepEqual(there.archive, source.archive)
           assert.deepEqual(there.access, source.access, 'access counts equal after two moves')
+          assert.deepEqual(there.waiting, source.waiting, 'the waiting jobs after two moves')
         } finally {
           await mind.close()
         }

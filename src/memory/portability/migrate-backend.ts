@@ -17,7 +17,7 @@ import { importMemoryTree, type MemoryImportReport } from './import-memory.ts'
 import { moveAccess } from './migrate-access.ts'
 import { type ArchiveMoveCounts, moveArchive } from './migrate-archive.ts'
 import { collectMemoryTree, type TreeProblem } from './memory-tree.ts'
-import { ALL, compareDigests, confirmationKey, type DigestDifference, digestAgent, replayable } from './migration-digest.ts'
+import { ALL, compareDigests, confirmationKey, type DigestDifference, digestAgent, queuedJobKey, replayable, WAITING } from './migration-digest.ts'
 import { allSummaryIds } from '../context/dag.ts'
 
 export interface MigrateBackendOptions {
@@ -45,6 +45,8 @@ export interface MigrationReport {
   confirmations: { pending: number; decided: number; alreadyThere: number }
   turns: { moved: number; alreadyThere: number }
   jobRuns: { moved: number; alreadyThere: number }
+  /** Jobs of the lifecycle's queue still waiting to run (or running), queued again in the target. */
+  queuedJobs: { moved: number; alreadyThere: number }
   /**
    * `complete` when the target was checked against the source and holds all of it (decision 0052);
    * `incomplete` when anything differs or could not be moved — run it again, or read `problems`
@@ -66,7 +68,7 @@ const NOT_MOVED = [
   'skill times (created_at, updated_at): the skill store sets them on save',
   'summary creation times, confirmation queue times and decision times: the target stamps them when they are replayed',
   "answered confirmations of the agent's own queue (sessions without a user): ConfirmationQueue reads decided ones per user only",
-  'session records, counters, heartbeats and queued jobs of the lifecycle (no seam writes them as they are)',
+  'session records, counters and heartbeats of the lifecycle, and the jobs of its queue that ended (no seam lists or writes them as they are); jobs still waiting are queued again',
   "per-user-per-agent notes, session info and review marks of the context store (no seam reads them)",
   'the search index itself (rebuilt by the reindex on the target), and the access counts of messages and summaries (the target indexes them afresh at the first search of a conversation)',
   'write-ahead journals and resolutions (files of the home, not of a backend)',
@@ -198,6 +200,7 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
     confirmations: { pending: 0, decided: 0, alreadyThere: 0 },
     turns: { moved: 0, alreadyThere: 0 },
     jobRuns: { moved: 0, alreadyThere: 0 },
+    queuedJobs: { moved: 0, alreadyThere: 0 },
     status: 'incomplete',
     verification: { differences: [] },
     problems,
@@ -319,6 +322,21 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
     }
   } catch (error) {
     problems.push({ path: 'job runs', reason: `not moved: ${describe(error)}` })
+  }
+
+  // 6b. Work still waiting in the lifecycle's queue (a closed session's boundary work, a scheduled job), so a move drops none of it.
+  try {
+    const present = multiset((await to.lifecycle.jobs(agent)).map(queuedJobKey))
+    for (const job of (await from.lifecycle.jobs(agent, { status: WAITING })).sort((a, b) => a.id - b.id)) {
+      if (take(present, queuedJobKey(job))) {
+        report.queuedJobs.alreadyThere++
+        continue
+      }
+      await to.lifecycle.enqueue({ agent, kind: job.kind, ...(job.key !== undefined ? { key: job.key } : {}), payload: job.payload, runAfter: job.runAfter, maxAttempts: job.maxAttempts })
+      report.queuedJobs.moved++
+    }
+  } catch (error) {
+    problems.push({ path: 'queued jobs', reason: `not moved: ${describe(error)}` })
   }
 
   // 7. Access counts, on the units the reindex made (their ids are the same on both backends); none without a reindex.

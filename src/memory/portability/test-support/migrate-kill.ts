@@ -31,7 +31,7 @@ const lesson = (text: string, extra: Partial<Engram> = {}): Engram => ({ text, k
 /**
  * Fills `home` with what a migration carries, for four owners: rules, lessons, topics, documents,
  * a user profile, earlier versions, forgotten and merged documents, forgotten lessons and a
- * forgotten topic, access counts of the indexed memory, confirmations waiting and answered, turns of two users (activity, stored turns
+ * forgotten topic, access counts of the indexed memory, jobs waiting in the lifecycle's queue, confirmations waiting and answered, turns of two users (activity, stored turns
  * with replies), job runs, and long conversations whose messages are folded into leaf summaries
  * (8 messages each), those into condensed ones (4 each) and those once more — a DAG of three levels.
  */
@@ -76,6 +76,9 @@ export async function buildMigrationHome(home: string, env: Record<string, strin
       for (let n = 0; n < (i % 3) + 1; n++) await mind.backend.index.recordAccess([unit.id], new Date(Date.parse('2026-03-02T12:00:00Z') + (i * 3 + n) * 60_000).toISOString())
     }
     await mind.backend.index.flush?.()
+    // Work waiting in the lifecycle's queue (due long after any test), with a key and without.
+    await mind.backend.lifecycle.enqueue({ agent: 'default', kind: 'sleep-replay', key: 'migrate-test:waiting', payload: { day: '2026-03-02' }, runAfter: '2099-01-01T00:00:00.000Z' })
+    await mind.backend.lifecycle.enqueue({ agent: 'default', kind: 'identity', payload: { reason: 'waiting, without a key' }, runAfter: '2099-01-01T00:00:00.000Z' })
     const confirmations = mind.backend.confirmations
     await confirmations.enqueue(lesson('Ada owns the billing runbook', { owner: 'user:ada', confidence: 'medium', source: 'llm' }), 'copilot mode: confidence medium', 'ada')
     for (const [i, user] of ['ada', 'bob'].entries()) {
