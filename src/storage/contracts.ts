@@ -103,6 +103,13 @@ export interface EngramArchive {
   restoreTopic(slug: string): Promise<'restored' | 'missing' | 'occupied'>
   /** Deletes this scope's live topic `slug` and its archived copies (set-aside ones too); returns how many. */
   purgeTopic(slug: string): Promise<number>
+  /**
+   * Puts an archived file of this scope (a name `list` gave, of another store of the same memory:
+   * `engram migrate`, decision 0052) with its text as it is. `there` when that text is there
+   * already, `occupied` when another one is (nothing changes: an archive is never written over).
+   * Throws invalid_argument for a name that is not one of this scope's archive.
+   */
+  put(name: string, text: string): Promise<'written' | 'there' | 'occupied'>
 }
 
 export interface DocRef {
@@ -175,6 +182,15 @@ export interface DocumentStore {
    * paths of every archived copy and saved version of this owner's documents, sorted.
    */
   archivedPaths?(): Promise<string[]>
+  /**
+   * Optional, with `archivedPaths`: puts an archived copy or saved version, with its file text as it
+   * is, at the path another store of the same memory gave it (`engram migrate`, decision 0052), so
+   * that `restore` and `versions` find it there. A version's time is the stamp its name carries (a
+   * copy's: now). `there` when that text is there already, `occupied` when another one is (nothing
+   * changes: an archive is never written over). Throws invalid_argument for a path that is not
+   * this store's archive (the paths `archivedPaths` lists).
+   */
+  putArchived?(path: string, text: string): Promise<'written' | 'there' | 'occupied'>
 }
 
 export interface Conversation {
@@ -383,6 +399,13 @@ export interface SearchIndex {
   recordAccess(ids: string[], at: string): Promise<void>
   /** Optional: write what is buffered (access counts) now. Closing the backend calls it. */
   flush?(): Promise<void>
+  /**
+   * Optional: raises units' access counts to at least `count` and their last access to at least
+   * `lastAccessAt`, written at once (a migration carrying another index's counts, decision 0052:
+   * running it twice changes nothing, and no count goes down). Unknown ids are skipped. Returns how
+   * many units changed.
+   */
+  raiseAccess?(units: Array<{ id: string; count: number; lastAccessAt?: string }>): Promise<number>
   count(): Promise<Record<UnitKind, number>>
   /** Optional: the distinct analysed terms of the index (query expansion looks for neighbours among them). */
   vocabulary?(): Promise<ReadonlySet<string>>

@@ -188,7 +188,20 @@ export async function importMemoryTree(target: MemoryImportTarget, files: TreeFi
           return true
         })
         added = fresh.length
-        const next = [...start, ...fresh]
+        // A file holding only entries of the tree (an import killed after filing topic lessons,
+        // which adds them here first) takes the tree's order, so the rerun ends as an unkilled
+        // run does (decision 0052); a file with entries of its own keeps them first, as it always did.
+        const incomingKeys = new Set(incoming.map(entryKey))
+        const own = start.some((entry) => !incomingKeys.has(entryKey(entry)))
+        const kept = new Map(start.map((entry) => [entryKey(entry), entry]))
+        const seen = new Set<string>()
+        const inTreeOrder = incoming.flatMap((entry) => {
+          const key = entryKey(entry)
+          if (seen.has(key)) return []
+          seen.add(key)
+          return [kept.get(key) ?? entry]
+        })
+        const next = own ? [...start, ...fresh] : inTreeOrder
         return sameLines(next, current) ? null : next
       })
       counts.entries += added

@@ -1,10 +1,12 @@
 /**
  * Moving an agent's memory from one backend to another (`engram migrate --to`, decision 0036),
  * through the storage seams only, so any pair of backends works: the memory tree as `engram
- * export` / `engram import engram` carry it, then what a tree does not hold — conversations
- * (messages in order, then their summaries replayed in the order they were made, so the context
- * items come out the same), the activity log, confirmations, stored turns and job runs — then a
- * reindex on the target, and last the target read back and compared with the source (counts and
+ * export` / `engram import engram` carry it, each owner's archive (forgotten and merged documents,
+ * earlier versions, forgotten entries and topics: migrate-archive.ts), then what a tree does not
+ * hold — conversations (messages in order, then their summaries replayed in the order they were
+ * made, so the context items come out the same), the activity log, confirmations, stored turns
+ * and job runs — then a reindex on the target, the access counts of the memory it indexed
+ * (migrate-access.ts), and last the target read back and compared with the source (counts and
  * digests per tree, file and conversation; decision 0052): `complete` only when it holds all of
  * it. Running it again adds nothing that is already there and finishes whatever a killed run left.
  */
@@ -12,8 +14,10 @@ import type { Summary } from '../../core/message.ts'
 import type { Backend, Conversation } from '../../storage/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { importMemoryTree, type MemoryImportReport } from './import-memory.ts'
+import { moveAccess } from './migrate-access.ts'
+import { type ArchiveMoveCounts, moveArchive } from './migrate-archive.ts'
 import { collectMemoryTree, type TreeProblem } from './memory-tree.ts'
-import { ALL, compareDigests, confirmationKey, type DigestDifference, digestAgent, replayable } from './migration-digest.ts'
+import { ALL, compareDigests, confirmationKey, type DigestDifference, digestAgent, queuedJobKey, replayable, WAITING } from './migration-digest.ts'
 import { allSummaryIds } from '../context/dag.ts'
 
 export interface MigrateBackendOptions {
@@ -32,11 +36,17 @@ export interface MigrationReport {
   from: Backend['name']
   to: Backend['name']
   memory: MemoryImportReport['counts']
+  /** Archived documents, saved versions and forgotten entries and topics, put as they are (migrate-archive.ts). */
+  archive: ArchiveMoveCounts
+  /** Recalled memory units whose access counts were raised to the source's, and those that held them already (migrate-access.ts). */
+  access: { units: number; alreadyThere: number }
   conversations: { moved: number; alreadyThere: number; messages: number; summaries: number }
   activity: { events: number; alreadyThere: number }
   confirmations: { pending: number; decided: number; alreadyThere: number }
   turns: { moved: number; alreadyThere: number }
   jobRuns: { moved: number; alreadyThere: number }
+  /** Jobs of the lifecycle's queue still waiting to run (or running), queued again in the target. */
+  queuedJobs: { moved: number; alreadyThere: number }
   /**
    * `complete` when the target was checked against the source and holds all of it (decision 0052);
    * `incomplete` when anything differs or could not be moved — run it again, or read `problems`
@@ -53,14 +63,14 @@ export interface MigrationReport {
 
 /** What no seam lets a migration read or write yet; said in every report and in `engram migrate --help` (decisions 0036, 0052). */
 const NOT_MOVED = [
-  'archived documents, earlier versions of documents, and forgotten rules, lessons, profile facts and topics (the seams read an archive but write no archived copy as it is)',
+  'why each earlier version of a document was saved (the reasons of archive/versions/versions.jsonl) and when a document was archived: the target stamps a copy when it is put',
   'lines of memory files that could not be parsed, and topic files that cannot be read (reported, left in the source)',
   'skill times (created_at, updated_at): the skill store sets them on save',
   'summary creation times, confirmation queue times and decision times: the target stamps them when they are replayed',
   "answered confirmations of the agent's own queue (sessions without a user): ConfirmationQueue reads decided ones per user only",
-  'session records, counters, heartbeats and queued jobs of the lifecycle (no seam writes them as they are)',
+  'session records, counters and heartbeats of the lifecycle, and the jobs of its queue that ended (no seam lists or writes them as they are); jobs still waiting are queued again',
   "per-user-per-agent notes, session info and review marks of the context store (no seam reads them)",
-  'the search index itself (rebuilt by the reindex on the target) and access counts',
+  'the search index itself (rebuilt by the reindex on the target), and the access counts of messages and summaries (the target indexes them afresh at the first search of a conversation)',
   'write-ahead journals and resolutions (files of the home, not of a backend)',
 ]
 
@@ -183,11 +193,14 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
     from: from.name,
     to: to.name,
     memory: { files: 0, entries: 0, topicEntries: 0, documents: 0, skills: 0, unchanged: 0 },
+    archive: { documents: 0, forgotten: 0, alreadyThere: 0 },
+    access: { units: 0, alreadyThere: 0 },
     conversations: { moved: 0, alreadyThere: 0, messages: 0, summaries: 0 },
     activity: { events: 0, alreadyThere: 0 },
     confirmations: { pending: 0, decided: 0, alreadyThere: 0 },
     turns: { moved: 0, alreadyThere: 0 },
     jobRuns: { moved: 0, alreadyThere: 0 },
+    queuedJobs: { moved: 0, alreadyThere: 0 },
     status: 'incomplete',
     verification: { differences: [] },
     problems,
@@ -199,6 +212,8 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   problems.push(...tree.problems)
   const imported = await importMemoryTree({ backend: to, agent, ...(options.skills ? { skills: options.skills.to } : {}) }, tree.files, problems)
   report.memory = imported.counts
+  // 1b. What each owner's archive keeps: forgotten and merged documents, earlier versions, forgotten entries and topics.
+  report.archive = await moveArchive(from, to, tree.owners, agent, problems)
 
   // 2. Conversations of this agent, with the old→new message ids the stored turns need.
   const messageIds = new Map<number, number>()
@@ -309,10 +324,34 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
     problems.push({ path: 'job runs', reason: `not moved: ${describe(error)}` })
   }
 
-  await options.reindex?.()
+  // 6b. Work still waiting in the lifecycle's queue (a closed session's boundary work, a scheduled job), so a move drops none of it.
+  try {
+    const present = multiset((await to.lifecycle.jobs(agent)).map(queuedJobKey))
+    for (const job of (await from.lifecycle.jobs(agent, { status: WAITING })).sort((a, b) => a.id - b.id)) {
+      if (take(present, queuedJobKey(job))) {
+        report.queuedJobs.alreadyThere++
+        continue
+      }
+      await to.lifecycle.enqueue({ agent, kind: job.kind, ...(job.key !== undefined ? { key: job.key } : {}), payload: job.payload, runAfter: job.runAfter, maxAttempts: job.maxAttempts })
+      report.queuedJobs.moved++
+    }
+  } catch (error) {
+    problems.push({ path: 'queued jobs', reason: `not moved: ${describe(error)}` })
+  }
 
-  // 7. The target against the source: counts and digests per tree, file, conversation, log and kind.
-  const differences = compareDigests(await digestAgent(from, agent, options.skills?.from), await digestAgent(to, agent, options.skills?.to))
+  // 7. Access counts, on the units the reindex made (their ids are the same on both backends); none without a reindex.
+  if (options.reindex) {
+    await options.reindex()
+    try {
+      report.access = await moveAccess(from, to, agent, problems)
+    } catch (error) {
+      problems.push({ path: 'access counts', reason: `not moved: ${describe(error)}` })
+    }
+  } else report.notMoved = [...NOT_MOVED, 'access counts of memory: without a reindex of the target it has no units to carry them']
+
+  // 8. The target against the source: counts and digests per tree, file, conversation, log and kind.
+  const access = options.reindex !== undefined
+  const differences = compareDigests(await digestAgent(from, agent, options.skills?.from, { access }), await digestAgent(to, agent, options.skills?.to, { access }))
   report.verification = { differences }
   report.status = differences.length === 0 ? 'complete' : 'incomplete'
   return report

@@ -1,18 +1,21 @@
 /**
  * What an agent's memory is on a backend, as counts and digests that do not depend on the ids a
- * backend gives out (decision 0052): the memory tree per owner's tree (and per file), each
- * conversation (its messages, the summary DAG and the order of the context items), the activity
- * log per owner, confirmations, stored turns and job runs. `engram migrate` compares the source's
- * with the target's to say "complete" or "incomplete"; the same digest of two databases says
- * whether they hold the same memory row for row.
+ * backend gives out (decision 0052): the memory tree per owner's tree (and per file, archived ones
+ * too), each conversation (its messages, the summary DAG and the order of the context items), the
+ * activity log per owner, confirmations, stored turns, job runs, the lifecycle's waiting jobs and
+ * the access counts of recalled memory. `engram migrate` compares the source's with the target's
+ * to say "complete" or "incomplete"; the same digest of two databases says whether they hold the
+ * same memory row for row.
  */
 import { createHash } from 'node:crypto'
 import { dedupeKey } from '../../core/engram.ts'
 import type { StoredMessage } from '../../core/message.ts'
-import type { Backend, Conversation, PendingConfirmation } from '../../storage/contracts.ts'
+import type { Backend, Conversation, PendingConfirmation, QueuedJob, QueuedJobStatus } from '../../storage/contracts.ts'
 import { allSummaryIds } from '../context/dag.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { collectMemoryTree } from './memory-tree.ts'
+import { accessOf, holdsAccess } from './migrate-access.ts'
+import { archiveTexts } from './migrate-archive.ts'
 
 /** How much of one kind there is, and a digest of all of it. */
 export interface Tally {
@@ -27,7 +30,7 @@ export interface ConversationDigest {
 }
 
 export interface AgentDigest {
-  /** Each owner's tree (`agents/<a>`, `agents/<a>/users/<key>`, `shared`, `shared/users`, `project/…`): its files. */
+  /** Each owner's tree (`agents/<a>`, `agents/<a>/users/<key>`, `shared`, `shared/users`, `project/…`): its files, its archive's too. */
   trees: Record<string, Tally>
   /** Every file of the tree → the digest of its text (to name what differs). */
   files: Record<string, string>
@@ -39,6 +42,30 @@ export interface AgentDigest {
   confirmations: Tally
   turns: Tally
   jobRuns: Tally
+  /** Jobs of the lifecycle's queue still waiting (or running) → how many: what a target must hold. */
+  waitingJobs: Record<string, number>
+  /** Every job of the queue, whatever its status → how many: what a target holds (a carried job may have run there since). */
+  queuedJobs: Record<string, number>
+  /** Each recalled memory unit (by id, the same on every backend): `<access count>@<last access>`. */
+  access: Record<string, string>
+}
+
+/** Jobs of the queue that have not ended: a migration queues them again in the target. */
+export const WAITING: QueuedJobStatus[] = ['queued', 'running']
+
+/**
+ * A queued job without its ids, times and attempts: its key when it has one (a queue holds one job
+ * per key, whatever its status: the target's own job of that key is the same work), else what it
+ * runs, with what, from when.
+ */
+export function queuedJobKey(job: QueuedJob): string {
+  return job.key !== undefined ? JSON.stringify(['key', job.key]) : JSON.stringify([job.kind, job.payload, job.runAfter])
+}
+
+function counted(keys: string[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const key of keys) out[key] = (out[key] ?? 0) + 1
+  return out
 }
 
 /** The biggest listing a seam is asked for at once (stored turns per user, job runs). */
@@ -108,13 +135,15 @@ async function digestConversation(backend: Backend, conversation: Conversation, 
 
 /**
  * The digest of `agent`'s memory on `backend` (see the module comment). `skills` are part of the
- * tree when given. Deterministic: the same memory on any backend gives the same digest.
+ * tree when given; access counts unless `access` is false. Deterministic: the same memory on any backend gives the same digest.
  */
-export async function digestAgent(backend: Backend, agent: string, skills?: SkillStore): Promise<AgentDigest> {
+export async function digestAgent(backend: Backend, agent: string, skills?: SkillStore, options: { access?: boolean } = {}): Promise<AgentDigest> {
   const tree = await collectMemoryTree({ backend, agent, ...(skills ? { skills } : {}) })
   const files: Record<string, string> = {}
   const byTree = new Map<string, string[]>()
-  for (const [path, text] of [...tree.files].sort(([a], [b]) => a.localeCompare(b))) {
+  // Each owner's archive is part of its tree, under the paths the embedded home has it.
+  const archive = await archiveTexts(backend, tree.owners, agent)
+  for (const [path, text] of [...tree.files, ...archive].sort(([a], [b]) => a.localeCompare(b))) {
     files[path] = hash(text)
     const keys = byTree.get(treeOf(path)) ?? []
     keys.push(`${path}\u0000${files[path]}`)
@@ -157,7 +186,10 @@ export async function digestAgent(backend: Backend, agent: string, skills?: Skil
     }
   }
   const runs = (await backend.jobs.runs({ agent, limit: ALL })).map(({ id: _id, ...run }) => JSON.stringify(run))
-  return { trees, files, conversations, activity, confirmations: tally(confirmations), turns: tally(turns), jobRuns: tally(runs) }
+  const jobs = await backend.lifecycle.jobs(agent)
+  const waitingJobs = counted(jobs.filter((job) => WAITING.includes(job.status)).map(queuedJobKey))
+  const queuedJobs = counted(jobs.map(queuedJobKey))
+  return { trees, files, conversations, activity, confirmations: tally(confirmations), turns: tally(turns), jobRuns: tally(runs), waitingJobs, queuedJobs, access: options.access === false ? {} : await accessOf(backend, agent) }
 }
 
 /** One way a target does not hold what its source holds. */
@@ -194,6 +226,14 @@ export function compareDigests(source: AgentDigest, target: AgentDigest): Digest
   }
   for (const [owner, t] of Object.entries(source.activity)) {
     if (target.activity[owner]?.digest !== t.digest) out.push({ what: `activity of ${owner}`, source: show(t), target: show(target.activity[owner]) })
+  }
+  const missingJobs = Object.entries(source.waitingJobs).filter(([key, n]) => (target.queuedJobs[key] ?? 0) < n)
+  if (missingJobs.length > 0) out.push({ what: `queued jobs: ${missingJobs.length} waiting job(s) of the source, e.g. ${missingJobs[0]?.[0]}`, source: String(missingJobs[0]?.[1]), target: String(target.queuedJobs[missingJobs[0]?.[0] ?? ''] ?? 0) })
+  // A target recalled since may hold more recalls, never fewer.
+  const lacking = Object.keys(source.access).filter((id) => !holdsAccess(source.access[id] as string, target.access[id]))
+  if (lacking.length > 0) {
+    const first = lacking[0] as string
+    out.push({ what: `access counts of ${lacking.length} unit(s), e.g. ${first}`, source: source.access[first] as string, target: target.access[first] ?? 'missing' })
   }
   for (const part of ['confirmations', 'turns', 'jobRuns'] as const) {
     if (source[part].count > 0 && target[part].digest !== source[part].digest) out.push({ what: part === 'jobRuns' ? 'job runs' : part, source: show(source[part]), target: show(target[part]) })

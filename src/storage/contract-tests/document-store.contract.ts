@@ -264,6 +264,43 @@ export function runDocumentStoreContract(name: string, make: () => Promise<Docum
         assert.equal(await store.readArchived(archived), null, 'restored: no longer archived')
       }))
 
+    test('putArchived puts copies and versions another store gave as they are: restore and versions find them, a rerun changes nothing', () =>
+      withStore(async ({ store, clock }) => {
+        if (!store.readArchived || !store.archivedPaths || !store.putArchived) return
+        await store.write('knowledge', 'tea', { version: 1 }, 'first\n')
+        clock?.advance(60_000)
+        await store.write('knowledge', 'tea', { version: 2 }, 'second\n')
+        clock?.advance(60_000)
+        await store.write('knowledge', 'tea', { version: 3 }, 'third\n')
+        await store.archive('knowledge', 'tea', 'forgotten')
+        await store.write('knowledge', 'merged-away', {}, 'folded into tea\n')
+        await store.archive('knowledge', 'merged-away', 'merged')
+        const paths = await store.archivedPaths()
+        assert.equal(paths.length, 4)
+        const texts = new Map<string, string>()
+        for (const path of paths) texts.set(path, (await store.readArchived(path)) ?? '')
+        const versions = await store.versions('knowledge', 'tea')
+
+        const other = await make()
+        try {
+          const target = other.store
+          assert.ok(target.putArchived && target.archivedPaths && target.readArchived)
+          for (const [path, text] of texts) assert.equal(await target.putArchived(path, text), 'written', path)
+          for (const [path, text] of texts) assert.equal(await target.putArchived(path, text), 'there', path)
+          assert.equal(await target.putArchived(paths[0] as string, '---\nversion: 9\n---\nother\n'), 'occupied')
+          assert.deepEqual(await target.archivedPaths(), paths)
+          for (const [path, text] of texts) assert.equal(await target.readArchived(path), text, path)
+          assert.deepEqual(await target.versions('knowledge', 'tea'), versions)
+          assert.equal((await target.restore('knowledge', 'tea', 'forgotten')).body, 'third\n')
+          assert.equal((await target.restore('knowledge', 'merged-away', 'merged')).body, 'folded into tea\n')
+          for (const path of ['knowledge/tea.md', 'elsewhere/archive/forgotten/knowledge/tea.md', `${paths[0]}/../x.md`]) {
+            await assert.rejects(target.putArchived(path, 'x'), { code: 'invalid_argument' }, path)
+          }
+        } finally {
+          await other.cleanup()
+        }
+      }))
+
     test('unsafe slugs are rejected with invalid_argument', () =>
       withStore(async ({ store }) => {
         for (const slug of ['', '../escape', 'a/b', '/etc/passwd', 'x\u0000y', '..', 'a\\b']) {

@@ -251,6 +251,38 @@ export function runEngramStoreContract(name: string, make: () => Promise<EngramS
         assert.equal(await archive.purgeTopic('tea'), 0)
       }))
 
+    test('archive.put puts what another store archived as it is: list, read and restoreTopic find it, a rerun changes nothing', () =>
+      withStore(async ({ store }) => {
+        if (!store.archive) return
+        await store.archive.updateEntries('lessons', () => '# Forgotten lessons\n\n- Guess facts <!-- kind:never -->\n')
+        await store.encodeLesson(entry('Brew green tea at 80C', 'lesson', { topic: 'tea' }))
+        await store.archive.forgetTopic('tea', '2026-03-04T10-00-00-000Z')
+        await store.encodeLesson(entry('Brew black tea at 95C', 'lesson', { topic: 'tea' }))
+        await store.archive.forgetTopic('tea', '2026-03-04T11-00-00-000Z')
+        const names = await store.archive.list()
+        assert.deepEqual(names, ['forgotten/lessons', 'forgotten/topics/tea', 'forgotten/topics/tea.2026-03-04T11-00-00-000Z'])
+        const texts = new Map<string, string>()
+        for (const name of names) texts.set(name, (await store.archive.read(name)) ?? '')
+
+        const other = await make()
+        try {
+          const archive = other.store.archive
+          assert.ok(archive)
+          for (const [name, text] of texts) assert.equal(await archive.put(name, text), 'written', name)
+          for (const [name, text] of texts) assert.equal(await archive.put(name, text), 'there', name)
+          assert.equal(await archive.put('forgotten/lessons', 'another text\n'), 'occupied')
+          assert.deepEqual(await archive.list(), names)
+          for (const [name, text] of texts) assert.equal(await archive.read(name), text, name)
+          assert.equal(await archive.restoreTopic('tea'), 'restored')
+          assert.match((await other.store.recallTopic('tea')) ?? '', /black tea/)
+          for (const name of ['forgotten/project/rules', '../memory/rules', 'forgotten/notes', 'forgotten/topics/Not A Slug']) {
+            await assert.rejects(archive.put(name, 'x'), { code: 'invalid_argument' }, name)
+          }
+        } finally {
+          await other.cleanup()
+        }
+      }))
+
     test('concurrent encodes in one process all land, each once', () =>
       withStore(async ({ store }) => {
         const texts = Array.from({ length: 40 }, (_, i) => `parallel lesson number ${i}`)

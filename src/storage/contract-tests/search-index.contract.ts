@@ -347,6 +347,32 @@ export function runSearchIndexContract(name: string, make: () => Promise<SearchI
         assert.equal(b?.lastAccessAt, '2026-02-10T00:00:00.000Z')
       }))
 
+    test('raiseAccess raises counts and last access to at least what it is given, never lowers them, and changes nothing twice', () =>
+      withIndex(async (index) => {
+        if (!index.raiseAccess) return
+        await index.upsert([unit('a', 'a'), unit('b', 'b'), unit('c', 'c')])
+        await index.recordAccess(['a'], '2026-02-10T00:00:00.000Z')
+        await index.recordAccess(['a'], '2026-02-12T00:00:00.000Z')
+        const given = [
+          { id: 'a', count: 1, lastAccessAt: '2026-02-11T00:00:00.000Z' },
+          { id: 'b', count: 4, lastAccessAt: '2026-03-01T09:30:00.000Z' },
+          { id: 'c', count: 2 },
+          { id: 'missing', count: 3 },
+        ]
+        assert.equal(await index.raiseAccess(given), 2, 'a holds more already; missing is no unit')
+        assert.equal(await index.raiseAccess(given), 0, 'a second time changes nothing')
+        const [a, b, c] = await index.get(['a', 'b', 'c'])
+        assert.equal(a?.accessCount, 2)
+        assert.equal(a?.lastAccessAt, '2026-02-12T00:00:00.000Z')
+        assert.equal(b?.accessCount, 4)
+        assert.equal(b?.lastAccessAt, '2026-03-01T09:30:00.000Z')
+        assert.equal(c?.accessCount, 2)
+        assert.equal(c?.lastAccessAt, undefined)
+        await index.recordAccess(['b'], '2026-03-02T00:00:00.000Z')
+        assert.equal((await index.get(['b']))[0]?.accessCount, 5, 'counting goes on from the raised count')
+        await assert.rejects(index.raiseAccess([{ id: 'a', count: -1 }]), { code: 'invalid_argument' })
+      }))
+
     test('count reports every unit kind, zeros included', () =>
       withIndex(async (index) => {
         await index.upsert([unit('m1', 'x', { kind: 'message' }), unit('m2', 'y', { kind: 'message' }), unit('s', 'z', { kind: 'skill' })])

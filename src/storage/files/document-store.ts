@@ -50,7 +50,8 @@ const PROMPT_SLUGS = ['SYSTEM', 'SOUL'] as const
 const EPISODE_SLUG = /^\d{4}-\d{2}-\d{2}$/
 const ARCHIVE_REASONS = ['forgotten', 'merged', 'procedure_versions'] as const
 // `2026-01-01T09-00-00-000Z`, optionally `-2`, `-3`… when one instant archives twice.
-const VERSION_STAMP = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z(?:-(\d+))?\.md$/
+/** The stamp (and `-n`) a saved version's file name carries after `<slug>.`: its time and its number within that instant. */
+export const VERSION_STAMP = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z(?:-(\d+))?\.md$/
 
 /**
  * The slug a saved version's file name belongs to (`deploy.2026-01-01T09-00-00-000Z-2.md` →
@@ -428,6 +429,25 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     return reasons
   }
 
+  /** The parts of `path` when it is where this store keeps an archived copy or saved version (a path of another tree is not). */
+  function ownArchived(path: string): ArchivedPathParts | undefined {
+    const parts = archivedPathParts(path)
+    if (!parts || (parts.type === 'copy' && !(ARCHIVE_REASONS as readonly string[]).includes(parts.reason))) return undefined
+    const { kind, slug } = parts
+    const rel = parts.type === 'copy' ? archiveRel(parts.reason, kind, slug) : `${parts.retired ? retiredVersionsRel(kind, slug) : versionsRel(kind, slug)}/${parts.name}`
+    return rel === path ? parts : undefined
+  }
+
+  /** The names in a folder of the home ([] when there is none). */
+  async function namesIn(folderRel: string): Promise<string[]> {
+    try {
+      return await readdir(abs(folderRel))
+    } catch (error) {
+      if (noFolder(error)) return []
+      throw error
+    }
+  }
+
   function listableSlug(kind: DocKind, slug: string): boolean {
     try {
       checkSlug(kind, slug)
@@ -649,15 +669,44 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     },
 
     async readArchived(path) {
-      const parts = archivedPathParts(path)
-      if (!parts) return null
-      const { kind, slug } = parts
-      const rel =
-        parts.type === 'copy' ? archiveRel(parts.reason, kind, slug) : `${parts.retired ? retiredVersionsRel(kind, slug) : versionsRel(kind, slug)}/${parts.name}`
       // Only the archive this store keeps: a path of another tree names nothing here.
-      if (rel !== path) return null
-      const bytes = await readBytes(rel)
+      if (ownArchived(path) === undefined) return null
+      const bytes = await readBytes(path)
       return bytes === null ? null : bytes.toString('utf8')
+    },
+
+    async archivedPaths() {
+      // This owner's documents only, as the rows backend lists them: profiles are the shared store's, prompt layers the agent's.
+      const folders: string[] = []
+      const under = (tree: string, kind: DocKind): string[] => [
+        ...ARCHIVE_REASONS.map((reason) => `${tree}/archive/${reason}/${kind}`),
+        `${tree}/archive/versions/${kind}`,
+        `${tree}/archive/forgotten/versions/${kind}`,
+      ]
+      for (const kind of DOC_KINDS) {
+        if (kind === 'user') {
+          if (owner === 'shared') for (const key of await namesIn('shared/users/.history')) folders.push(...under(`shared/users/.history/${key}`, kind))
+        } else if (kind !== 'prompt' || owner === 'agent') folders.push(...under(historyRel(kind, ''), kind))
+      }
+      const paths: string[] = []
+      for (const folder of folders) {
+        for (const name of await namesIn(folder)) if (!isTempFileName(name) && ownArchived(`${folder}/${name}`) !== undefined) paths.push(`${folder}/${name}`)
+      }
+      return paths.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    },
+
+    async putArchived(path, text) {
+      const parts = ownArchived(path)
+      if (parts === undefined) {
+        throw invalid(`Cannot put ${JSON.stringify(path)} into the archive: it is not a path of this store's archive.`, 'Pass a path archivedPaths() lists (…/archive/<reason>/<kind>/<slug>.md or …/archive/[forgotten/]versions/<kind>/<slug>.<stamp>.md).', { path })
+      }
+      return locked(parts.kind, parts.slug, async () => {
+        const present = await readBytes(path)
+        if (present !== null) return present.toString('utf8') === text ? 'there' : 'occupied'
+        assertWritableTarget(path, { oversizedOk: false })
+        await writeFileAtomic(abs(path), text)
+        return 'written'
+      })
     },
 
     async problems(kinds = DOC_KINDS) {

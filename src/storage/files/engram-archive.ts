@@ -40,6 +40,11 @@ export interface FileEngramArchiveOptions {
 /** Names `read` accepts: forgotten engram files and topics (a set-aside copy too), nothing else of the folder. */
 const ARCHIVE_NAME = /^forgotten\/(?:project\/)?(?:rules|lessons|profile|topics\/[a-z0-9-]+(?:\.[0-9TZ-]+)?)$/
 
+/** Whether `name` is one of `scope`'s archive (`forgotten/…` for the global scope, `forgotten/project/…` for a project's). */
+export function isArchiveNameOf(scope: EngramScope, name: string): boolean {
+  return typeof name === 'string' && ARCHIVE_NAME.test(name) && name.startsWith('forgotten/project/') === (scope === 'project')
+}
+
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT'
 }
@@ -78,6 +83,11 @@ async function moveFile(from: string, to: string): Promise<void> {
     await copyFile(from, to, constants.COPYFILE_EXCL)
     await unlink(from)
   }
+}
+
+/** The home's lock of one archive file (named by a hash of its path: lock files must not name users). */
+function archiveLockName(absolute: string): string {
+  return `forgotten:${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}`
 }
 
 async function withLock<T>(locks: Locks, name: string, fn: () => Promise<T>): Promise<T> {
@@ -128,14 +138,28 @@ export function createFileEngramArchive(options: FileEngramArchiveOptions): Engr
 
     async updateEntries(file, change) {
       const absolute = pathOf(`${part}${file}`)
-      const lockName = `forgotten:${createHash('sha256').update(absolute).digest('hex').slice(0, 16)}`
-      await withLock(options.homeLocks, lockName, async () => {
+      await withLock(options.homeLocks, archiveLockName(absolute), async () => {
         const before = await readOrEmpty(absolute)
         const after = change(before)
         if (after === null) return
         // What only grows is appended (one write), as a forgotten entry is; anything else is rewritten atomically.
         if (before !== '' && after.startsWith(before)) await appendText(absolute, after.slice(before.length))
         else await writeFileAtomic(absolute, encodeUtf8Lossless(after))
+      })
+    },
+
+    async put(name, text) {
+      if (!isArchiveNameOf(scope, name)) {
+        throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `${JSON.stringify(name)} is not a name of the ${scope} scope's archive.`, fix: 'Pass a name list() gives.' })
+      }
+      const absolute = pathOf(name)
+      return withLock(options.homeLocks, archiveLockName(absolute), async () => {
+        const read = await readMemoryFile(absolute, { root: dir, maxBytes: DEFAULT_MAX_FILE_BYTES })
+        if (read.kind === 'read') return decodeUtf8Lossless(read.bytes) === text ? 'there' : 'occupied'
+        // What readers skip (a folder, a pipe, an oversized file) is never written over.
+        if (read.kind !== 'missing') return 'occupied'
+        await writeFileAtomic(absolute, encodeUtf8Lossless(text))
+        return 'written'
       })
     },
 

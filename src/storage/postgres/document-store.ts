@@ -21,7 +21,7 @@ import { contentHash } from '../../core/hash.ts'
 import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../../core/memory-doc.ts'
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, ParseProblem } from '../contracts.ts'
-import { archivedPathParts, assertSafeSlug } from '../files/document-store.ts'
+import { type ArchivedPathParts, archivedPathParts, assertSafeSlug, VERSION_STAMP } from '../files/document-store.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
@@ -170,6 +170,15 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
   }
 
   const VERSION_ORDER = 'archived_at DESC, n DESC'
+
+  /** The row of an archived copy or saved version (by name, retired or not), if any. */
+  async function readArchivedRow(db: PgQueryable, key: string[], parts: ArchivedPathParts): Promise<DocRow | undefined> {
+    const { rows } =
+      parts.type === 'copy'
+        ? await db.query<DocRow>(`SELECT slug, frontmatter, body, hash FROM docs_archived WHERE ${KEY} AND reason = $5`, [...key, parts.reason])
+        : await db.query<DocRow>(`SELECT slug, frontmatter, body, hash FROM docs_versions WHERE ${KEY} AND name = $5`, [...key, parts.name])
+    return rows[0]
+  }
 
   return {
     async list(kind) {
@@ -360,6 +369,41 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
       )
       const paths = [...copies.rows.map((row) => archiveRel(row.reason, row.kind, row.slug)), ...versions.rows.map((row) => versionRel(row.kind, row.slug, row))]
       return paths.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    },
+
+    async putArchived(path, text) {
+      const parts = archivedPathParts(path)
+      const ours =
+        parts !== undefined &&
+        (parts.type === 'copy'
+          ? (ARCHIVE_REASONS as readonly string[]).includes(parts.reason) && archiveRel(parts.reason, parts.kind, parts.slug) === path
+          : versionRel(parts.kind, parts.slug, { name: parts.name, archived_at: '', retired_at: parts.retired ? '' : null }) === path)
+      const stamp = parts?.type === 'version' ? VERSION_STAMP.exec(parts.name.slice(parts.slug.length + 1)) : null
+      if (!parts || !ours || (parts.type === 'version' && !stamp)) {
+        throw invalid(`Cannot put ${JSON.stringify(path)} into the archive: it is not a path of this store's archive.`, 'Pass a path archivedPaths() lists (…/archive/<reason>/<kind>/<slug>.md or …/archive/[forgotten/]versions/<kind>/<slug>.<stamp>.md).')
+      }
+      const parsed = parseFrontmatter(text)
+      const content = contentOf(parsed.frontmatter, parsed.body)
+      return locked(parts.kind, parts.slug, async (db, key) => {
+        const present = await readArchivedRow(db, key, parts)
+        if (present) return serializeFrontmatter(jsonObject(present.frontmatter), present.body) === serializeFrontmatter(content.frontmatter, content.body) ? 'there' : 'occupied'
+        const now = clock.now().toISOString()
+        if (parts.type === 'copy') {
+          await db.query(
+            `INSERT INTO docs_archived (agent, owner, kind, slug, reason, frontmatter, body, hash, archived_at) VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9)`,
+            [...key, parts.reason, JSON.stringify(content.frontmatter), content.body, content.hash, now],
+          )
+        } else {
+          // The time and the number of a version are the ones its name carries (`<slug>.<stamp>[-n].md`), as the file backend reads them.
+          const [, day, hh, mm, ss, ms, n] = stamp as RegExpExecArray
+          await db.query(
+            `INSERT INTO docs_versions (agent, owner, kind, slug, name, archived_at, n, frontmatter, body, hash, retired_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9, $10, $11)`,
+            [...key, parts.name, `${day}T${hh}:${mm}:${ss}.${ms}Z`, Number(n ?? 1), JSON.stringify(content.frontmatter), content.body, content.hash, parts.retired ? now : null],
+          )
+        }
+        return 'written'
+      })
     },
 
     async problems(kinds = DOC_KINDS) {

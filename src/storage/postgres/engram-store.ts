@@ -55,6 +55,7 @@ import {
   toolWisdom,
 } from '../engram-entries.ts'
 import { assertSafeSlug } from '../files/document-store.ts'
+import { isArchiveNameOf } from '../files/engram-archive.ts'
 import { DEFAULT_MAX_FILE_BYTES, oversized } from '../files/memory-file-read.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
@@ -222,6 +223,21 @@ export function createPostgresEngramStore(handle: PostgresHandle, options: Postg
         const row: RowFile = `${ARCHIVE}${forgottenDir}${file}`
         const before = await lockRow(db, row, archiveKey)
         await storeRow(db, row, before, change(before ?? ''), archiveKey)
+      })
+    },
+
+    async put(name, text) {
+      if (!isArchiveNameOf(scope, name)) throw invalid(`${JSON.stringify(name)} is not a name of the ${scope} scope's archive.`, 'Pass a name list() gives.')
+      if (text.includes('\u0000')) throw refuseNul()
+      const row: RowFile = `${ARCHIVE}${name}`
+      return handle.transaction(async (db) => {
+        const created = await db.query(
+          `INSERT INTO engram_files (agent, owner, scope, project, file, text, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING file`,
+          [...archiveKey, row, text, clock.now().toISOString()],
+        )
+        if (created.rows.length > 0) return 'written' as const
+        const { rows } = await db.query<{ text: string }>(`SELECT text FROM engram_files WHERE ${KEY} AND file = $5`, [...archiveKey, row])
+        return rows[0]?.text === text ? ('there' as const) : ('occupied' as const)
       })
     },
 

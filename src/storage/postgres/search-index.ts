@@ -994,6 +994,29 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       await flushAccess()
     },
 
+    async raiseAccess(units) {
+      if (units.length === 0) return 0
+      const rows = units.map((u, i) => {
+        if (typeof u.count !== 'number' || !Number.isInteger(u.count) || u.count < 0) throw invalid(`units[${i}].count must be a whole number ≥ 0, got ${JSON.stringify(u.count)}.`, 'Pass the access count another index reported.')
+        return { id: u.id, count: u.count, last: u.lastAccessAt === undefined ? null : instant(u.lastAccessAt, `units[${i}].lastAccessAt`) }
+      })
+      // What this process counted is written first, so the counts raised are the ones readers see.
+      await flushAccess()
+      rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      return handle.transaction(async (client) => {
+        const ids = rows.map((row) => row.id)
+        // Rows locked in id order, as every writer of this table locks them.
+        await client.query('SELECT 1 FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [ids])
+        const result = await client.query(
+          `UPDATE index_units u SET access_count = greatest(u.access_count, v.n), last_access_at = greatest(u.last_access_at, v.at)
+           FROM unnest($1::text[], $2::integer[], $3::timestamptz[]) AS v(id, n, at)
+           WHERE u.id = v.id AND (u.access_count < v.n OR (v.at IS NOT NULL AND (u.last_access_at IS NULL OR u.last_access_at < v.at)))`,
+          [ids, rows.map((row) => row.count), rows.map((row) => row.last)],
+        )
+        return result.rowCount ?? 0
+      })
+    },
+
     async participants(agent) {
       const { rows } =
         agent === undefined

@@ -83,6 +83,12 @@ function invalid(message: string, fix: string, details: Record<string, unknown> 
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
 }
 
+/** An access count to raise to: a whole number ≥ 0. */
+function accessCountOf(value: unknown, i: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw invalid(`units[${i}].count must be a whole number ≥ 0, got ${JSON.stringify(value)}.`, 'Pass the access count another index reported.')
+  return value
+}
+
 function normaliseInstant(value: unknown, what: string): string {
   const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN
   if (Number.isNaN(ms)) throw invalid(`${what} must be an ISO-8601 instant, got ${JSON.stringify(value)}.`, `Pass ${what} as new Date(...).toISOString().`)
@@ -654,6 +660,24 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
 
     async flush() {
       flushAccess()
+    },
+
+    async raiseAccess(units) {
+      if (units.length === 0) return 0
+      if (handle.readOnly) throw invalid('This index was opened read-only; access cannot be recorded.', 'Open the database writable to record access.')
+      const rows = units.map((u, i) => ({ id: u.id, count: accessCountOf(u.count, i), last: u.lastAccessAt === undefined ? null : normaliseInstant(u.lastAccessAt, `units[${i}].lastAccessAt`) }))
+      // What this process counted is written first, so the counts raised are the ones readers see.
+      flushAccess()
+      const raise = cachedStatement(
+        `UPDATE index_units SET access_count = max(access_count, ?1),
+           last_access_at = CASE WHEN ?2 IS NOT NULL AND (last_access_at IS NULL OR last_access_at < ?2) THEN ?2 ELSE last_access_at END
+         WHERE id = ?3 AND (access_count < ?1 OR (?2 IS NOT NULL AND (last_access_at IS NULL OR last_access_at < ?2)))`,
+      )
+      let changed = 0
+      handle.transaction(() => {
+        for (const row of rows) changed += Number(raise.run(row.count, row.last, row.id).changes)
+      })
+      return changed
     },
 
     async participants(agent) {

@@ -30,7 +30,8 @@ const lesson = (text: string, extra: Partial<Engram> = {}): Engram => ({ text, k
 
 /**
  * Fills `home` with what a migration carries, for four owners: rules, lessons, topics, documents,
- * a user profile, confirmations waiting and answered, turns of two users (activity, stored turns
+ * a user profile, earlier versions, forgotten and merged documents, forgotten lessons and a
+ * forgotten topic, access counts of the indexed memory, jobs waiting in the lifecycle's queue, confirmations waiting and answered, turns of two users (activity, stored turns
  * with replies), job runs, and long conversations whose messages are folded into leaf summaries
  * (8 messages each), those into condensed ones (4 each) and those once more — a DAG of three levels.
  */
@@ -54,6 +55,30 @@ export async function buildMigrationHome(home: string, env: Record<string, strin
     await mind.backend.owned('user:ada').documents.write('knowledge', 'ada-projects', { confidence: 0.8 }, 'Ada works on the billing service.\n')
     await mind.backend.owned('shared').documents.write('knowledge', 'office', {}, 'The office is in Lisbon.\n')
     await docs.write('user', 'ada', { name: 'Ada' }, '# Ada\n\n- Prefers bullet points\n')
+    // What forgetting, merging and rewriting keep: two earlier versions of a document (and of a profile), a forgotten and a merged document, forgotten lessons and a forgotten topic.
+    for (const minutes of ['three', 'two and a half']) {
+      clock.advance(60_000)
+      await docs.write('knowledge', 'tea', { created_at: '2026-03-01T08:00:00Z', confidence: 0.9 }, `# Tea\n\nGreen tea steeps for ${minutes} minutes.\n`, { reason: `corrected to ${minutes} minutes` })
+    }
+    await docs.write('user', 'ada', { name: 'Ada' }, '# Ada\n\n- Prefers bullet points\n- Works on billing\n')
+    await docs.write('knowledge', 'old-office', {}, 'The office was in Porto.\n')
+    await mind.forget('knowledge/old-office.md')
+    await docs.write('knowledge', 'tea-notes', {}, 'Notes on tea, merged into tea.\n')
+    await docs.archive('knowledge', 'tea-notes', 'merged')
+    await mind.forget('Bob keeps his notes in Obsidian', { user: 'bob' })
+    await mind.forget('memory/topics/deploys.md')
+    await mind.encode([lesson('Deploys need a green build', { topic: 'deploys' }), lesson('Ada reviews deploys on Mondays', { owner: 'user:ada' })])
+    await mind.forget('Ada reviews deploys on Mondays', { user: 'ada' })
+    // Recalls (access counts) of what the index holds, as recall counts them.
+    await mind.reindex({ full: true })
+    const units = await mind.backend.index.list({}, { limit: 1_000 })
+    for (const [i, unit] of units.filter((u) => u.kind !== 'message' && u.kind !== 'summary').entries()) {
+      for (let n = 0; n < (i % 3) + 1; n++) await mind.backend.index.recordAccess([unit.id], new Date(Date.parse('2026-03-02T12:00:00Z') + (i * 3 + n) * 60_000).toISOString())
+    }
+    await mind.backend.index.flush?.()
+    // Work waiting in the lifecycle's queue (due long after any test), with a key and without.
+    await mind.backend.lifecycle.enqueue({ agent: 'default', kind: 'sleep-replay', key: 'migrate-test:waiting', payload: { day: '2026-03-02' }, runAfter: '2099-01-01T00:00:00.000Z' })
+    await mind.backend.lifecycle.enqueue({ agent: 'default', kind: 'identity', payload: { reason: 'waiting, without a key' }, runAfter: '2099-01-01T00:00:00.000Z' })
     const confirmations = mind.backend.confirmations
     await confirmations.enqueue(lesson('Ada owns the billing runbook', { owner: 'user:ada', confidence: 'medium', source: 'llm' }), 'copilot mode: confidence medium', 'ada')
     for (const [i, user] of ['ada', 'bob'].entries()) {

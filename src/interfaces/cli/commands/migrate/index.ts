@@ -1,9 +1,10 @@
 /**
  * `engram migrate --to URL|DIR`: moves every agent of the current embedded home into another
  * backend — a PostgreSQL database (`postgres://…`) or another embedded home (a folder) — through
- * the storage seams (decision 0036): the memory tree, conversations with their summaries and
+ * the storage seams (decision 0036): the memory tree and its archive (forgotten and merged
+ * documents, earlier versions, forgotten memories), conversations with their summaries and
  * context items, the activity log, confirmations, stored turns and job runs, then a full reindex
- * of the target, which is then checked against the source: "complete", or "incomplete" with what
+ * of the target and the access counts of what it indexed, which is then checked against the source: "complete", or "incomplete" with what
  * differs and ExitCode.incomplete (decision 0052). The source is only read; running it again adds
  * nothing that is already there and finishes what a killed run left.
  */
@@ -62,7 +63,9 @@ async function openTarget(context: CommandContext, to: string, source: Mind): Pr
   if (home === resolve(source.home)) {
     throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `${home} is the home being migrated.`, fix: 'Pass another home folder, or a postgres://… URL, to --to.' })
   }
-  const target = await open(context, { home, agent: source.agent })
+  // A folder is an embedded home whatever database the source runs on (ENGRAM_DATABASE_URL would open that database again).
+  const { ENGRAM_DATABASE_URL: _url, ENGRAM_DATABASE_SCHEMA: _schema, ...env } = context.io.env
+  const target = await open({ ...context, io: { ...context.io, env } }, { home, agent: source.agent })
   return { backend: target.backend, skills: target.skills, reindex: () => target.reindex({ full: true }), close: () => target.close() }
 }
 
@@ -75,7 +78,7 @@ function describeMigration(to: string, reports: MigrationReport[], status: Migra
   ]
   for (const r of reports) {
     lines.push(
-      `  ${r.agent}: ${r.memory.entries + r.memory.topicEntries} entries, ${r.memory.documents} document(s), ${r.memory.skills} skill(s); ${r.conversations.moved} conversation(s) with ${r.conversations.messages} message(s) and ${r.conversations.summaries} summar${r.conversations.summaries === 1 ? 'y' : 'ies'}; ${r.activity.events} activity event(s); ${r.confirmations.pending + r.confirmations.decided} confirmation(s); ${r.turns.moved} turn(s); ${r.jobRuns.moved} job run(s)`,
+      `  ${r.agent}: ${r.memory.entries + r.memory.topicEntries} entries, ${r.memory.documents} document(s), ${r.memory.skills} skill(s); ${r.archive.documents} archived document(s) or earlier version(s), ${r.archive.forgotten} file(s) of forgotten memory; access counts of ${r.access.units} memory unit(s); ${r.conversations.moved} conversation(s) with ${r.conversations.messages} message(s) and ${r.conversations.summaries} summar${r.conversations.summaries === 1 ? 'y' : 'ies'}; ${r.activity.events} activity event(s); ${r.confirmations.pending + r.confirmations.decided} confirmation(s); ${r.turns.moved} turn(s); ${r.jobRuns.moved} job run(s); ${r.queuedJobs.moved} waiting job(s)`,
     )
     for (const problem of r.problems) lines.push(`    not moved: ${problem.path}${problem.line ? `:${problem.line}` : ''} — ${problem.reason}`)
     for (const difference of r.verification.differences) lines.push(`    differs: ${difference.what} — source ${difference.source}, target ${difference.target}`)
