@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { CallToolResultSchema, GetPromptResultSchema, ErrorCode as McpErrorCode, McpError, ReadResourceResultSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolResultSchema, GetPromptResultSchema, ListToolsResultSchema, ErrorCode as McpErrorCode, McpError, ReadResourceResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { EngramError } from '../src/core/errors.ts'
 import { createMind } from '../src/mind.ts'
 import { dropPostgresSchema } from '../src/storage/postgres/connection.ts'
@@ -160,6 +160,17 @@ function mcpCases(setup: () => { env: Record<string, string>; home: string }): v
     // The server still answers a good call after the bad ones.
     const good = await client.callTool({ name: 'search_memory', arguments: { query: 'tea' } })
     assert.notEqual(good.isError, true)
+  })
+
+  test('tools/list, resources/list and prompts/list with params of the wrong type are invalid params, not internal errors', async () => {
+    for (const method of ['tools/list', 'resources/list', 'prompts/list'] as const) {
+      const error = await mcpError(client.request({ method, params: { cursor: 5 } } as never, ListToolsResultSchema.passthrough()))
+      assert.equal(error.code, McpErrorCode.InvalidParams, `${method}: ${error.message}`)
+      assert.match(error.message, /params\.cursor/, error.message)
+    }
+    // The lists themselves still answer.
+    assert.ok((await client.listTools()).tools.length > 0)
+    assert.ok((await client.listPrompts()).prompts.some((prompt) => prompt.name === 'primed_context'))
   })
 
   test('prompts/get with arguments that are not an object of strings, or that hold half a character, is invalid params', async () => {
