@@ -162,6 +162,17 @@ function mcpCases(setup: () => { env: Record<string, string>; home: string }): v
     assert.notEqual(good.isError, true)
   })
 
+  test('a request whose params are not an object at all is answered with invalid params, not left unanswered', async () => {
+    for (const [params, shown] of [['query tea', /got string/], [42, /got number/], [null, /got null/], [['tea'], /got an array/]] as const) {
+      // A short timeout: the SDK's stdio transport dropped such a line, and the client waited for ever.
+      const error = await mcpError(client.request({ method: 'tools/call', params } as never, CallToolResultSchema, { timeout: 5000 }))
+      assert.equal(error.code, McpErrorCode.InvalidParams, `${JSON.stringify(params)}: ${error.message}`)
+      assert.match(error.message, /tools\/call: params must be a JSON object/)
+      assert.match(error.message, shown)
+    }
+    assert.notEqual((await client.callTool({ name: 'search_memory', arguments: { query: 'tea' } })).isError, true)
+  })
+
   test('tools/list, resources/list and prompts/list with params of the wrong type are invalid params, not internal errors', async () => {
     for (const method of ['tools/list', 'resources/list', 'prompts/list'] as const) {
       const error = await mcpError(client.request({ method, params: { cursor: 5 } } as never, ListToolsResultSchema.passthrough()))

@@ -6,9 +6,10 @@
  * stdout carries nothing but JSON-RPC: while serving, `console.log` / `info` / `debug` (ours or a
  * dependency's) are routed to stderr, where logs belong in stdio mode.
  */
-import type { Readable, Writable } from 'node:stream'
+import { type Readable, Transform, type Writable } from 'node:stream'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { malformedRequestAnswer } from './malformed-requests.ts'
 
 export interface StdioStreams {
   stdin: Readable
@@ -41,7 +42,8 @@ export async function serveStdio(server: McpServer, streams: StdioStreams, optio
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
   }
-  const transport = new StdioServerTransport(streams.stdin, streams.stdout)
+  const input = streams.stdin.pipe(answeringMalformedRequests(streams.stdout))
+  const transport = new StdioServerTransport(input, streams.stdout)
   try {
     await server.connect(transport)
     // Set after connect: the server installs its own onclose on the transport when connecting.
@@ -59,6 +61,41 @@ export async function serveStdio(server: McpServer, streams: StdioStreams, optio
       process.off('SIGTERM', onSignal)
     }
     await server.close().catch(() => {})
+    streams.stdin.unpipe(input)
     for (const [name, fn] of saved) console[name] = fn
   }
+}
+
+/**
+ * stdin as the SDK's transport reads it, less the requests it would drop unanswered
+ * (`malformedRequestAnswer`): those are answered here; every other line passes as it came.
+ */
+function answeringMalformedRequests(stdout: Writable): Transform {
+  let pending = Buffer.alloc(0)
+  const answered = (line: Buffer): boolean => {
+    let message: unknown
+    try {
+      message = JSON.parse(line.toString('utf8'))
+    } catch {
+      return false
+    }
+    const answer = malformedRequestAnswer(message)
+    if (answer) stdout.write(`${JSON.stringify(answer)}\n`)
+    return answer !== undefined
+  }
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      pending = Buffer.concat([pending, chunk])
+      let passed = Buffer.alloc(0)
+      for (let end = pending.indexOf(10); end !== -1; end = pending.indexOf(10)) {
+        const line = pending.subarray(0, end + 1)
+        pending = pending.subarray(end + 1)
+        if (!answered(line)) passed = Buffer.concat([passed, line])
+      }
+      done(null, passed.length > 0 ? passed : undefined)
+    },
+    flush(done) {
+      done(null, pending.length > 0 ? pending : undefined)
+    },
+  })
 }
