@@ -7,6 +7,7 @@
  * named by U+FFFD.
  */
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -171,6 +172,42 @@ function mcpCases(setup: () => { env: Record<string, string>; home: string }): v
       assert.match(error.message, shown)
     }
     assert.notEqual((await client.callTool({ name: 'search_memory', arguments: { query: 'tea' } })).isError, true)
+  })
+
+  test('a path sent as bytes that are not UTF-8 (half a character as its own three bytes) writes no file named by U+FFFD', async () => {
+    // The official client cannot send such bytes (JSON.stringify escapes half a character), so
+    // they are written to a second engram mcp on the same home as a raw line of stdin.
+    const { env, home } = setup()
+    const child = spawn(process.execPath, [bin, 'mcp', '--home', home, '--user', 'ada'], { env, cwd: root, stdio: ['pipe', 'pipe', 'ignore'] })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+    })
+    const answerTo = async (id: number): Promise<string> => {
+      for (let waited = 0; waited < 200; waited++) {
+        const line = out.split('\n').find((candidate) => candidate.includes(`"id":${id}`))
+        if (line) return line
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      throw new Error(`no answer to request ${id}: ${out}`)
+    }
+    try {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`)
+      await answerTo(1)
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`)
+      const call = Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_memory_file","arguments":{"path":"knowledge/'),
+        Buffer.from([0xed, 0xa0, 0x80]),
+        Buffer.from('raw-tea.md","content":"# Tea\\n\\nGreen.\\n"}}}\n'),
+      ])
+      child.stdin.write(call)
+      const answer = JSON.parse(await answerTo(2)) as { result: { isError?: boolean; content: Array<{ text: string }> } }
+      assert.equal(answer.result.isError, true, JSON.stringify(answer))
+      assert.match(answer.result.content[0]?.text ?? '', /U\+FFFD/)
+    } finally {
+      child.kill()
+    }
+    assert.deepEqual(namesUnder(home).filter((name) => name.includes('\ufffd')), [], 'no file is named by a replacement character')
   })
 
   test('tools/list, resources/list and prompts/list with params of the wrong type are invalid params, not internal errors', async () => {
