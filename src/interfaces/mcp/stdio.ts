@@ -66,12 +66,19 @@ export async function serveStdio(server: McpServer, streams: StdioStreams, optio
   }
 }
 
+/** Malformed requests worth an answer are small; a longer line is not held to be read whole. */
+const INSPECTED_LINE_BYTES = 1_000_000
+
 /**
  * stdin as the SDK's transport reads it, less the requests it would drop unanswered
  * (`malformedRequestAnswer`): those are answered here; every other line passes as it came.
  */
 function answeringMalformedRequests(stdout: Writable): Transform {
-  let pending = Buffer.alloc(0)
+  // The start of the line being received, in pieces (no copy per chunk).
+  const pending: Buffer[] = []
+  let pendingBytes = 0
+  // A line longer than INSPECTED_LINE_BYTES goes through as it comes, uninspected.
+  let passing = false
   const answered = (line: Buffer): boolean => {
     let message: unknown
     try {
@@ -85,17 +92,36 @@ function answeringMalformedRequests(stdout: Writable): Transform {
   }
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      pending = Buffer.concat([pending, chunk])
-      let passed = Buffer.alloc(0)
-      for (let end = pending.indexOf(10); end !== -1; end = pending.indexOf(10)) {
-        const line = pending.subarray(0, end + 1)
-        pending = pending.subarray(end + 1)
-        if (!answered(line)) passed = Buffer.concat([passed, line])
+      const out: Buffer[] = []
+      let rest = chunk
+      for (let end = rest.indexOf(10); end !== -1; end = rest.indexOf(10)) {
+        const tail = rest.subarray(0, end + 1)
+        rest = rest.subarray(end + 1)
+        if (passing) {
+          out.push(tail)
+          passing = false
+          continue
+        }
+        const line = pending.length > 0 ? Buffer.concat([...pending.splice(0), tail]) : tail
+        pendingBytes = 0
+        if (!answered(line)) out.push(line)
       }
-      done(null, passed.length > 0 ? passed : undefined)
+      if (rest.length > 0) {
+        if (passing) out.push(rest)
+        else {
+          pending.push(rest)
+          pendingBytes += rest.length
+          if (pendingBytes > INSPECTED_LINE_BYTES) {
+            out.push(...pending.splice(0))
+            pendingBytes = 0
+            passing = true
+          }
+        }
+      }
+      done(null, out.length > 0 ? Buffer.concat(out) : undefined)
     },
     flush(done) {
-      done(null, pending.length > 0 ? pending : undefined)
+      done(null, pending.length > 0 ? Buffer.concat(pending) : undefined)
     },
   })
 }
