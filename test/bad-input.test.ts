@@ -7,12 +7,13 @@
  * named by U+FFFD.
  */
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { CallToolResultSchema, GetPromptResultSchema, ErrorCode as McpErrorCode, McpError, ReadResourceResultSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolResultSchema, GetPromptResultSchema, ListToolsResultSchema, ErrorCode as McpErrorCode, McpError, ReadResourceResultSchema } from '@modelcontextprotocol/sdk/types.js'
 import { EngramError } from '../src/core/errors.ts'
 import { createMind } from '../src/mind.ts'
 import { dropPostgresSchema } from '../src/storage/postgres/connection.ts'
@@ -160,6 +161,64 @@ function mcpCases(setup: () => { env: Record<string, string>; home: string }): v
     // The server still answers a good call after the bad ones.
     const good = await client.callTool({ name: 'search_memory', arguments: { query: 'tea' } })
     assert.notEqual(good.isError, true)
+  })
+
+  test('a request whose params are not an object at all is answered with invalid params, not left unanswered', async () => {
+    for (const [params, shown] of [['query tea', /got string/], [42, /got number/], [null, /got null/], [['tea'], /got an array/]] as const) {
+      // A short timeout: the SDK's stdio transport dropped such a line, and the client waited for ever.
+      const error = await mcpError(client.request({ method: 'tools/call', params } as never, CallToolResultSchema, { timeout: 5000 }))
+      assert.equal(error.code, McpErrorCode.InvalidParams, `${JSON.stringify(params)}: ${error.message}`)
+      assert.match(error.message, /tools\/call: params must be a JSON object/)
+      assert.match(error.message, shown)
+    }
+    assert.notEqual((await client.callTool({ name: 'search_memory', arguments: { query: 'tea' } })).isError, true)
+  })
+
+  test('a path sent as bytes that are not UTF-8 (half a character as its own three bytes) writes no file named by U+FFFD', async () => {
+    // The official client cannot send such bytes (JSON.stringify escapes half a character), so
+    // they are written to a second engram mcp on the same home as a raw line of stdin.
+    const { env, home } = setup()
+    const child = spawn(process.execPath, [bin, 'mcp', '--home', home, '--user', 'ada'], { env, cwd: root, stdio: ['pipe', 'pipe', 'ignore'] })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+    })
+    const answerTo = async (id: number): Promise<string> => {
+      for (let waited = 0; waited < 200; waited++) {
+        const line = out.split('\n').find((candidate) => candidate.includes(`"id":${id}`))
+        if (line) return line
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      throw new Error(`no answer to request ${id}: ${out}`)
+    }
+    try {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`)
+      await answerTo(1)
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`)
+      const call = Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_memory_file","arguments":{"path":"knowledge/'),
+        Buffer.from([0xed, 0xa0, 0x80]),
+        Buffer.from('raw-tea.md","content":"# Tea\\n\\nGreen.\\n"}}}\n'),
+      ])
+      child.stdin.write(call)
+      const answer = JSON.parse(await answerTo(2)) as { result: { isError?: boolean; content: Array<{ text: string }> } }
+      assert.equal(answer.result.isError, true, JSON.stringify(answer))
+      assert.match(answer.result.content[0]?.text ?? '', /U\+FFFD/)
+    } finally {
+      child.kill()
+    }
+    assert.deepEqual(namesUnder(home).filter((name) => name.includes('\ufffd')), [], 'no file is named by a replacement character')
+  })
+
+  test('tools/list, resources/list and prompts/list with params of the wrong type are invalid params, not internal errors', async () => {
+    for (const method of ['tools/list', 'resources/list', 'prompts/list'] as const) {
+      const error = await mcpError(client.request({ method, params: { cursor: 5 } } as never, ListToolsResultSchema.passthrough()))
+      assert.equal(error.code, McpErrorCode.InvalidParams, `${method}: ${error.message}`)
+      assert.match(error.message, /params\.cursor/, error.message)
+    }
+    // The lists themselves still answer.
+    assert.ok((await client.listTools()).tools.length > 0)
+    assert.ok((await client.listPrompts()).prompts.some((prompt) => prompt.name === 'primed_context'))
   })
 
   test('prompts/get with arguments that are not an object of strings, or that hold half a character, is invalid params', async () => {

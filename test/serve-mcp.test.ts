@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test'
 import { type ServerType, serve } from '@hono/node-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { CallToolResultSchema, ListToolsResultSchema, ErrorCode as McpErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { Hono } from 'hono'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
@@ -112,6 +113,25 @@ describe('engram serve: MCP over streamable HTTP', () => {
     const primed = await promptText(client, { message: 'when does the Orion VPN token need refreshing?' })
     assert.match(primed, /## Your memory — recalled for this message/)
     assert.match(primed, /Orion staging deploy/)
+  })
+
+  test('params that are not an object, or a wrong-typed cursor, are invalid params with the request id, not a parse error or -32603', async () => {
+    const { client } = await as(ADA)
+    for (const params of ['query tea', 42, ['tea']]) {
+      const error = await client.request({ method: 'tools/call', params } as never, CallToolResultSchema).then(
+        () => assert.fail(`${JSON.stringify(params)} was answered`),
+        (error: unknown) => error as McpError,
+      )
+      assert.ok(error instanceof McpError, String(error))
+      assert.equal(error.code, McpErrorCode.InvalidParams, `${JSON.stringify(params)}: ${error.message}`)
+      assert.match(error.message, /tools\/call: params must be a JSON object/)
+    }
+    const cursor = await client.request({ method: 'tools/list', params: { cursor: 5 } } as never, ListToolsResultSchema).then(
+      () => assert.fail('a numeric cursor was answered'),
+      (error: unknown) => error as McpError,
+    )
+    assert.equal(cursor.code, McpErrorCode.InvalidParams, cursor.message)
+    assert.ok((await client.listTools()).tools.length > 0, 'the session still answers')
   })
 
   test("two users' tokens do not see each other's memories; only an administrator primes for another user", async () => {

@@ -33,6 +33,8 @@ const FLOOD = 200
 const TOPICS = 40
 /** How late past its bound a close may come: Node checks every quarter timeout, and the machine is shared. */
 const SLACK_MS = 1_500
+/** Past the second a connection has to send a whole request before a full server may close it for a newcomer. */
+const PROBATION_GRACE_MS = 1_300
 
 /** A whole memorize request as raw bytes, to send on a connection the server refuses. */
 function memorizeRequest(port: number, text: string): string {
@@ -214,5 +216,52 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
     assert.equal(topics.length, TOPICS, 'every file, whole')
     assert.ok(topics.every((file) => file.content.includes('kept in full.')))
     assert.ok(exported.body.length > 5_000_000, `${exported.body.length} bytes`)
+  })
+})
+
+describe('engram serve: slow connections from many addresses, one each, do not keep a newcomer out', { timeout: 60_000 }, () => {
+  let temp: TempHome
+  let server: ServeProcess
+  let port: number
+  // Long timeouts, so what lets the newcomer in is the server's choice, not Node's 408.
+  const headersMs = 8_000
+  const cap = 8
+
+  before(async () => {
+    temp = makeTempHome('engram-serve-slow-many-')
+    server = await startServe({
+      home: temp.home,
+      killAfterMs: 55_000,
+      env: {
+        ...temp.env,
+        ENGRAM_SERVE_TOKENS: `${ADMIN}=admin`,
+        ENGRAM_SERVE_HEADERS_TIMEOUT_MS: String(headersMs),
+        ENGRAM_SERVE_REQUEST_TIMEOUT_MS: String(headersMs + 2_000),
+        ENGRAM_SERVE_MAX_CONNECTIONS_PER_CLIENT: String(PER_CLIENT),
+        ENGRAM_SERVE_MAX_CONNECTIONS: String(cap),
+      },
+    })
+    port = Number(new URL(server.address).port)
+  })
+  after(async () => {
+    await server?.stop('SIGKILL')
+    temp?.cleanup()
+  })
+
+  test('a full server of connections that sent no whole request within a second: a newcomer takes the place of the oldest (503 to it)', async () => {
+    // One slow connection from each of `cap` loopback addresses: every client holds as few as a newcomer would.
+    const slow = Array.from({ length: cap }, (_, i) => trickle(port, i % 2 === 0 ? 'silent' : 'headers', { localAddress: `127.0.5.${1 + i}` }))
+    await Promise.all(slow.map(connected))
+    await sleep(PROBATION_GRACE_MS)
+    const started = Date.now()
+    const newcomer = await send(port, '/v1/health', { localAddress: '127.0.5.99', token: ADMIN })
+    assert.equal(newcomer.status, 200, newcomer.body)
+    assert.ok(Date.now() - started < headersMs / 2, `served after ${Date.now() - started} ms, not after the slow ones timed out`)
+    const ends = await Promise.all(slow.map((t) => closedWithin(t, 500)))
+    const cut = ends.filter((end) => end !== undefined)
+    assert.equal(cut.length, 1, 'one slow connection made room')
+    assert.equal(statusOf(cut[0]?.answer ?? ''), 503)
+    assert.match(cut[0]?.answer ?? '', /sent no whole request/)
+    for (const t of slow) t.socket.destroy()
   })
 })

@@ -159,6 +159,9 @@ export function locateMemoryPath(rawPath: string, layout: HomeLayout, viewer?: V
   // Half a character reaches the file system as U+FFFD: the file written would have another name (decision 0055).
   const halfCharacter = textProblem(rawPath)
   if (halfCharacter) throw outside(rawPath, `it holds ${halfCharacter}`, 'write the path with whole characters')
+  // U+FFFD is what a decoder makes of bytes that are not UTF-8 (half a character sent as its own
+  // three bytes, a Latin-1 name): the client meant another name, and no file is named by it.
+  if (rawPath.includes('\uFFFD')) throw outside(rawPath, 'it holds U+FFFD, the replacement character a decoder puts where the bytes sent were not UTF-8', 'send the path as UTF-8 of whole characters')
   if (rawPath.includes('\\')) throw outside(rawPath, 'backslashes are not path separators here', 'write the path with forward slashes, e.g. "knowledge/tea.md"')
   if (isAbsolute(rawPath) || /^[A-Za-z]:/.test(rawPath) || rawPath.startsWith('~')) {
     throw outside(rawPath, 'absolute paths are not allowed; only your own memory folders can be read or written')

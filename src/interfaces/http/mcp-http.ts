@@ -27,6 +27,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import { ErrorCode } from '../../core/errors.ts'
 import { derivedSessionId } from '../../core/session-ids.ts'
 import type { Mind } from '../../mind.ts'
+import { malformedRequestAnswer } from '../mcp/malformed-requests.ts'
 import { createMindMcpServer } from '../mcp/mind-server.ts'
 import type { Principal } from './credentials.ts'
 import { failure, type ServeEnv } from './support.ts'
@@ -80,14 +81,19 @@ function callerOf(principal: Principal): string {
   return JSON.stringify([principal.agent ?? null, principal.user ?? null, principal.admin])
 }
 
-/** Whether the POST body is an MCP `initialize` (read from a copy: the transport reads the body itself). */
-async function opensSession(c: Context<ServeEnv>): Promise<boolean> {
+/** The POST body as JSON, read from a copy (the transport reads the body itself); undefined when it is not JSON. */
+async function bodyOf(c: Context<ServeEnv>): Promise<unknown> {
   try {
-    const body: unknown = JSON.parse(await c.req.raw.clone().text())
-    return Array.isArray(body) ? body.some((message) => isInitializeRequest(message)) : isInitializeRequest(body)
+    return JSON.parse(await c.req.raw.clone().text()) as unknown
   } catch {
-    return false
+    return undefined
   }
+}
+
+/** Whether the POST body is an MCP `initialize`. */
+async function opensSession(c: Context<ServeEnv>): Promise<boolean> {
+  const body = await bodyOf(c)
+  return Array.isArray(body) ? body.some((message) => isInitializeRequest(message)) : isInitializeRequest(body)
 }
 
 /** An MCP session refused for a bound: the error shape with `status` and Retry-After. */
@@ -218,6 +224,9 @@ export function createMcpRoute(options: McpRouteOptions): Hono<ServeEnv> {
     session.inFlight++
     session.lastUsedAt = Date.now()
     try {
+      // A request the transport would call a parse error (params a string): invalid params, with its id.
+      const malformed = c.req.method === 'POST' ? malformedRequestAnswer(await bodyOf(c)) : undefined
+      if (malformed) return c.json(malformed)
       return await session.transport.handleRequest(c.req.raw)
     } finally {
       session.inFlight--

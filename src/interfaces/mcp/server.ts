@@ -114,6 +114,28 @@ type PrimedContextArgs = z.infer<typeof primedContextArgs>
 /** resources/read read as tools/call is, for the same reason. */
 const ReadResourceRequestReadByUs = z.object({ method: z.literal('resources/read'), params: z.unknown().transform(resourceReadParams) })
 
+/**
+ * `schema` with its params read by us: params the schema refuses are invalid params (-32602)
+ * naming the field, not the SDK's -32603. A schema whose params throw an McpError keeps it.
+ */
+function paramsReadByUs(schema: z.ZodObject): z.ZodObject {
+  const { method, params } = schema.shape as { method: z.ZodType; params?: z.ZodType }
+  if (params === undefined) return schema
+  return z.object({
+    method,
+    // Optional before the transform, so a request without params (tools/list) is read too.
+    params: z
+      .unknown()
+      .optional()
+      .transform((value) => {
+        const read = params.safeParse(value)
+        if (read.success) return read.data
+        const problems = read.error.issues.map((issue) => `params${issue.path.map((key) => `.${String(key)}`).join('')}: ${issue.message}`).join('; ')
+        throw invalidParams(`The request's params are not what ${String((method as z.ZodLiteral<string>).value)} takes: ${problems}.`)
+      }),
+  })
+}
+
 function asMcpError(error: unknown): McpError {
   if (error instanceof McpError) return error
   if (EngramError.is(error)) {
@@ -132,6 +154,11 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   }
   const mcp = new McpServer({ name: options.name, version: options.version }, { ...(options.instructions ? { instructions: options.instructions } : {}) })
   const server = mcp.server
+  // Every handler registered from here on (ours and the SDK's own, e.g. prompts/list) reads its
+  // params so that malformed ones are invalid params: the SDK's parse failure went back as -32603,
+  // e.g. tools/list with a numeric cursor (issue 27 item 6).
+  const register = server.setRequestHandler.bind(server)
+  server.setRequestHandler = ((schema: z.ZodObject, handler: never) => register(paramsReadByUs(schema) as never, handler)) as typeof server.setRequestHandler
   server.registerCapabilities({ tools: {}, resources: {} })
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {

@@ -13,10 +13,13 @@
  *   its slow connections wait out their timeouts; a probation connection that trickles gets 429
  *   and is closed;
  * - all clients together hold at most `serve.maxConnections`. When they do, a new connection takes
- *   the place of the oldest probation connection still waiting for its request (429), or else of
- *   the oldest idle one of the client holding the most, when that is at least two more than the
- *   newcomer's client holds (503), so a flood cannot lock out a client that holds fewer; when
- *   neither exists, the new one gets 503 and is closed before the HTTP layer sees it.
+ *   the place of the oldest probation connection still waiting for its request (429); else of the
+ *   oldest connection, of any client, that has been open {@link PROBATION_MS} without sending a
+ *   whole request (503) — a flood of slow connections from many addresses, one each, would
+ *   otherwise keep every newcomer out until their timeouts; else of the oldest idle one of the
+ *   client holding the most, when that is at least two more than the newcomer's client holds
+ *   (503), so a flood cannot lock out a client that holds fewer; when none exists, the new one
+ *   gets 503 and is closed before the HTTP layer sees it.
  */
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -67,6 +70,8 @@ interface Tracked {
   client: string
   /** Beyond the client's limit: served once if quick, then closed. */
   probation: boolean
+  /** When it connected (Date.now()). */
+  since: number
   request?: IncomingMessage
   response?: ServerResponse
 }
@@ -150,6 +155,21 @@ export function limitConnections(server: Server, limits: ConnectionLimits, log: 
       cut(socket, entry, perClientRefusal('was closed to make room while the server was full'), `${entry.client} is beyond serve.maxConnectionsPerClient; closed one of its connections with 429 to make room`)
       return true
     }
+    // Stalled: open a while and no whole request yet (silent, or trickling its first request).
+    const now = Date.now()
+    let stalled: [Socket, Tracked] | undefined
+    for (const sockets of perClient.values()) {
+      for (const [socket, entry] of sockets) {
+        if (entry.request?.complete || socket.destroyed || now - entry.since < probationMs) continue
+        if (!stalled || entry.since < stalled[1].since) stalled = [socket, entry]
+        break // each client's map is oldest first
+      }
+    }
+    if (stalled) {
+      const [socket, entry] = stalled
+      cut(socket, entry, refusal(503, `The server holds ${open} connections, its limit (serve.maxConnections), and this one sent no whole request within ${probationMs} ms: it was closed for a newcomer.`, fullFix), `server full (serve.maxConnections); closed a connection of ${entry.client} that sent no whole request within ${probationMs} ms, for one of ${client}`)
+      return true
+    }
     let heaviest: Map<Socket, Tracked> | undefined
     for (const sockets of perClient.values()) if (!heaviest || sockets.size > heaviest.size) heaviest = sockets
     if (!heaviest || heaviest.size <= (perClient.get(client)?.size ?? 0) + 1) return false
@@ -174,7 +194,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits, log: 
     const own = perClient.get(client) ?? new Map<Socket, Tracked>()
     perClient.set(client, own)
     const probation = limits.maxConnectionsPerClient > 0 && own.size >= limits.maxConnectionsPerClient
-    const entry: Tracked = { client, probation }
+    const entry: Tracked = { client, probation, since: Date.now() }
     tracked.set(socket, entry)
     open++
     if (probation) onProbation.set(socket, entry)
