@@ -50,7 +50,7 @@ async function startRecorder(): Promise<{ server: Server; address: string; reque
     // place engram's cookie might have (`/go?to=/engram-7477/`), where the browser sends whatever
     // cookie it holds for that path, whichever port set it.
     const to = new URL(request.url ?? '/', 'http://recorder').searchParams.get('to')
-    if (to !== null && to.startsWith('/') && !to.startsWith('//')) {
+    if (to?.startsWith('/') && !to.startsWith('//')) {
       response.writeHead(302, { location: to })
       response.end()
       return
