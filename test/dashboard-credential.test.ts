@@ -8,6 +8,12 @@
  * browser holds must not work against /v1 from a program; an open server's printed address does
  * not make an administrator; the 303 that strips ?token= and the pages say Referrer-Policy:
  * no-referrer; and the dashboard's own pages and buttons (Restore, Accept) keep working.
+ *
+ * The cookie's Path is its only fence (cookies ignore ports), so the unrelated server also sends
+ * the browser to its own port at every place an attacker could compute (the old `/engram-<port>`)
+ * and must get no cookie; the real place is not a function of the port (two tokens, two places),
+ * no answer to a request without the token names it, and typed addresses still reach the
+ * dashboard through the landing page, which reads the place from this origin's localStorage.
  */
 import assert from 'node:assert/strict'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
@@ -40,6 +46,15 @@ async function startRecorder(): Promise<{ server: Server; address: string; reque
   const requests: Recorded[] = []
   const server = createServer((request, response) => {
     requests.push({ url: request.url ?? '', headers: request.headers })
+    // The attack: a page of this service sends the browser on to this service's own port at the
+    // place engram's cookie might have (`/go?to=/engram-7477/`), where the browser sends whatever
+    // cookie it holds for that path, whichever port set it.
+    const to = new URL(request.url ?? '/', 'http://recorder').searchParams.get('to')
+    if (to?.startsWith('/') && !to.startsWith('//')) {
+      response.writeHead(302, { location: to })
+      response.end()
+      return
+    }
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
     response.end('<!doctype html><title>another service</title><p>another service on this machine</p>')
   })
@@ -100,12 +115,73 @@ async function openWithToken(page: Page, url: string): Promise<Response> {
   return response
 }
 
-/** Open a dashboard page at `path` of `address`, expect 200 and no-referrer; screenshot it. */
+/** The place the browser's page is at (`/engram-<port>-<id>`), from its address. */
+function placeOfPage(page: Page): string {
+  const place = /^\/engram-\d+-[A-Za-z0-9_-]{22}(?=\/|$)/.exec(new URL(page.url()).pathname)?.[0]
+  assert.ok(place, `the page is at a place: ${page.url()}`)
+  return place
+}
+
+/**
+ * Type `path` of `address` into the address bar: the server answers a landing page that names no
+ * place (it cannot tell who asks), whose script finds the place in this origin's localStorage and
+ * goes there. The answer of the page at the place is returned.
+ */
+async function typed(page: Page, address: string, path: string): Promise<Response> {
+  const atPlace = page.waitForResponse((response) => response.request().isNavigationRequest() && response.frame() === page.mainFrame() && /^\/engram-\d+-/.test(new URL(response.url()).pathname))
+  const landing = await page.goto(`${address}${path}`)
+  assert.equal(landing?.status(), 200, path)
+  assert.equal(landing?.headers().location, undefined)
+  // (Its body is gone once the script has moved on; assertPlaceUnrevealed reads it as a program.)
+  assert.match(landing.headers()['content-security-policy'] ?? '', /script-src 'self'/, 'the landing page')
+  const response = await atPlace
+  await page.waitForLoadState('load')
+  assert.equal(new URL(page.url()).pathname.replace(/^\/engram-\d+-[A-Za-z0-9_-]{22}/, ''), new URL(path, address).pathname, 'the same page, at the place')
+  return response
+}
+
+/** Open a dashboard page at `path` of `address` as a person types it, expect 200 and no-referrer; screenshot it. */
 async function visit(page: Page, address: string, path: string, name: string): Promise<void> {
-  const response = await page.goto(`${address}${path}`)
-  assert.equal(response?.status(), 200, `${path}: ${await shownText(page.locator('body')).catch(() => '')}`)
-  assert.equal(response?.headers()['referrer-policy'], 'no-referrer', path)
+  const response = await typed(page, address, path)
+  assert.equal(response.status(), 200, `${path}: ${await shownText(page.locator('body')).catch(() => '')}`)
+  assert.equal(response.headers()['referrer-policy'], 'no-referrer', path)
   await screenshot(page, name)
+}
+
+/**
+ * The harvest of decision 0058: the unrelated server sends the browser to its own port at every
+ * place of engram's an attacker can compute from engram's port (the place was `/engram-<port>`),
+ * and must receive no cookie there. `place`, the real one, is not among them.
+ */
+async function harvestAtGuessedPlaces(page: Page, recorder: { address: string; requests: Recorded[] }, engram: string, place: string): Promise<void> {
+  const port = new URL(engram).port
+  const guesses = [`/engram-${port}`, `/engram-${port}/`, `/engram-${port}/memories`, `/engram-${port}-/`, `/engram-${port}-${port}/`]
+  assert.ok(!guesses.some((guess) => guess.startsWith(`${place}/`) || guess === place), 'the real place is not derived from the port')
+  const before = recorder.requests.length
+  for (const guess of guesses) {
+    const response = await page.goto(`${recorder.address}/go?to=${encodeURIComponent(guess)}`)
+    assert.equal(response?.status(), 200)
+    assert.equal(new URL(page.url()).pathname, guess.split('?')[0], 'the browser followed the unrelated server to its own port at the guessed place')
+    // The unrelated origin cannot read engram's origin's storage either.
+    assert.equal(await page.evaluate(() => localStorage.length), 0, "another port reads nothing of engram's localStorage")
+  }
+  const received = recorder.requests.slice(before).filter((request) => !request.url.startsWith('/go?') && request.url !== '/favicon.ico')
+  assert.equal(received.length, guesses.length, received.map((request) => request.url).join(', '))
+  for (const request of received) assert.equal(request.headers.cookie, undefined, `${request.url} received engram's cookie: ${request.headers.cookie}`)
+}
+
+/** A program without a credential (curl, another service) asks for the dashboard's addresses: no answer names the place. */
+async function assertPlaceUnrevealed(engram: string, place: string): Promise<void> {
+  const id = place.slice(place.lastIndexOf('-') + 1)
+  for (const path of ['/', '/memories', '/archive?user=ada', '/confirmations', '/assets/engram-landing.js', '/assets/dashboard.js', `/engram-${new URL(engram).port}/`, '/v1/export']) {
+    for (const headers of [{}, { 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'none', 'upgrade-insecure-requests': '1' }, { 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'same-site' }]) {
+      const answer = await fetch(`${engram}${path}`, { headers, redirect: 'manual' })
+      const body = await answer.text()
+      assert.ok(!(answer.headers.get('location') ?? '').includes(id), `${path} redirects to the place`)
+      assert.ok(!body.includes(id), `${path} names the place in its body`)
+      assert.ok(![...answer.headers.values()].some((value) => value.includes(id)), `${path} names the place in a header`)
+    }
+  }
 }
 
 /** Click a button of the page's script (it POSTs to the API and reloads); the error it shows fails the test. */
@@ -184,7 +260,10 @@ describe("the dashboard's browser credential stays with its own server", { timeo
     await screenshot(page, 'credential-open-overview')
     assert.match(await shownText(page.getByTestId('viewer')), /the agent alone/, 'the printed address does not make an administrator')
 
+    const place = placeOfPage(page)
     await visitUnrelated(page, recorder, printedToken ? [printedToken] : [])
+    await harvestAtGuessedPlaces(page, recorder, engram.address, place)
+    await assertPlaceUnrevealed(engram.address, place)
     await assertHoldsNoApiCredential(context, engram.address)
     if (printedToken) {
       const asBearer = await fetch(`${engram.address}/v1/export`, { headers: { authorization: `Bearer ${printedToken}` } })
@@ -192,8 +271,8 @@ describe("the dashboard's browser credential stays with its own server", { timeo
       await asBearer.body?.cancel()
     }
     // Another user's memory is not the printed address's to see.
-    const named = await page.goto(`${engram.address}/memories?user=ada`)
-    assert.equal(named?.status(), 403)
+    const named = await typed(page, engram.address, '/memories?user=ada')
+    assert.equal(named.status(), 403)
     assert.doesNotMatch(await shownText(page.locator('main')), /marmot rug/)
 
     // The pages and their buttons still work: Restore the agent's forgotten memory, Accept its confirmation.
@@ -228,8 +307,17 @@ describe("the dashboard's browser credential stays with its own server", { timeo
     t.after(() => admin.context.close())
     await openWithToken(admin.page, `${engram.address}/?token=${ADMIN}`)
     assert.match(await shownText(admin.page.getByTestId('viewer')), /administrator/)
+    const adminPlace = placeOfPage(admin.page)
     await visitUnrelated(admin.page, recorder, [ADMIN, ADA])
+    await harvestAtGuessedPlaces(admin.page, recorder, engram.address, adminPlace)
+    await assertPlaceUnrevealed(engram.address, adminPlace)
     await assertHoldsNoApiCredential(admin.context, engram.address)
+    // The session at the place, replayed by a program that learned nothing but the port, is refused.
+    const [adminCookie] = await admin.context.cookies()
+    assert.equal(adminCookie?.path, adminPlace, "the cookie's Path is the place")
+    const replayed = await fetch(`${engram.address}/engram-${new URL(engram.address).port}/memories?user=ada`, { headers: { cookie: `${adminCookie?.name}=${adminCookie?.value}` } })
+    assert.notEqual(replayed.status, 200, 'the old place serves no page for the session')
+    assert.doesNotMatch(await replayed.text(), /marmot rug/)
 
     // The administrator's pages, through the addresses a person types, and the buttons.
     await visit(admin.page, engram.address, '/archive?user=ada', 'credential-admin-archive')
@@ -255,14 +343,25 @@ describe("the dashboard's browser credential stays with its own server", { timeo
     await openWithToken(ada.page, `${engram.address}/memories?token=${ADA}`)
     assert.match(await shownText(ada.page.getByTestId('viewer')), /user ada/)
     assert.match((await shownTexts(ada.page.getByTestId('memory-text'))).join('\n'), /marmot rug/)
+    const adaPlace = placeOfPage(ada.page)
+    assert.notEqual(adaPlace, adminPlace, 'the place is not a function of the port: each token has its own')
     await visitUnrelated(ada.page, recorder, [ADMIN, ADA])
+    await harvestAtGuessedPlaces(ada.page, recorder, engram.address, adaPlace)
+    // A typed address reaches her dashboard through the landing page.
+    await visit(ada.page, engram.address, '/activity', 'credential-ada-activity')
+    assert.match(await shownText(ada.page.getByTestId('viewer')), /user ada/)
     await assertHoldsNoApiCredential(ada.context, engram.address)
     assert.deepEqual(ada.problems, [])
 
-    // A browser that opened nothing has no credential: the pages ask for a token.
+    // A browser that opened nothing has no credential: a typed address stays on the landing page,
+    // which asks for the printed address; the administrator's place, if it knew it, is 401.
     const stranger = await chromium.newPage()
     t.after(() => stranger.context.close())
-    const refused = await stranger.page.goto(`${engram.address}/memories`)
+    const landing = await stranger.page.goto(`${engram.address}/memories`)
+    assert.equal(landing?.status(), 200)
+    assert.match(await shownText(stranger.page.getByTestId('landing')), /open the address engram serve printed/)
+    assert.equal(new URL(stranger.page.url()).pathname, '/memories')
+    const refused = await stranger.page.goto(`${engram.address}${adminPlace}/memories`)
     assert.equal(refused?.status(), 401)
   })
 })

@@ -421,27 +421,35 @@ describe('engram serve: the browser token', () => {
     assert.equal(opened.headers.get('referrer-policy'), 'no-referrer')
     const location = opened.headers.get('location') ?? ''
     assert.ok(!location.includes(ADA), 'the token leaves the address bar')
-    assert.equal(location, '/engram-7477/?page=2', "the dashboard at this server's own place")
+    // The place: this port and an id no other service can compute from it (a MAC under the token's key).
+    const place = /^(\/engram-7477-[A-Za-z0-9_-]{22})\/\?page=2$/.exec(location)?.[1] ?? ''
+    assert.ok(place, `the dashboard at this credential's own place: ${location}`)
     const setCookie = opened.headers.get('set-cookie') ?? ''
     assert.match(setCookie, /^engram_session=/)
     assert.ok(!setCookie.includes(ADA), 'the cookie is not the token')
     assert.match(setCookie, /HttpOnly/i)
     assert.match(setCookie, /SameSite=Strict/i)
-    assert.match(setCookie, /Path=\/engram-7477(;|$)/, 'sent to this port\'s place only, not to every service on the host')
+    assert.ok(setCookie.includes(`Path=${place};`) || setCookie.endsWith(`Path=${place}`), `sent to this place only, not to every service on the host: ${setCookie}`)
+    // Every process with the same tokens agrees on it; another token has another place.
+    const reopened = await createServeApp({ mind, credentials: parseCredentials(TOKENS) }).request(`/memories?token=${ADA}`, { headers: { host: '127.0.0.1:7477' } })
+    assert.equal(reopened.headers.get('location'), `${place}/memories`)
+    const admins = await app.request(`/?token=${ADMIN}`, { headers: { host: '127.0.0.1:7477' } })
+    assert.ok(!(admins.headers.get('location') ?? '').startsWith(place), "another token's place is another")
     const session = cookiePair(setCookie)
     const value = session.slice(session.indexOf('=') + 1)
 
     // At its place the session acts for ada: her page, and the dashboard's POSTs.
-    const page = await app.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    const page = await app.request(`${place}/memories`, { headers: { host: '127.0.0.1:7477', cookie: session } })
     assert.equal(page.status, 200)
     const html = await page.text()
     assert.match(html, /viewing as user ada/)
-    assert.match(html, /href="\/engram-7477\/memories"/, 'its links stay at the place')
-    assert.match(html, /src="\/engram-7477\/assets\/dashboard\.js"/)
+    assert.ok(html.includes(`href="${place}/memories"`), 'its links stay at the place')
+    assert.ok(html.includes(`src="${place}/assets/dashboard.js"`))
+    assert.ok(html.includes(`<meta name="engram-place" content="${place}">`), "the place named for the page's script")
     assert.equal(page.headers.get('referrer-policy'), 'no-referrer')
-    const refused = await app.request('/engram-7477/memories?user=bob', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    const refused = await app.request(`${place}/memories?user=bob`, { headers: { host: '127.0.0.1:7477', cookie: session } })
     assert.equal(refused.status, 403, "ada's session cannot name bob")
-    const posted = await app.request('/engram-7477/v1/search', { method: 'POST', headers: { host: '127.0.0.1:7477', cookie: session, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ query: 'short bullet points Orion' }) })
+    const posted = await app.request(`${place}/v1/search`, { method: 'POST', headers: { host: '127.0.0.1:7477', cookie: session, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ query: 'short bullet points Orion' }) })
     assert.equal(posted.status, 200)
 
     // A request that carries it elsewhere (a browser never sends it there) is held to the same
@@ -455,19 +463,24 @@ describe('engram serve: the browser token', () => {
     // Never a read of the API, as a cookie or a bearer; not at another port's place; not forged.
     assertError(await call(app, 'GET', '/v1/context', { headers: { cookie: session } }), 401, 'unauthorized')
     assertError(await call(app, 'GET', '/v1/export', { token: value }), 401, 'unauthorized')
-    assertError(await call(app, 'GET', '/engram-7477/v1/export', { headers: { cookie: session } }), 404, 'not_found')
-    const elsewhere = await app.request('/engram-7478/memories', { headers: { host: '127.0.0.1:7478', cookie: session } })
+    const exportAtPlace = await app.request(`${place}/v1/export`, { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(exportAtPlace.status, 404)
+    assert.equal(((await exportAtPlace.json()) as Json).error.code, 'not_found')
+    const elsewhere = await app.request(`${place.replace('7477', '7478')}/memories`, { headers: { host: '127.0.0.1:7478', cookie: session } })
     assert.equal(elsewhere.status, 401, "a session is its server's place's only")
-    const forged = await app.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: `engram_session=${value.slice(0, -2)}xx` } })
+    const guessed = await app.request(`/engram-7477-${'A'.repeat(22)}/memories`, { headers: { host: '127.0.0.1:7477', cookie: session } })
+    assert.equal(guessed.status, 401, "a session is its own place's only")
+    assert.ok(!(await guessed.text()).includes(place), 'and the answer does not name the place')
+    const forged = await app.request(`${place}/memories`, { headers: { host: '127.0.0.1:7477', cookie: `engram_session=${value.slice(0, -2)}xx` } })
     assert.equal(forged.status, 401)
     // Nothing of it lives in a process: another server of this home with the same tokens (a
     // restart, a second process) takes the session; one without ada's token does not.
     const restarted = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
-    const again = await restarted.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    const again = await restarted.request(`${place}/memories`, { headers: { host: '127.0.0.1:7477', cookie: session } })
     assert.equal(again.status, 200)
     assert.match(await again.text(), /viewing as user ada/)
     const revoked = createServeApp({ mind, credentials: parseCredentials(`${BOB}=default:bob, ${ADMIN}=admin`) })
-    assert.equal((await revoked.request('/engram-7477/memories', { headers: { host: '127.0.0.1:7477', cookie: session } })).status, 401, 'a session ends with its token')
+    assert.equal((await revoked.request(`${place}/memories`, { headers: { host: '127.0.0.1:7477', cookie: session } })).status, 401, 'a session ends with its token')
     // The token itself is still a program's bearer token, and the old cookie is read nowhere.
     assert.equal(assertOk(await call(app, 'GET', '/v1/context', { token: ADA })).user, 'ada')
     assertError(await call(app, 'GET', '/v1/context', { headers: { cookie: `engram_token=${ADA}` } }), 401, 'unauthorized')
@@ -478,7 +491,7 @@ describe('engram serve: the browser token', () => {
     assert.equal(((await invalid.json()) as Json).error.code, 'unauthorized')
   })
 
-  test("a browser navigating to a page is sent to its server's place; programs are answered where they ask", async (t) => {
+  test("a browser navigating to a page gets the landing page, which names no place; programs are answered where they ask", async (t) => {
     const temp = makeTempHome()
     const mind = await createMind({ home: temp.home, env: temp.env })
     t.after(async () => {
@@ -486,13 +499,31 @@ describe('engram serve: the browser token', () => {
       temp.cleanup()
     })
     const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
+    const place = (await app.request(`/?token=${ADA}`, { headers: { host: '127.0.0.1:7477' } })).headers.get('location')?.replace(/\/$/, '') ?? ''
+    assert.match(place, /^\/engram-7477-[A-Za-z0-9_-]{22}$/)
+    // The server cannot tell whose place to send a browser to without naming it to whoever asks:
+    // the landing page's script finds it in the browser's own storage of this origin.
     const navigation = await app.request('/memories?q=orion', { headers: { host: '127.0.0.1:7477', 'sec-fetch-mode': 'navigate' } })
-    assert.equal(navigation.status, 303)
-    assert.equal(navigation.headers.get('location'), '/engram-7477/memories?q=orion')
+    assert.equal(navigation.status, 200)
+    assert.equal(navigation.headers.get('location'), null)
+    assert.match(navigation.headers.get('content-security-policy') ?? '', /script-src 'self'/)
+    const landing = await navigation.text()
+    assert.match(landing, /src="\/assets\/engram-landing\.js"/)
+    assert.match(landing, /open the address <code>engram serve<\/code> printed/)
+    assert.ok(!landing.includes(place), 'the landing page names no place')
+    const script = await app.request('/assets/engram-landing.js', { headers: { host: '127.0.0.1:7477' } })
+    assert.equal(script.status, 200, 'served without a credential: it carries none')
+    assert.ok(!(await script.text()).includes(place))
     // On plain http away from loopback a browser sends no Sec-Fetch-Mode, but says Upgrade-Insecure-Requests.
     const plain = await app.request('/activity', { headers: { host: 'memory.example:7477', 'upgrade-insecure-requests': '1' } })
-    assert.equal(plain.status, 303)
-    assert.equal(plain.headers.get('location'), '/engram-7477/activity')
+    assert.equal(plain.status, 200)
+    assert.equal(plain.headers.get('location'), null)
+    assert.match(await plain.text(), /engram-landing\.js/)
+    // A program asking for a page without a credential is refused, naming no place either.
+    const curl = await app.request('/memories', { headers: { host: '127.0.0.1:7477' } })
+    assert.equal(curl.status, 401)
+    assert.equal(curl.headers.get('location'), null)
+    assert.ok(!(await curl.text()).includes(place))
     const program = await app.request('/memories', { headers: { host: '127.0.0.1:7477', authorization: `Bearer ${ADA}` } })
     assert.equal(program.status, 200)
     assert.match(await program.text(), /href="\/memories"/, 'a program reading a page gets it as it is')
@@ -516,14 +547,15 @@ describe('engram serve: the browser token', () => {
 
     const opened = await app.request(`/?token=${run}`, { headers: { host: '127.0.0.1:7477' } })
     assert.equal(opened.status, 303)
+    const place = opened.headers.get('location')?.replace(/\/$/, '') ?? ''
     const session = cookiePair(opened.headers.get('set-cookie') ?? '')
-    const page = await app.request('/engram-7477/', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    const page = await app.request(`${place}/`, { headers: { host: '127.0.0.1:7477', cookie: session } })
     assert.equal(page.status, 200)
     assert.match(await page.text(), /viewing as the agent alone/)
-    const named = await app.request('/engram-7477/memories?user=ada', { headers: { host: '127.0.0.1:7477', cookie: session } })
+    const named = await app.request(`${place}/memories?user=ada`, { headers: { host: '127.0.0.1:7477', cookie: session } })
     assert.equal(named.status, 403, 'the printed address makes no administrator')
     // A stale or foreign session at the place of an open server is as no session: the agent alone.
-    const stale = await app.request('/engram-7477/', { headers: { host: '127.0.0.1:7477', cookie: 'engram_session=stale.0.signature' } })
+    const stale = await app.request(`${place}/`, { headers: { host: '127.0.0.1:7477', cookie: 'engram_session=stale.0.signature' } })
     assert.equal(stale.status, 200)
   })
 })

@@ -2,10 +2,16 @@
  * The dashboard's one script, served from `/assets/dashboard.js` (the page's CSP allows scripts
  * from this server only, none inline). It turns buttons into API calls: a button with
  * `data-post="/v1/…"` and `data-body='{"…"}'` POSTs that JSON (same origin, with the browser's
- * session: at the browser's place the path reads `/engram-<port>/v1/…`, decision 0051) and then
- * reloads the page, or shows the error's message and fix beside the button.
+ * session: at the browser's place the path reads `/engram-<port>-<id>/v1/…`, decision 0051) and then
+ * reloads the page, or shows the error's message and fix beside the button. A page at its place
+ * with a valid session names the place (`<meta name="engram-place">`); the script keeps it in this
+ * origin's localStorage, where the landing page of a typed address finds it.
  */
+import { PLACE_STORAGE_KEY } from '../browser-session.ts'
+
 export const DASHBOARD_JS = `
+const place = document.querySelector('meta[name="engram-place"]')?.getAttribute('content')
+if (place) try { localStorage.setItem(${JSON.stringify(PLACE_STORAGE_KEY)}, place) } catch {}
 document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('button[data-post]') : null
   if (!button) return
