@@ -1,6 +1,6 @@
 /**
  * One unit of consolidation work (one owner's day for the daily run, one owner's week for the
- * weekly run) written so that a crash changes nothing but time (DESIGN principle 12, decision
+ * weekly run, one owner's month for monthly forgetting) written so that a crash changes nothing but time (DESIGN principle 12, decision
  * 0053). The unit is planned in full — every model call made, every document's new text, every
  * activity record, every move to `archive/merged/`, and the record that says it is done — and the
  * plan is stored in the owner's own tree (`state/consolidation-plan`, one atomic write) before
