@@ -292,12 +292,12 @@ export async function runKillTrials(options: { dir: string; env: Record<string, 
     let point: KillPoint = i % 3 === 0 ? { afterStartMs: Math.round(random() * unkilled.ms) } : { afterFirstWriteMs: Math.round(random() * writeSpan * 1.2) }
     let killed: ChildRun
     // A child faster than the unkilled run may finish before its kill: tried again on a fresh copy
-    // with the delay scaled down (at most twice), so that each trial is a kill.
+    // with the delay scaled down (at most four times), so that each trial is a kill.
     for (let attempt = 0; ; attempt++) {
       rmSync(home, { recursive: true, force: true })
       cpSync(base, home, { recursive: true })
       killed = await runChild(home, env, url, point, scenario)
-      if (killed.killed || attempt === 2) break
+      if (killed.killed || attempt === 4) break
       point = 'afterStartMs' in point ? { afterStartMs: Math.round(point.afterStartMs * 0.7) } : { afterFirstWriteMs: Math.round(point.afterFirstWriteMs * 0.5) }
     }
     const delayMs = 'afterStartMs' in point ? point.afterStartMs : point.afterFirstWriteMs
