@@ -3,11 +3,17 @@
  * the month is the job's key, so whichever process's `maintain()` looks first queues it and the
  * others find it there — every knowledge and procedure document and every compressed episode of
  * every owner's tree is judged (forgetting-policy.ts), and those that stayed low-activity through
- * the grace period are moved to their tree's `archive/forgotten/` and out of the index, through the same path as forgetting on
- * request (decision 0023): `engram restore` brings any of them back, and nothing is deleted. Each
- * act is recorded in the activity log of the memory's owner, with its reason; the job's result
- * lists them. Offline: no model is involved.
+ * the grace period are moved to their tree's `archive/forgotten/` and out of the index, as forgetting
+ * on request moves them (decision 0023): `engram restore` brings any of them back, and nothing is
+ * deleted. Each act is recorded in the activity log of the memory's owner, with its reason; the
+ * job's result lists them. Offline: no model is involved.
+ *
+ * Each owner's month is one unit (decision 0053): its moves, their records and its procedures'
+ * version retention are planned in full and stored in the owner's tree before the first move, then
+ * applied step by step, idempotently; a run killed anywhere is finished by the next consolidation
+ * (or the next mind's first `maintain()`) and ends where an unkilled run ends.
  */
+import { randomUUID } from 'node:crypto'
 import { isoDay } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import type { MemoryDoc } from '../../core/memory-doc.ts'
@@ -15,22 +21,29 @@ import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { Backend, JobInput } from '../../storage/contracts.ts'
 import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
 import type { Clock } from '../../core/clock.ts'
-import { type ForgettableDocKind, forgetMemory } from '../forgetting/forget-memory.ts'
+import { type ForgettableDocKind, forgottenDocumentEvent } from '../forgetting/forget-memory.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { type ForgettingVerdict, judgeForgetting, type MemoryUse } from './forgetting-policy.ts'
 import { compressEpisodeText, EPISODE_COMPRESSION_DAYS } from './episode-compression.ts'
 import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
+import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedForgetting, stuckStep, type UnitPlan } from './unit-plan.ts'
 import { retainProcedureVersions, type VersionRetentionRun } from './version-retention.ts'
 
 export const MONTHLY_FORGETTING_JOB = 'consolidation-monthly'
+/** The job run recorded when one owner's month is done (its plan's completion). */
+const MONTH_FORGOTTEN = 'consolidation-monthly-owner'
 
-/** The monthly job for `at`'s month, or a forced one of its own (`engram consolidate monthly`). */
+/**
+ * The monthly job for `at`'s month, or a forced one of its own (`engram consolidate monthly`). A
+ * forced job's key is unique to the call, not only to the instant: a killed process's job, still
+ * leased, must not stand for the next process's request at the same instant (a fixed clock).
+ */
 export function monthlyForgettingJob(at: Date, forced = false): Omit<JobInput, 'agent'> {
   const iso = at.toISOString()
   return {
     kind: MONTHLY_FORGETTING_JOB,
-    key: forced ? `${MONTHLY_FORGETTING_JOB}:forced:${iso}` : `${MONTHLY_FORGETTING_JOB}:${isoDay(at).slice(0, 7)}`,
+    key: forced ? `${MONTHLY_FORGETTING_JOB}:forced:${iso}:${randomUUID().slice(0, 8)}` : `${MONTHLY_FORGETTING_JOB}:${isoDay(at).slice(0, 7)}`,
     payload: { forced },
     runAfter: iso,
   }
@@ -52,6 +65,8 @@ export interface ReviewedMemory {
   owner: Owner
   docKind: ForgettableDocKind
   slug: string
+  /** Its index source (`agents/a/users/ada/knowledge/x.md`). */
+  source: string
   use: MemoryUse
   verdict: ForgettingVerdict
 }
@@ -87,9 +102,10 @@ async function* reviewEpisodes(deps: { backend: Backend; layout: HomeLayout }, n
     for (const slug of old) {
       const doc = await documents.read('episode', slug)
       if (!doc || unreadable.has(doc.path)) continue
-      const use = await useOf(deps.backend, `${tree}/episodes/${slug}.md`)
+      const source = `${tree}/episodes/${slug}.md`
+      const use = await useOf(deps.backend, source)
       const verdict = judgeForgetting({ docKind: 'episode', frontmatter: doc.frontmatter, body: doc.body, modifiedAt: `${slug}T00:00:00.000Z`, use, compressed: compressedEnough(doc) }, now)
-      yield { path: `${ownerNamespace(owner)}episodes/${slug}.md`, owner, docKind: 'episode', slug, use, verdict }
+      yield { path: `${ownerNamespace(owner)}episodes/${slug}.md`, owner, docKind: 'episode', slug, source, use, verdict }
     }
   }
 }
@@ -115,7 +131,7 @@ export async function reviewDocument(backend: Backend, entry: OwnedDocument, now
   const { owner, docKind, ref, doc } = entry
   const use = await useOf(backend, entry.source)
   const verdict = judgeForgetting({ docKind, frontmatter: doc.frontmatter, body: doc.body, modifiedAt: ref.modifiedAt, use }, now)
-  return { path: entry.path, owner, docKind, slug: ref.slug, use, verdict }
+  return { path: entry.path, owner, docKind, slug: ref.slug, source: entry.source, use, verdict }
 }
 
 export interface ForgettingRun {
@@ -140,30 +156,77 @@ async function forgettingRun(deps: ForgettingDeps, options: { dryRun?: boolean }
   await deps.indexed()
   const now = deps.clock.now()
   const run: ForgettingRun = { forgotten: [], lowActivity: [], protected: 0, active: 0, failed: [], versions: { moved: 0, procedures: [], problems: [] } }
+  if (options.dryRun) {
+    for await (const memory of reviewEverything(deps, now)) {
+      if (tally(run, memory)) run.forgotten.push({ path: memory.path, archive: '', why: memory.verdict.why })
+    }
+    const retention = await retainProcedureVersions(deps, { dryRun: true })
+    run.versions = { moved: retention.moved, procedures: retention.procedures, problems: retention.problems }
+    return run
+  }
+  // What a killed run left planned is finished first; an owner whose plan cannot be is not planned over it.
+  const { stuck } = await finishUnfinishedUnits(deps.backend)
+  for (const unit of stuck) run.failed.push({ path: unit.path, error: stuckStep(unit).reason })
+  const held = new Set(stuck.map((unit) => unit.owner))
+  const due = new Map<Owner, ReviewedMemory[]>()
   for await (const memory of reviewEverything(deps, now)) {
-    const { verdict } = memory
-    if (verdict.state === 'protected') run.protected++
-    else if (verdict.state === 'active') run.active++
-    else if (verdict.state === 'low-activity') run.lowActivity.push({ path: memory.path, why: verdict.why, forgetOn: verdict.forgetOn })
-    else if (options.dryRun) run.forgotten.push({ path: memory.path, archive: '', why: verdict.why })
-    else {
-      try {
-        const outcome = await forgetMemory(
-          // Recorded in the owner's own activity log: a user's memory is named only where that user reads.
-          { backend: deps.backend, layout: deps.layout, clock: deps.clock, log: deps.backend.owned(memory.owner).activity, reindex: deps.reindex },
-          { kind: 'document', owner: memory.owner, docKind: memory.docKind, slug: memory.slug },
-          { reason: `monthly forgetting: ${verdict.why}` },
-        )
-        run.forgotten.push({ path: memory.path, archive: outcome.archive ?? '', why: verdict.why })
-      } catch (error) {
-        run.failed.push({ path: memory.path, error: describeError(error) })
-      }
+    if (tally(run, memory) && !held.has(memory.owner)) due.set(memory.owner, [...(due.get(memory.owner) ?? []), memory])
+  }
+  const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
+  for (const owner of owners) {
+    if (held.has(owner)) continue
+    // The seed keeps each procedure's five newest versions; older ones move (decision 0034), never deleted.
+    const retention = await retainProcedureVersions(deps, { dryRun: true, owners: [owner] })
+    run.versions.problems.push(...retention.problems)
+    const forgetting = await Promise.all((due.get(owner) ?? []).map((memory) => plannedForgetting(deps.backend, memory, now)))
+    if (forgetting.length === 0 && retention.procedures.length === 0) continue
+    const plan = monthlyUnitPlan(owner, deps.layout.agent, now, forgetting, retention)
+    try {
+      await commitUnit(deps.backend, owner, plan)
+      for (const item of forgetting) run.forgotten.push({ path: item.memory.path, archive: item.archive, why: item.memory.verdict.why })
+      run.versions.moved += retention.moved
+      run.versions.procedures.push(...retention.procedures.map((procedure) => ({ ...procedure, moved: procedure.moved.map((path) => path.replace('/archive/versions/', '/archive/forgotten/versions/')) })))
+    } catch (error) {
+      for (const item of forgetting) run.failed.push({ path: item.memory.path, error: describeError(error) })
+      for (const procedure of retention.procedures) run.versions.problems.push({ path: procedure.path, error: describeError(error) })
     }
   }
-  // The seed keeps each procedure's five newest versions; older ones move (decision 0034), never deleted.
-  const retention = await retainProcedureVersions(deps, { dryRun: options.dryRun === true })
-  run.versions = { moved: retention.moved, procedures: retention.procedures, problems: retention.problems }
   return run
+}
+
+/** Counts `memory`'s verdict into `run`; whether it is due to be forgotten. */
+function tally(run: ForgettingRun, memory: ReviewedMemory): boolean {
+  const { verdict } = memory
+  if (verdict.state === 'protected') run.protected++
+  else if (verdict.state === 'active') run.active++
+  else if (verdict.state === 'low-activity') run.lowActivity.push({ path: memory.path, why: verdict.why, forgetOn: verdict.forgetOn })
+  return verdict.state === 'forget'
+}
+
+/** One memory to forget as the plan holds it: the move, its index source, and its record (with the index units it will take out). */
+async function plannedForgetting(backend: Backend, memory: ReviewedMemory, now: Date): Promise<{ memory: ReviewedMemory; archive: string; step: PlannedForgetting }> {
+  const unitsRemoved = (await backend.index.hashes(memory.source)).size
+  const target = { kind: 'document' as const, owner: memory.owner, docKind: memory.docKind, slug: memory.slug }
+  const { archive, event } = forgottenDocumentEvent(target, { unitsRemoved, reason: `monthly forgetting: ${memory.verdict.why}`, at: now.toISOString() })
+  return { memory, archive, step: { kind: memory.docKind, slug: memory.slug, source: memory.source, activity: event } }
+}
+
+/**
+ * One owner's month as a unit (decision 0053): every memory it forgets and every procedure whose
+ * old versions it retires, stored before the first move, so that a kill leaves all or nothing of it.
+ */
+function monthlyUnitPlan(owner: Owner, agent: string, now: Date, forgetting: Array<{ step: PlannedForgetting }>, retention: VersionRetentionRun): UnitPlan {
+  const at = now.toISOString()
+  const unit = `monthly ${isoDay(now).slice(0, 7)}`
+  return {
+    unit,
+    at,
+    changes: [],
+    merged: [],
+    forgotten: forgetting.map((item) => item.step),
+    retained: retention.procedures.map((procedure) => ({ slug: procedure.slug, keep: retention.keep })),
+    completion: { job: MONTH_FORGOTTEN, agent, startedAt: at, finishedAt: at, status: 'ok', details: { unit, owner: ownerDigest(owner), run: at } },
+  }
 }
 
 /**

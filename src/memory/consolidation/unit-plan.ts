@@ -1,6 +1,6 @@
 /**
  * One unit of consolidation work (one owner's day for the daily run, one owner's week for the
- * weekly run) written so that a crash changes nothing but time (DESIGN principle 12, decision
+ * weekly run, one owner's month for monthly forgetting) written so that a crash changes nothing but time (DESIGN principle 12, decision
  * 0053). The unit is planned in full — every model call made, every document's new text, every
  * activity record, every move to `archive/merged/`, and the record that says it is done — and the
  * plan is stored in the owner's own tree (`state/consolidation-plan`, one atomic write) before
@@ -52,8 +52,21 @@ export interface UnitPlan {
   changes: PlannedChange[]
   /** Documents moved to `archive/merged/` once every change is written (each was written with `merged_into` first). */
   merged: Array<{ kind: 'knowledge'; slug: string }>
+  /** Monthly forgetting: documents moved to `archive/forgotten/` and out of the index (`source`), each with its record. */
+  forgotten?: PlannedForgetting[]
+  /** Monthly version retention: procedures whose versions beyond the `keep` newest move to `archive/forgotten/versions/`. */
+  retained?: Array<{ slug: string; keep: number }>
   /** The run recorded last, which says the unit is done (its `details.unit` identifies it). */
   completion: Omit<JobRun, 'id'>
+}
+
+/** A document monthly forgetting moves to the archive, and the record of it in the owner's activity log. */
+export interface PlannedForgetting {
+  kind: 'knowledge' | 'procedure' | 'episode'
+  slug: string
+  /** Its index source, whose units leave the index. */
+  source: string
+  activity: ActivityEvent
 }
 
 export type OwnerStores = { documents: DocumentStore; activity: ActivityLog }
@@ -78,20 +91,30 @@ async function recorded(backend: Backend, completion: UnitPlan['completion']): P
 async function apply(backend: Backend, stores: OwnerStores, plan: UnitPlan): Promise<void> {
   const merged = new Set(plan.merged.map((item) => `${item.kind}/${item.slug}`))
   let logged: ActivityEvent[] | undefined
+  const log = async (activity: ActivityEvent): Promise<void> => {
+    logged ??= await stores.activity.read({ since: plan.at, until: plan.at })
+    if (logged.some((event) => sameEvent(event, activity))) return
+    await stores.activity.append(activity)
+    logged.push(activity)
+  }
   for (const change of plan.changes) {
     const current = await stores.documents.read(change.kind, change.slug)
     const done = current ? textOf(current.frontmatter, current.body) === textOf(change.frontmatter, change.body) : merged.has(`${change.kind}/${change.slug}`)
     // A document the plan merges away and that is no longer live was written and archived already.
     if (!done) await stores.documents.write(change.kind, change.slug, change.frontmatter, change.body, { reason: change.reason, at: plan.at })
-    logged ??= await stores.activity.read({ since: plan.at, until: plan.at })
-    if (!logged.some((event) => sameEvent(event, change.activity))) {
-      await stores.activity.append(change.activity)
-      logged.push(change.activity)
-    }
+    await log(change.activity)
   }
   for (const item of plan.merged) {
     if (await stores.documents.read(item.kind, item.slug)) await stores.documents.archive(item.kind, item.slug, 'merged')
   }
+  for (const item of plan.forgotten ?? []) {
+    // A planned document no longer live was archived already; removing a source's units twice removes nothing.
+    if (await stores.documents.read(item.kind, item.slug)) await stores.documents.archive(item.kind, item.slug, 'forgotten')
+    await backend.index.removeSource(item.source)
+    await log(item.activity)
+  }
+  // Retention moves only what is beyond the newest `keep`, so a second pass finishes a cut one (the store logs a cut move's line).
+  for (const item of plan.retained ?? []) await stores.documents.retainVersions('procedure', item.slug, item.keep)
   if (!(await recorded(backend, plan.completion))) await backend.jobs.record(plan.completion)
 }
 

@@ -24,6 +24,8 @@ export interface VersionRetentionOptions {
   keep?: number
   /** Say what would move, move nothing. */
   dryRun?: boolean
+  /** Only these owners' trees (default: the agent's, the shared and every user's). */
+  owners?: Owner[]
 }
 
 export interface VersionRetentionRun {
@@ -91,7 +93,7 @@ export async function retainProcedureVersions(deps: { backend: Backend; layout: 
   }
   const dryRun = options.dryRun === true
   const run: VersionRetentionRun = { keep, dryRun, procedures: [], moved: 0, problems: [] }
-  const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
+  const owners: Owner[] = options.owners ?? ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
   for (const owner of owners) {
     const documents = deps.backend.owned(owner).documents
     const live = (await documents.list('procedure')).map((ref) => ref.slug)

@@ -20,6 +20,7 @@
  * The operations take a memory already resolved to its owner (`tools/forget-targets.ts` turns what
  * a person or a model typed into one, and checks who may forget it).
  */
+import type { ActivityEvent } from '../../core/activity.ts'
 import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type EngramEntry, type EngramKind, type EngramScope, isEngramKind, isRuleKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
@@ -314,9 +315,23 @@ async function dropLiveEntry(deps: Pick<ForgettingDeps, 'backend' | 'layout'>, m
 }
 
 async function record(deps: ForgettingDeps, action: 'forget' | 'restore' | 'purge', outcome: ForgetOutcome, reason: string | undefined): Promise<void> {
+  await deps.log.append(eventOf(action, outcome, reason, deps.clock.now().toISOString()))
+}
+
+/**
+ * The record of forgetting a document at `at`, as `forgetMemory` writes it, without forgetting it:
+ * what monthly forgetting plans before it moves anything (decision 0053).
+ */
+export function forgottenDocumentEvent(memory: Extract<ForgettableMemory, { kind: 'document' }>, options: { unitsRemoved: number; reason: string; at: string }): { archive: string; event: ActivityEvent } {
+  const archive = archiveOf(memory).path
+  const outcome: ForgetOutcome = { action: 'forgotten', path: memoryPathOf(memory), owner: memory.owner, archive, unitsRemoved: options.unitsRemoved }
+  return { archive, event: eventOf('forget', outcome, options.reason, options.at) }
+}
+
+function eventOf(action: 'forget' | 'restore' | 'purge', outcome: ForgetOutcome, reason: string | undefined, ts: string): ActivityEvent {
   const verb = action === 'forget' ? 'forgot' : action === 'restore' ? 'restored' : 'purged'
-  await deps.log.append({
-    ts: deps.clock.now().toISOString(),
+  return {
+    ts,
     type: 'memory_write',
     content: outcome.path,
     summary: `${verb} ${outcome.path}${outcome.archive && action !== 'purge' ? ` (${action === 'forget' ? 'to' : 'from'} ${outcome.archive})` : ''}`,
@@ -329,7 +344,7 @@ async function record(deps: ForgettingDeps, action: 'forget' | 'restore' | 'purg
       ...(outcome.deleted !== undefined ? { deleted: outcome.deleted } : {}),
       ...(reason ? { reason } : {}),
     },
-  })
+  }
 }
 
 /**

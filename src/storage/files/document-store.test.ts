@@ -150,6 +150,34 @@ describe('file DocumentStore', () => {
     }
   })
 
+  test('version retention finishes a move a kill cut before its log line: the line is written once, in the order an uncut run writes it', async () => {
+    const { temp, clock, store } = setup()
+    try {
+      for (let n = 1; n <= 5; n++) {
+        clock.advance(1000)
+        await store.write('procedure', 'deploy', { version: n }, `v${n}\n`, { reason: `revision ${n}` })
+      }
+      const logPath = join(temp.home, 'agents/default/archive/versions/versions.jsonl')
+      const lines = () => readFileSync(logPath, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { path: string; moved_from?: string })
+      // The newest of the two older versions was moved, and the process died before its line.
+      const name = 'deploy.2026-03-04T10-00-03-000Z.md'
+      mkdirSync(join(temp.home, 'agents/default/archive/forgotten/versions/procedure'), { recursive: true })
+      renameSync(join(temp.home, 'agents/default/archive/versions/procedure', name), join(temp.home, 'agents/default/archive/forgotten/versions/procedure', name))
+      assert.deepEqual(await store.retainVersions('procedure', 'deploy', 2), ['agents/default/archive/forgotten/versions/procedure/deploy.2026-03-04T10-00-02-000Z.md'])
+      const moves = lines().filter((line) => line.moved_from !== undefined)
+      assert.deepEqual(
+        moves.map((line) => line.path),
+        ['agents/default/archive/forgotten/versions/procedure/deploy.2026-03-04T10-00-03-000Z.md', 'agents/default/archive/forgotten/versions/procedure/deploy.2026-03-04T10-00-02-000Z.md'],
+      )
+      assert.equal((moves[0] as { reason?: string }).reason, 'revision 3', 'the cut move keeps its reason')
+      const before = readFileSync(logPath, 'utf8')
+      assert.deepEqual(await store.retainVersions('procedure', 'deploy', 2), [])
+      assert.equal(readFileSync(logPath, 'utf8'), before, 'a second run writes nothing')
+    } finally {
+      temp.cleanup()
+    }
+  })
+
   test('broken frontmatter: reported as a problem, body kept, file never rewritten by a read', async () => {
     const { temp, store } = setup()
     try {

@@ -411,6 +411,24 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     return found.map(({ path, name, archivedAt }) => ({ path, name, archivedAt }))
   }
 
+  /** The version paths the versions log names for `kind/slug` (where a version was saved or moved to). */
+  async function loggedPaths(kind: DocKind, slug: string): Promise<Set<string>> {
+    const text = await readFile(abs(versionsLogRel(kind, slug)), 'utf8').catch((error: unknown) => {
+      if (noFolder(error)) return ''
+      throw error
+    })
+    const paths = new Set<string>()
+    for (const line of text.split('\n')) {
+      try {
+        const record = JSON.parse(line) as { kind?: unknown; slug?: unknown; path?: unknown }
+        if (record.kind === kind && record.slug === slug && typeof record.path === 'string') paths.add(record.path)
+      } catch {
+        // Not a record (a blank or torn line).
+      }
+    }
+    return paths
+  }
+
   /** Reasons the versions log recorded for `kind/slug`, by version path. */
   async function loggedReasons(kind: DocKind, slug: string): Promise<Map<string, string>> {
     const text = await readFile(abs(versionsLogRel(kind, slug)), 'utf8').catch((error: unknown) => {
@@ -635,9 +653,22 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
         throw invalid(`Cannot keep ${JSON.stringify(keep)} versions: keep must be a whole number of versions, 0 or more.`, 'Pass e.g. 5 (the seed keeps the 5 most recent versions of a procedure).', { keep })
       }
       return locked(kind, slug, async () => {
+        const reasons = await loggedReasons(kind, slug)
+        const logLine = (version: { name: string; archivedAt: string }, target: string): string => {
+          const movedFrom = `${versionsRel(kind, slug)}/${version.name}`
+          const reason = reasons.get(movedFrom)
+          return JSON.stringify({ at: clock.now().toISOString(), kind, slug, path: target, moved_from: movedFrom, archived_at: version.archivedAt, retention: `older than the ${keep} newest versions`, ...(reason ? { reason } : {}) })
+        }
+        // A process killed between a move and its line left a retired version the log does not
+        // name; its line is written now, before the next move, so the log reads as if never cut.
+        const logged = await loggedPaths(kind, slug)
+        for (const retired of await stampedVersions(retiredVersionsRel(kind, slug), slug)) {
+          if (logged.has(retired.path)) continue
+          await appendLine(abs(versionsLogRel(kind, slug)), logLine(retired, retired.path))
+          logged.add(retired.path)
+        }
         const older = (await stampedVersions(versionsRel(kind, slug), slug)).slice(keep)
         if (older.length === 0) return []
-        const reasons = await loggedReasons(kind, slug)
         const moved: string[] = []
         for (const version of older) {
           const target = `${retiredVersionsRel(kind, slug)}/${version.name}`
@@ -657,11 +688,8 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
            * of the version's old path stays (it was saved there); this one says where it is now and
            * keeps the reason it was replaced, so `purge` and history find it by kind and slug.
            */
-          const reason = reasons.get(version.path)
-          await appendLine(
-            abs(versionsLogRel(kind, slug)),
-            JSON.stringify({ at: clock.now().toISOString(), kind, slug, path: target, moved_from: version.path, archived_at: version.archivedAt, retention: `older than the ${keep} newest versions`, ...(reason ? { reason } : {}) }),
-          )
+          // A move a kill cut between its link and its unlink had its line written above.
+          if (!logged.has(target)) await appendLine(abs(versionsLogRel(kind, slug)), logLine(version, target))
           moved.push(target)
         }
         return moved

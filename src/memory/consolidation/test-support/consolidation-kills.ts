@@ -129,10 +129,20 @@ export interface ChildRun {
  */
 export type KillPoint = { afterStartMs: number } | { afterFirstWriteMs: number } | { afterRequests: { count: number; seen: () => number }; thenMs: number }
 
+/** What a kill trial runs: how its home is built, and the child (a script taking `<home> <model-url> <instant>`) run at `instant`. */
+export interface KillScenario {
+  build(home: string, env: Record<string, string>, url: string): Promise<void>
+  child: string
+  instant: string
+}
+
+/** The daily and weekly consolidation of the module comment. */
+const DAILY_WEEKLY: KillScenario = { build: buildHome, child: CHILD, instant: CONSOLIDATED_AT }
+
 /** Runs the child on `home`; with `kill`, SIGKILLs it at that point. */
-export function runChild(home: string, env: Record<string, string>, url: string, kill?: KillPoint): Promise<ChildRun> {
+export function runChild(home: string, env: Record<string, string>, url: string, kill?: KillPoint, scenario: KillScenario = DAILY_WEEKLY): Promise<ChildRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, home, url, CONSOLIDATED_AT], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [scenario.child, home, url, scenario.instant], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     let startedAt: number | undefined
@@ -258,16 +268,17 @@ export interface KillRun {
  * run wrote its files (their modification times), so that most kills land among the writes and
  * not in the model calls before them.
  */
-export async function runKillTrials(options: { dir: string; env: Record<string, string>; url: string; kills: number; seed: number; onTrial?: (trial: KillTrial, index: number) => void }): Promise<KillRun> {
+export async function runKillTrials(options: { dir: string; env: Record<string, string>; url: string; kills: number; seed: number; scenario?: KillScenario; onTrial?: (trial: KillTrial, index: number) => void }): Promise<KillRun> {
   const { dir, env, url } = options
+  const scenario = options.scenario ?? DAILY_WEEKLY
   const base = join(dir, 'base')
   mkdirSync(base, { recursive: true })
-  await buildHome(base, env, url)
+  await scenario.build(base, env, url)
   const before = treeFiles(base)
 
   const reference = join(dir, 'unkilled')
   cpSync(base, reference, { recursive: true })
-  const unkilled = await runChild(reference, env, url)
+  const unkilled = await runChild(reference, env, url, undefined, scenario)
   if (unkilled.code !== 0 || unkilled.startedAt === undefined || unkilled.ms === undefined) throw new Error(`the unkilled run failed (${unkilled.code}): ${unkilled.stderr}`)
   const expected = treeFiles(reference)
   const changed = [...expected.keys()].filter((path) => !before.get(path)?.equals(expected.get(path) as Buffer))
@@ -281,18 +292,18 @@ export async function runKillTrials(options: { dir: string; env: Record<string, 
     let point: KillPoint = i % 3 === 0 ? { afterStartMs: Math.round(random() * unkilled.ms) } : { afterFirstWriteMs: Math.round(random() * writeSpan * 1.2) }
     let killed: ChildRun
     // A child faster than the unkilled run may finish before its kill: tried again on a fresh copy
-    // with the delay scaled down (at most twice), so that each trial is a kill.
+    // with the delay scaled down (at most four times), so that each trial is a kill.
     for (let attempt = 0; ; attempt++) {
       rmSync(home, { recursive: true, force: true })
       cpSync(base, home, { recursive: true })
-      killed = await runChild(home, env, url, point)
-      if (killed.killed || attempt === 2) break
+      killed = await runChild(home, env, url, point, scenario)
+      if (killed.killed || attempt === 4) break
       point = 'afterStartMs' in point ? { afterStartMs: Math.round(point.afterStartMs * 0.7) } : { afterFirstWriteMs: Math.round(point.afterFirstWriteMs * 0.5) }
     }
     const delayMs = 'afterStartMs' in point ? point.afterStartMs : point.afterFirstWriteMs
     const left = treeFiles(home)
     const leftAt: KillTrial['leftAt'] = !killed.killed ? 'not-killed' : compareTrees(before, left).length === 0 ? 'untouched' : compareTrees(expected, left).length === 0 ? 'complete' : 'partial'
-    const recovery = await runChild(home, env, url)
+    const recovery = await runChild(home, env, url, undefined, scenario)
     const trial: KillTrial = { point: 'afterStartMs' in point ? 'after start' : 'after first write', delayMs, leftAt, differ: compareTrees(expected, treeFiles(home)), recoveryCode: recovery.code, recoveryStderr: recovery.code === 0 ? '' : recovery.stderr }
     trials.push(trial)
     options.onTrial?.(trial, i)
