@@ -14,7 +14,8 @@ import { DOC_KINDS } from '../../../core/memory-doc.ts'
 import { type Owner, ownerOfUser } from '../../../core/owner.ts'
 import { createMind } from '../../../mind.ts'
 import { freshSchema } from '../../../storage/postgres/test-support/test-database.ts'
-import { buildHome, CONSOLIDATED_AT, compareTrees, type KillPoint, type KillTrial, runChild, seeded } from './consolidation-kills.ts'
+import { buildHome, CONSOLIDATED_AT, compareTrees, type KillPoint, type KillTrial, runChild } from './consolidation-kills.ts'
+import { seededRandom } from '../../../testing/seeded-random.ts'
 
 /** What the home's stores hold, one entry per row (documents, versions, archived copies, activity), with its text. */
 export async function storeRows(home: string, env: Record<string, string>): Promise<Map<string, Buffer>> {
@@ -58,7 +59,7 @@ export async function runPostgresKillTrials(options: { dir: string; env: Record<
   const calls = Math.max(1, options.requests() - asked)
   if (unkilled.code !== 0 || unkilled.ms === undefined) throw new Error(`the unkilled run failed (${unkilled.code}): ${unkilled.stderr}`)
   const expected = await storeRows(reference.home, reference.env)
-  const random = seeded(options.seed)
+  const random = seededRandom(options.seed)
   const trials: KillTrial[] = []
   for (let i = 0; i < options.kills; i++) {
     const trial = at(`trial-${i}`)

@@ -26,6 +26,7 @@ import { ManualClock } from '../../../core/clock.ts'
 import { ownerOfUser } from '../../../core/owner.ts'
 import { createMind } from '../../../mind.ts'
 import type { FakeChatRequest, FakeChatStep } from '../../../testing/fake-openai-server.ts'
+import { seededRandom } from '../../../testing/seeded-random.ts'
 
 const CHILD = fileURLToPath(new URL('./consolidate-child.ts', import.meta.url))
 
@@ -228,18 +229,6 @@ export function compareTrees(expected: Map<string, Buffer>, actual: Map<string, 
   return differ.sort()
 }
 
-/** A small seeded generator (mulberry32), so that a failing trial can be run again. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 export interface KillTrial {
   /** What the delay counts from. */
   point: string
@@ -285,7 +274,7 @@ export async function runKillTrials(options: { dir: string; env: Record<string, 
   const writeTimes = changed.map((path) => lstatSync(join(reference, path)).mtimeMs)
   const writeSpan = Math.max(20, Math.max(...writeTimes) - Math.min(...writeTimes))
 
-  const random = seeded(options.seed)
+  const random = seededRandom(options.seed)
   const trials: KillTrial[] = []
   for (let i = 0; i < options.kills; i++) {
     const home = join(dir, `trial-${i}`)

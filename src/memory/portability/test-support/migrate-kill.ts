@@ -274,17 +274,8 @@ export async function dropKillRunSchema(url: string, schema: string): Promise<vo
   }
 }
 
-/** A small seeded generator (mulberry32), so a run's kill points can be drawn again. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** The seeded generator kill points are drawn with, so a run's kill points can be drawn again. */
+export { seededRandom } from '../../../testing/seeded-random.ts'
 
 /** Where a kill left the target, by its rows against the reference's. */
 export type KillLanding = 'before any row' | 'mid-run' | 'every row there'
