@@ -7,10 +7,8 @@
  */
 import assert from 'node:assert/strict'
 import { readdirSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 import { test } from 'node:test'
-import { serve } from '@hono/node-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -20,17 +18,10 @@ import { parseCredentials } from '../src/interfaces/http/credentials.ts'
 import { createMind } from '../src/mind.ts'
 import { startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
-import { answer, lessonFor, postMortemsFor, RULE, read, waitFor } from './support/mcp-learning.ts'
+import { answer, failThreeTimes, lessonFor, listenOnLoopback, postMortemsFor, RULE, read, waitFor } from './support/mcp-learning.ts'
 
 const root = resolve(import.meta.dirname, '..')
 const bin = join(root, 'src/interfaces/cli/bin.ts')
-
-async function failThreeTimes(client: Client, name: string): Promise<void> {
-  for (const n of [1, 2, 3]) {
-    const result = await client.callTool({ name: 'read_memory_file', arguments: { path: `knowledge/${name}-missing-${n}.md` } })
-    assert.equal((result as { isError?: boolean }).isError, true)
-  }
-}
 
 test('engram mcp without --user: the failed calls teach the agent a rule and a lesson in its own memory', async (t) => {
   const tmp = makeTempHome('engram-mcp-agent-')
@@ -61,10 +52,7 @@ test("a user's session over /mcp in engram serve gets its sleep replay and its e
   const mind = await createMind({ home: tmp.home, env, ignoreConfigFile: true })
   const token = 'ada-token-0123456789abcdef'
   const app = createServeApp({ mind, credentials: parseCredentials(`${token}=default:ada`) })
-  let listener: ReturnType<typeof serve> | undefined
-  const port = await new Promise<number>((resolvePort) => {
-    listener = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolvePort(info.port))
-  })
+  const { port, close } = await listenOnLoopback(app.fetch)
   try {
     const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } })
     const client = new Client({ name: 'engram-test', version: '1.0.0' })
@@ -74,10 +62,7 @@ test("a user's session over /mcp in engram serve gets its sleep replay and its e
     await transport.terminateSession()
     await client.close()
   } finally {
-    await new Promise<void>((resolveClosed) => {
-      listener?.close(() => resolveClosed())
-      if (listener && 'closeAllConnections' in listener) listener.closeAllConnections()
-    })
+    await close()
     await mind.close()
   }
 

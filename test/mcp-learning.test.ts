@@ -15,8 +15,6 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -32,7 +30,7 @@ import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-import { answer, hangingFor, lessonFor, postMortemsFor, RULE, read, waitFor } from './support/mcp-learning.ts'
+import { answer, failThreeTimes, hangingFor, lessonFor, listenOnLoopback, postMortemsFor, RULE, read, waitFor } from './support/mcp-learning.ts'
 import { textOf } from './support/tool-calls.ts'
 
 const run = promisify(execFile)
@@ -69,14 +67,6 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
     return { client, transport, closed, stderr: () => stderr }
   }
 
-  /** Three calls of one tool that fail: notes that do not exist. */
-  async function failThreeTimes(connection: Connection, user: string): Promise<void> {
-    for (const n of [1, 2, 3]) {
-      const result = await connection.client.callTool({ name: 'read_memory_file', arguments: { path: `knowledge/${user}-missing-${n}.md` } })
-      assert.equal((result as { isError?: boolean }).isError, true, textOf(result))
-    }
-  }
-
   before(async () => {
     tmp = makeTempHome('engram-mcp-learning-')
     server = await startFakeOpenAiServer({ onChat: answer })
@@ -90,7 +80,7 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
   let ada: Connection
   test('a new primed_context ends the turn: a rule and a post-mortem lesson in the user\'s tree, not the agent\'s', async () => {
     ada = await connect('ada')
-    await failThreeTimes(ada, 'ada')
+    await failThreeTimes(ada.client, 'ada')
     assert.equal(postMortemsFor(server, 'ada'), 0, 'nothing is learned while the turn goes on')
     await ada.client.getPrompt({ name: 'primed_context', arguments: { message: 'Where are my notes on the billing queue?' } })
     await waitFor('ada\'s rule and lesson', () => RULE.test(rulesOf('ada')) && lessonsOf('ada').includes(lessonFor('ada')))
@@ -100,7 +90,7 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
 
   test('a client that disconnects ends its turn; two users over two connections keep their learning apart', async () => {
     const bob = await connect('bob')
-    await failThreeTimes(bob, 'bob')
+    await failThreeTimes(bob.client, 'bob')
     await bob.client.close()
     await waitFor('bob\'s rule and lesson', () => RULE.test(rulesOf('bob')) && lessonsOf('bob').includes(lessonFor('bob')))
     assert.equal(postMortemsFor(server, 'bob'), 1)
@@ -115,7 +105,7 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
 
   test('SIGTERM ends the turn before the process exits', async () => {
     const cy = await connect('cy')
-    await failThreeTimes(cy, 'cy')
+    await failThreeTimes(cy.client, 'cy')
     const pid = cy.transport.pid
     assert.ok(pid)
     process.kill(pid, 'SIGTERM')
@@ -132,7 +122,7 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
   test('SIGTERM while the post-mortem waits on the model: the work goes back to the queue, and the next engram maintain does it at once', async () => {
     hangingFor.add('eve')
     const eve = await connect('eve')
-    await failThreeTimes(eve, 'eve')
+    await failThreeTimes(eve.client, 'eve')
     await eve.client.getPrompt({ name: 'primed_context', arguments: { message: 'Next question' } })
     await waitFor('the post-mortem to reach the model', () => postMortemsFor(server, 'eve') === 1)
     const pid = eve.transport.pid
@@ -154,7 +144,7 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
   test('a client that closes while the post-mortem waits on the model: its SIGTERM two seconds later hands the work back to the queue', async () => {
     hangingFor.add('fay')
     const fay = await connect('fay')
-    await failThreeTimes(fay, 'fay')
+    await failThreeTimes(fay.client, 'fay')
     // The SDK's close: stdin ends, then SIGTERM after 2 s if the server still runs, SIGKILL 2 s later.
     await fay.client.close()
     await fay.closed
@@ -171,7 +161,7 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
 
   test('a process SIGKILLed mid-turn: a later engram maintain does the turn\'s work, once', async () => {
     const dee = await connect('dee')
-    await failThreeTimes(dee, 'dee')
+    await failThreeTimes(dee.client, 'dee')
     const pid = dee.transport.pid
     assert.ok(pid)
     process.kill(pid, 'SIGKILL')
@@ -223,13 +213,6 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
 })
 
 /** Three failed calls of one tool, through any MCP client. */
-async function failThreeTimesOver(client: Client, user: string): Promise<void> {
-  for (const n of [1, 2, 3]) {
-    const result = await client.callTool({ name: 'read_memory_file', arguments: { path: `knowledge/${user}-missing-${n}.md` } })
-    assert.equal((result as { isError?: boolean }).isError, true, textOf(result))
-  }
-}
-
 describe('/mcp in engram serve ends its sessions\' turns as engram mcp does', () => {
   let tmp: TempHome
   let server: FakeOpenAiServer
@@ -252,24 +235,18 @@ describe('/mcp in engram serve ends its sessions\' turns as engram mcp does', ()
   test('DELETE of the session (a client ending it) ends its turn', async () => {
     const token = 'ada-token-0123456789abcdef'
     const app = createServeApp({ mind, credentials: parseCredentials(`${token}=default:ada`) })
-    let listener: ReturnType<typeof serve> | undefined
-    const port = await new Promise<number>((resolvePort) => {
-      listener = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolvePort(info.port))
-    })
+    const { port, close } = await listenOnLoopback(app.fetch)
     try {
       const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } })
       const client = new Client({ name: 'engram-test', version: '1.0.0' })
       await client.connect(transport)
-      await failThreeTimesOver(client, 'ada')
+      await failThreeTimes(client, 'ada')
       await transport.terminateSession()
       await client.close()
       await waitFor('ada\'s rule and lesson', () => RULE.test(rulesOf('ada')) && lessonsOf('ada').includes(lessonFor('ada')))
       assert.equal(postMortemsFor(server, 'ada'), 1)
     } finally {
-      await new Promise<void>((resolveClosed) => {
-        listener?.close(() => resolveClosed())
-        if (listener && 'closeAllConnections' in listener) listener.closeAllConnections()
-      })
+      await close()
     }
   })
 
@@ -290,13 +267,13 @@ describe('/mcp in engram serve ends its sessions\' turns as engram mcp does', ()
     }
 
     const bob = await connect()
-    await failThreeTimesOver(bob, 'bob')
+    await failThreeTimes(bob, 'bob')
     await waitFor('bob\'s rule and lesson after the idle close', () => RULE.test(rulesOf('bob')) && lessonsOf('bob').includes(lessonFor('bob')))
     assert.equal(postMortemsFor(server, 'bob'), 1)
 
     user = 'cy'
     const cy = await connect()
-    await failThreeTimesOver(cy, 'cy')
+    await failThreeTimes(cy, 'cy')
     // engram serve on SIGTERM: the mind closes, its MCP sessions first.
     await mind.close()
     assert.match(rulesOf('cy'), RULE)
@@ -320,7 +297,7 @@ test('two quiet minutes end an MCP turn: its work is queued when the next call c
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   const client = new Client({ name: 'engram-test', version: '1.0.0' })
   await Promise.all([createMindMcpServer(mind, { session: { sessionId: 'mcp:ada', user: 'ada' } }).connect(serverSide), client.connect(clientSide)])
-  await failThreeTimesOver(client, 'ada')
+  await failThreeTimes(client, 'ada')
   await mind.idle()
   assert.equal(postMortemsFor(server, 'ada'), 0, 'the turn goes on')
   clock.advance(MCP_TURN_GAP_MS)

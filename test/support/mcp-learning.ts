@@ -2,6 +2,9 @@
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { FakeChatRequest, FakeChatStep, FakeOpenAiServer } from '../../src/testing/fake-openai-server.ts'
 
 export const RULE = /## When\n- When a tool call fails twice in a row/
@@ -52,5 +55,29 @@ export async function waitFor(what: string, check: () => boolean, timeoutMs = 20
   while (!check()) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
     await sleep(50)
+  }
+}
+
+/** Three calls of one tool that fail: notes that do not exist, named for `name` (whose post-mortem reads them). */
+export async function failThreeTimes(client: Client, name: string): Promise<void> {
+  for (const n of [1, 2, 3]) {
+    const result = await client.callTool({ name: 'read_memory_file', arguments: { path: `knowledge/${name}-missing-${n}.md` } })
+    assert.equal((result as { isError?: boolean }).isError, true, JSON.stringify(result.content))
+  }
+}
+
+/** An app served on a free loopback port; `close()` stops it and drops its connections. */
+export async function listenOnLoopback(fetch: (request: Request) => Response | Promise<Response>): Promise<{ port: number; close(): Promise<void> }> {
+  let listener: ReturnType<typeof serve> | undefined
+  const port = await new Promise<number>((resolvePort) => {
+    listener = serve({ fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolvePort(info.port))
+  })
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolveClosed) => {
+        listener?.close(() => resolveClosed())
+        if (listener && 'closeAllConnections' in listener) listener.closeAllConnections()
+      }),
   }
 }
