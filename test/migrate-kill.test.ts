@@ -50,11 +50,15 @@ onPostgres('engram migrate killed and run again', (url) => {
       t.diagnostic(`seed ${seed} (ENGRAM_TEST_SEED=${seed} draws the same kill points); unkilled run ${Math.round(reference.run.ms)} ms, target opened at ${Math.round(reference.openedAtMs)} ms`)
       const random = seededRandom(seed)
       const trials: KillTrial[] = []
-      // A delay past the end of a faster run kills nothing: draw again until KILLS kills landed (bounded).
-      for (let attempt = 0; trials.filter((trial) => trial.killed).length < KILLS && attempt < KILLS * 2; attempt++) {
-        const delayMs = Math.round(reference.openedAtMs + random() * (reference.run.ms - reference.openedAtMs))
+      // A delay past the end of a faster run kills nothing: draw again until KILLS kills landed
+      // (bounded). A run that ended before its delay shows runs end sooner than the reference (a
+      // first run slowed by a loaded machine): later delays are drawn before that point.
+      let runEndMs = reference.run.ms
+      for (let attempt = 0; trials.filter((trial) => trial.killed).length < KILLS && attempt < KILLS * 3; attempt++) {
+        const delayMs = Math.round(reference.openedAtMs + random() * (runEndMs - reference.openedAtMs))
         const trial = await killTrial(tmp.home, tmp.env, url, reference, delayMs)
         trials.push(trial)
+        if (!trial.killed) runEndMs = Math.max(reference.openedAtMs + 1, Math.min(runEndMs, delayMs))
         const where = `kill after ${delayMs} ms (${trial.landing}, left ${trial.left.messages} messages, ${trial.left.summaries} summaries)`
         assert.equal(trial.rerun.code, ExitCode.ok, `${where}: the rerun exited ${trial.rerun.code}: ${JSON.stringify(trial.rerun.json)} ${trial.rerun.stderr}`)
         assert.equal(trial.rerun.json?.data?.status, 'complete', where)
