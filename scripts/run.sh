@@ -138,7 +138,7 @@ case "$task" in
     else
       exec "$NODE" "scripts/bench/$1.ts" "${@:2}"
     fi ;;
-  docs)  exec "$NODE" scripts/gen-config-docs.ts ;;
+  docs)  "$NODE" scripts/gen-config-docs.ts && exec "$NODE" scripts/http-api-docs.ts ;;
   node)  exec "$NODE" "$@" ;;
   *) log "usage: scripts/run.sh test|demo|build|lint|engram|bench|docs|node|with-postgres [args]"; exit 2 ;;
 esac
