@@ -451,7 +451,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       ),
     agentTools: (session) => buildAgentTools(mind, session),
     async tools(session) {
-      const { toAiSdkTools } = await import('./interfaces/ai-sdk/tools.ts')
+      const { toAiSdkTools } = await import('./tools/ai-sdk-tools.ts')
       return toAiSdkTools(buildAgentTools(mind, session))
     },
     async idle() {
