@@ -1,10 +1,11 @@
 /**
  * The layer check run by `npm run lint` and `npm test` (decision 0061, DESIGN.md §2): every import
  * of production code under src/ points down the layers, and no memory system imports a concrete
- * backend. A rule that only a reviewer enforces drifts (issue 28 found seven upward imports and a
- * five-file cycle), so this reads every production file's imports — static, re-exports, `import()`
- * calls and `import('…')` types; type-only imports count, a type is a dependency too — maps each
- * end to its layer by folder, and prints one line per broken rule with the file and line.
+ * backend. A rule that only a reviewer enforces drifts (it had: six upward imports and a cycle
+ * between mind.ts and tools/), so this reads every production file's imports — declarations,
+ * re-exports, `import()` calls and `import('…')` types; type-only imports count, a type is a
+ * dependency too — maps both ends to a layer by folder, and prints one line per broken rule with
+ * the file and line.
  *
  * Usage: `node scripts/check-layers.ts [root]` (root: the repository, by default this one); exits
  * 1 when a rule is broken.
@@ -42,8 +43,8 @@ const CONCRETE_BACKENDS: readonly string[] = ['storage/files/', 'storage/sqlite/
 
 /**
  * memory/ files that still import a concrete backend (from → to, relative to src/), being removed
- * by the "backends by capability" work of issue 28. The list can only shrink: an entry whose import
- * is gone fails the check until it is deleted here, and a new import is never added to it.
+ * by the "backends by capability" work. The list can only shrink: an entry whose import is gone
+ * fails the check until it is deleted here, and a new import is never added to it.
  */
 const CONCRETE_BACKEND_ALLOWED: readonly string[] = [
   // being removed
