@@ -1,5 +1,5 @@
 /**
- * Everything engram knows must reach the model (issue 12), checked the way a host runs it:
+ * Everything engram knows must reach the model (decision 0020), checked the way a host runs it:
  * `createMind` → `mind.session(id)` created anew on every turn → `turn.tools` handed to the model
  * through each adapter (the real AI SDK against the fake OpenAI-compatible server, OpenAI-style
  * functions, the official MCP client) → `session.end`.

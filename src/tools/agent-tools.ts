@@ -1,6 +1,6 @@
 /**
  * The agent's tool belt for one open mind, in one place: what `mind.tools()`, the OpenAI-style
- * definitions and the MCP server all expose (issue 5). Each tool is built from the subsystem that
+ * definitions and the MCP server all expose (decision 0015). Each tool is built from the subsystem that
  * owns its behaviour; this file only wires them and normalises them to `EngramTool`.
  */
 import { join } from 'node:path'
