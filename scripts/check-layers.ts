@@ -32,8 +32,11 @@ const ORDER = LAYERS.map((names) => names.join(' | '))
 /** Folders of src/ whose name is not their layer's. Any other folder must be a layer's name: a new folder is placed on purpose. */
 const FOLDER_LAYER: Readonly<Record<string, string>> = { session: 'mind', testing: 'entries' }
 
-/** Files directly in src/ that belong to the mind layer; the rest there are entry files. */
-const MIND_FILES: ReadonlySet<string> = new Set(['mind.ts', 'mind-core.ts'])
+/**
+ * Files directly in src/ that belong to the mind layer; the rest there are entry files.
+ * mind-internals.ts is the internal entry of decision 0062 (the subsystems behind `Mind`).
+ */
+const MIND_FILES: ReadonlySet<string> = new Set(['mind.ts', 'mind-core.ts', 'mind-internals.ts'])
 
 /** Folders holding test code only (never built into dist/, tsconfig.json): their imports are not checked. */
 const TEST_FOLDERS: ReadonlySet<string> = new Set(['test-support', 'contract-tests', 'fixtures'])
