@@ -86,7 +86,7 @@ export async function openMindCore(options: CreateMindOptions = {}): Promise<Min
   const configuredEmbedder = options.embedder !== undefined ? options.embedder : createEmbedder(values.embed)
   const embedder = configuredEmbedder && watchEmbedder(configuredEmbedder, watching)
   const layout = homeLayout(values.home, values.agent, values.project)
-  // storage.url (ENGRAM_DATABASE_URL) puts every seam in PostgreSQL, shared by every process that opens it (issue 16, decision 0037).
+  // storage.url (ENGRAM_DATABASE_URL) puts every seam in PostgreSQL, shared by every process that opens it (decision 0037).
   const backend: EmbeddedBackend | PostgresBackend =
     values.storage.url === undefined
       ? openEmbeddedBackend({

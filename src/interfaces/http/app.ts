@@ -1,5 +1,5 @@
 /**
- * The HTTP API of `engram serve` (issue 17, decision 0038) as a Hono app over one open mind — no
+ * The HTTP API of `engram serve` (decision 0038) as a Hono app over one open mind — no
  * socket here: `engram serve` listens, tests call `app.request()`.
  *
  * The routes, each with what it takes and answers: docs/http-api.md, generated from the route table
