@@ -160,7 +160,6 @@ let derived = false
  */
 export function registerMemoryKind(kind: string, spec: MemoryKindSpec): void {
   const taken = (what: string): Error => new Error(`Cannot register the memory kind "${kind}": ${what}.`)
-  if (derived) throw taken('lists of kinds were already derived from the registry; register before importing the modules that read it')
   if (!/^[a-z][a-z0-9-]*$/.test(kind)) throw taken('a kind is lower-case letters, digits and "-"')
   if (spec.home === 'tree' && !/^[a-z][a-z0-9-]*$/.test(spec.folder)) throw taken('a tree kind needs a folder of lower-case letters, digits and "-"')
   for (const [name, other] of registry) {
@@ -168,6 +167,7 @@ export function registerMemoryKind(kind: string, spec: MemoryKindSpec): void {
     if (spec.home === 'tree' && other.home === 'tree' && other.folder === spec.folder) throw taken(`the folder "${spec.folder}" is the ${name} kind's`)
     if (spec.unit !== null && other.unit === spec.unit) throw taken(`the unit kind "${spec.unit}" is the ${name} kind's`)
   }
+  if (derived) throw taken('lists of kinds were already derived from the registry; register before importing the modules that read it')
   registry.set(kind, spec)
 }
 for (const [kind, spec] of Object.entries(MEMORY_KINDS)) registerMemoryKind(kind, spec)
