@@ -138,8 +138,6 @@ export type DocKind = keyof Kinds
 export type DocUnitKind = NonNullable<Kinds[DocKind]['unit']>
 /** The kinds forgetting judges (and `forget_memory` forgets). */
 export type ForgettableDocKind = { [K in DocKind]: Kinds[K]['forgetting'] extends null ? never : K }[DocKind]
-/** The kinds filed in an owner's tree. */
-export type TreeDocKind = { [K in DocKind]: Kinds[K]['home'] extends 'tree' ? K : never }[DocKind]
 /** The count keys of the kinds counted in `where`. */
 export type CountKey<Where extends CountedIn> = {
   [K in DocKind]: Kinds[K]['count'] extends { key: infer Key; in: readonly (infer In)[] } ? (Where extends In ? Key : never) : never
@@ -194,11 +192,6 @@ export function docKindsWhere(test: (spec: MemoryKindSpec) => boolean): DocKind[
 /** The tree kind filed in `folder` (`knowledge` → knowledge), if any. */
 export function treeKindOfFolder(folder: string): DocKind | undefined {
   return memoryKinds().find(([, spec]) => spec.home === 'tree' && spec.folder === folder)?.[0]
-}
-
-/** The kind whose documents are the unit kind `unit` in the index, if any. */
-export function docKindOfUnit(unit: string): DocKind | undefined {
-  return memoryKinds().find(([, spec]) => spec.unit === unit)?.[0]
 }
 
 /**
