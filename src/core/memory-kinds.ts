@@ -2,9 +2,10 @@
  * The one registry of document kinds (decision 0060): for each kind of memory filed as markdown
  * documents, where its files live and what every layer does with it — indexed for search, primed,
  * forgotten, versioned, written by the agent, counted. Every list of kinds elsewhere is derived
- * from `MEMORY_KINDS` (`docKindsWhere`), and every place that must decide per kind holds a
- * `Record<DocKind, …>`, so adding a kind is one entry here and the compiler names the rest
- * (docs/adding-a-memory-kind.md).
+ * from `MEMORY_KINDS` (`memoryKinds`, `docKindsWhere`), every place that decides per kind reads a
+ * field of the entry, the counts are records over the derived count keys, and a place that cannot
+ * follow a new value yet holds a record over the kinds it serves (version retention), so adding a
+ * kind is one entry here and the compiler names the rest (docs/adding-a-memory-kind.md).
  *
  * It sits in core/ so that storage, memory, tools and the interfaces can all read it. Literals such
  * as `'procedure'` stay where code means that one kind (the procedure matcher, episode compression).

@@ -348,7 +348,7 @@ export function archiveOwners(viewing: Viewing): Owner[] {
 
 const ENTRY_WHAT: Record<EngramFile, ArchivedMemory['what']> = { rules: 'rule', lessons: 'lesson', profile: 'profile fact' }
 
-/** The archive folders of a tree that `engram restore` brings back from, with what they hold. */
+/** The kinds forgetting judges one document at a time (core/memory-kinds.ts): knowledge and procedures. */
 const REVIEWED_KINDS = docKindsWhere((spec) => spec.forgetting === 'knowledge' || spec.forgetting === 'procedure') as Array<Exclude<ForgettableDocKind, 'episode'>>
 /*
  * The archive folders of a tree that `engram restore` brings back from, with what they hold: the
