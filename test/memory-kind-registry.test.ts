@@ -4,7 +4,8 @@
  * then — with no other change — is written by the agent, indexed (search_memory finds it), primed
  * (it reaches the next session's prompt through the related channel), forgotten (forget_memory and
  * monthly forgetting archive it, restore brings it back) and counted (`engram status`, the
- * dashboard's counts, the export report), all through `createMind` → `session` → tools.
+ * dashboard's counts, the export report), all through `createMind` → `session` → tools, on the
+ * embedded backend and on PostgreSQL.
  */
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
@@ -34,6 +35,8 @@ registerMemoryKind('goal', {
 const { createMind } = await import('../src/mind.ts')
 const { runCli } = await import('../src/interfaces/cli/run-cli.ts')
 const { ownCounts } = await import('../src/interfaces/http/dashboard/ops-data.ts')
+const { openPostgres } = await import('../src/storage/postgres/connection.ts')
+const { freshSchema, onPostgres } = await import('../src/storage/postgres/test-support/test-database.ts')
 
 const DAY = 86_400_000
 const GOAL = 'goal' as DocKind
@@ -57,88 +60,115 @@ async function goalHits(turn: Turn, query: string): Promise<Hit[]> {
   return (result.data as { hits: Hit[] }).hits.filter((hit) => hit.kind === 'goal')
 }
 
-test('a goal kind registered once is indexed, primed, forgotten and counted', async (t) => {
-  const temp = makeTempHome('engram-goal-kind-')
-  t.after(temp.cleanup)
-  const start = Date.now() - 160 * DAY
-  const clock = new ManualClock(new Date(start))
-  // No embedder: recall by words alone, so what is found is what the words match.
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
-  t.after(() => mind.close())
-  const agentTree = join(temp.home, 'agents', mind.agent)
-  const adaTree = join(agentTree, 'users', 'ada')
+type Target = { backend: 'embedded' } | { backend: 'postgres'; url: string }
 
-  // Written by the agent: Ada's goal in her tree, a team goal in the agent's own.
-  const first = mind.session('goals-day-0', { user: 'ada' })
-  let turn = await first.begin('Please note my goal for this quarter.')
-  await call(turn, 'write_memory_file', { path: 'goals/billing-v2.md', content: '# Billing v2\nShip the billing service v2 before the March release freeze.\n' })
-  await first.end(turn, 'Noted.')
-  assert.ok(existsSync(join(adaTree, 'goals', 'billing-v2.md')), "filed in goals/ of Ada's tree")
-  const stored = await mind.backend.owned('user:ada').documents.read(GOAL, 'billing-v2')
-  assert.equal(stored?.path, `agents/${mind.agent}/users/ada/goals/billing-v2.md`, 'read back through the document store as a goal')
-  assert.equal(typeof stored?.frontmatter.created_at, 'string', 'written with the frontmatter of a dated document')
-  const team = mind.session('goals-team')
-  turn = await team.begin('Record the team goal.')
-  await call(turn, 'write_memory_file', { path: 'goals/onboarding.md', content: '# Onboarding\nCut the onboarding checklist of new hires to one page.\n' })
-  await team.end(turn, 'Recorded.')
+function goalSuite(target: Target): void {
+  test(`a goal kind registered once is indexed, primed, forgotten and counted (${target.backend})`, async (t) => {
+    const temp = makeTempHome('engram-goal-kind-')
+    t.after(temp.cleanup)
+    const schema = freshSchema()
+    const env = target.backend === 'postgres' ? { ...temp.env, ENGRAM_DATABASE_URL: target.url, ENGRAM_DATABASE_SCHEMA: schema } : temp.env
+    const start = Date.now() - 160 * DAY
+    const clock = new ManualClock(new Date(start))
+    // No embedder: recall by words alone, so what is found is what the words match.
+    const mind = await createMind({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null })
+    t.after(() => mind.close())
+    // After the mind is closed (it writes its pending access counts as it closes).
+    if (target.backend === 'postgres') t.after(() => dropSchema(target.url, schema))
+    const agentTree = `agents/${mind.agent}`
+    const ada = mind.backend.owned('user:ada').documents
+    const agent = mind.backend.documents
+    const archived = async (documents: typeof ada): Promise<string[]> => ((await documents.archivedPaths?.()) ?? []).filter((path) => path.includes('/archive/forgotten/goal/'))
 
-  // Indexed: search_memory finds it as a goal unit.
-  const asked = mind.session('goals-day-1', { user: 'ada' })
-  turn = await asked.begin('What is my goal for the billing service release freeze?')
-  const [hit] = await goalHits(turn, 'billing service release freeze')
-  assert.equal(hit?.kind, 'goal')
-  assert.match(hit?.ref ?? '', /users\/ada\/goals\/billing-v2\.md/)
+    // Written by the agent: Ada's goal in her tree, a team goal in the agent's own.
+    const first = mind.session('goals-day-0', { user: 'ada' })
+    let turn = await first.begin('Please note my goal for this quarter.')
+    await call(turn, 'write_memory_file', { path: 'goals/billing-v2.md', content: '# Billing v2\nShip the billing service v2 before the March release freeze.\n' })
+    await first.end(turn, 'Noted.')
+    const stored = await ada.read(GOAL, 'billing-v2')
+    assert.equal(stored?.path, `${agentTree}/users/ada/goals/billing-v2.md`, "filed in goals/ of Ada's tree, read back through the document store as a goal")
+    assert.equal(typeof stored?.frontmatter.created_at, 'string', 'written with the frontmatter of a dated document')
+    if (target.backend === 'embedded') assert.ok(existsSync(join(temp.home, ...stored.path.split('/'))), 'a file of the home')
+    const team = mind.session('goals-team')
+    turn = await team.begin('Record the team goal.')
+    await call(turn, 'write_memory_file', { path: 'goals/onboarding.md', content: '# Onboarding\nCut the onboarding checklist of new hires to one page.\n' })
+    await team.end(turn, 'Recorded.')
 
-  // Primed: the same turn's prompt holds it, recalled through the channel its entry names.
-  const primed = turn.provenance.primed.filter((item) => item.kind === 'goal')
-  assert.ok(primed.length > 0, JSON.stringify(turn.provenance.primed.map((item) => [item.channel, item.kind, item.id])))
-  assert.ok(primed.every((item) => item.channel === 'related'))
-  assert.match(turn.systemParts.primed, /billing service v2 before the March release freeze/)
-  await asked.end(turn, 'Before the March freeze.')
+    // Indexed: search_memory finds it as a goal unit.
+    const asked = mind.session('goals-day-1', { user: 'ada' })
+    turn = await asked.begin('What is my goal for the billing service release freeze?')
+    const [hit] = await goalHits(turn, 'billing service release freeze')
+    assert.equal(hit?.kind, 'goal')
+    assert.match(hit?.ref ?? '', /users\/ada\/goals\/billing-v2\.md/)
 
-  // Counted: engram status (its JSON and its table), the dashboard's counts of Ada's memory, the export report.
-  assert.equal(countOf((await mind.status()).memory, 'goals'), 1, "the agent's own goal")
-  let out = ''
-  const io = { stdout: { write: (text: string) => (out += text) }, stderr: { write: () => true }, env: temp.env, cwd: temp.project, isTTY: false }
-  assert.equal(await runCli(['status', '--home', temp.home, '--json'], io), 0, out)
-  assert.equal((JSON.parse(out) as { data: { memory: Record<string, unknown> } }).data.memory.goals, 1)
-  out = ''
-  assert.equal(await runCli(['status', '--home', temp.home, '--human'], io), 0, out)
-  assert.match(out, /goals\s+1/)
-  assert.equal(countOf(await ownCounts(mind, 'ada'), 'goals'), 1, "Ada's own goal")
-  const exportDir = join(temp.project, '..', 'export')
-  out = ''
-  assert.equal(await runCli(['export', exportDir, '--home', temp.home, '--json'], io), 0, out)
-  assert.equal(countOf((JSON.parse(out) as { data: { counts: object } }).data.counts, 'goals'), 2, 'both goals exported')
-  assert.ok(existsSync(join(exportDir, 'agents', mind.agent, 'users', 'ada', 'goals', 'billing-v2.md')))
+    // Primed: the same turn's prompt holds it, recalled through the channel its entry names.
+    const primed = turn.provenance.primed.filter((item) => item.kind === 'goal')
+    assert.ok(primed.length > 0, JSON.stringify(turn.provenance.primed.map((item) => [item.channel, item.kind, item.id])))
+    assert.ok(primed.every((item) => item.channel === 'related'))
+    assert.match(turn.systemParts.primed, /billing service v2 before the March release freeze/)
+    await asked.end(turn, 'Before the March freeze.')
 
-  // Forgotten on request: forget_memory archives it out of search; restore brings it back.
-  const forgetting = mind.session('goals-day-2', { user: 'ada' })
-  turn = await forgetting.begin('Drop my billing goal, please.')
-  await call(turn, 'forget_memory', { target: 'goals/billing-v2.md', reason: 'the release moved' })
-  assert.ok(existsSync(join(adaTree, 'archive', 'forgotten', 'goal', 'billing-v2.md')), 'archived by kind, as knowledge is')
-  assert.ok(!existsSync(join(adaTree, 'goals', 'billing-v2.md')))
-  assert.deepEqual(await goalHits(turn, 'billing service release freeze'), [], 'out of the index')
-  await forgetting.end(turn, 'Dropped.')
-  await mind.restore('goals/billing-v2.md', { user: 'ada' })
-  assert.ok(existsSync(join(adaTree, 'goals', 'billing-v2.md')))
+    // Counted: engram status (its JSON and its table), the dashboard's counts of Ada's memory, the export report.
+    assert.equal(countOf((await mind.status()).memory, 'goals'), 1, "the agent's own goal")
+    let out = ''
+    const io = { stdout: { write: (text: string) => (out += text) }, stderr: { write: () => true }, env, cwd: temp.project, isTTY: false }
+    assert.equal(await runCli(['status', '--home', temp.home, '--json'], io), 0, out)
+    assert.equal((JSON.parse(out) as { data: { memory: Record<string, unknown> } }).data.memory.goals, 1)
+    out = ''
+    assert.equal(await runCli(['status', '--home', temp.home, '--human'], io), 0, out)
+    assert.match(out, /goals\s+1/)
+    assert.equal(countOf(await ownCounts(mind, 'ada'), 'goals'), 1, "Ada's own goal")
+    const exportDir = join(temp.project, '..', 'export')
+    out = ''
+    assert.equal(await runCli(['export', exportDir, '--home', temp.home, '--json'], io), 0, out)
+    assert.equal(countOf((JSON.parse(out) as { data: { counts: object } }).data.counts, 'goals'), 2, 'both goals exported')
+    assert.ok(existsSync(join(exportDir, 'agents', mind.agent, 'users', 'ada', 'goals', 'billing-v2.md')))
 
-  // Forgotten by monthly forgetting, judged by the knowledge rules its entry names: the team goal,
-  // never recalled in 160 days, goes to the archive; Ada's, recalled, stays.
-  clock.set(new Date(start + 160 * DAY))
-  const done = await mind.maintain()
-  assert.equal(done.jobs.find((outcome) => outcome.kind === 'consolidation-monthly')?.status, 'done', JSON.stringify(done.jobs))
-  assert.ok(!existsSync(join(agentTree, 'goals', 'onboarding.md')), 'out of the live tree')
-  const records = (await mind.backend.activity.read({ types: ['memory_write'] })).map((record) => JSON.stringify(record))
-  assert.ok(
-    records.some((record) => record.includes('goals/onboarding.md') && record.includes('monthly forgetting: unaccessed for 160 days')),
-    'recorded as monthly forgetting',
-  )
-  assert.ok(existsSync(join(adaTree, 'goals', 'billing-v2.md')), "Ada's goal, recalled, stays")
-  assert.ok(existsSync(join(agentTree, 'archive', 'forgotten', 'goal', 'onboarding.md')))
-  await mind.restore('goals/onboarding.md')
-  assert.ok(existsSync(join(agentTree, 'goals', 'onboarding.md')), 'restorable')
-})
+    // Forgotten by monthly forgetting, judged by the knowledge rules its entry names: the team goal,
+    // never recalled in 160 days, goes to the archive (restorable); Ada's, recalled on day 100, stays.
+    clock.set(new Date(start + 100 * DAY))
+    const recalled = mind.session('goals-day-100', { user: 'ada' })
+    turn = await recalled.begin('Remind me of my billing goal.')
+    assert.equal((await goalHits(turn, 'billing service release freeze')).length, 1)
+    await recalled.end(turn, 'Before the March freeze.')
+    clock.set(new Date(start + 160 * DAY))
+    const done = await mind.maintain()
+    assert.equal(done.jobs.find((outcome) => outcome.kind === 'consolidation-monthly')?.status, 'done', JSON.stringify(done.jobs))
+    assert.equal(await agent.read(GOAL, 'onboarding'), null, 'out of the live tree')
+    assert.deepEqual(await archived(agent), [`${agentTree}/archive/forgotten/goal/onboarding.md`])
+    const records = (await mind.backend.activity.read({ types: ['memory_write'] })).map((record) => JSON.stringify(record))
+    assert.ok(
+      records.some((record) => record.includes('goals/onboarding.md') && record.includes('monthly forgetting: unaccessed for 160 days')),
+      'recorded as monthly forgetting',
+    )
+    assert.notEqual(await ada.read(GOAL, 'billing-v2'), null, "Ada's goal, recalled, stays")
+    await mind.restore('goals/onboarding.md')
+    assert.notEqual(await agent.read(GOAL, 'onboarding'), null, 'restorable')
+
+    // Forgotten on request: forget_memory archives it out of search; restore brings it back.
+    const forgetting = mind.session('goals-day-160', { user: 'ada' })
+    turn = await forgetting.begin('Drop my billing goal, please.')
+    await call(turn, 'forget_memory', { target: 'goals/billing-v2.md', reason: 'the release moved' })
+    assert.deepEqual(await archived(ada), [`${agentTree}/users/ada/archive/forgotten/goal/billing-v2.md`], 'archived by kind, as knowledge is')
+    assert.equal(await ada.read(GOAL, 'billing-v2'), null)
+    assert.deepEqual(await goalHits(turn, 'billing service release freeze'), [], 'out of the index')
+    await forgetting.end(turn, 'Dropped.')
+    await mind.restore('goals/billing-v2.md', { user: 'ada' })
+    assert.notEqual(await ada.read(GOAL, 'billing-v2'), null, 'restored')
+  })
+}
+
+async function dropSchema(url: string, schema: string): Promise<void> {
+  const handle = await openPostgres({ url, schema })
+  try {
+    await handle.pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  } finally {
+    await handle.close()
+  }
+}
+
+goalSuite({ backend: 'embedded' })
+onPostgres('a goal kind registered once is indexed, primed, forgotten and counted', (url) => goalSuite({ backend: 'postgres', url }))
 
 test('the registry refuses a kind or folder that is taken, and any kind once lists were derived from it', () => {
   const spec = { home: 'tree', folder: 'plans', shared: false, unit: 'plan', primedBy: null, forgetting: null, versionsKept: null, agentWritable: false, count: null } as const
