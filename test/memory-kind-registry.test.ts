@@ -35,8 +35,7 @@ registerMemoryKind('goal', {
 const { createMind } = await import('../src/mind.ts')
 const { runCli } = await import('../src/interfaces/cli/run-cli.ts')
 const { ownCounts } = await import('../src/interfaces/http/dashboard/ops-data.ts')
-const { openPostgres } = await import('../src/storage/postgres/connection.ts')
-const { freshSchema, onPostgres } = await import('../src/storage/postgres/test-support/test-database.ts')
+const { dropSchema, freshSchema, onPostgres } = await import('../src/storage/postgres/test-support/test-database.ts')
 
 const DAY = 86_400_000
 const GOAL = 'goal' as DocKind
@@ -156,15 +155,6 @@ function goalSuite(target: Target): void {
     await mind.restore('goals/billing-v2.md', { user: 'ada' })
     assert.notEqual(await ada.read(GOAL, 'billing-v2'), null, 'restored')
   })
-}
-
-async function dropSchema(url: string, schema: string): Promise<void> {
-  const handle = await openPostgres({ url, schema })
-  try {
-    await handle.pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-  } finally {
-    await handle.close()
-  }
 }
 
 goalSuite({ backend: 'embedded' })
