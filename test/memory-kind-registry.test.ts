@@ -34,7 +34,7 @@ registerMemoryKind('goal', {
 })
 const { createMind } = await import('../src/mind.ts')
 const { runCli } = await import('../src/interfaces/cli/run-cli.ts')
-const { ownCounts } = await import('../src/interfaces/http/dashboard/ops-data.ts')
+const { growthOf, ownCounts } = await import('../src/interfaces/http/dashboard/ops-data.ts')
 const { dropSchema, freshSchema, onPostgres } = await import('../src/storage/postgres/test-support/test-database.ts')
 
 const DAY = 86_400_000
@@ -117,6 +117,8 @@ function goalSuite(target: Target): void {
     assert.equal(await runCli(['status', '--home', temp.home, '--human'], io), 0, out)
     assert.match(out, /goals\s+1/)
     assert.equal(countOf(await ownCounts(mind, 'ada'), 'goals'), 1, "Ada's own goal")
+    const grown = (await mind.backend.owned('user:ada').activity.read({ types: ['memory_write'] })).map((record) => growthOf(record)).filter((growth) => growth?.kind === 'goal')
+    assert.deepEqual(grown.map((growth) => growth?.path), ['users/ada/goals/billing-v2.md'], "the dashboard's growth chart has a goal series")
     const exportDir = join(temp.project, '..', 'export')
     out = ''
     assert.equal(await runCli(['export', exportDir, '--home', temp.home, '--json'], io), 0, out)

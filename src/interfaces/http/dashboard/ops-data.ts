@@ -15,7 +15,7 @@ import { profileFacts } from '../../../memory/engrams/user-profiles.ts'
 import { DAILY_CONSOLIDATION_JOB } from '../../../memory/consolidation/daily-consolidation.ts'
 import { MONTHLY_FORGETTING_JOB } from '../../../memory/consolidation/monthly-forgetting.ts'
 import { WEEKLY_INTEGRATION_JOB } from '../../../memory/consolidation/weekly-integration.ts'
-import { forgottenEntries, forgottenMemoryOf, memoryPathOf } from '../../../memory/forgetting/forget-memory.ts'
+import { DOC_FOLDERS, forgottenEntries, forgottenMemoryOf, memoryPathOf } from '../../../memory/forgetting/forget-memory.ts'
 import { mergedActivity } from '../../../memory/view.ts'
 import type { Mind } from '../../../mind.ts'
 import { type ActivityLog, type ActivityRecord, ENGRAM_FILES, type EngramFile, type QueuedJob, type TurnRecord } from '../../../storage/contracts.ts'
@@ -102,15 +102,19 @@ export function growthOf(record: ActivityRecord): { kind: string; path: string |
   const path = typeof meta.path === 'string' ? meta.path.replace(/#.*$/, '') : undefined
   if (path === undefined) return undefined
   const entry = typeof meta.path === 'string' && meta.path.includes('#')
-  let kind: string | undefined
-  if (/(^|\/)knowledge\//.test(path)) kind = 'knowledge'
-  else if (/(^|\/)procedures?\//.test(path)) kind = 'procedure'
-  else if (/\/topics\//.test(path)) kind = 'topic'
-  else if (/rules\.md$/.test(path)) kind = 'rule'
-  else if (/lessons\.md$/.test(path)) kind = 'lesson'
-  else if (/profile\.md$/.test(path)) kind = 'profile'
+  const kind = documentKindOfPath(path) ?? (/\/topics\//.test(path) ? 'topic' : /rules\.md$/.test(path) ? 'rule' : /lessons\.md$/.test(path) ? 'lesson' : /profile\.md$/.test(path) ? 'profile' : undefined)
   if (kind === undefined) return undefined
   return { kind, path: entry ? String(meta.path) : path, action }
+}
+
+/**
+ * The kind of a document forgetting judges one by one (core/memory-kinds.ts) that a written path
+ * names, by a folder of the path: its live folder (`knowledge/`, `procedures/`) or its archive's
+ * (`archive/forgotten/procedure/`).
+ */
+function documentKindOfPath(path: string): string | undefined {
+  const folders = path.split('/').slice(0, -1)
+  return REVIEWED_KINDS.find((kind) => folders.includes(kind) || folders.includes(DOC_FOLDERS[kind]))
 }
 
 /**
