@@ -3,8 +3,11 @@
  * prompt layers (AnimaWorks' archive). Field names follow the seed exactly so that AnimaWorks
  * memories import as they are.
  */
-export const DOC_KINDS = ['knowledge', 'procedure', 'episode', 'user', 'state', 'prompt'] as const
-export type DocKind = (typeof DOC_KINDS)[number]
+import { type DocKind, memoryKinds } from './memory-kinds.ts'
+
+export type { DocKind }
+/** Every document kind, in registry order (memory-kinds.ts). */
+export const DOC_KINDS: readonly DocKind[] = memoryKinds().map(([kind]) => kind)
 
 export type Frontmatter = Record<string, unknown>
 

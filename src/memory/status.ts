@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs'
 import { isAbsolute, join, relative, sep } from 'node:path'
 import type { ResolvedConfig } from '../config/resolve.ts'
 import { RULE_KINDS } from '../core/engram.ts'
-import type { DocKind } from '../core/memory-doc.ts'
+import { type CountKey, docKindsWhere, inListingOrder, kindSpec, type MemoryKindSpec } from '../core/memory-kinds.ts'
 import type { Backend, ParseProblem, UnitKind } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import type { OwnersStatus } from '../storage/owner-counts.ts'
@@ -22,16 +22,13 @@ export interface MindStatus {
   home: string
   agent: string
   project: string | undefined
+  /** Engram files by scope, then every kind counted in status under its key (core/memory-kinds.ts: knowledge, procedures, episodes, users), skills and activity days. */
   memory: {
     global: ScopeCounts
     project: ScopeCounts | undefined
-    knowledge: number
-    procedures: number
     skills: number
-    episodes: number
-    users: number
     activityDays: number
-  }
+  } & Record<CountKey<'status'>, number>
   context: { conversations: number; messages: number }
   /** Memories the encoding gate holds for the user's yes/no (`engram confirm`). */
   pendingConfirmations: number
@@ -85,6 +82,15 @@ export interface StatusDeps {
   owners?: () => Promise<OwnersStatus>
 }
 
+/** The kinds `engram status` counts (core/memory-kinds.ts). */
+const STATUS_KINDS = docKindsWhere((spec) => spec.count?.in.includes('status') === true)
+
+/** The memory counts in the order status has always shown them (`--json` included); a kind added since comes after them. */
+function inStatusOrder<T extends MindStatus['memory']>(memory: T): T {
+  const keys = inListingOrder(['global', 'project', 'knowledge', 'procedures', 'skills', 'episodes', 'users', 'activityDays'], Object.keys(memory))
+  return Object.fromEntries(keys.map((key) => [key, memory[key as keyof T]])) as unknown as T
+}
+
 export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
   const { backend, layout } = deps
   const problems: ParseProblem[] = []
@@ -99,7 +105,8 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
     for (const entry of rules.entries) if ((RULE_KINDS as readonly string[]).includes(entry.kind)) byKind[entry.kind as 'always']++
     return { rules: byKind, lessons: lessons.entries.length, profile: profile.entries.length, topics: (await store.listTopics()).length }
   }
-  const docs = async (kind: DocKind) => (await backend.documents.list(kind)).length
+  const documents = {} as Record<CountKey<'status'>, number>
+  for (const kind of STATUS_KINDS) documents[(kindSpec(kind) as MemoryKindSpec).count?.key as CountKey<'status'>] = (await backend.documents.list(kind)).length
   problems.push(...(await backend.documents.problems()), ...(await backend.activity.problems()))
 
   let messages = 0
@@ -117,16 +124,13 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
     home: layout.home,
     agent: layout.agent,
     project: deps.config.values.project,
-    memory: {
+    memory: inStatusOrder({
       global: (await scopeCounts('global')) as ScopeCounts,
       project: await scopeCounts('project'),
-      knowledge: await docs('knowledge'),
-      procedures: await docs('procedure'),
+      ...documents,
       skills: countDirs(layout.skillsDir),
-      episodes: await docs('episode'),
-      users: await docs('user'),
       activityDays: (await backend.activity.days()).length,
-    },
+    }),
     context: { conversations: conversations.length, messages },
     pendingConfirmations: (await backend.confirmations.pending()).length,
     ...(deps.owners ? { owners: await deps.owners() } : {}),

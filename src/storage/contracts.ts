@@ -10,6 +10,7 @@
 import type { ActivityEvent, ActivityType } from '../core/activity.ts'
 import type { Engram, EngramEntry, EngramScope, RuleKind } from '../core/engram.ts'
 import type { DocKind, Frontmatter, MemoryDoc } from '../core/memory-doc.ts'
+import { type DocUnitKind, inListingOrder, memoryKinds } from '../core/memory-kinds.ts'
 import type { ContextItem, MessageInput, StoredMessage, Summary, SummaryKind, SummaryMethod } from '../core/message.ts'
 import type { Owner, Viewer } from '../core/owner.ts'
 
@@ -273,21 +274,20 @@ export interface ContextStore {
   purgeUser(user: string): Promise<{ conversations: number; messages: number; summaries: number }>
 }
 
-export const UNIT_KINDS = [
-  'message',
-  'summary',
-  'episode',
-  'activity',
-  'lesson',
-  'rule',
-  'profile',
-  'topic',
-  'knowledge',
-  'procedure',
-  'skill',
-  'user',
-] as const
-export type UnitKind = (typeof UNIT_KINDS)[number]
+/** Unit kinds that are not documents: conversations, activity, engram entries and topics, skills. */
+type EntryUnitKind = 'message' | 'summary' | 'activity' | 'lesson' | 'rule' | 'profile' | 'topic' | 'skill'
+export type UnitKind = EntryUnitKind | DocUnitKind
+/*
+ * The order people read them in (`--kinds`, `search_memory`, the dashboard's picker); a document
+ * kind's unit is taken from the registry (core/memory-kinds.ts) and one it adds follows these.
+ */
+const UNIT_KIND_ORDER = ['message', 'summary', 'episode', 'activity', 'lesson', 'rule', 'profile', 'topic', 'knowledge', 'procedure', 'skill', 'user'] as const satisfies readonly UnitKind[]
+const ENTRY_UNIT_KINDS: readonly EntryUnitKind[] = ['message', 'summary', 'activity', 'lesson', 'rule', 'profile', 'topic', 'skill']
+/** Every unit kind of the index. Typed as a non-empty tuple for `z.enum`. */
+export const UNIT_KINDS = inListingOrder(UNIT_KIND_ORDER, [
+  ...ENTRY_UNIT_KINDS,
+  ...memoryKinds().flatMap(([, spec]) => (spec.unit === null ? [] : [spec.unit as DocUnitKind])),
+]) as [UnitKind, ...UnitKind[]]
 
 /** One retrievable unit in the search index. */
 export interface IndexUnit {

@@ -5,6 +5,7 @@
  */
 import { type Dirent, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { memoryKinds } from '../core/memory-kinds.ts'
 import { userFromKey, userKey } from '../core/owner.ts'
 import { type HomeLayout, ownerTree } from './home-layout.ts'
 import type { OwnersMigrationReport } from './owners-migration.ts'
@@ -32,8 +33,11 @@ export interface OwnersStatus {
 /** Users listed one by one at most: a home serving thousands of users keeps its status readable. */
 const USERS_LISTED = 100
 
-/* What a person reads in an owner's tree (archives, journals and skills are not counted). */
-const MEMORY_FOLDERS = ['memory', 'knowledge', 'procedures', 'episodes', 'activity', 'state'] as const
+/*
+ * What a person reads in an owner's tree (archives, journals and skills are not counted): its
+ * engram files, activity, and the folder of every document kind filed in a tree (core/memory-kinds.ts).
+ */
+const MEMORY_FOLDERS = ['memory', 'activity', ...memoryKinds().flatMap(([, spec]) => (spec.home === 'tree' ? [spec.folder] : []))]
 
 function countFiles(dir: string): number {
   let entries: Dirent[]

@@ -12,6 +12,7 @@
 import { existsSync } from 'node:fs'
 import { dedupeKey, type EngramEntry, type EngramScope, isRuleKind, ruleWithPolarity } from '../core/engram.ts'
 import { EngramError, ErrorCode } from '../core/errors.ts'
+import { kindSpec, type MemoryKindSpec, treeKindOfFolder } from '../core/memory-kinds.ts'
 import { type Owner, ownerOfUser, userKey, type Viewer, visibleOwners } from '../core/owner.ts'
 import { entryKey, type ForgettableDocKind, type ForgettableMemory, forgottenEntries, isForgottenProfileFact, memoryPathOf, profileMemory } from '../memory/forgetting/forget-memory.ts'
 import { profileFacts } from '../memory/engrams/user-profiles.ts'
@@ -121,9 +122,12 @@ async function findEntry(deps: ForgetTargetDeps, owner: Owner, scope: EngramScop
 
 /** A path inside an owner's tree (`knowledge/x.md`, `memory/rules.md`) as what it holds, or undefined. */
 function classify(local: string, state: TargetState): { kind: 'document'; docKind: ForgettableDocKind; slug: string } | { kind: 'topic'; scope: EngramScope; slug: string } | { kind: 'entries'; scope: EngramScope; file: EngramFile } | undefined {
-  // An episode is the record of what happened: never forgotten on request, but one monthly forgetting archived is restored.
-  let match = (state === 'archived' ? /^(knowledge|procedures|episodes)\/([^/]+)\.md$/ : /^(knowledge|procedures)\/([^/]+)\.md$/).exec(local)
-  if (match) return { kind: 'document', docKind: match[1] === 'knowledge' ? 'knowledge' : match[1] === 'episodes' ? 'episode' : 'procedure', slug: match[2] as string }
+  // A document of a kind forgetting judges (core/memory-kinds.ts). An episode is the record of what
+  // happened: never forgotten on request, but one monthly forgetting archived is restored.
+  let match = /^([^/]+)\/([^/]+)\.md$/.exec(local)
+  const docKind = match ? treeKindOfFolder(match[1] as string) : undefined
+  const rule = docKind === undefined ? null : (kindSpec(docKind)?.forgetting ?? null)
+  if (match && rule !== null && (rule !== 'episode' || state === 'archived')) return { kind: 'document', docKind: docKind as ForgettableDocKind, slug: match[2] as string }
   match = /^(memory|project)\/topics\/([^/]+)\.md$/.exec(local)
   if (match) return { kind: 'topic', scope: match[1] === 'memory' ? 'global' : 'project', slug: match[2] as string }
   match = /^(memory|project)\/(rules|lessons|profile)\.md$/.exec(local)
@@ -134,8 +138,9 @@ function classify(local: string, state: TargetState): { kind: 'document'; docKin
 /** An archive path (`archive/forgotten/…` inside a tree) as the live path it was forgotten from. */
 function liveLocalOfArchive(inner: string): string | undefined {
   // A document consolidation merged into another is restored as a forgotten one is.
-  const merged = /^merged\/(knowledge|procedure)\/([^/]+)\.md$/.exec(inner)
-  if (merged) return `${merged[1] === 'knowledge' ? 'knowledge' : 'procedures'}/${merged[2]}.md`
+  const merged = /^merged\/([a-z][a-z0-9-]*)\/([^/]+)\.md$/.exec(inner)
+  const mergedRule = merged ? kindSpec(merged[1] as string)?.forgetting : undefined
+  if (merged && (mergedRule === 'knowledge' || mergedRule === 'procedure')) return `${folderOfKind(merged[1] as string)}/${merged[2]}.md`
   const match = /^forgotten\/(?:(project)\/)?(.+)$/.exec(inner)
   if (!match) return undefined
   const rest = match[2] as string
@@ -143,8 +148,13 @@ function liveLocalOfArchive(inner: string): string | undefined {
   if (/^(rules|lessons|profile)\.md$/.test(rest) || /^topics\/[^/]+\.md$/.test(rest)) return `${scopeFolder}/${rest}`
   if (match[1] === 'project') return undefined
   // Episodes are forgotten by monthly forgetting (archive/forgotten/episode/<day>.md).
-  const doc = /^(knowledge|procedure|episode)\/([^/]+)\.md$/.exec(rest)
-  return doc ? `${doc[1] === 'knowledge' ? 'knowledge' : doc[1] === 'episode' ? 'episodes' : 'procedures'}/${doc[2]}.md` : undefined
+  const doc = /^([a-z][a-z0-9-]*)\/([^/]+)\.md$/.exec(rest)
+  return doc && (kindSpec(doc[1] as string)?.forgetting ?? null) !== null ? `${folderOfKind(doc[1] as string)}/${doc[2]}.md` : undefined
+}
+
+/** The folder in an owner's tree of a kind the registry holds (core/memory-kinds.ts). */
+function folderOfKind(kind: string): string {
+  return (kindSpec(kind) as MemoryKindSpec).folder
 }
 
 function refuseLocation(location: MemoryLocation): never {

@@ -18,6 +18,7 @@ import type { Clock } from '../core/clock.ts'
 import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
 import { parseFrontmatter } from '../core/frontmatter.ts'
 import type { DocKind, Frontmatter } from '../core/memory-doc.ts'
+import { kindSpec, treeKindOfFolder } from '../core/memory-kinds.ts'
 import { OWNER_CHOICES, type Owner, ownerOfUser, resolveOwnerChoice, userKey, userOfOwner, type Viewer } from '../core/owner.ts'
 import type { MemoryMode } from '../config/schema.ts'
 import type { ActivityLog, Backend, DocumentStore, EngramStore, Locks, PendingConfirmation, PendingDocument } from '../storage/contracts.ts'
@@ -365,7 +366,11 @@ export function buildReadMemoryFileTool(deps: Pick<MemoryFileToolsDeps, 'layout'
   }
 }
 
-const DOC_KIND_OF: Partial<Record<(typeof WRITABLE_FOLDERS)[number], DocKind>> = { knowledge: 'knowledge', procedures: 'procedure', state: 'state' }
+/** The document kind a writable folder holds (core/memory-kinds.ts), or undefined for topics. */
+function docKindOf(folder: string): DocKind | undefined {
+  const kind = treeKindOfFolder(folder)
+  return kind !== undefined && kindSpec(kind)?.agentWritable === true ? kind : undefined
+}
 
 /**
  * A topic file on a backend whose memory is rows, through an engram store without `writeTopic`:
@@ -492,7 +497,7 @@ async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, s
  */
 export async function applyMemoryFileWrite(deps: MemoryFileToolsDeps, location: MemoryLocation, content: string, mode: 'overwrite' | 'append'): Promise<MemoryFileWrite> {
   const { folder, slug } = assertWritable(location)
-  const kind = DOC_KIND_OF[folder]
+  const kind = docKindOf(folder)
   const source = memoryFileSource(deps.layout, deps.backend)
   if (!kind && !source.files && !topicWriterOf(deps, location)) throw topicsAreRows(location.path, deps.backend?.name ?? 'this')
   const opened = await source.open(location)
@@ -577,7 +582,7 @@ export function buildWriteMemoryFileTool(deps: MemoryFileToolsDeps): EngramTool<
         if (promoted && deps.gate?.mode === 'copilot') {
           // What waits for a yes is checked now, so the user never accepts a write that fails.
           const folder = assertWritable(location).folder
-          await assertReadableMemoryWrite({ path: location.path, content, mode, frontmatter: DOC_KIND_OF[folder] !== undefined, existing: null, maxFileBytes: deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES })
+          await assertReadableMemoryWrite({ path: location.path, content, mode, frontmatter: docKindOf(folder) !== undefined, existing: null, maxFileBytes: deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES })
           const pending = await deps.gate.enqueue({ path: location.path, owner: location.owner, content, mode }, `copilot mode: promotion to ${location.owner}`)
           return {
             text: `Not written yet${cleaned === '' ? '' : ` (${cleaned.trim()})`}: ${location.path} would be ${location.owner === 'shared' ? 'shared with every agent of this home' : 'yours, seen with every user'}, so it waits for the user's confirmation (id ${pending.id}, shown after your answer).`,

@@ -76,7 +76,7 @@ function buildInputSchema(maxQueryChars: number) {
       .array(z.enum(UNIT_KINDS))
       .min(1)
       .optional()
-      .describe('Only these kinds of memory (default: all): message, summary, episode, activity, lesson, rule, profile, topic, knowledge, procedure, skill, user.'),
+      .describe(`Only these kinds of memory (default: all): ${UNIT_KINDS.join(', ')}.`),
     limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional().describe(`Most results to return (default ${SEARCH_DEFAULT_LIMIT}).`),
   })
 }

@@ -113,7 +113,7 @@ async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, e
     // On a row backend the body the store returns is the document's text itself: nothing to compare with a file.
     return undefined
   }
-  const missing = missingFrontmatter(docKind, doc.frontmatter, doc.body, ref.modifiedAt)
+  const missing = missingFrontmatter(entry.judgedAs, doc.frontmatter, doc.body, ref.modifiedAt)
   const added = Object.keys(missing)
   if (added.length === 0) return undefined
   if (!dryRun) await entry.documents.write(docKind, ref.slug, missing, doc.body, { reason: `legacy migration: added ${added.join(', ')}`, at })

@@ -130,7 +130,7 @@ async function* reviewEverything(deps: { backend: Backend; layout: HomeLayout },
 export async function reviewDocument(backend: Backend, entry: OwnedDocument, now: Date): Promise<ReviewedMemory> {
   const { owner, docKind, ref, doc } = entry
   const use = await useOf(backend, entry.source)
-  const verdict = judgeForgetting({ docKind, frontmatter: doc.frontmatter, body: doc.body, modifiedAt: ref.modifiedAt, use }, now)
+  const verdict = judgeForgetting({ docKind: entry.judgedAs, frontmatter: doc.frontmatter, body: doc.body, modifiedAt: ref.modifiedAt, use }, now)
   return { path: entry.path, owner, docKind, slug: ref.slug, source: entry.source, use, verdict }
 }
 

@@ -10,14 +10,23 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
+import { type DocKind, MEMORY_KINDS } from '../../core/memory-kinds.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
 import { assertSafeSlug, slugOfVersionFile } from '../../storage/files/document-store.ts'
 import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
 import { memoryPathOf } from '../forgetting/forget-memory.ts'
 
+type BoundedKinds = { [K in DocKind]: (typeof MEMORY_KINDS)[K]['versionsKept'] extends null ? never : K }[DocKind]
+/*
+ * The kinds whose versions retention bounds, by their entry in core/memory-kinds.ts. It runs over
+ * procedures: a kind given a bound in the registry fails to compile here until this run (and the
+ * monthly unit that applies it) go over that kind too.
+ */
+const BOUNDED: { readonly [K in BoundedKinds]: number } = { procedure: MEMORY_KINDS.procedure.versionsKept }
+
 /** The seed keeps the 5 most recent versions of each procedure. */
-export const PROCEDURE_VERSIONS_KEPT = 5
+export const PROCEDURE_VERSIONS_KEPT = BOUNDED.procedure
 
 export interface VersionRetentionOptions {
   /** Versions kept per procedure (default 5). */

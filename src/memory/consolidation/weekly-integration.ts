@@ -43,6 +43,7 @@ import type { Llm } from '../../llm/contracts.ts'
 import type { Backend, DocumentStore, JobInput } from '../../storage/contracts.ts'
 import { type HomeLayout, ownerNamespace } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
+import { DOC_FOLDERS } from '../forgetting/forget-memory.ts'
 import { compressEpisodes, type EpisodeCompressionRun } from './episode-compression.ts'
 import { episodeOwners } from './episode-sources.ts'
 import { LOW_ACTIVITY_FIELDS } from './forgetting-policy.ts'
@@ -391,7 +392,7 @@ function unitPlanOf(plan: OwnerPlan, unit: { week: string; run: string; owner: O
   const changes: PlannedChange[] = [...plan.writes].map(([key, write]) => {
     const kind = key.startsWith('procedure:') ? 'procedure' : 'knowledge'
     const reason = write.reason.slice(0, 500)
-    const path = `${namespace}${kind === 'procedure' ? 'procedures' : 'knowledge'}/${write.slug}.md`
+    const path = `${namespace}${DOC_FOLDERS[kind]}/${write.slug}.md`
     return {
       kind,
       slug: write.slug,

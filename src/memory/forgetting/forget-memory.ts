@@ -24,6 +24,7 @@ import type { ActivityEvent } from '../../core/activity.ts'
 import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type EngramEntry, type EngramKind, type EngramScope, isEngramKind, isRuleKind } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { type ForgettableDocKind, memoryKinds } from '../../core/memory-kinds.ts'
 import { formatEntryLine, parseMemoryFile, serializeMemoryFile } from '../../core/markdown-entry.ts'
 import { type Owner, ownerOfUser, userKey } from '../../core/owner.ts'
 import type { ActivityLog, Backend, EngramArchive, EngramFile, EngramStore } from '../../storage/contracts.ts'
@@ -32,8 +33,12 @@ import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-l
 import { createUserProfiles, type UserProfiles } from '../engrams/user-profiles.ts'
 import { engramEntryKey, engramSource } from '../retrieval/indexer.ts'
 
-/** Documents that can be forgotten (the others are records or history; a user's profile is a memory kind of its own); episodes by monthly forgetting once compressed. */
-export type ForgettableDocKind = 'knowledge' | 'procedure' | 'episode'
+/**
+ * Documents that can be forgotten: the kinds with a forgetting rule in the registry
+ * (core/memory-kinds.ts; the others are records or history, and a user's profile is a memory kind
+ * of its own); episodes by monthly forgetting once compressed.
+ */
+export type { ForgettableDocKind }
 
 /**
  * One memory, resolved to its owner's tree. A user's profile (`shared/users/<key>.md`, decision
@@ -87,8 +92,8 @@ export interface ForgetOutcome {
 /** Metadata keys a forgotten entry carries in the archive, dropped again on restore. */
 const FORGOTTEN_META = ['kind', 'forgotten_at', 'forgotten_from', 'reason'] as const
 
-/** The folder of each forgettable document kind in an owner's tree. */
-export const DOC_FOLDERS: Record<ForgettableDocKind, string> = { knowledge: 'knowledge', procedure: 'procedures', episode: 'episodes' }
+/** The folder of each forgettable document kind in an owner's tree (core/memory-kinds.ts). */
+export const DOC_FOLDERS = Object.fromEntries(memoryKinds().flatMap(([kind, spec]) => (spec.forgetting === null ? [] : [[kind, spec.folder]]))) as Record<ForgettableDocKind, string>
 
 function notFound(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.notFound, category: 'user', message, fix, details })

@@ -23,36 +23,34 @@ import type { EngramEntry, EngramScope } from '../../core/engram.ts'
 import { emptyMemoryFile, entriesOf, type MemoryFileKind, parseMemoryFile, problemsOf, replaceEntries, serializeMemoryFile } from '../../core/markdown-entry.ts'
 import { serializeFrontmatter } from '../../core/frontmatter.ts'
 import type { DocKind } from '../../core/memory-doc.ts'
+import { type CountKey, memoryKinds } from '../../core/memory-kinds.ts'
 import { type Owner, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
 import { type ActivityLog, type Backend, ENGRAM_FILES, type EngramFile } from '../../storage/contracts.ts'
 import { readMemoryFile } from '../../storage/files/memory-file-read.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 
-/** Documents of an owner's tree, with the folder each kind has in it. */
-export const TREE_DOC_KINDS: ReadonlyArray<{ kind: DocKind; folder: string; count: 'knowledge' | 'procedures' | 'episodes' | 'state' }> = [
-  { kind: 'knowledge', folder: 'knowledge', count: 'knowledge' },
-  { kind: 'procedure', folder: 'procedures', count: 'procedures' },
-  { kind: 'episode', folder: 'episodes', count: 'episodes' },
-  { kind: 'state', folder: 'state', count: 'state' },
-]
+/**
+ * Documents of an owner's tree, with the folder each kind has in it and the key it is counted
+ * under: every kind the registry files in a tree (core/memory-kinds.ts), in its order.
+ */
+export const TREE_DOC_KINDS: ReadonlyArray<{ kind: DocKind; folder: string; count: CountKey<'export'> | undefined }> = memoryKinds().flatMap(([kind, spec]) =>
+  spec.home === 'tree' ? [{ kind, folder: spec.folder, count: spec.count?.in.includes('export') ? (spec.count.key as CountKey<'export'>) : undefined }] : [],
+)
 
-/** What a tree holds, by kind of memory. */
-export interface TreeCounts {
+/** What a tree holds, by kind of memory (documents under their kind's count key). */
+export type TreeCounts = {
   owners: number
   engramFiles: number
   entries: number
   topics: number
-  knowledge: number
-  procedures: number
-  episodes: number
-  state: number
   prompts: number
   userProfiles: number
   skills: number
-}
+} & Record<CountKey<'export'>, number>
 
 export function emptyCounts(): TreeCounts {
-  return { owners: 0, engramFiles: 0, entries: 0, topics: 0, knowledge: 0, procedures: 0, episodes: 0, state: 0, prompts: 0, userProfiles: 0, skills: 0 }
+  const documents = Object.fromEntries(TREE_DOC_KINDS.flatMap(({ count }) => (count === undefined ? [] : [[count, 0]]))) as Record<CountKey<'export'>, number>
+  return { owners: 0, engramFiles: 0, entries: 0, topics: 0, ...documents, prompts: 0, userProfiles: 0, skills: 0 }
 }
 
 /** A file of a tree that was not taken (not read, not written), and why. */
@@ -144,7 +142,7 @@ export async function collectOwnerTree(backend: Backend, owner: Owner, agent: st
       const doc = await stores.documents.read(kind, ref.slug)
       if (!doc) continue
       put(doc.path, serializeFrontmatter(doc.frontmatter, doc.body))
-      counts[count]++
+      if (count !== undefined) counts[count]++
       held = true
     }
   }

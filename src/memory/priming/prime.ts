@@ -13,6 +13,7 @@
  * result is the framed block and the list of what was injected, from where, and why.
  */
 import type { Clock } from '../../core/clock.ts'
+import { inListingOrder, memoryKinds } from '../../core/memory-kinds.ts'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import { userKey, type Viewer } from '../../core/owner.ts'
 import { countTokensByLine, truncateToTokens } from '../../core/tokens.ts'
@@ -35,8 +36,18 @@ import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } fro
 
 const PROCEDURE_LIST_TTL_MS = 2_000
 
-/** Kinds channel C recalls (profiles are channel A's; skills channel D's). */
-export const RELATED_KINDS: readonly UnitKind[] = ['knowledge', 'lesson', 'rule', 'topic', 'episode', 'message', 'summary', 'procedure']
+/*
+ * Kinds channel C recalls (profiles are channel A's; skills channel D's): engram entries, topics and
+ * conversations, and the unit of every document kind the registry primes through it
+ * (core/memory-kinds.ts), in the order the retriever has always been asked for them.
+ */
+const RELATED_ORDER: readonly UnitKind[] = ['knowledge', 'lesson', 'rule', 'topic', 'episode', 'message', 'summary', 'procedure']
+const RELATED_ENTRY_KINDS: readonly UnitKind[] = ['lesson', 'rule', 'topic', 'message', 'summary']
+/** Kinds channel C recalls. */
+export const RELATED_KINDS: readonly UnitKind[] = inListingOrder(RELATED_ORDER, [
+  ...RELATED_ENTRY_KINDS,
+  ...memoryKinds().flatMap(([, spec]) => (spec.primedBy === 'related' && spec.unit !== null ? [spec.unit as UnitKind] : [])),
+])
 const SKILL_KINDS: UnitKind[] = ['skill', 'procedure']
 /** Most related hits asked of the retriever, and the size of a short turn that sets how many. */
 const RELATED_LIMIT = 400

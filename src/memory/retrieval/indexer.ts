@@ -10,6 +10,7 @@ import { describeError } from '../../core/errors.ts'
 import { contentHash } from '../../core/hash.ts'
 import { entryInstant } from '../../core/markdown-entry.ts'
 import type { DocKind, MemoryDoc } from '../../core/memory-doc.ts'
+import { memoryKinds } from '../../core/memory-kinds.ts'
 import { type Owner, ownerOfUser, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
 import type { Backend, EngramFile, EngramStore, IndexUnit, ParseProblem, UnitKind } from '../../storage/contracts.ts'
 import { ENGRAM_FILES } from '../../storage/contracts.ts'
@@ -46,12 +47,13 @@ export interface IndexerDeps {
   skills?: SkillStore
 }
 
-/** Documents of these kinds are indexed from every owner's tree (state and prompt layers are read whole, not recalled). */
-const INDEXED_DOC_KINDS: ReadonlyArray<{ kind: DocKind; unit: UnitKind }> = [
-  { kind: 'knowledge', unit: 'knowledge' },
-  { kind: 'procedure', unit: 'procedure' },
-  { kind: 'episode', unit: 'episode' },
-]
+/**
+ * Documents of these kinds are indexed from every owner's tree, in registry order (memory-kinds.ts;
+ * state and prompt layers are read whole, not recalled; profiles have their own pass below).
+ */
+const INDEXED_DOC_KINDS: ReadonlyArray<{ kind: DocKind; unit: UnitKind }> = memoryKinds().flatMap(([kind, spec]) =>
+  spec.home === 'tree' && spec.unit !== null ? [{ kind, unit: spec.unit as UnitKind }] : [],
+)
 
 const FILE_UNIT: Record<EngramFile, UnitKind> = { profile: 'profile', rules: 'rule', lessons: 'lesson' }
 

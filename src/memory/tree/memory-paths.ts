@@ -39,6 +39,7 @@
 import { realpath } from 'node:fs/promises'
 import { isAbsolute, join, sep } from 'node:path'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { inListingOrder, memoryKinds } from '../../core/memory-kinds.ts'
 import { textProblem } from '../../core/well-formed-text.ts'
 import { type Owner, userFromKey, userKey, type Viewer } from '../../core/owner.ts'
 import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
@@ -68,15 +69,27 @@ interface RootSpec {
   dir: string
 }
 
-const AGENT_ROOTS = ['memory', 'knowledge', 'procedures', 'skills', 'episodes', 'activity', 'state', 'archive'] as const
+/*
+ * The roots of each tree: its engram files, activity and archive (and the agent's skills), and the
+ * folder of every document kind filed there (core/memory-kinds.ts; the shared tree holds the kinds
+ * marked `shared`). The lists keep the order a listing has always shown; a kind added since is
+ * listed after the folders named here.
+ */
+const ROOT_ORDER = ['memory', 'knowledge', 'procedures', 'skills', 'episodes', 'activity', 'state', 'archive']
+const kindFolders = (shared: boolean): string[] => memoryKinds().flatMap(([, spec]) => (spec.home === 'tree' && (spec.shared || !shared) ? [spec.folder] : []))
+/** The agent's tree. */
+export const AGENT_ROOTS: readonly string[] = inListingOrder(ROOT_ORDER, ['memory', 'skills', 'activity', 'archive', ...kindFolders(false)])
 /** A user's tree has the agent's layout without skills (skills are the agent's). */
-export const USER_ROOTS = ['memory', 'knowledge', 'procedures', 'episodes', 'activity', 'state', 'archive'] as const
+export const USER_ROOTS: readonly string[] = AGENT_ROOTS.filter((root) => root !== 'skills')
 /** Shared memory is what agents and users hand to everyone: notes, procedures, their history. */
-export const SHARED_ROOTS = ['memory', 'knowledge', 'procedures', 'archive'] as const
+export const SHARED_ROOTS: readonly string[] = inListingOrder(ROOT_ORDER, ['memory', 'archive', ...kindFolders(true)])
 const AGENT_FILES = ['SYSTEM.md', 'SOUL.md'] as const
 
-/** The writable places inside any owner's tree: `<root>/<file>.md` directly inside one of these folders. */
-export const WRITABLE_FOLDERS = ['knowledge', 'procedures', 'state', 'memory/topics', 'project/topics'] as const
+/**
+ * The writable places inside any owner's tree: `<root>/<file>.md` directly inside one of these
+ * folders — the folder of every kind the agent may write (core/memory-kinds.ts), and topics.
+ */
+export const WRITABLE_FOLDERS: readonly string[] = [...memoryKinds().flatMap(([, spec]) => (spec.home === 'tree' && spec.agentWritable ? [spec.folder] : [])), 'memory/topics', 'project/topics']
 
 function outside(path: string, why: string, fix?: string): EngramError {
   return new EngramError({
@@ -294,7 +307,7 @@ export function memoryPathOfSource(source: string, layout: HomeLayout, viewer?: 
  * Checks that a location may be written by the agent: a `.md` file directly inside one of
  * `WRITABLE_FOLDERS`. Throws `path_outside_memory` with the right way to change that memory.
  */
-export function assertWritable(location: MemoryLocation): { folder: (typeof WRITABLE_FOLDERS)[number]; slug: string } {
+export function assertWritable(location: MemoryLocation): { folder: string; slug: string } {
   const path = location.root === 'users' ? location.path : location.local
   if (location.root === 'users') {
     throw outside(location.path, "a user's profile is kept with the memory tool", 'call the memory tool with {"action": "profile_update", "content": "…"} (or memorize a profile fact)')
@@ -302,7 +315,7 @@ export function assertWritable(location: MemoryLocation): { folder: (typeof WRIT
   const slash = path.lastIndexOf('/')
   const folder = slash < 0 ? '' : path.slice(0, slash)
   const name = slash < 0 ? path : path.slice(slash + 1)
-  const writable = (WRITABLE_FOLDERS as readonly string[]).includes(folder)
+  const writable = WRITABLE_FOLDERS.includes(folder)
   if (!writable) {
     const list = WRITABLE_FOLDERS.map((f) => `${f}/<name>.md`).join(', ')
     let why = `"${folder || path}" is not a folder you can write to`
@@ -328,5 +341,5 @@ export function assertWritable(location: MemoryLocation): { folder: (typeof WRIT
       details: { path: location.path },
     })
   }
-  return { folder: folder as (typeof WRITABLE_FOLDERS)[number], slug: name.slice(0, -3) }
+  return { folder, slug: name.slice(0, -3) }
 }

@@ -22,11 +22,9 @@ import { placeOf, renderActivityDay, renderEngramFile, TREE_DOC_KINDS, treeRelOf
 import { type Backend, ENGRAM_FILES, type EngramStore } from '../../storage/contracts.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
 import type { MemoryFileSource, OpenedMemory } from './memory-file-source.ts'
-import { type MemoryLocation, SHARED_ROOTS, USER_ROOTS } from './memory-paths.ts'
+import { AGENT_ROOTS, type MemoryLocation, SHARED_ROOTS, USER_ROOTS } from './memory-paths.ts'
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/
-/** The agent's tree on a row backend. */
-const AGENT_TREE_ROOTS = ['memory', 'knowledge', 'procedures', 'skills', 'episodes', 'activity', 'state', 'archive'] as const
 
 function archiveUnsupported(path: string, backend: string): EngramError {
   return new EngramError({
@@ -80,7 +78,7 @@ export function seamMemorySource(layout: HomeLayout, backend: Backend, files: Me
   /** The roots of an owner's tree that hold something. */
   async function treeRoots(location: MemoryLocation): Promise<string[]> {
     const owner = location.owner
-    const roots: string[] = owner === 'shared' ? [...SHARED_ROOTS] : owner === 'agent' ? [...AGENT_TREE_ROOTS] : [...USER_ROOTS]
+    const roots: string[] = owner === 'shared' ? [...SHARED_ROOTS] : owner === 'agent' ? [...AGENT_ROOTS] : [...USER_ROOTS]
     if (owner !== 'shared' && layout.projectMemoryDir) roots.push('project')
     const names: string[] = []
     for (const root of roots.filter((name) => name !== 'archive' || archiveReadable(owner))) {

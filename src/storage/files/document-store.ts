@@ -22,6 +22,7 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { parseFrontmatter, serializeFrontmatter } from '../../core/frontmatter.ts'
 import { contentHash } from '../../core/hash.ts'
 import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../../core/memory-doc.ts'
+import { type KindHome, kindFolderRel, kindSpec, type MemoryKindSpec } from '../../core/memory-kinds.ts'
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, Locks, ParseProblem } from '../contracts.ts'
 import { appendLine, isTempFileName, syncFolder, writeFileAtomic } from './atomic-write.ts'
@@ -147,22 +148,9 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
   const user = userOfOwner(owner)
   const treeRel = owner === 'shared' ? 'shared' : user === undefined ? agentRel : `${agentRel}/users/${userKey(user)}`
 
-  function folderOf(kind: DocKind): string {
-    switch (kind) {
-      case 'knowledge':
-        return `${treeRel}/knowledge`
-      case 'procedure':
-        return `${treeRel}/procedures`
-      case 'episode':
-        return `${treeRel}/episodes`
-      case 'state':
-        return `${treeRel}/state`
-      case 'prompt':
-        return agentRel
-      case 'user':
-        return 'shared/users'
-    }
-  }
+  /** Where a kind lives (memory-kinds.ts): checkSlug has refused a kind the registry lacks before any path is made. */
+  const homeOf = (kind: DocKind): KindHome => (kindSpec(kind) as MemoryKindSpec).home
+  const folderOf = (kind: DocKind): string => kindFolderRel(kindSpec(kind) as MemoryKindSpec, treeRel, agentRel)
 
   function checkSlug(kind: DocKind, slug: string): void {
     if (!(DOC_KINDS as readonly string[]).includes(kind)) {
@@ -184,14 +172,14 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
    * agent and belongs to one user, so its history is its own folder, `shared/users/.history/<key>/`:
    * out of every other user's reach (hidden names are not memory paths) and erased with the user.
    */
-  const historyRel = (kind: DocKind, slug: string): string => (kind === 'user' ? `shared/users/.history/${slug}` : kind === 'prompt' ? agentRel : treeRel)
+  const historyRel = (kind: DocKind, slug: string): string => (homeOf(kind) === 'shared-users' ? `shared/users/.history/${slug}` : homeOf(kind) === 'agent' ? agentRel : treeRel)
   const archiveRel = (reason: string, kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/${reason}/${kind}/${slug}.md`
   const versionsRel = (kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/versions/${kind}`
   /** Where version retention moves the versions it does not keep (same file names). */
   const retiredVersionsRel = (kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/forgotten/versions/${kind}`
   const versionsLogRel = (kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/versions/versions.jsonl`
   const lockName = (kind: DocKind, slug: string): string =>
-    `docs:${kind === 'user' ? 'shared' : kind === 'prompt' || owner === 'agent' ? agent : treeRel}:${kind}:${slug}`
+    `docs:${homeOf(kind) === 'shared-users' ? 'shared' : homeOf(kind) === 'agent' || owner === 'agent' ? agent : treeRel}:${kind}:${slug}`
 
   async function locked<T>(kind: DocKind, slug: string, fn: () => Promise<T>): Promise<T> {
     const outcome = await locks.withLock(lockName(kind, slug), fn)
@@ -712,9 +700,9 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
         `${tree}/archive/forgotten/versions/${kind}`,
       ]
       for (const kind of DOC_KINDS) {
-        if (kind === 'user') {
+        if (homeOf(kind) === 'shared-users') {
           if (owner === 'shared') for (const key of await namesIn('shared/users/.history')) folders.push(...under(`shared/users/.history/${key}`, kind))
-        } else if (kind !== 'prompt' || owner === 'agent') folders.push(...under(historyRel(kind, ''), kind))
+        } else if (homeOf(kind) !== 'agent' || owner === 'agent') folders.push(...under(historyRel(kind, ''), kind))
       }
       const paths: string[] = []
       for (const folder of folders) {
@@ -741,7 +729,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       const problems: ParseProblem[] = []
       for (const kind of kinds) {
         // Profiles and prompt layers are reported once, by the agent's own store.
-        if (owner !== 'agent' && (kind === 'user' || kind === 'prompt')) continue
+        if (owner !== 'agent' && homeOf(kind) !== 'tree') continue
         for (const slug of (await slugsIn(folderOf(kind))).filter((s) => listableSlug(kind, s)).sort()) {
           const rel = relOf(kind, slug)
           const facts = await describeLive(rel)

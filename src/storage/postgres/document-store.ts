@@ -19,6 +19,7 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { parseFrontmatter, serializeFrontmatter } from '../../core/frontmatter.ts'
 import { contentHash } from '../../core/hash.ts'
 import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../../core/memory-doc.ts'
+import { type KindHome, kindFolderRel, kindSpec, type MemoryKindSpec } from '../../core/memory-kinds.ts'
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, ParseProblem } from '../contracts.ts'
 import { type ArchivedPathParts, archivedPathParts, assertSafeSlug, VERSION_STAMP } from '../files/document-store.ts'
@@ -93,30 +94,17 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
   const user = userOfOwner(owner)
   const treeRel = owner === 'shared' ? 'shared' : user === undefined ? agentRel : `${agentRel}/users/${userKey(user)}`
 
+  /** Where a kind lives (memory-kinds.ts): checkSlug has refused a kind the registry lacks before any path is made. */
+  const homeOf = (kind: DocKind): KindHome => (kindSpec(kind) as MemoryKindSpec).home
   /** Whose rows a kind's documents are: profiles are shared, prompt layers the agent's. */
   function rowsOf(kind: DocKind): OwnerRows {
-    if (kind === 'user') return ownerRows(options.agent, 'shared')
-    if (kind === 'prompt') return ownerRows(options.agent, 'agent')
+    if (homeOf(kind) === 'shared-users') return ownerRows(options.agent, 'shared')
+    if (homeOf(kind) === 'agent') return ownerRows(options.agent, 'agent')
     return own
   }
-  function folderOf(kind: DocKind): string {
-    switch (kind) {
-      case 'knowledge':
-        return `${treeRel}/knowledge`
-      case 'procedure':
-        return `${treeRel}/procedures`
-      case 'episode':
-        return `${treeRel}/episodes`
-      case 'state':
-        return `${treeRel}/state`
-      case 'prompt':
-        return agentRel
-      case 'user':
-        return 'shared/users'
-    }
-  }
+  const folderOf = (kind: DocKind): string => kindFolderRel(kindSpec(kind) as MemoryKindSpec, treeRel, agentRel)
   const relOf = (kind: DocKind, slug: string): string => `${folderOf(kind)}/${slug}.md`
-  const historyRel = (kind: DocKind, slug: string): string => (kind === 'user' ? `shared/users/.history/${slug}` : kind === 'prompt' ? agentRel : treeRel)
+  const historyRel = (kind: DocKind, slug: string): string => (homeOf(kind) === 'shared-users' ? `shared/users/.history/${slug}` : homeOf(kind) === 'agent' ? agentRel : treeRel)
   const archiveRel = (reason: string, kind: DocKind, slug: string): string => `${historyRel(kind, slug)}/archive/${reason}/${kind}/${slug}.md`
   const versionRel = (kind: DocKind, slug: string, version: VersionRow): string =>
     `${historyRel(kind, slug)}/archive/${version.retired_at === null ? 'versions' : 'forgotten/versions'}/${kind}/${version.name}`
@@ -410,7 +398,7 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
       const problems: ParseProblem[] = []
       for (const kind of kinds) {
         // Profiles and prompt layers are reported once, by the agent's own store.
-        if (owner !== 'agent' && (kind === 'user' || kind === 'prompt')) continue
+        if (owner !== 'agent' && homeOf(kind) !== 'tree') continue
         const [agent, ownerColumn] = keyOf(kind, '')
         // Rows are written parsed; only one edited by hand can hold frontmatter that is not an object.
         const { rows } = await pool.query<{ slug: string; frontmatter: unknown }>(

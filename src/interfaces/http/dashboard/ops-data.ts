@@ -8,12 +8,14 @@
 import { type ActivityType, eventContent } from '../../../core/activity.ts'
 import { isRuleKind, ruleWithPolarity } from '../../../core/engram.ts'
 import { parseFrontmatter } from '../../../core/frontmatter.ts'
+import type { DocKind } from '../../../core/memory-doc.ts'
+import { type CountKey, docKindsWhere, type ForgettableDocKind, memoryKinds } from '../../../core/memory-kinds.ts'
 import { type Owner, ownerOfUser, userKey } from '../../../core/owner.ts'
 import { profileFacts } from '../../../memory/engrams/user-profiles.ts'
 import { DAILY_CONSOLIDATION_JOB } from '../../../memory/consolidation/daily-consolidation.ts'
 import { MONTHLY_FORGETTING_JOB } from '../../../memory/consolidation/monthly-forgetting.ts'
 import { WEEKLY_INTEGRATION_JOB } from '../../../memory/consolidation/weekly-integration.ts'
-import { forgottenEntries, forgottenMemoryOf, memoryPathOf } from '../../../memory/forgetting/forget-memory.ts'
+import { DOC_FOLDERS, forgottenEntries, forgottenMemoryOf, memoryPathOf } from '../../../memory/forgetting/forget-memory.ts'
 import { mergedActivity } from '../../../memory/view.ts'
 import type { Mind } from '../../../mind.ts'
 import { type ActivityLog, type ActivityRecord, ENGRAM_FILES, type EngramFile, type QueuedJob, type TurnRecord } from '../../../storage/contracts.ts'
@@ -25,22 +27,25 @@ import { ownerNamespace } from '../../../storage/home-layout.ts'
 import type { Viewing } from './ops-viewer.ts'
 
 /** What one owner holds, counted from their own stores (a user's overview). */
-export interface OwnCounts {
+export type OwnCounts = {
   rules: number
   lessons: number
   profile: number
   topics: number
-  knowledge: number
-  procedures: number
-  episodes: number
   activityDays: number
   pendingConfirmations: number
-}
+} & Record<CountKey<'dashboard'>, number>
+
+/** The document kinds the dashboard counts, with their count key and label (core/memory-kinds.ts). */
+export const DASHBOARD_COUNTED: ReadonlyArray<{ kind: DocKind; key: CountKey<'dashboard'>; label: string }> = memoryKinds().flatMap(([kind, spec]) =>
+  spec.count?.in.includes('dashboard') ? [{ kind, key: spec.count.key as CountKey<'dashboard'>, label: spec.count.label }] : [],
+)
 
 /** The counts of `user`'s own memory (their tree only: not the agent's or shared memory they also read). */
 export async function ownCounts(mind: Mind, user: string): Promise<OwnCounts> {
   const stores = mind.backend.owned(ownerOfUser(user))
-  const counts: OwnCounts = { rules: 0, lessons: 0, profile: 0, topics: 0, knowledge: 0, procedures: 0, episodes: 0, activityDays: 0, pendingConfirmations: 0 }
+  const documents = Object.fromEntries(DASHBOARD_COUNTED.map(({ key }) => [key, 0])) as Record<CountKey<'dashboard'>, number>
+  const counts: OwnCounts = { rules: 0, lessons: 0, profile: 0, topics: 0, ...documents, activityDays: 0, pendingConfirmations: 0 }
   for (const scope of ['global', 'project'] as const) {
     const store = stores.engrams(scope)
     if (!store) continue
@@ -49,9 +54,7 @@ export async function ownCounts(mind: Mind, user: string): Promise<OwnCounts> {
   }
   // A user's profile facts live in their one profile (`users/<key>.md`, shared by every agent), not in a profile.md of their tree.
   counts.profile += profileFacts((await mind.backend.documents.read('user', userKey(user)))?.body ?? '').length
-  counts.knowledge = (await stores.documents.slugs('knowledge')).length
-  counts.procedures = (await stores.documents.slugs('procedure')).length
-  counts.episodes = (await stores.documents.slugs('episode')).length
+  for (const { kind, key } of DASHBOARD_COUNTED) counts[key] = (await stores.documents.slugs(kind)).length
   counts.activityDays = (await stores.activity.days()).length
   counts.pendingConfirmations = (await mind.pendingConfirmations({ user })).length
   return counts
@@ -99,15 +102,19 @@ export function growthOf(record: ActivityRecord): { kind: string; path: string |
   const path = typeof meta.path === 'string' ? meta.path.replace(/#.*$/, '') : undefined
   if (path === undefined) return undefined
   const entry = typeof meta.path === 'string' && meta.path.includes('#')
-  let kind: string | undefined
-  if (/(^|\/)knowledge\//.test(path)) kind = 'knowledge'
-  else if (/(^|\/)procedures?\//.test(path)) kind = 'procedure'
-  else if (/\/topics\//.test(path)) kind = 'topic'
-  else if (/rules\.md$/.test(path)) kind = 'rule'
-  else if (/lessons\.md$/.test(path)) kind = 'lesson'
-  else if (/profile\.md$/.test(path)) kind = 'profile'
+  const kind = documentKindOfPath(path) ?? (/\/topics\//.test(path) ? 'topic' : /rules\.md$/.test(path) ? 'rule' : /lessons\.md$/.test(path) ? 'lesson' : /profile\.md$/.test(path) ? 'profile' : undefined)
   if (kind === undefined) return undefined
   return { kind, path: entry ? String(meta.path) : path, action }
+}
+
+/**
+ * The kind of a document forgetting judges one by one (core/memory-kinds.ts) that a written path
+ * names, by a folder of the path: its live folder (`knowledge/`, `procedures/`) or its archive's
+ * (`archive/forgotten/procedure/`).
+ */
+function documentKindOfPath(path: string): string | undefined {
+  const folders = path.split('/').slice(0, -1)
+  return REVIEWED_KINDS.find((kind) => folders.includes(kind) || folders.includes(DOC_FOLDERS[kind]))
 }
 
 /**
@@ -327,7 +334,7 @@ export async function consolidationRuns(mind: Mind, log: ActivityLog, limit = 30
 export interface ArchivedMemory {
   /** What `POST /v1/restore` takes as `target` (as `engram restore` does). */
   target: string
-  what: 'rule' | 'lesson' | 'profile fact' | 'knowledge' | 'procedure' | 'topic'
+  what: 'rule' | 'lesson' | 'profile fact' | 'topic' | Exclude<ForgettableDocKind, 'episode'>
   /** The entry's text, or the first lines of the archived file. */
   text: string
   owner: Owner
@@ -345,14 +352,18 @@ export function archiveOwners(viewing: Viewing): Owner[] {
 
 const ENTRY_WHAT: Record<EngramFile, ArchivedMemory['what']> = { rules: 'rule', lessons: 'lesson', profile: 'profile fact' }
 
-/** The archive folders of a tree that `engram restore` brings back from, with what they hold. */
+/** The kinds forgetting judges one document at a time (core/memory-kinds.ts): knowledge and procedures. */
+const REVIEWED_KINDS = docKindsWhere((spec) => spec.forgetting === 'knowledge' || spec.forgetting === 'procedure') as Array<Exclude<ForgettableDocKind, 'episode'>>
+/*
+ * The archive folders of a tree that `engram restore` brings back from, with what they hold: the
+ * documents of every kind forgetting judges one by one (core/memory-kinds.ts; archived episodes are
+ * not listed here), topics, and documents consolidation merged.
+ */
 const ARCHIVE_FOLDERS: ReadonlyArray<{ folder: string; what: ArchivedMemory['what']; why: ArchivedMemory['why'] }> = [
-  { folder: 'archive/forgotten/knowledge', what: 'knowledge', why: 'forgotten' },
-  { folder: 'archive/forgotten/procedure', what: 'procedure', why: 'forgotten' },
+  ...REVIEWED_KINDS.map((kind) => ({ folder: `archive/forgotten/${kind}`, what: kind, why: 'forgotten' as const })),
   { folder: 'archive/forgotten/topics', what: 'topic', why: 'forgotten' },
   { folder: 'archive/forgotten/project/topics', what: 'topic', why: 'forgotten' },
-  { folder: 'archive/merged/knowledge', what: 'knowledge', why: 'merged' },
-  { folder: 'archive/merged/procedure', what: 'procedure', why: 'merged' },
+  ...REVIEWED_KINDS.map((kind) => ({ folder: `archive/merged/${kind}`, what: kind, why: 'merged' as const })),
 ]
 
 /** A copy set aside when the same topic was forgotten again (`<slug>.<stamp>.md`): kept, not restorable by name. */

@@ -6,11 +6,15 @@
  * (the stored turns' primed items, with the index's text and access counts).
  */
 import { html } from 'hono/html'
+import { type CountKey, kindSpec } from '../../../core/memory-kinds.ts'
 import type { Mind } from '../../../mind.ts'
 import { barChart, countTicks, dayBars, lineChart, quantile } from './charts.ts'
 import type { Html } from './layout.ts'
-import { activityOf, everyQueue, growthSeries, mostRecalled, ownCounts, timingOf, turnsOf } from './ops-data.ts'
+import { activityOf, DASHBOARD_COUNTED, everyQueue, growthSeries, mostRecalled, ownCounts, timingOf, turnsOf } from './ops-data.ts'
 import { userPicker, type Viewing, viewingLabel } from './ops-viewer.ts'
+
+/** The kinds the whole mind's cards show: counted by the dashboard, from `engram status`'s counts. */
+const STATUS_AND_DASHBOARD = DASHBOARD_COUNTED.filter(({ kind }) => kindSpec(kind)?.count?.in.includes('status') === true) as ReadonlyArray<{ key: CountKey<'dashboard'> & CountKey<'status'>; label: string }>
 
 function card(testid: string, value: number | string, label: string): Html {
   return html`<div class="card" data-testid="${testid}"><b>${value}</b>${label}</div>`
@@ -21,7 +25,7 @@ async function countCards(mind: Mind, viewing: Viewing): Promise<Html> {
     const counts = await ownCounts(mind, viewing.user)
     return html`<p class="muted">The memories ${viewing.user} owns (the agent's and shared memory they also read are not counted here).</p><div class="cards" data-testid="counts">
 ${card('count-rules', counts.rules, 'rules')}${card('count-lessons', counts.lessons, 'lessons')}${card('count-profile', counts.profile, 'profile facts')}${card('count-topics', counts.topics, 'topics')}
-${card('count-knowledge', counts.knowledge, 'knowledge')}${card('count-procedures', counts.procedures, 'procedures')}${card('count-episodes', counts.episodes, 'episode days')}${card('count-activity-days', counts.activityDays, 'activity days')}
+${DASHBOARD_COUNTED.map(({ key, label }) => card(`count-${key}`, counts[key], label))}${card('count-activity-days', counts.activityDays, 'activity days')}
 ${card('count-confirmations', counts.pendingConfirmations, 'confirmations waiting')}
 </div>`
   }
@@ -34,7 +38,7 @@ ${card('count-confirmations', counts.pendingConfirmations, 'confirmations waitin
   const waiting = queues.reduce((sum, queue) => sum + queue.waiting, 0)
   return html`<p class="muted">The whole mind of agent ${mind.agent}: every owner's memories, counted (as <code>engram status</code>).</p><div class="cards" data-testid="counts">
 ${card('count-units', status.index.units, 'memories indexed')}${card('count-rules', rules, 'agent rules')}${card('count-lessons', m.global.lessons + (m.project?.lessons ?? 0), 'agent lessons')}
-${card('count-knowledge', m.knowledge, 'agent knowledge')}${card('count-procedures', m.procedures, 'agent procedures')}${card('count-episodes', m.episodes, 'agent episode days')}
+${STATUS_AND_DASHBOARD.map(({ key, label }) => card(`count-${key}`, m[key], `agent ${label}`))}
 ${card('count-conversations', status.context.conversations, 'conversations')}${card('count-messages', status.context.messages, 'messages')}${html`<div class="card" data-testid="count-confirmations"><b>${waiting}</b>confirmations waiting, in every queue<div class="muted" data-testid="confirmation-queues">${queues.map((queue) => (queue.user === undefined ? `agent ${queue.waiting}` : `${queue.user} ${queue.waiting}`)).join(' · ')}</div></div>`}
 ${owners ? card('count-users', owners.users.count, 'users') : ''}
 </div>

@@ -51,6 +51,16 @@ export function freshSchema(): string {
   return `test_${randomBytes(6).toString('hex')}`
 }
 
+/** Drops `schema` with everything in it: the cleanup of a test whose mind opened the schema itself. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const handle = await openPostgres({ url, schema })
+  try {
+    await handle.pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  } finally {
+    await handle.close()
+  }
+}
+
 /** A handle in a fresh schema; `cleanup` drops the schema with everything in it and closes the handle. */
 export async function openTestHandle(url: string, options: Omit<OpenPostgresOptions, 'url'> = {}): Promise<{ handle: PostgresHandle; cleanup(): Promise<void> }> {
   const handle = await openPostgres({ url, schema: freshSchema(), ...options })

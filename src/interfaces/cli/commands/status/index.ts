@@ -1,3 +1,4 @@
+import { type CountKey, inListingOrder, memoryKinds } from '../../../../core/memory-kinds.ts'
 import type { Command } from '../../command.ts'
 import { makeStyle, table } from '../../format.ts'
 import { withMindCore } from '../../open-mind.ts'
@@ -24,6 +25,16 @@ function workRows(jobs: MindStatus['jobs'], s: ReturnType<typeof makeStyle>): Ar
   return rows
 }
 
+/** A row per kind counted in status (core/memory-kinds.ts), with skills and activity days, in the order status has always shown them. */
+function countRows(m: MindStatus['memory']): Array<[string, string]> {
+  const rows = new Map<string, string>([
+    ...memoryKinds().flatMap(([, spec]) => (spec.count?.in.includes('status') ? [[spec.count.label, String(m[spec.count.key as CountKey<'status'>])] as const] : [])),
+    ['skills', String(m.skills)],
+    ['activity days', String(m.activityDays)],
+  ])
+  return inListingOrder(['knowledge', 'procedures', 'skills', 'episode days', 'user profiles', 'activity days'], [...rows.keys()]).map((label) => [label, rows.get(label) as string])
+}
+
 export function renderStatus(status: MindStatus, colour: boolean): string {
   const s = makeStyle(colour)
   const scope = (name: string, counts: MindStatus['memory']['global'] | undefined): Array<[string, string]> =>
@@ -44,12 +55,7 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
       ['profile facts', String(m.global.profile)],
       ...scope('global', m.global),
       ...scope('project', m.project),
-      ['knowledge', String(m.knowledge)],
-      ['procedures', String(m.procedures)],
-      ['skills', String(m.skills)],
-      ['episode days', String(m.episodes)],
-      ['user profiles', String(m.users)],
-      ['activity days', String(m.activityDays)],
+      ...countRows(m),
       ['conversations', `${status.context.conversations} (${status.context.messages} messages)`],
       ['index units', String(status.index.units)],
       ['awaiting confirmation', status.pendingConfirmations === 0 ? '0' : s.yellow(`${status.pendingConfirmations} (engram confirm)`)],
