@@ -90,9 +90,8 @@ function layerOf(path: string): string | undefined {
 /** Whether a file under src/ is production code: built into dist/, so its imports are checked. */
 function isProduction(path: string): boolean {
   if (!path.endsWith('.ts') || path.endsWith('.test.ts') || path.endsWith('.d.ts')) return false
-  const folders = path.split('/').slice(0, -1)
-  // Child scripts of tests in a nested testing/ folder are test code; src/testing/ is the engram/test entry.
-  return !folders.some((folder, i) => TEST_FOLDERS.has(folder) || (folder === 'testing' && i > 0))
+  // Test helpers and child scripts live in test-support/ folders (decision 0064); src/testing/ is the engram/test entry.
+  return !path.split('/').slice(0, -1).some((folder) => TEST_FOLDERS.has(folder))
 }
 
 function filesUnder(dir: string): string[] {

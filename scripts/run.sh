@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one entry point behind `npm test`, `npm run demo`, `npm run build` and friends.
+# The one entry point behind `npm test`, `npm run test:quick`, `npm run demo`, `npm run build` and friends.
 #
 # It makes a fresh clone work with no step before it:
 #  1. finds a Node.js new enough for engram (>= 22.13: node:sqlite, type stripping); when the
@@ -106,19 +106,34 @@ test_chromium_ready() {
   return 1
 }
 
+# What both test lanes check before their tests: types (tests included), lint, unused code.
+test_checks() {
+  log "type-checking"
+  "$NODE" node_modules/typescript/bin/tsc -p tsconfig.check.json
+  log "linting"
+  "$NODE" node_modules/@biomejs/biome/bin/biome lint --error-on-warnings src test scripts >&2
+  lint_layers >&2
+  lint_unused >&2
+}
+
 task="${1:-}"; shift || true
 case "$task" in
   test)
-    log "type-checking"
-    "$NODE" node_modules/typescript/bin/tsc -p tsconfig.check.json
-    log "linting"
-    "$NODE" node_modules/@biomejs/biome/bin/biome lint --error-on-warnings src test scripts >&2
-    lint_layers >&2
-    lint_unused >&2
+    test_checks
     test_chromium_ready || true
     log "running tests"
     with_test_postgres "$NODE" --test --test-concurrency="${ENGRAM_TEST_CONCURRENCY:-2}" --test-timeout=600000 \
       "src/**/*.test.ts" "test/**/*.test.ts" "$@"
+    ;;
+  # The inner loop (decision 0064): the same checks, then every test file but the slow ones (their
+  # first line is `// @slow: why`; scripts/test-lanes.ts) with the PostgreSQL suites skipped, each
+  # reported skipped. No PostgreSQL or Chromium is set up. `npm test` runs everything, as CI does.
+  test:quick)
+    test_checks
+    mapfile -t quick_files < <("$NODE" scripts/test-lanes.ts quick)
+    [ "${#quick_files[@]}" -gt 0 ] || { log "scripts/test-lanes.ts listed no test files"; exit 1; }
+    log "running the quick lane: ${#quick_files[@]} test files, PostgreSQL suites skipped (\`node scripts/test-lanes.ts slow\` lists the rest)"
+    ENGRAM_SKIP_POSTGRES=1 "$NODE" --test --test-concurrency="${ENGRAM_TEST_CONCURRENCY:-2}" --test-timeout=600000 "${quick_files[@]}" "$@"
     ;;
   # One command with the test PostgreSQL up, e.g. `bash scripts/run.sh with-postgres node --test FILE`.
   with-postgres)
@@ -145,7 +160,7 @@ case "$task" in
     else
       exec "$NODE" "scripts/bench/$1.ts" "${@:2}"
     fi ;;
-  docs)  exec "$NODE" scripts/gen-config-docs.ts ;;
+  docs)  "$NODE" scripts/gen-config-docs.ts && exec "$NODE" scripts/http-api-docs.ts ;;
   node)  exec "$NODE" "$@" ;;
-  *) log "usage: scripts/run.sh test|demo|build|lint|engram|bench|docs|node|with-postgres [args]"; exit 2 ;;
+  *) log "usage: scripts/run.sh test|test:quick|demo|build|lint|engram|bench|docs|node|with-postgres [args]"; exit 2 ;;
 esac

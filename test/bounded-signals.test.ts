@@ -1,3 +1,4 @@
+// @slow: a 10 MB message through real processes and the CLI, and SIGTERM mid-work
 /**
  * A 10 MB message without spaces, in a real agent process (test/support/long-message-turn.ts) and
  * through the real CLI: refused by default with the limit, stored with bounded memory once the

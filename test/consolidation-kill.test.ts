@@ -1,3 +1,4 @@
+// @slow: kills daily and weekly consolidation with SIGKILL at many points, each followed by a rerun
 /**
  * Consolidation after a kill (decision 0053): the daily consolidation (knowledge
  * extraction and validation, a fact superseding another, a procedure distilled and one

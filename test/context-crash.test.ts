@@ -1,3 +1,4 @@
+// @slow: kills context writers with SIGKILL many times, and races two processes on one session
 /**
  * Crash safety of the lossless context across processes: writers appending and compacting are
  * killed with SIGKILL many times; every acknowledged message must still be stored and the DAG must

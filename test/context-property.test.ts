@@ -1,3 +1,4 @@
+// @slow: property runs over random conversations of up to 5,000 messages
 /**
  * Property tests of lossless context over random conversations (1 to 5,000 messages of random
  * sizes, seeded) and random budgets: the assembled context never exceeds the budget unless the

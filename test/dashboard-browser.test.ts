@@ -1,3 +1,4 @@
+// @slow: drives a real Chromium (scripts/run.sh test installs it)
 /**
  * The dashboard of `engram serve` in a real headless Chromium (decision 0038): a home with two users,
  * memories of every kind, a conversation folded into summaries, a confirmation waiting, a forgotten

@@ -1,3 +1,4 @@
+// @slow: drives a real Chromium (scripts/run.sh test installs it)
 /**
  * The dashboard's browser credential stays with its own server (decision 0051), in a
  * real Chromium against the real `engram serve` in a child process: with no tokens configured and

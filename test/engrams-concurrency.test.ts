@@ -1,3 +1,4 @@
+// @slow: many processes writing one memory at once
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -18,7 +18,7 @@ import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { buildRecallTool } from '../src/tools/recall-tool.ts'
 
 const run = promisify(execFile)
-const APPEND_CHILD = fileURLToPath(new URL('../src/memory/episodes/testing/append-child.ts', import.meta.url))
+const APPEND_CHILD = fileURLToPath(new URL('../src/memory/episodes/test-support/append-child.ts', import.meta.url))
 
 /** Ten days of an agent's life: a session per day, encoded at its end. */
 async function liveTenDays(backend: Backend, clock: ManualClock, home: string): Promise<void> {

@@ -1,3 +1,4 @@
+// @slow: kills stream writers and recoverers with SIGKILL in real processes
 /**
  * Journal ownership (docs/decisions/0018) through `createMind` → `mind.session` →
  * `session.stream`, with real processes: another process opening the home leaves a live stream

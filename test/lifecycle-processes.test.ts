@@ -23,7 +23,7 @@ import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 const run = promisify(execFile)
 const root = resolve(import.meta.dirname, '..')
 const bin = join(root, 'src/interfaces/cli/bin.ts')
-const child = join(root, 'src/memory/lifecycle/testing/sessions-child.ts')
+const child = join(root, 'src/memory/lifecycle/test-support/sessions-child.ts')
 
 let server: FakeOpenAiServer
 /** Identity answers wait for this to be false (the kill test holds the first one). */

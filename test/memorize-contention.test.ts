@@ -1,3 +1,4 @@
+// @slow: many agent processes memorizing on one home at once
 /**
  * Contention that degrades, not fails (decision 0027), with real agent processes on one
  * home: each opens it with `createMind` and calls the `memorize` tool through sessions, all calls in

@@ -1,3 +1,4 @@
+// @slow: fuzzes every memory folder for about a minute in child processes
 /**
  * The memory-file fuzzer in `npm test` (decision 0025): seeded, about a minute, in child
  * processes under a watchdog so that a hang fails the test instead of blocking CI. Every memory

@@ -1,3 +1,4 @@
+// @slow: kills a migration to PostgreSQL with SIGKILL at many points, each followed by a rerun
 /**
  * Decision 0052: `engram migrate --to postgres://…` killed with SIGKILL at
  * random points, each time followed by a rerun, must end exactly where an unkilled run ends — the

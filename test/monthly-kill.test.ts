@@ -1,3 +1,4 @@
+// @slow: kills monthly forgetting with SIGKILL at many points, each followed by a rerun
 /**
  * Monthly forgetting after a kill (decision 0053): `engram consolidate monthly`
  * (monthly-child.ts) forgets two users' due knowledge, procedures and compressed episodes and

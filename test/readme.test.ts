@@ -1,3 +1,4 @@
+// @slow: builds the package, installs it in a temp project and type-checks the README there
 /**
  * The README's code type-checks against the built package, as a user's project would see it:
  * the package is built with the project's own tsconfig (what `npm run build` runs, into a temp

@@ -1,3 +1,4 @@
+// @slow: rebuilds the offline resources from their source packages
 /**
  * The offline resources in resources/ (decision 0040) are exactly what scripts/build-resources.ts
  * makes from its two source packages, and they ship in the package: they cannot drift silently.

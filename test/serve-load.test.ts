@@ -1,3 +1,4 @@
+// @slow: 16 clients against a real server for seconds, then SIGTERM mid-flight
 /**
  * `engram serve` under load, through real sockets (decision 0038): the real server in a child process
  * on a temp home, tokens for four users, 16 clients at once beginning and ending turns, searching

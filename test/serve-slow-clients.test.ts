@@ -1,3 +1,4 @@
+// @slow: slow and greedy clients against a real server over sockets
 /**
  * Slow and greedy clients of `engram serve` (decision 0056), against the real
  * server in a child process with small limits set through its settings (ENGRAM_SERVE_*): a

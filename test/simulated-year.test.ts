@@ -1,3 +1,4 @@
+// @slow: an agent lives through 365 simulated days, with a model and offline
 /**
  * A simulated year (decisions 0030 and 0031): an agent lives through 365 days of sessions with two
  * users on a manual clock, a host calling `maintain()` every evening, against the fake model

@@ -45,7 +45,7 @@ import type { MessageInput } from '../../src/core/message.ts'
 import type { Logger } from '../../src/core/logger.ts'
 import { createMind, type MaintenanceReport, type Mind } from '../../src/mind.ts'
 import type { Session, SessionOptions } from '../../src/session/session.ts'
-import { seededRandom } from '../../src/testing/seeded-random.ts'
+import { seededRandom } from '../../src/test-support/seeded-random.ts'
 import { makeVocabulary, zipfSampler } from './synthetic-memories.ts'
 
 const { values } = parseArgs({

@@ -58,7 +58,7 @@ import { words } from '../../src/llm/embedders/text-features.ts'
 import type { PostgresBackend } from '../../src/storage/postgres/backend.ts'
 import type { PgClient } from '../../src/storage/postgres/driver.ts'
 import { openSqlite } from '../../src/storage/sqlite/database.ts'
-import { seededRandom } from '../../src/testing/seeded-random.ts'
+import { seededRandom } from '../../src/test-support/seeded-random.ts'
 import { type BenchBackend, benchBackend, benchBackends, benchDatabaseUrl, describeServer, dropSchema } from './postgres-target.ts'
 import { makeCorpus } from './synthetic-memories.ts'
 

@@ -7,7 +7,7 @@
  * Deterministic: the same seed gives the same corpus, so runs are comparable.
  */
 import type { IndexUnit, UnitKind } from '../../src/storage/contracts.ts'
-import { seededRandom } from '../../src/testing/seeded-random.ts'
+import { seededRandom } from '../../src/test-support/seeded-random.ts'
 
 
 // Real function words at the head of the distribution, as in English: they occur in nearly

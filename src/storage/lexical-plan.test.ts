@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { allTerms, terms } from '../text/analyse.ts'
 import { relatedTerms } from '../text/related-words.ts'
-import { seededRandom } from '../testing/seeded-random.ts'
+import { seededRandom } from '../test-support/seeded-random.ts'
 import { ftsFields, kindToken } from './lexical-plan.ts'
 
 // Pieces chosen to meet the analysis' edges at a line break: combining marks, final sigma,

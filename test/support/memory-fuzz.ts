@@ -21,7 +21,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, w
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { createMind, type Mind } from '../../src/mind.ts'
-import { seededRandom } from '../../src/testing/seeded-random.ts'
+import { seededRandom } from '../../src/test-support/seeded-random.ts'
 
 
 /** The word every file outside the home holds: found inside engram, it is a leak. */

@@ -2,21 +2,9 @@
  * The HTTP API of `engram serve` (decision 0038) as a Hono app over one open mind — no
  * socket here: `engram serve` listens, tests call `app.request()`.
  *
- *   POST /v1/turns/begin   { session, message, user?, at? }      → the turn (system, messages, provenance, …)
- *   POST /v1/turns/end     { session, turn, reply, user? }        → stored reply ids, scheduled work
- *   GET  /v1/turns/{session}/{turn}?user=                         → a past turn's stored provenance (own turns only)
- *   POST /v1/recall        { message, user?, session? }           → what priming would inject, and why
- *   GET  /v1/context?user=                                        → the memory context and working state
- *   POST /v1/memorize      { entries, user? }                     → the encode report (memorize's schema)
- *   GET|POST /v1/search    { query, kinds?, limit?, user? }       → ranked hits (search_memory's schema)
- *   GET  /v1/confirmations?user=                                  → pending confirmations
- *   POST /v1/confirmations/{id}/accept|reject  { user? }          → mind.confirm
- *   POST /v1/forget        { target, reason?, purge?, user? }     → as engram forget
- *   POST /v1/restore       { target, user? }                      → as engram restore
- *   GET  /v1/export?user=                                         → the memory as files
- *   GET  /v1/status                                               → the mind's status (agent or administrator)
- *   GET  /v1/health                                               → { ok: true } without credentials
- *   GET  /v1/openapi.json                                         → the OpenAPI 3.1 document of these routes
+ * The routes, each with what it takes and answers: docs/http-api.md, generated from the route table
+ * (`npm run docs`), or `GET /v1/openapi.json`. They are added below and in routes-memory.ts and
+ * routes-manage.ts.
  *
  * Every answer is `{ ok: true, … }` or `{ ok: false, error: { code, message, fix } }`, the code one
  * of `ErrorCode` (or `internal`), the HTTP status from the code. Routes are added through
@@ -41,7 +29,7 @@ import { addManageRoutes } from './routes-manage.ts'
 import { addMemoryRoutes, checkSessionOwner } from './routes-memory.ts'
 import { createDashboard } from './dashboard/index.ts'
 import { createMcpRoute } from './mcp-http.ts'
-import { actingUser, failure, jsonBody, parseWith, requireWellFormed, type ServeEnv, sessionField, toolFailure, toolNamed, userError, userField } from './support.ts'
+import { actingUser, failure, requireWellFormed, type ServeEnv, sessionField, toolFailure, toolNamed, userError, userField } from './support.ts'
 
 /** Default bound of a request body: far above any turn a person types, far below what hurts. */
 export const DEFAULT_MAX_BODY_BYTES = 1_000_000
@@ -60,7 +48,7 @@ const beginSchema = z.object({
   user: userField,
   at: z.iso.datetime({ offset: true }).optional(),
 })
-const BEGIN_FIX = 'send {"session": "s1", "message": "the user\'s message", "user": "optional, only with an administrator\'s token"}'
+const beginBody = { schema: beginSchema, what: 'The turn', fix: 'send {"session": "s1", "message": "the user\'s message", "user": "optional, only with an administrator\'s token"}' }
 
 const endSchema = z.object({
   session: sessionField,
@@ -68,10 +56,13 @@ const endSchema = z.object({
   reply: z.union([z.string(), z.array(z.unknown())]),
   user: userField,
 })
-const END_FIX = 'send {"session": "s1", "turn": <number from /v1/turns/begin>, "reply": "the agent\'s reply, or the turn\'s messages"}'
+const endBody = { schema: endSchema, what: 'The end of the turn', fix: 'send {"session": "s1", "turn": <number from /v1/turns/begin>, "reply": "the agent\'s reply, or the turn\'s messages"}' }
 
-const memorizeBodySchema = memorizeInputSchema.extend({ user: userField })
-const MEMORIZE_FIX = 'send {"entries": [{"text": "…", "kind": "always|never|when|lesson|profile"}]}, as the memorize tool takes them'
+const memorizeBody = {
+  schema: memorizeInputSchema.extend({ user: userField }),
+  what: 'The memorize request',
+  fix: 'send {"entries": [{"text": "…", "kind": "always|never|when|lesson|profile"}]}, as the memorize tool takes them',
+}
 
 const searchQuerySchema = z.object({
   query: z.string().describe('a few distinctive words (q is accepted too)'),
@@ -80,6 +71,35 @@ const searchQuerySchema = z.object({
   user: userField,
 })
 const SEARCH_FIX = 'send {"query": "a few distinctive words", "kinds": ["lesson", …] (optional), "limit": 10 (optional)}, or GET /v1/search?query=…&kinds=lesson,rule&limit=10'
+
+/** A search's `user` of "" is no user: an empty `?user=` of a form, or the same in a body. */
+const withoutEmptyUser = (raw: unknown) => (isRecord(raw) && raw.user === '' ? { ...raw, user: undefined } : raw)
+
+/**
+ * The search request parsed as the search_memory tool takes it, plus `user`: the body as it is
+ * (`searchInput`), or the query string (`query` or `q`, `kinds` comma-separated, `limit`) turned
+ * into that body. Each renders in the OpenAPI document as its input side: the body's schema, the
+ * query's strings.
+ */
+function searchParts(searchInput: z.ZodObject) {
+  const input = searchInput.extend({ user: userField })
+  const fromQuery = searchQuerySchema
+    .transform(({ kinds, limit, ...rest }): Record<string, unknown> => ({
+      ...rest,
+      ...(kinds !== undefined ? { kinds: kinds.split(',').map((kind) => kind.trim()) } : {}),
+      ...(limit !== undefined ? { limit: Number(limit) } : {}),
+    }))
+    .pipe(input)
+  const qForQuery = (raw: unknown) => (isRecord(raw) && raw.query === undefined ? { ...raw, query: raw.q } : raw)
+  return {
+    body: { schema: z.preprocess(withoutEmptyUser, input), what: 'The search', fix: SEARCH_FIX },
+    query: { schema: z.preprocess((raw) => withoutEmptyUser(qForQuery(raw)), fromQuery), what: 'The search', fix: SEARCH_FIX },
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
 
 /** A turn as JSON: its tools by name, description and input schema (their functions stay here). */
 function turnJson(turn: Turn): Record<string, unknown> {
@@ -198,8 +218,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return next()
   })
 
-  api.add({ method: 'post', path: '/v1/turns/begin', summary: 'Begin a turn: store the message, prime the prompt', returns: 'turn: system, its parts, messages, provenance, budgets, warnings, confirmations waiting for the user, the tools by name, description and input schema', body: beginSchema }, async (c) => {
-    const body = parseWith(beginSchema, await jsonBody(c), 'The turn', BEGIN_FIX)
+  api.add({ method: 'post', path: '/v1/turns/begin', summary: 'Begin a turn: store the message, prime the prompt', returns: 'turn: system, its parts, messages, provenance, budgets, warnings, confirmations waiting for the user, the tools by name, description and input schema', body: beginBody }, async (c, { body }) => {
     const user = actingUser(c.get('principal'), body.user)
     await checkSessionOwner(mind, body.session, user)
     const session = mind.session(body.session, user !== undefined ? { user } : {})
@@ -207,8 +226,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return c.json({ ok: true, turn: turnJson(turn) })
   })
 
-  api.add({ method: 'post', path: '/v1/turns/end', summary: 'End a turn: store the reply, schedule the learning', returns: 'messageIds: the stored replies; scheduled: the work queued; warnings; confirmations: the memories waiting for the user\'s yes or no (copilot mode)', body: endSchema }, async (c) => {
-    const body = parseWith(endSchema, await jsonBody(c), 'The end of the turn', END_FIX)
+  api.add({ method: 'post', path: '/v1/turns/end', summary: 'End a turn: store the reply, schedule the learning', returns: 'messageIds: the stored replies; scheduled: the work queued; warnings; confirmations: the memories waiting for the user\'s yes or no (copilot mode)', body: endBody }, async (c, { body }) => {
     const user = actingUser(c.get('principal'), body.user)
     const stored = await mind.turnProvenance({ sessionId: body.session, turn: body.turn })
     // Another user's turn is answered as one that does not exist.
@@ -219,8 +237,8 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return c.json({ ok: true, ...ended })
   })
 
-  api.add({ method: 'post', path: '/v1/memorize', summary: 'Save memories through the encoding gate (the memorize tool)', returns: 'report: saved, duplicates, pending confirmation, suppressed, rejected', body: memorizeBodySchema }, async (c) => {
-    const { user: requested, ...input } = parseWith(memorizeBodySchema, await jsonBody(c), 'The memorize request', MEMORIZE_FIX)
+  api.add({ method: 'post', path: '/v1/memorize', summary: 'Save memories through the encoding gate (the memorize tool)', returns: 'report: saved, duplicates, pending confirmation, suppressed, rejected', body: memorizeBody }, async (c, { body }) => {
+    const { user: requested, ...input } = body
     const user = actingUser(c.get('principal'), requested)
     const tool = toolNamed(mind.agentTools({ sessionId: derivedSessionId('http', user), ...(user !== undefined ? { user } : {}) }), 'memorize')
     const result = await tool.execute(input)
@@ -228,28 +246,17 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return c.json({ ok: true, report: result.data })
   })
 
-  const search = async (c: Context<ServeEnv>, raw: Record<string, unknown>) => {
-    requireWellFormed(raw, 'The search')
-    const { user: rawUser, ...input } = raw
-    const { user: requested } = parseWith(z.object({ user: userField }), { user: rawUser === '' ? undefined : rawUser }, 'The search', SEARCH_FIX)
+  const search = async (c: Context<ServeEnv>, { user: requested, ...input }: { user?: string | undefined }) => {
     const user = actingUser(c.get('principal'), requested)
     const tool = toolNamed(mind.agentTools(user !== undefined ? { sessionId: derivedSessionId('http', user), user } : undefined), SEARCH_MEMORY_TOOL_NAME)
-    const parsed = parseWith(tool.inputSchema, input, 'The search', SEARCH_FIX)
-    const result = await tool.execute(parsed)
+    const result = await tool.execute(input)
     if (result.isError) throw toolFailure(result)
     return c.json({ ok: true, ...(result.data as Record<string, unknown>) })
   }
-  const searchBody = toolNamed(mind.agentTools(), SEARCH_MEMORY_TOOL_NAME).inputSchema as z.ZodObject
+  const searchRequest = searchParts(toolNamed(mind.agentTools(), SEARCH_MEMORY_TOOL_NAME).inputSchema as z.ZodObject)
   const searchReturns = 'hits: ranked memories with their text, kind, source and score (the search_memory tool\'s result)'
-  api.add({ method: 'post', path: '/v1/search', summary: 'Search the memory (the search_memory tool)', returns: searchReturns, body: searchBody.extend({ user: userField }) }, async (c) => search(c, await jsonBody(c)))
-  api.add({ method: 'get', path: '/v1/search', summary: 'Search the memory (the search_memory tool), from the query string', returns: searchReturns, query: searchQuerySchema }, async (c) => {
-    const query = c.req.query()
-    const raw: Record<string, unknown> = { query: query.query ?? query.q }
-    if (query.kinds !== undefined) raw.kinds = query.kinds.split(',').map((kind) => kind.trim())
-    if (query.limit !== undefined) raw.limit = Number(query.limit)
-    if (query.user !== undefined) raw.user = query.user
-    return search(c, raw)
-  })
+  api.add({ method: 'post', path: '/v1/search', summary: 'Search the memory (the search_memory tool)', returns: searchReturns, body: searchRequest.body }, (c, { body }) => search(c, body))
+  api.add({ method: 'get', path: '/v1/search', summary: 'Search the memory (the search_memory tool), from the query string', returns: searchReturns, query: searchRequest.query }, (c, { query }) => search(c, query))
 
   addMemoryRoutes(api, mind)
   addManageRoutes(api, mind)

@@ -2,50 +2,84 @@
  * The routes of `engram serve`'s API as data, and the OpenAPI 3.1 document generated from them
  * (decision 0038). A route is registered through `apiRoutes(app).add(route, handler)`, which both
  * mounts the handler and records the route, so `/v1/openapi.json` lists exactly what the app
- * serves; request schemas are the zod schemas the handlers parse with (the tools' own where one
- * exists), turned into JSON Schema 2020-12 by `z.toJSONSchema` — no second description to drift.
+ * serves. A route declares the zod schemas of its body, query and path parameters (the tools' own
+ * where one exists); the route layer parses the request with them and hands the handler the typed
+ * result (decision 0064), and `z.toJSONSchema` turns the same schemas into JSON Schema 2020-12 —
+ * no second description, and no second parse, to drift.
  */
-import type { Handler, Hono } from 'hono'
+import type { Context, Hono } from 'hono'
 import { z } from 'zod'
 import { inputJsonSchemaOf } from '../../tools/adapters.ts'
-import type { ServeEnv } from './support.ts'
+import { jsonBody, parseWith, type ServeEnv } from './support.ts'
+
+/** A part of a request (its JSON body, query or path parameters): the schema it is parsed with, and how a refusal words it. */
+export interface RequestPart<S extends z.ZodType> {
+  /** Parsed before the handler runs; its input side is what the OpenAPI document shows. */
+  schema: S
+  /** What the refusal calls the part: "The turn is not valid: …". */
+  what: string
+  /** What to send instead. */
+  fix: string
+}
 
 /** One route of the API. */
-export interface ApiRoute {
+export interface ApiRoute<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, P extends z.ZodType = z.ZodType> {
   method: 'get' | 'post'
   /** Hono's form: `/v1/turns/:session/:turn`. */
   path: string
   summary: string
   /** What a success carries besides `ok: true`. */
   returns: string
-  /** The JSON body (POST), as the handler parses it. */
-  body?: z.ZodType
-  /** The query parameters (GET), an object of optional or required strings. */
-  query?: z.ZodObject
+  /** The JSON body (POST). */
+  body?: RequestPart<B>
+  /** The query parameters (GET): an object of optional or required strings on its input side. */
+  query?: RequestPart<Q>
   /** The path parameters. */
-  params?: z.ZodObject
+  params?: RequestPart<P>
+  /** Who may call, checked before anything of the request is parsed: throws the refusal. */
+  allow?: (c: Context<ServeEnv>) => void
   /** Served without credentials. */
   open?: boolean
   /** The answer is a document of its own, not wrapped in `{ ok: true, … }`. */
   unwrapped?: boolean
 }
 
+/** The parsed parts a handler is given (a part the route does not declare is `undefined`). */
+export interface RouteInput<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
+  body: z.output<B>
+  query: z.output<Q>
+  params: z.output<P>
+}
+
+export type RouteHandler<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> = (c: Context<ServeEnv>, input: RouteInput<B, Q, P>) => Response | Promise<Response>
+
 /** The routes of one app, and how to add one. */
 export interface ApiRoutes {
   readonly routes: readonly ApiRoute[]
-  add(route: ApiRoute, handler: Handler<ServeEnv>): void
+  add<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined>(route: ApiRoute<B, Q, P>, handler: RouteHandler<B, Q, P>): void
 }
 
-/** A registry over `app`: each route added is mounted on the app and listed in the document. */
+/**
+ * A registry over `app`: each route added is mounted on the app and listed in the document. A
+ * request is checked in one order — who may call, the path parameters, the query, the body — and
+ * the first part that does not parse is refused as `invalid_argument` before the handler runs.
+ */
 export function apiRoutes(app: Hono<ServeEnv>): ApiRoutes {
   const routes: ApiRoute[] = []
-  return {
-    routes,
-    add(route, handler) {
-      routes.push(route)
-      app.on(route.method.toUpperCase(), route.path, handler)
-    },
+  function add<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(route: ApiRoute<B, Q, P>, handler: RouteHandler<B, Q, P>): void {
+    routes.push(route as ApiRoute)
+    app.on(route.method.toUpperCase(), route.path, async (c) => {
+      route.allow?.(c)
+      const { params, query, body } = route
+      const input = {
+        params: params ? parseWith(params.schema, c.req.param(), params.what, params.fix) : undefined,
+        query: query ? parseWith(query.schema, c.req.query(), query.what, query.fix) : undefined,
+        body: body ? parseWith(body.schema, await jsonBody(c), body.what, body.fix) : undefined,
+      }
+      return handler(c, input as RouteInput<B, Q, P>)
+    })
   }
+  return { routes, add }
 }
 
 /** The one error shape, as every route answers a failure. */
@@ -63,7 +97,7 @@ export function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
 }
 
-function parametersOf(schema: z.ZodObject | undefined, where: 'query' | 'path'): Array<Record<string, unknown>> {
+function parametersOf(schema: z.ZodType | undefined, where: 'query' | 'path'): Array<Record<string, unknown>> {
   if (!schema) return []
   const json = inputJsonSchemaOf(schema) as { properties?: Record<string, Record<string, unknown>>; required?: string[] }
   return Object.entries(json.properties ?? {}).map(([name, property]) => {
@@ -92,8 +126,8 @@ function operationOf(route: ApiRoute): Record<string, unknown> {
     summary: route.summary,
     operationId: `${route.method}${openApiPath(route.path).replace(/[^A-Za-z0-9]+(.)?/g, (_, next: string | undefined) => (next ?? '').toUpperCase())}`,
     ...(route.open ? { security: [] } : {}),
-    parameters: [...parametersOf(route.params, 'path'), ...parametersOf(route.query, 'query')],
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: inputJsonSchemaOf(route.body) } } } } : {}),
+    parameters: [...parametersOf(route.params?.schema, 'path'), ...parametersOf(route.query?.schema, 'query')],
+    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: inputJsonSchemaOf(route.body.schema) } } } } : {}),
     responses,
   }
 }

@@ -17,8 +17,8 @@ import type { Mind } from '../../mind.ts'
 import { forgetMemoryInputSchema } from '../../tools/forget-memory-tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import type { ApiRoutes } from './openapi.ts'
-import { queryUser, userQuerySchema } from './routes-memory.ts'
-import { actingUser, jsonBody, parseWith, userError, userField, userId } from './support.ts'
+import { userQuery } from './routes-memory.ts'
+import { actingUser, userError, userField, userId } from './support.ts'
 
 const WHOSE = "whose memories (default: the token's user; another user only with an administrator's token)"
 
@@ -108,10 +108,10 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       path: '/v1/confirmations',
       summary: 'Memories waiting for the user\'s yes or no (copilot mode)',
       returns: 'pending: [{id, reason, engram?: {kind, text, scope, owner, …}, document?: {path, owner, content, mode}}]',
-      query: userQuerySchema,
+      query: userQuery,
     },
-    async (c) => {
-      const user = queryUser(c)
+    async (c, { query }) => {
+      const user = actingUser(c.get('principal'), query.user)
       const pending = await mind.pendingConfirmations(user !== undefined ? { user } : {})
       return c.json({ ok: true, user: user ?? null, pending })
     },
@@ -124,12 +124,10 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
         path: `/v1/confirmations/:id/${answer}`,
         summary: answer === 'accept' ? 'Save a pending memory (encoded, or its memory file written)' : 'Drop a pending memory',
         returns: 'accepted: the confirmations saved or already known, saved: how many were written, rejected: how many were dropped',
-        params: confirmationParamsSchema,
-        body: decisionBodySchema,
+        params: { schema: confirmationParamsSchema, what: 'The confirmation', fix: 'use an id GET /v1/confirmations listed' },
+        body: { schema: decisionBodySchema, what: `The ${answer}`, fix: 'send {} (or {"user": "<id>"} with an administrator\'s token)' },
       },
-      async (c) => {
-        const { id } = parseWith(confirmationParamsSchema, c.req.param(), 'The confirmation', 'use an id GET /v1/confirmations listed')
-        const body = parseWith(decisionBodySchema, await jsonBody(c), `The ${answer}`, 'send {} (or {"user": "<id>"} with an administrator\'s token)')
+      async (c, { params: { id }, body }) => {
         const user = actingUser(c.get('principal'), body.user)
         // Only the caller's own queue is looked in: another user's id is as unknown as a guessed one.
         const pending = await mind.pendingConfirmations(user !== undefined ? { user } : {})
@@ -150,10 +148,9 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       path: '/v1/forget',
       summary: 'Forget one memory: moved to archive/forgotten/ (restorable), or with purge deleted for real',
       returns: 'forgotten: what was done (action, path, archive, text, units removed), as engram forget --json reports it',
-      body: forgetBodySchema,
+      body: { schema: forgetBodySchema, what: 'The forget request', fix: FORGET_FIX },
     },
-    async (c) => {
-      const body = parseWith(forgetBodySchema, await jsonBody(c), 'The forget request', FORGET_FIX)
+    async (c, { body }) => {
       const user = actingUser(c.get('principal'), body.user)
       const outcome = await mind.forget(body.target, { ...(user !== undefined ? { user } : {}), ...(body.reason !== undefined ? { reason: body.reason } : {}), purge: body.purge === true })
       return c.json({ ok: true, forgotten: outcome })
@@ -166,10 +163,9 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       path: '/v1/restore',
       summary: 'Bring a forgotten memory back into memory and the index',
       returns: 'restored: its path, the archive it came from and its text, as engram restore --json reports it',
-      body: restoreBodySchema,
+      body: { schema: restoreBodySchema, what: 'The restore request', fix: RESTORE_FIX },
     },
-    async (c) => {
-      const body = parseWith(restoreBodySchema, await jsonBody(c), 'The restore request', RESTORE_FIX)
+    async (c, { body }) => {
       const user = actingUser(c.get('principal'), body.user)
       const outcome = await mind.restore(body.target, user !== undefined ? { user } : {})
       return c.json({ ok: true, restored: outcome })
@@ -182,15 +178,15 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       path: '/v1/users/:user/erase',
       summary: "Erase everything a user owns, for real (engram forget --user ID --purge): memories, conversations, index units, turns, confirmations; an administrator's",
       returns: 'erased: the counts per store, agents searched, nothing: true when the user had nothing, warnings with their fix',
-      params: eraseParamsSchema,
-      body: eraseBodySchema,
-    },
-    async (c) => {
       // Erasing a user is an operator's act with no way back: a user's or the agent's token could be
       // in an agent's hands, and one mistaken call would take every memory of that person.
-      if (!c.get('principal').admin) throw userError(ErrorCode.accessDenied, "Erasing a whole user deletes every memory they own, with no archive; it is an administrator's to do.", "use an administrator's token (serve.tokens TOKEN=admin); to forget one memory, POST /v1/forget")
-      const { user } = parseWith(eraseParamsSchema, c.req.param(), 'The user to erase', 'name the user in the path: /v1/users/<id>/erase')
-      parseWith(eraseBodySchema, await jsonBody(c), 'The erasure', ERASE_FIX)
+      allow: (c) => {
+        if (!c.get('principal').admin) throw userError(ErrorCode.accessDenied, "Erasing a whole user deletes every memory they own, with no archive; it is an administrator's to do.", "use an administrator's token (serve.tokens TOKEN=admin); to forget one memory, POST /v1/forget")
+      },
+      params: { schema: eraseParamsSchema, what: 'The user to erase', fix: 'name the user in the path: /v1/users/<id>/erase' },
+      body: { schema: eraseBodySchema, what: 'The erasure', fix: ERASE_FIX },
+    },
+    async (c, { params: { user } }) => {
       const report = await mind.forgetUser(user, { purge: true })
       return c.json({ ok: true, ...report })
     },
@@ -202,11 +198,11 @@ export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
       path: '/v1/export',
       summary: "A user's memory as files (engram export --user), or with an administrator's token and no user the agent's whole memory tree (engram export)",
       returns: 'report: the export\'s counts and what it skipped; files: [{path, content, encoding?: "base64"}] sorted by path',
-      query: userQuerySchema,
+      query: userQuery,
     },
-    async (c) => {
+    async (c, { query }) => {
       const principal = c.get('principal')
-      const user = queryUser(c)
+      const user = actingUser(principal, query.user)
       // The whole tree holds every user's memories: an administrator's only, never the agent-alone
       // credential (which is also what every request of a server without tokens acts as).
       if (user === undefined && !principal.admin) throw userError(ErrorCode.accessDenied, "The export of the whole memory holds every user's memories; it is an administrator's to take.", "use an administrator's token (serve.tokens TOKEN=admin), or a user's token for that user's export")

@@ -4,7 +4,6 @@
  * (`GET /v1/context`), and a past turn's stored provenance (`GET /v1/turns/{session}/{turn}`). Each
  * calls what a session calls, as the caller's user; nothing here ranks or assembles on its own.
  */
-import type { Context } from 'hono'
 import { z } from 'zod'
 import { checkLength } from '../../config/limits.ts'
 import { ErrorCode } from '../../core/errors.ts'
@@ -12,8 +11,8 @@ import { checkDerivedSessionId } from '../../core/session-ids.ts'
 import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
-import type { ApiRoutes } from './openapi.ts'
-import { actingUser, jsonBody, parseWith, type ServeEnv, sessionField, userError, userField } from './support.ts'
+import type { ApiRoutes, RequestPart } from './openapi.ts'
+import { actingUser, sessionField, userError, userField } from './support.ts'
 
 /**
  * Throws `access_denied` when `session` was first opened with a user other than `user` (a session id
@@ -35,21 +34,25 @@ const recallBodySchema = z.object({
   inspect: z.boolean().optional().describe('true: a look, not a recall — what is injected is not counted as accessed (default false: as a turn, it counts)'),
 })
 const RECALL_FIX = 'send {"message": "the user\'s message", "session": "optional, one of yours"}'
+const recallBody = { schema: recallBodySchema, what: 'The recall request', fix: RECALL_FIX }
 
-export const userQuerySchema = z.object({
-  user: userField.describe("whose memories (default: the token's user; another user only with an administrator's token)"),
-})
-const USER_QUERY_FIX = "leave user out, or pass ?user=<id> (only with an administrator's token)"
+/** The query of a GET that reads a user's memories: `?user=`, passed to `actingUser`. */
+export const userQuery = {
+  schema: z.object({
+    user: userField.describe("whose memories (default: the token's user; another user only with an administrator's token)"),
+  }),
+  what: 'The query',
+  fix: "leave user out, or pass ?user=<id> (only with an administrator's token)",
+} satisfies RequestPart<z.ZodType>
 
-/** The user a GET with `?user=` acts for (`actingUser` of the query's user). */
-export function queryUser(c: Context<ServeEnv>): string | undefined {
-  return actingUser(c.get('principal'), parseWith(userQuerySchema, c.req.query(), 'The query', USER_QUERY_FIX).user)
-}
-
-const turnParamsSchema = z.object({
-  session: sessionField.describe('the session id'),
-  turn: z.coerce.number().int().min(1).describe('the turn number /v1/turns/begin returned'),
-})
+const turnParams = {
+  schema: z.object({
+    session: sessionField.describe('the session id'),
+    turn: z.coerce.number().int().min(1).describe('the turn number /v1/turns/begin returned'),
+  }),
+  what: 'The turn',
+  fix: 'ask for /v1/turns/<session>/<turn number>, as /v1/turns/begin returned them',
+} satisfies RequestPart<z.ZodType>
 
 /** `/v1/recall`, `/v1/context`, `/v1/turns/{session}/{turn}` on `api`. */
 export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
@@ -62,10 +65,9 @@ export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
       path: '/v1/recall',
       summary: 'What priming would inject before a turn with this message, and why',
       returns: 'recall: the primer\'s result (text, type, budget, tokens, injected items with channel, source, provenance and score terms, warnings) and the channel shares of its budget; as a turn does, it records access of what it injects unless inspect is true',
-      body: recallBodySchema,
+      body: recallBody,
     },
-    async (c) => {
-      const body = parseWith(recallBodySchema, await jsonBody(c), 'The recall request', RECALL_FIX)
+    async (c, { body }) => {
       const user = actingUser(c.get('principal'), body.user)
       checkLength('messageChars', 'The message', body.message, mind.config.values.limits.messageChars)
       if (body.session !== undefined) await checkSessionOwner(mind, body.session, user)
@@ -90,10 +92,10 @@ export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
       path: '/v1/context',
       summary: "The memory context (identity, rules, lessons) and working state a session of the user gets",
       returns: 'context: {text, sections} as the system prompt\'s memory part; state: {text, sections}, the current task and recently resolved issues',
-      query: userQuerySchema,
+      query: userQuery,
     },
-    async (c) => {
-      const user = queryUser(c)
+    async (c, { query }) => {
+      const user = actingUser(c.get('principal'), query.user)
       const scope = mind.scope(user)
       const [context, state] = await Promise.all([
         scope.memory.buildContext(),
@@ -109,12 +111,11 @@ export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
       path: '/v1/turns/:session/:turn',
       summary: "A past turn's stored provenance: what it was given, from where, and why",
       returns: 'turn: session, number, user, message id, reply ids, start, message type, provenance (primed items, memory sections, budgets)',
-      params: turnParamsSchema,
-      query: userQuerySchema,
+      params: turnParams,
+      query: userQuery,
     },
-    async (c) => {
-      const params = parseWith(turnParamsSchema, c.req.param(), 'The turn', 'ask for /v1/turns/<session>/<turn number>, as /v1/turns/begin returned them')
-      const user = queryUser(c)
+    async (c, { params, query }) => {
+      const user = actingUser(c.get('principal'), query.user)
       const stored = await mind.turnProvenance({ sessionId: params.session, turn: params.turn })
       // Another user's turn is answered as one that does not exist.
       if (!stored || stored.user !== user) throw userError(ErrorCode.notFound, `Session ${JSON.stringify(params.session)} has no turn ${params.turn} of this caller.`, 'ask for a turn of your own sessions, with the session id and number /v1/turns/begin returned')

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import type { JournalWriterIdentity } from './journal-events.ts'
 import { judgeWriter, registerOpenStream, thisWriter } from './journal-writer.ts'
 
-const CHILD = fileURLToPath(new URL('./testing/writer-child.ts', import.meta.url))
+const CHILD = fileURLToPath(new URL('./test-support/writer-child.ts', import.meta.url))
 const HAS_PROC = existsSync('/proc/self/stat')
 
 /** A live process and the identity it reports for itself. */

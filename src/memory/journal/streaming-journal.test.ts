@@ -10,7 +10,7 @@ import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
 import { createJournals, LEGACY_JOURNAL_FILE, RECOVERED_DIR, RECOVERING_DIR, STREAMS_DIR } from './journal-folder.ts'
 import { thisWriter } from './journal-writer.ts'
 
-const CHILD = fileURLToPath(new URL('./testing/stream-child.ts', import.meta.url))
+const CHILD = fileURLToPath(new URL('./test-support/stream-child.ts', import.meta.url))
 
 function lines(path: string): Array<Record<string, unknown>> {
   return readFileSync(path, 'utf8')

@@ -15,7 +15,7 @@ import { type Owner, ownerOfUser } from '../../../core/owner.ts'
 import { createMind } from '../../../mind.ts'
 import { freshSchema } from '../../../storage/postgres/test-support/test-database.ts'
 import { buildHome, CONSOLIDATED_AT, compareTrees, type KillPoint, type KillTrial, runChild } from './consolidation-kills.ts'
-import { seededRandom } from '../../../testing/seeded-random.ts'
+import { seededRandom } from '../../../test-support/seeded-random.ts'
 
 /** What the home's stores hold, one entry per row (documents, versions, archived copies, activity), with its text. */
 export async function storeRows(home: string, env: Record<string, string>): Promise<Map<string, Buffer>> {

@@ -26,7 +26,7 @@ import { ManualClock } from '../../../core/clock.ts'
 import { ownerOfUser } from '../../../core/owner.ts'
 import { createMind } from '../../../mind.ts'
 import type { FakeChatRequest, FakeChatStep } from '../../../testing/fake-openai-server.ts'
-import { seededRandom } from '../../../testing/seeded-random.ts'
+import { seededRandom } from '../../../test-support/seeded-random.ts'
 
 const CHILD = fileURLToPath(new URL('./consolidate-child.ts', import.meta.url))
 

@@ -50,7 +50,7 @@ const WORDS =
     .split(' ')
 
 /** Deterministic PRNG (mulberry32), under the name the context tests know it by. */
-export { seededRandom as prng } from '../../../testing/seeded-random.ts'
+export { seededRandom as prng } from '../../../test-support/seeded-random.ts'
 
 /** A message of roughly `words` words, built from a small vocabulary with sentence ends. */
 export function randomMessage(random: () => number, index: number, words: number): MessageInput {

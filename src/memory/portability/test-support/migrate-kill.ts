@@ -275,7 +275,7 @@ export async function dropKillRunSchema(url: string, schema: string): Promise<vo
 }
 
 /** The seeded generator kill points are drawn with, so a run's kill points can be drawn again. */
-export { seededRandom } from '../../../testing/seeded-random.ts'
+export { seededRandom } from '../../../test-support/seeded-random.ts'
 
 /** Where a kill left the target, by its rows against the reference's. */
 export type KillLanding = 'before any row' | 'mid-run' | 'every row there'
