@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { checkBind, parseCredentials } from '../src/interfaces/http/credentials.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import { ADA, ADMIN, AGENT, type App, assertError, openServeHome, type ServeHome, BOB, call, TOKENS } from './support/serve-app.ts'
 import { startServe } from './support/serve-process.ts'
@@ -129,7 +129,7 @@ describe('engram serve: the HTTP API with tokens', () => {
 describe('engram serve: loopback without tokens', () => {
   test('requests act as the agent alone, under a loopback Host only, and may not name a user', async (t) => {
     const temp = makeTempHome()
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env })
     t.after(async () => {
       await mind.close()
       temp.cleanup()
@@ -169,7 +169,7 @@ test('`engram serve` serves, stops on SIGTERM with exit 0, and what it stored is
   assert.equal(await server.stop('SIGTERM'), 0, server.stderr())
   assert.match(server.stderr(), /stopped \(SIGTERM\)/)
 
-  const mind = await createMind({ home: temp.home, env: temp.env })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env })
   try {
     const found = await mind.retriever.search('Orion nightly backup', { limit: 5, viewer: mind.scope().viewer, recordAccess: false })
     assert.ok(found.hits.some((hit) => hit.unit.text.includes('nightly Orion backup')), JSON.stringify(found.hits.map((hit) => hit.unit.text)))

@@ -6,7 +6,8 @@
 import { join } from 'node:path'
 import { describeError } from '../core/errors.ts'
 import type { Viewer } from '../core/owner.ts'
-import type { Mind } from '../mind.ts'
+// The tools still take the whole mind; decision 0062 leaves narrowing them to the layering change.
+import type { MindInternals as Mind } from '../mind-internals.ts'
 import type { ContextSession } from '../memory/context/provider.ts'
 import type { Locks } from '../storage/contracts.ts'
 import { createFileLocks } from '../storage/files/locks.ts'

@@ -6,7 +6,8 @@
 import type { Clock } from '../core/clock.ts'
 import type { Viewer } from '../core/owner.ts'
 import { type ForgetOutcome, forgetMemory, purgeMemory, restoreMemory } from '../memory/forgetting/forget-memory.ts'
-import type { Mind } from '../mind.ts'
+// The tools still take the whole mind; decision 0062 leaves narrowing them to the layering change.
+import type { MindInternals as Mind } from '../mind-internals.ts'
 import type { ActivityLog, Backend } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { resolveForgetTarget } from './forget-targets.ts'

@@ -9,7 +9,7 @@
  * Usage: node long-message-turn.ts HOME SIZE KIND [LIMIT]
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { createMind } from '../../src/mind.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 
 const [home, sizeArg, kind, limitArg] = process.argv.slice(2)
 if (!home || !sizeArg || (kind !== 'nospace' && kind !== 'spaces')) throw new Error('usage: long-message-turn.ts HOME SIZE nospace|spaces [LIMIT]')
@@ -38,7 +38,7 @@ function longText(): string {
 }
 
 const settings = limitArg === undefined ? {} : { 'limits.messageChars': Number(limitArg) }
-const mind = await createMind({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true, settings })
+const mind = await openMindInternals({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true, settings })
 const session = mind.session('long', { user: 'ada' })
 await session.begin('Here comes the log.')
 const text = longText()

@@ -11,7 +11,7 @@ import { ErrorCode } from '../../core/errors.ts'
 import { checkDerivedSessionId } from '../../core/session-ids.ts'
 import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../../memory/episodes/working-state.ts'
-import type { Mind } from '../../mind.ts'
+import type { MindInternals } from '../../mind-internals.ts'
 import type { ApiRoutes } from './openapi.ts'
 import { actingUser, jsonBody, parseWith, type ServeEnv, sessionField, userError, userField } from './support.ts'
 
@@ -20,7 +20,7 @@ import { actingUser, jsonBody, parseWith, type ServeEnv, sessionField, userError
  * belongs to the user it was first opened with), or is an id the interfaces derive for another user
  * (`mcp:<user>`, `http:<user>`: reserved before its first use, decision 0054).
  */
-export async function checkSessionOwner(mind: Mind, session: string, user: string | undefined): Promise<void> {
+export async function checkSessionOwner(mind: MindInternals, session: string, user: string | undefined): Promise<void> {
   checkDerivedSessionId(session, user)
   const record = await mind.sessions.get(session)
   if (record && record.user !== undefined && record.user !== user) {
@@ -52,7 +52,7 @@ const turnParamsSchema = z.object({
 })
 
 /** `/v1/recall`, `/v1/context`, `/v1/turns/{session}/{turn}` on `api`. */
-export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
+export function addMemoryRoutes(api: ApiRoutes, mind: MindInternals): void {
   // The registry the session reads "Recently resolved" from (one file of the home).
   const resolutions = createResolutionReader(mind.layout.resolutionsFile, 'shared/resolutions.jsonl')
 

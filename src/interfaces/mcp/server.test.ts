@@ -7,7 +7,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { ManualClock } from '../../core/clock.ts'
-import { createMind, type Mind } from '../../mind.ts'
+import { openMindInternals, type MindInternals } from '../../mind-internals.ts'
 import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
 import type { EngramTool } from '../../tools/tool.ts'
 import { createMemoryResources, memoryPathOfUri, memoryUri } from './memory-resources.ts'
@@ -46,13 +46,13 @@ const broken: EngramTool = {
 
 describe('MCP server (in process)', () => {
   let temp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-02-03T10:00:00Z')
 
   before(async () => {
     temp = makeTempHome('engram-mcp-server-')
     mkdirSync(temp.project, { recursive: true })
-    mind = await createMind({ home: temp.home, project: temp.project, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: temp.home, project: temp.project, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
   })
   after(async () => {
     await mind.close()
@@ -60,7 +60,7 @@ describe('MCP server (in process)', () => {
   })
 
   test('tools keep their JSON schema; failures are isError results, never protocol errors', async () => {
-    const server = createMcpServer({ name: 't', version: '0', tools: [echo, broken], resources: createMemoryResources(mind.layout) })
+    const server = createMcpServer({ name: 't', version: '0', tools: [echo, broken], resources: createMemoryResources(mind) })
     const client = await connect(server)
     try {
       const { tools } = await client.listTools()
@@ -97,7 +97,7 @@ describe('MCP server (in process)', () => {
     writeFileSync(join(mind.layout.knowledgeDir, '.hidden.md'), 'temp file\n')
     mkdirSync(join(temp.project, '.engram', 'memory'), { recursive: true })
     writeFileSync(join(temp.project, '.engram', 'memory', 'rules.md'), '## Always\n- run the tests\n')
-    const client = await connect(createMcpServer({ name: 't', version: '0', tools: [], resources: createMemoryResources(mind.layout) }))
+    const client = await connect(createMcpServer({ name: 't', version: '0', tools: [], resources: createMemoryResources(mind) }))
     try {
       const { resources } = await client.listResources()
       const uris = resources.map((resource) => resource.uri)
