@@ -7,14 +7,15 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { ManualClock } from '../../core/clock.ts'
+import { ErrorCode } from '../../core/errors.ts'
 import { openMindInternals, type MindInternals } from '../../mind-internals.ts'
 import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
-import type { EngramTool } from '../../tools/tool.ts'
+import { type EngramTool, toolErrorResult } from '../../tools/tool.ts'
 import { createMemoryResources, memoryPathOfUri, memoryUri } from './memory-resources.ts'
 import { createMindMcpServer } from './mind-server.ts'
-import { createMcpServer } from './server.ts'
+import { createMcpServer, TOOL_ERROR_META } from './server.ts'
 
-type CallResult = { content: Array<{ type: string; text?: string }>; isError?: boolean; structuredContent?: Record<string, unknown> }
+type CallResult = { content: Array<{ type: string; text?: string }>; isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> }
 const textOf = (result: CallResult): string => result.content.map((part) => part.text ?? '').join('\n')
 
 async function connect(server: McpServer): Promise<Client> {
@@ -32,7 +33,7 @@ const echo: EngramTool = {
   jsonSchema: z.toJSONSchema(echoSchema) as Record<string, unknown>,
   async execute(input) {
     const parsed = echoSchema.safeParse(input)
-    if (!parsed.success) return { isError: true, text: 'echo needs a word.\nFix: pass {"word": "…"}.', data: { code: 'invalid_argument' } }
+    if (!parsed.success) return toolErrorResult({ code: ErrorCode.invalidArgument, message: 'echo needs a word.', fix: 'pass {"word": "…"}.' }, { data: { code: ErrorCode.invalidArgument } })
     return { text: parsed.data.word, data: { length: parsed.data.word.length } }
   },
 }
@@ -76,15 +77,20 @@ describe('MCP server (in process)', () => {
 
       const invalid = (await client.callTool({ name: 'echo', arguments: { word: '' } })) as CallResult
       assert.equal(invalid.isError, true)
-      assert.match(textOf(invalid), /Fix: pass/)
+      assert.equal(textOf(invalid), 'echo needs a word.\nFix: pass {"word": "…"}.')
+      // The same apart, for a client that acts on the code (decision 0062): nothing parses the text.
+      assert.deepEqual(invalid._meta?.[TOOL_ERROR_META], { code: 'invalid_argument', message: 'echo needs a word.', fix: 'pass {"word": "…"}.' })
+      assert.equal(ok._meta, undefined, 'a result that did not fail has no error')
 
       const thrown = (await client.callTool({ name: 'broken', arguments: {} })) as CallResult
       assert.equal(thrown.isError, true)
       assert.match(textOf(thrown), /broken failed: Error: disk on fire/)
+      assert.deepEqual(thrown._meta?.[TOOL_ERROR_META], { code: 'internal', message: 'broken failed: Error: disk on fire' })
 
       const unknown = (await client.callTool({ name: 'nope', arguments: {} })) as CallResult
       assert.equal(unknown.isError, true)
       assert.match(textOf(unknown), /no tool named "nope"[\s\S]*echo, broken/)
+      assert.deepEqual(unknown._meta?.[TOOL_ERROR_META], { code: 'not_found', message: 'There is no tool named "nope".', fix: 'call one of: echo, broken.' })
 
       assert.equal(client.getServerCapabilities()?.prompts, undefined, 'without primeMessage there is no primed_context prompt')
     } finally {
