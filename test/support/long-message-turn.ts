@@ -9,6 +9,7 @@
  * Usage: node long-message-turn.ts HOME SIZE KIND [LIMIT]
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { describeError } from '../../src/core/errors.ts'
 import { openMindInternals } from '../../src/mind-internals.ts'
 
 const [home, sizeArg, kind, limitArg] = process.argv.slice(2)
@@ -57,7 +58,8 @@ try {
   const units = (await mind.backend.index.count()).message
   print({ stored: turn.messageId, ms, maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024), blockedMs: Math.round(blocked.max / 1e6), units })
 } catch (error) {
-  print({ refused: (error as { code?: string }).code, message: (error as Error).message, ms: Math.round(performance.now() - started) })
+  // What a person reads of it: the message, then its fix (decision 0062 keeps them apart on the error).
+  print({ refused: (error as { code?: string }).code, message: describeError(error), ms: Math.round(performance.now() - started) })
 }
 await mind.close()
 print({ closed: true })
