@@ -106,6 +106,18 @@ describe('engram serve: the HTTP API with tokens', () => {
     assertError(await call(app, 'POST', '/v1/memorize', { token: ADA, raw: JSON.stringify({ entries: [{ text: big, kind: 'lesson' }] }) }), 413, 'limit_exceeded')
   })
 
+  test("a tool's refusal is answered with the tool's own code, message and fix, not its text parsed (decision 0062)", async () => {
+    const small = await openServeHome({ 'limits.toolInputChars': 500 })
+    try {
+      const answer = await call(small.app, 'POST', '/v1/memorize', { token: ADA, body: { entries: [{ text: 'y'.repeat(1_000), kind: 'lesson' }] } })
+      assertError(answer, 413, 'limit_exceeded')
+      assert.match(answer.body.error.message, /^memorize was called with an input of .* over the limit of 500 \(limits\.toolInputChars\)\.$/)
+      assert.match(answer.body.error.fix, /ENGRAM_MAX_TOOL_INPUT_CHARS/)
+    } finally {
+      await small.close()
+    }
+  })
+
   test('a cross-site POST is refused', async () => {
     const body = { entries: [{ text: 'A page on another site wrote this lesson.', kind: 'lesson' }] }
     assertError(await call(app, 'POST', '/v1/memorize', { token: ADA, body, headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } }), 403, 'access_denied')
