@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline'
 import { join, resolve } from 'node:path'
 import { ManualClock } from '../src/core/clock.ts'
 import { hasCompactor, hasExplorer } from '../src/memory/context/provider.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { renderStatus } from '../src/interfaces/cli/commands/status/index.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
 
@@ -36,12 +36,12 @@ const clock = new ManualClock('2026-03-02T09:00:00Z')
 console.log(bold('engram — long-term memory for LLM agents'))
 console.log(dim(`demo home: ${home}   (no API key, no server: SQLite + markdown files; simulated clock)`))
 
-const mind = await createMind({ home, project, env, clock })
+const mind = await openMindInternals({ home, project, env, clock })
 console.log(`agent "${mind.agent}": storage ${mind.backend.name}, full-text ${mind.backend.capabilities.fullText}, vectors ${mind.backend.capabilities.vectors}`)
 console.log(`LLM: ${mind.llm.available ? mind.llm.provider : 'none — offline paths, their output marked as such'}; embedder: ${mind.embedder?.id ?? 'none'}`)
 
 /** One turn of a scripted agent: the "model" is a canned reply; tools run through the session. */
-async function turn(m: Mind, sessionId: string, message: string, reply: string, tool?: { name: string; input: unknown }) {
+async function turn(m: MindInternals, sessionId: string, message: string, reply: string, tool?: { name: string; input: unknown }) {
   const session = m.session(sessionId, { user: 'ada' })
   const t = await session.begin(message)
   if (tool) await session.execute(tool.name, tool.input)
@@ -214,7 +214,7 @@ const stand = await startFakeOpenAiServer({
     return { json: { content: 'merged' } }
   },
 })
-const night = await createMind({ home, project, env, clock, settings: { 'llm.provider': 'openai-compatible', 'llm.baseUrl': stand.url, 'llm.model': 'scripted-stand-in', 'jobs.eager': false } })
+const night = await openMindInternals({ home, project, env, clock, settings: { 'llm.provider': 'openai-compatible', 'llm.baseUrl': stand.url, 'llm.model': 'scripted-stand-in', 'jobs.eager': false } })
 const learned = await night.consolidate('daily')
 const k = learned.knowledge
 console.log(`engram consolidate daily, with a model: ${k.sections} episode sections; ${k.calls} model calls, ${k.tokens} tokens`)

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { createServeApp } from '../src/interfaces/http/app.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
 type JsonSchema = { properties?: Record<string, unknown>; required?: string[] }
@@ -22,7 +22,7 @@ type Operation = {
 /** The OpenAPI document of a serve app over a throwaway mind. */
 export async function servedOpenApi(): Promise<{ paths: Record<string, Record<string, Operation>> }> {
   const temp = makeTempHome()
-  const mind = await createMind({ home: temp.home, env: temp.env })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env })
   try {
     const response = await createServeApp({ mind }).request('/v1/openapi.json', { headers: { host: '127.0.0.1' } })
     return (await response.json()) as { paths: Record<string, Record<string, Operation>> }

@@ -6,22 +6,13 @@ import { DAILY_CONSOLIDATION_JOB, type DailyConsolidationDeps, type DailyConsoli
 import { runWeeklyIntegration, WEEKLY_INTEGRATION_JOB, type WeeklyIntegrationRun, weeklyIntegrationHandler, weeklyIntegrationJob } from './memory/consolidation/weekly-integration.ts'
 import { type ForgettingDeps, type ForgettingRun, MONTHLY_FORGETTING_JOB, monthlyForgettingHandler, monthlyForgettingJob, runForgetting } from './memory/consolidation/monthly-forgetting.ts'
 import { readdirSync } from 'node:fs'
-import type { Clock } from './core/clock.ts'
-import type { ResolvedConfig } from './config/resolve.ts'
-import type { Backend } from './storage/contracts.ts'
-import type { HomeLayout } from './storage/home-layout.ts'
-import type { Embedder, Llm } from './llm/contracts.ts'
 import { type FailureGroup, failureWarnings } from './memory/failures.ts'
-import type { Logger } from './core/logger.ts'
-import type { ReindexReport } from './memory/retrieval/indexer.ts'
 import type { MindStatus } from './memory/status.ts'
 import { type CreateMindOptions, openMindCore } from './mind-core.ts'
 import { createSkippedFileReports } from './memory/skipped-files.ts'
-import { createDeclarativeMemory, type DeclarativeMemory } from './memory/engrams/declarative-memory.ts'
-import type { EncodeReport } from './memory/engrams/encoder.ts'
-import type { Engram } from './core/engram.ts'
+import { createDeclarativeMemory } from './memory/engrams/declarative-memory.ts'
 import type { ConfirmationSelection, PendingConfirmation } from './storage/contracts.ts'
-import { type ActivityRecorder, createActivityRecorder } from './memory/episodes/recorder.ts'
+import { createActivityRecorder } from './memory/episodes/recorder.ts'
 import { createImmediateEncoder } from './memory/episodes/immediate-encoding.ts'
 import { migrateLegacyOnOpen } from './memory/engrams/import/legacy-migration.ts'
 import { createResolutionReader } from './memory/episodes/resolutions.ts'
@@ -29,17 +20,15 @@ import type { BoundaryOutcome } from './memory/lifecycle/boundary-work.ts'
 import { createSessionLifecycle, type HeartbeatReport, type LifecycleReport } from './memory/lifecycle/session-lifecycle.ts'
 import { recordHeartbeat } from './memory/lifecycle/heartbeat-log.ts'
 import type { SessionRecord } from './storage/contracts.ts'
-import { createEpisodicRecall, type Recall } from './memory/episodes/recall.ts'
-import { createJournals, type Journals } from './memory/journal/journal-folder.ts'
-import { type RecoveredJournal, recoverOrphanedJournals } from './memory/journal/recover-orphans.ts'
-import type { SkillStore } from './memory/skills/skill-store.ts'
+import { createEpisodicRecall } from './memory/episodes/recall.ts'
+import { createJournals } from './memory/journal/journal-folder.ts'
+import { recoverOrphanedJournals } from './memory/journal/recover-orphans.ts'
 import { createProcedureStore, type ProcedureStore } from './memory/procedures/procedure-store.ts'
 import { describeError, EngramError, ErrorCode } from './core/errors.ts'
 import { createContextProvider, type ContextProviderKind } from './memory/context/create-provider.ts'
-import type { ContextProvider } from './memory/context/provider.ts'
-import { createRetriever, type Retriever } from './memory/retrieval/search.ts'
+import { createRetriever } from './memory/retrieval/search.ts'
 import { retrievalSettingsFromConfig } from './memory/retrieval/settings.ts'
-import { createPrimer, type Primer } from './memory/priming/prime.ts'
+import { createPrimer } from './memory/priming/prime.ts'
 import { forgottenEntryTexts } from './memory/forgetting/forgotten-texts.ts'
 import { primingSettingsFromConfig } from './memory/priming/settings.ts'
 import { replayLoggedCalls } from './session/replay-calls.ts'
@@ -59,6 +48,7 @@ import { forgetTarget, forgettingContextOf, historyOfTarget, purgeTarget, restor
 import type { DocumentHistory } from './memory/consolidation/history.ts'
 import { finishUnfinishedUnitsIfIdle, stuckStep } from './memory/consolidation/unit-plan.ts'
 import type { EngramTool } from './tools/tool.ts'
+import { type MindInternals, withInternals } from './mind-internals.ts'
 
 export type { CreateMindOptions } from './mind-core.ts'
 
@@ -69,55 +59,27 @@ export interface ConsolidationRuns {
   monthly: ForgettingRun
 }
 
+/**
+ * What a host holds (decision 0062): conversations, the work that is due, forgetting and a user's
+ * data, status and shutdown. The subsystems behind it (storage, layout, retriever, primer, …) are
+ * internal: the CLI, the MCP and HTTP servers and the tests reach them through
+ * `mind-internals.ts`. The plain memory API (add, search, get, update, delete by id) joins here.
+ */
 export interface Mind {
-  readonly config: ResolvedConfig
   readonly home: string
   readonly agent: string
-  readonly project: string | undefined
-  readonly layout: HomeLayout
-  readonly clock: Clock
-  readonly backend: Backend
-  readonly llm: Llm
-  readonly embedder: Embedder | null
-  /** engram's log (stderr unless `createMind({ logger })`), at `log.level`. */
-  readonly logger: Logger
-  /** What the last reindex (on open or explicit) found. */
-  readonly lastReindex: ReindexReport | undefined
-  /** Declarative memory: the encoder behind the gate, identity, memory context, tool wisdom, compaction. */
-  readonly memory: DeclarativeMemory
-  /** Typed helpers that write the activity log (never throw). */
-  readonly activity: ActivityRecorder
-  /** Sessions as the store keeps them (activity, turns, open or closed), and their explicit end. */
-  readonly sessions: MindSessions
-  /** Ranked search over the agent's own episodes and activity log (`daysBack`); a user's are `scope(user).recall`. */
-  readonly recall: Recall
-  readonly skills: SkillStore
-  readonly procedures: ProcedureStore
-  /** The write-ahead logs of the replies being streamed, one file per stream. */
-  readonly journals: Journals
-  /** What this mind recovered, when it opened, from the journals of writers that died mid-stream. */
-  readonly recoveredJournals: readonly RecoveredJournal[]
-  /** Working memory: every message kept, older turns folded into summaries (LCM or sliding window). */
-  readonly context: ContextProvider
-  /** Hybrid search with spreading activation over every retrievable unit. */
-  readonly retriever: Retriever
-  /** Automatic recall before a turn. */
-  readonly primer: Primer
   /** Open a conversation: `begin` before the model call, `end` after it. */
   session(sessionId: string, options?: SessionOptions): Session
-  /**
-   * What one user's sessions read and write through (decision 0017): their view of the memory,
-   * the recorder of their activity, their procedures and episodes. No user: the agent's own.
-   */
-  scope(user?: string): ViewerScope
+  /** Sessions as the store keeps them (activity, turns, open or closed), and their explicit end. */
+  readonly sessions: MindSessions
+  /** What a past turn was given (its provenance), by session and turn number or by the id of one of its messages. */
+  turnProvenance(ref: { sessionId: string; turn: number } | { messageId: number }): Promise<StoredTurn | null>
   /** The agent tools (memorize, recall, search_memory, read/write_memory_file, forget_memory, recall_skill, report_procedure_outcome, memory). */
   agentTools(session?: { sessionId: string; user?: string }): EngramTool[]
   /** The agent tools as Vercel AI SDK tools (loads the AI SDK on first use). */
   tools(session?: { sessionId: string; user?: string }): Promise<import('ai').ToolSet>
   /** Resolves when the background work this process started (compaction, learning, identity, replay) is done. */
   idle(): Promise<void>
-  /** The one write path for declarative memory: gate → store of the engram's scope → index. */
-  encode(engrams: Engram[]): Promise<EncodeReport>
   /** Memories the gate holds for `user`'s yes/no (the agent's own queue without one); show them after an answer, before the next prompt. */
   pendingConfirmations(options?: { user?: string }): Promise<PendingConfirmation[]>
   /**
@@ -147,8 +109,6 @@ export interface Mind {
    * A session message like `[heartbeat] …` does the same in the background.
    */
   heartbeat(): Promise<HeartbeatReport>
-  /** What a past turn was given (its provenance), by session and turn number or by the id of one of its messages. */
-  turnProvenance(ref: { sessionId: string; turn: number } | { messageId: number }): Promise<StoredTurn | null>
   /**
    * Forget one memory (decision 0023): a rule, lesson or profile fact (by text or id) or a
    * knowledge, procedure or topic file moves to its tree's `archive/forgotten/` and out of the
@@ -166,8 +126,6 @@ export interface Mind {
   exportUser(user: string, dir: string, options?: { force?: boolean }): Promise<UserExportReport>
   /** Counts of every kind of memory, the capabilities, and any unreadable lines. */
   status(): Promise<MindStatus>
-  /** Re-read every memory file and update the index (`full` re-embeds everything). */
-  reindex(options?: { full?: boolean }): Promise<ReindexReport>
   /**
    * Waits for this process's background work, then closes. With `graceMs`, waits at most that long,
    * and with `signal`, until it aborts (a process asked to stop): work still running then is handed
@@ -401,7 +359,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     return scope
   }
 
-  const mind: Mind = {
+  const mind: MindInternals = {
     config,
     home: values.home,
     agent: values.agent,
@@ -611,7 +569,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       await backend.close()
     },
   }
-  return mind
+  // One object: what a host sees is `Mind`; the internal entry hands the rest to engram's own interfaces.
+  return withInternals(mind)
 }
 
 /** Whether `work` settles before `graceMs` pass and `signal` aborts (whichever is given). */

@@ -5,7 +5,8 @@
  * `toAiSdkTools(turn.tools)` → `session.end(turn, result.responseMessages)`) and through
  * `engramMiddleware`, with a new `mind.session(id)` (or a new middleware) on every turn, the pattern
  * monitor in `active` mode, a manual clock and `mind.maintain()` between days. Only the public
- * entry points are used (`engram`, `engram/ai-sdk`, `engram/test`).
+ * entry points are used (`engram`, `engram/ai-sdk`, `engram/test`); the job queue is inspected
+ * through the internal entry.
  *
  * Everything is checked where it matters: in the request bodies the model server received. Ada
  * works with the agent for three days; Bob talks to the same agent on day 2 and 3 and must never
@@ -20,6 +21,7 @@ import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai'
 import { z } from 'zod'
 import { engramMiddleware, toAiSdkTools } from '../src/ai-sdk.ts'
 import { createMind, type Mind, type SessionOptions, type Turn } from '../src/index.ts'
+import { internalsOf } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, type FakeOpenAiServer, type FakeRequest, ManualClock, makeTempHome, startFakeOpenAiServer, type TempHome } from '../src/test.ts'
 
 const MINUTE = 60_000
@@ -206,7 +208,7 @@ test('three days of an agent loop: nudges, never-rules, identity, tool wisdom, t
   await explicitTurn('ada-mon', 'ada', 'TODO: migrate the billing cron to the new queue', [{ text: 'It is on the list.' }])
   // Four turns of Ada's, each on a new Session object: no identity extraction yet.
   assert.equal(read('shared/users/ada.md'), '')
-  assert.deepEqual(await mind.backend.lifecycle.jobs('default', { kind: 'identity' }), [])
+  assert.deepEqual(await internalsOf(mind).backend.lifecycle.jobs('default', { kind: 'identity' }), [])
 
   // ── Day 2, Tuesday: Monday's session ends at the idle boundary. ─────────────────────────────────
   clock.advanceDays(1)
@@ -228,7 +230,7 @@ test('three days of an agent loop: nudges, never-rules, identity, tool wisdom, t
   assert.match(tools5.get('deploy') ?? '', new RegExp(`^Deploy a service to a target environment\\.[\\s\\S]*${literally(DEPLOY_LESSON).source}`))
   for (const [name, description] of tools5) if (name !== 'deploy') assert.ok(!description.includes(DEPLOY_LESSON), `the deploy lesson on ${name}`)
   // (3) Identity extraction ran at Ada's fifth turn, counted over new Session objects and days.
-  const [identity] = await mind.backend.lifecycle.jobs('default', { kind: 'identity' })
+  const [identity] = await internalsOf(mind).backend.lifecycle.jobs('default', { kind: 'identity' })
   assert.deepEqual([identity?.status, identity?.payload.user, identity?.payload.count], ['done', 'ada', 5])
   assert.match(read('shared/users/ada.md'), /Name: Ada Lovelace/)
   assert.doesNotMatch(read('agents/default/memory/profile.md'), /Lovelace/, "facts about Ada go into her profile, not the agent's")

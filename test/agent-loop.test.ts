@@ -15,7 +15,7 @@ import { ManualClock } from '../src/core/clock.ts'
 import { hasCompactor } from '../src/memory/context/provider.ts'
 import { countTokens } from '../src/core/tokens.ts'
 import { toAiSdkTools } from '../src/tools/ai-sdk-tools.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import type { Turn } from '../src/session/turn.ts'
 import { type FakeChatRequest, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -55,7 +55,7 @@ function agentModel(request: FakeChatRequest) {
 
 let tmp: TempHome
 let server: FakeOpenAiServer
-let mind: Mind
+let mind: MindInternals
 const clock = new ManualClock('2026-03-02T09:00:00Z')
 
 before(async () => {
@@ -64,7 +64,7 @@ before(async () => {
   // The real default offline embedder (GloVe), as an agent gets it out of the box.
   const { ENGRAM_EMBED_MODEL: _small, ...env } = tmp.env
   // Leaf summaries of 4 messages, so that a short day-1 session can be folded and expanded below.
-  mind = await createMind({ home: tmp.home, env, clock, settings: { 'context.leafChunk': 4 } })
+  mind = await openMindInternals({ home: tmp.home, env, clock, settings: { 'context.leafChunk': 4 } })
   assert.equal(mind.embedder?.id.startsWith('offline:glove'), true, mind.embedder?.id)
 })
 after(async () => {

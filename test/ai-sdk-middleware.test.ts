@@ -14,19 +14,19 @@ import { ManualClock } from '../src/core/clock.ts'
 import { partsOf } from '../src/core/message-parts.ts'
 import type { StoredMessage } from '../src/core/message.ts'
 import { engramMiddleware } from '../src/interfaces/ai-sdk/middleware.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 let tmp: TempHome
 let server: FakeOpenAiServer
-let mind: Mind
+let mind: MindInternals
 const clock = new ManualClock('2026-03-02T09:00:00Z')
 
 before(async () => {
   tmp = makeTempHome()
   server = await startFakeOpenAiServer()
-  mind = await createMind({ home: tmp.home, env: tmp.env, clock })
+  mind = await openMindInternals({ home: tmp.home, env: tmp.env, clock })
 })
 after(async () => {
   await mind?.close()

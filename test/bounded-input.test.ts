@@ -10,13 +10,13 @@ import { ManualClock } from '../src/core/clock.ts'
 import { EngramError } from '../src/core/errors.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
 import { PASSAGE_CHARS } from '../src/memory/context/passages.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import type { EngramTool } from '../src/tools/tool.ts'
 
-async function open(t: { after(fn: () => unknown): void }, settings: Record<string, unknown> = {}): Promise<{ mind: Mind; temp: TempHome }> {
+async function open(t: { after(fn: () => unknown): void }, settings: Record<string, unknown> = {}): Promise<{ mind: MindInternals; temp: TempHome }> {
   const temp = makeTempHome('engram-bounded-')
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock: new ManualClock('2026-03-02T09:00:00Z'), settings })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock: new ManualClock('2026-03-02T09:00:00Z'), settings })
   t.after(async () => {
     await mind.close()
     temp.cleanup()

@@ -95,6 +95,16 @@ test('a configuration with three mistakes: exit 3 and all three named with fixes
   assert.match(message, /ENGRAM_LLM_TIMEOUT_MS/)
 })
 
+test('a refusal in --json carries its message and its fix apart (decision 0062)', async (t) => {
+  const tmp = makeTempHome()
+  t.after(tmp.cleanup)
+  const result = await engram(tmp, ['confirm', '--accept', '999', '--home', tmp.home])
+  assert.equal(result.code, 3)
+  assert.equal(result.json.error?.code, 'not_found')
+  assert.equal(result.json.error?.message, 'No pending confirmation has the id 999.')
+  assert.equal(result.json.error?.fix, 'Run `engram confirm` to list the pending ones and their ids.')
+})
+
 test('config shows each value and its source', async (t) => {
   const tmp = makeTempHome()
   t.after(tmp.cleanup)

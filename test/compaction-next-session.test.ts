@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
@@ -23,7 +23,7 @@ onPostgres('memory-file compaction at the next session start', (url) => {
     t.after(temp.cleanup)
     const clock = new ManualClock('2026-03-02T09:00:00Z')
     const env = { ...temp.env, ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: freshSchema(), ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake', ENGRAM_LLM_MAX_RETRIES: '0' }
-    const mind = await createMind({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null })
+    const mind = await openMindInternals({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null })
     t.after(() => mind.close())
     assert.equal(mind.backend.name, 'postgres')
     const compactions = () => server.requests.filter((request) => name(request) === 'compaction').length

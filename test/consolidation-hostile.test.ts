@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
@@ -49,7 +49,7 @@ test('daily, weekly and monthly runs over hostile knowledge files finish and los
   t.after(() => server.close())
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const settings = { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'llm.maxRetries': 0, 'jobs.eager': false }
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
   t.after(() => mind.close())
   // A session makes ada a user of this agent; then her folder gets the files as a hand would leave them.
   const s = mind.session('ada-1', { user: 'ada' })

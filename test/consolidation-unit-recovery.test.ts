@@ -12,7 +12,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { ownerOfUser } from '../src/core/owner.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
@@ -25,7 +25,7 @@ async function finishesTheUnit(backend: Backend, t: { after(fn: () => unknown): 
   const temp = makeTempHome('engram-unit-recovery-')
   t.after(temp.cleanup)
   const env = backend.name === 'postgres' ? { ...temp.env, ENGRAM_DATABASE_URL: backend.url, ENGRAM_DATABASE_SCHEMA: freshSchema() } : temp.env
-  const open = () => createMind({ home: temp.home, env, ignoreConfigFile: true, clock: new ManualClock(AT), settings: { 'llm.provider': 'none', 'jobs.eager': false } })
+  const open = () => openMindInternals({ home: temp.home, env, ignoreConfigFile: true, clock: new ManualClock(AT), settings: { 'llm.provider': 'none', 'jobs.eager': false } })
 
   const killed = await open()
   // The day's and the week's scheduled consolidations have run: the next maintain has none to run.
@@ -92,7 +92,7 @@ onPostgres('a half-written consolidation unit is finished once by the next run',
 test('a plan that cannot be finished holds back its owner only, reported, and is kept', async (t) => {
   const temp = makeTempHome('engram-unit-stuck-')
   t.after(temp.cleanup)
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock: new ManualClock(AT), settings: { 'llm.provider': 'none', 'jobs.eager': false } })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock: new ManualClock(AT), settings: { 'llm.provider': 'none', 'jobs.eager': false } })
   t.after(() => mind.close())
   const documents = mind.backend.owned(ada).documents
   await documents.append('state', 'consolidation-plan', '{"format": 1, "unit": "daily 2026-03-04", "at": "cut here', { kind: 'consolidation-plan' })

@@ -10,14 +10,14 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
 test('legacy migration gives hand-written knowledge and procedures without frontmatter the seed\'s, once a day, keeping their text, and leaves files with a frontmatter of their own or an unreadable one as they are', async (t) => {
   const temp = makeTempHome('engram-daily-')
   t.after(temp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const open = (): Promise<Mind> => createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+  const open = (): Promise<MindInternals> => openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
   let mind = await open()
   t.after(() => mind.close())
   const agentTree = join(temp.home, 'agents', mind.agent)

@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import { call } from './support/tool-calls.ts'
@@ -68,7 +68,7 @@ function brain(override?: { step: Steps; answer: FakeChatStep }) {
   }
 }
 
-async function talk(mind: Mind, clock: ManualClock, session: string, user: string, message: string): Promise<void> {
+async function talk(mind: MindInternals, clock: ManualClock, session: string, user: string, message: string): Promise<void> {
   const s = mind.session(session, { user })
   const turn = await s.begin(message)
   clock.advance(5_000)
@@ -90,7 +90,7 @@ function snapshot(root: string): Map<string, string> {
   return files
 }
 
-async function dailyJob(mind: Mind) {
+async function dailyJob(mind: MindInternals) {
   const [job] = await mind.backend.lifecycle.jobs(mind.agent, { kind: 'consolidation-daily', limit: 1 })
   return job
 }
@@ -102,7 +102,7 @@ test('a night of consolidation: procedures distilled, facts extracted and valida
   t.after(() => server.close())
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const settings = { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'llm.maxRetries': 0, 'jobs.eager': false }
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
   t.after(() => mind.close())
 
   await talk(mind, clock, 'ada-1', 'ada', 'We deploy the staging server with Kamal. To deploy: first run the tests, then run kamal deploy.')
@@ -201,7 +201,7 @@ test('every failure of the model in every step leaves the files as they were and
       const server = await startFakeOpenAiServer({ onChat: brain({ step, answer }) })
       const clock = new ManualClock('2026-03-02T09:00:00Z')
       const settings = { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'llm.maxRetries': 0, 'llm.timeoutMs': 400, 'jobs.eager': false }
-      const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
+      const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
       try {
         // An existing fact like the day's, so that every step is reached.
         await mind.backend.owned('user:ada').documents.write('knowledge', 'staging-deploys', { created_at: '2026-02-01T00:00:00.000Z', version: 1 }, '# Staging deploys\n\nThe staging server is deployed with Kamal.\n')
@@ -230,7 +230,7 @@ test('offline, the model steps are pending with the reason, and a later run with
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const offline = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'jobs.eager': false } })
+  const offline = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'jobs.eager': false } })
   await talk(offline, clock, 'ada-1', 'ada', 'We deploy the staging server with Kamal.')
   clock.advanceDays(1)
   await offline.maintain()
@@ -243,7 +243,7 @@ test('offline, the model steps are pending with the reason, and a later run with
   const server = await startFakeOpenAiServer({ onChat: brain() })
   t.after(() => server.close())
   clock.advanceDays(1)
-  const online = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'jobs.eager': false } })
+  const online = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'jobs.eager': false } })
   t.after(() => online.close())
   await online.maintain()
   assert.ok(await online.backend.owned('user:ada').documents.read('knowledge', 'staging-deploys'), 'the backlog day was consolidated')
@@ -256,7 +256,7 @@ test('a spent budget stops the run cleanly and leaves the rest for the next one'
   t.after(() => server.close())
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const settings = { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'jobs.eager': false, 'consolidation.llmCalls': 1 }
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
   t.after(() => mind.close())
   await talk(mind, clock, 'ada-1', 'ada', 'We deploy the staging server with Kamal. To deploy: first run the tests, then run kamal deploy.')
   clock.advanceDays(1)

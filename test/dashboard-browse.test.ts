@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
 import { hasCompactor } from '../src/memory/context/provider.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 const ADA = 'ada-token-0123456789abcdef'
@@ -67,7 +67,7 @@ function assertRefused(page: Page, status: number): void {
 
 describe('dashboard: reading memory', () => {
   let temp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   let app: App
   let adaConversation: number
   let bobConversation: number
@@ -81,7 +81,7 @@ describe('dashboard: reading memory', () => {
   before(async () => {
     temp = makeTempHome()
     // A small window, so that Ada's conversation is compacted into summaries (extractive: no model).
-    mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, settings: { 'context.budget': 256, 'context.freshTail': 2, 'context.leafChunk': 2 } })
+    mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, settings: { 'context.budget': 256, 'context.freshTail': 2, 'context.leafChunk': 2 } })
     app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
 
     await post(app, '/v1/memorize', ADA, {
@@ -294,7 +294,7 @@ describe('dashboard: reading memory', () => {
 describe('dashboard: reading memory on an open loopback server', () => {
   test('the agent\'s own memory only; naming a user is refused', async (t) => {
     const temp = makeTempHome()
-    const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true })
     t.after(async () => {
       await mind.close()
       temp.cleanup()
@@ -319,7 +319,7 @@ describe('dashboard: reading memory on an open loopback server', () => {
 describe('dashboard: a listing larger than a page', () => {
   test("shows the first page of the viewer's own, says there are more, and never another user's", async () => {
     const temp = makeTempHome()
-    const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true })
     try {
       const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
       // Bob's lessons first: rowids before Ada's, so a listing that filtered after reading would meet them first.

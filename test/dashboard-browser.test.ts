@@ -14,7 +14,7 @@ import { type ServerType, serve } from '@hono/node-server'
 import type { Locator, Page } from 'playwright-core'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { launchBrowser, screenshot, shownText, shownTexts, type TestBrowser } from './support/browser.ts'
 
@@ -35,7 +35,7 @@ const CONVERSATION = 'ada-heron-chat'
  * a knowledge file), the agent's own rule, ada's conversation compacted into summaries (a small
  * context budget), one confirmation of ada's waiting, one lesson of ada's forgotten.
  */
-async function buildHome(mind: Mind): Promise<void> {
+async function buildHome(mind: MindInternals): Promise<void> {
   const report = await mind.encode([
     { text: 'Answer Ada with metric units', kind: 'always', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
     { text: 'Never page Ada before 9am', kind: 'never', scope: 'global', confidence: 'high', source: 'user', owner: 'user:ada' },
@@ -89,7 +89,7 @@ async function buildHome(mind: Mind): Promise<void> {
 
 describe('the dashboard in a real browser', () => {
   let temp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   let server: ServerType
   let address: string
   let chromium: TestBrowser
@@ -99,7 +99,7 @@ describe('the dashboard in a real browser', () => {
 
   before(async () => {
     temp = makeTempHome('engram-browser-')
-    mind = await createMind({
+    mind = await openMindInternals({
       home: temp.home,
       env: temp.env,
       settings: { 'memory.mode': 'copilot', 'context.budget': 256, 'context.freshTail': 2, 'context.leafChunk': 2, 'context.threshold': 0.1 },

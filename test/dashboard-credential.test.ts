@@ -21,7 +21,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { BrowserContext, Locator, Page, Response } from 'playwright-core'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { launchBrowser, screenshot, shownText, shownTexts, type TestBrowser } from './support/browser.ts'
 import { type ServeProcess, startServe } from './support/serve-process.ts'
@@ -68,7 +68,7 @@ async function startRecorder(): Promise<{ server: Server; address: string; reque
  * ada's forgotten (for Restore); one confirmation waiting in the agent's queue and one in ada's.
  */
 async function buildHome(temp: TempHome): Promise<void> {
-  const mind = await createMind({ home: temp.home, env: temp.env, settings: { 'memory.mode': 'copilot' } })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, settings: { 'memory.mode': 'copilot' } })
   try {
     const report = await mind.encode([
       { text: 'Deploys need two approvals', kind: 'always', scope: 'global', confidence: 'high', source: 'user' },

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 const ADA = 'ada-token-ops-0123456789abcdef'
@@ -77,7 +77,7 @@ function assertEscaped(html: string): void {
 
 describe('the dashboard: overview, activity, consolidation, archive, confirmations', () => {
   let temp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   let app: App
   const start = Date.now() - 170 * DAY
   const clock = new ManualClock(new Date(start))
@@ -85,7 +85,7 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
   before(async () => {
     temp = makeTempHome('engram-dash-ops-')
     // No embedder: a handful of memories would all come back from a vector search, and count as recalled.
-    mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'memory.mode': 'copilot' } })
+    mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'memory.mode': 'copilot' } })
     app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
 
     const report = await mind.encode([

@@ -15,7 +15,7 @@ import { createLlm } from '../src/llm/create-llm.ts'
 import { createNoneLlm } from '../src/llm/none-llm.ts'
 import { parseEpisodeSections } from '../src/memory/episodes/episode-format.ts'
 import type { ActivityRecorder } from '../src/memory/episodes/recorder.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import type { Backend } from '../src/storage/contracts.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -23,13 +23,13 @@ import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 const MINUTE = 60_000
 
 interface Rig {
-  mind: Mind
+  mind: MindInternals
   backend: Backend
   recorder: ActivityRecorder
 }
 
 async function rig(temp: TempHome, clock: ManualClock, llm: Llm): Promise<Rig> {
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, llm, embedder: null, reindexOnOpen: false })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, llm, embedder: null, reindexOnOpen: false })
   return { mind, backend: mind.backend, recorder: mind.activity }
 }
 

@@ -12,7 +12,7 @@ import { z } from 'zod'
 import { EPISODIC_TYPES } from '../src/memory/episodes/recorder.ts'
 import { ManualClock } from '../src/core/clock.ts'
 import type { Owner } from '../src/core/owner.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
@@ -31,7 +31,7 @@ const deploy: ToolDefinition<{ service: string }> = {
 }
 
 /** Two users' conversations: each turn a new Session object; Ada's uses a tool and memorizes a lesson; both end. */
-async function conversations(mind: Mind, clock: ManualClock): Promise<string[]> {
+async function conversations(mind: MindInternals, clock: ManualClock): Promise<string[]> {
   const outcomes: string[] = []
   for (const [user, messages] of [
     ['ada', ['Deploy the billing service to staging, please.', 'Remember that billing deploys need the migrations first.']],
@@ -53,7 +53,7 @@ async function conversations(mind: Mind, clock: ManualClock): Promise<string[]> 
   return outcomes
 }
 
-async function episodic(mind: Mind): Promise<{ events: number; episodes: number }> {
+async function episodic(mind: MindInternals): Promise<{ events: number; episodes: number }> {
   let events = 0
   let episodes = 0
   for (const owner of OWNERS) {
@@ -68,7 +68,7 @@ async function switchedOff(t: { after(fn: () => unknown): void }, storage: Recor
   const temp = makeTempHome('engram-episodic-off-')
   t.after(temp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: temp.home, env: { ...temp.env, ...storage, ENGRAM_EPISODIC_MEMORY: 'false' }, ignoreConfigFile: true, clock, embedder: null })
+  const mind = await openMindInternals({ home: temp.home, env: { ...temp.env, ...storage, ENGRAM_EPISODIC_MEMORY: 'false' }, ignoreConfigFile: true, clock, embedder: null })
   t.after(() => mind.close())
   assert.equal(mind.config.values.memory.episodic, false)
   assert.equal(mind.config.sources['memory.episodic'], 'env')
@@ -98,7 +98,7 @@ test('by default (memory.episodic true) the same sessions log their activity and
   const temp = makeTempHome('engram-episodic-on-')
   t.after(temp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
   t.after(() => mind.close())
   assert.equal(mind.config.values.memory.episodic, true)
   const outcomes = await conversations(mind, clock)

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 const run = promisify(execFile)
@@ -38,12 +38,12 @@ const PEOPLE = {
   bob: { old: "Bob's apartment is in Porto, the city of bridges; his apartment in Porto looks at the bridges.", now: "Bob's apartment is in Madrid now, a city he likes." },
 } as const
 
-async function writeFacts(mind: Mind, user: 'ada' | 'bob'): Promise<void> {
+async function writeFacts(mind: MindInternals, user: 'ada' | 'bob'): Promise<void> {
   await mind.backend.owned(`user:${user}`).documents.write('knowledge', 'home', { created_at: JAN }, `# Where ${user} lives\n\n${PEOPLE[user].old}\n`)
 }
 
 /** What contradiction resolution writes when the newer fact replaces the older one. */
-async function supersede(mind: Mind, user: 'ada' | 'bob'): Promise<void> {
+async function supersede(mind: MindInternals, user: 'ada' | 'bob'): Promise<void> {
   const documents = mind.backend.owned(`user:${user}`).documents
   const old = await documents.read('knowledge', 'home')
   assert.ok(old)
@@ -54,7 +54,7 @@ async function supersede(mind: Mind, user: 'ada' | 'bob'): Promise<void> {
 test('a superseded fact ranks right below its successor in search_memory and priming, says so with its interval, stays findable alone, and engram history shows the chain — for its user only', async (t) => {
   const temp = makeTempHome('engram-facts-')
   const clock = new ManualClock('2026-01-03T09:00:00Z')
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock })
   t.after(async () => {
     await mind.close()
     temp.cleanup()

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test'
 import { promisify } from 'node:util'
 import { ManualClock } from '../src/core/clock.ts'
 import { createLineLogger } from '../src/core/logger.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
@@ -48,9 +48,9 @@ const minute = (offsetMinutes: number): string => `${new Date(start.getTime() + 
 const chatRequests = (): number => server.requests.filter((request) => request.path === '/v1/chat/completions').length
 const json = (lines: string[]) => lines.map((line) => JSON.parse(line) as Record<string, unknown>)
 
-async function openMind(clock: ManualClock, logLines: string[], settings: Record<string, unknown> = {}): Promise<Mind> {
+async function openMind(clock: ManualClock, logLines: string[], settings: Record<string, unknown> = {}): Promise<MindInternals> {
   const logger = createLineLogger({ level: 'debug', write: (line) => logLines.push(line) })
-  return createMind({ home: tmp.home, env: { ...tmp.env, ...llmEnv() }, clock, logger, settings })
+  return openMindInternals({ home: tmp.home, env: { ...tmp.env, ...llmEnv() }, clock, logger, settings })
 }
 
 async function engram(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -196,7 +196,7 @@ test('the next turn in another process sees what the doctor processes recorded; 
 test('a remote embedder with a wrong key: the turn still primes lexically, and TurnEnd names the embedder and its fix', async () => {
   const home = makeTempHome('engram-embedder-failure-')
   const logLines: string[] = []
-  const mind = await createMind({
+  const mind = await openMindInternals({
     home: home.home,
     env: home.env,
     clock: new ManualClock('2026-03-02T09:00:00Z'),
@@ -218,7 +218,7 @@ test('a remote embedder with a wrong key: the turn still primes lexically, and T
 
 test('write_memory_file through a turn: a procedure cannot set its own counters or protect itself, and nothing is written', async () => {
   const home = makeTempHome('engram-owned-fields-')
-  const mind = await createMind({ home: home.home, env: home.env, clock: new ManualClock('2026-03-02T09:00:00Z') })
+  const mind = await openMindInternals({ home: home.home, env: home.env, clock: new ManualClock('2026-03-02T09:00:00Z') })
   try {
     const session = mind.session('w1')
     const turn = await session.begin('Write down how we deploy.')

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import type { UserExportReport } from '../src/memory/forgetting/export-user.ts'
 import type { ToolResult } from '../src/tools/tool.ts'
@@ -38,8 +38,8 @@ function filesHolding(dirs: string[], needle: string): string[] {
 
 describe('engram export --user, then engram forget --user --purge', () => {
   let tmp: TempHome
-  let mind: Mind
-  let second: Mind
+  let mind: MindInternals
+  let second: MindInternals
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   let exportDir: string
 
@@ -54,7 +54,7 @@ describe('engram export --user, then engram forget --user --purge', () => {
     })
     return { code, json: JSON.parse(out.trim().split('\n').pop() ?? '{}') }
   }
-  async function tool(m: Mind, sessionId: string, user: string | undefined, name: string, input: unknown): Promise<ToolResult> {
+  async function tool(m: MindInternals, sessionId: string, user: string | undefined, name: string, input: unknown): Promise<ToolResult> {
     const turn = await m.session(sessionId, user === undefined ? {} : { user }).begin(`Please use ${name}.`)
     const result = await (turn.tools.find((candidate) => candidate.name === name) as { execute(input: unknown): Promise<ToolResult> }).execute(input)
     assert.ok(!result.isError, `${name}: ${result.text}`)
@@ -66,7 +66,7 @@ describe('engram export --user, then engram forget --user --purge', () => {
     mkdirSync(tmp.project, { recursive: true })
     exportDir = join(tmp.home, '..', 'ada-export')
     const open = (agent: string, settings: Record<string, unknown> = {}) =>
-      createMind({ home: tmp.home, project: tmp.project, agent, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, settings })
+      openMindInternals({ home: tmp.home, project: tmp.project, agent, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, settings })
     mind = await open('default')
     second = await open('second', { 'memory.mode': 'copilot' })
 

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import type { Turn } from '../src/session/turn.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import type { ToolResult } from '../src/tools/tool.ts'
@@ -20,13 +20,13 @@ type Hit = { id: string; kind: string; text: string; ref: string }
 
 describe('forget_memory in a session, restore and purge', () => {
   let tmp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-03-02T09:00:00Z')
 
   before(async () => {
     tmp = makeTempHome()
     mkdirSync(tmp.project, { recursive: true })
-    mind = await createMind({ home: tmp.home, project: tmp.project, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: tmp.home, project: tmp.project, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
   })
   after(async () => {
     await mind.close()

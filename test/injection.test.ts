@@ -27,7 +27,7 @@ import { ManualClock } from '../src/core/clock.ts'
 import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
 import { profileKey } from '../src/memory/engrams/profile-facts.ts'
 import { forgedLines, PAYLOADS } from '../src/memory/engrams/test-support/forged-lines.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
@@ -151,7 +151,7 @@ describe('forged-structure payloads through every channel: 0 forged lines', () =
     batch = payloads
     const tmp: TempHome = makeTempHome()
     const clock = new ManualClock(new Date('2026-03-02T09:00:00Z'))
-    const mind: Mind = await createMind({
+    const mind: MindInternals = await openMindInternals({
       home: tmp.home,
       env: tmp.env,
       ignoreConfigFile: true,

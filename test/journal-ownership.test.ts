@@ -17,7 +17,7 @@ import { ManualClock } from '../src/core/clock.ts'
 import type { StoredMessage } from '../src/core/message.ts'
 import { createJournals } from '../src/memory/journal/journal-folder.ts'
 import type { RecoveryOutcome } from '../src/memory/journal/recover-orphans.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { runChild } from '../src/storage/files/test-support/run-children.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
@@ -79,7 +79,7 @@ async function openElsewhere(home: string): Promise<Array<{ stream: string; outc
   return JSON.parse(stdout) as Array<{ stream: string; outcome: RecoveryOutcome }>
 }
 
-async function conversation(mind: Mind, sessionId: string): Promise<StoredMessage[]> {
+async function conversation(mind: MindInternals, sessionId: string): Promise<StoredMessage[]> {
   const found = await mind.backend.context.findConversation(sessionId, mind.agent)
   assert.ok(found, `conversation ${sessionId}`)
   return mind.backend.context.messages(found.id)
@@ -90,7 +90,7 @@ function journalFiles(home: string, folder: string): string[] {
   return existsSync(dir) ? readdirSync(dir).sort() : []
 }
 
-const open = (home: string, clock?: ManualClock) => createMind({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true, ...(clock ? { clock } : {}) })
+const open = (home: string, clock?: ManualClock) => openMindInternals({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true, ...(clock ? { clock } : {}) })
 
 describe('journal ownership', () => {
   it('with the writer alive, another process opens the home: nothing recovered, and the turn ends with one reply', { timeout: 120_000 }, async (t) => {

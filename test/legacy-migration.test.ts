@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import { call } from './support/tool-calls.ts'
@@ -63,7 +63,7 @@ test('a home in the old layout is migrated when a fresh process opens it: once, 
   assert.ok(existsSync(projectContext))
 
   // Reported where the agent and a person look: the agent's activity log names what came from where.
-  const mind = await createMind({ home: temp.home, project: temp.project, env: { ...temp.env, ENGRAM_EMBED_PROVIDER: 'none' }, ignoreConfigFile: true })
+  const mind = await openMindInternals({ home: temp.home, project: temp.project, env: { ...temp.env, ENGRAM_EMBED_PROVIDER: 'none' }, ignoreConfigFile: true })
   const reports = (await mind.backend.activity.read({ types: ['memory_write'] })).filter((event) => event.meta?.action === 'legacy-migration')
   assert.equal(reports.length, 3, JSON.stringify(reports))
   assert.match(reports.map((event) => event.summary).join('\n'), /legacy migration: 4 lessons from .*context.*learnings into global memory/)
@@ -109,7 +109,7 @@ onPostgres('legacy migration on open', (url) => {
     write(join(agentDir, 'learnings', 'a1.md'), '- Retry 429s with exponential backoff\n')
     assert.deepEqual((await openInFreshProcess(temp.home, undefined, storage)).warnings, [])
     await openInFreshProcess(temp.home, undefined, storage)
-    const mind = await createMind({ home: temp.home, env: { ...temp.env, ...storage, ENGRAM_EMBED_PROVIDER: 'none' }, ignoreConfigFile: true })
+    const mind = await openMindInternals({ home: temp.home, env: { ...temp.env, ...storage, ENGRAM_EMBED_PROVIDER: 'none' }, ignoreConfigFile: true })
     t.after(() => mind.close())
     assert.equal(mind.backend.name, 'postgres')
     const lessons = (await mind.memory.global.read('lessons')).entries.map((entry) => entry.text)

@@ -16,7 +16,8 @@ import { promisify } from 'node:util'
 import { ManualClock } from '../src/core/clock.ts'
 import { parseEpisodeSections } from '../src/memory/episodes/episode-format.ts'
 import type { JobOutcome } from '../src/memory/lifecycle/job-runner.ts'
-import { createMind, type MaintenanceReport } from '../src/mind.ts'
+import type { MaintenanceReport } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
@@ -232,7 +233,7 @@ test('a process killed while its background job runs leaves the job to the next 
   holdIdentity = false
   // The next process starts on the same store; until the dead process's lease expires, the job is not its to take.
   const clock = new ManualClock(new Date(start.getTime() + 5 * 60_000))
-  const mind = await createMind({ home: tmp.home, env: llmEnv(tmp), clock })
+  const mind = await openMindInternals({ home: tmp.home, env: llmEnv(tmp), clock })
   t.after(() => mind.close())
   const running = await mind.backend.lifecycle.jobs('default', { kind: 'identity' })
   assert.deepEqual(

@@ -12,18 +12,18 @@ import { after, before, beforeEach, describe, test } from 'node:test'
 import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
 import { isHeartbeatMessage } from '../src/memory/priming/classify.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
 
 const MINUTE = 60_000
 
-function open(tmp: TempHome, clock: ManualClock, env: Record<string, string> = tmp.env): Promise<Mind> {
-  return createMind({ home: tmp.home, env, ignoreConfigFile: true, clock, embedder: null })
+function open(tmp: TempHome, clock: ManualClock, env: Record<string, string> = tmp.env): Promise<MindInternals> {
+  return openMindInternals({ home: tmp.home, env, ignoreConfigFile: true, clock, embedder: null })
 }
 
-async function say(mind: Mind, sessionId: string, user: string | undefined, message: string, reply = 'Noted.') {
+async function say(mind: MindInternals, sessionId: string, user: string | undefined, message: string, reply = 'Noted.') {
   // A stateless host: a new Session object for every turn.
   const session = mind.session(sessionId, user !== undefined ? { user } : {})
   const turn = await session.begin(message)

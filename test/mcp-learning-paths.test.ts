@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ManualClock } from '../src/core/clock.ts'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import { answer, failThreeTimes, lessonFor, listenOnLoopback, postMortemsFor, RULE, read, waitFor } from './support/mcp-learning.ts'
@@ -49,7 +49,7 @@ test("a user's session over /mcp in engram serve gets its sleep replay and its e
   const server = await startFakeOpenAiServer({ onChat: answer })
   t.after(() => server.close())
   const env = { ...tmp.env, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake-model', ENGRAM_LLM_MAX_RETRIES: '0' }
-  const mind = await createMind({ home: tmp.home, env, ignoreConfigFile: true })
+  const mind = await openMindInternals({ home: tmp.home, env, ignoreConfigFile: true })
   const token = 'ada-token-0123456789abcdef'
   const app = createServeApp({ mind, credentials: parseCredentials(`${token}=default:ada`) })
   const { port, close } = await listenOnLoopback(app.fetch)
@@ -67,7 +67,7 @@ test("a user's session over /mcp in engram serve gets its sleep replay and its e
   }
 
   // A later process, eleven minutes on: the session has been idle past its boundary.
-  const later = await createMind({ home: tmp.home, env, ignoreConfigFile: true, clock: new ManualClock(new Date(Date.now() + 11 * 60_000).toISOString()) })
+  const later = await openMindInternals({ home: tmp.home, env, ignoreConfigFile: true, clock: new ManualClock(new Date(Date.now() + 11 * 60_000).toISOString()) })
   t.after(() => later.close())
   assert.equal((await later.sessions.get('mcp:ada'))?.user, 'ada')
   const report = await later.maintain()

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { openPostgres } from '../src/storage/postgres/connection.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
@@ -29,7 +29,7 @@ onPostgres('engram mcp --user learns in the user\'s memory', (url) => {
     let tmp: TempHome
     let server: FakeOpenAiServer
     let env: Record<string, string>
-    let mind: Mind
+    let mind: MindInternals
     const schema = freshSchema()
     const contextOf = async (user?: string): Promise<string> => (await mind.scope(user).memory.buildContext()).text
 
@@ -60,7 +60,7 @@ onPostgres('engram mcp --user learns in the user\'s memory', (url) => {
         ENGRAM_LLM_MODEL: 'fake-model',
         ENGRAM_LLM_MAX_RETRIES: '0',
       }
-      mind = await createMind({ home: tmp.home, env, ignoreConfigFile: true })
+      mind = await openMindInternals({ home: tmp.home, env, ignoreConfigFile: true })
       assert.equal(mind.backend.name, 'postgres')
     })
     after(async () => {

@@ -27,7 +27,7 @@ import { createMcpRoute } from '../src/interfaces/http/mcp-http.ts'
 import type { ServeEnv } from '../src/interfaces/http/support.ts'
 import { MCP_TURN_GAP_MS } from '../src/interfaces/mcp/mcp-turns.ts'
 import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { answer, failThreeTimes, hangingFor, lessonFor, listenOnLoopback, postMortemsFor, RULE, read, waitFor } from './support/mcp-learning.ts'
@@ -191,7 +191,7 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
     await ada.client.close()
     // A later process, eleven minutes on: the session has been idle past the boundary.
     const clock = new ManualClock(new Date(Date.now() + 11 * 60_000).toISOString())
-    const mind = await createMind({ home: tmp.home, env, clock, ignoreConfigFile: true })
+    const mind = await openMindInternals({ home: tmp.home, env, clock, ignoreConfigFile: true })
     try {
       const record = await mind.sessions.get('mcp:ada')
       assert.equal(record?.user, 'ada', 'the session record names the user the connection acts for')
@@ -216,7 +216,7 @@ describe('engram mcp --user: passive learning, replay and episodes reach the use
 describe('/mcp in engram serve ends its sessions\' turns as engram mcp does', () => {
   let tmp: TempHome
   let server: FakeOpenAiServer
-  let mind: Mind
+  let mind: MindInternals
   const rulesOf = (user: string): string => read(join(tmp.home, 'agents/default/users', user, 'memory/rules.md'))
   const lessonsOf = (user: string): string => read(join(tmp.home, 'agents/default/users', user, 'memory/lessons.md'))
 
@@ -224,7 +224,7 @@ describe('/mcp in engram serve ends its sessions\' turns as engram mcp does', ()
     tmp = makeTempHome('engram-serve-mcp-learning-')
     server = await startFakeOpenAiServer({ onChat: answer })
     const env = { ...tmp.env, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake-model', ENGRAM_LLM_MAX_RETRIES: '0' }
-    mind = await createMind({ home: tmp.home, env, ignoreConfigFile: true })
+    mind = await openMindInternals({ home: tmp.home, env, ignoreConfigFile: true })
   })
   after(async () => {
     await mind.close().catch(() => {})
@@ -288,7 +288,7 @@ test('two quiet minutes end an MCP turn: its work is queued when the next call c
   const server = await startFakeOpenAiServer({ onChat: answer })
   const clock = new ManualClock('2026-05-04T09:00:00Z')
   const env = { ...tmp.env, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake-model', ENGRAM_LLM_MAX_RETRIES: '0' }
-  const mind = await createMind({ home: tmp.home, env, clock, ignoreConfigFile: true })
+  const mind = await openMindInternals({ home: tmp.home, env, clock, ignoreConfigFile: true })
   t.after(async () => {
     await mind.close()
     await server.close()

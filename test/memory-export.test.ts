@@ -15,7 +15,7 @@ import { runCli } from '../src/interfaces/cli/run-cli.ts'
 import type { MemoryExportReport } from '../src/memory/portability/export-memory.ts'
 import type { MemoryImportReport } from '../src/memory/portability/import-memory.ts'
 import type { MigrationReport } from '../src/memory/portability/migrate-backend.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 /** Every file under `dir`, relative, sorted. */
@@ -45,7 +45,7 @@ const lesson = (text: string, extra: Partial<Engram> = {}): Engram => ({ text, k
 describe('engram export, import engram, migrate', () => {
   let tmp: TempHome
   let root: string
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const homes: string[] = []
   const fresh = (name: string): string => {
@@ -70,7 +70,7 @@ describe('engram export, import engram, migrate', () => {
   before(async () => {
     tmp = makeTempHome('engram-export-')
     root = join(tmp.home, '..')
-    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
     const saved = await mind.encode([
       { text: 'Answer in English unless asked otherwise', kind: 'always', scope: 'global', confidence: 'high', source: 'user' },
       { text: 'Run the migrations before deploying', kind: 'never', scope: 'global', confidence: 'high', source: 'user' },
@@ -251,11 +251,11 @@ describe('engram export, import engram, migrate', () => {
     assert.equal((await cli(home, ['export', exportDir('e')])).code, 0)
     assertSameExport(exportDir('a'), exportDir('e'))
 
-    const reopen = (h: string): Promise<Mind> => createMind({ home: h, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+    const reopen = (h: string): Promise<MindInternals> => openMindInternals({ home: h, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
     const source = await reopen(tmp.home)
     const target = await reopen(home)
     try {
-      const conversationOf = async (m: Mind) => {
+      const conversationOf = async (m: MindInternals) => {
         const conversation = await m.backend.context.findConversation('chat-ada', 'default')
         assert.ok(conversation)
         const messages = await m.backend.context.messages(conversation.id)
@@ -278,11 +278,11 @@ describe('engram export, import engram, migrate', () => {
       const [before, afterMigration] = [await conversationOf(source), await conversationOf(target)]
       assert.deepEqual(afterMigration, before)
       assert.equal(before.items.length, 3, 'a summary and the two messages after it')
-      const events = async (m: Mind) => (await m.backend.activity.read()).map(({ ref: _ref, ...event }) => event)
+      const events = async (m: MindInternals) => (await m.backend.activity.read()).map(({ ref: _ref, ...event }) => event)
       assert.deepEqual(await events(target), await events(source))
-      const turns = async (m: Mind) => (await m.backend.lifecycle.recentTurns('default', 'ada', 10)).map(({ messageId: _m, replyIds, ...turn }) => ({ ...turn, replies: replyIds.length }))
+      const turns = async (m: MindInternals) => (await m.backend.lifecycle.recentTurns('default', 'ada', 10)).map(({ messageId: _m, replyIds, ...turn }) => ({ ...turn, replies: replyIds.length }))
       assert.deepEqual(await turns(target), await turns(source))
-      const asked = async (m: Mind) => (await m.backend.confirmations.ofUser('ada')).map((c) => `${c.status} ${c.engram?.text} ${c.reason}`).sort()
+      const asked = async (m: MindInternals) => (await m.backend.confirmations.ofUser('ada')).map((c) => `${c.status} ${c.engram?.text} ${c.reason}`).sort()
       assert.deepEqual(await asked(target), await asked(source))
       assert.equal((await asked(source)).length, 2)
     } finally {

@@ -32,7 +32,7 @@ registerMemoryKind('goal', {
   agentWritable: true,
   count: { key: 'goals', label: 'goals', in: ['status', 'dashboard', 'export'] },
 })
-const { createMind } = await import('../src/mind.ts')
+const { openMindInternals } = await import('../src/mind-internals.ts')
 const { runCli } = await import('../src/interfaces/cli/run-cli.ts')
 const { growthOf, ownCounts } = await import('../src/interfaces/http/dashboard/ops-data.ts')
 const { dropSchema, freshSchema, onPostgres } = await import('../src/storage/postgres/test-support/test-database.ts')
@@ -70,7 +70,7 @@ function goalSuite(target: Target): void {
     const start = Date.now() - 160 * DAY
     const clock = new ManualClock(new Date(start))
     // No embedder: recall by words alone, so what is found is what the words match.
-    const mind = await createMind({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null })
+    const mind = await openMindInternals({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null })
     t.after(() => mind.close())
     // After the mind is closed (it writes its pending access counts as it closes).
     if (target.backend === 'postgres') t.after(() => dropSchema(target.url, schema))

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, test } from 'node:test'
 import { ExitCode } from '../src/interfaces/cli/io.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { systemClock } from '../src/core/clock.ts'
 import type { Owner } from '../src/core/owner.ts'
 import type { Backend } from '../src/storage/contracts.ts'
@@ -103,7 +103,7 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
   before(async () => {
     tmp = makeTempHome('engram-migrate-carries-')
     await buildMigrationHome(tmp.home, tmp.env, { conversations: 1, messages: 24 })
-    const mind: Mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, embedder: null, reindexOnOpen: false })
+    const mind: MindInternals = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, embedder: null, reindexOnOpen: false })
     try {
       source = { ...(await archiveAndAccess(mind.backend)), versions: (await mind.backend.documents.versions('knowledge', 'tea')).map((version) => version.path) }
     } finally {
@@ -126,7 +126,7 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
     assert.equal(run.json?.data?.status, 'complete')
     const notCarried = JSON.stringify(((run.json?.data?.agents ?? []) as Array<{ notMoved: string[] }>)[0]?.notMoved)
     assert.doesNotMatch(notCarried, /forgotten rules|archived documents|earlier versions of documents/, 'what is carried is not listed as left behind')
-    const mind = await createMind({ home: target, env: tmp.env, ignoreConfigFile: true, embedder: null, reindexOnOpen: false })
+    const mind = await openMindInternals({ home: target, env: tmp.env, ignoreConfigFile: true, embedder: null, reindexOnOpen: false })
     try {
       const there = await archiveAndAccess(mind.backend)
       assert.deepEqual(there.archive, source.archive)
@@ -164,7 +164,7 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
         const out = await engram(['migrate', '--to', folder, '--home', tmp.home], pgEnv)
         assert.equal(out.code, ExitCode.ok, JSON.stringify(out.json) + out.stderr)
         assert.equal(out.json?.data?.status, 'complete')
-        const mind = await createMind({ home: folder, env: tmp.env, ignoreConfigFile: true, embedder: null, reindexOnOpen: false })
+        const mind = await openMindInternals({ home: folder, env: tmp.env, ignoreConfigFile: true, embedder: null, reindexOnOpen: false })
         try {
           assert.equal(mind.backend.name, 'embedded')
           const there = await archiveAndAccess(mind.backend)

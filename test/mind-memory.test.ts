@@ -8,14 +8,14 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
 test('encode routes by scope through the gate; copilot confirmations survive a restart', async (t) => {
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
   const clock = new ManualClock('2026-03-02T10:00:00Z')
-  const open = (mode: string) => createMind({ home: tmp.home, project: tmp.project, env: tmp.env, clock, settings: { 'memory.mode': mode } })
+  const open = (mode: string) => openMindInternals({ home: tmp.home, project: tmp.project, env: tmp.env, clock, settings: { 'memory.mode': mode } })
 
   const mind = await open('copilot')
   const report = await mind.encode([
@@ -60,7 +60,7 @@ test('a day of activity becomes an episode at the idle boundary and is recalled 
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: tmp.home, env: tmp.env, clock })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, clock })
   await mind.activity.messageReceived('The invoice export to the accounting system is failing with a 429', { session: 's1', from: 'ada' })
   clock.advance(60_000)
   await mind.activity.toolUse('http_get', { input: { url: '/export' }, result: '429 Too Many Requests', ok: false }, { session: 's1' })
@@ -89,7 +89,7 @@ test('skills and procedures through the mind; a streamed turn survives a crash',
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: tmp.home, env: tmp.env, clock })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, clock })
   await mind.skills.save({ label: 'csv_summary', name: 'Summarise a CSV', whenToUse: 'When asked to summarise a CSV file', declarative: '1. Load it\n2. Describe columns\n' })
   assert.equal((await mind.skills.closestMatch('csv_sumary'))?.label ?? (await mind.skills.closestMatch('csv_sumary')), 'csv_summary')
   await mind.maintain()
@@ -106,7 +106,7 @@ test('skills and procedures through the mind; a streamed turn survives a crash',
   stream.write('then we push it.')
   await mind.close()
 
-  const reopened = await createMind({ home: tmp.home, env: tmp.env, clock })
+  const reopened = await openMindInternals({ home: tmp.home, env: tmp.env, clock })
   assert.equal(reopened.recoveredJournals[0]?.text, 'Here is the plan: first we tag the release, then we push it.')
   const conversation = await reopened.backend.context.findConversation('chat-9', 'default')
   assert.ok(conversation)
@@ -126,7 +126,7 @@ test('with an LLM configured, maintain() compacts a memory file past 20 entries,
   })
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const env = { ...tmp.env, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake-model', ENGRAM_LLM_MAX_RETRIES: '0' }
-  const mind = await createMind({ home: tmp.home, env, clock })
+  const mind = await openMindInternals({ home: tmp.home, env, clock })
   const lessons = Array.from({ length: 21 }, (_, i) => ({ text: `Service ${i} answers within ${i + 1} seconds`, kind: 'lesson' as const, scope: 'global' as const, confidence: 'high' as const, source: 'user' as const }))
   lessons.push({ text: 'Service 0 answers within 1 second', kind: 'lesson', scope: 'global', confidence: 'high', source: 'user' })
   await mind.encode(lessons)

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import type { EngramTool } from '../src/tools/tool.ts'
 
@@ -25,7 +25,7 @@ test('monthly forgetting archives exactly the unprotected low-activity memories,
   const start = Date.now() - 160 * DAY
   const clock = new ManualClock(new Date(start))
   // No embedder: with a handful of memories a vector KNN returns (and so counts as recalled) every one.
-  const open = (): Promise<Mind> => createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+  const open = (): Promise<MindInternals> => openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
   let mind = await open()
   t.after(() => mind.close())
 

@@ -13,7 +13,7 @@ import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { ownerOfUser } from '../src/core/owner.ts'
 import { forgottenDocumentEvent } from '../src/memory/forgetting/forget-memory.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
@@ -27,7 +27,7 @@ async function finishesTheMonth(backend: Backend, t: { after(fn: () => unknown):
   t.after(temp.cleanup)
   const env = backend.name === 'postgres' ? { ...temp.env, ENGRAM_DATABASE_URL: backend.url, ENGRAM_DATABASE_SCHEMA: freshSchema() } : temp.env
   const clock = new ManualClock('2026-05-01T08:00:00.000Z')
-  const open = () => createMind({ home: temp.home, env, ignoreConfigFile: true, clock, settings: { 'llm.provider': 'none', 'jobs.eager': false } })
+  const open = () => openMindInternals({ home: temp.home, env, ignoreConfigFile: true, clock, settings: { 'llm.provider': 'none', 'jobs.eager': false } })
 
   const killed = await open()
   // Today's scheduled work (this month's forgetting included) has run: the next maintain has none to run.

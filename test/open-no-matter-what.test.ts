@@ -17,7 +17,7 @@ import { promisify } from 'node:util'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { entriesOf, parseMemoryFile } from '../src/core/markdown-entry.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { call } from './support/tool-calls.ts'
 
@@ -84,7 +84,7 @@ describe('a home with every file the issue found stopping engram', () => {
   }
 
   test('createMind opens, reindexes, reports each file and tells the turn of each viewer once', async () => {
-    const mind: Mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true })
+    const mind: MindInternals = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true })
     try {
       assertReported(mind.lastReindex?.problems ?? [], 'reindex on open')
       assertReported((await mind.reindex()).problems, 'reindex')
@@ -135,7 +135,7 @@ describe('a home with every file the issue found stopping engram', () => {
   })
 
   test('every valid entry survives a later write, and every unreadable line is kept byte for byte', async () => {
-    const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true })
+    const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true })
     try {
       const store = mind.backend.engrams('global')
       assert.ok(store)
@@ -154,7 +154,7 @@ describe('a home with every file the issue found stopping engram', () => {
   })
 
   test('write_memory_file refuses what engram could not read, and writes nothing', async () => {
-    const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, settings: { 'memory.maxFileBytes': 4096 } })
+    const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, settings: { 'memory.maxFileBytes': 4096 } })
     try {
       const tools = mind.agentTools({ sessionId: 'chat-2' })
       const cases: Array<[Record<string, unknown>, RegExp]> = [

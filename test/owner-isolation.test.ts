@@ -26,7 +26,7 @@ import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
 import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
 import { collectMemoryTree } from '../src/memory/portability/memory-tree.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { openPostgres } from '../src/storage/postgres/connection.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import type { Turn } from '../src/session/turn.ts'
@@ -120,7 +120,7 @@ function isolationSuite(target: Target): void {
   describe(`two users: nothing of one reaches the other, through any path (${target.backend})`, () => {
     let tmp: TempHome
     let server: FakeOpenAiServer
-    let mind: Mind
+    let mind: MindInternals
     /** The mind's environment: the temp home's, plus the database and a schema of its own on PostgreSQL. */
     let env: Record<string, string>
     const schema = freshSchema()
@@ -185,7 +185,7 @@ function isolationSuite(target: Target): void {
       tmp = makeTempHome()
       env = target.backend === 'postgres' ? { ...tmp.env, ENGRAM_DATABASE_URL: target.url, ENGRAM_DATABASE_SCHEMA: schema } : tmp.env
       server = await startFakeOpenAiServer({ onChat: answer })
-      mind = await createMind({ home: tmp.home, env, ignoreConfigFile: true, clock, settings: llmSettings() })
+      mind = await openMindInternals({ home: tmp.home, env, ignoreConfigFile: true, clock, settings: llmSettings() })
       assert.equal(mind.backend.name, target.backend)
       for (const user of USERS) await plant(user)
       for (const user of USERS) {
@@ -413,7 +413,7 @@ function isolationSuite(target: Target): void {
       if (target.backend === 'postgres') assert.deepEqual(await rowsHolding(target.url, schema, SECRET.u1 as string), [], 'no row of the database holds u1')
       // Through the paths: u1 (should they come back), u2 and the agent find nothing of u1; u2 keeps theirs.
       await mind.close()
-      mind = await createMind({ home: tmp.home, env, ignoreConfigFile: true, clock, settings: llmSettings() })
+      mind = await openMindInternals({ home: tmp.home, env, ignoreConfigFile: true, clock, settings: llmSettings() })
       for (const user of ['u1', 'u2', undefined]) {
         const session = mind.session(`after-${user ?? 'agent'}`, user === undefined ? {} : { user })
         const begun = await session.begin('What do you know about the vault, its code, the basement, the fence and the deploy targets?')

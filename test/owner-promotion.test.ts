@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import type { EngramTool } from '../src/tools/tool.ts'
 
@@ -29,7 +29,7 @@ test('copilot: a promotion waits for the asking user\'s yes; accepted, it reache
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'memory.mode': 'copilot' } })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'memory.mode': 'copilot' } })
   t.after(() => mind.close())
 
   const ada = mind.session('ada-chat', { user: 'ada' })
@@ -79,7 +79,7 @@ test('copilot: a promotion waits for the asking user\'s yes; accepted, it reache
 test('autopilot: a promotion is written at once, where the owner says', async (t) => {
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock: new ManualClock('2026-03-02T09:00:00Z') })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock: new ManualClock('2026-03-02T09:00:00Z') })
   t.after(() => mind.close())
   const session = mind.session('ada-chat', { user: 'ada' })
   const turn = await session.begin('Share the office wifi name with everyone.')

@@ -12,7 +12,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import type { MindStatus } from '../src/memory/status.ts'
 import { MIGRATIONS } from '../src/storage/sqlite/migrations.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -176,7 +176,7 @@ test('a wave-1 home: two processes open it at once, it is migrated once, status 
   assert.equal(JSON.stringify(snapshot(tmp.home)), JSON.stringify(files), 'a later open changes nothing')
 
   // Each user's session now sees their own past and not the other's.
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock: new ManualClock(`${DAY}T10:00:00.000Z`), embedder: null })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock: new ManualClock(`${DAY}T10:00:00.000Z`), embedder: null })
   t.after(() => mind.close())
   assert.equal((await mind.backend.context.findConversation('chat-ada', 'default'))?.user, 'ada')
   // New sessions: priming leaves out the events of the session it primes.

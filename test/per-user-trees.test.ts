@@ -20,7 +20,7 @@ import { ManualClock } from '../src/core/clock.ts'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import type { InjectedMemory } from '../src/memory/priming/prime.ts'
 import { openPostgres } from '../src/storage/postgres/connection.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
@@ -56,7 +56,7 @@ function related(turn: Turn): InjectedMemory[] {
 function trees(target: Target): void {
   describe(`per-user trees are first-class (${target.backend})`, () => {
     let tmp: TempHome
-    let mind: Mind
+    let mind: MindInternals
     let env: Record<string, string>
     const schema = freshSchema()
     const clock = new ManualClock(new Date('2026-03-02T09:00:00Z'))
@@ -88,7 +88,7 @@ function trees(target: Target): void {
     before(async () => {
       tmp = makeTempHome()
       env = target.backend === 'postgres' ? { ...tmp.env, ENGRAM_DATABASE_URL: target.url, ENGRAM_DATABASE_SCHEMA: schema } : tmp.env
-      mind = await createMind({ home: tmp.home, env, ignoreConfigFile: true, clock })
+      mind = await openMindInternals({ home: tmp.home, env, ignoreConfigFile: true, clock })
       assert.equal(mind.backend.name, target.backend)
     })
     after(async () => {

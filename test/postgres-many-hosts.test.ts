@@ -11,7 +11,7 @@ import { describe, test } from 'node:test'
 import { checkContextConsistency } from '../src/memory/context/consistency.ts'
 import { checkContention, runMemorizers } from '../src/memory/engrams/test-support/memorize-contention.ts'
 import { exportMemory } from '../src/memory/portability/export-memory.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { dropPostgresSchema } from '../src/storage/postgres/connection.ts'
 import { startChild } from '../src/storage/files/test-support/run-children.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
@@ -32,9 +32,9 @@ async function runChild<T>(script: string, args: string[], env: Record<string, s
   return JSON.parse((await startChild(join(SUPPORT, script), args, `${script} ${args.join(' ')}`, { env }).lastLine) || '{}') as T
 }
 
-async function openHost(temp: TempHome, name: string, url: string, schema: string): Promise<Mind> {
+async function openHost(temp: TempHome, name: string, url: string, schema: string): Promise<MindInternals> {
   const { home, env } = host(temp, name, url, schema)
-  return createMind({ home, env, ignoreConfigFile: true, reindexOnOpen: false })
+  return openMindInternals({ home, env, ignoreConfigFile: true, reindexOnOpen: false })
 }
 
 

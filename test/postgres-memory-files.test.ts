@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ManualClock } from '../src/core/clock.ts'
 import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { openPostgres } from '../src/storage/postgres/connection.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -30,7 +30,7 @@ type Result = { text: string; isError?: boolean; data?: unknown }
 onPostgres('memory files through the seams', (url) => {
   describe('memory files on PostgreSQL: read, write, resources, export, forget', () => {
     let tmp: TempHome
-    let mind: Mind
+    let mind: MindInternals
     const schema = freshSchema()
     const clock = new ManualClock(start)
     const exec = (user: string | undefined, name: string, input: unknown): Promise<Result> =>
@@ -48,7 +48,7 @@ onPostgres('memory files through the seams', (url) => {
 
     before(async () => {
       tmp = makeTempHome()
-      mind = await createMind({ home: tmp.home, env: { ...tmp.env, ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: schema }, ignoreConfigFile: true, clock })
+      mind = await openMindInternals({ home: tmp.home, env: { ...tmp.env, ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: schema }, ignoreConfigFile: true, clock })
       assert.equal(mind.backend.name, 'postgres')
       for (const user of USERS) {
         const secret = SECRET[user] as string

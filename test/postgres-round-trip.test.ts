@@ -14,7 +14,7 @@ import { ManualClock } from '../src/core/clock.ts'
 import type { Engram } from '../src/core/engram.ts'
 import { exportMemory } from '../src/memory/portability/export-memory.ts'
 import { migrateBackend } from '../src/memory/portability/migrate-backend.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import type { Backend } from '../src/storage/contracts.ts'
 import { openPostgresBackend } from '../src/storage/postgres/backend.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
@@ -36,7 +36,7 @@ onPostgres('export after migrate', (url) => {
   describe('embedded home → migrate → PostgreSQL → export', () => {
     let tmp: TempHome
     let out: string
-    let mind: Mind
+    let mind: MindInternals
     let pg: Backend
     const schema = freshSchema()
     const clock = new ManualClock('2026-03-02T09:00:00Z')
@@ -44,7 +44,7 @@ onPostgres('export after migrate', (url) => {
     before(async () => {
       tmp = makeTempHome('engram-pg-round-trip-')
       out = mkdtempSync(join(tmpdir(), 'engram-pg-export-'))
-      mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+      mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
       await mind.encode([
         { text: 'Answer in English unless asked otherwise', kind: 'always', scope: 'global', confidence: 'high', source: 'user' },
         { text: 'When a deploy fails, read the release notes first', kind: 'when', scope: 'global', confidence: 'high', source: 'user', tool: 'deploy' },

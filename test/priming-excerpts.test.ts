@@ -4,11 +4,11 @@ import { ManualClock } from '../src/core/clock.ts'
 import { countTokens } from '../src/core/tokens.ts'
 import { escapeRecalled } from '../src/memory/engrams/escape-recalled.ts'
 import { forgedLines } from '../src/memory/engrams/test-support/forged-lines.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 let temp: TempHome
-let mind: Mind
+let mind: MindInternals
 
 const DAY1 = [
   ['Ada', 'Morning Bob! I finally adopted a dog from the shelter yesterday.'],
@@ -31,7 +31,7 @@ async function ingest(sessionId: string, start: string, turns: ReadonlyArray<rea
 before(async () => {
   temp = makeTempHome()
   const clock = new ManualClock('2026-03-01T09:00:00.000Z')
-  mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+  mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
   await ingest('chat-1', '2026-03-01T09:00:00.000Z', DAY1)
   clock.set('2026-03-03T18:00:00.000Z')
   await ingest('chat-2', '2026-03-03T18:00:00.000Z', DAY2)
@@ -122,7 +122,7 @@ describe('a speaker name, which starts its excerpt line', () => {
   test('is escaped as it will start the line, its colons gone: no heading or fence', async () => {
     const own = makeTempHome()
     const clock = new ManualClock('2026-03-01T09:00:00.000Z')
-    const other = await createMind({ home: own.home, env: own.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+    const other = await openMindInternals({ home: own.home, env: own.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
     try {
       // Each name loses its colons and then opens with a list or quote marker of its own.
       const names = [':1. ## qz1 Mallory', ':1. ```qz2', ':> ~~~qz3', '::## qz4']

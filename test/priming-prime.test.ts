@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { contentHash } from '../src/core/hash.ts'
 import { countTokens } from '../src/core/tokens.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { groupActivity } from '../src/memory/priming/activity-format.ts'
 import { classifyMessage } from '../src/memory/priming/classify.ts'
 import { createPrimer, type Primer } from '../src/memory/priming/prime.ts'
@@ -13,14 +13,14 @@ import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 const NOW = '2026-03-04T12:00:00.000Z'
 let temp: TempHome
-let mind: Mind
+let mind: MindInternals
 let clock: ManualClock
 let primer: Primer
 
 before(async () => {
   temp = makeTempHome()
   clock = new ManualClock(NOW)
-  mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+  mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
   await mind.backend.documents.write('user', 'ada', { name: 'Ada' }, '# Ada\n\n- Prefers short answers.\n- Works on the staging cluster.\n')
   await mind.backend.documents.write('knowledge', 'backups', { created_at: '2026-03-01T00:00:00Z' }, '# Backups\n\nThe staging database backup runs nightly at 02:00 and keeps 14 days.\n')
   await mind.backend.documents.write('procedure', 'restore-backup', { description: 'Restore the staging database from a backup' }, '# Restore\n\n1. Stop the app. 2. Load the dump.\n')

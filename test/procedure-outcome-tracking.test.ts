@@ -14,7 +14,7 @@ import { test } from 'node:test'
 import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
 import type { Procedure } from '../src/memory/procedures/procedure-store.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import type { Turn } from '../src/session/turn.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
@@ -36,13 +36,13 @@ const deploy: ToolDefinition<{ service: string }> = {
   },
 }
 
-function open(tmp: TempHome, clock: ManualClock): Promise<Mind> {
+function open(tmp: TempHome, clock: ManualClock): Promise<MindInternals> {
   // No model: the tracking is offline. No embedder: the procedure is matched by its words.
-  return createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+  return openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
 }
 
 /** The agent writes a procedure with its own tool (in the user's tree when it works for a user). */
-async function writeProcedure(mind: Mind, user?: string): Promise<void> {
+async function writeProcedure(mind: MindInternals, user?: string): Promise<void> {
   const tools = mind.agentTools({ sessionId: 'notes', ...(user !== undefined ? { user } : {}) })
   const written = await call(tools, 'write_memory_file', { path: 'procedures/deploy-billing.md', content: PROCEDURE_TEXT })
   assert.notEqual(written.isError, true, written.text)
@@ -52,7 +52,7 @@ async function writeProcedure(mind: Mind, user?: string): Promise<void> {
  * One turn of a stateless host: a new Session object every turn, the agent's tool calls through
  * the session, the reply. Returns the turn (its provenance says what priming showed).
  */
-async function turn(mind: Mind, clock: ManualClock, sessionId: string, user: string | undefined, message: string, calls: Array<[string, unknown]> = []): Promise<Turn> {
+async function turn(mind: MindInternals, clock: ManualClock, sessionId: string, user: string | undefined, message: string, calls: Array<[string, unknown]> = []): Promise<Turn> {
   const session = mind.session(sessionId, { ...(user !== undefined ? { user } : {}), tools: [deploy] })
   const begun = await session.begin(message)
   for (const [name, input] of calls) await session.execute(name, input)
@@ -63,7 +63,7 @@ async function turn(mind: Mind, clock: ManualClock, sessionId: string, user: str
 
 const shown = (begun: Turn): string[] => begun.provenance.primed.filter((item) => item.kind === 'procedure').map((item) => item.source)
 
-async function counts(mind: Mind, user?: string): Promise<[number, number]> {
+async function counts(mind: MindInternals, user?: string): Promise<[number, number]> {
   const procedure = await (user === undefined ? mind.procedures : mind.scope(user).procedures).get('deploy-billing')
   assert.ok(procedure, 'the procedure exists')
   return [procedure.successCount, procedure.failureCount]
@@ -73,7 +73,7 @@ async function counts(mind: Mind, user?: string): Promise<[number, number]> {
 const lastNote = (procedure: Procedure | null): string | undefined => (procedure?.frontmatter.last_outcome as { note?: string } | undefined)?.note
 
 /** What the tracker recorded in one owner's log. */
-async function tracked(mind: Mind, owner: 'agent' | `user:${string}`): Promise<Array<Record<string, unknown>>> {
+async function tracked(mind: MindInternals, owner: 'agent' | `user:${string}`): Promise<Array<Record<string, unknown>>> {
   const records = await mind.backend.owned(owner).activity.read({ types: ['memory_write'] })
   return records.filter((record) => record.meta?.origin === 'procedure_outcome_tracking').map((record) => record.meta as Record<string, unknown>)
 }

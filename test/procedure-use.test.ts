@@ -16,7 +16,7 @@ import { test } from 'node:test'
 import { z } from 'zod'
 import { parseFrontmatter } from '../src/core/frontmatter.ts'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import type { Turn } from '../src/session/turn.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
@@ -43,12 +43,12 @@ const shell: ToolDefinition<{ command: string }> = {
   },
 }
 
-function open(tmp: TempHome, clock: ManualClock): Promise<Mind> {
-  return createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'jobs.eager': false } })
+function open(tmp: TempHome, clock: ManualClock): Promise<MindInternals> {
+  return openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'jobs.eager': false } })
 }
 
 /** The agent writes the three procedures with its own tool, for every user. */
-async function writeProcedures(mind: Mind): Promise<void> {
+async function writeProcedures(mind: MindInternals): Promise<void> {
   const tools = mind.agentTools({ sessionId: 'notes' })
   for (const [slug, content] of Object.entries(PROCEDURES)) {
     const written = await call(tools, 'write_memory_file', { path: `procedures/${slug}.md`, content, owner: 'agent' })
@@ -58,7 +58,7 @@ async function writeProcedures(mind: Mind): Promise<void> {
 }
 
 /** One turn of a stateless host: a new Session object, the agent's calls through it, its reply. */
-async function turn(mind: Mind, clock: ManualClock, sessionId: string, user: string, message: string, calls: Array<[string, unknown]>, reply: string): Promise<Turn> {
+async function turn(mind: MindInternals, clock: ManualClock, sessionId: string, user: string, message: string, calls: Array<[string, unknown]>, reply: string): Promise<Turn> {
   const session = mind.session(sessionId, { user, tools: [shell] })
   const begun = await session.begin(message)
   for (const [name, input] of calls) assert.notEqual((await session.execute(name, input)).isError, true, `${name} ${JSON.stringify(input)}`)
@@ -70,14 +70,14 @@ async function turn(mind: Mind, clock: ManualClock, sessionId: string, user: str
 const shownProcedures = (begun: Turn): string[] => begun.provenance.primed.filter((item) => item.kind === 'procedure').map((item) => item.source)
 
 /** Recalls of a procedure: the access counts of its index units. */
-async function uses(mind: Mind, source: string): Promise<number> {
+async function uses(mind: MindInternals, source: string): Promise<number> {
   const ids = [...(await mind.backend.index.hashes(source)).keys()]
   assert.ok(ids.length > 0, `${source} is indexed`)
   return (await mind.backend.index.get(ids)).reduce((sum, unit) => sum + unit.accessCount, 0)
 }
 
 /** The credits recorded in one owner's log. */
-async function credits(mind: Mind, owner: `user:${string}` | 'agent'): Promise<Array<Record<string, unknown>>> {
+async function credits(mind: MindInternals, owner: `user:${string}` | 'agent'): Promise<Array<Record<string, unknown>>> {
   const records = await mind.backend.owned(owner).activity.read({ types: ['memory_write'] })
   return records.filter((record) => record.meta?.origin === 'procedure_use').map((record) => record.meta as Record<string, unknown>)
 }

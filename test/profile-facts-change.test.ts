@@ -9,14 +9,14 @@ import { readFileSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
 test('"I moved to Lisbon" replaces "I live in Berlin" in the user\'s profile, the old value kept in its history, and no other user\'s profile changes', async (t) => {
   const temp = makeTempHome('engram-facts-')
   t.after(temp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
   t.after(() => mind.close())
   const say = async (user: string, messages: string[]): Promise<void> => {
     for (const message of messages) {

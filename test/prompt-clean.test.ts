@@ -14,7 +14,7 @@ import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai'
 import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
 import { engramMiddleware } from '../src/interfaces/ai-sdk/middleware.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import type { Turn } from '../src/session/turn.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -24,8 +24,8 @@ const MINUTE = 60_000
 const root = resolve(import.meta.dirname, '..')
 const bin = join(root, 'src/interfaces/cli/bin.ts')
 
-function open(tmp: TempHome, clock: ManualClock, options: { project?: string; mode?: string; env?: Record<string, string> } = {}): Promise<Mind> {
-  return createMind({
+function open(tmp: TempHome, clock: ManualClock, options: { project?: string; mode?: string; env?: Record<string, string> } = {}): Promise<MindInternals> {
+  return openMindInternals({
     home: tmp.home,
     env: options.env ?? tmp.env,
     ignoreConfigFile: true,
@@ -37,7 +37,7 @@ function open(tmp: TempHome, clock: ManualClock, options: { project?: string; mo
 }
 
 /** One turn on a new Session object, as a stateless host runs it. */
-async function say(mind: Mind, sessionId: string, user: string, message: string, reply = 'Noted.') {
+async function say(mind: MindInternals, sessionId: string, user: string, message: string, reply = 'Noted.') {
   const session = mind.session(sessionId, { user })
   const turn = await session.begin(message)
   const end = await session.end(turn, reply)

@@ -20,7 +20,7 @@ import { toAiSdkTools } from '../src/tools/ai-sdk-tools.ts'
 import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
 import { MCP_TURN_GAP_MS } from '../src/interfaces/mcp/mcp-turns.ts'
 import { NUDGE_HEADER } from '../src/memory/learning/pattern-monitor.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import type { Turn } from '../src/session/turn.ts'
 import { type FakeChatRequest, type FakeChatStep, type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -63,7 +63,7 @@ function callTool(name: string, args: unknown, id: string): FakeChatStep {
 }
 
 
-async function mcpClient(mind: Mind, user: string): Promise<Client> {
+async function mcpClient(mind: MindInternals, user: string): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   const client = new Client({ name: 'test', version: '1.0.0' })
   await Promise.all([createMindMcpServer(mind, { session: { sessionId: `mcp-${user}`, user } }).connect(serverSide), client.connect(clientSide)])
@@ -73,13 +73,13 @@ async function mcpClient(mind: Mind, user: string): Promise<Client> {
 describe('nudges reach the model in active mode, through every adapter', () => {
   let tmp: TempHome
   let server: FakeOpenAiServer
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-03-02T09:00:00Z')
 
   before(async () => {
     tmp = makeTempHome()
     server = await startFakeOpenAiServer()
-    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'learning.patternMonitorMode': 'active' } })
+    mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'learning.patternMonitorMode': 'active' } })
   })
   after(async () => {
     await mind?.close()
@@ -88,7 +88,7 @@ describe('nudges reach the model in active mode, through every adapter', () => {
   })
 
   /** One turn of a host that creates the session anew on every turn. */
-  async function begin(message: string): Promise<{ session: ReturnType<Mind['session']>; turn: Turn }> {
+  async function begin(message: string): Promise<{ session: ReturnType<MindInternals['session']>; turn: Turn }> {
     const session = mind.session('chat', { user: 'ada', tools: [deploy, scratchpad] })
     return { session, turn: await session.begin(message) }
   }
@@ -160,7 +160,7 @@ describe('nudges reach the model in active mode, through every adapter', () => {
 
   test('passive mode learns the rule but sends no nudge', async () => {
     const passiveHome = makeTempHome()
-    const passive = await createMind({ home: passiveHome.home, env: passiveHome.env, ignoreConfigFile: true, clock, embedder: null })
+    const passive = await openMindInternals({ home: passiveHome.home, env: passiveHome.env, ignoreConfigFile: true, clock, embedder: null })
     try {
       const session = passive.session('chat', { tools: [deploy] })
       const turn = await session.begin('Deploy it.')
@@ -179,14 +179,14 @@ describe('nudges reach the model in active mode, through every adapter', () => {
 describe('a host reports what only it sees: history repairs and an exhausted round cap', () => {
   let tmp: TempHome
   let server: FakeOpenAiServer
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-03-03T09:00:00Z')
 
   before(async () => {
     tmp = makeTempHome()
     // A model that never stops calling tools.
     server = await startFakeOpenAiServer({ onChat: (request: FakeChatRequest) => callTool('deploy', { target: `t${request.messages.length}` }, `c${request.messages.length}`) })
-    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'learning.patternMonitorMode': 'active' } })
+    mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'learning.patternMonitorMode': 'active' } })
   })
   after(async () => {
     await mind?.close()
@@ -241,12 +241,12 @@ describe('a host reports what only it sees: history repairs and an exhausted rou
 
 describe('the current task and recently resolved issues are in the prompt (layer 2)', () => {
   let tmp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-03-04T09:00:00Z')
 
   before(async () => {
     tmp = makeTempHome()
-    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
   })
   after(async () => {
     await mind?.close()
@@ -307,12 +307,12 @@ describe('the current task and recently resolved issues are in the prompt (layer
 
 describe('a never-rule reads as never wherever it is shown', () => {
   let tmp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-03-05T09:00:00Z')
 
   before(async () => {
     tmp = makeTempHome()
-    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
   })
   after(async () => {
     await mind?.close()
@@ -358,13 +358,13 @@ describe('a never-rule reads as never wherever it is shown', () => {
 
 describe('tool wisdom is on the tool it names only, and bounded for the whole request', () => {
   let tmp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-03-06T09:00:00Z')
   const ownTools = [deploy, scratchpad]
 
   before(async () => {
     tmp = makeTempHome()
-    mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, embedder: null })
   })
   after(async () => {
     await mind?.close()

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
 const ANSWER = (topic: string): string =>
@@ -15,7 +15,7 @@ const ANSWER = (topic: string): string =>
 test("the user's own statement ranks above the assistant's long answers on the same topic, in search_memory and in priming", async (t) => {
   const temp = makeTempHome('engram-chat-')
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock })
   t.after(async () => {
     await mind.close()
     temp.cleanup()
@@ -37,7 +37,7 @@ test("the user's own statement ranks above the assistant's long answers on the s
   assert.match(first, /256MB/, found.text)
   assert.ok(turn.system.includes('capped at 256MB'), 'primed before the turn')
   // With no difference between the two (weight 1), the answers come first: the setting is what does it.
-  const even = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, settings: { 'retrieval.agentMessageWeight': 1 } })
+  const even = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, settings: { 'retrieval.agentMessageWeight': 1 } })
   t.after(() => even.close())
   const hits = (await even.retriever.search('What memory limit and eviction policy did I set for my Redis cache?', { viewer: { agent: even.agent, user: 'ada' }, kinds: ['message'], limit: 10, recordAccess: false })).hits
   const rank = (predicate: (text: string, role: unknown) => boolean): number => hits.findIndex((hit) => predicate(hit.unit.text, hit.unit.meta?.role))
@@ -48,7 +48,7 @@ test("the user's own statement ranks above the assistant's long answers on the s
 test('a fact restated later with a new value ranks above the older statement, which stays findable', async (t) => {
   const temp = makeTempHome('engram-restated-')
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock })
   t.after(async () => {
     await mind.close()
     temp.cleanup()
@@ -66,7 +66,7 @@ test('a fact restated later with a new value ranks above the older statement, wh
   const hits = (await mind.retriever.search(question, { viewer: { agent: mind.agent, user: 'ada' }, kinds: ['message'], limit: 10, recordAccess: false })).hits.map((hit) => hit.unit.text)
   assert.ok(hits.indexOf(newer) >= 0 && hits.indexOf(newer) < hits.indexOf(older), hits.join('\n'))
   // Switched off (similarity 1), the older statement — more words in common with the question — comes first.
-  const plain = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, settings: { 'retrieval.restatementSimilarity': 1 } })
+  const plain = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, settings: { 'retrieval.restatementSimilarity': 1 } })
   t.after(() => plain.close())
   const before = (await plain.retriever.search(question, { viewer: { agent: plain.agent, user: 'ada' }, kinds: ['message'], limit: 10, recordAccess: false })).hits.map((hit) => hit.unit.text)
   assert.ok(before.indexOf(older) >= 0 && before.indexOf(older) < before.indexOf(newer), before.join('\n'))

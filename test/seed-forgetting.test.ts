@@ -16,7 +16,7 @@ import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import type { DocKind, Frontmatter } from '../src/core/memory-doc.ts'
 import type { Owner } from '../src/core/owner.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
@@ -33,23 +33,23 @@ function envFor(backend: Backend, temp: TempHome): Record<string, string> {
 }
 
 /** A live document of `owner` (null when it is not live). */
-const live = (mind: Mind, owner: Owner, kind: DocKind, slug: string) => mind.backend.owned(owner).documents.read(kind, slug)
-const frontmatterOf = async (mind: Mind, owner: Owner, kind: DocKind, slug: string): Promise<Frontmatter> => (await live(mind, owner, kind, slug))?.frontmatter ?? {}
+const live = (mind: MindInternals, owner: Owner, kind: DocKind, slug: string) => mind.backend.owned(owner).documents.read(kind, slug)
+const frontmatterOf = async (mind: MindInternals, owner: Owner, kind: DocKind, slug: string): Promise<Frontmatter> => (await live(mind, owner, kind, slug))?.frontmatter ?? {}
 /** The text archived at `inner` (`forgotten/episode/<day>.md`) in `owner`'s tree, or null. */
-async function archived(mind: Mind, owner: Owner, inner: string): Promise<string | null> {
+async function archived(mind: MindInternals, owner: Owner, inner: string): Promise<string | null> {
   const tree = owner === 'agent' ? `agents/${mind.agent}` : `agents/${mind.agent}/users/${owner.slice('user:'.length)}`
   return (await mind.backend.owned(owner).documents.readArchived?.(`${tree}/archive/${inner}`)) ?? null
 }
 
 /** One turn of `user` in a new Session object, with an optional tool call; the session ends. */
-async function turn(mind: Mind, sessionId: string, user: string, message: string, act?: (tools: Awaited<ReturnType<ReturnType<Mind['session']>['begin']>>['tools']) => Promise<void>): Promise<void> {
+async function turn(mind: MindInternals, sessionId: string, user: string, message: string, act?: (tools: Awaited<ReturnType<ReturnType<MindInternals['session']>['begin']>>['tools']) => Promise<void>): Promise<void> {
   const session = mind.session(sessionId, { user })
   const begun = await session.begin(message)
   await act?.(begun.tools)
   await session.end(begun, 'Noted, thank you.')
 }
 
-async function maintainOn(mind: Mind, clock: ManualClock, day: number) {
+async function maintainOn(mind: MindInternals, clock: ManualClock, day: number) {
   clock.set(new Date(START + day * DAY))
   return mind.maintain()
 }
@@ -59,7 +59,7 @@ async function forgettingOverMonths(backend: Backend, t: { after(fn: () => unkno
   t.after(temp.cleanup)
   const clock = new ManualClock(new Date(START))
   // No embedder: with a handful of memories a vector KNN would return (and so count as recalled) every one.
-  const mind = await createMind({ home: temp.home, env: envFor(backend, temp), ignoreConfigFile: true, clock, embedder: null })
+  const mind = await openMindInternals({ home: temp.home, env: envFor(backend, temp), ignoreConfigFile: true, clock, embedder: null })
   t.after(() => mind.close())
   assert.equal(mind.backend.name, backend.name)
 
@@ -166,7 +166,7 @@ const STAGING = [
   ['knowledge/staging-db-backups.md', '# Staging database\nThe staging database db-staging-1 for the billing service is backed up nightly.\n'],
 ] as const
 
-async function writeNotes(mind: Mind, user: string, notes: ReadonlyArray<readonly [string, string]>): Promise<void> {
+async function writeNotes(mind: MindInternals, user: string, notes: ReadonlyArray<readonly [string, string]>): Promise<void> {
   await turn(mind, `${user}-notes`, user, 'Please keep these notes.', async (tools) => {
     for (const [path, content] of notes) assert.notEqual((await call(tools, 'write_memory_file', { path, content })).isError, true)
   })
@@ -181,7 +181,7 @@ async function lowActivityMerge(backend: Backend, t: { after(fn: () => unknown):
     const clock = new ManualClock(new Date(START))
     const base = envFor(backend, temp)
     const env = online ? { ...base, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake', ENGRAM_LLM_MAX_RETRIES: '0' } : base
-    const mind = await createMind({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null })
+    const mind = await openMindInternals({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null })
     t.after(() => mind.close())
     await writeNotes(mind, 'ada', STAGING)
     // Bob's note is as alike, but his: never merged with Ada's.

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { checkBind, parseCredentials } from '../src/interfaces/http/credentials.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import { ADA, ADMIN, AGENT, type App, assertError, openServeHome, type ServeHome, BOB, call, TOKENS } from './support/serve-app.ts'
 import { startServe } from './support/serve-process.ts'
@@ -106,6 +106,18 @@ describe('engram serve: the HTTP API with tokens', () => {
     assertError(await call(app, 'POST', '/v1/memorize', { token: ADA, raw: JSON.stringify({ entries: [{ text: big, kind: 'lesson' }] }) }), 413, 'limit_exceeded')
   })
 
+  test("a tool's refusal is answered with the tool's own code, message and fix, not its text parsed (decision 0062)", async () => {
+    const small = await openServeHome({ 'limits.toolInputChars': 500 })
+    try {
+      const answer = await call(small.app, 'POST', '/v1/memorize', { token: ADA, body: { entries: [{ text: 'y'.repeat(1_000), kind: 'lesson' }] } })
+      assertError(answer, 413, 'limit_exceeded')
+      assert.match(answer.body.error.message, /^memorize was called with an input of .* over the limit of 500 \(limits\.toolInputChars\)\.$/)
+      assert.match(answer.body.error.fix, /ENGRAM_MAX_TOOL_INPUT_CHARS/)
+    } finally {
+      await small.close()
+    }
+  })
+
   test('a cross-site POST is refused', async () => {
     const body = { entries: [{ text: 'A page on another site wrote this lesson.', kind: 'lesson' }] }
     assertError(await call(app, 'POST', '/v1/memorize', { token: ADA, body, headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } }), 403, 'access_denied')
@@ -129,7 +141,7 @@ describe('engram serve: the HTTP API with tokens', () => {
 describe('engram serve: loopback without tokens', () => {
   test('requests act as the agent alone, under a loopback Host only, and may not name a user', async (t) => {
     const temp = makeTempHome()
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env })
     t.after(async () => {
       await mind.close()
       temp.cleanup()
@@ -169,7 +181,7 @@ test('`engram serve` serves, stops on SIGTERM with exit 0, and what it stored is
   assert.equal(await server.stop('SIGTERM'), 0, server.stderr())
   assert.match(server.stderr(), /stopped \(SIGTERM\)/)
 
-  const mind = await createMind({ home: temp.home, env: temp.env })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env })
   try {
     const found = await mind.retriever.search('Orion nightly backup', { limit: 5, viewer: mind.scope().viewer, recordAccess: false })
     assert.ok(found.hits.some((hit) => hit.unit.text.includes('nightly Orion backup')), JSON.stringify(found.hits.map((hit) => hit.unit.text)))

@@ -13,7 +13,7 @@ import { execFile } from 'node:child_process'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, test } from 'node:test'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { type EndedTurn, type LoadRun, type Memorized, runClients, type ServeUser } from './support/serve-clients.ts'
 import { type ServeProcess, startServe } from './support/serve-process.ts'
@@ -44,7 +44,7 @@ async function missingFromSearch(address: string, memorized: readonly Memorized[
 
 /** The acknowledged turns whose stored message, provenance or (ended ones) reply is not in the home. */
 async function missingTurns(temp: TempHome, turns: readonly EndedTurn[]): Promise<string[]> {
-  const mind = await createMind({ home: temp.home, env: temp.env })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env })
   try {
     const missing: string[] = []
     for (const turn of turns) {

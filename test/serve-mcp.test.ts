@@ -19,7 +19,7 @@ import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
 import { createMcpRoute } from '../src/interfaces/http/mcp-http.ts'
 import type { ServeEnv } from '../src/interfaces/http/support.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 const ADA = 'ada-token-0123456789abcdef'
@@ -58,7 +58,7 @@ async function promptText(client: Client, args: Record<string, string>): Promise
 
 describe('engram serve: MCP over streamable HTTP', () => {
   let temp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   let server: ServerType
   let url: URL
   const open: Connection[] = []
@@ -70,7 +70,7 @@ describe('engram serve: MCP over streamable HTTP', () => {
 
   before(async () => {
     temp = makeTempHome('engram-serve-mcp-')
-    mind = await createMind({ home: temp.home, env: temp.env })
+    mind = await openMindInternals({ home: temp.home, env: temp.env })
     const app = createServeApp({ mind, credentials: parseCredentials(TOKENS) })
     const port = await new Promise<number>((resolve) => {
       server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(info.port))
@@ -209,7 +209,7 @@ describe('engram serve: MCP over streamable HTTP', () => {
 describe('engram serve: MCP sessions are bounded, expire when idle, and end with the mind', () => {
   test('the caller\'s least recently used session makes room; an idle one is closed; a closed mind refuses them all', async () => {
     const temp = makeTempHome('engram-serve-mcp-limits-')
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env })
     try {
       // The app's checks set the principal; here a token-less rig sets Ada's, to reach the limits.
       const app = new Hono<ServeEnv>()
@@ -245,7 +245,7 @@ describe('engram serve: MCP sessions are bounded, expire when idle, and end with
 
   test('a caller whose every session is answering a call is refused with 429; concurrent initializes do not pass its bound', async () => {
     const temp = makeTempHome('engram-serve-mcp-busy-')
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env })
     try {
       const app = new Hono<ServeEnv>()
       app.use('*', async (c, next) => {

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test'
 import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials, withDashboardToken } from '../src/interfaces/http/credentials.ts'
 import { openApiPath } from '../src/interfaces/http/openapi.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import { ADA, ADMIN, AGENT, type App, assertError, openServeHome, type ServeHome, assertOk, BOB, call, type Json, TOKENS } from './support/serve-app.ts'
 
@@ -28,7 +28,7 @@ async function memorize(app: App, token: string, text: string, kind: string): Pr
 
 describe('engram serve: recall, context, turns, forget, restore, export', () => {
   let home: ServeHome
-  let mind: Mind
+  let mind: MindInternals
   let app: App
   before(async () => {
     home = await openServeHome()
@@ -228,7 +228,7 @@ describe('engram serve: a large export', () => {
 
 describe('engram serve: erasing a user', () => {
   let home: ServeHome
-  let mind: Mind
+  let mind: MindInternals
   let app: App
   before(async () => {
     home = await openServeHome()
@@ -347,7 +347,7 @@ describe('engram serve: confirmations', () => {
 describe('engram serve: the OpenAPI document', () => {
   test('lists every /v1 route the app serves, and only those, with request schemas from zod and the error shape', async (t) => {
     const temp = makeTempHome()
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env })
     t.after(async () => {
       await mind.close()
       temp.cleanup()
@@ -408,7 +408,7 @@ describe('engram serve: the browser token', () => {
 
   test("?token= becomes a session cookie at this server's own path, a 303 there without the token and no referrer; the session works on the dashboard only", async (t) => {
     const temp = makeTempHome()
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env })
     t.after(async () => {
       await mind.close()
       temp.cleanup()
@@ -493,7 +493,7 @@ describe('engram serve: the browser token', () => {
 
   test("a browser navigating to a page gets the landing page, which names no place; programs are answered where they ask", async (t) => {
     const temp = makeTempHome()
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env })
     t.after(async () => {
       await mind.close()
       temp.cleanup()
@@ -533,7 +533,7 @@ describe('engram serve: the browser token', () => {
 
   test("an open server's dashboard token is no bearer token and no administrator; a wrong bearer is 401", async (t) => {
     const temp = makeTempHome()
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env })
     t.after(async () => {
       await mind.close()
       temp.cleanup()

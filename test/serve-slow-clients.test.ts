@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { type ServeProcess, startServe } from './support/serve-process.ts'
 import { closedWithin, connected, send, sleep, statusOf, trickle } from './support/slow-clients.ts'
@@ -72,7 +72,7 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
   before(async () => {
     temp = makeTempHome('engram-serve-slow-')
     // A large export: more than the socket buffers hold, so its answer is still being written while its client waits.
-    const mind = await createMind({ home: temp.home, env: temp.env })
+    const mind = await openMindInternals({ home: temp.home, env: temp.env })
     try {
       for (let i = 0; i < TOPICS; i++) await mind.backend.documents.write('knowledge', `topic-${i}`, { confidence: 0.8 }, `# Topic ${i}\n\n${`Fact ${i} about the Orion relay, kept in full. `.repeat(3_000)}\n`)
     } finally {

@@ -15,7 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { EngramError } from '../src/core/errors.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { type ServeProcess, startServe } from './support/serve-process.ts'
@@ -142,7 +142,7 @@ describe('engram mcp: --session naming another user\'s derived id', () => {
 
 /** The library path on one backend: `env` opens the home on it. */
 async function libraryScenario(temp: TempHome, env: Record<string, string>): Promise<void> {
-  const mind = await createMind({ home: temp.home, env, ignoreConfigFile: true })
+  const mind = await openMindInternals({ home: temp.home, env, ignoreConfigFile: true })
   try {
     assert.equal(mind.backend.name === 'postgres', env.ENGRAM_DATABASE_URL !== undefined)
     // A new Session object per attempt, as a host makes one per turn.

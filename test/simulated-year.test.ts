@@ -16,7 +16,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import { call } from './support/tool-calls.ts'
@@ -101,7 +101,7 @@ function bobSays(d: number): string {
   return `I watered the garden and read chapter ${d} of my novel.`
 }
 
-async function turn(mind: Mind, session: string, user: string | undefined, message: string, act?: (tools: Awaited<ReturnType<ReturnType<Mind['session']>['begin']>>['tools']) => Promise<void>) {
+async function turn(mind: MindInternals, session: string, user: string | undefined, message: string, act?: (tools: Awaited<ReturnType<ReturnType<MindInternals['session']>['begin']>>['tools']) => Promise<void>) {
   const s = mind.session(session, user ? { user } : {})
   const t = await s.begin(message)
   await act?.(t.tools)
@@ -124,7 +124,7 @@ function memoryFiles(root: string): Map<string, string> {
 }
 
 interface Year {
-  mind: Mind
+  mind: MindInternals
   home: string
   clock: ManualClock
   forgotten: string[]
@@ -143,7 +143,7 @@ async function liveAYear(t: { after(fn: () => unknown): void }, withModel: boole
     t.after(() => server.close())
     settings = { ...settings, 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'year-model', 'llm.maxRetries': 0 }
   }
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
   t.after(() => mind.close())
 
   // Day 0: what a person and the agent wrote by hand.
@@ -191,7 +191,7 @@ async function forgottenPaths(home: string): Promise<string[]> {
   return [...memoryFiles(home).keys()].filter((path) => /archive\/forgotten\/(knowledge|procedure)\//.test(path))
 }
 
-async function assertIsolation(mind: Mind): Promise<void> {
+async function assertIsolation(mind: MindInternals): Promise<void> {
   const bob = await turn(mind, 'bob-check', 'bob', 'What runs the staging server, where is the backup key, when is standup?')
   // The results, without the line that repeats the query.
   const bobSearch = (await call(bob.tools, 'search_memory', { query: 'staging server Kamal Fly backup key standup Atlas VPN' })).text.split('\n').slice(1).join('\n')
@@ -201,7 +201,7 @@ async function assertIsolation(mind: Mind): Promise<void> {
   assert.doesNotMatch(`${ada.system}\n${adaSearch}`, /Helix|garden|novel|users\/bob/, 'nothing of bob\'s reaches ada')
 }
 
-async function assertSecondRunsChangeNothing(mind: Mind, home: string): Promise<void> {
+async function assertSecondRunsChangeNothing(mind: MindInternals, home: string): Promise<void> {
   for (const period of ['daily', 'weekly', 'monthly'] as const) {
     await mind.consolidate(period)
     const once = memoryFiles(home)
@@ -210,7 +210,7 @@ async function assertSecondRunsChangeNothing(mind: Mind, home: string): Promise<
   }
 }
 
-async function assertEveryArchivedRestores(mind: Mind, home: string): Promise<number> {
+async function assertEveryArchivedRestores(mind: MindInternals, home: string): Promise<number> {
   let restored = 0
   for (const path of memoryFiles(home).keys()) {
     const match = /users\/(\w+)\/archive\/(forgotten|merged)\/(knowledge|procedure)\/([^/]+)\.md$/.exec(path) ?? /agents\/default\/archive\/(forgotten|merged)\/(knowledge|procedure)\/([^/]+)\.md$/.exec(path)

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test'
 import { EngramError } from '../src/core/errors.ts'
 import type { Command, CommandContext, CommandResult } from '../src/interfaces/cli/command.ts'
 import { COMMANDS } from '../src/interfaces/cli/commands/index.ts'
-import { createMind } from '../src/mind.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
@@ -86,7 +86,7 @@ test('save drafts a skill from recent activity with the LLM; a failed draft save
   server.reset()
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
-  const mind = await createMind({ home: tmp.home, env: tmp.env, reindexOnOpen: false })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, reindexOnOpen: false })
   await mind.backend.activity.append({ ts: '2026-04-11T10:00:00Z', type: 'message_received', content: 'Take a quick look at sales_q3.csv' })
   await mind.backend.activity.append({ ts: '2026-04-11T10:00:05Z', type: 'tool_use', tool: 'workspace', content: 'df = pd.read_csv("sales_q3.csv"); df.describe()' })
   await mind.backend.activity.append({ ts: '2026-04-11T10:00:09Z', type: 'response_sent', content: "Here's what I found..." })
@@ -120,7 +120,7 @@ test('save --user drafts from the work done with that user (their activity is lo
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
   // Work with Ada as a host does it: a session for her, a turn, a tool call, the reply.
-  const mind = await createMind({ home: tmp.home, env: tmp.env, reindexOnOpen: false })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, reindexOnOpen: false })
   const session = mind.session('chat-ada', { user: 'ada' })
   const turn = await session.begin('Summarise the churn in customers_q3.csv for me')
   await session.execute('memorize', { entries: [{ text: 'customers_q3.csv has one row per account, churn in column "left"', kind: 'lesson' }] })

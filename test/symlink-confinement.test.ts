@@ -16,7 +16,7 @@ import { promisify } from 'node:util'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 import { call, textOf } from './support/tool-calls.ts'
 
@@ -46,7 +46,7 @@ const PROBE = 'password hunter2 notes mention lesson topic message reply issue'
 describe('symbolic links leading out of a memory folder are never read', () => {
   let tmp: TempHome
   let outside: string
-  let mind: Mind
+  let mind: MindInternals
   const links: string[] = []
 
   before(async () => {
@@ -109,7 +109,7 @@ describe('symbolic links leading out of a memory folder are never read', () => {
     // A whole folder linked elsewhere by its owner: its files are memory.
     symlinkSync(linkedFolder, join(home, 'shared/procedures'))
 
-    mind = await createMind({ home, project: tmp.project, env: tmp.env, ignoreConfigFile: true })
+    mind = await openMindInternals({ home, project: tmp.project, env: tmp.env, ignoreConfigFile: true })
   })
 
   after(async () => {
@@ -126,7 +126,7 @@ describe('symbolic links leading out of a memory folder are never read', () => {
     assert.ok(report.problems.some((problem) => problem.file === 'agents/default/skills/leak' && /leads outside/.test(problem.reason)), 'the skill whose procedure links out')
     await mind.close()
     for (const file of filesUnder(tmp.home)) assert.ok(!readFileSync(file).includes(CANARY), `${file} holds the canary`)
-    mind = await createMind({ home: tmp.home, project: tmp.project, env: tmp.env, ignoreConfigFile: true })
+    mind = await openMindInternals({ home: tmp.home, project: tmp.project, env: tmp.env, ignoreConfigFile: true })
   })
 
   test('a turn, its tools and recall show none of it; links inside their folder still work', async () => {

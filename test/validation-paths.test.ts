@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
@@ -61,7 +61,7 @@ function model(request: FakeChatRequest): FakeChatStep {
 }
 
 /** One turn, on a Session object of its own (as a host that keeps none between requests). */
-async function say(mind: Mind, clock: ManualClock, session: string, user: string, message: string): Promise<void> {
+async function say(mind: MindInternals, clock: ManualClock, session: string, user: string, message: string): Promise<void> {
   const s = mind.session(session, { user })
   const turn = await s.begin(message)
   clock.advance(5_000)
@@ -70,7 +70,7 @@ async function say(mind: Mind, clock: ManualClock, session: string, user: string
 }
 
 /** Ada's day in two sessions (two episode sections; the extractor cites the first for every fact), bob's in one. */
-async function converse(mind: Mind, clock: ManualClock): Promise<void> {
+async function converse(mind: MindInternals, clock: ManualClock): Promise<void> {
   await say(mind, clock, 'ada-1', 'ada', 'For the record: a staging deploy takes two hours.')
   await say(mind, clock, 'ada-1', 'ada', 'Also, Bob has to approve every staging deploy before it starts.')
   await mind.session('ada-1', { user: 'ada' }).close()
@@ -84,7 +84,7 @@ async function converse(mind: Mind, clock: ManualClock): Promise<void> {
 
 const checks = (requests: readonly Recorded[]): string[] => requests.filter((request) => schemaName(request) === 'knowledge_check').map(asked)
 
-async function dailyJob(mind: Mind) {
+async function dailyJob(mind: MindInternals) {
   const [job] = await mind.backend.lifecycle.jobs(mind.agent, { kind: 'consolidation-daily', limit: 1 })
   return job
 }
@@ -96,7 +96,7 @@ test('a fact its source states outright is kept without a model call, a contradi
   t.after(() => server.close())
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const settings = { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'llm.maxRetries': 0, 'jobs.eager': false }
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
   t.after(() => mind.close())
   await converse(mind, clock)
 
@@ -144,7 +144,7 @@ test('the run says which path decided each candidate, and why a rejected one was
   t.after(() => server.close())
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const settings = { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'llm.maxRetries': 0, 'jobs.eager': false }
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
   t.after(() => mind.close())
   await converse(mind, clock)
 
@@ -162,7 +162,7 @@ test('offline: nothing is written as if validated, the validation waits with its
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const offline = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'jobs.eager': false } })
+  const offline = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'jobs.eager': false } })
   await converse(offline, clock)
   clock.advanceDays(1)
   await offline.maintain()
@@ -176,7 +176,7 @@ test('offline: nothing is written as if validated, the validation waits with its
   const server = await startFakeOpenAiServer({ onChat: model })
   t.after(() => server.close())
   clock.advanceDays(1)
-  const online = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'jobs.eager': false } })
+  const online = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'jobs.eager': false } })
   t.after(() => online.close())
   await online.maintain()
   const duration = await online.backend.owned('user:ada').documents.read('knowledge', 'staging-deploy-duration')

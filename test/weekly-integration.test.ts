@@ -12,7 +12,7 @@ import { test } from 'node:test'
 import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
-import { createMind, type Mind } from '../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 import type { ToolDefinition } from '../src/tools/dispatcher.ts'
@@ -21,13 +21,13 @@ import { call } from './support/tool-calls.ts'
 const schemaName = (request: FakeChatRequest): string =>
   (request.body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name ?? 'text'
 
-async function write(mind: Mind, user: string, path: string, content: string): Promise<void> {
+async function write(mind: MindInternals, user: string, path: string, content: string): Promise<void> {
   const turn = await mind.session(`write-${user}-${path}`, { user }).begin(`Note ${path}`)
   const result = await call(turn.tools, 'write_memory_file', { path, content })
   assert.ok(!result.isError, result.text)
 }
 
-async function weeklyJob(mind: Mind) {
+async function weeklyJob(mind: MindInternals) {
   const [job] = await mind.backend.lifecycle.jobs(mind.agent, { kind: 'consolidation-weekly', limit: 1 })
   return job
 }
@@ -36,7 +36,7 @@ test('offline: duplicates whose numbers and names agree merge and restore; diffe
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'jobs.eager': false } })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings: { 'jobs.eager': false } })
   t.after(() => mind.close())
 
   await write(mind, 'ada', 'knowledge/kitchen-budget.md', '# Kitchen budget\n\nThe kitchen renovation budget is 40k, approved by Marta.\n')
@@ -128,7 +128,7 @@ async function withModel(t: { after(fn: () => unknown): void }, override?: { ste
   t.after(() => server.close())
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const settings = { 'llm.provider': 'openai-compatible', 'llm.baseUrl': server.url, 'llm.model': 'fake-model', 'llm.maxRetries': 0, 'llm.timeoutMs': 400, 'jobs.eager': false }
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true, clock, settings })
   t.after(() => mind.close())
   await write(mind, 'ada', 'knowledge/kitchen-budget.md', '# Kitchen budget\n\nThe kitchen renovation budget is 40k, approved by Marta.\n')
   clock.advance(60_000)

@@ -29,7 +29,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createMind } from '../../src/mind.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 import { type BenchBackend, benchBackends, benchDatabaseUrl, describeServer, dropSchema } from './postgres-target.ts'
 import { makeCorpus } from './synthetic-memories.ts'
 
@@ -65,7 +65,7 @@ interface WriterResult {
  * 1–5 and prints its WriterResult.
  */
 async function writer(home: string, session: string, seed: number, count: number, startFile: string): Promise<void> {
-  const mind = await createMind({ home, env: { HOME: home, ...pick(process.env, ['ENGRAM_DATABASE_URL', 'ENGRAM_DATABASE_SCHEMA']) }, ignoreConfigFile: true, reindexOnOpen: false })
+  const mind = await openMindInternals({ home, env: { HOME: home, ...pick(process.env, ['ENGRAM_DATABASE_URL', 'ENGRAM_DATABASE_SCHEMA']) }, ignoreConfigFile: true, reindexOnOpen: false })
   const corpus = makeCorpus({ seed, now: new Date(), agent: mind.agent })
   let state = seed
   const random = (): number => {

@@ -43,7 +43,8 @@ import { z } from 'zod'
 import { isoDay, ManualClock } from '../../src/core/clock.ts'
 import type { MessageInput } from '../../src/core/message.ts'
 import type { Logger } from '../../src/core/logger.ts'
-import { createMind, type MaintenanceReport, type Mind } from '../../src/mind.ts'
+import type { MaintenanceReport } from '../../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../../src/mind-internals.ts'
 import type { Session, SessionOptions } from '../../src/session/session.ts'
 import { seededRandom } from '../../src/test-support/seeded-random.ts'
 import { makeVocabulary, zipfSampler } from './synthetic-memories.ts'
@@ -291,7 +292,7 @@ interface Conversation {
 }
 
 /** Appends the cheap turns' messages waiting in `conversation`; the time counts for the cheap path. */
-async function flush(mind: Mind, conversation: Conversation): Promise<number> {
+async function flush(mind: MindInternals, conversation: Conversation): Promise<number> {
   if (conversation.pending.length === 0) return 0
   const started = performance.now()
   await mind.context.append({ sessionId: conversation.id, agent: mind.agent, user: conversation.user }, conversation.pending.splice(0))
@@ -320,7 +321,7 @@ async function callTool(conversation: Conversation, call: NonNullable<TurnPlan['
  * activity log (what episodes are made of), the tool call through `session.execute` — without
  * priming, assembly or the turn's background work.
  */
-async function playTurn(mind: Mind, conversation: Conversation, plan: TurnPlan): Promise<void> {
+async function playTurn(mind: MindInternals, conversation: Conversation, plan: TurnPlan): Promise<void> {
   counts.turns++
   const started = performance.now()
   if (plan.agentPath) {
@@ -357,7 +358,7 @@ async function playTurn(mind: Mind, conversation: Conversation, plan: TurnPlan):
  * each (past the 10-minute idle boundary); turns 2 minutes apart, closer on a long day so that it
  * ends by about 21:00.
  */
-async function liveDay(mind: Mind, day: number, turns: number): Promise<number> {
+async function liveDay(mind: MindInternals, day: number, turns: number): Promise<number> {
   moveClockTo(START + day * DAY + 8 * HOUR)
   const quietTime = Math.ceil(turns / SESSION_TURNS) * QUIET
   const gap = Math.min(2 * MINUTE, Math.floor((13 * HOUR - quietTime) / turns))
@@ -435,7 +436,7 @@ interface Timed {
   report: MaintenanceReport
   ms: number
 }
-async function timedMaintain(mind: Mind): Promise<Timed> {
+async function timedMaintain(mind: MindInternals): Promise<Timed> {
   const started = performance.now()
   const report = await mind.maintain()
   return { report, ms: performance.now() - started }
@@ -443,7 +444,7 @@ async function timedMaintain(mind: Mind): Promise<Timed> {
 
 // ── The year ────────────────────────────────────────────────────────────────────────────────────
 const benchStarted = performance.now()
-const mind = await createMind({ home, env, ignoreConfigFile: true, clock, logger })
+const mind = await openMindInternals({ home, env, ignoreConfigFile: true, clock, logger })
 
 interface Month {
   month: string

@@ -35,7 +35,7 @@ import { createLcmProvider } from '../../src/memory/context/lcm-provider.ts'
 import { type CompactionResult, hasCompactor } from '../../src/memory/context/provider.ts'
 import { lockName } from '../../src/memory/context/session-support.ts'
 import { prng, randomMessage } from '../../src/memory/context/test-support/harness.ts'
-import { createMind } from '../../src/mind.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 import { openEmbeddedBackend } from '../../src/storage/embedded.ts'
 import { makeTempHome } from '../../src/testing/temp-home.ts'
 
@@ -214,7 +214,7 @@ try {
 {
   const home = makeTempHome('engram-bench-context-mind-')
   const mindClock = new ManualClock('2026-02-01T09:00:00Z')
-  const mind = await createMind({
+  const mind = await openMindInternals({
     home: home.home,
     env: { HOME: home.home, PATH: process.env.PATH ?? '', ENGRAM_EMBED_MODEL: 'hash-v1', ENGRAM_JOBS_EAGER: 'false' },
     ignoreConfigFile: true,

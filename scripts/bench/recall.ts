@@ -49,7 +49,7 @@ import { DEFAULT_OFFLINE_EMBEDDER, OFFLINE_EMBEDDERS } from '../../src/llm/embed
 import { GLOVE_EMBEDDER_MODEL } from '../../src/llm/embedders/glove-embedder.ts'
 import { installedWordVectors } from '../../src/llm/embedders/glove.ts'
 import type { Embedder } from '../../src/llm/contracts.ts'
-import { createMind } from '../../src/mind.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 import { createPrimer } from '../../src/memory/priming/prime.ts'
 import { analyseQuery } from '../../src/memory/retrieval/query-analysis.ts'
 import { createRetriever, type RetrievalOptions } from '../../src/memory/retrieval/search.ts'
@@ -249,7 +249,7 @@ function setting(size: number, backend: BenchBackend, root: string, schema: stri
   const url = backend === 'postgres' ? benchDatabaseUrl() : undefined
   const open = async (clock: ManualClock, embedder: Embedder) => {
     const settings = url === undefined ? {} : { 'storage.url': url, 'storage.schema': schema }
-    return await createMind({ home: join(root, 'home'), env: { HOME: join(root, 'user-home') }, ignoreConfigFile: true, clock, embedder, reindexOnOpen: false, settings })
+    return await openMindInternals({ home: join(root, 'home'), env: { HOME: join(root, 'user-home') }, ignoreConfigFile: true, clock, embedder, reindexOnOpen: false, settings })
   }
   return { withVectors: !wordVectors && size <= vectorsUpTo, contentWords, open }
 }

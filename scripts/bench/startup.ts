@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createMind } from '../../src/mind.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '15' } } })
 const runs = Number(values.runs)
@@ -20,7 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), 'engram-bench-startup-'))
 const home = join(dir, 'home')
 const env = { HOME: join(dir, 'user-home'), PATH: process.env.PATH ?? '' }
 
-const mind = await createMind({ home, env })
+const mind = await openMindInternals({ home, env })
 const store = mind.backend.engrams('global')!
 for (let i = 0; i < 20; i++) await store.encodeRule({ kind: i % 3 === 0 ? 'never' : 'always', text: `Rule number ${i} about tool ${i * 7}`, confidence: 'high', source: 'user', meta: {} })
 for (let i = 0; i < 300; i++) await store.encodeLesson({ kind: 'lesson', text: `Lesson ${i}: service ${i % 17} answers in ${i * 3} ms under load`, topic: `service-${i % 17}`, confidence: 'medium', source: 'llm', meta: {} })

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ManualClock } from '../../src/core/clock.ts'
-import { createMind } from '../../src/mind.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 
 const { values } = parseArgs({ options: { turns: { type: 'string', default: '400' }, users: { type: 'string', default: '4' } } })
 const turns = Number(values.turns)
@@ -21,7 +21,7 @@ const users = Number(values.users)
 const dir = mkdtempSync(join(tmpdir(), 'engram-bench-turn-'))
 const env = { HOME: dir, PATH: process.env.PATH ?? '', ENGRAM_EMBED_MODEL: 'hash-v1' }
 const clock = new ManualClock('2026-03-02T09:00:00Z')
-const mind = await createMind({ home: join(dir, 'home'), env, ignoreConfigFile: true, clock })
+const mind = await openMindInternals({ home: join(dir, 'home'), env, ignoreConfigFile: true, clock })
 
 const words = 'invoice billing export deploy staging vault cache rate limit batch migration report hiring budget ledger refund'.split(' ')
 const question = (i: number) => `Turn ${i}: what about the ${words[i % words.length]} and the ${words[(i * 7) % words.length]} from last week?`

@@ -5,13 +5,17 @@
  * whose move it is (`user`: fix your input or config; `system`: the machine or a file; `provider`:
  * the LLM or embedding service), the `cause`, structured `details`, and a `fix` sentence.
  * `EngramError.is()` works across copies of the package (a `Symbol.for` marker, not `instanceof`).
+ *
+ * `message` says what happened and `fix` what to do, each a field of its own (decision 0062):
+ * every interface carries them apart (the CLI's JSON, HTTP error bodies, tool results), and what a
+ * person reads joins them as `describeError` does ("message\nFix: fix").
  */
 const marker = Symbol.for('engram.error')
 
 export type ErrorCategory = 'user' | 'system' | 'provider'
 
 export interface EngramErrorOptions {
-  code: string
+  code: ErrorCode
   message: string
   category: ErrorCategory
   /** What the reader should do about it; name the option and the environment variable. */
@@ -22,15 +26,13 @@ export interface EngramErrorOptions {
 
 export class EngramError extends Error {
   readonly [marker] = true
-  readonly code: string
+  readonly code: ErrorCode
   readonly category: ErrorCategory
   readonly fix: string | undefined
   readonly details: Record<string, unknown>
 
   constructor(options: EngramErrorOptions) {
-    super(options.fix ? `${options.message}\nFix: ${options.fix}` : options.message, {
-      cause: options.cause,
-    })
+    super(options.message, { cause: options.cause })
     this.name = 'EngramError'
     this.code = options.code
     this.category = options.category
@@ -76,12 +78,30 @@ export const ErrorCode = {
   llmTimeout: 'llm_timeout',
   llmInvalidOutput: 'llm_invalid_output',
   embedFailed: 'embed_failed',
+  /** A failure engram did not expect (a bug): anything thrown that is not an EngramError. */
+  internal: 'internal',
+  /** A command line the CLI cannot parse (its `--json` answer and exit code 2). */
+  usage: 'usage',
 } as const
-export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode]
+/** One of the stable codes: `EngramError.code` is always one of these. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
+/** `ErrorCode` under its earlier name. */
+export type ErrorCodeValue = ErrorCode
 
-/** A readable one-line description of any thrown value, for logs and tool results. */
+/** What a person reads of an EngramError: its message, then "Fix: …" on a line of its own when it has one. */
+export function withFix(message: string, fix: string | undefined): string {
+  return fix ? `${message}\nFix: ${fix}` : message
+}
+
+/** A readable description of any thrown value, for logs and tool results (an EngramError's fix included). */
 export function describeError(error: unknown): string {
-  if (EngramError.is(error)) return error.message
+  if (EngramError.is(error)) return withFix(error.message, error.fix)
   if (error instanceof Error) return `${error.name}: ${error.message}`
   return String(error)
+}
+
+/** The message of any thrown value as a person reads it: an EngramError's followed by its fix. */
+export function messageOf(error: unknown): string {
+  if (EngramError.is(error)) return withFix(error.message, error.fix)
+  return error instanceof Error ? error.message : String(error)
 }

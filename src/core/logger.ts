@@ -9,6 +9,7 @@
  * lines we write have pino's shape (`level` as a number, `time` in ms, `msg`), so the tools that
  * read pino's output read ours. Nothing is ever written to stdout: MCP speaks on it.
  */
+import { EngramError } from './errors.ts'
 
 export const LOG_LEVELS = ['silent', 'error', 'warn', 'info', 'debug'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -79,7 +80,7 @@ function levelled(level: LogLevel, emit: (method: Method, fields: LogFields, mes
 
 function safeJson(value: Record<string, unknown>): string {
   try {
-    return JSON.stringify(value, (_key, field: unknown) => (typeof field === 'bigint' ? field.toString() : field instanceof Error ? { name: field.name, message: field.message } : field))
+    return JSON.stringify(value, (_key, field: unknown) => (typeof field === 'bigint' ? field.toString() : field instanceof Error ? { name: field.name, message: field.message, ...(EngramError.is(field) && field.fix ? { fix: field.fix } : {}) } : field))
   } catch {
     return JSON.stringify({ level: value.level, time: value.time, name: 'engram', msg: String(value.msg) })
   }

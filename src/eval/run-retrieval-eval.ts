@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ManualClock } from '../core/clock.ts'
 import { RELATED_KINDS } from '../memory/priming/prime.ts'
-import { createMind } from '../mind.ts'
+import { openMindInternals } from '../mind-internals.ts'
 import { dropPostgresSchema } from '../storage/postgres/connection.ts'
 import { createPlainBm25, packPlain } from './plain-bm25.ts'
 import { asInstant, type EvalConversation, type EvalDataset } from './retrieval-dataset.ts'
@@ -68,7 +68,7 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
   const firstStart = starts.find((ms) => Number.isFinite(ms)) ?? Date.parse('2024-01-01T09:00:00Z')
   const clock = new ManualClock(firstStart)
   const schema = options.databaseUrl === undefined ? undefined : `eval_${randomBytes(6).toString('hex')}`
-  const mind = await createMind({
+  const mind = await openMindInternals({
     home: join(root, 'home'),
     env: { HOME: join(root, 'user-home'), PATH: process.env.PATH ?? '' },
     ignoreConfigFile: true,

@@ -26,8 +26,8 @@ export type ModelFailureKind = 'auth' | 'rate_limit' | 'server_error' | 'rejecte
 export interface ModelFailure {
   source: ModelSource
   kind: ModelFailureKind
-  /** The engram error code (`llm_call_failed`, `llm_timeout`, `embed_failed`, …). */
-  code: string
+  /** The engram error code (`llm_call_failed`, `llm_timeout`, `embed_failed`, …; `internal` for anything else thrown). */
+  code: ErrorCode
   /** The HTTP status, when the server answered. */
   status?: number
   /** What the call was for: the structured output's name (`episode`, `identity_facts`) or the embedding purpose. */
@@ -57,11 +57,11 @@ const NAMES: Readonly<Record<ModelSource, string>> = { llm: 'LLM', embedder: 'em
  */
 function describeModelFailure(source: ModelSource, error: unknown, task?: string): ModelFailure | undefined {
   if (EngramError.is(error) && error.code === ErrorCode.llmNotConfigured) return undefined
-  const code = EngramError.is(error) ? error.code : 'unexpected'
+  const code = EngramError.is(error) ? error.code : ErrorCode.internal
   const rawStatus = EngramError.is(error) ? error.details.status : undefined
   const status = typeof rawStatus === 'number' ? rawStatus : undefined
-  const fullMessage = error instanceof Error ? error.message : String(error)
-  const message = withoutContent(fullMessage.split('\nFix: ')[0] ?? fullMessage)
+  // The message alone: the fix is the failure's own (`fix` below), worded for its kind.
+  const message = withoutContent(error instanceof Error ? error.message : String(error))
   const kind = kindOf(code, status, message)
   const name = NAMES[source]
   const http = status !== undefined ? ` (HTTP ${status})` : ''

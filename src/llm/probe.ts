@@ -46,6 +46,6 @@ export async function probeEmbedder(embedder: Embedder | null): Promise<ProbeRes
 }
 
 function failure(error: unknown, defaultFix: string): ProbeResult {
-  if (EngramError.is(error)) return { ok: false, detail: error.message.split('\nFix: ')[0] ?? error.message, fix: error.fix ?? defaultFix }
+  if (EngramError.is(error)) return { ok: false, detail: error.message, fix: error.fix ?? defaultFix }
   return { ok: false, detail: describeError(error), fix: defaultFix }
 }

@@ -97,6 +97,7 @@ export function groupFailures(records: readonly ActivityRecord[]): FailureGroup[
     const kind = meta.origin === DROPPED_ORIGIN ? 'dropped' : ((typeof meta.kind === 'string' ? meta.kind : 'other') as ModelFailureKind)
     const status = typeof meta.status === 'number' ? meta.status : undefined
     const key = kind === 'dropped' ? `dropped|${String(meta.task)}` : `${source}|${kind}|${status ?? ''}`
+    // The log line is what a person reads (the message, then "Fix: …"); the fix itself is in meta.
     const message = (record.content ?? '').split('\nFix: ')[0] ?? ''
     const fromProvider = meta.paused !== true
     const task = typeof meta.task === 'string' ? meta.task : undefined

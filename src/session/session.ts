@@ -41,7 +41,7 @@ import type { DocumentStore, PendingConfirmation } from '../storage/contracts.ts
 import type { Llm } from '../llm/contracts.ts'
 import { createToolDispatcher, type ToolDefinition, type ToolDispatcher, type ToolResult } from '../tools/dispatcher.ts'
 import { toEngramTools } from '../tools/adapters.ts'
-import type { EngramTool } from '../tools/tool.ts'
+import { type EngramTool, engramErrorResult } from '../tools/tool.ts'
 import { replyToMessages, saidText } from './reply-messages.ts'
 import type { SystemParts, Turn, TurnEnd, TurnMessage, TurnReply } from './turn.ts'
 import { toTurnMessages } from './turn-messages.ts'
@@ -280,7 +280,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
         checkId()
       } catch (error) {
         // execute never throws: the refusal is the call's result, and nothing of it is logged.
-        if (EngramError.is(error)) return { isError: true, text: describeError(error) }
+        if (EngramError.is(error)) return engramErrorResult(error)
         throw error
       }
       // A call made while a reply streams is journaled, so a crash mid-call still shows it.

@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ManualClock } from '../core/clock.ts'
-import { createMind } from '../mind.ts'
+import { openMindInternals } from '../mind-internals.ts'
 import { makeTempHome } from '../testing/temp-home.ts'
 
 test('a named place is found by the country it is in, and an instrument by its kind', async () => {
   const temp = makeTempHome()
   const clock = new ManualClock('2026-03-01T12:00:00.000Z')
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
   try {
     const turns = [
       ['Jolene', 'I bought this pendant a year ago in Paris.'],

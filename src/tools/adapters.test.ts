@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { generateText, stepCountIs } from 'ai'
 import { ManualClock } from '../core/clock.ts'
-import { createMind, type Mind } from '../mind.ts'
+import { openMindInternals, type MindInternals } from '../mind-internals.ts'
 import { createProcedureStore } from '../memory/procedures/procedure-store.ts'
 import { type FakeOpenAiServer, startFakeOpenAiServer } from '../testing/fake-openai-server.ts'
 import { makeTempHome, type TempHome } from '../testing/temp-home.ts'
@@ -35,7 +35,7 @@ function toolCallResponse(calls: Array<{ id: string; name: string; args: string 
 
 describe('tool adapters', () => {
   let temp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   let server: FakeOpenAiServer
   const clock = new ManualClock('2026-02-03T10:00:00Z')
   const tools = () => {
@@ -49,7 +49,7 @@ describe('tool adapters', () => {
 
   before(async () => {
     temp = makeTempHome('engram-adapters-')
-    mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
     server = await startFakeOpenAiServer()
   })
   after(async () => {

@@ -12,7 +12,7 @@ import { z } from 'zod'
 import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
 import { withNudges } from '../memory/learning/pattern-monitor.ts'
 import type { ToolDefinition, ToolDispatcher } from './dispatcher.ts'
-import type { EngramTool, ToolResult } from './tool.ts'
+import { type EngramTool, engramErrorResult, type ToolError, type ToolResult, toolErrorResult } from './tool.ts'
 
 /** A tool with its own `execute` (EngramTool, or the memorize / recall tool shapes). */
 export interface ExecutableToolLike {
@@ -20,7 +20,7 @@ export interface ExecutableToolLike {
   description: string
   inputSchema: z.ZodType
   jsonSchema?: Record<string, unknown>
-  execute(input: unknown): Promise<{ text: string; isError?: boolean; data?: unknown; nudges?: string[] }>
+  execute(input: unknown): Promise<{ text: string; isError?: boolean; error?: ToolError; data?: unknown; nudges?: string[] }>
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of many input types
@@ -58,8 +58,11 @@ function withoutMetaKeys(schema: Record<string, unknown>): Record<string, unknow
 }
 
 function failure(error: unknown, name: string): ToolResult {
-  if (EngramError.is(error)) return { isError: true, text: error.message, data: { code: error.code } }
-  return { isError: true, text: `${name} failed: ${describeError(error)}\nFix: check the tool's input; if it looks right, this is a bug in the tool.`, data: { code: 'internal' } }
+  if (EngramError.is(error)) return engramErrorResult(error, { withCode: true })
+  return toolErrorResult(
+    { code: ErrorCode.internal, message: `${name} failed: ${describeError(error)}`, fix: "check the tool's input; if it looks right, this is a bug in the tool." },
+    { data: { code: ErrorCode.internal } },
+  )
 }
 
 function isExecutable(candidate: AnyTool): candidate is ExecutableToolLike {
@@ -95,7 +98,10 @@ export function toEngramTool(candidate: AnyTool): EngramTool {
       const parsed = definition.inputSchema.safeParse(input)
       if (!parsed.success) {
         const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')
-        return { isError: true, text: `Invalid input for ${definition.name}: ${issues}.\nFix: call ${definition.name} again with input matching its schema.`, data: { code: ErrorCode.invalidArgument } }
+        return toolErrorResult(
+          { code: ErrorCode.invalidArgument, message: `Invalid input for ${definition.name}: ${issues}.`, fix: `call ${definition.name} again with input matching its schema.` },
+          { data: { code: ErrorCode.invalidArgument } },
+        )
       }
       try {
         return plainResult(await definition.run(parsed.data, { round: 0 }))
@@ -133,10 +139,11 @@ function isDispatcher(source: readonly AnyTool[] | ToolDispatcher): source is To
   return !Array.isArray(source) && typeof (source as ToolDispatcher).execute === 'function'
 }
 
-function plainResult(result: { text: string; isError?: boolean; data?: unknown; nudges?: string[] }): ToolResult {
+function plainResult(result: { text: string; isError?: boolean; error?: ToolError; data?: unknown; nudges?: string[] }): ToolResult {
   return {
     text: result.text,
     ...(result.isError ? { isError: true } : {}),
+    ...(result.isError && result.error ? { error: result.error } : {}),
     ...(result.data !== undefined ? { data: result.data } : {}),
     ...(result.nudges && result.nudges.length > 0 ? { nudges: [...result.nudges] } : {}),
   }
@@ -167,22 +174,20 @@ export function toOpenAiFunctions(tools: readonly AnyTool[] | ToolDispatcher): O
 export async function executeToolCall(tools: readonly EngramTool[], name: string, argsJson: string | undefined): Promise<ToolResult> {
   const target = tools.find((candidate) => candidate.name === name)
   if (!target) {
-    return {
-      isError: true,
-      text: `There is no tool named "${name}".\nFix: call one of: ${tools.map((candidate) => candidate.name).join(', ') || '(no tools are available)'}.`,
-      data: { code: ErrorCode.notFound },
-    }
+    return toolErrorResult(
+      { code: ErrorCode.notFound, message: `There is no tool named "${name}".`, fix: `call one of: ${tools.map((candidate) => candidate.name).join(', ') || '(no tools are available)'}.` },
+      { data: { code: ErrorCode.notFound } },
+    )
   }
   let input: unknown = {}
   if (argsJson !== undefined && argsJson.trim() !== '') {
     try {
       input = JSON.parse(argsJson)
     } catch (error) {
-      return {
-        isError: true,
-        text: `The arguments for ${name} are not valid JSON (${(error as Error).message}).\nFix: send the arguments as one JSON object matching the tool's parameters.`,
-        data: { code: ErrorCode.invalidArgument },
-      }
+      return toolErrorResult(
+        { code: ErrorCode.invalidArgument, message: `The arguments for ${name} are not valid JSON (${(error as Error).message}).`, fix: "send the arguments as one JSON object matching the tool's parameters." },
+        { data: { code: ErrorCode.invalidArgument } },
+      )
     }
   }
   let result: ToolResult

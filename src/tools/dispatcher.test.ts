@@ -67,6 +67,12 @@ test('thrown errors, invalid input and unknown tools become readable isError res
   assert.match(invalid.text, /Invalid input for echo: text: .*\nFix: call echo again/)
   const unknown = await dispatcher.execute('nope', {})
   assert.match(unknown.text, /no tool named "nope"[\s\S]*call one of: echo/)
+  // Each carries its code, message and fix apart from the text (decision 0062).
+  assert.deepEqual(typed.error, { code: 'not_found', message: 'nothing here', fix: 'look elsewhere' })
+  assert.deepEqual(thrown.error, { code: 'internal', message: 'Error: kaboom', fix: "check the tool's input; if it looks right, this is a bug in the tool." })
+  assert.equal(invalid.error?.code, 'invalid_argument')
+  assert.equal(invalid.error?.fix, 'call echo again with input matching its schema.')
+  assert.deepEqual(unknown.error, { code: 'not_found', message: 'There is no tool named "nope".', fix: 'call one of: echo.' })
 })
 
 test('the dispatcher emits the pattern monitor events, workspace ones included', async () => {

@@ -11,11 +11,14 @@ import { findMalformedText, WELL_FORMED_FIX } from '../core/well-formed-text.ts'
 import { SEVERITY } from '../memory/learning/pattern-events.ts'
 import type { PatternMonitor } from '../memory/learning/pattern-monitor.ts'
 import type { ToolCallObservation, ToolObserver, ToolResultObservation } from '../memory/learning/tool-observation.ts'
+import { engramErrorResult, type ToolError, toolErrorResult } from './tool.ts'
 
 /** What a tool returns. */
 export interface ToolResult {
   text: string
   isError?: boolean
+  /** With `isError`: its code, message and fix apart from `text` (`toolErrorResult`). */
+  error?: ToolError
   /** A non-fatal problem (stderr output, a partial result): the error learner looks at these too. */
   warning?: string
   /** The run was cancelled, timed out or killed. */
@@ -87,8 +90,8 @@ function summarise(input: unknown): string {
 }
 
 function errorResult(error: unknown): ToolResult {
-  if (EngramError.is(error)) return { isError: true, text: error.message }
-  return { isError: true, text: `${describeError(error)}\nFix: check the tool's input; if it looks right, this is a bug in the tool.` }
+  if (EngramError.is(error)) return engramErrorResult(error)
+  return toolErrorResult({ code: ErrorCode.internal, message: describeError(error), fix: "check the tool's input; if it looks right, this is a bug in the tool." })
 }
 
 function defaultIntent(input: unknown): string | undefined {
@@ -102,7 +105,7 @@ function defaultIntent(input: unknown): string | undefined {
 export function createToolDispatcher(options: ToolDispatcherOptions): ToolDispatcher {
   const byName = new Map<string, ToolDefinition<unknown>>()
   for (const tool of options.tools) {
-    if (byName.has(tool.name)) throw new EngramError({ code: 'invalid_argument', category: 'system', message: `Two tools are named "${tool.name}".` })
+    if (byName.has(tool.name)) throw new EngramError({ code: ErrorCode.invalidArgument, category: 'system', message: `Two tools are named "${tool.name}".` })
     byName.set(tool.name, tool as ToolDefinition<unknown>)
   }
   const observers = options.observers ?? []
@@ -150,10 +153,7 @@ export function createToolDispatcher(options: ToolDispatcherOptions): ToolDispat
 
     if (!tool) {
       const names = [...byName.keys()]
-      return finish(undefined, {
-        isError: true,
-        text: `There is no tool named "${name}".\nFix: call one of: ${names.length > 0 ? names.join(', ') : '(no tools are registered)'}.`,
-      })
+      return finish(undefined, toolErrorResult({ code: ErrorCode.notFound, message: `There is no tool named "${name}".`, fix: `call one of: ${names.length > 0 ? names.join(', ') : '(no tools are registered)'}.` }))
     }
 
     const workspaceName = tool.workspace ? safely(() => tool.workspace?.nameOf(input)) : undefined
@@ -162,10 +162,14 @@ export function createToolDispatcher(options: ToolDispatcherOptions): ToolDispat
       const isReset = safely(() => tool.workspace?.isReset?.(input)) === true
       if (!isReset && tool.workspace.payloadOf && (payload === undefined || payload.trim() === '')) {
         emit((m) => m.observe('workspace_empty_input', { name: workspaceName }, { severity: SEVERITY.error, round }))
-        return finish(undefined, {
-          isError: true,
-          text: `The input for workspace "${workspaceName}" arrived empty.\nFix: if you sent a large input, it was probably dropped on the way; split it into smaller calls.`,
-        })
+        return finish(
+          undefined,
+          toolErrorResult({
+            code: ErrorCode.invalidArgument,
+            message: `The input for workspace "${workspaceName}" arrived empty.`,
+            fix: 'if you sent a large input, it was probably dropped on the way; split it into smaller calls.',
+          }),
+        )
       }
       if (!isReset) {
         emit((m) =>
@@ -178,12 +182,15 @@ export function createToolDispatcher(options: ToolDispatcherOptions): ToolDispat
     // character in any argument is refused before a store sees it (decision 0055).
     const malformed = findMalformedText(input)
     if (malformed) {
-      return finish(undefined, { isError: true, text: `Invalid input for ${name}: ${malformed.path || 'input'} holds ${malformed.problem}.\nFix: ${WELL_FORMED_FIX}.`, data: { code: ErrorCode.invalidArgument } })
+      return finish(
+        undefined,
+        toolErrorResult({ code: ErrorCode.invalidArgument, message: `Invalid input for ${name}: ${malformed.path || 'input'} holds ${malformed.problem}.`, fix: `${WELL_FORMED_FIX}.` }, { data: { code: ErrorCode.invalidArgument } }),
+      )
     }
     const parsed = tool.inputSchema.safeParse(input)
     if (!parsed.success) {
       const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')
-      return finish(undefined, { isError: true, text: `Invalid input for ${name}: ${issues}.\nFix: call ${name} again with input matching its schema.` })
+      return finish(undefined, toolErrorResult({ code: ErrorCode.invalidArgument, message: `Invalid input for ${name}: ${issues}.`, fix: `call ${name} again with input matching its schema.` }))
     }
 
     const intent = tool.intentOf ? safely(() => tool.intentOf?.(parsed.data)) : defaultIntent(input)

@@ -7,11 +7,11 @@
  */
 import { z } from 'zod'
 import { isRuleKind, ruleWithPolarity } from '../core/engram.ts'
-import { describeError, EngramError } from '../core/errors.ts'
+import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
 import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
 import type { ForgetOutcome } from '../memory/forgetting/forget-memory.ts'
 import { type ForgettingContext, forgetTarget } from './forgetting.ts'
-import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
+import { type EngramTool, engramErrorResult, invalidArgumentsResult, toolErrorResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const FORGET_MEMORY_TOOL_NAME = 'forget_memory'
 
@@ -60,8 +60,8 @@ export function buildForgetMemoryTool(context: ForgettingContext): EngramTool<Fo
         const outcome = await forgetTarget(context, parsed.data.target, parsed.data.reason ? { reason: parsed.data.reason } : {})
         return done(outcome)
       } catch (error) {
-        if (EngramError.is(error)) return { isError: true, text: error.message, data: { code: error.code } }
-        return { isError: true, text: `${FORGET_MEMORY_TOOL_NAME} failed: ${describeError(error)}\nFix: retry; if it fails again, run \`engram doctor\`.`, data: { code: 'internal' } }
+        if (EngramError.is(error)) return engramErrorResult(error, { withCode: true })
+        return toolErrorResult({ code: ErrorCode.internal, message: `${FORGET_MEMORY_TOOL_NAME} failed: ${describeError(error)}`, fix: 'retry; if it fails again, run `engram doctor`.' }, { data: { code: ErrorCode.internal } })
       }
     },
   }

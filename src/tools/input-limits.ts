@@ -7,7 +7,7 @@
 import { z } from 'zod'
 import { DEFAULT_LIMITS, type Limits, overLimitMessage, raiseLimitFix } from '../config/limits.ts'
 import { ErrorCode } from '../core/errors.ts'
-import type { EngramTool, ToolResult } from './tool.ts'
+import { type EngramTool, type ToolResult, toolErrorResult } from './tool.ts'
 
 const capitalised = (text: string): string => `${text.charAt(0).toUpperCase()}${text.slice(1)}`
 
@@ -64,11 +64,14 @@ export function inputChars(value: unknown, stop: number): number {
 /** The result that refuses a call whose input is over `maxChars` characters. */
 export function inputTooLarge(tool: string, size: number, maxChars: number): ToolResult & { isError: true } {
   const over = size > maxChars ? `more than ${maxChars.toLocaleString('en-US')}` : String(size)
-  return {
-    isError: true,
-    text: `${tool} was called with an input of ${over} characters, over the limit of ${maxChars.toLocaleString('en-US')} (limits.toolInputChars).\nFix: ${raiseLimitFix('toolInputChars')}; or write less per call (split a document over several files).`,
-    data: { code: ErrorCode.limitExceeded, limit: maxChars },
-  }
+  return toolErrorResult(
+    {
+      code: ErrorCode.limitExceeded,
+      message: `${tool} was called with an input of ${over} characters, over the limit of ${maxChars.toLocaleString('en-US')} (limits.toolInputChars).`,
+      fix: `${raiseLimitFix('toolInputChars')}; or write less per call (split a document over several files).`,
+    },
+    { data: { code: ErrorCode.limitExceeded, limit: maxChars } },
+  )
 }
 
 /** `tool`, refusing inputs over `limits.toolInputChars` before it reads them. */

@@ -6,11 +6,10 @@
  */
 import { z } from 'zod'
 import { type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES, isRuleKind, ruleWithPolarity } from '../core/engram.ts'
-import { describeError } from '../core/errors.ts'
 import { OWNER_CHOICES, resolveOwnerChoice, type Viewer } from '../core/owner.ts'
 import type { Encoder, EncodeReport } from '../memory/engrams/encoder.ts'
 import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
-import { type EngramTool, invalidArgumentsResult, toolJsonSchema } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, thrownResult, toolJsonSchema } from './tool.ts'
 
 export const memorizeInputSchema = z.object({
   entries: z
@@ -103,7 +102,7 @@ export function buildMemorizeTool(encoder: Encoder, viewer?: Viewer): EngramTool
         const failed = report.rejected.length > 0 && report.saved.length + report.duplicates.length + report.pending.length === 0
         return { ...(failed ? { isError: true } : {}), text: summarize(report), data: report }
       } catch (error) {
-        return { isError: true, text: `memorize failed: ${describeError(error)}` }
+        return thrownResult('memorize failed: ', error)
       }
     },
   }

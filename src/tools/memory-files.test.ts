@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../core/clock.ts'
-import { createMind, type Mind } from '../mind.ts'
+import { openMindInternals, type MindInternals } from '../mind-internals.ts'
 import { createFileLocks } from '../storage/files/locks.ts'
 import { makeTempHome, type TempHome } from '../testing/temp-home.ts'
 import { buildReadMemoryFileTool, buildWriteMemoryFileTool, READ_MAX_CHARS } from './memory-files.ts'
@@ -12,7 +12,7 @@ import type { EngramTool } from './tool.ts'
 
 describe('read_memory_file and write_memory_file', () => {
   let temp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   let read: EngramTool
   let write: EngramTool
   const written: Array<{ path: string; source: string }> = []
@@ -21,7 +21,7 @@ describe('read_memory_file and write_memory_file', () => {
   before(async () => {
     temp = makeTempHome('engram-memfiles-')
     mkdirSync(temp.project, { recursive: true })
-    mind = await createMind({ home: temp.home, project: temp.project, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: temp.home, project: temp.project, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
     read = buildReadMemoryFileTool({ layout: mind.layout }) as EngramTool
     write = buildWriteMemoryFileTool({
       layout: mind.layout,

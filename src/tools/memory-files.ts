@@ -41,7 +41,7 @@ import {
   WRITABLE_FOLDERS,
   writeTarget,
 } from '../memory/tree/memory-paths.ts'
-import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
+import { type EngramTool, engramErrorResult, invalidArgumentsResult, toolErrorResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const READ_MEMORY_FILE_TOOL_NAME = 'read_memory_file'
 export const WRITE_MEMORY_FILE_TOOL_NAME = 'write_memory_file'
@@ -125,12 +125,8 @@ export const writeMemoryFileInputSchema = z.object({
 export type WriteMemoryFileInput = z.infer<typeof writeMemoryFileInputSchema>
 
 function errorResult(error: unknown, tool: string): ToolResult {
-  if (EngramError.is(error)) return { isError: true, text: error.message, data: { code: error.code } }
-  return {
-    isError: true,
-    text: `${tool} failed: ${describeError(error)}\nFix: retry; if it fails again, run \`engram doctor\`.`,
-    data: { code: 'internal' },
-  }
+  if (EngramError.is(error)) return engramErrorResult(error, { withCode: true })
+  return toolErrorResult({ code: ErrorCode.internal, message: `${tool} failed: ${describeError(error)}`, fix: 'retry; if it fails again, run `engram doctor`.' }, { data: { code: ErrorCode.internal } })
 }
 
 function invalidInput(tool: string, issues: z.core.$ZodIssue[], example: string): ToolResult {

@@ -11,7 +11,7 @@
  * call; `execute` never throws.
  */
 import { z } from 'zod'
-import { describeError } from '../core/errors.ts'
+import { ErrorCode } from '../core/errors.ts'
 import {
   type ContextProvider,
   type ContextSession,
@@ -26,7 +26,7 @@ import type { UserProfiles } from '../memory/engrams/user-profiles.ts'
 import { passageBounds } from '../memory/context/passages.ts'
 import { DEFAULT_LIMITS } from '../config/limits.ts'
 import { queryField } from './input-limits.ts'
-import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
+import { type EngramTool, invalidArgumentsResult, thrownResult, toolErrorResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const MEMORY_ACTIONS = ['status', 'search', 'describe', 'expand', 'profile_get', 'profile_update'] as const
 export type MemoryAction = (typeof MEMORY_ACTIONS)[number]
@@ -89,7 +89,7 @@ function buildInputSchema(actions: MemoryAction[], maxQueryChars: number): z.Zod
 function requireField(input: MemoryToolInput, field: 'query' | 'id' | 'content', example: string): ToolResult | undefined {
   const value = input[field]
   if (typeof value === 'string' && (field === 'content' || value.trim() !== '')) return undefined
-  return { isError: true, text: `memory ${input.action} needs "${field}". Fix: call it as ${example}.` }
+  return toolErrorResult({ code: ErrorCode.invalidArgument, message: `memory ${input.action} needs "${field}".`, fix: `call it as ${example}.` }, { inline: true })
 }
 
 /** Characters of one message an expand shows; a longer one is read in passages. */
@@ -195,7 +195,7 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
         return { text: `Saved the profile of ${user} (${input.content!.length} characters, ${doc.path}).`, data: { path: doc.path } }
       }
     }
-    return { isError: true, text: `memory ${input.action} is not available here. Fix: use one of ${actions.join(', ')}.` }
+    return toolErrorResult({ code: ErrorCode.unsupported, message: `memory ${input.action} is not available here.`, fix: `use one of ${actions.join(', ')}.` }, { inline: true })
   }
 
   return {
@@ -211,7 +211,7 @@ export function buildMemoryTool(provider: ContextProvider, session: ContextSessi
       try {
         return await run(parsed.data)
       } catch (error) {
-        return { isError: true, text: `memory ${parsed.data.action} failed: ${describeError(error)}` }
+        return thrownResult(`memory ${parsed.data.action} failed: `, error)
       }
     },
   }

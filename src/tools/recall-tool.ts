@@ -5,12 +5,12 @@
  * readable `isError` result with the fix, never as a thrown error.
  */
 import { z } from 'zod'
-import { describeError, EngramError } from '../core/errors.ts'
+import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
 import { escapeRecalled, escapeRecalledLines } from '../memory/engrams/escape-recalled.ts'
 import { RECALL_DEFAULT_DAYS, RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT, type Recall, type RecallResult } from '../memory/episodes/recall.ts'
 import { DEFAULT_LIMITS } from '../config/limits.ts'
 import { perQueryLimit, queryField } from './input-limits.ts'
-import { type EngramTool, invalidArgumentsResult, toolJsonSchema } from './tool.ts'
+import { type EngramTool, engramErrorResult, invalidArgumentsResult, toolErrorResult, toolJsonSchema } from './tool.ts'
 
 function buildInputSchema(maxQueryChars: number) {
   return z.object({
@@ -70,8 +70,8 @@ export function buildRecallTool(recall: Recall, maxQueryChars: number = DEFAULT_
         const results = await recall(query, { ...(limit !== undefined ? { limit } : {}), ...(daysBack !== undefined ? { daysBack } : {}) })
         return { text: formatRecallResults(query, results), data: results }
       } catch (error) {
-        if (EngramError.is(error)) return { isError: true, text: error.message }
-        return { isError: true, text: `recall failed: ${describeError(error)}\nFix: retry; if it fails again, run \`engram doctor\`.` }
+        if (EngramError.is(error)) return engramErrorResult(error)
+        return toolErrorResult({ code: ErrorCode.internal, message: `recall failed: ${describeError(error)}`, fix: 'retry; if it fails again, run `engram doctor`.' })
       }
     },
   }

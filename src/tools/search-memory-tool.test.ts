@@ -3,20 +3,20 @@ import { mkdirSync } from 'node:fs'
 import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../core/clock.ts'
 import { EngramError } from '../core/errors.ts'
-import { createMind, type Mind } from '../mind.ts'
+import { openMindInternals, type MindInternals } from '../mind-internals.ts'
 import { makeTempHome, type TempHome } from '../testing/temp-home.ts'
 import { buildReadMemoryFileTool } from './memory-files.ts'
 import { buildSearchMemoryTool, type MemorySearchHit } from './search-memory-tool.ts'
 
 describe('search_memory', () => {
   let temp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-02-03T10:00:00Z')
 
   before(async () => {
     temp = makeTempHome('engram-search-tool-')
     mkdirSync(temp.project, { recursive: true })
-    mind = await createMind({ home: temp.home, project: temp.project, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: temp.home, project: temp.project, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
     await mind.backend.documents.write('knowledge', 'green-tea', {}, '# Green tea\nSencha is brewed at 80 degrees for two minutes.\n')
     await mind.backend.documents.write('knowledge', 'coffee', {}, '# Coffee\nEspresso needs 9 bar of pressure.\n')
     const project = mind.backend.engrams('project')

@@ -6,7 +6,7 @@
  * opens (or, for conversation messages, an id the `memory` tool expands).
  */
 import { z } from 'zod'
-import { describeError, EngramError } from '../core/errors.ts'
+import { describeError, EngramError, ErrorCode } from '../core/errors.ts'
 import type { Viewer } from '../core/owner.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { UNIT_KINDS, type UnitKind } from '../storage/contracts.ts'
@@ -16,7 +16,7 @@ import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
 import { type FactValidity, factValidityOfUnit, siblingSource, validityNote } from '../memory/retrieval/fact-history.ts'
 import type { RetrievalHit } from '../memory/retrieval/search.ts'
 import { memoryPathOfSource } from '../memory/tree/memory-paths.ts'
-import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
+import { type EngramTool, engramErrorResult, invalidArgumentsResult, toolErrorResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const SEARCH_MEMORY_TOOL_NAME = 'search_memory'
 export const SEARCH_DEFAULT_LIMIT = 10
@@ -167,8 +167,11 @@ export function buildSearchMemoryTool(deps: {
         const hits = (await deps.search(query, { ...(kinds ? { kinds } : {}), limit, ...(current.length > 0 ? { excludeMessageIds: current } : {}) })).slice(0, limit)
         return { text: formatSearchHits(query, hits, deps.layout, deps.viewer), data: { hits: hits.map((hit) => ({ ...hit, ref: hitReference(hit, deps.layout, deps.viewer) })) } }
       } catch (error) {
-        if (EngramError.is(error)) return { isError: true, text: error.message, data: { code: error.code } }
-        return { isError: true, text: `search_memory failed: ${describeError(error)}\nFix: retry; if it fails again, run \`engram reindex\` and \`engram doctor\`.`, data: { code: 'internal' } }
+        if (EngramError.is(error)) return engramErrorResult(error, { withCode: true })
+        return toolErrorResult(
+          { code: ErrorCode.internal, message: `search_memory failed: ${describeError(error)}`, fix: 'retry; if it fails again, run `engram reindex` and `engram doctor`.' },
+          { data: { code: ErrorCode.internal } },
+        )
       }
     },
   }

@@ -10,7 +10,7 @@
  */
 import { createInterface } from 'node:readline'
 import { z } from 'zod'
-import { createMind } from '../../src/mind.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 import type { ToolDefinition } from '../../src/tools/dispatcher.ts'
 
 const [home, sessionId, user, intervalArg] = process.argv.slice(2)
@@ -24,7 +24,7 @@ const tools: Array<ToolDefinition<{ q: string }>> = [
   // Still running when the process is killed: its start is journaled, its end never is.
   { name: 'tail_log', description: 'Follow the deploy log', inputSchema: z.object({ q: z.string() }), run: () => new Promise(() => {}) },
 ]
-const mind = await createMind({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true })
+const mind = await openMindInternals({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true })
 const session = mind.session(sessionId, { user, tools: tools as Array<ToolDefinition<unknown>> })
 const turn = await session.begin('Why did the deploy fail?')
 const stream = session.stream(turn)

@@ -9,7 +9,8 @@
  * Usage: node long-message-turn.ts HOME SIZE KIND [LIMIT]
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { createMind } from '../../src/mind.ts'
+import { describeError } from '../../src/core/errors.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 
 const [home, sizeArg, kind, limitArg] = process.argv.slice(2)
 if (!home || !sizeArg || (kind !== 'nospace' && kind !== 'spaces')) throw new Error('usage: long-message-turn.ts HOME SIZE nospace|spaces [LIMIT]')
@@ -38,7 +39,7 @@ function longText(): string {
 }
 
 const settings = limitArg === undefined ? {} : { 'limits.messageChars': Number(limitArg) }
-const mind = await createMind({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true, settings })
+const mind = await openMindInternals({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true, settings })
 const session = mind.session('long', { user: 'ada' })
 await session.begin('Here comes the log.')
 const text = longText()
@@ -57,7 +58,8 @@ try {
   const units = (await mind.backend.index.count()).message
   print({ stored: turn.messageId, ms, maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024), blockedMs: Math.round(blocked.max / 1e6), units })
 } catch (error) {
-  print({ refused: (error as { code?: string }).code, message: (error as Error).message, ms: Math.round(performance.now() - started) })
+  // What a person reads of it: the message, then its fix (decision 0062 keeps them apart on the error).
+  print({ refused: (error as { code?: string }).code, message: describeError(error), ms: Math.round(performance.now() - started) })
 }
 await mind.close()
 print({ closed: true })

@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process'
 import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
-import { createMind, type Mind } from '../../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../../src/mind-internals.ts'
 import { seededRandom } from '../../src/test-support/seeded-random.ts'
 
 
@@ -342,8 +342,8 @@ export async function fuzzHome(options: HomeOptions): Promise<HomeOutcome> {
   options.step('seed and fuzz')
   const fuzzed = fuzz(options.seed, options.variants, options.maxFileBytes)
   const { home, project } = fuzzed
-  const open = async (): Promise<Mind> => {
-    const mind = await createMind({ home, project, env, settings, ignoreConfigFile: true })
+  const open = async (): Promise<MindInternals> => {
+    const mind = await openMindInternals({ home, project, env, settings, ignoreConfigFile: true })
     opens++
     return mind
   }
@@ -364,7 +364,7 @@ export async function fuzzHome(options: HomeOptions): Promise<HomeOutcome> {
   const before = files()
   const seen: string[] = []
 
-  let mind: Mind | undefined
+  let mind: MindInternals | undefined
   await attempt('createMind', async () => {
     mind = await open()
   })

@@ -5,10 +5,10 @@
  *
  * Usage: node open-home.ts HOME
  */
-import { createMind } from '../../src/mind.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 
 const [home] = process.argv.slice(2)
 if (!home) throw new Error('usage: open-home.ts HOME')
-const mind = await createMind({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true })
+const mind = await openMindInternals({ home, env: { ENGRAM_EMBED_MODEL: 'hash-v1' }, ignoreConfigFile: true })
 process.stdout.write(`${JSON.stringify(mind.recoveredJournals.map((journal) => ({ stream: journal.stream, outcome: journal.outcome })))}\n`)
 await mind.close()

@@ -8,12 +8,12 @@
  * Prints one JSON line: the ids it stored, in order, and how many compactions ran.
  */
 import { hasCompactor } from '../../src/memory/context/provider.ts'
-import { createMind } from '../../src/mind.ts'
+import { openMindInternals } from '../../src/mind-internals.ts'
 
 const [home, worker, count] = process.argv.slice(2)
 if (!home || worker === undefined || !count) throw new Error('usage: pg-append-child.ts <home> <worker> <count>')
 
-const mind = await createMind({ home, env: process.env, reindexOnOpen: false })
+const mind = await openMindInternals({ home, env: process.env, reindexOnOpen: false })
 const session = { sessionId: 'one-conversation', agent: mind.agent }
 const stored: number[] = []
 let compactions = 0

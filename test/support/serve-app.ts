@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict'
 import { createServeApp } from '../../src/interfaces/http/app.ts'
 import { parseCredentials } from '../../src/interfaces/http/credentials.ts'
-import { type CreateMindOptions, createMind, type Mind } from '../../src/mind.ts'
+import type { CreateMindOptions } from '../../src/mind.ts'
+import { openMindInternals, type MindInternals } from '../../src/mind-internals.ts'
 import { makeTempHome } from '../../src/testing/temp-home.ts'
 
 export const ADA = 'ada-token-0123456789abcdef'
@@ -19,7 +20,7 @@ export const TOKENS = `${ADA}=default:ada, ${BOB}=default:bob, ${AGENT}=default,
 export type App = ReturnType<typeof createServeApp>
 
 export interface ServeHome {
-  mind: Mind
+  mind: MindInternals
   app: App
   close(): Promise<void>
 }
@@ -27,7 +28,7 @@ export interface ServeHome {
 /** A mind on a temp home and the app over it with TOKENS; `close()` closes the mind and removes the home. */
 export async function openServeHome(settings?: CreateMindOptions["settings"]): Promise<ServeHome> {
   const temp = makeTempHome()
-  const mind = await createMind({ home: temp.home, env: temp.env, ...(settings !== undefined ? { settings } : {}) })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ...(settings !== undefined ? { settings } : {}) })
   return {
     mind,
     app: createServeApp({ mind, credentials: parseCredentials(TOKENS) }),

@@ -1,6 +1,6 @@
 import { createLineLogger, type Logger } from '../../core/logger.ts'
-import type { Mind } from '../../mind.ts'
 import { type MindCore, openMindCore } from '../../mind-core.ts'
+import { type MindInternals, openMindInternals } from '../../mind-internals.ts'
 import type { CommandContext } from './command.ts'
 
 /** engram's log lines go to the command's stderr (stdout carries the result, or MCP), at `log.level`. */
@@ -13,13 +13,12 @@ function commandLogger(context: CommandContext): Logger {
  * Open the mind a command works on, from its global flags and environment. mind.ts, and the
  * memory systems it builds, load here, when a command opens a mind, not when the CLI starts.
  */
-export async function openMind(context: CommandContext, options: { reindexOnOpen?: boolean } = {}): Promise<Mind> {
-  const { createMind } = await import('../../mind.ts')
-  return createMind({ env: context.io.env, settings: context.settings, reindexOnOpen: options.reindexOnOpen, logger: commandLogger(context) })
+export async function openMind(context: CommandContext, options: { reindexOnOpen?: boolean } = {}): Promise<MindInternals> {
+  return openMindInternals({ env: context.io.env, settings: context.settings, reindexOnOpen: options.reindexOnOpen, logger: commandLogger(context) })
 }
 
 /** Run `fn` with an open mind and always close it. */
-export async function withMind<T>(context: CommandContext, fn: (mind: Mind) => Promise<T>, options: { reindexOnOpen?: boolean } = {}): Promise<T> {
+export async function withMind<T>(context: CommandContext, fn: (mind: MindInternals) => Promise<T>, options: { reindexOnOpen?: boolean } = {}): Promise<T> {
   const mind = await openMind(context, options)
   try {
     return await fn(mind)

@@ -7,7 +7,7 @@
  * unexpected ones say "please report" with the versions.
  */
 import { parseArgs } from 'node:util'
-import { EngramError } from '../../core/errors.ts'
+import { EngramError, ErrorCode, withFix } from '../../core/errors.ts'
 import type { Command, CommandContext, OptionSpec } from './command.ts'
 import { COMMANDS, type CommandEntry } from './commands/index.ts'
 import { GLOBAL_OPTIONS } from './global-options.ts'
@@ -44,7 +44,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     parsed = parseArgs({ args: argv, options: stripDescriptions(specs), allowPositionals: true, strict: true })
   } catch (error) {
-    return fail(io, wantsJson, name, 'usage', (error as Error).message, `run \`engram ${name} --help\``, ExitCode.usage)
+    return fail(io, wantsJson, name, ErrorCode.usage, (error as Error).message, `run \`engram ${name} --help\``, ExitCode.usage)
   }
   const options = parsed.values as CommandContext['options']
   if (options.help) {
@@ -84,16 +84,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
 function unexpected(io: CliIo, json: boolean, command: string, error: unknown): number {
   const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
-  return fail(io, json, command, 'internal', `unexpected error: ${detail}`,
+  return fail(io, json, command, ErrorCode.internal, `unexpected error: ${detail}`,
     `this is a bug in engram ${ENGRAM_VERSION} (Node ${process.version}); please report it with this output`, ExitCode.internal)
 }
 
-function fail(io: CliIo, json: boolean, command: string, code: string, message: string, fix: string | undefined, exit: number, details?: Record<string, unknown>): number {
+function fail(io: CliIo, json: boolean, command: string, code: ErrorCode, message: string, fix: string | undefined, exit: number, details?: Record<string, unknown>): number {
   if (json) {
     io.stdout.write(`${JSON.stringify({ ok: false, command, error: { code, message, fix, ...(details && Object.keys(details).length > 0 ? { details } : {}) } })}\n`)
   } else {
-    const fixLine = fix && !message.includes(`Fix: ${fix}`) ? `\nFix: ${fix}` : ''
-    io.stderr.write(`engram ${command}: ${message}${fixLine}\n`)
+    io.stderr.write(`engram ${command}: ${withFix(message, fix)}\n`)
   }
   return exit
 }

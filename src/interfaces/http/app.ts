@@ -16,7 +16,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { derivedSessionId } from '../../core/session-ids.ts'
-import type { Mind } from '../../mind.ts'
+import type { MindInternals } from '../../mind-internals.ts'
 import type { TurnRef } from '../../session/session.ts'
 import type { Turn } from '../../session/turn.ts'
 import { memorizeInputSchema } from '../../tools/memorize-tool.ts'
@@ -35,7 +35,7 @@ import { actingUser, failure, requireWellFormed, type ServeEnv, sessionField, to
 export const DEFAULT_MAX_BODY_BYTES = 1_000_000
 
 export interface ServeAppOptions {
-  mind: Mind
+  mind: MindInternals
   /** Who may call (`parseCredentials(serve.tokens)`); default: the mind's `serve.tokens`. */
   credentials?: Credentials
   /** Largest request body in bytes (default 1 MB); larger ones get 413. */
@@ -114,7 +114,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
   const app = new Hono<ServeEnv>()
 
   app.onError((error, c) => {
-    if (EngramError.is(error)) return failure(c, error.code, error.message.split('\nFix: ')[0] ?? error.message, error.fix ?? 'see the message')
+    if (EngramError.is(error)) return failure(c, error.code, error.message, error.fix ?? 'see the message')
     mind.logger.error({ method: c.req.method, path: c.req.path, error: String(error) }, 'engram serve: a request failed')
     return failure(c, 'internal', 'The server failed on this request.', `retry; if it fails again, please report it with \`engram doctor\` (engram ${ENGRAM_VERSION})`)
   })
@@ -233,7 +233,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     if (!stored || stored.user !== user) throw userError(ErrorCode.notFound, `Session ${JSON.stringify(body.session)} has no turn ${body.turn} of this caller.`, 'end the turn that /v1/turns/begin returned, with the same session and user')
     if (stored.replyIds.length > 0) throw userError(ErrorCode.invalidArgument, `Turn ${body.turn} of session ${JSON.stringify(body.session)} has ended already.`, 'begin a new turn for the next reply')
     const ref: TurnRef = { sessionId: stored.sessionId, number: stored.number, messageId: stored.messageId }
-    const ended = await mind.session(body.session, user !== undefined ? { user } : {}).end(ref, body.reply as Parameters<ReturnType<Mind['session']>['end']>[1])
+    const ended = await mind.session(body.session, user !== undefined ? { user } : {}).end(ref, body.reply as Parameters<ReturnType<MindInternals['session']>['end']>[1])
     return c.json({ ok: true, ...ended })
   })
 

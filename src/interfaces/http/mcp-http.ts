@@ -26,7 +26,7 @@ import type { Context } from 'hono'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import { ErrorCode } from '../../core/errors.ts'
 import { derivedSessionId } from '../../core/session-ids.ts'
-import type { Mind } from '../../mind.ts'
+import type { MindInternals } from '../../mind-internals.ts'
 import { malformedRequestAnswer } from '../mcp/malformed-requests.ts'
 import { createMindMcpServer } from '../mcp/mind-server.ts'
 import type { Principal } from './credentials.ts'
@@ -41,7 +41,7 @@ const FULL_RETRY_AFTER_S = 60
 const BUSY_RETRY_AFTER_S = 5
 
 export interface McpRouteOptions {
-  mind: Mind
+  mind: MindInternals
   /** Open sessions of all callers at most (default serve.mcpSessions); at it, a new one is refused with 503. */
   maxSessions?: number
   /** Open sessions of one caller at most (default serve.mcpSessionsPerCaller); at it, the caller's least recently used one closes. */

@@ -13,7 +13,7 @@ import { join, relative } from 'node:path'
 import { z } from 'zod'
 import { ErrorCode } from '../../core/errors.ts'
 import { exportMemory } from '../../memory/portability/export-memory.ts'
-import type { Mind } from '../../mind.ts'
+import type { MindInternals } from '../../mind-internals.ts'
 import { forgetMemoryInputSchema } from '../../tools/forget-memory-tool.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import type { ApiRoutes } from './openapi.ts'
@@ -101,7 +101,7 @@ function streamedExport(head: Record<string, unknown>, dir: string, scratch: str
 }
 
 /** `/v1/confirmations…`, `/v1/forget`, `/v1/restore`, `/v1/export`, `/v1/users/:user/erase` on `api`. */
-export function addManageRoutes(api: ApiRoutes, mind: Mind): void {
+export function addManageRoutes(api: ApiRoutes, mind: MindInternals): void {
   api.add(
     {
       method: 'get',

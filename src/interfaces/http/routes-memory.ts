@@ -10,7 +10,7 @@ import { ErrorCode } from '../../core/errors.ts'
 import { checkDerivedSessionId } from '../../core/session-ids.ts'
 import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../../memory/episodes/working-state.ts'
-import type { Mind } from '../../mind.ts'
+import type { MindInternals } from '../../mind-internals.ts'
 import type { ApiRoutes, RequestPart } from './openapi.ts'
 import { actingUser, sessionField, userError, userField } from './support.ts'
 
@@ -19,7 +19,7 @@ import { actingUser, sessionField, userError, userField } from './support.ts'
  * belongs to the user it was first opened with), or is an id the interfaces derive for another user
  * (`mcp:<user>`, `http:<user>`: reserved before its first use, decision 0054).
  */
-export async function checkSessionOwner(mind: Mind, session: string, user: string | undefined): Promise<void> {
+export async function checkSessionOwner(mind: MindInternals, session: string, user: string | undefined): Promise<void> {
   checkDerivedSessionId(session, user)
   const record = await mind.sessions.get(session)
   if (record && record.user !== undefined && record.user !== user) {
@@ -55,7 +55,7 @@ const turnParams = {
 } satisfies RequestPart<z.ZodType>
 
 /** `/v1/recall`, `/v1/context`, `/v1/turns/{session}/{turn}` on `api`. */
-export function addMemoryRoutes(api: ApiRoutes, mind: Mind): void {
+export function addMemoryRoutes(api: ApiRoutes, mind: MindInternals): void {
   // The registry the session reads "Recently resolved" from (one file of the home).
   const resolutions = createResolutionReader(mind.layout.resolutionsFile, 'shared/resolutions.jsonl')
 

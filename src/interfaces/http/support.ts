@@ -37,13 +37,13 @@ export function httpStatusOf(code: string): ContentfulStatusCode {
 }
 
 /** The error answer: `{ ok: false, error: { code, message, fix } }` with the code's status. */
-export function failure(c: Context, code: string, message: string, fix: string, extra: Record<string, string> = {}): Response {
+export function failure(c: Context, code: ErrorCode, message: string, fix: string, extra: Record<string, string> = {}): Response {
   for (const [name, value] of Object.entries(extra)) c.header(name, value)
   return c.json({ ok: false, error: { code, message, fix } }, httpStatusOf(code))
 }
 
 /** A caller's mistake, thrown from a route and answered by the app's error handler. */
-export function userError(code: string, message: string, fix: string, details?: Record<string, unknown>): EngramError {
+export function userError(code: ErrorCode, message: string, fix: string, details?: Record<string, unknown>): EngramError {
   return new EngramError({ code, category: 'user', message, fix, ...(details ? { details } : {}) })
 }
 
@@ -113,14 +113,17 @@ export function toolNamed(tools: EngramTool[], name: string): EngramTool {
   return tool
 }
 
-/** A tool's error result as an EngramError (its text is "message\nFix: fix"). */
+/**
+ * A tool's error result as an EngramError: its `error`'s code, message and fix (a result without
+ * one, memorize refusing every entry, is its text). A tool's own failure (`internal`) is answered
+ * as `invalid_argument`, as the tools word it: retry, or correct the request.
+ */
 export function toolFailure(result: ToolResult): EngramError {
-  const data = result.data as { code?: unknown } | undefined
-  const code = typeof data?.code === 'string' && data.code !== 'internal' ? data.code : ErrorCode.invalidArgument
-  const at = result.text.lastIndexOf('\nFix: ')
-  const message = at < 0 ? result.text : result.text.slice(0, at)
-  const fix = at < 0 ? 'correct the request and send it again' : result.text.slice(at + 6)
-  return userError(code, message, fix, data && typeof data === 'object' ? { result: data } : undefined)
+  const data = result.data
+  const error = result.error
+  const code = error !== undefined && error.code !== ErrorCode.internal ? error.code : ErrorCode.invalidArgument
+  const fix = error?.fix ?? 'correct the request and send it again'
+  return userError(code, error?.message ?? result.text, fix, data && typeof data === 'object' ? { result: data } : undefined)
 }
 
 /** The request body as a JSON object, or `invalid_argument` saying what to send. */

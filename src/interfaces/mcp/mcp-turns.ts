@@ -12,7 +12,7 @@
  * at the session's boundary read them there).
  */
 import { describeError } from '../../core/errors.ts'
-import type { Mind } from '../../mind.ts'
+import type { MindInternals } from '../../mind-internals.ts'
 import type { Session } from '../../session/session.ts'
 import type { AgentToolsSession } from '../../tools/agent-tools.ts'
 import type { ToolResult } from '../../tools/tool.ts'
@@ -30,7 +30,7 @@ export interface McpTurns {
   end(): Promise<void>
 }
 
-export function createMcpTurns(mind: Mind, ref: AgentToolsSession): McpTurns {
+export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession): McpTurns {
   let open: { session: Session; number: Promise<number> } | undefined
   let lastCallAt = Number.NEGATIVE_INFINITY
   let inFlight = 0

@@ -10,6 +10,8 @@ import { join, sep } from 'node:path'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { ownerOfUser, userKey, type Viewer } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
+import type { Mind } from '../../mind.ts'
+import { internalsOf } from '../../mind-internals.ts'
 import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
 import { type MemoryFileSource, memoryFileSource } from '../../memory/tree/memory-file-source.ts'
 import { readMemoryText } from '../../tools/memory-files.ts'
@@ -105,11 +107,18 @@ async function listFromSeams(layout: HomeLayout, viewer: Viewer, source: MemoryF
 }
 
 /**
- * Resources over the memory files one viewer may read (decision 0017): the agent's (and its open
+ * Resources over the memory files one viewer may read (decision 0017) — `user`'s, or the agent's own
+ * view without one: the agent's (and its open
  * project's), the shared ones, and the viewer's own user's profile and tree — never another user's.
  * Given a backend that is not embedded, the files are its rows, listed and read through the seams.
  */
-export function createMemoryResources(layout: HomeLayout, viewer: Viewer = { agent: layout.agent }, backend?: Backend): ResourceProvider {
+export function createMemoryResources(host: Mind, options: { user?: string } = {}): ResourceProvider {
+  const mind = internalsOf(host)
+  return memoryResourcesOf(mind.layout, mind.scope(options.user).viewer, mind.backend)
+}
+
+/** The resources of `viewer` over a home's layout (and a backend's rows where memory is rows). */
+export function memoryResourcesOf(layout: HomeLayout, viewer: Viewer = { agent: layout.agent }, backend?: Backend): ResourceProvider {
   const source = memoryFileSource(layout, backend)
   async function walk(dir: string, prefix: string, rootReal: string, out: Array<{ path: string; size: number }>): Promise<void> {
     let entries: Dirent[]

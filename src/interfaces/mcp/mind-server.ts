@@ -8,10 +8,11 @@ import { derivedSessionId } from '../../core/session-ids.ts'
 import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
 import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
+import { internalsOf, type MindInternals } from '../../mind-internals.ts'
 import { type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
 import { createMcpTurns } from './mcp-turns.ts'
-import { createMemoryResources } from './memory-resources.ts'
+import { memoryResourcesOf } from './memory-resources.ts'
 import { withConfirmationsInResults, withPendingConfirmations } from './pending-confirmations.ts'
 import { createMcpServer } from './server.ts'
 
@@ -51,7 +52,7 @@ export function primeUserOf(requested: string | undefined, own: string | undefin
  * sender's profile, recent activity, related memories, matching skills) within the message type's
  * budget — all framed and escaped as recalled data (principle 5).
  */
-export function primedContextOf(mind: Mind): (message: string, user?: string) => Promise<string> {
+export function primedContextOf(mind: MindInternals): (message: string, user?: string) => Promise<string> {
   const resolutions = createResolutionReader(mind.layout.resolutionsFile, 'shared/resolutions.jsonl')
   return async (message, user) => {
     const sender = user !== undefined && user.trim() !== '' ? user.trim() : undefined
@@ -68,7 +69,8 @@ export function primedContextOf(mind: Mind): (message: string, user?: string) =>
 }
 
 /** Builds the MCP server over an open mind. The caller owns the mind and closes it. */
-export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = {}): McpServer {
+export function createMindMcpServer(host: Mind, options: MindMcpServerOptions = {}): McpServer {
+  const mind = internalsOf(host)
   const ref = options.session ?? { sessionId: derivedSessionId('mcp', undefined) }
   // Calls run through a session of the mind (`session.execute`), as `turn.tools` do, so the error
   // learner and the pattern monitor watch an MCP client too, and in active mode its results carry
@@ -87,7 +89,7 @@ export function createMindMcpServer(mind: Mind, options: MindMcpServerOptions = 
     tools,
     // Tool wisdom reaches an MCP client's model as it reaches turn.tools: on the tool it names.
     describeTools: async (listed) => (await scope.memory.decorateTools(listed)).tools,
-    resources: createMemoryResources(mind.layout, scope.viewer, mind.backend),
+    resources: memoryResourcesOf(mind.layout, scope.viewer, mind.backend),
     primeMessage: async (message, user) => {
       const sender = primeUserOf(user, own, options.admin === true)
       // A new message is a new turn: the one before it ends here.

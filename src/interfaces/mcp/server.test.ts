@@ -7,14 +7,15 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { ManualClock } from '../../core/clock.ts'
-import { createMind, type Mind } from '../../mind.ts'
+import { ErrorCode } from '../../core/errors.ts'
+import { openMindInternals, type MindInternals } from '../../mind-internals.ts'
 import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
-import type { EngramTool } from '../../tools/tool.ts'
+import { type EngramTool, toolErrorResult } from '../../tools/tool.ts'
 import { createMemoryResources, memoryPathOfUri, memoryUri } from './memory-resources.ts'
 import { createMindMcpServer } from './mind-server.ts'
-import { createMcpServer } from './server.ts'
+import { createMcpServer, TOOL_ERROR_META } from './server.ts'
 
-type CallResult = { content: Array<{ type: string; text?: string }>; isError?: boolean; structuredContent?: Record<string, unknown> }
+type CallResult = { content: Array<{ type: string; text?: string }>; isError?: boolean; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> }
 const textOf = (result: CallResult): string => result.content.map((part) => part.text ?? '').join('\n')
 
 async function connect(server: McpServer): Promise<Client> {
@@ -32,7 +33,7 @@ const echo: EngramTool = {
   jsonSchema: z.toJSONSchema(echoSchema) as Record<string, unknown>,
   async execute(input) {
     const parsed = echoSchema.safeParse(input)
-    if (!parsed.success) return { isError: true, text: 'echo needs a word.\nFix: pass {"word": "…"}.', data: { code: 'invalid_argument' } }
+    if (!parsed.success) return toolErrorResult({ code: ErrorCode.invalidArgument, message: 'echo needs a word.', fix: 'pass {"word": "…"}.' }, { data: { code: ErrorCode.invalidArgument } })
     return { text: parsed.data.word, data: { length: parsed.data.word.length } }
   },
 }
@@ -46,13 +47,13 @@ const broken: EngramTool = {
 
 describe('MCP server (in process)', () => {
   let temp: TempHome
-  let mind: Mind
+  let mind: MindInternals
   const clock = new ManualClock('2026-02-03T10:00:00Z')
 
   before(async () => {
     temp = makeTempHome('engram-mcp-server-')
     mkdirSync(temp.project, { recursive: true })
-    mind = await createMind({ home: temp.home, project: temp.project, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+    mind = await openMindInternals({ home: temp.home, project: temp.project, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
   })
   after(async () => {
     await mind.close()
@@ -60,7 +61,7 @@ describe('MCP server (in process)', () => {
   })
 
   test('tools keep their JSON schema; failures are isError results, never protocol errors', async () => {
-    const server = createMcpServer({ name: 't', version: '0', tools: [echo, broken], resources: createMemoryResources(mind.layout) })
+    const server = createMcpServer({ name: 't', version: '0', tools: [echo, broken], resources: createMemoryResources(mind) })
     const client = await connect(server)
     try {
       const { tools } = await client.listTools()
@@ -76,15 +77,20 @@ describe('MCP server (in process)', () => {
 
       const invalid = (await client.callTool({ name: 'echo', arguments: { word: '' } })) as CallResult
       assert.equal(invalid.isError, true)
-      assert.match(textOf(invalid), /Fix: pass/)
+      assert.equal(textOf(invalid), 'echo needs a word.\nFix: pass {"word": "…"}.')
+      // The same apart, for a client that acts on the code (decision 0062): nothing parses the text.
+      assert.deepEqual(invalid._meta?.[TOOL_ERROR_META], { code: 'invalid_argument', message: 'echo needs a word.', fix: 'pass {"word": "…"}.' })
+      assert.equal(ok._meta, undefined, 'a result that did not fail has no error')
 
       const thrown = (await client.callTool({ name: 'broken', arguments: {} })) as CallResult
       assert.equal(thrown.isError, true)
       assert.match(textOf(thrown), /broken failed: Error: disk on fire/)
+      assert.deepEqual(thrown._meta?.[TOOL_ERROR_META], { code: 'internal', message: 'broken failed: Error: disk on fire' })
 
       const unknown = (await client.callTool({ name: 'nope', arguments: {} })) as CallResult
       assert.equal(unknown.isError, true)
       assert.match(textOf(unknown), /no tool named "nope"[\s\S]*echo, broken/)
+      assert.deepEqual(unknown._meta?.[TOOL_ERROR_META], { code: 'not_found', message: 'There is no tool named "nope".', fix: 'call one of: echo, broken.' })
 
       assert.equal(client.getServerCapabilities()?.prompts, undefined, 'without primeMessage there is no primed_context prompt')
     } finally {
@@ -97,7 +103,7 @@ describe('MCP server (in process)', () => {
     writeFileSync(join(mind.layout.knowledgeDir, '.hidden.md'), 'temp file\n')
     mkdirSync(join(temp.project, '.engram', 'memory'), { recursive: true })
     writeFileSync(join(temp.project, '.engram', 'memory', 'rules.md'), '## Always\n- run the tests\n')
-    const client = await connect(createMcpServer({ name: 't', version: '0', tools: [], resources: createMemoryResources(mind.layout) }))
+    const client = await connect(createMcpServer({ name: 't', version: '0', tools: [], resources: createMemoryResources(mind) }))
     try {
       const { resources } = await client.listResources()
       const uris = resources.map((resource) => resource.uri)

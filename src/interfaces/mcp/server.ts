@@ -21,10 +21,12 @@ import { z } from 'zod'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import { textProblem } from '../../core/well-formed-text.ts'
 import { withNudges } from '../../memory/learning/pattern-monitor.ts'
-import type { EngramTool, ToolResult } from '../../tools/tool.ts'
+import { type EngramTool, type ToolResult, toolErrorResult } from '../../tools/tool.ts'
 import type { ResourceProvider } from './memory-resources.ts'
 
 export const PRIMED_CONTEXT_PROMPT = 'primed_context'
+/** The `_meta` key of a failed tool call's `{ code, message, fix }` (the text the model reads joins them). */
+export const TOOL_ERROR_META = 'engram/error'
 
 export interface McpServerOptions {
   tools: readonly EngramTool[]
@@ -48,6 +50,8 @@ function toCallToolResult(result: ToolResult): CallToolResult {
     ...(result.data !== undefined && typeof result.data === 'object' && result.data !== null && !Array.isArray(result.data)
       ? { structuredContent: JSON.parse(JSON.stringify(result.data)) as Record<string, unknown> }
       : {}),
+    // A failure's code, message and fix apart (decision 0062), for a client that acts on them.
+    ...(result.isError && result.error ? { _meta: { [TOOL_ERROR_META]: { ...result.error } } } : {}),
   }
 }
 
@@ -140,7 +144,8 @@ function asMcpError(error: unknown): McpError {
   if (error instanceof McpError) return error
   if (EngramError.is(error)) {
     const code = error.code === ErrorCode.notFound || error.category === 'user' ? McpErrorCode.InvalidParams : McpErrorCode.InternalError
-    return new McpError(code, error.message, { code: error.code })
+    // The protocol error's text reads as the tool results do (message, then its fix); its data carries them apart.
+    return new McpError(code, describeError(error), { code: error.code, ...(error.fix ? { fix: error.fix } : {}) })
   }
   return new McpError(McpErrorCode.InternalError, describeError(error))
 }
@@ -187,17 +192,15 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   server.setRequestHandler(CallToolRequestReadByUs, async (request): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name)
     if (!tool) {
-      return toCallToolResult({
-        isError: true,
-        text: `There is no tool named "${request.params.name}".\nFix: call one of: ${[...byName.keys()].join(', ')}.`,
-        data: { code: ErrorCode.notFound },
-      })
+      return toCallToolResult(
+        toolErrorResult({ code: ErrorCode.notFound, message: `There is no tool named "${request.params.name}".`, fix: `call one of: ${[...byName.keys()].join(', ')}.` }, { data: { code: ErrorCode.notFound } }),
+      )
     }
     try {
       return toCallToolResult(await tool.execute(request.params.arguments))
     } catch (error) {
       // EngramTools do not throw; this guards a tool that breaks its contract.
-      return toCallToolResult({ isError: true, text: `${tool.name} failed: ${describeError(error)}`, data: { code: 'internal' } })
+      return toCallToolResult(toolErrorResult({ code: ErrorCode.internal, message: `${tool.name} failed: ${describeError(error)}` }, { data: { code: ErrorCode.internal } }))
     }
   })
 

@@ -12,7 +12,7 @@ import { describe, it } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import { parseFrontmatter } from '../../core/frontmatter.ts'
 import { createNoneLlm } from '../../llm/none-llm.ts'
-import { createMind, type Mind } from '../../mind.ts'
+import { openMindInternals, type MindInternals } from '../../mind-internals.ts'
 import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
 import { formatEpisodeSection, parseEpisodeSections } from '../episodes/episode-format.ts'
 import type { ActivityRecorder } from '../episodes/recorder.ts'
@@ -20,8 +20,8 @@ import { COMPRESSION_NOTE, compressEpisodes, compressEpisodeText } from './episo
 
 const MINUTE = 60_000
 
-function open(temp: TempHome, clock: ManualClock): Promise<Mind> {
-  return createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, llm: createNoneLlm(), embedder: null, reindexOnOpen: false })
+function open(temp: TempHome, clock: ManualClock): Promise<MindInternals> {
+  return openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, llm: createNoneLlm(), embedder: null, reindexOnOpen: false })
 }
 
 const file = (temp: TempHome, rel: string): string => readFileSync(join(temp.home, ...rel.split('/')), 'utf8')

@@ -5,6 +5,7 @@
  * just wrote. They queue behind one named lock; a holder that keeps it for longer than a run with
  * a slow model may take makes the waiter fail with `lock_busy`, and the job runner tries again.
  */
+import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Backend } from '../../storage/contracts.ts'
 
 const HOLD_LIMIT_MS = 15 * 60_000
@@ -16,5 +17,10 @@ export async function oneConsolidationAtATime<T>(backend: Backend, agent: string
   const outcome = await backend.locks.withLock(consolidationLockName(agent), run, { wait: true, timeoutMs: HOLD_LIMIT_MS })
   if (outcome.kind === 'done') return outcome.value
   // withLock with wait throws lock_busy rather than return busy; this is its contract's other arm.
-  throw new Error(`another consolidation of agent ${agent} holds the lock${outcome.holder ? ` (${outcome.holder})` : ''}`)
+  throw new EngramError({
+    code: ErrorCode.lockBusy,
+    category: 'system',
+    message: `another consolidation of agent ${agent} holds the lock${outcome.holder ? ` (${outcome.holder})` : ''}`,
+    fix: 'wait for it to finish; a scheduled run is tried again by the next maintain',
+  })
 }

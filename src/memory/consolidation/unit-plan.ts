@@ -21,7 +21,7 @@
 import { serializeFrontmatter } from '../../core/frontmatter.ts'
 import { contentHash } from '../../core/hash.ts'
 import type { ActivityEvent } from '../../core/activity.ts'
-import { describeError } from '../../core/errors.ts'
+import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { ActivityLog, Backend, DocumentStore, JobRun } from '../../storage/contracts.ts'
@@ -126,7 +126,14 @@ export async function commitUnit(backend: Backend, owner: Owner, plan: UnitPlan)
   const stores = backend.owned(owner)
   // finishUnfinishedUnits ran first: a plan still here is one it could not read, and a new one must not be appended to it.
   const left = await stores.documents.read('state', PLAN_SLUG)
-  if (left) throw new Error(`${left.path} holds a consolidation plan that cannot be read (cut, or written by another engram version); move it away to consolidate this owner again`)
+  if (left) {
+    throw new EngramError({
+      code: ErrorCode.storageCorrupt,
+      category: 'system',
+      message: `${left.path} holds a consolidation plan that cannot be read (cut, or written by another engram version)`,
+      fix: 'move it away to consolidate this owner again',
+    })
+  }
   // `append` creates the state document in one atomic write, and keeps no version of it (a plan is not a memory).
   await stores.documents.append('state', PLAN_SLUG, `${JSON.stringify({ format: PLAN_FORMAT, ...plan })}\n`, { kind: PLAN_SLUG })
   await apply(backend, stores, plan)

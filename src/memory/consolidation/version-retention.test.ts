@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import { parseFrontmatter } from '../../core/frontmatter.ts'
-import { createMind } from '../../mind.ts'
+import { openMindInternals } from '../../mind-internals.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
 import type { EngramTool } from '../../tools/tool.ts'
 import { retainProcedureVersions } from './version-retention.ts'
@@ -27,7 +27,7 @@ test('7 versions of a procedure: 5 kept, 2 moved to archive/forgotten/versions/,
   const temp = makeTempHome('engram-retention-')
   t.after(temp.cleanup)
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
   t.after(() => mind.close())
 
   // Ada's agent writes a procedure and reports seven outcomes: each report rewrites it, saving the previous version.

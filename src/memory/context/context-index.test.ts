@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
-import { createMind } from '../../mind.ts'
+import { openMindInternals } from '../../mind-internals.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
 
 test('a message is found through its neighbours, and earlier messages gain the words of later ones', async () => {
   const temp = makeTempHome()
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, reindexOnOpen: false, clock: new ManualClock('2024-01-01T10:00:00Z'), embedder: null })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, reindexOnOpen: false, clock: new ManualClock('2024-01-01T10:00:00Z'), embedder: null })
   try {
     const session = { sessionId: 's1', agent: mind.agent }
     const say = (content: string, name: string) => ({ role: 'user' as const, content, name })
@@ -30,7 +30,7 @@ test('a message is found through its neighbours, and earlier messages gain the w
 
 test('naming one participant lifts their own messages', async () => {
   const temp = makeTempHome()
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, reindexOnOpen: false, clock: new ManualClock('2024-01-01T10:00:00Z'), embedder: null })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, reindexOnOpen: false, clock: new ManualClock('2024-01-01T10:00:00Z'), embedder: null })
   try {
     const session = { sessionId: 's1', agent: mind.agent }
     await mind.context.append(session, [

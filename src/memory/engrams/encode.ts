@@ -249,7 +249,9 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
     const stores = storesFor(owner)
     // Identity is singular (Anton: profile.md is global-only), so profile facts always go global.
     const target = engram.kind === 'profile' || engram.scope === 'global' ? stores.global : stores.project
-    if (!target) throw new Error(`no ${engram.scope} store for ${owner}: open a project (--project or ENGRAM_PROJECT), or use scope global`)
+    if (!target) {
+      throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `no ${engram.scope} store for ${owner}`, fix: 'open a project (--project or ENGRAM_PROJECT), or use scope global' })
+    }
     let outcome: { kind: 'added'; entry: EngramEntry } | { kind: 'duplicate'; existing: EngramEntry }
     let file: SavedEngram['file']
     if (engram.kind === 'profile') {

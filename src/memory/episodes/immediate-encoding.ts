@@ -14,7 +14,7 @@
  * `busy` — the running one covers its events or leaves them for the next boundary.
  */
 import { type Clock, isoDay } from '../../core/clock.ts'
-import { describeError } from '../../core/errors.ts'
+import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { ActivityLog, ActivityRecord, DocumentStore, Jobs, Locks } from '../../storage/contracts.ts'
 import { dayOf, instantOf } from '../../storage/files/activity-log.ts'
@@ -197,7 +197,7 @@ export function createImmediateEncoder(options: ImmediateEncoderOptions): Immedi
       const existing = await documents.read('episode', day)
       await documents.append('episode', day, existing ? section : `${episodeFileTitle(day)}${section}`)
     })
-    if (outcome.kind !== 'done') throw new Error(`episode file of ${day} is locked`)
+    if (outcome.kind !== 'done') throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `episode file of ${day} is locked` })
   }
 
   async function finalizeLocked(session: string, reason: BoundaryReason, sinceHint: string | undefined): Promise<ImmediateEncodingOutcome> {

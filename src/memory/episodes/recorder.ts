@@ -8,6 +8,7 @@
  */
 import { type ActivityEvent, type ActivityType, TOOL_INPUT_LIMIT, TOOL_RESULT_LIMIT } from '../../core/activity.ts'
 import type { Clock } from '../../core/clock.ts'
+import { messageOf } from '../../core/errors.ts'
 import type { ActivityLog } from '../../storage/contracts.ts'
 
 export interface ActivityRecorderOptions {
@@ -74,7 +75,8 @@ function asText(value: unknown): string {
 function errorText(error: unknown): { message: string; name?: string; code?: string } {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code
-    return { message: error.message, name: error.name, ...(typeof code === 'string' ? { code } : {}) }
+    // The log keeps what a person reads: an EngramError's message with its fix.
+    return { message: messageOf(error), name: error.name, ...(typeof code === 'string' ? { code } : {}) }
   }
   return { message: asText(error) }
 }

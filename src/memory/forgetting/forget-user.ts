@@ -15,7 +15,7 @@ import { readdirSync } from 'node:fs'
 import { readFile, rm, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
-import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { EngramError, ErrorCode, messageOf } from '../../core/errors.ts'
 import { validateUserId } from '../../core/owner.ts'
 import type { ActivityLog, Backend } from '../../storage/contracts.ts'
 import { writeFileAtomic } from '../../storage/files/atomic-write.ts'
@@ -171,7 +171,7 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
     await backend.scrub?.()
   } catch (error) {
     warnings.push(
-      `the database could not be rewritten now (${error instanceof Error ? error.message : String(error)}): the erased rows are gone from every answer, but old copies of them may remain in its free space. Fix: run \`engram forget --user ${user} --purge\` again when no other engram process is writing.`,
+      `the database could not be rewritten now (${messageOf(error)}): the erased rows are gone from every answer, but old copies of them may remain in its free space. Fix: run \`engram forget --user ${user} --purge\` again when no other engram process is writing.`,
     )
   }
 

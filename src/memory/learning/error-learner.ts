@@ -200,7 +200,7 @@ export async function learnFromFailures(
       ...(flushOptions.signal ? { signal: flushOptions.signal } : {}),
     })
   } catch (error) {
-    if (EngramError.is(error)) return { kind: 'failed', reason: `${error.code}: ${error.message}`, code: error.code, dropped: failures.length }
+    if (EngramError.is(error)) return { kind: 'failed', reason: `${error.code}: ${describeError(error)}`, code: error.code, dropped: failures.length }
     return { kind: 'failed', reason: describeError(error), dropped: failures.length }
   }
 

@@ -151,7 +151,7 @@ export async function replayAndExtract(steps: readonly SessionStep[], llm: Llm, 
       ...(options.signal ? { signal: options.signal } : {}),
     })
   } catch (error) {
-    return { kind: 'failed', reason: EngramError.is(error) ? `${error.code}: ${error.message}` : describeError(error) }
+    return { kind: 'failed', reason: EngramError.is(error) ? `${error.code}: ${describeError(error)}` : describeError(error) }
   }
   const engrams: Engram[] = [
     ...answer.rules.map((rule): Engram => ({ text: flat(rule.text, 300), kind: rule.kind, scope: rule.scope, confidence: rule.confidence, source: 'consolidation' })),

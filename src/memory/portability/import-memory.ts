@@ -9,7 +9,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { dedupeKey, type EngramEntry, type EngramScope } from '../../core/engram.ts'
-import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { EngramError, ErrorCode, messageOf } from '../../core/errors.ts'
 import { parseFrontmatter, serializeFrontmatter } from '../../core/frontmatter.ts'
 import { entriesOf, formatEntryLine, type MemoryFileKind, parseMemoryFile, problemsOf } from '../../core/markdown-entry.ts'
 import type { DocKind } from '../../core/memory-doc.ts'
@@ -60,7 +60,7 @@ const entryKey = (entry: EngramEntry): string => `${entry.kind}\u0000${dedupeKey
 const sameLines = (a: EngramEntry[], b: EngramEntry[]): boolean => a.length === b.length && a.every((entry, i) => formatEntryLine(entry) === formatEntryLine(b[i] as EngramEntry))
 
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+  return messageOf(error)
 }
 
 /** The agent whose tree `files` holds: the manifest's, else the only one under `agents/`. */

@@ -8,6 +8,7 @@
  * rerun after a kill finishes the rest; one the target holds with another text is left as it is and
  * reported.
  */
+import { messageOf } from '../../core/errors.ts'
 import { parseFrontmatter, serializeFrontmatter } from '../../core/frontmatter.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
@@ -90,7 +91,7 @@ export async function moveArchive(from: Backend, to: Backend, owners: Owner[], a
         else counts.forgotten++
       }
     } catch (error) {
-      problems.push({ path: `archive of ${owner}`, reason: `not moved: ${error instanceof Error ? error.message : String(error)}` })
+      problems.push({ path: `archive of ${owner}`, reason: `not moved: ${messageOf(error)}` })
     }
   }
   return counts

@@ -10,6 +10,7 @@
  * digests per tree, file and conversation; decision 0052): `complete` only when it holds all of
  * it. Running it again adds nothing that is already there and finishes whatever a killed run left.
  */
+import { messageOf } from '../../core/errors.ts'
 import type { Summary } from '../../core/message.ts'
 import type { Backend, Conversation } from '../../storage/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
@@ -90,7 +91,7 @@ function take(present: Map<string, number>, key: string): boolean {
 }
 
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+  return messageOf(error)
 }
 
 /** Every summary of a conversation (the current ones and every one they fold), in the order it was made (then depth, then id). */

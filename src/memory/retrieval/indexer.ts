@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../../core/clock.ts'
 import { dedupeKey, type EngramEntry, type EngramScope, isRuleKind, ruleWithPolarity } from '../../core/engram.ts'
-import { describeError } from '../../core/errors.ts'
+import { describeError, messageOf } from '../../core/errors.ts'
 import { contentHash } from '../../core/hash.ts'
 import { entryInstant } from '../../core/markdown-entry.ts'
 import type { DocKind, MemoryDoc } from '../../core/memory-doc.ts'
@@ -296,7 +296,7 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
     } catch (error) {
       // Vectors are an enhancement: the text still goes into the index and stays findable by
       // words. The failure is reported, and the next reindex retries (hashes stay blank).
-      report.embedError = (error as Error).message
+      report.embedError = messageOf(error)
       for (const unit of toEmbed) {
         unit.vector = undefined
         unit.hash = ''

@@ -38,13 +38,13 @@ test('length saturates, the factor is never negative, and weight 0 is neutral', 
 test('through the recall path: the turn that says what was painted comes before the ones that ask or react', async () => {
   const { ManualClock } = await import('../../core/clock.ts')
   const { contentHash } = await import('../../core/hash.ts')
-  const { createMind } = await import('../../mind.ts')
+  const { openMindInternals } = await import('../../mind-internals.ts')
   const { makeTempHome } = await import('../../testing/temp-home.ts')
   const { createRetriever } = await import('./search.ts')
   const NOW = '2026-03-01T12:00:00.000Z'
   const temp = makeTempHome()
   const clock = new ManualClock(NOW)
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
   try {
     const message = (id: string, name: string, text: string) => ({ id, kind: 'message' as const, text, source: 'conv:1', provenance: [id], agent: 'default', createdAt: NOW, hash: contentHash(text), meta: { name } })
     await mind.backend.index.upsert([

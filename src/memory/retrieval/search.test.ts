@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import { contentHash } from '../../core/hash.ts'
 import { createOfflineHashEmbedder } from '../../llm/embedders/offline-hash-embedder.ts'
-import { createMind, type Mind } from '../../mind.ts'
+import { openMindInternals, type MindInternals } from '../../mind-internals.ts'
 import type { IndexUnit } from '../../storage/contracts.ts'
 import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
 import { fuseScores } from './fusion.ts'
@@ -18,13 +18,13 @@ function unit(id: string, text: string, createdAt: string, extra: Partial<IndexU
 }
 
 let temp: TempHome
-let mind: Mind
+let mind: MindInternals
 let clock: ManualClock
 
 before(async () => {
   temp = makeTempHome()
   clock = new ManualClock(NOW)
-  mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+  mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
 })
 after(async () => {
   await mind.close()
@@ -154,7 +154,7 @@ describe('retriever on a real index', () => {
   test('dense fusion with the offline embedder finds a misspelt word that BM25 misses', async () => {
     const temp2 = makeTempHome()
     const embedder = createOfflineHashEmbedder()
-    const mind2 = await createMind({ home: temp2.home, env: temp2.env, ignoreConfigFile: true, clock, embedder, reindexOnOpen: false })
+    const mind2 = await openMindInternals({ home: temp2.home, env: temp2.env, ignoreConfigFile: true, clock, embedder, reindexOnOpen: false })
     try {
       const units = [unit('target', 'Kubernetes autoscaling thresholds for the checkout service.', NOW), unit('other', 'Lunch menu for the office party.', NOW)]
       const vectors = await embedder.embed(units.map((u) => u.text))
@@ -258,7 +258,7 @@ describe('retrieval stages', () => {
 test('what a recall strengthened is on disk once the mind is closed', async () => {
   const home = makeTempHome()
   try {
-    const open = () => createMind({ home: home.home, env: home.env, ignoreConfigFile: true, clock: new ManualClock(NOW), embedder: null, reindexOnOpen: false })
+    const open = () => openMindInternals({ home: home.home, env: home.env, ignoreConfigFile: true, clock: new ManualClock(NOW), embedder: null, reindexOnOpen: false })
     const first = await open()
     await first.backend.index.upsert([unit('r', 'Restore drills run on the first Monday.', NOW)])
     const { hits } = await first.retriever.search('restore drills monday')

@@ -4,7 +4,7 @@ import { ManualClock } from '../../core/clock.ts'
 import { contentHash } from '../../core/hash.ts'
 import { createGloVeEmbedder } from '../../llm/embedders/glove-embedder.ts'
 import { wordVectorsFrom } from '../../llm/embedders/test-support/word-vectors.ts'
-import { createMind, type Mind } from '../../mind.ts'
+import { openMindInternals, type MindInternals } from '../../mind-internals.ts'
 import type { IndexUnit } from '../../storage/contracts.ts'
 import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
 import { createRetriever } from './search.ts'
@@ -26,13 +26,13 @@ function message(id: string, text: string, session: string): IndexUnit {
 }
 
 let temp: TempHome
-let mind: Mind
+let mind: MindInternals
 const clock = new ManualClock(NOW)
 const embedder = createGloVeEmbedder(() => VECTORS, 4)
 
 before(async () => {
   temp = makeTempHome()
-  mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+  mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
   await mind.backend.index.upsert([
     message('m1', 'Violin lessons every weekend', '1'),
     message('m2', 'Hiking the trail this weekend', '2'),

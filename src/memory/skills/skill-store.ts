@@ -88,7 +88,12 @@ async function readText(path: string, limits: MemoryFileLimits): Promise<string 
   const read = await readMemoryFile(path, limits)
   if (read.kind === 'read') return read.bytes.toString('utf8')
   if (read.kind === 'missing') return undefined
-  throw new Error(`${relative(limits.root, path).split(sep).join('/')} is ${read.reason}`)
+  throw new EngramError({
+    code: ErrorCode.storageCorrupt,
+    category: 'user',
+    message: `${relative(limits.root, path).split(sep).join('/')} is ${read.reason}`,
+    fix: '`engram status` lists the files engram cannot read, with the reason; edit or remove this one',
+  })
 }
 
 function nonEmptyString(value: unknown): string | undefined {

@@ -10,7 +10,7 @@ import type { StoredMessage, Summary } from '../../../core/message.ts'
 import { isDegradedMethod } from '../../../memory/context/render.ts'
 import { loadItems } from '../../../memory/context/dag.ts'
 import { type ConversationReader, readerSees } from '../../../memory/context/provider.ts'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import type { Conversation } from '../../../storage/contracts.ts'
 import type { ServeEnv } from '../support.ts'
 import { excerpt, guarded, notFoundError, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
@@ -25,7 +25,7 @@ const CONVERSATIONS_LISTED = 500
  * Whose conversations a view reaches: an administrator without a user every conversation of the
  * agent (the operator's view, as the CLI's); anyone else the viewer's own and the agent's without a user.
  */
-function readerOf(mind: Mind, viewing: Viewing): ConversationReader {
+function readerOf(mind: MindInternals, viewing: Viewing): ConversationReader {
   return viewing.principal.admin && viewing.user === undefined ? mind.agent : viewing.viewer
 }
 
@@ -34,7 +34,7 @@ function opensTurnOf(viewing: Viewing, user: string | undefined): boolean {
   return viewing.principal.admin || user === viewing.principal.user
 }
 
-async function visibleConversations(mind: Mind, viewing: Viewing): Promise<Conversation[]> {
+async function visibleConversations(mind: MindInternals, viewing: Viewing): Promise<Conversation[]> {
   const reader = readerOf(mind, viewing)
   return (await mind.backend.context.listConversations(mind.agent)).filter((conversation) => readerSees(reader, conversation))
 }
@@ -49,7 +49,7 @@ function messageBlock(message: StoredMessage, turnOf: Map<number, number>, sessi
 }
 
 interface DagContext {
-  mind: Mind
+  mind: MindInternals
   sessionId: string
   user: string | undefined
   viewing: Viewing
@@ -86,7 +86,7 @@ ${inner}${cut ? html`<p class="muted">… more below this summary: <code>engram 
 </details>`
 }
 
-export function registerConversationPages(app: Hono<ServeEnv>, mind: Mind): void {
+export function registerConversationPages(app: Hono<ServeEnv>, mind: MindInternals): void {
   app.get(
     '/conversations',
     guarded(mind, '/conversations', async (c) => {

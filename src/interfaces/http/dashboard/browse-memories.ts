@@ -13,7 +13,7 @@ import { type MemoryFileKind, parseMemoryFile } from '../../../core/markdown-ent
 import { canSee } from '../../../core/owner.ts'
 import type { DocumentHistory, FactLink } from '../../../memory/consolidation/history.ts'
 import { validityInterval } from '../../../memory/retrieval/fact-history.ts'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import { type StoredUnit, UNIT_KINDS, type UnitKind } from '../../../storage/contracts.ts'
 import { readMemoryText } from '../../../tools/memory-files.ts'
 import { locateMemoryPath, memoryPathOfSource } from '../../../memory/tree/memory-paths.ts'
@@ -58,7 +58,7 @@ const FILE_KINDS = UNIT_KINDS.filter((kind) => kind !== 'message' && kind !== 's
  * a page at a time with the viewer's filter applied there, so a large memory costs a page, not a
  * pass over every file.
  */
-async function listUnits(mind: Mind, viewing: Viewing, kind: UnitKind | undefined, scope: EngramScope | undefined): Promise<{ rows: MemoryRow[]; more: boolean }> {
+async function listUnits(mind: MindInternals, viewing: Viewing, kind: UnitKind | undefined, scope: EngramScope | undefined): Promise<{ rows: MemoryRow[]; more: boolean }> {
   const rows: MemoryRow[] = []
   if (kind === 'message' || kind === 'summary') return { rows, more: false }
   const filter = { viewer: viewing.viewer, kinds: kind !== undefined ? [kind] : FILE_KINDS, ...(scope !== undefined ? { scope } : {}) }
@@ -74,7 +74,7 @@ async function listUnits(mind: Mind, viewing: Viewing, kind: UnitKind | undefine
   }
 }
 
-async function searchUnits(mind: Mind, viewing: Viewing, query: string, kind: UnitKind | undefined, scope: EngramScope | undefined): Promise<MemoryRow[]> {
+async function searchUnits(mind: MindInternals, viewing: Viewing, query: string, kind: UnitKind | undefined, scope: EngramScope | undefined): Promise<MemoryRow[]> {
   // A person looking is not the agent recalling: access statistics are left alone (as `engram search`).
   const result = await mind.retriever.search(query, { limit: SEARCH_HITS, viewer: viewing.viewer, recordAccess: false, ...(kind ? { kinds: [kind] } : {}), ...(scope ? { scope } : {}) })
   return result.hits.map((hit) => ({ unit: hit.unit, ref: hitReference(hit.unit, mind.layout, viewing.viewer), score: hit.score }))
@@ -118,12 +118,12 @@ function fileLink(path: string, viewing: Viewing, label?: string): Html {
   return html`<a href="/memories/file?path=${encodeURIComponent(path)}${userQuery(viewing)}">${label ?? path}</a>`
 }
 
-function chainRow(mind: Mind, viewing: Viewing, link: FactLink, relation: string): Html {
+function chainRow(mind: MindInternals, viewing: Viewing, link: FactLink, relation: string): Html {
   const path = memoryPath(mind, viewing, link.path)
   return html`<tr data-testid="fact-link"><td>${relation}</td><td>${path ? fileLink(path, viewing) : link.path}</td><td>${link.state}</td><td>${validityInterval(link.validFrom, link.validUntil)}</td></tr>`
 }
 
-function historySection(mind: Mind, viewing: Viewing, history: DocumentHistory): Html {
+function historySection(mind: MindInternals, viewing: Viewing, history: DocumentHistory): Html {
   const lineage = Object.entries(history.lineage)
   const chain = [...[...(history.supersedes ?? [])].reverse().map((link) => chainRow(mind, viewing, link, 'superseded by this')), ...(history.supersededBy ?? []).map((link) => chainRow(mind, viewing, link, 'supersedes this'))]
   return html`<section data-testid="history">
@@ -149,7 +149,7 @@ ${history.retired ? html`<p class="muted">And ${history.retired.length} older ve
 </section>`
 }
 
-export function registerMemoryPages(app: Hono<ServeEnv>, mind: Mind): void {
+export function registerMemoryPages(app: Hono<ServeEnv>, mind: MindInternals): void {
   app.get(
     '/memories',
     guarded(mind, '/memories', async (c) => {
@@ -229,7 +229,7 @@ ${unreadable.length > 0 ? html`<h3>Lines engram could not read (kept as they are
           history = historySection(mind, viewing, await mind.history(path, viewing.user !== undefined ? { user: viewing.user } : {}))
         } catch (error) {
           if (!EngramError.is(error)) throw error
-          history = html`<p class="muted">No history: ${error.message.split('\nFix: ')[0]}</p>`
+          history = html`<p class="muted">No history: ${error.message}</p>`
         }
       } else if (kind !== undefined && kind !== 'topic') {
         const forgotten = `${location.tree}archive/forgotten/${location.local.replace(/^memory\//, '')}`

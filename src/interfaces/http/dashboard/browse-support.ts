@@ -7,7 +7,7 @@ import type { Context } from 'hono'
 import { html } from 'hono/html'
 import { EngramError, ErrorCode } from '../../../core/errors.ts'
 import { userFromKey, type Viewer } from '../../../core/owner.ts'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import { locateMemoryPath, memoryPathOfSource } from '../../../memory/tree/memory-paths.ts'
 import type { Principal } from '../credentials.ts'
 import { actingUser, httpStatusOf, type ServeEnv } from '../support.ts'
@@ -24,7 +24,7 @@ export interface Viewing {
  * The view a request asks for with `?user=`: the token's own user, or (an administrator only) the
  * one named. Anyone else naming a user gets `access_denied`, as on the API.
  */
-export function viewingOf(c: Context<ServeEnv>, mind: Mind): Viewing {
+export function viewingOf(c: Context<ServeEnv>, mind: MindInternals): Viewing {
   const principal = c.get('principal')
   const requested = c.req.query('user')?.trim()
   const user = actingUser(principal, requested === undefined || requested === '' ? undefined : requested)
@@ -40,7 +40,7 @@ export function userQuery(viewing: Viewing): string {
  * The users of this home an administrator may pick: those with a profile, a conversation of this
  * agent, or (embedded homes) a memory tree. Sorted.
  */
-export async function knownUsers(mind: Mind): Promise<string[]> {
+export async function knownUsers(mind: MindInternals): Promise<string[]> {
   const users = new Set<string>()
   for (const key of await mind.backend.documents.slugs('user')) {
     const user = userFromKey(key)
@@ -53,7 +53,7 @@ export async function knownUsers(mind: Mind): Promise<string[]> {
 }
 
 /** The user picker of a form: a select for an administrator, a line saying whose view it is otherwise. */
-export async function userPicker(mind: Mind, viewing: Viewing): Promise<Html> {
+export async function userPicker(mind: MindInternals, viewing: Viewing): Promise<Html> {
   if (!viewing.principal.admin) {
     return html`<span class="muted" data-testid="view-of">${viewing.user === undefined ? "the agent's own memory and shared memory" : `${viewing.user}'s memories, the agent's and shared ones`}</span>`
   }
@@ -65,17 +65,16 @@ export async function userPicker(mind: Mind, viewing: Viewing): Promise<Html> {
 }
 
 /** An error of a page as a page: its message and fix, with the status its code maps to. */
-export function errorPage(c: Context<ServeEnv>, mind: Mind, active: string, error: EngramError): Response | Promise<Response> {
+export function errorPage(c: Context<ServeEnv>, mind: MindInternals, active: string, error: EngramError): Response | Promise<Response> {
   const status = httpStatusOf(error.code)
-  const message = error.message.split('\nFix: ')[0] ?? error.message
   const title = status === 403 ? 'Not yours to see' : status === 404 ? 'Not found' : status === 400 ? 'Refused' : 'Something went wrong'
-  const body = html`<p class="warn" data-testid="error" data-code="${error.code}">${message}</p>
+  const body = html`<p class="warn" data-testid="error" data-code="${error.code}">${error.message}</p>
 <p><b>Fix:</b> ${error.fix ?? 'see the message'}</p>`
   return c.html(page({ title, agent: mind.agent, principal: c.get('principal'), active, body }), status)
 }
 
 /** A page handler whose expected errors (refusals, unknown paths, bad input) are answered as pages. */
-export function guarded(mind: Mind, active: string, handler: (c: Context<ServeEnv>) => Promise<Response>): (c: Context<ServeEnv>) => Promise<Response> {
+export function guarded(mind: MindInternals, active: string, handler: (c: Context<ServeEnv>) => Promise<Response>): (c: Context<ServeEnv>) => Promise<Response> {
   return async (c) => {
     try {
       return await handler(c)
@@ -92,7 +91,7 @@ export function notFoundError(message: string, fix: string): EngramError {
 }
 
 /** A path other parts name (home-relative, an index source or a memory path) as a memory path of this viewer, when it has one. */
-export function memoryPath(mind: Mind, viewing: Viewing, path: string): string | undefined {
+export function memoryPath(mind: MindInternals, viewing: Viewing, path: string): string | undefined {
   const file = path.split('#')[0] ?? path
   const known = memoryPathOfSource(file, mind.layout, viewing.viewer)
   if (known !== undefined) return known

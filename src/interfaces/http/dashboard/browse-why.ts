@@ -10,7 +10,7 @@ import { canSee } from '../../../core/owner.ts'
 import type { MessageType } from '../../../memory/priming/classify.ts'
 import type { InjectedMemory } from '../../../memory/priming/prime.ts'
 import { PRIMING_CHANNELS, type PrimingChannel } from '../../../memory/priming/settings.ts'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import type { StoredTurn } from '../../../session/turn.ts'
 import type { ServeEnv } from '../support.ts'
 import { excerpt, guarded, memoryPath, notFoundError, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
@@ -25,7 +25,7 @@ const CHANNEL_LABEL: Record<PrimingChannel, string> = {
 }
 
 /** Each channel's share of `budget` for a message of `type` (the primer's own settings) and what its items used. */
-function channelBudgets(mind: Mind, type: MessageType, budget: number, injected: readonly InjectedMemory[]): Html {
+function channelBudgets(mind: MindInternals, type: MessageType, budget: number, injected: readonly InjectedMemory[]): Html {
   const shares = mind.primer.settings.shares[type]
   return html`<table data-testid="channel-budgets"><thead><tr><th>channel</th><th>used</th><th>limit</th><th></th></tr></thead><tbody>${PRIMING_CHANNELS.map((channel) => {
     const used = injected.filter((item) => item.channel === channel).reduce((sum, item) => sum + item.tokens, 0)
@@ -35,7 +35,7 @@ function channelBudgets(mind: Mind, type: MessageType, budget: number, injected:
 }
 
 /** Where an injected memory came from: its file page, its conversation, or the source as text. */
-function sourceCell(mind: Mind, viewing: Viewing, item: InjectedMemory): Html {
+function sourceCell(mind: MindInternals, viewing: Viewing, item: InjectedMemory): Html {
   const conversation = /^conv:(\d+)/.exec(item.source)
   const anchor = /^msg:(\d+)/.exec(item.id)
   if (conversation) return html`<a href="/conversations/${conversation[1]}${anchor ? `#msg-${anchor[1]}` : ''}">conversation ${conversation[1]}</a>`
@@ -57,7 +57,7 @@ const ACTIVITY_TEXT_CHARS = 300
  * The text of the injected memories, by id: a unit of the index (the viewer's to see) its text; an
  * activity item what its lines say, read from the view's own timeline (a reference tells a reader nothing).
  */
-async function unitTexts(mind: Mind, viewing: Viewing, injected: readonly InjectedMemory[]): Promise<Map<string, string>> {
+async function unitTexts(mind: MindInternals, viewing: Viewing, injected: readonly InjectedMemory[]): Promise<Map<string, string>> {
   const units = await mind.backend.index.get(injected.map((item) => item.id))
   const texts = new Map(units.filter((unit) => canSee(viewing.viewer, unit)).map((unit) => [unit.id, unit.text]))
   const activity = injected.filter((item) => item.kind === 'activity' && !texts.has(item.id))
@@ -84,7 +84,7 @@ const SHOWN_ITEMS: Record<PrimingChannel, number> = { profile: 15, related: 15, 
  * activity by recency): each channel's first few in the open, every other one (scored lower, or
  * older) in a `<details>` beneath with its count, so a long list stays readable and nothing is out of reach.
  */
-function injectedTable(mind: Mind, viewing: Viewing, injected: readonly InjectedMemory[], texts: ReadonlyMap<string, string>): Html {
+function injectedTable(mind: MindInternals, viewing: Viewing, injected: readonly InjectedMemory[], texts: ReadonlyMap<string, string>): Html {
   if (injected.length === 0) {
     return html`<p data-testid="empty">Nothing was injected: the memory holds nothing related to this message that this view may see. Memories come from memorize, memory files and past conversations; try words a memory contains.</p>`
   }
@@ -122,7 +122,7 @@ function memorySections(sections: ReadonlyArray<{ name: string; tokens: number; 
   )}</tbody></table>`
 }
 
-export function registerWhyPages(app: Hono<ServeEnv>, mind: Mind): void {
+export function registerWhyPages(app: Hono<ServeEnv>, mind: MindInternals): void {
   app.get(
     '/why',
     guarded(mind, '/why', async (c) => {

@@ -6,13 +6,13 @@
  * the agent's own.
  */
 import type { Hono } from 'hono'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import type { ServeEnv } from '../support.ts'
 import { registerConversationPages } from './browse-conversations.ts'
 import { registerMemoryPages } from './browse-memories.ts'
 import { registerWhyPages } from './browse-why.ts'
 
-export function registerBrowsePages(app: Hono<ServeEnv>, mind: Mind): void {
+export function registerBrowsePages(app: Hono<ServeEnv>, mind: MindInternals): void {
   registerMemoryPages(app, mind)
   registerWhyPages(app, mind)
   registerConversationPages(app, mind)

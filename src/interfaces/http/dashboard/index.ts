@@ -5,7 +5,7 @@
  * own memories; on an open loopback server without a token, the agent's own.
  */
 import { Hono } from 'hono'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import type { ServeEnv } from '../support.ts'
 import { DASHBOARD_JS } from './assets.ts'
 import { registerBrowsePages } from './browse.ts'
@@ -13,7 +13,7 @@ import { DASHBOARD_CSP } from './layout.ts'
 import { registerOperationsPages } from './operations.ts'
 
 export interface DashboardOptions {
-  mind: Mind
+  mind: MindInternals
 }
 
 /** The dashboard's pages, mounted at `/` by `createServeApp`. */

@@ -5,7 +5,7 @@
  * memory (ops-viewer.ts): a user's token never another user's.
  */
 import type { Hono } from 'hono'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import type { ServeEnv } from '../support.ts'
 import { type Html, page } from './layout.ts'
 import { activityBody, activityFilterOf } from './ops-activity.ts'
@@ -15,7 +15,7 @@ import { consolidationBody } from './ops-consolidation.ts'
 import { overviewBody } from './ops-overview.ts'
 import { type Viewing, withViewing } from './ops-viewer.ts'
 
-export function registerOperationsPages(app: Hono<ServeEnv>, mind: Mind): void {
+export function registerOperationsPages(app: Hono<ServeEnv>, mind: MindInternals): void {
   const show = (path: string, title: string, body: (viewing: Viewing, query: Record<string, string>) => Promise<Html>) =>
     app.get(path, (c) => withViewing(c, mind, title, path, async (viewing) => c.html(page({ title, agent: mind.agent, principal: c.get('principal'), active: path, body: await body(viewing, c.req.query()) }))))
 

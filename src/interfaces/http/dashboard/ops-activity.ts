@@ -5,7 +5,7 @@
  */
 import { html } from 'hono/html'
 import { ACTIVITY_TYPES, type ActivityType, eventContent, isActivityType } from '../../../core/activity.ts'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import type { Html } from './layout.ts'
 import { activityOf, activityPage } from './ops-data.ts'
 import { userPicker, type Viewing, viewingLabel } from './ops-viewer.ts'
@@ -51,7 +51,7 @@ function link(viewing: Viewing, filter: ActivityFilter, page: number): string {
 }
 
 /** The activity page's body. */
-export async function activityBody(mind: Mind, viewing: Viewing, filter: ActivityFilter, ignored: string[]): Promise<Html> {
+export async function activityBody(mind: MindInternals, viewing: Viewing, filter: ActivityFilter, ignored: string[]): Promise<Html> {
   const { records, more } = await activityPage(activityOf(mind, viewing), {
     ...(filter.type ? { types: [filter.type] } : {}),
     ...(filter.day ? { day: filter.day } : {}),

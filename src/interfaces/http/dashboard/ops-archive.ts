@@ -6,7 +6,7 @@
  */
 import { html } from 'hono/html'
 import { userOfOwner } from '../../../core/owner.ts'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import type { Html } from './layout.ts'
 import { type ArchivedMemory, archivedMemories } from './ops-data.ts'
 import { userPicker, type Viewing, viewingLabel } from './ops-viewer.ts'
@@ -23,7 +23,7 @@ export function restoreBody(item: ArchivedMemory, viewing: Viewing): string {
 }
 
 /** The archive page's body. */
-export async function archiveBody(mind: Mind, viewing: Viewing): Promise<Html> {
+export async function archiveBody(mind: MindInternals, viewing: Viewing): Promise<Html> {
   const items = await archivedMemories(mind, viewing)
   return html`<p>Showing <b data-testid="viewing">${viewingLabel(viewing)}</b>. ${userPicker(viewing, '/archive')}</p>
 <p class="muted">Forgotten memories are out of search and the prompt, kept here until restored (or purged with <code>engram forget --purge</code>).</p>

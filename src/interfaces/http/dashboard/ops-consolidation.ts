@@ -6,7 +6,7 @@
  * forgot, with the reason), so a user sees the changes to their own memory and no one else's.
  */
 import { html } from 'hono/html'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import type { Html } from './layout.ts'
 import { activityOf, type ConsolidationRunView, consolidationRuns } from './ops-data.ts'
 import { userPicker, type Viewing, viewingLabel } from './ops-viewer.ts'
@@ -83,7 +83,7 @@ ${
 }
 
 /** The consolidation page's body. */
-export async function consolidationBody(mind: Mind, viewing: Viewing): Promise<Html> {
+export async function consolidationBody(mind: MindInternals, viewing: Viewing): Promise<Html> {
   const runs = await consolidationRuns(mind, activityOf(mind, viewing))
   // A job's counts add up every owner's memories: the agent's and an administrator's to read.
   const showCounts = viewing.user === undefined || viewing.admin

@@ -17,7 +17,7 @@ import { MONTHLY_FORGETTING_JOB } from '../../../memory/consolidation/monthly-fo
 import { WEEKLY_INTEGRATION_JOB } from '../../../memory/consolidation/weekly-integration.ts'
 import { DOC_FOLDERS, forgottenEntries, forgottenMemoryOf, memoryPathOf } from '../../../memory/forgetting/forget-memory.ts'
 import { mergedActivity } from '../../../memory/view.ts'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import { type ActivityLog, type ActivityRecord, ENGRAM_FILES, type EngramFile, type QueuedJob, type TurnRecord } from '../../../storage/contracts.ts'
 import { forgettableOwners } from '../../../tools/forget-targets.ts'
 import { memoryFileSource } from '../../../memory/tree/memory-file-source.ts'
@@ -42,7 +42,7 @@ export const DASHBOARD_COUNTED: ReadonlyArray<{ kind: DocKind; key: CountKey<'da
 )
 
 /** The counts of `user`'s own memory (their tree only: not the agent's or shared memory they also read). */
-export async function ownCounts(mind: Mind, user: string): Promise<OwnCounts> {
+export async function ownCounts(mind: MindInternals, user: string): Promise<OwnCounts> {
   const stores = mind.backend.owned(ownerOfUser(user))
   const documents = Object.fromEntries(DASHBOARD_COUNTED.map(({ key }) => [key, 0])) as Record<CountKey<'dashboard'>, number>
   const counts: OwnCounts = { rules: 0, lessons: 0, profile: 0, topics: 0, ...documents, activityDays: 0, pendingConfirmations: 0 }
@@ -61,7 +61,7 @@ export async function ownCounts(mind: Mind, user: string): Promise<OwnCounts> {
 }
 
 /** The confirmations waiting in every queue of the mind: the agent's own and each user's, by queue (`undefined`: the agent's). */
-export async function everyQueue(mind: Mind, users: readonly string[]): Promise<Array<{ user: string | undefined; waiting: number }>> {
+export async function everyQueue(mind: MindInternals, users: readonly string[]): Promise<Array<{ user: string | undefined; waiting: number }>> {
   const queues: Array<{ user: string | undefined; waiting: number }> = []
   for (const user of [undefined, ...users]) queues.push({ user, waiting: (await mind.pendingConfirmations(user !== undefined ? { user } : {})).length })
   return queues
@@ -71,7 +71,7 @@ export async function everyQueue(mind: Mind, users: readonly string[]): Promise<
  * The activity timeline of a viewing: a user's (or the agent's) memory view — the logs their
  * sessions read — or, for an administrator with no user picked, every owner's log.
  */
-export function activityOf(mind: Mind, viewing: Viewing): ActivityLog {
+export function activityOf(mind: MindInternals, viewing: Viewing): ActivityLog {
   if (!viewing.everyone) return mind.scope(viewing.user).view.activity
   const owners: Owner[] = ['agent', 'shared', ...viewing.users.map((user) => ownerOfUser(user))]
   return mergedActivity(
@@ -158,7 +158,7 @@ export function growthSeries(records: readonly ActivityRecord[]): Array<{ name: 
 export const TURNS_READ = 200
 
 /** The latest stored turns of a viewing (every user's, for an administrator with no user picked), newest first. */
-export async function turnsOf(mind: Mind, viewing: Viewing): Promise<TurnRecord[]> {
+export async function turnsOf(mind: MindInternals, viewing: Viewing): Promise<TurnRecord[]> {
   const users: Array<string | undefined> = viewing.everyone ? [undefined, ...viewing.users] : [viewing.user]
   const turns: TurnRecord[] = []
   for (const user of users) turns.push(...(await mind.backend.lifecycle.recentTurns(mind.agent, user, TURNS_READ)))
@@ -191,7 +191,7 @@ const ACTIVITY_TEXT_CHARS = 160
  * count; an activity line (not a unit of the index) with what it says, read from `log` (the
  * viewing's timeline: a line the viewing cannot read keeps its reference only).
  */
-export async function mostRecalled(mind: Mind, turns: readonly TurnRecord[], log: ActivityLog, limit = 10): Promise<Recalled[]> {
+export async function mostRecalled(mind: MindInternals, turns: readonly TurnRecord[], log: ActivityLog, limit = 10): Promise<Recalled[]> {
   const counted = new Map<string, Recalled & { refs: string[] }>()
   for (const turn of turns) {
     const primed = Array.isArray(turn.provenance.primed) ? (turn.provenance.primed as Array<{ id?: unknown; kind?: unknown; source?: unknown; provenance?: unknown }>) : []
@@ -300,7 +300,7 @@ export interface ConsolidationRunView {
  * changes of the viewing's logs recorded between its start and its end; changes outside any job
  * (`engram consolidate daily|weekly`, which runs without the queue) are grouped by period and instant.
  */
-export async function consolidationRuns(mind: Mind, log: ActivityLog, limit = 30): Promise<ConsolidationRunView[]> {
+export async function consolidationRuns(mind: MindInternals, log: ActivityLog, limit = 30): Promise<ConsolidationRunView[]> {
   const jobs: QueuedJob[] = []
   for (const kind of Object.keys(CONSOLIDATION_JOBS)) jobs.push(...(await mind.backend.lifecycle.jobs(mind.agent, { status: ['done', 'skipped', 'failed'], kind, limit })))
   const changes = (await log.read({ types: ['memory_write'] })).flatMap((record) => consolidationChangeOf(record) ?? [])
@@ -378,7 +378,7 @@ const SHOWN_CHARS = 600
  * documents and topics from the archive folders of the memory namespace (files on the embedded
  * home, the seams' rows on PostgreSQL). Each with the target `engram restore` takes.
  */
-export async function archivedMemories(mind: Mind, viewing: Viewing): Promise<ArchivedMemory[]> {
+export async function archivedMemories(mind: MindInternals, viewing: Viewing): Promise<ArchivedMemory[]> {
   const deps = { backend: mind.backend, layout: mind.layout }
   const source = memoryFileSource(mind.layout, mind.backend)
   const items: ArchivedMemory[] = []

@@ -7,7 +7,7 @@
  */
 import { html } from 'hono/html'
 import { type CountKey, kindSpec } from '../../../core/memory-kinds.ts'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import { barChart, countTicks, dayBars, lineChart, quantile } from './charts.ts'
 import type { Html } from './layout.ts'
 import { activityOf, DASHBOARD_COUNTED, everyQueue, growthSeries, mostRecalled, ownCounts, timingOf, turnsOf } from './ops-data.ts'
@@ -20,7 +20,7 @@ function card(testid: string, value: number | string, label: string): Html {
   return html`<div class="card" data-testid="${testid}"><b>${value}</b>${label}</div>`
 }
 
-async function countCards(mind: Mind, viewing: Viewing): Promise<Html> {
+async function countCards(mind: MindInternals, viewing: Viewing): Promise<Html> {
   if (viewing.user !== undefined) {
     const counts = await ownCounts(mind, viewing.user)
     return html`<p class="muted">The memories ${viewing.user} owns (the agent's and shared memory they also read are not counted here).</p><div class="cards" data-testid="counts">
@@ -58,7 +58,7 @@ function ms(value: number): string {
 }
 
 /** The overview page's body for a viewing. */
-export async function overviewBody(mind: Mind, viewing: Viewing): Promise<Html> {
+export async function overviewBody(mind: MindInternals, viewing: Viewing): Promise<Html> {
   const counts = await countCards(mind, viewing)
   // Pictures show content (paths, recalled texts): the agent alone sees only its own, never a user's.
   const writes = await activityOf(mind, viewing).read({ types: ['memory_write'] })

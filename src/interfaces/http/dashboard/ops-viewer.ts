@@ -8,7 +8,7 @@ import type { Context } from 'hono'
 import { html } from 'hono/html'
 import { EngramError, ErrorCode } from '../../../core/errors.ts'
 import type { Viewer } from '../../../core/owner.ts'
-import type { Mind } from '../../../mind.ts'
+import type { MindInternals } from '../../../mind-internals.ts'
 import type { ServeEnv } from '../support.ts'
 import { viewingOf as readingViewOf } from './browse-support.ts'
 import { page } from './layout.ts'
@@ -25,7 +25,7 @@ export interface Viewing {
 }
 
 /** The viewing of this request, from its principal and `?user=` (the reading pages' rule); throws `access_denied` for another user's. */
-export async function viewingOf(c: Context<ServeEnv>, mind: Mind): Promise<Viewing> {
+export async function viewingOf(c: Context<ServeEnv>, mind: MindInternals): Promise<Viewing> {
   const { principal, user, viewer } = readingViewOf(c, mind)
   const admin = principal.admin
   return { user, everyone: admin && user === undefined, admin, users: admin ? await mind.backend.users() : [], viewer }
@@ -49,14 +49,13 @@ export function userPicker(viewing: Viewing, path: string): ReturnType<typeof ht
  * Runs `render` for the request's viewing; a request for another user's memory gets a 403 page
  * with the fix, as the API answers it.
  */
-export async function withViewing(c: Context<ServeEnv>, mind: Mind, title: string, active: string, render: (viewing: Viewing) => Promise<Response>): Promise<Response> {
+export async function withViewing(c: Context<ServeEnv>, mind: MindInternals, title: string, active: string, render: (viewing: Viewing) => Promise<Response>): Promise<Response> {
   let viewing: Viewing
   try {
     viewing = await viewingOf(c, mind)
   } catch (error) {
     if (!EngramError.is(error) || error.code !== ErrorCode.accessDenied) throw error
-    const message = error.message.split('\nFix: ')[0] ?? error.message
-    const body = html`<p class="warn" data-testid="denied">${message}</p><p class="muted">Fix: ${error.fix ?? ''}</p>`
+    const body = html`<p class="warn" data-testid="denied">${error.message}</p><p class="muted">Fix: ${error.fix ?? ''}</p>`
     return c.html(page({ title, agent: mind.agent, principal: c.get('principal'), active, body }), 403)
   }
   return render(viewing)

@@ -12,14 +12,14 @@ import { ManualClock } from '../../../core/clock.ts'
 import { serializeFrontmatter } from '../../../core/frontmatter.ts'
 import { DOC_KINDS } from '../../../core/memory-doc.ts'
 import { type Owner, ownerOfUser } from '../../../core/owner.ts'
-import { createMind } from '../../../mind.ts'
+import { openMindInternals } from '../../../mind-internals.ts'
 import { freshSchema } from '../../../storage/postgres/test-support/test-database.ts'
 import { buildHome, CONSOLIDATED_AT, compareTrees, type KillPoint, type KillTrial, runChild } from './consolidation-kills.ts'
 import { seededRandom } from '../../../test-support/seeded-random.ts'
 
 /** What the home's stores hold, one entry per row (documents, versions, archived copies, activity), with its text. */
 export async function storeRows(home: string, env: Record<string, string>): Promise<Map<string, Buffer>> {
-  const mind = await createMind({ home, env, ignoreConfigFile: true, clock: new ManualClock(CONSOLIDATED_AT), settings: { 'llm.provider': 'none', 'jobs.eager': false }, reindexOnOpen: false })
+  const mind = await openMindInternals({ home, env, ignoreConfigFile: true, clock: new ManualClock(CONSOLIDATED_AT), settings: { 'llm.provider': 'none', 'jobs.eager': false }, reindexOnOpen: false })
   const rows = new Map<string, Buffer>()
   try {
     const owners: Owner[] = ['agent', 'shared', ...(await mind.backend.users()).map((user) => ownerOfUser(user))]

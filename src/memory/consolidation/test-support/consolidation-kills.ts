@@ -24,7 +24,7 @@ import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ManualClock } from '../../../core/clock.ts'
 import { ownerOfUser } from '../../../core/owner.ts'
-import { createMind } from '../../../mind.ts'
+import { openMindInternals } from '../../../mind-internals.ts'
 import type { FakeChatRequest, FakeChatStep } from '../../../testing/fake-openai-server.ts'
 import { seededRandom } from '../../../test-support/seeded-random.ts'
 
@@ -79,7 +79,7 @@ const dated = (days: number): string => new Date(Date.parse(LIVED_AT) - days * 8
 /** Builds the scenario's home in `home` (see the module comment), with the fake model at `url`. */
 export async function buildHome(home: string, env: Record<string, string>, url: string): Promise<void> {
   const clock = new ManualClock(LIVED_AT)
-  const mind = await createMind({ home, env, ignoreConfigFile: true, clock, settings: consolidationSettings(url) })
+  const mind = await openMindInternals({ home, env, ignoreConfigFile: true, clock, settings: consolidationSettings(url) })
   try {
     const talk = async (session: string, user: string, message: string): Promise<void> => {
       const s = mind.session(session, { user })

@@ -13,7 +13,7 @@
 import { fileURLToPath } from 'node:url'
 import { ManualClock } from '../../../core/clock.ts'
 import { ownerOfUser } from '../../../core/owner.ts'
-import { createMind } from '../../../mind.ts'
+import { openMindInternals } from '../../../mind-internals.ts'
 import type { KillScenario } from './consolidation-kills.ts'
 
 const LIVED_AT = '2026-05-01T08:00:00.000Z'
@@ -26,7 +26,7 @@ const daysBefore = (days: number): string => new Date(Date.parse(LIVED_AT) - day
 
 async function buildMonthlyHome(home: string, env: Record<string, string>): Promise<void> {
   const clock = new ManualClock(LIVED_AT)
-  const mind = await createMind({ home, env, ignoreConfigFile: true, clock, settings: MONTHLY_SETTINGS })
+  const mind = await openMindInternals({ home, env, ignoreConfigFile: true, clock, settings: MONTHLY_SETTINGS })
   try {
     for (const user of ['ada', 'bob']) {
       const s = mind.session(`${user}-1`, { user })

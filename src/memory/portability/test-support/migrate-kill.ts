@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { ManualClock, systemClock } from '../../../core/clock.ts'
 import type { Engram } from '../../../core/engram.ts'
-import { createMind } from '../../../mind.ts'
+import { openMindInternals } from '../../../mind-internals.ts'
 import { openPostgresBackend } from '../../../storage/postgres/backend.ts'
 import { type AgentDigest, digestAgent } from '../migration-digest.ts'
 
@@ -37,7 +37,7 @@ const lesson = (text: string, extra: Partial<Engram> = {}): Engram => ({ text, k
  */
 export async function buildMigrationHome(home: string, env: Record<string, string>, size: MigrationHomeSize = {}): Promise<void> {
   const clock = new ManualClock('2026-03-02T09:00:00Z')
-  const mind = await createMind({ home, env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
+  const mind = await openMindInternals({ home, env, ignoreConfigFile: true, clock, embedder: null, reindexOnOpen: false })
   try {
     await mind.encode([
       { text: 'Answer in English unless asked otherwise', kind: 'always', scope: 'global', confidence: 'high', source: 'user' },

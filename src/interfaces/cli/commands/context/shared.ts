@@ -5,7 +5,7 @@ import type { LcmContextProvider } from '../../../../memory/context/lcm-provider
 import type { ContextSession } from '../../../../memory/context/provider.ts'
 import type { SimpleContextProvider } from '../../../../memory/context/simple-provider.ts'
 import type { Viewer } from '../../../../core/owner.ts'
-import type { Mind } from '../../../../mind.ts'
+import type { MindInternals } from '../../../../mind-internals.ts'
 import type { CommandContext, OptionSpec } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
 
@@ -14,7 +14,7 @@ export const SESSION_OPTION: Record<string, OptionSpec> = {
 }
 
 /** The configured provider (context.provider / ENGRAM_CONTEXT_PROVIDER) over the mind's backend. */
-export function contextProviderOf(mind: Mind): LcmContextProvider | SimpleContextProvider {
+export function contextProviderOf(mind: MindInternals): LcmContextProvider | SimpleContextProvider {
   const values = mind.config.values.context
   return createContextProvider(values.provider, {
     store: mind.backend.context,
@@ -29,7 +29,7 @@ export function contextProviderOf(mind: Mind): LcmContextProvider | SimpleContex
 
 export function withContext<T>(
   context: CommandContext,
-  fn: (provider: LcmContextProvider | SimpleContextProvider, mind: Mind) => Promise<T>,
+  fn: (provider: LcmContextProvider | SimpleContextProvider, mind: MindInternals) => Promise<T>,
 ): Promise<T> {
   return withMind(
     context,
@@ -54,7 +54,7 @@ export function usage(message: string, fix: string): EngramError {
  * existing session as the user it belongs to (decision 0017); --user names the user of a new one,
  * and must match an existing one's.
  */
-export async function requireSession(context: CommandContext, mind: Mind, command: string): Promise<ContextSession> {
+export async function requireSession(context: CommandContext, mind: MindInternals, command: string): Promise<ContextSession> {
   const sessionId = context.options.session
   if (typeof sessionId !== 'string' || sessionId.trim() === '') {
     throw usage(`engram context ${command} needs --session.`, `Pass --session S (the conversation to work on), e.g. engram context ${command} --session chat-42.`)
@@ -68,7 +68,7 @@ export async function requireSession(context: CommandContext, mind: Mind, comman
  * Whose conversations a search or an exploration reaches (decision 0017): `--user`'s and the
  * agent's own; without --user, the agent's own only.
  */
-export function readerOf(context: CommandContext, mind: Mind): Viewer {
+export function readerOf(context: CommandContext, mind: MindInternals): Viewer {
   const user = context.options.user
   return typeof user === 'string' && user !== '' ? { agent: mind.agent, user } : { agent: mind.agent }
 }

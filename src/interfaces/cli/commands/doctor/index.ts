@@ -6,7 +6,7 @@ import { ExitCode } from '../../io.ts'
 import { openMind } from '../../open-mind.ts'
 import { describeError, EngramError } from '../../../../core/errors.ts'
 import { probeEmbedder, probeLlm } from '../../../../llm/probe.ts'
-import type { Mind } from '../../../../mind.ts'
+import type { MindInternals } from '../../../../mind-internals.ts'
 import { FAILURE_LOOKBACK_MS, formatFailureGroup, groupFailures, readFailures } from '../../../../memory/failures.ts'
 import { checkContextConsistency } from '../../../../memory/context/consistency.ts'
 
@@ -125,7 +125,7 @@ export const doctorCommand: Command = {
 const CHECKED_CONVERSATIONS = 20
 
 /** The agent's newest conversations still stand for every stored message exactly once (DESIGN §1.3). */
-async function contextCheck(mind: Mind): Promise<DoctorCheck> {
+async function contextCheck(mind: MindInternals): Promise<DoctorCheck> {
   const conversations = (await mind.backend.context.listConversations(mind.agent)).slice(-CHECKED_CONVERSATIONS)
   if (conversations.length === 0) return { name: 'context', status: 'ok', detail: 'no conversations yet' }
   const broken: string[] = []
@@ -148,8 +148,8 @@ async function contextCheck(mind: Mind): Promise<DoctorCheck> {
  * it skipped — unreadable lines, folders and pipes at memory names, links leading out of their
  * folder, files over the size limit — is kept as it is, and listed here (decision 0025).
  */
-async function memoryFilesCheck(mind: Mind): Promise<DoctorCheck> {
-  let problems: Awaited<ReturnType<Mind['reindex']>>['problems']
+async function memoryFilesCheck(mind: MindInternals): Promise<DoctorCheck> {
+  let problems: Awaited<ReturnType<MindInternals['reindex']>>['problems']
   let sources: number
   try {
     const report = await mind.reindex()
@@ -172,7 +172,7 @@ async function memoryFilesCheck(mind: Mind): Promise<DoctorCheck> {
  * LLM and embedder calls that failed in the last 24 hours, in any process (background work falls
  * back to its offline path without failing anything, so this is where a wrong key shows up).
  */
-async function recentFailureChecks(mind: Mind): Promise<DoctorCheck[]> {
+async function recentFailureChecks(mind: MindInternals): Promise<DoctorCheck[]> {
   const since = new Date(mind.clock.now().getTime() - FAILURE_LOOKBACK_MS).toISOString()
   const groups = groupFailures(await readFailures([mind.backend.activity], { since }))
   if (groups.length === 0) return [{ name: 'model failures', status: 'ok', detail: 'no LLM or embedder call failed in the last 24 hours' }]

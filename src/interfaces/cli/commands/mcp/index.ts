@@ -7,6 +7,7 @@
  * Nothing but protocol goes to stdout while serving; the CLI's closing envelope is sent to stderr
  * (see below), and logs always go there.
  */
+import { describeError } from '../../../../core/errors.ts'
 import { checkDerivedSessionId, derivedSessionId } from '../../../../core/session-ids.ts'
 import { createMindMcpServer } from '../../../mcp/mind-server.ts'
 import { serveStdio } from '../../../mcp/stdio.ts'
@@ -47,7 +48,7 @@ export const mcpCommand: Command = {
     // compaction): it runs every few minutes, off the protocol, without keeping the process alive.
     let maintaining: Promise<unknown> = Promise.resolve()
     const maintain = (): void => {
-      maintaining = maintaining.then(() => mind.maintain()).catch((error) => context.io.stderr.write(`engram mcp: maintenance failed: ${String(error)}\n`))
+      maintaining = maintaining.then(() => mind.maintain()).catch((error) => context.io.stderr.write(`engram mcp: maintenance failed: ${describeError(error)}\n`))
     }
     const first = setTimeout(maintain, FIRST_MAINTAIN_MS)
     const timer = setInterval(maintain, MAINTAIN_EVERY_MS)
@@ -76,7 +77,7 @@ export const mcpCommand: Command = {
       const aborted = stop.signal.aborted ? Promise.resolve() : new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))
       try {
         await Promise.race([maintaining, aborted])
-        const closing = mind.close(ended === 'signal' ? { graceMs: SIGNAL_GRACE_MS } : { signal: stop.signal }).catch((error) => context.io.stderr.write(`engram mcp: closing failed: ${String(error)}\n`))
+        const closing = mind.close(ended === 'signal' ? { graceMs: SIGNAL_GRACE_MS } : { signal: stop.signal }).catch((error) => context.io.stderr.write(`engram mcp: closing failed: ${describeError(error)}\n`))
         // Bounded as a whole once stopped: the stores' own closing must not keep a stopped server waiting.
         await Promise.race([closing, aborted.then(() => new Promise((resolve) => setTimeout(resolve, 1.5 * SIGNAL_GRACE_MS).unref()))])
       } finally {

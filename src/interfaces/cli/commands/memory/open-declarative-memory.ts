@@ -1,10 +1,10 @@
-import type { Mind } from '../../../../mind.ts'
+import type { MindInternals } from '../../../../mind-internals.ts'
 import type { DeclarativeMemory } from '../../../../memory/engrams/declarative-memory.ts'
 import type { CommandContext } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
 
 /** Run `fn` with the mind's declarative memory (encoder, gate, confirmations, memory context). */
-export async function withDeclarativeMemory<T>(context: CommandContext, fn: (memory: DeclarativeMemory, mind: Mind) => Promise<T>): Promise<T> {
+export async function withDeclarativeMemory<T>(context: CommandContext, fn: (memory: DeclarativeMemory, mind: MindInternals) => Promise<T>): Promise<T> {
   return withMind(context, (mind) => fn(mind.memory, mind), { reindexOnOpen: false })
 }
 

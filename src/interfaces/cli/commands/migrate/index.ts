@@ -13,28 +13,29 @@ import { createLineLogger } from '../../../../core/logger.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { reindexFiles } from '../../../../memory/retrieval/indexer.ts'
 import { type MigrationReport, migrateBackend } from '../../../../memory/portability/migrate-backend.ts'
-import { createMind, listAgents, type Mind } from '../../../../mind.ts'
+import { listAgents } from '../../../../mind.ts'
+import { openMindInternals, type MindInternals } from '../../../../mind-internals.ts'
 import type { Backend } from '../../../../storage/contracts.ts'
 import type { Command, CommandContext } from '../../command.ts'
 import { ExitCode } from '../../io.ts'
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i
 
-function open(context: CommandContext, settings: Record<string, unknown>): Promise<Mind> {
+function open(context: CommandContext, settings: Record<string, unknown>): Promise<MindInternals> {
   const stderr = context.io.stderr
   const logger = createLineLogger({ level: 'debug', write: (line) => stderr.write(line), format: context.io.isTTY ? 'text' : 'json' })
-  return createMind({ env: context.io.env, settings: { ...context.settings, ...settings }, reindexOnOpen: false, logger })
+  return openMindInternals({ env: context.io.env, settings: { ...context.settings, ...settings }, reindexOnOpen: false, logger })
 }
 
 /** The target of one agent's migration: its backend, where skills go, and how it is reindexed. */
 interface Target {
   backend: Backend
-  skills?: Mind['skills']
+  skills?: MindInternals['skills']
   reindex(): Promise<unknown>
   close(): Promise<void>
 }
 
-async function openTarget(context: CommandContext, to: string, source: Mind): Promise<Target> {
+async function openTarget(context: CommandContext, to: string, source: MindInternals): Promise<Target> {
   if (POSTGRES_URL.test(to)) {
     if (to === source.config.values.storage.url) {
       throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'The target is the database this mind already runs on (storage.url).', fix: 'Pass another database to --to, or unset ENGRAM_DATABASE_URL to migrate the embedded home.' })

@@ -14,8 +14,8 @@ import { Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Cron } from 'croner'
-import { EngramError, ErrorCode } from '../../../../core/errors.ts'
-import type { Mind } from '../../../../mind.ts'
+import { EngramError, ErrorCode, messageOf } from '../../../../core/errors.ts'
+import type { MindInternals } from '../../../../mind-internals.ts'
 import { createServeApp } from '../../../http/app.ts'
 import { checkBind, parseCredentials, withDashboardToken } from '../../../http/credentials.ts'
 import type { Command } from '../../command.ts'
@@ -35,7 +35,7 @@ const DRAIN_MS = 10_000
  * keyed by its period, so a schedule more frequent than the work runs it once); croner's `protect`
  * skips a tick while the previous run is still going, and `stop()` waits for that run.
  */
-function scheduleMaintenance(mind: Mind, pattern: string, log: (line: string) => void): { stop(): Promise<void> } {
+function scheduleMaintenance(mind: MindInternals, pattern: string, log: (line: string) => void): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve()
   let job: Cron
   try {
@@ -43,7 +43,7 @@ function scheduleMaintenance(mind: Mind, pattern: string, log: (line: string) =>
       // What degraded in a run is logged by the mind as it happens (log.level); a failed run here.
       running = mind.maintain().then(
         () => {},
-        (error: unknown) => log(`engram serve: maintenance failed: ${error instanceof Error ? error.message : String(error)}`),
+        (error: unknown) => log(`engram serve: maintenance failed: ${messageOf(error)}`),
       )
       return running
     })

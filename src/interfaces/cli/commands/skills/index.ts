@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
-import type { Mind } from '../../../../mind.ts'
+import type { MindInternals } from '../../../../mind-internals.ts'
 import { closestLabel } from '../../../../memory/skills/labels.ts'
 import type { Skill } from '../../../../memory/skills/skill.ts'
 import { DEFAULT_DRAFT_EVENTS, draftSkillFromActivity, draftSkillFromMarkdown } from '../../../../memory/skills/skill-drafter.ts'
@@ -14,11 +14,11 @@ import type { Command, CommandContext } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
 
 /** The skill library of an open mind. */
-export function skillStoreOf(mind: Mind): SkillStore {
+export function skillStoreOf(mind: MindInternals): SkillStore {
   return createSkillStore({ dir: mind.layout.skillsDir, clock: mind.clock, locks: mind.backend.locks, archiveDir: `${mind.layout.archiveDir}/skills`, maxFileBytes: mind.config.values.memory.maxFileBytes })
 }
 
-function withSkills<T>(context: CommandContext, fn: (store: SkillStore, mind: Mind) => Promise<T>): Promise<T> {
+function withSkills<T>(context: CommandContext, fn: (store: SkillStore, mind: MindInternals) => Promise<T>): Promise<T> {
   return withMind(context, (mind) => fn(skillStoreOf(mind), mind), { reindexOnOpen: false })
 }
 
@@ -120,7 +120,7 @@ export const skillsRemoveCommand: Command = {
         const close = closestLabel(label, labels)
         const error = notFound(label, labels)
         if (!close) throw error
-        throw new EngramError({ code: error.code, category: 'user', message: error.message.replace(/\nFix:[\s\S]*$/, ''), fix: `did you mean \`engram skills remove ${close.label}\`?`, details: error.details })
+        throw new EngramError({ code: error.code, category: 'user', message: error.message, fix: `did you mean \`engram skills remove ${close.label}\`?`, details: error.details })
       }
       const archivedTo = await store.delete(label)
       return { data: { label, archivedTo }, human: `removed skill ${label} (moved to ${archivedTo})` }
