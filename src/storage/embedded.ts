@@ -38,14 +38,9 @@ export interface EmbeddedBackendOptions {
   maxFileBytes?: number
 }
 
-/** The embedded backend, and the work on its files that only it knows how to do. */
+/** The embedded backend, with the work on its files that only it knows how to do (present, not optional). */
 export interface EmbeddedBackend extends Backend {
-  /**
-   * Moves what a home written before owners recorded as a user's into that user's tree, once per
-   * home (decision 0024); later calls return the recorded report. `createMind` calls it on open.
-   */
   migrateToOwners(): Promise<OwnersMigrationReport & { ranNow: boolean }>
-  /** Index units and memory files per owner as this agent sees the home, and what the migration assigned. */
   owners(): Promise<OwnersStatus>
 }
 
@@ -88,6 +83,7 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBa
     return stores
   }
   const agentStores = storesOf('agent')
+  const facts = sqliteFacts(handle)
 
   return {
     name: 'embedded',
@@ -95,7 +91,10 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBa
       fullText: index.capabilities.fullText,
       vectors: index.capabilities.vectors,
       transactions: true,
-      facts: sqliteFacts(handle),
+      memory: 'files',
+      describe: { storage: 'SQLite + markdown files', fullText: 'FTS5 with BM25' },
+      facts,
+      checks: [{ name: 'sqlite', status: 'ok', detail: Object.entries(facts).map(([key, value]) => `${key}: ${value}`).join('; ') }],
     },
     engrams: (scope) => agentStores.engrams(scope),
     documents: agentStores.documents,

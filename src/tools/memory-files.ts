@@ -462,7 +462,7 @@ async function writeDocument(
 }
 
 async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, slug: string, content: string, mode: 'overwrite' | 'append'): Promise<void> {
-  const rows = deps.backend && deps.backend.name !== 'embedded' ? topicWriterOf(deps, location) : undefined
+  const rows = deps.backend && deps.backend.capabilities.memory === 'rows' ? topicWriterOf(deps, location) : undefined
   // Rows: written by the engram store under the row lock lessons are filed under.
   if (rows?.writeTopic) return rows.writeTopic(slug, (old) => topicText(old, content, mode))
   const project = location.root === 'project'

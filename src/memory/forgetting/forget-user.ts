@@ -126,7 +126,7 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
   }
   const { backend, layout } = deps
   // Refused before anything is erased: half an erasure that reports success would be worse than none.
-  const rowBackend = backend.name !== 'embedded'
+  const rowBackend = backend.capabilities.memory === 'rows'
   if (rowBackend && !backend.purgeUserMemory) throw erasureUnsupported(user, backend.name)
   // On a row backend the home holds only this host's traces of the user (journals, resolutions, lock files).
   const files = findUserFiles(layout, user)

@@ -12,7 +12,7 @@
 import type { Clock } from '../../core/clock.ts'
 import type { EngramScope } from '../../core/engram.ts'
 import { type Owner, ownerOfUser, userOfOwner } from '../../core/owner.ts'
-import type { Backend, EngramStore, OwnedStores } from '../contracts.ts'
+import type { Backend, BackendCheck, EngramStore, OwnedStores } from '../contracts.ts'
 import { createPostgresActivityLog } from './activity-log.ts'
 import { createPostgresConfirmationQueue } from './confirmation-queue.ts'
 import { type OpenPostgresOptions, openPostgres, type PostgresHandle } from './connection.ts'
@@ -56,6 +56,22 @@ const OWNED_TABLES = ['engram_files', 'docs_live', 'activity_events'] as const
 
 /** Every table holding memory an owner has as rows (what erasing a user deletes besides the seams' own purges). */
 const USER_MEMORY_TABLES = ['engram_files', 'docs_live', 'docs_archived', 'docs_versions', 'activity_events', 'activity_days'] as const
+
+/** What `engram doctor` says of the server and of pgvector (the fix says how to turn vectors on). */
+function postgresChecks(handle: PostgresHandle, vectorsOff: string | undefined): BackendCheck[] {
+  const { features } = handle
+  const server: BackendCheck = { name: 'postgres', status: 'ok', detail: `PostgreSQL ${features.serverVersion} at ${handle.location}, schema version ${handle.schemaVersion}` }
+  const vector: BackendCheck =
+    features.pgvector === false
+      ? {
+          name: 'pgvector',
+          status: 'warn',
+          detail: `${vectorsOff ?? 'the vector extension is not installed in this database'}: memories are indexed and recalled by their words only`,
+          fix: 'install pgvector on the server (e.g. the postgresql-NN-pgvector package) and run CREATE EXTENSION vector in the database as a superuser (engram creates it on open when its role may), then run engram reindex --full to embed what was indexed by words',
+        }
+      : { name: 'pgvector', status: 'ok', detail: `pgvector ${features.pgvector}${features.pgvectorCreated ? ' (created by engram on open)' : ''}` }
+  return [server, vector]
+}
 
 /** Open (migrating as needed) the PostgreSQL backend of one agent. */
 export async function openPostgresBackend(options: PostgresBackendOptions): Promise<PostgresBackend> {
@@ -105,6 +121,7 @@ async function assemble(handle: PostgresHandle, options: PostgresBackendOptions)
   }
   const agentStores = storesOf('agent')
   const { features } = handle
+  const vectorsOff = index.capabilities.vectors === false ? `pgvector is not installed in ${handle.location}: ${features.pgvectorMissing ?? 'the extension is missing'}` : undefined
 
   return {
     name: 'postgres',
@@ -112,14 +129,17 @@ async function assemble(handle: PostgresHandle, options: PostgresBackendOptions)
     capabilities: {
       fullText: index.capabilities.fullText,
       vectors: index.capabilities.vectors,
-      ...(index.capabilities.vectors === false ? { vectorsOff: `pgvector is not installed in ${handle.location}: ${features.pgvectorMissing ?? 'the extension is missing'}` } : {}),
+      ...(vectorsOff !== undefined ? { vectorsOff } : {}),
       transactions: true,
+      memory: 'rows',
+      describe: { storage: 'PostgreSQL: memory files as rows, tables, pgvector', fullText: 'BM25 over term rows, ranked as the embedded index ranks' },
       facts: {
         postgres: features.serverVersion,
         pgvector: features.pgvector === false ? 'not installed' : `${features.pgvector}${features.pgvectorCreated ? ' (created by engram on open)' : ''}`,
         database: handle.location,
         'schema version': String(handle.schemaVersion),
       },
+      checks: postgresChecks(handle, vectorsOff),
     },
     engrams: (scope) => agentStores.engrams(scope),
     documents: agentStores.documents,
