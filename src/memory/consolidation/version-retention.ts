@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
-import { assertSafeSlug, slugOfVersionFile } from '../../storage/files/document-store.ts'
+import { assertSafeSlug, slugOfVersionFile } from '../../storage/document-paths.ts'
 import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
 import { memoryPathOf } from '../forgetting/forget-memory.ts'
 

@@ -25,7 +25,7 @@ import { serializeFrontmatter } from '../../core/frontmatter.ts'
 import type { DocKind } from '../../core/memory-doc.ts'
 import { type Owner, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
 import { type ActivityLog, type Backend, ENGRAM_FILES, type EngramFile } from '../../storage/contracts.ts'
-import { readMemoryFile } from '../../storage/files/memory-file-read.ts'
+import { readMemoryFile } from '../../storage/memory-file-read.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 
 /** Documents of an owner's tree, with the folder each kind has in it. */

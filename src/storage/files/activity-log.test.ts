@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { createFileActivityLog, dayOf } from './activity-log.ts'
+import { dayOf } from '../activity-records.ts'
+import { createFileActivityLog } from './activity-log.ts'
 
 function setup() {
   const temp = makeTempHome()

@@ -33,10 +33,10 @@ import {
   topicSlug,
   toolWisdom,
 } from '../engram-entries.ts'
-import { appendText, isTempFileName, writeFileAtomic } from './atomic-write.ts'
+import { appendText, isTempFileName, writeFileAtomic } from '../atomic-write.ts'
 import { assertTopicSlug, createFileEngramArchive } from './engram-archive.ts'
 import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
-import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, readMemoryFile } from './memory-file-read.ts'
+import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, readMemoryFile } from '../memory-file-read.ts'
 
 /** Memory files up to this size keep their text between reads (a rules file is a few KB), at most this many. */
 const RECENT_MAX_BYTES = 256 * 1024

@@ -21,7 +21,7 @@ import { contentHash } from '../../core/hash.ts'
 import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../../core/memory-doc.ts'
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, ParseProblem } from '../contracts.ts'
-import { type ArchivedPathParts, archivedPathParts, assertSafeSlug, VERSION_STAMP } from '../files/document-store.ts'
+import { type ArchivedPathParts, archivedPathParts, assertSafeSlug, stampOf, VERSION_STAMP } from '../document-paths.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
@@ -53,11 +53,6 @@ interface VersionRow {
   name: string
   archived_at: string
   retired_at: string | null
-}
-
-/** A file-name-safe stamp of an instant: `2026-01-01T09-00-00-000Z`, as the file backend names versions. */
-function stampOf(date: Date): string {
-  return date.toISOString().replace(/[:.]/g, '-')
 }
 
 function checkSlug(kind: DocKind, slug: string): void {

@@ -54,9 +54,9 @@ import {
   topicSlug,
   toolWisdom,
 } from '../engram-entries.ts'
-import { assertSafeSlug } from '../files/document-store.ts'
-import { isArchiveNameOf } from '../files/engram-archive.ts'
-import { DEFAULT_MAX_FILE_BYTES, oversized } from '../files/memory-file-read.ts'
+import { assertSafeSlug } from '../document-paths.ts'
+import { isArchiveNameOf } from '../engram-entries.ts'
+import { DEFAULT_MAX_FILE_BYTES, oversized } from '../memory-file-read.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
 import { invalid, requireText } from './input.ts'

@@ -55,6 +55,7 @@ import {
 } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
+import { createPendingAccess } from '../pending-access.ts'
 import { listPage, storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
@@ -74,11 +75,6 @@ export interface PostgresSearchIndexOptions {
 const META_EMBEDDER = 'embedder_id'
 const META_DIMS = 'vector_dims'
 const HNSW_INDEX = 'index_units_embedding_hnsw'
-
-/** Access increments are written within this long of the first one waiting… */
-const ACCESS_FLUSH_MS = 1_000
-/** …or as soon as this many units are waiting. */
-const ACCESS_FLUSH_UNITS = 2_000
 
 /**
  * Below this many vectors, nearest neighbours are computed exactly (a scan of a few thousand
@@ -413,28 +409,9 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     if (unit.updatedAt !== undefined) instant(unit.updatedAt, `${what}.updatedAt`)
   }
 
-  /*
-   * Access statistics (the Hebbian term) are written in batches, as on SQLite: every recall
-   * strengthens what it recalled, and a row update per recall would cost a round trip and a dead
-   * tuple each. Increments wait here, merged per unit, and are written in one statement within
-   * ACCESS_FLUSH_MS (on a timer that does not keep the process alive), when ACCESS_FLUSH_UNITS units
-   * are waiting, and on flush(). Reads of this index add what is waiting; another process sees it
-   * within a second. A process killed in between loses at most that second of counts.
-   */
-  const pendingAccess = new Map<string, { count: number; last: string }>()
-  let accessTimer: ReturnType<typeof setTimeout> | undefined
-  let accessFlushError: unknown
-  let flushing: Promise<void> | undefined
-
-  async function flushAccess(): Promise<void> {
-    if (accessTimer) {
-      clearTimeout(accessTimer)
-      accessTimer = undefined
-    }
-    while (flushing) await flushing
-    if (pendingAccess.size === 0) return
-    const batch = [...pendingAccess].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    const run = handle.transaction(async (client) => {
+  // Access counts wait in memory and are written in batches (pending-access.ts says why).
+  const pendingAccess = createPendingAccess(async (batch) => {
+    await handle.transaction(async (client) => {
       const ids = batch.map(([id]) => id)
       // Rows locked in id order, as every writer of this table locks them.
       await client.query('SELECT 1 FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [ids])
@@ -445,34 +422,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         [ids, batch.map(([, access]) => access.count), batch.map(([, access]) => access.last)],
       )
     })
-    // Flushes run one at a time: a second one started meanwhile would write the same increments.
-    const mine = run.then(
-      () => undefined,
-      () => undefined,
-    )
-    flushing = mine
-    try {
-      await run
-      accessFlushError = undefined
-    } catch (error) {
-      accessFlushError = error
-      throw error
-    } finally {
-      if (flushing === mine) flushing = undefined
-    }
-    for (const [id, access] of batch) {
-      const now = pendingAccess.get(id)
-      if (now === access) pendingAccess.delete(id)
-    }
-  }
-
-  function withPendingAccess(unit: StoredUnit): StoredUnit {
-    const access = pendingAccess.get(unit.id)
-    if (access === undefined) return unit
-    unit.accessCount += access.count
-    if (unit.lastAccessAt === undefined || unit.lastAccessAt < access.last) unit.lastAccessAt = access.last
-    return unit
-  }
+  })
+  const withPendingAccess = (unit: StoredUnit): StoredUnit => pendingAccess.apply(unit)
 
   const postingCounts = new PostingCountMemo()
 
@@ -969,29 +920,11 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     async recordAccess(ids, at) {
       if (ids.length === 0) return
       const when = instant(at, 'at')
-      for (const id of new Set(ids)) {
-        const known = pendingAccess.get(id)
-        if (known) {
-          known.count++
-          if (known.last < when) known.last = when
-        } else pendingAccess.set(id, { count: 1, last: when })
-      }
-      if (pendingAccess.size >= ACCESS_FLUSH_UNITS || accessFlushError !== undefined) {
-        await flushAccess()
-        return
-      }
-      if (!accessTimer) {
-        accessTimer = setTimeout(() => {
-          accessTimer = undefined
-          // Kept in pendingAccess on failure; the next recordAccess or flush retries and reports it.
-          flushAccess().catch(() => {})
-        }, ACCESS_FLUSH_MS)
-        accessTimer.unref?.()
-      }
+      await pendingAccess.record(ids, when)
     },
 
     async flush() {
-      await flushAccess()
+      await pendingAccess.flush()
     },
 
     async raiseAccess(units) {
@@ -1001,7 +934,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         return { id: u.id, count: u.count, last: u.lastAccessAt === undefined ? null : instant(u.lastAccessAt, `units[${i}].lastAccessAt`) }
       })
       // What this process counted is written first, so the counts raised are the ones readers see.
-      await flushAccess()
+      await pendingAccess.flush()
       rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       return handle.transaction(async (client) => {
         const ids = rows.map((row) => row.id)
