@@ -6,6 +6,21 @@
 import { isAbsolute } from 'node:path'
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { DOC_KINDS, type DocKind } from '../core/memory-doc.ts'
+import type { ArchiveReason } from './contracts.ts'
+
+/** Why a document's copy is in the archive (`archive/<reason>/<kind>/<slug>.md`); saved versions are apart. */
+export const ARCHIVE_REASONS: ReadonlyArray<Exclude<ArchiveReason, 'versions'>> = ['forgotten', 'merged', 'procedure_versions']
+
+/** What restoring a document that is not in the archive (`source`) throws. */
+export function nothingArchived(kind: DocKind, slug: string, reason: string, source: string): EngramError {
+  return new EngramError({
+    code: ErrorCode.notFound,
+    category: 'user',
+    message: `Cannot restore ${kind} "${slug}": nothing is archived at ${source}.`,
+    fix: `Check the slug and the reason it was archived with (${ARCHIVE_REASONS.join(', ')}).`,
+    details: { kind, slug, reason },
+  })
+}
 
 // `2026-01-01T09-00-00-000Z`, optionally `-2`, `-3`… when one instant archives twice.
 /** The stamp (and `-n`) a saved version's file name carries after `<slug>.`: its time and its number within that instant. */

@@ -10,7 +10,7 @@ import { dedupeKey, type EngramEntry, type EngramScope, RULE_KINDS, type RuleKin
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { wellFormed } from '../core/lossless-utf8.ts'
 import { emptyMemoryFile, entriesOf, insertEntry, type MemoryFileDocument, parseMemoryFile, replaceEntries, serializeMemoryFile } from '../core/markdown-entry.ts'
-import type { EncodeOutcome, EngramFile } from './contracts.ts'
+import type { EncodeOutcome, EngramFile, EngramStore } from './contracts.ts'
 
 /**
  * A topic name as a file slug: lower case, `[a-z0-9-]`, no leading/trailing dashes, at most 80
@@ -223,4 +223,13 @@ export const ARCHIVE_NAME = /^forgotten\/(?:project\/)?(?:rules|lessons|profile|
 /** Whether `name` is one of `scope`'s archive (`forgotten/…` for the global scope, `forgotten/project/…` for a project's). */
 export function isArchiveNameOf(scope: EngramScope, name: string): boolean {
   return typeof name === 'string' && ARCHIVE_NAME.test(name) && name.startsWith('forgotten/project/') === (scope === 'project')
+}
+
+/** The recalls every EngramStore answers the same way from the entries of its files (`entriesIn`). */
+export function entryRecalls(entriesIn: (file: EngramFile) => Promise<EngramEntry[]>): Pick<EngramStore, 'recallIdentity' | 'recallRules' | 'recallLessons'> {
+  return {
+    recallIdentity: () => entriesIn('profile'),
+    recallRules: async () => rulesByKind(await entriesIn('rules')),
+    recallLessons: async (tokenBudget) => recentLessons(await entriesIn('lessons'), tokenBudget),
+  }
 }

@@ -24,7 +24,7 @@ import { contentHash } from '../../core/hash.ts'
 import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../../core/memory-doc.ts'
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, Locks, ParseProblem } from '../contracts.ts'
-import { type ArchivedPathParts, archivedPathParts, assertSafeSlug, stampOf, VERSION_STAMP } from '../document-paths.ts'
+import { ARCHIVE_REASONS, type ArchivedPathParts, archivedPathParts, assertSafeSlug, nothingArchived, stampOf, VERSION_STAMP } from '../document-paths.ts'
 import { appendLine, isTempFileName, syncFolder, writeFileAtomic } from '../atomic-write.ts'
 import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
 import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, type MemoryFileLimits, readMemoryFile, type Skipped } from '../memory-file-read.ts'
@@ -49,7 +49,6 @@ export interface FileDocumentStoreOptions {
 
 const PROMPT_SLUGS = ['SYSTEM', 'SOUL'] as const
 const EPISODE_SLUG = /^\d{4}-\d{2}-\d{2}$/
-const ARCHIVE_REASONS = ['forgotten', 'merged', 'procedure_versions'] as const
 function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
 }
@@ -499,13 +498,7 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       const source = archiveRel(reason, kind, slug)
       return locked(kind, slug, async () => {
         if (!(await exists(abs(source)))) {
-          throw new EngramError({
-            code: ErrorCode.notFound,
-            category: 'user',
-            message: `Cannot restore ${kind} "${slug}": nothing is archived at ${source}.`,
-            fix: `Check the slug and the reason it was archived with (${ARCHIVE_REASONS.join(', ')}).`,
-            details: { kind, slug, reason },
-          })
+          throw nothingArchived(kind, slug, reason, source)
         }
         const conflict = (): EngramError =>
           new EngramError({

@@ -42,25 +42,16 @@
  */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { visibleOwners } from '../../core/owner.ts'
-import {
-  type IndexCandidate,
-  type IndexCapabilities,
-  type IndexFilter,
-  type IndexQuery,
-  type IndexUnit,
-  type SearchIndex,
-  type StoredUnit,
-  UNIT_KINDS,
-  type UnitKind,
-} from '../contracts.ts'
+import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexUnit, SearchIndex, StoredUnit, UnitKind } from '../contracts.ts'
+import { UNIT_KINDS } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
 import { createPendingAccess } from '../pending-access.ts'
-import { listPage, storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
+import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
-import { instant, invalid } from './input.ts'
+import { instant, invalid } from '../input-checks.ts'
 import { jsonObject } from './rows.ts'
 
 export interface PostgresSearchIndexOptions {
@@ -92,24 +83,9 @@ const BM25_B = 0.75
 const UNIT_COLUMNS =
   'u.rowid, u.id, u.kind, u.text, u.source, u.provenance, u.scope, u.agent, u.user_id, u.owner, u.created_at, u.updated_at, u.hash, u.links, u.meta, u.access_count, u.last_access_at'
 
-interface UnitRow {
+/** A unit's row as the driver returns it: the JSON columns parsed. */
+interface UnitRow extends IndexUnitRow<unknown> {
   rowid: number
-  id: string
-  kind: string
-  text: string
-  source: string
-  provenance: unknown
-  scope: string | null
-  agent: string | null
-  user_id: string | null
-  owner: string
-  created_at: string
-  updated_at: string | null
-  hash: string
-  links: unknown
-  meta: unknown
-  access_count: number
-  last_access_at: string | null
 }
 
 /** Per token, its count in own, near, far and related (a Map: a word may be `constructor` or `__proto__`). */
@@ -878,18 +854,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       if (query.since !== undefined) instant(query.since, 'since')
       if (query.until !== undefined) instant(query.until, 'until')
       if (query.limit === 0) return []
-      const merged = new Map<string, IndexCandidate>()
-      // Lexical hits first, in BM25 order, then vector-only hits in similarity order. The order is
-      // a convenience, not a ranking: fusion above decides.
-      if (query.text !== undefined || query.terms !== undefined) for (const hit of await lexical(query, query.limit)) merged.set(hit.id, hit)
-      if (query.vector !== undefined) {
-        for (const hit of await dense(query.vector, query.limit, query)) {
-          const seen = merged.get(hit.id)
-          if (seen) seen.dense = hit.dense
-          else merged.set(hit.id, hit)
-        }
-      }
-      return [...merged.values()]
+      const lexicalHits = query.text !== undefined || query.terms !== undefined ? await lexical(query, query.limit) : []
+      return mergedCandidates(lexicalHits, query.vector !== undefined ? await dense(query.vector, query.limit, query) : [])
     },
 
     async list(filter, page) {
@@ -908,13 +874,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     async get(ids) {
       if (ids.length === 0) return []
       const { rows } = await pool.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.id = ANY($1::text[])`, [ids])
-      const byId = new Map(rows.map((row) => [row.id, row]))
-      const out: StoredUnit[] = []
-      for (const id of new Set(ids)) {
-        const row = byId.get(id)
-        if (row) out.push(withPendingAccess(toStoredUnit(row)))
-      }
-      return out
+      return unitsInAskedOrder(ids, rows, (row) => withPendingAccess(toStoredUnit(row)))
     },
 
     async recordAccess(ids, at) {

@@ -14,18 +14,9 @@
 import type { SQLInputValue } from 'node:sqlite'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { visibleOwners } from '../../core/owner.ts'
-import {
-  type IndexCandidate,
-  type IndexCapabilities,
-  type IndexFilter,
-  type IndexQuery,
-  type IndexUnit,
-  type SearchIndex,
-  type StoredUnit,
-  UNIT_KINDS,
-  type UnitKind,
-} from '../contracts.ts'
-import { listPage, storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
+import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexUnit, SearchIndex, StoredUnit, UnitKind } from '../contracts.ts'
+import { UNIT_KINDS } from '../contracts.ts'
+import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { createPendingAccess } from '../pending-access.ts'
 import type { SqliteHandle } from './database.ts'
 import { eraseInTransaction } from './erase.ts'
@@ -47,24 +38,9 @@ const META_EMBEDDER = 'index.embedder_id'
 const META_DIMS = 'index.vector_dims'
 const META_BACKEND = 'index.vector_backend'
 
-interface UnitRow {
+/** A unit's row as SQLite returns it: the JSON columns as text. */
+interface UnitRow extends IndexUnitRow<string> {
   rowid: number
-  id: string
-  kind: string
-  text: string
-  source: string
-  provenance: string
-  scope: string | null
-  agent: string | null
-  user_id: string | null
-  owner: string
-  created_at: string
-  updated_at: string | null
-  hash: string
-  links: string | null
-  meta: string | null
-  access_count: number
-  last_access_at: string | null
 }
 
 const UNIT_COLUMNS =
@@ -552,18 +528,8 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       if (query.vector !== undefined) validateVector(query.vector, 'The query vector')
       if (query.limit === 0) return []
       const filter = filterToSql(query)
-      const merged = new Map<string, IndexCandidate>()
-      // Lexical hits first, in BM25 order, then vector-only hits in similarity order. The order is
-      // a convenience, not a ranking: fusion above decides.
-      if (query.text !== undefined || query.terms !== undefined) for (const hit of lexical(query, query.limit, filter)) merged.set(hit.id, hit)
-      if (query.vector !== undefined) {
-        for (const hit of dense(query.vector, query.limit, filter)) {
-          const seen = merged.get(hit.id)
-          if (seen) seen.dense = hit.dense
-          else merged.set(hit.id, hit)
-        }
-      }
-      return [...merged.values()]
+      const lexicalHits = query.text !== undefined || query.terms !== undefined ? lexical(query, query.limit, filter) : []
+      return mergedCandidates(lexicalHits, query.vector !== undefined ? dense(query.vector, query.limit, filter) : [])
     },
 
     async list(filter, page) {
@@ -581,13 +547,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     async get(ids) {
       if (ids.length === 0) return []
       const rows = cachedStatement(`SELECT ${UNIT_COLUMNS} FROM index_units WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as unknown as UnitRow[]
-      const byId = new Map(rows.map((row) => [row.id, row]))
-      const out: StoredUnit[] = []
-      for (const id of new Set(ids)) {
-        const row = byId.get(id)
-        if (row) out.push(withPendingAccess(toStoredUnit(row)))
-      }
-      return out
+      return unitsInAskedOrder(ids, rows, (row) => withPendingAccess(toStoredUnit(row)))
     },
 
     async recordAccess(ids, at) {
