@@ -17,7 +17,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { WordTable } from '../src/llm/embedders/word-table.ts'
+import { WordTable } from '../src/text/word-table.ts'
 import { convertGloVe } from './resources/glove.ts'
 import { buildHypernymMap, relatedWordsFile } from './resources/wordnet.ts'
 

@@ -60,6 +60,12 @@ lint_unused() {
   "$NODE" node_modules/knip/bin/knip.js --no-progress && "$NODE" node_modules/knip/bin/knip.js --no-progress --production
 }
 
+# Imports that run up the layers, or from memory/ into a concrete backend (scripts/check-layers.ts,
+# decision 0061). ~0.5 s.
+lint_layers() {
+  "$NODE" scripts/check-layers.ts
+}
+
 # A real PostgreSQL with pgvector for the tests that need one, installed and started here and
 # stopped when they end (scripts/test-postgres.sh, decision 0035).
 # shellcheck source=scripts/test-postgres.sh
@@ -107,6 +113,7 @@ case "$task" in
     "$NODE" node_modules/typescript/bin/tsc -p tsconfig.check.json
     log "linting"
     "$NODE" node_modules/@biomejs/biome/bin/biome lint --error-on-warnings src test scripts >&2
+    lint_layers >&2
     lint_unused >&2
     test_chromium_ready || true
     log "running tests"
@@ -119,7 +126,7 @@ case "$task" in
     with_test_postgres bash "$root/scripts/run.sh" "$@" ;;
   demo)  exec "$NODE" scripts/demo.ts "$@" ;;
   build) rm -rf dist && exec "$NODE" node_modules/typescript/bin/tsc -p tsconfig.json ;;
-  lint)  "$NODE" node_modules/@biomejs/biome/bin/biome lint src test scripts && lint_unused ;;
+  lint)  "$NODE" node_modules/@biomejs/biome/bin/biome lint src test scripts && lint_layers && lint_unused ;;
   engram) exec "$NODE" src/interfaces/cli/bin.ts "$@" ;;
   # A bench asked to measure PostgreSQL (`--backend postgres|both`) gets the test server, as
   # with-postgres gives it, unless ENGRAM_DATABASE_URL names a server of one's own.

@@ -3,6 +3,6 @@
  * and a language model middleware that primes before and records after every turn
  * (`wrapLanguageModel({ model, middleware: engramMiddleware({ mind, sessionId, user }) })`).
  */
-export { toAiSdkTools } from './interfaces/ai-sdk/tools.ts'
+export { toAiSdkTools } from './tools/ai-sdk-tools.ts'
 export { engramMiddleware } from './interfaces/ai-sdk/middleware.ts'
 export type { EngramMiddleware, EngramMiddlewareOptions } from './interfaces/ai-sdk/middleware.ts'

@@ -51,7 +51,7 @@ import { createMemoryView, type ViewerScope } from './memory/view.ts'
 import type { StoredTurn } from './session/turn.ts'
 import { AGENT_TOOL_NAMES, buildAgentTools, memoryFileDeps } from './tools/agent-tools.ts'
 import { applyMemoryFileWrite } from './tools/memory-files.ts'
-import { locateMemoryPath } from './tools/memory-paths.ts'
+import { locateMemoryPath } from './memory/tree/memory-paths.ts'
 import type { ForgetOutcome } from './memory/forgetting/forget-memory.ts'
 import { eraseUser, type UserErasureReport } from './memory/forgetting/forget-user.ts'
 import { exportUser, type UserExportReport } from './memory/forgetting/export-user.ts'
@@ -451,7 +451,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       ),
     agentTools: (session) => buildAgentTools(mind, session),
     async tools(session) {
-      const { toAiSdkTools } = await import('./interfaces/ai-sdk/tools.ts')
+      const { toAiSdkTools } = await import('./tools/ai-sdk-tools.ts')
       return toAiSdkTools(buildAgentTools(mind, session))
     },
     async idle() {

@@ -1,5 +1,5 @@
 /**
- * `engram/postgres`: the PostgreSQL backend (issue 16). A mind uses it when `storage.url` /
+ * `engram/postgres`: the PostgreSQL backend (decision 0037). A mind uses it when `storage.url` /
  * ENGRAM_DATABASE_URL is set (`createMind` opens it); these exports are for hosts that open the
  * backend or one of its seams themselves (tools, migrations, tests of their own). `pg` is an
  * optional peer dependency: install it beside engram to use any of this.

@@ -1,5 +1,5 @@
 /**
- * The agent loop as a host really runs it, over several simulated days (issue 12, "Agent loop"):
+ * The agent loop as a host really runs it, over several simulated days (decision 0020):
  * the AI SDK's own `generateText` and `streamText` against the fake OpenAI-compatible server,
  * through the explicit loop (`session.begin` → the model with `turn.system`, `turn.messages`,
  * `toAiSdkTools(turn.tools)` → `session.end(turn, result.responseMessages)`) and through

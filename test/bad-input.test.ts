@@ -1,5 +1,5 @@
 /**
- * Bad input is the caller's mistake on every surface and both backends (issue 27 item 6, decision
+ * Bad input is the caller's mistake on every surface and both backends (decision
  * 0055): a NUL or half a character (a lone UTF-16 surrogate) in any string of an HTTP request is a
  * 400 naming the field, never PostgreSQL's 500; over MCP (the official client, `engram mcp` in a
  * child process) `tools/call` with non-object arguments and `resources/read` with a lone surrogate

@@ -1,5 +1,5 @@
 /**
- * Bounded work for any input (issue 13, decision 0026), through the agent's path: every size limit
+ * Bounded work for any input (decision 0026), through the agent's path: every size limit
  * refuses with the limit, the setting and its variable, and raising the setting lets the input
  * through; a long message is stored whole, counted, and indexed as passages that point back to it,
  * which search, priming and the memory tool find and open.
@@ -183,7 +183,7 @@ test('a 1 MB message is stored, counted and primed in bounded time', async (t) =
   const started = performance.now()
   const turn = await mind.session('big', { user: 'ada' }).begin(text)
   const ms = performance.now() - started
-  // Generous for a shared machine: the bench measures it (≈0.3 s); before issue 13 it took 2.6 s and 755 MB.
+  // Generous for a shared machine: the bench measures it (≈0.3 s); before decision 0026 it took 2.6 s and 755 MB.
   assert.ok(ms < 15_000, `begin took ${Math.round(ms)} ms`)
   assert.equal(turn.budgets.context.overBudget, true, 'the message alone is over the context budget, and says so')
   assert.ok(turn.budgets.priming.tokens <= turn.budgets.priming.budget)

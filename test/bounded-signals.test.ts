@@ -2,7 +2,7 @@
  * A 10 MB message without spaces, in a real agent process (test/support/long-message-turn.ts) and
  * through the real CLI: refused by default with the limit, stored with bounded memory once the
  * limit is raised, and SIGTERM sent while it is being processed stops the process at once (before
- * issue 13, counting its tokens took more than ten minutes and the signal waited for it). The
+ * decision 0026, counting its tokens took more than ten minutes and the signal waited for it). The
  * thresholds are a generous watchdog for a shared machine; `npm run bench -- robustness` measures.
  */
 import assert from 'node:assert/strict'

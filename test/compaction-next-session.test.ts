@@ -1,5 +1,5 @@
 /**
- * Memory-file compaction at the next session start after a file crosses 20 entries (issue 26), on
+ * Memory-file compaction at the next session start after a file crosses 20 entries (decision 0050), on
  * PostgreSQL: what a compaction left a file as is read from the finished job's row, so the same
  * holds when the memory files are rows. (The same scenario on the embedded home is in
  * lifecycle-session.test.ts.) Through createMind → a new Session per turn, two users, the fake model.

@@ -1,5 +1,5 @@
 /**
- * Consolidation over what people and other tools leave in a memory folder (issue 15, "bad input
+ * Consolidation over what people and other tools leave in a memory folder (decision 0031, "bad input
  * loses nothing"): frontmatter fields of the wrong type (a number where a slug belongs, a string
  * where a list does, a map as a date), a frontmatter that does not parse, a huge file, strange
  * text — the daily, weekly and monthly runs (with a model, then dry and offline) finish, leave the

@@ -1,5 +1,5 @@
 /**
- * Consolidation after a kill (issue 27 item 3, decision 0053): the daily consolidation (knowledge
+ * Consolidation after a kill (decision 0053): the daily consolidation (knowledge
  * extraction and validation, a fact superseding another, a procedure distilled and one
  * reconsolidated) and the weekly integration (a duplicate merge into `archive/merged/`, a
  * contradiction resolved by the full scan) run in a child process at a fixed instant against the

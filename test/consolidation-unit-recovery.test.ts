@@ -1,6 +1,6 @@
 /**
  * A consolidation unit a killed process left half written is finished by the next consolidation,
- * in a fresh mind, on both backends (issue 27 item 3, decision 0053). The state is what a daily
+ * in a fresh mind, on both backends (decision 0053). The state is what a daily
  * run killed after its first write leaves: Ada's plan stored in her tree (a fact superseded by a
  * new one, a duplicate merged into the archive), the first document and its activity record
  * written, nothing else. The next run — offline: recovery needs no model — writes the rest once:

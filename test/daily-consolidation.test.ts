@@ -1,5 +1,5 @@
 /**
- * Daily consolidation through the agent's path (issue 15): files written without the seed's
+ * Daily consolidation through the agent's path (decision 0030): files written without the seed's
  * frontmatter get the fields they lack once a day, whichever process's `maintain()` looks first;
  * fields present are never changed, a file whose frontmatter cannot be read is left byte for byte,
  * and the old file is kept in archive/versions/.

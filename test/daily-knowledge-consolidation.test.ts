@@ -1,5 +1,5 @@
 /**
- * The model's part of daily consolidation (issue 15), the way a host meets it: users talk to the
+ * The model's part of daily consolidation (decision 0031), the way a host meets it: users talk to the
  * agent through sessions, boundaries write episodes, and the next day's `maintain()` runs the
  * daily job — procedures distilled (a similar one skipped), knowledge extracted and validated (a
  * fabricated figure and an unsupported claim rejected), reconsolidation, a contradiction

@@ -1,5 +1,5 @@
 /**
- * The dashboard's pages for reading memory (issue 17) through `app.request()` on a temp home with
+ * The dashboard's pages for reading memory (decision 0038) through `app.request()` on a temp home with
  * two users: memories listed, searched and opened (frontmatter, entries, saved versions); "why"
  * for a message and for a past turn; conversations and their summary DAG down to the messages.
  * Memory text is escaped wherever it appears, and Ada's token never shows Bob's memories: not by

@@ -1,5 +1,5 @@
 /**
- * The dashboard of `engram serve` in a real headless Chromium (issue 17): a home with two users,
+ * The dashboard of `engram serve` in a real headless Chromium (decision 0038): a home with two users,
  * memories of every kind, a conversation folded into summaries, a confirmation waiting, a forgotten
  * memory and a memory carrying markup meant to run; the real server over a socket, opened as a
  * person opens the printed address (`?token=`, then the cookie). Each page is opened, screenshot

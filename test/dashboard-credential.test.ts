@@ -1,5 +1,5 @@
 /**
- * The dashboard's browser credential stays with its own server (issue 27, decision 0051), in a
+ * The dashboard's browser credential stays with its own server (decision 0051), in a
  * real Chromium against the real `engram serve` in a child process: with no tokens configured and
  * with tokens. The person opens the printed address (or theirs with ?token=); the same browser then
  * visits an unrelated server on another 127.0.0.1 port, which records every header it gets. That

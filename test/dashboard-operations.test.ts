@@ -1,5 +1,5 @@
 /**
- * The dashboard's operations pages (issue 17) through `createServeApp(...).request()` on a temp
+ * The dashboard's operations pages (decision 0038) through `createServeApp(...).request()` on a temp
  * home with users ada and bob: the overview's counts and pictures (growth by kind, recall latency
  * from the turns' recorded timing, what was recalled most), the activity timeline, consolidation
  * runs after monthly forgetting on a simulated clock, the archive and the confirmations queue —

@@ -1,5 +1,5 @@
 /**
- * A dropped extraction is a warning (issue 13): when the error learner's model fails or answers
+ * A dropped extraction is a warning (decision 0028): when the error learner's model fails or answers
  * out of schema, the turn's failed tool calls are not learned from — the job is tried again (the
  * lifecycle's runner), and when its last attempt fails too, every next turn and `maintain()` are
  * told, in whatever process they run, how many calls of which tools were dropped and why. Through

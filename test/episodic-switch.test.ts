@@ -1,5 +1,5 @@
 /**
- * Episodic memory can be switched off (issue 26; the seed's ANTON_EPISODIC_MEMORY), as a config
+ * Episodic memory can be switched off (decision 0050; the seed's ANTON_EPISODIC_MEMORY), as a config
  * setting: `memory.episodic` / ENGRAM_EPISODIC_MEMORY=false. Through the agent's path (createMind →
  * a new Session per turn, two users, a tool call, the session's end, maintain at the idle
  * boundary): nothing of the conversation reaches any activity log, and no episode is written; the

@@ -1,5 +1,5 @@
 /**
- * Failures are visible (issue 12, decision 0021). A wrong API key against the fake server, through
+ * Failures are visible (decision 0021). A wrong API key against the fake server, through
  * the real provider code: background work still falls back to its offline path, and now the
  * failure shows up in the next turn's warnings, in `TurnEnd`, in `maintain()`'s report, as a `warn`
  * log line, and in `engram doctor` run as a fresh process — each with its fix. And the agent

@@ -1,5 +1,5 @@
 /**
- * Erasure and export per user (issue 12, decision 0023), through the public paths: a user's
+ * Erasure and export per user (decision 0023), through the public paths: a user's
  * secret planted through every write path of two agents (conversation, memorize of each kind and
  * scope, write_memory_file, episodes and resolutions at the session boundary, a copilot
  * confirmation, a journal of a streamed reply, stored turns), exported with `engram export`, then

@@ -1,5 +1,5 @@
 /**
- * Forgetting one memory on request (issue 12, decision 0023), the way an agent does it:
+ * Forgetting one memory on request (decision 0023), the way an agent does it:
  * `createMind` → `mind.session(id, { user })` → `turn.tools` (forget_memory, search_memory,
  * read_memory_file) → the next turn's prompt; and the way a person does it: `mind.restore`,
  * `mind.forget(…, { purge: true })`. Forgetting moves and flags; only a purge deletes, and logs it.

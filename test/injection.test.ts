@@ -1,5 +1,5 @@
 /**
- * Memories are data, not instructions (principle 5; issue 13; decision 0028): every forged-structure
+ * Memories are data, not instructions (principle 5; decision 0028): every forged-structure
  * payload goes through every channel that reaches the model, and not one line of what the model is
  * handed is forged (the definition, and its own tests, are in
  * src/memory/engrams/test-support/forged-lines.ts).

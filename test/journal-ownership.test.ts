@@ -1,5 +1,5 @@
 /**
- * Journal ownership (issue 12, docs/decisions/0018) through `createMind` → `mind.session` →
+ * Journal ownership (docs/decisions/0018) through `createMind` → `mind.session` →
  * `session.stream`, with real processes: another process opening the home leaves a live stream
  * alone; a stream whose writer was SIGKILLed is recovered exactly once, tool calls included, even
  * when several processes open the home at once; concurrent streams of one mind have their own

@@ -1,5 +1,5 @@
 /**
- * Legacy migration on open (issue 26; the seed's `reconsolidate()`): a home in the old layout —
+ * Legacy migration on open (decision 0050; the seed's `reconsolidate()`): a home in the old layout —
  * `context/*.md` and `learnings/*.md` beside the agent's memory, or in the open project's
  * `.engram/` — is migrated when `createMind` opens it in a fresh process, not only by `engram import
  * anton`: each file becomes a topic, each line a lesson, the old files stay. Once: a second open

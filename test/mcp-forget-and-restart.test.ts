@@ -1,5 +1,5 @@
 /**
- * Issue 26, as an MCP client meets it (`engram mcp --user X` in a child process, the official MCP
+ * Decisions 0045, 0046 and 0057, as an MCP client meets them (`engram mcp --user X` in a child process, the official MCP
  * client): a profile fact found with `search_memory` is forgotten by the id the result shows — that
  * fact, not the whole profile — and its text never reaches the model again, not even through the
  * recent activity that recorded saving it; and a server started after one was killed finishes the

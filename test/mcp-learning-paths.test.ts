@@ -1,5 +1,5 @@
 /**
- * Two more ways a host reaches engram over MCP (issue 26, "MCP clients get the whole mind"), beside
+ * Two more ways a host reaches engram over MCP (decision 0045), beside
  * those of mcp-learning.test.ts: `engram mcp` without `--user` (the agent alone) learns from its
  * failed calls in the agent's own memory, and a user's session over `/mcp` in `engram serve` (a
  * token for that user) gets its sleep replay and its episode in the user's tree at the idle

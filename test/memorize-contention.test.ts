@@ -1,5 +1,5 @@
 /**
- * Contention that degrades, not fails (issue 13, decision 0027), with real agent processes on one
+ * Contention that degrades, not fails (decision 0027), with real agent processes on one
  * home: each opens it with `createMind` and calls the `memorize` tool through sessions, all calls in
  * flight at once. Every call must be answered honestly (saved or duplicate), every text stored
  * exactly once in its owner's file, and no memory file may be left unreadable. Times are measured

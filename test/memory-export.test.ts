@@ -1,5 +1,5 @@
 /**
- * Markdown is an export (issue 16, decision 0036), through the CLI: a home holding every kind of
+ * Markdown is an export (decision 0036), through the CLI: a home holding every kind of
  * memory of every owner → `engram export A`; `engram import engram A` into a fresh home →
  * `engram export B` gives the same files; importing twice changes nothing; a hostile tree is
  * reported file by file and the rest imported; `engram migrate --to` a second home moves the

@@ -1,5 +1,5 @@
 /**
- * The memory-file fuzzer in `npm test` (issue 13, decision 0025): seeded, about a minute, in child
+ * The memory-file fuzzer in `npm test` (decision 0025): seeded, about a minute, in child
  * processes under a watchdog so that a hang fails the test instead of blocking CI. Every memory
  * folder of every owner's tree gets random, truncated, binary, bare-CR, BOM, oversized, hostile and
  * special-file variants, several per home; createMind, status, reindex, a turn for a user and one

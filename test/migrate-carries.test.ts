@@ -1,5 +1,5 @@
 /**
- * Issue 27, item 2 (decision 0052, "carry what a user would lose"): `engram migrate` carries what
+ * Decision 0052 ("carry what a user would lose"): `engram migrate` carries what
  * forgetting, merging and rewriting keep — forgotten documents and lessons, a forgotten topic, a
  * merged document, earlier versions — the access counts of the indexed memory and the jobs
  * waiting in the lifecycle's queue, into

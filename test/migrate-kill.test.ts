@@ -1,5 +1,5 @@
 /**
- * Issue 27, item 2 (decision 0052): `engram migrate --to postgres://…` killed with SIGKILL at
+ * Decision 0052: `engram migrate --to postgres://…` killed with SIGKILL at
  * random points, each time followed by a rerun, must end exactly where an unkilled run ends — the
  * same rows in every table and the same digest per conversation and per tree — and say
  * "complete"; a target that differs from its source is reported "incomplete" with a non-zero

@@ -1,5 +1,5 @@
 /**
- * Issue 4 end to end through the public API (`createMind`): the one write path and its gate,
+ * The memory API end to end through the public API (`createMind`): the one write path and its gate,
  * confirmations across a restart, the memory context, episodes from session boundaries, recall,
  * skills and procedures, and a streamed turn recovered after a crash.
  */

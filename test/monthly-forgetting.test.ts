@@ -1,5 +1,5 @@
 /**
- * Active forgetting through the agent's path (issue 15, first part): knowledge and procedures that
+ * Active forgetting through the agent's path (decision 0030): knowledge and procedures that
  * stopped mattering leave the index for `archive/forgotten/` once a month — whichever process's
  * `maintain()` looks first — and exactly those: what was recalled, what a person protected, what is
  * tagged [IMPORTANT] stay. Each can be restored; a second run changes nothing; the act is recorded

@@ -1,5 +1,5 @@
 /**
- * Monthly forgetting after a kill (issue 27 item 3, decision 0053): `engram consolidate monthly`
+ * Monthly forgetting after a kill (decision 0053): `engram consolidate monthly`
  * (monthly-child.ts) forgets two users' due knowledge, procedures and compressed episodes and
  * moves a procedure's versions beyond the five newest; the child is killed with SIGKILL at random
  * points, at least 20 times, and each time a fresh process runs it again. The recovered home must

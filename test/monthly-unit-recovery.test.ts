@@ -1,6 +1,6 @@
 /**
  * A month of forgetting a killed process left half done is finished by the next mind's first
- * `maintain()` (`engram maintain`), on both backends (issue 27 item 3, decision 0053). The state is
+ * `maintain()` (`engram maintain`), on both backends (decision 0053). The state is
  * what `engram consolidate monthly` killed after its first move leaves: Ada's plan stored in her
  * tree (two facts to forget, her deploy procedure's versions beyond the five newest to retire),
  * the first fact archived and its record written, nothing else. The next maintain — on a day

@@ -1,5 +1,5 @@
 /**
- * Open no matter what (issue 13, decision 0025): each file the issue found stopping a mind from
+ * Open no matter what (decision 0025): each file found stopping a mind from
  * opening — an entry dated `ts:yesterday`, a YAML alias bomb, a symbolic link loop, a folder named
  * like a memory file, a named pipe (which hung) — and a file of bare carriage returns, planted in a
  * home at once. The mind opens; `engram status`, `engram doctor` and `engram mcp` (real processes,

@@ -11,7 +11,7 @@
  * search_memory, recall, the memory tool (search, describe, expand, profile_get),
  * read_memory_file, MCP resources, tools and the primed_context prompt, and the CLI.
  *
- * The same scenarios run on both backends (issue 16): embedded, and on PostgreSQL in a fresh
+ * The same scenarios run on both backends (decision 0037): embedded, and on PostgreSQL in a fresh
  * schema. What each user planted is checked through the seams (the export's tree, the activity
  * log), so the same assertions hold whether memory is files or rows.
  */

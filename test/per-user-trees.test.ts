@@ -1,5 +1,5 @@
 /**
- * Per-user trees are first-class (issue 26), through the path a host takes: `createMind` →
+ * Per-user trees are first-class (decision 0046), through the path a host takes: `createMind` →
  * `mind.session(id, { user })`, a new Session per turn, two users (ada and bob) and the agent's own
  * sessions. On both backends (embedded, and PostgreSQL in a fresh schema).
  *

@@ -1,6 +1,6 @@
 /**
  * An acknowledged write is a findable write on a PostgreSQL database where nobody ran
- * `CREATE EXTENSION vector` (issue 27 item 7, decision 0055). Two fresh databases on the test
+ * `CREATE EXTENSION vector` (decision 0055). Two fresh databases on the test
  * server, neither with the extension, driven by `engram` in fresh processes as on two hosts:
  *
  * - the role may create it (the server's superuser): engram creates it on open, and the lesson

@@ -1,5 +1,5 @@
 /**
- * One memory for many agents on many hosts (issue 16): agent processes that share nothing but the
+ * One memory for many agents on many hosts (decision 0037): agent processes that share nothing but the
  * database URL — each has its own home and its own temp folder, as processes on different hosts
  * would — open their minds with `createMind` on the same PostgreSQL schema and work at once.
  */
@@ -75,7 +75,7 @@ onPostgres('many hosts on one database', (url) => {
       const schema = freshSchema()
       const observer = await openHost(temp, 'observer', url, schema)
       try {
-        // memorize-contention's scenario (issue 13), each worker a host of its own; the files it checks are the export of the database.
+        // memorize-contention's scenario (decision 0027), each worker a host of its own; the files it checks are the export of the database.
         const options = { home: temp.home, env: temp.env, workers: 8, count: 200, how: 'in-flight', owners: 'users', sharedEvery: 10, hostOf: (worker: number) => host(temp, `m${worker}`, url, schema) } as const
         const { tallies } = await runMemorizers(options)
         const exported = join(temp.home, '..', 'export')

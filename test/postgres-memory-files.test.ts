@@ -1,5 +1,5 @@
 /**
- * The memory-file paths on PostgreSQL (issue 16), through createMind → session → tools, with two
+ * The memory-file paths on PostgreSQL (decision 0037), through createMind → session → tools, with two
  * users: read_memory_file, write_memory_file, the MCP memory resources (official client),
  * `exportUser`, forget_memory / restore / purge (documents, entries, topics) and the daily legacy
  * migration read and write memory as rows through the seams, archive included — nothing of one

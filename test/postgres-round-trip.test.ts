@@ -1,5 +1,5 @@
 /**
- * Markdown is an export, on PostgreSQL (issue 16 "Round trip", decision 0036): an embedded home
+ * Markdown is an export, on PostgreSQL (decision 0036): an embedded home
  * holding every kind of memory of every owner and a conversation with a summary → `migrateBackend`
  * into PostgreSQL → an export from the database is the same tree, file for file, as the export
  * of the home; the conversation's messages, summary and items are the same; a second migration

@@ -1,5 +1,5 @@
 /**
- * What counts as a use of a procedure (issue 26, "Procedures: what counts as used"; decision 0047),
+ * What counts as a use of a procedure (decision 0047),
  * through the agent's path: `createMind` → `mind.session(id, { user })` with a new Session object
  * every turn, two users, a restart between turns, and months on a clock the test moves.
  *

@@ -1,5 +1,5 @@
 /**
- * Facts that change, offline (issue 15): an explicit first-person statement that updates a fact
+ * Facts that change, offline (decision 0031): an explicit first-person statement that updates a fact
  * ("I moved to Lisbon", "my budget is now 40k") replaces the value under the same key in that
  * user's profile, through the agent's path (identity extraction every fifth turn), and the old
  * value stays in the profile's history.

@@ -1,5 +1,5 @@
 /**
- * Issue 26, "What reaches the model is clean", through the paths a host takes: `createMind` →
+ * Decision 0049, "What reaches the model is clean", through the paths a host takes: `createMind` →
  * `mind.session(id, { user })` with a new Session per turn and two users, the AI SDK middleware,
  * `engram mcp` with the official MCP client in a child process, and sleep replay at a boundary.
  */

@@ -1,5 +1,5 @@
 /**
- * Everything engram knows must reach the model (issue 12), checked the way a host runs it:
+ * Everything engram knows must reach the model (decision 0020), checked the way a host runs it:
  * `createMind` → `mind.session(id)` created anew on every turn → `turn.tools` handed to the model
  * through each adapter (the real AI SDK against the fake OpenAI-compatible server, OpenAI-style
  * functions, the official MCP client) → `session.end`.
@@ -16,7 +16,7 @@ import { z } from 'zod'
 import { ManualClock } from '../src/core/clock.ts'
 import { EngramError } from '../src/core/errors.ts'
 import { countTokens } from '../src/core/tokens.ts'
-import { toAiSdkTools } from '../src/interfaces/ai-sdk/tools.ts'
+import { toAiSdkTools } from '../src/tools/ai-sdk-tools.ts'
 import { createMindMcpServer } from '../src/interfaces/mcp/mind-server.ts'
 import { MCP_TURN_GAP_MS } from '../src/interfaces/mcp/mcp-turns.ts'
 import { NUDGE_HEADER } from '../src/memory/learning/pattern-monitor.ts'

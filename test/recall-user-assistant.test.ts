@@ -1,5 +1,5 @@
 /**
- * Recall on a user–assistant chat, through the agent's path (issue 14): what the user said is the
+ * Recall on a user–assistant chat, through the agent's path (decision 0029): what the user said is the
  * evidence a later question asks after; the assistant's long answers on the same topic must not
  * drown it (retrieval.agentMessageWeight).
  */

@@ -1,5 +1,5 @@
 /**
- * `import 'engram'` loads the library alone (issue 18): the build's `dist/index.js` and every
+ * `import 'engram'` loads the library alone (decision 0039): the build's `dist/index.js` and every
  * module it imports statically, walked file by file, reach no command line, MCP, HTTP server or
  * evaluation module and none of their packages; those live behind `engram/cli`, `engram/mcp` and
  * the `engram` binary. The walk follows `import … from` and `export … from`, not `import()`,

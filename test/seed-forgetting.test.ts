@@ -1,5 +1,5 @@
 /**
- * The rest of the seed's active forgetting (issue 26), through the agent's path — createMind → a
+ * The rest of the seed's active forgetting (decision 0050), through the agent's path — createMind → a
  * new Session per turn for two users → maintain() every few days on a clock moved by months:
  *
  * - the daily run writes the low-activity mark into a memory's frontmatter (`activity_level: low`,

@@ -1,5 +1,5 @@
 /**
- * The HTTP API of `engram serve` (issue 17, decision 0038) through `app.request()` on a temp home:
+ * The HTTP API of `engram serve` (decision 0038) through `app.request()` on a temp home:
  * every route, bad bodies answered 400 with the fix, bearer tokens (missing or wrong: 401), one
  * user's token naming another (403) and never seeing their memories, an administrator naming a
  * user, an oversized body (413), a cross-site POST refused; then the real `engram serve` in a child

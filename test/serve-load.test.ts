@@ -1,5 +1,5 @@
 /**
- * `engram serve` under load, through real sockets (issue 17): the real server in a child process
+ * `engram serve` under load, through real sockets (decision 0038): the real server in a child process
  * on a temp home, tokens for four users, 16 clients at once beginning and ending turns, searching
  * and memorizing for three seconds while the maintenance schedule runs every second. No request
  * fails, and every acknowledged memory and turn is there — found by search, and after a restart.

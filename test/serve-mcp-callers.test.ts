@@ -1,5 +1,5 @@
 /**
- * MCP sessions over HTTP are bounded per caller (issue 27 item 4, decision 0054): the real
+ * MCP sessions over HTTP are bounded per caller (decision 0054): the real
  * `engram serve` in a child process, driven by the official MCP client (StreamableHTTPClientTransport)
  * with two users' tokens. Bob opening more sessions than his bound closes only his own least
  * recently used ones, never Ada's; the global bound (serve.mcpSessions) refuses a new session with

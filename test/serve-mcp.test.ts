@@ -1,5 +1,5 @@
 /**
- * MCP over streamable HTTP at `/mcp` of `engram serve` (issue 17), driven by the official MCP
+ * MCP over streamable HTTP at `/mcp` of `engram serve` (decision 0038), driven by the official MCP
  * client against a real listening server on a temp home: the tools, resources and the
  * `primed_context` prompt `engram mcp` serves over stdio, for the token's user; two users' tokens
  * not seeing each other's memories; no token or a wrong one 401; another token presenting a

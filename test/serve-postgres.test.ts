@@ -1,5 +1,5 @@
 /**
- * `engram serve` on PostgreSQL (issue 17 with issue 16): two servers — two processes with homes of
+ * `engram serve` on PostgreSQL (decision 0038 on decision 0037): two servers — two processes with homes of
  * their own, as on two hosts — on one database schema, behind one load balancer as far as a client
  * can tell. A lesson memorized through one is found by a search on the other; a turn begun on one
  * is ended on the other, and the conversation goes on through the first with that reply in it;

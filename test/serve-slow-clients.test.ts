@@ -1,5 +1,5 @@
 /**
- * Slow and greedy clients of `engram serve` (issue 27, item 8; decision 0056), against the real
+ * Slow and greedy clients of `engram serve` (decision 0056), against the real
  * server in a child process with small limits set through its settings (ENGRAM_SERVE_*): a
  * connection that sends nothing, headers a line at a time or a body a byte at a time is answered
  * 408 and closed within the configured time (Node's default held them for 300 s); of 200

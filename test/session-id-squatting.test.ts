@@ -1,6 +1,6 @@
 /**
- * Session ids the interfaces derive for a user cannot be taken by another (issue 27 item 5,
- * decision 0054). Carol's MCP connection works on `mcp:carol`, the HTTP API's tools on
+ * Session ids the interfaces derive for a user cannot be taken by another (decision
+ * 0054). Carol's MCP connection works on `mcp:carol`, the HTTP API's tools on
  * `http:carol`; a session id belongs to whoever opens it first, so Bob beginning a turn there
  * would lock Carol out of her own conversation. Refused, before anything is stored, through every
  * path: `engram serve` in a child process (HTTP /v1/turns/begin, and the official MCP client over

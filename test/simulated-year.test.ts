@@ -1,5 +1,5 @@
 /**
- * A simulated year (issue 15, "Done when"): an agent lives through 365 days of sessions with two
+ * A simulated year (decisions 0030 and 0031): an agent lives through 365 days of sessions with two
  * users on a manual clock, a host calling `maintain()` every evening, against the fake model
  * server — and the same year offline. Asserted over the whole path (createMind → session → tools
  * → maintain): knowledge extracted from episodes and validated (a fabricated figure and an

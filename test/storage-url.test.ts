@@ -1,5 +1,5 @@
 /**
- * `storage.url` (ENGRAM_DATABASE_URL) selects PostgreSQL (issue 16, decision 0037). A database
+ * `storage.url` (ENGRAM_DATABASE_URL) selects PostgreSQL (decision 0037). A database
  * that cannot be reached, or a URL that is not one, stops the mind from opening with what to
  * change — it never quietly keeps the memory in a home folder the deployment does not look at —
  * and the password never appears in the message.

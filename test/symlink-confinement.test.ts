@@ -1,5 +1,5 @@
 /**
- * Symbolic links in memory folders (issue 13, decision 0025): a link that leads out of its memory
+ * Symbolic links in memory folders (decision 0025): a link that leads out of its memory
  * folder is never read by anything — not the indexer, priming, the memory context, the working
  * state, recall, journal recovery, the file tools or MCP. Every memory folder of every owner's tree
  * gets one, each pointing at a file outside the home that holds a canary word; every read and

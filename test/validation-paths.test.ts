@@ -1,5 +1,5 @@
 /**
- * Validation that does not throw away true facts (issue 26), the way a host meets it: two users
+ * Validation that does not throw away true facts (decision 0048), the way a host meets it: two users
  * talk to the agent, a new Session per turn; the next day's `maintain()` runs daily consolidation
  * against the fake model server. Ada said "a staging deploy takes two hours" and "the nightly
  * invoice export failed"; the model extracts "about 2 hours" (kept: the same fact, entailed, no

@@ -1,5 +1,5 @@
 /**
- * Weekly integration (issue 15), as a host meets it: a user's agent writes knowledge through its
+ * Weekly integration (decision 0031), as a host meets it: a user's agent writes knowledge through its
  * tools, a week passes, `maintain()` runs the weekly job. Offline: duplicates whose numbers and
  * names agree merge (the other to archive/merged/, restorable), "budget 40k" never merges with
  * "budget 30k", another user's identical fact is never merged with the first's, and the

@@ -1,5 +1,5 @@
 /**
- * Benchmark: append throughput of the context store with 8 concurrent writers (issue 16), as
+ * Benchmark: append throughput of the context store with 8 concurrent writers (decision 0037), as
  * hosts append a chat: each writer is a process of its own that opens a mind and appends
  * `--messages` messages (default 2,000) through `mind.context.append`, in batches of 1–5 (a turn,
  * a tool exchange), each batch timed.

@@ -1,5 +1,5 @@
 /**
- * Benchmark: growth over a simulated year (issue 15, "Growth"). An agent with a few users lives
+ * Benchmark: growth over a simulated year (decisions 0030 and 0031). An agent with a few users lives
  * through `--days` days of `--turns-per-day` turns on a manual clock, through the public API only
  * (`createMind`, `mind.session` → `begin` / `execute` / `end`, `mind.context`, `mind.scope(user)`,
  * and `mind.maintain()` as a host runs it), offline (no LLM, the default offline embedder), in a

@@ -1,9 +1,9 @@
 /**
- * Lossless-context benchmark (issue 18): for one long conversation (default 100,000 messages),
+ * Lossless-context benchmark (decision 0043): for one long conversation (default 100,000 messages),
  * offline (no LLM: extractive summaries), each figure beside a baseline measured in the same run.
  *
  * 1. Append, on the provider (embedded backend): single turns of 2 messages through `append` (store
- *    + index, as an agent appends them) beside the path before issue 18 (the session's file lock
+ *    + index, as an agent appends them) beside the path before decision 0043 (the session's file lock
  *    around the store's append, then the index); batches of 100 (one transaction, one index update
  *    per batch) beside the same turns of 2; the store alone (no index) for the split.
  * 2. Assemble at a 16k-token budget on the raw window, beside a naive baseline (read every message,
@@ -86,7 +86,7 @@ const turn = (count: number) => {
 }
 
 try {
-  // The path before issue 18, on a conversation of its own: the session's lock around the store's append, then the index.
+  // The path before decision 0043, on a conversation of its own: the session's lock around the store's append, then the index.
   const old = { sessionId: 'bench-old-path', agent: 'bench' }
   const oldConversation = await backend.context.conversation(old.sessionId, { agent: old.agent })
   const oldIndexer = createContextIndexer(backend.context, backend.index, new MessageIdResolver(backend.context))

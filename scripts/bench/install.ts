@@ -1,5 +1,5 @@
 /**
- * Benchmark: engram as a new user installs it (issue 18). Builds dist/, packs the package with
+ * Benchmark: engram as a new user installs it (decision 0040). Builds dist/, packs the package with
  * `npm pack`, installs the tarball into an empty temporary project with `npm install` (the
  * dependencies come from the registry), and reports, each beside a baseline measured in the same
  * run:
@@ -15,7 +15,7 @@
  *
  * The home is seeded once (a few hundred messages and lessons of English text) so that priming
  * and search have candidates to re-rank. Peak RSS is read from the process itself on exit
- * (`process.resourceUsage().maxRSS`, preloaded with --import). Targets (issue 18):
+ * (`process.resourceUsage().maxRSS`, preloaded with --import). Targets (decision 0040):
  * node_modules ≤ 120 MB, first CLI call ≤ 1 s, first begin ≤ 300 ms and ≤ 150 MB resident.
  */
 import { execFileSync, spawnSync } from 'node:child_process'

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL a bench measures (issue 16): ENGRAM_DATABASE_URL when set, else the test server
+ * The PostgreSQL a bench measures (decision 0037): ENGRAM_DATABASE_URL when set, else the test server
  * that `npm run bench -- NAME --backend postgres` starts (scripts/run.sh, scripts/test-postgres.sh,
  * which export ENGRAM_TEST_DATABASE_URL). Each run works in a schema of its own and drops it.
  */

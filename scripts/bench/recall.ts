@@ -17,7 +17,7 @@
  * sizes up to --vectors-up-to: above it the retriever's `auto` dense mode re-ranks the lexical
  * candidates by embedding them at query time, so no stored vectors are read anyway.
  *
- * Backends (issue 16): `--backend embedded` (the default) measures the embedded home (SQLite +
+ * Backends (decision 0037): `--backend embedded` (the default) measures the embedded home (SQLite +
  * FTS5); `postgres` (or `both`) measures the PostgreSQL backend AND the embedded one beside it, in
  * the same run, on the same corpus and the same queries: for each size, embedded then PostgreSQL.
  * Each step runs in a child process of its own, so its RSS is its own. PostgreSQL is

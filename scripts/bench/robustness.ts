@@ -1,5 +1,5 @@
 /**
- * Benchmark: what nothing anyone sends may do to engram (issue 13), each part beside a simple
+ * Benchmark: what nothing anyone sends may do to engram (decisions 0025–0028), each part beside a simple
  * baseline measured in the same run. Run: `npm run bench -- robustness [--only fuzz,bounded,contention]`
  * (each part also runs on its own: `npm run bench -- robustness/<part>`).
  *

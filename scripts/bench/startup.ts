@@ -99,6 +99,6 @@ variants.forEach((variant, v) => {
   console.log(`| ${variant.label} | ${pct(wall, 0.5).toFixed(0)} | ${pct(wall, 0.95).toFixed(0)} | ${cpu.length > 0 ? pct(cpu, 0.5).toFixed(0) : 'n/a'} |`)
 })
 const over = pct((samples[1] as { wall: number[] }).wall, 0.5) - pct((samples[0] as { wall: number[] }).wall, 0.5)
-console.log(`\nengram status, compiled, p50 over the baseline's: ${over.toFixed(0)} ms (issue 18 asks for at most 100)`)
+console.log(`\nengram status, compiled, p50 over the baseline's: ${over.toFixed(0)} ms (decision 0041 asks for at most 100)`)
 rmSync(dir, { recursive: true, force: true })
 rmSync(join(root, '.bench'), { recursive: true, force: true })

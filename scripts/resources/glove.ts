@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs'
 
-/** Entries that can match a token of the analyser (memory/retrieval/text/analyse.ts). */
+/** Entries that can match a token of the analyser (src/text/analyse.ts). */
 const WORD_LIKE = /^[a-z0-9][a-z0-9'.-]*$/
 
 export interface CompactVectors {

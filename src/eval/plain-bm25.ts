@@ -3,7 +3,7 @@
  * words removed, no stemming, no expansion — FORMAT.md's "plain BM25 over turns". Computed in the
  * same run so that the two columns always share data and protocol.
  */
-import { STOP_WORDS, termCounts, words } from '../memory/retrieval/text/analyse.ts'
+import { STOP_WORDS, termCounts, words } from '../text/analyse.ts'
 
 export interface PlainBm25 {
   /** Turn ids best first (only turns sharing a word with the query; ties → earlier turn). */

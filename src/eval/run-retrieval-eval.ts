@@ -47,7 +47,7 @@ export interface RetrievalEvalOptions {
   /** Progress reports. */
   onProgress?: (message: string) => void
   /**
-   * Run each conversation's mind on this PostgreSQL (issue 16's parity measure) instead of the
+   * Run each conversation's mind on this PostgreSQL (the parity measure of decision 0037) instead of the
    * embedded backend: each in a schema of its own, dropped when the conversation is done.
    */
   databaseUrl?: string

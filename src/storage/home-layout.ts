@@ -57,7 +57,7 @@ export interface OwnerTree {
   projectMemoryDir: string | undefined
 }
 
-/** Where an owner's tree appears in the agent's memory namespace (decision 0017; tools/memory-paths.ts). */
+/** Where an owner's tree appears in the agent's memory namespace (decision 0017; memory/tree/memory-paths.ts). */
 export function ownerNamespace(owner: Owner): string {
   const user = userOfOwner(owner)
   return owner === 'shared' ? 'shared/' : user === undefined ? '' : `users/${userKey(user)}/`

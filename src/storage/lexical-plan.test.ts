@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { allTerms, terms } from '../memory/retrieval/text/analyse.ts'
-import { relatedTerms } from '../memory/retrieval/text/related-words.ts'
+import { allTerms, terms } from '../text/analyse.ts'
+import { relatedTerms } from '../text/related-words.ts'
 import { seededRandom } from '../testing/seeded-random.ts'
 import { ftsFields, kindToken } from './lexical-plan.ts'
 

@@ -3,8 +3,8 @@
  * (the embedded index in FTS5, PostgreSQL in SQL): the terms, their repetitions, and the pruning
  * of terms so common that scoring them would cost more than they tell.
  */
-import { queryTerms as analyseTerms, STOP_WORDS, stem, words } from '../memory/retrieval/text/analyse.ts'
-import { relatedTerms } from '../memory/retrieval/text/related-words.ts'
+import { queryTerms as analyseTerms, STOP_WORDS, stem, words } from '../text/analyse.ts'
+import { relatedTerms } from '../text/related-words.ts'
 import type { IndexQuery, IndexUnit } from './contracts.ts'
 
 /** The full-text row of a unit: analysed terms of its text, its neighbours, and related words. */

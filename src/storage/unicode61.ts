@@ -2,7 +2,7 @@
  * FTS5's `unicode61 remove_diacritics 2` tokenizer, as the embedded index applies it to the
  * analysed text it stores, for backends that rank the same way without FTS5 (PostgreSQL).
  *
- * The analysed text (../memory/retrieval/text/analyse.ts) is already lowercase letters and digits
+ * The analysed text (../text/analyse.ts) is already lowercase letters and digits
  * joined by spaces, so re-tokenizing it is nearly the identity, but not quite: FTS5 folds case
  * with its own tables and strips diacritics from Latin letters only (`é` → `e`, `ǎ` → `a`, while
  * Greek `ά` and Cyrillic `й` keep theirs, `ς` becomes `σ`), and a few letters are separators to it.

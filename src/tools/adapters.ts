@@ -1,5 +1,5 @@
 /**
- * One tool definition, three exposures (issue 5): AI SDK tools, OpenAI-style function definitions
+ * One tool definition, three exposures (decision 0015): AI SDK tools, OpenAI-style function definitions
  * with an executor for their calls, and (in `interfaces/mcp/`) MCP. Tools arrive in the shapes the
  * tool modules build — `EngramTool` (`execute(input)`), the dispatcher's `ToolDefinition`
  * (`run(input, context)`), or a whole `ToolDispatcher` so its observers (the error learner, the

@@ -1,12 +1,11 @@
 /**
  * The agent's tool belt for one open mind, in one place: what `mind.tools()`, the OpenAI-style
- * definitions and the MCP server all expose (issue 5). Each tool is built from the subsystem that
+ * definitions and the MCP server all expose (decision 0015). Each tool is built from the subsystem that
  * owns its behaviour; this file only wires them and normalises them to `EngramTool`.
  */
 import { join } from 'node:path'
 import { describeError } from '../core/errors.ts'
 import type { Viewer } from '../core/owner.ts'
-import type { Mind } from '../mind.ts'
 import type { ContextSession } from '../memory/context/provider.ts'
 import type { Locks } from '../storage/contracts.ts'
 import { createFileLocks } from '../storage/files/locks.ts'
@@ -23,6 +22,7 @@ import { createReportProcedureOutcomeTool } from './report-procedure-outcome-too
 import { withAnnotations } from './tool-annotations.ts'
 import { buildSearchMemoryTool, type MemorySearch, memorySearchHitOf } from './search-memory-tool.ts'
 import type { EngramTool } from './tool.ts'
+import type { ToolHost } from './tool-host.ts'
 
 /** The tool names, in the order they are offered. */
 export const AGENT_TOOL_NAMES = [
@@ -49,8 +49,8 @@ export interface AgentToolsSession {
 }
 
 /** The project scope's locks: the same folder `openEmbeddedBackend` gives the project engram store. */
-function projectLocksOf(mind: Mind): Locks | undefined {
-  const dir = mind.layout.projectMemoryDir
+function projectLocksOf(host: ToolHost): Locks | undefined {
+  const dir = host.layout.projectMemoryDir
   return dir ? createFileLocks({ dir: join(dir, '..', '.locks') }) : undefined
 }
 
@@ -58,14 +58,14 @@ function projectLocksOf(mind: Mind): Locks | undefined {
  * What the agent memorizes must be findable by its very next call (search_memory in the same
  * turn), so a successful save waits for the index to catch up before the result goes back.
  */
-function indexedBeforeReturning(tool: EngramTool, mind: Mind): EngramTool {
+function indexedBeforeReturning(tool: EngramTool, host: ToolHost): EngramTool {
   return {
     ...tool,
     async execute(input) {
       const result = await tool.execute(input)
       if (result.isError) return result
       try {
-        await mind.indexed()
+        await host.indexed()
         return result
       } catch (error) {
         return { ...result, text: `${result.text}\n(saved; the search index catches up on the next \`engram reindex\`: ${describeError(error)})` }
@@ -79,24 +79,24 @@ function indexedBeforeReturning(tool: EngramTool, mind: Mind): EngramTool {
  * read_memory_file, write_memory_file, recall_skill, report_procedure_outcome, and with a session
  * the `memory` tool (which works on one conversation).
  */
-export function buildAgentTools(mind: Mind, session?: AgentToolsSession): EngramTool[] {
-  const scope = mind.scope(session?.user)
+export function buildAgentTools(host: ToolHost, session?: AgentToolsSession): EngramTool[] {
+  const scope = host.scope(session?.user)
   const viewer = scope.viewer
-  const search = retrieverSearch(mind, viewer)
-  const limits = mind.config.values.limits
+  const search = retrieverSearch(host, viewer)
+  const limits = host.config.values.limits
   const tools = toEngramTools([
-    indexedBeforeReturning(toEngramTool(buildMemorizeTool(mind.memory.encoder, viewer)), mind),
+    indexedBeforeReturning(toEngramTool(buildMemorizeTool(host.memory.encoder, viewer)), host),
     buildRecallTool(scope.recall, limits.queryChars),
-    buildSearchMemoryTool({ search, layout: mind.layout, viewer, maxQueryChars: limits.queryChars, ...(session ? { currentTurnMessages: () => currentTurnMessages(mind, session.sessionId) } : {}) }),
-    buildReadMemoryFileTool({ layout: mind.layout, viewer, backend: mind.backend }),
-    buildWriteMemoryFileTool(memoryFileDeps(mind, viewer)),
-    buildForgetMemoryTool(forgettingContextOf(mind, session?.user)),
-    createRecallSkillTool(mind.skills),
+    buildSearchMemoryTool({ search, layout: host.layout, viewer, maxQueryChars: limits.queryChars, ...(session ? { currentTurnMessages: () => currentTurnMessages(host, session.sessionId) } : {}) }),
+    buildReadMemoryFileTool({ layout: host.layout, viewer, backend: host.backend }),
+    buildWriteMemoryFileTool(memoryFileDeps(host, viewer)),
+    buildForgetMemoryTool(forgettingContextOf(host, session?.user)),
+    createRecallSkillTool(host.skills),
     createReportProcedureOutcomeTool(scope.procedures),
   ])
   if (session) {
-    const contextSession: ContextSession = { sessionId: session.sessionId, agent: mind.agent, ...(session.user !== undefined ? { user: session.user } : {}) }
-    tools.push(...toEngramTools([buildMemoryTool(mind.context, contextSession, mind.memory.profiles, limits.queryChars)]))
+    const contextSession: ContextSession = { sessionId: session.sessionId, agent: host.agent, ...(session.user !== undefined ? { user: session.user } : {}) }
+    tools.push(...toEngramTools([buildMemoryTool(host.context, contextSession, host.memory.profiles, limits.queryChars)]))
   }
   // Every input is measured against limits.toolInputChars before a tool reads it (decision 0026).
   return tools.map((tool) => withInputLimit(withAnnotations(tool), limits))
@@ -106,23 +106,23 @@ export function buildAgentTools(mind: Mind, session?: AgentToolsSession): Engram
  * What write_memory_file (and an accepted promotion of one, `mind.confirm`) writes through for a
  * viewer: the stores of every owner, the viewer's own activity log, the gate of promotions.
  */
-export function memoryFileDeps(mind: Mind, viewer: Viewer): MemoryFileToolsDeps {
-  const projectLocks = projectLocksOf(mind)
+export function memoryFileDeps(host: ToolHost, viewer: Viewer): MemoryFileToolsDeps {
+  const projectLocks = projectLocksOf(host)
   return {
-    layout: mind.layout,
-    backend: mind.backend,
+    layout: host.layout,
+    backend: host.backend,
     viewer,
-    documents: mind.backend.documents,
-    documentsOf: (owner) => mind.backend.owned(owner).documents,
-    activity: mind.scope(viewer.user).view.own.activity,
-    locks: mind.backend.locks,
+    documents: host.backend.documents,
+    documentsOf: (owner) => host.backend.owned(owner).documents,
+    activity: host.scope(viewer.user).view.own.activity,
+    locks: host.backend.locks,
     ...(projectLocks ? { projectLocks } : {}),
-    clock: mind.clock,
-    gate: { mode: mind.config.values.memory.mode, enqueue: (document, reason) => mind.backend.confirmations.enqueueDocument(document, reason, viewer.user) },
-    maxFileBytes: mind.config.values.memory.maxFileBytes,
+    clock: host.clock,
+    gate: { mode: host.config.values.memory.mode, enqueue: (document, reason) => host.backend.confirmations.enqueueDocument(document, reason, viewer.user) },
+    maxFileBytes: host.config.values.memory.maxFileBytes,
     // Unchanged files cost a hash: the written file reaches the index before the result returns.
     onWritten: async () => {
-      await mind.reindex()
+      await host.reindex()
     },
   }
 }
@@ -132,17 +132,17 @@ export function memoryFileDeps(mind: Mind, viewer: Viewer): MemoryFileToolsDeps 
  * with, while that turn has no reply yet. Read from the store, not kept on a session object: a host
  * may run a turn's tool calls on a new `mind.session(id)`, in another process (`engram serve`).
  */
-async function currentTurnMessages(mind: Mind, sessionId: string): Promise<number[]> {
-  const record = await mind.sessions.get(sessionId)
+async function currentTurnMessages(host: ToolHost, sessionId: string): Promise<number[]> {
+  const record = await host.sessions.get(sessionId)
   if (!record || record.turns === 0) return []
-  const turn = await mind.turnProvenance({ sessionId, turn: record.turns })
+  const turn = await host.turnProvenance({ sessionId, turn: record.turns })
   return turn && turn.replyIds.length === 0 && turn.messageId >= 0 ? [turn.messageId] : []
 }
 
 /** search_memory over the mind's hybrid retriever (lexical + dense + spreading activation), as `viewer` may see it. */
-function retrieverSearch(mind: Mind, viewer: Viewer): MemorySearch {
+function retrieverSearch(host: ToolHost, viewer: Viewer): MemorySearch {
   return async (query, options) => {
-    const result = await mind.retriever.search(query, {
+    const result = await host.retriever.search(query, {
       limit: options.limit,
       viewer,
       ...(options.kinds ? { kinds: options.kinds } : {}),

@@ -1,6 +1,6 @@
 /**
- * `forget_memory`: the agent retires a memory that is wrong or no longer wanted (issue 12,
- * decision 0023). Forgetting moves it to the archive (`archive/forgotten/`) and out of search and
+ * `forget_memory`: the agent retires a memory that is wrong or no longer wanted (decision
+ * 0023). Forgetting moves it to the archive (`archive/forgotten/`) and out of search and
  * the prompt; a person brings it back with `engram restore`. Deleting for real is not the agent's
  * to do: only `engram forget --purge`. In a conversation with a user, only that user's memories
  * can be forgotten. Never throws: a failure is an `isError` result whose text ends with the fix.

@@ -17,8 +17,8 @@ import { entryKey, type ForgettableDocKind, type ForgettableMemory, forgottenEnt
 import { profileFacts } from '../memory/engrams/user-profiles.ts'
 import type { Backend, EngramFile } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
-import { memoryFileSource } from './memory-file-source.ts'
-import { locateMemoryPath, type MemoryLocation, ownCounterpart } from './memory-paths.ts'
+import { memoryFileSource } from '../memory/tree/memory-file-source.ts'
+import { locateMemoryPath, type MemoryLocation, ownCounterpart } from '../memory/tree/memory-paths.ts'
 
 /** Where to look for the memory: as it is now, in the archive (restore), or either (purge). */
 export type TargetState = 'live' | 'archived' | 'any'

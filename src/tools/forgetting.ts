@@ -6,10 +6,10 @@
 import type { Clock } from '../core/clock.ts'
 import type { Viewer } from '../core/owner.ts'
 import { type ForgetOutcome, forgetMemory, purgeMemory, restoreMemory } from '../memory/forgetting/forget-memory.ts'
-import type { Mind } from '../mind.ts'
 import type { ActivityLog, Backend } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import { resolveForgetTarget } from './forget-targets.ts'
+import type { ToolHost } from './tool-host.ts'
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { type DocumentHistory, documentHistory } from '../memory/consolidation/history.ts'
 
@@ -28,16 +28,16 @@ export interface ForgettingContext {
 }
 
 /** The forgetting context of one viewer of a mind: `user`'s session, or the agent's own view. */
-export function forgettingContextOf(mind: Mind, user?: string): ForgettingContext {
-  const scope = mind.scope(user)
+export function forgettingContextOf(host: Pick<ToolHost, 'backend' | 'layout' | 'clock' | 'scope' | 'indexed' | 'reindex'>, user?: string): ForgettingContext {
+  const scope = host.scope(user)
   return {
-    backend: mind.backend,
-    layout: mind.layout,
-    clock: mind.clock,
+    backend: host.backend,
+    layout: host.layout,
+    clock: host.clock,
     viewer: scope.viewer,
     log: scope.view.own.activity,
-    indexed: () => mind.indexed(),
-    reindex: () => mind.reindex(),
+    indexed: () => host.indexed(),
+    reindex: () => host.reindex(),
   }
 }
 

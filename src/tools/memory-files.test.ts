@@ -7,7 +7,7 @@ import { createMind, type Mind } from '../mind.ts'
 import { createFileLocks } from '../storage/files/locks.ts'
 import { makeTempHome, type TempHome } from '../testing/temp-home.ts'
 import { buildReadMemoryFileTool, buildWriteMemoryFileTool, READ_MAX_CHARS } from './memory-files.ts'
-import { memoryPathOfSource } from './memory-paths.ts'
+import { memoryPathOfSource } from '../memory/tree/memory-paths.ts'
 import type { EngramTool } from './tool.ts'
 
 describe('read_memory_file and write_memory_file', () => {

@@ -2,7 +2,7 @@
  * `read_memory_file` and `write_memory_file`: the agent opens its own memory files (the sources
  * that recall, search_memory and priming point at) and keeps notes in the few folders that are
  * its to write — AnimaWorks' direct file access, confined to the namespace of
- * `memory-paths.ts`. Writes of knowledge, procedures and state go through the `DocumentStore`, so
+ * `memory/tree/memory-paths.ts`. Writes of knowledge, procedures and state go through the `DocumentStore`, so
  * a rewrite first saves the old version under `archive/versions/`; topic files are written
  * atomically under the same lock the engram store takes. Every write is logged as a
  * `memory_write` activity event and then reported to `onWritten` (the index update).
@@ -25,7 +25,7 @@ import { writeFileAtomic } from '../storage/atomic-write.ts'
 import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
 import { DEFAULT_MAX_FILE_BYTES } from '../storage/memory-file-read.ts'
 import { assertReadableMemoryWrite, controlsAsSpaces } from './memory-file-content.ts'
-import { type MemoryFileSource, memoryFileSource, type OpenedMemory } from './memory-file-source.ts'
+import { type MemoryFileSource, memoryFileSource, type OpenedMemory } from '../memory/tree/memory-file-source.ts'
 import { describedBy, newProcedureFrontmatter } from '../memory/procedures/procedure-store.ts'
 import { agentFrontmatter, OWNED_FRONTMATTER_FIELDS } from './owned-frontmatter.ts'
 import {
@@ -39,7 +39,7 @@ import {
   userTreeLocation,
   WRITABLE_FOLDERS,
   writeTarget,
-} from './memory-paths.ts'
+} from '../memory/tree/memory-paths.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const READ_MEMORY_FILE_TOOL_NAME = 'read_memory_file'

@@ -15,7 +15,7 @@ import { perQueryLimit, queryField } from './input-limits.ts'
 import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
 import { type FactValidity, factValidityOfUnit, siblingSource, validityNote } from '../memory/retrieval/fact-history.ts'
 import type { RetrievalHit } from '../memory/retrieval/search.ts'
-import { memoryPathOfSource } from './memory-paths.ts'
+import { memoryPathOfSource } from '../memory/tree/memory-paths.ts'
 import { type EngramTool, invalidArgumentsResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
 export const SEARCH_MEMORY_TOOL_NAME = 'search_memory'

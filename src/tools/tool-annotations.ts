@@ -1,5 +1,5 @@
 /**
- * What each agent tool does to the memory, as MCP tool annotations (issue 12): a client may run the
+ * What each agent tool does to the memory, as MCP tool annotations (decision 0023): a client may run the
  * read-only ones without asking and confirm the destructive one. Typed by `AGENT_TOOL_NAMES`, so a
  * new tool cannot be added without saying what it does. None reaches outside the agent's memory
  * (`openWorldHint: false`: a memory tool's world is closed, as the MCP specification puts it).

@@ -1,5 +1,5 @@
 /**
- * The memory-file fuzzer (issue 13, decision 0025). One "home" at a time: valid memory is written
+ * The memory-file fuzzer (decision 0025). One "home" at a time: valid memory is written
  * into every memory folder of every owner's tree (the agent's, a user's, the shared one, the
  * project's), then random variants are written over, beside and onto those files — random text,
  * valid files cut short, binary, bare carriage returns, byte-order marks, files over the size

@@ -1,5 +1,5 @@
 /**
- * Child process of the many-hosts test (issue 16): one agent process with a home of its own,
+ * Child process of the many-hosts test (decision 0037): one agent process with a home of its own,
  * sharing only the database (ENGRAM_DATABASE_URL, ENGRAM_DATABASE_SCHEMA) with the others. It
  * appends `count` messages to ONE conversation in batches of 1–5, as a host serving that
  * conversation does, and compacts the conversation every few batches while the others append.

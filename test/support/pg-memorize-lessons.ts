@@ -1,5 +1,5 @@
 /**
- * Child process of the many-hosts test (issue 16): an agent process with a home and a temp folder
+ * Child process of the many-hosts test (decision 0037): an agent process with a home and a temp folder
  * of its own, sharing only the database with the others, that memorizes `count` distinct lessons
  * through the `memorize` tool, every call in flight at once.
  *

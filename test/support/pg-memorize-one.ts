@@ -1,5 +1,5 @@
 /**
- * Child process of the many-hosts test (issue 16): an agent process on another "host" (a home of
+ * Child process of the many-hosts test (decision 0037): an agent process on another "host" (a home of
  * its own, the same database) that memorizes one lesson through the `memorize` tool when its
  * stdin says so, and prints the wall-clock time the tool answered.
  *

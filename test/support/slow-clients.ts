@@ -1,5 +1,5 @@
 /**
- * Clients that hold `engram serve`'s connections without finishing a request (issue 27, decision
+ * Clients that hold `engram serve`'s connections without finishing a request (decision
  * 0056), for test/serve-slow-clients.test.ts and the robustness bench: raw sockets from a chosen
  * loopback address (127.0.0.0/8 is all loopback on Linux, so each address is another client).
  */

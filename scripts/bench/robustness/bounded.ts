@@ -1,5 +1,5 @@
 /**
- * Benchmark: bounded work for any input (issue 13, decision 0026). A user sends one very long
+ * Benchmark: bounded work for any input (decision 0026). A user sends one very long
  * message: how long `session.begin` takes to store, count and index it, how much memory the process
  * needs, how long the event loop is ever held, and how soon SIGTERM sent in the middle stops the
  * process — each in a fresh child process (test/support/long-message-turn.ts), beside a floor

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 27 item 3, decision 0053): consolidation killed with SIGKILL at random points,
+ * Benchmark (decision 0053): consolidation killed with SIGKILL at random points,
  * then run again in a fresh process; the recovered home against an unkilled run's, byte for byte.
  * The scenario, the child and what is compared are those of test/consolidation-kill.test.ts
  * (src/memory/consolidation/test-support/consolidation-kills.ts): daily (extraction, validation,

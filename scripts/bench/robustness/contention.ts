@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 13, decision 0027): many agent processes writing one home. Each process opens
+ * Benchmark (decision 0027): many agent processes writing one home. Each process opens
  * the home with `createMind` and calls the `memorize` tool through sessions; the memory files are
  * then read back and checked against what every call reported.
  *

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 27, decision 0052): `engram migrate --to postgres://…` killed with SIGKILL at
+ * Benchmark (decision 0052): `engram migrate --to postgres://…` killed with SIGKILL at
  * random points, each time followed by a rerun. An embedded home (four owners' memory, confirmations,
  * turns, job runs, long conversations with a three-level summary DAG) is migrated once to the end
  * (the reference); then each trial migrates into a fresh schema in a child process killed after a

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 27 item 8, decision 0056): one client trickling 200 connections at `engram
+ * Benchmark (decision 0056): one client trickling 200 connections at `engram
  * serve` with its default settings — half sending headers a line every 200 ms, half a body a byte
  * every 200 ms — while a well-behaved client of the same address and one of another ask for
  * `/v1/health` every 500 ms. Measured: how many connections the server refuses and how soon, when

@@ -28,7 +28,7 @@ import {
   toPromptMessages,
   userTextOf,
 } from './model-messages.ts'
-import { toAiSdkTools } from './tools.ts'
+import { toAiSdkTools } from '../../tools/ai-sdk-tools.ts'
 
 export interface EngramMiddlewareOptions extends SessionOptions {
   mind: Mind

@@ -1,5 +1,5 @@
 /**
- * The HTTP API of `engram serve` (issue 17, decision 0038) as a Hono app over one open mind — no
+ * The HTTP API of `engram serve` (decision 0038) as a Hono app over one open mind — no
  * socket here: `engram serve` listens, tests call `app.request()`.
  *
  *   POST /v1/turns/begin   { session, message, user?, at? }      → the turn (system, messages, provenance, …)

@@ -1,5 +1,5 @@
 /**
- * The dashboard's browser credential (issue 27, decision 0051). A browser never holds a token of
+ * The dashboard's browser credential (decision 0051). A browser never holds a token of
  * the API: opening an address with `?token=` exchanges the token for a session, a signed value in
  * an HttpOnly, SameSite=Strict cookie whose Path is the credential's own place on this server,
  * `/engram-<port>-<id>`. Cookies are not scoped by port, so a cookie at `Path=/` of 127.0.0.1:7477

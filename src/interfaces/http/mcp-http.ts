@@ -1,5 +1,5 @@
 /**
- * MCP over streamable HTTP at `/mcp` (issue 17): the server `engram mcp` serves over stdio
+ * MCP over streamable HTTP at `/mcp` (decision 0038): the server `engram mcp` serves over stdio
  * (`createMindMcpServer`: the agent tools, the memory files as resources, `primed_context`), over
  * the SDK's web-standard streamable HTTP transport, for whoever the request's token is.
  *

@@ -1,5 +1,5 @@
 /**
- * Requests the SDK's transports would not answer as the client's mistake (issue 27 item 6). A
+ * Requests the SDK's transports would not answer as the client's mistake (decision 0055). A
  * message that is not a valid JSON-RPC message — a request whose params are a string, a number or
  * an array — fails the transports' own parse: over stdio it goes to onerror only and the client
  * waits for an answer that never comes; over HTTP it is a 400 "parse error" with no id, which a

@@ -1,6 +1,6 @@
 /**
  * The agent's memory files as MCP resources. A resource URI is `engram://memory/<memory path>`
- * (the namespace of `tools/memory-paths.ts`, each segment percent-encoded), so a client that lists
+ * (the namespace of `memory/tree/memory-paths.ts`, each segment percent-encoded), so a client that lists
  * resources sees the same paths the agent's tools use, and reading one goes through the same
  * confinement as `read_memory_file`.
  */
@@ -11,9 +11,9 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { ownerOfUser, userKey, type Viewer } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
 import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
-import { type MemoryFileSource, memoryFileSource } from '../../tools/memory-file-source.ts'
+import { type MemoryFileSource, memoryFileSource } from '../../memory/tree/memory-file-source.ts'
 import { readMemoryText } from '../../tools/memory-files.ts'
-import { locateMemoryPath, memoryRootFiles, memoryRoots, SHARED_ROOTS, userTreeLocation } from '../../tools/memory-paths.ts'
+import { locateMemoryPath, memoryRootFiles, memoryRoots, SHARED_ROOTS, userTreeLocation } from '../../memory/tree/memory-paths.ts'
 
 export const MEMORY_URI_PREFIX = 'engram://memory/'
 /** Listing stops here; the archive (old versions) is listed last, so live files come first. */

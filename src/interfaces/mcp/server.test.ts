@@ -123,7 +123,7 @@ describe('MCP server (in process)', () => {
     try {
       const { tools } = await client.listTools()
       assert.deepEqual(tools.map((tool) => tool.name), ['memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'forget_memory', 'recall_skill', 'report_procedure_outcome', 'memory'])
-      // Every tool says what it does (issue 12): clients run the read-only ones freely and confirm the destructive one.
+      // Every tool says what it does (decision 0023): clients run the read-only ones freely and confirm the destructive one.
       for (const tool of tools) assert.equal(typeof tool.annotations?.title, 'string', `${tool.name} has a title`)
       const hints = (name: string) => tools.find((tool) => tool.name === name)?.annotations
       for (const name of ['recall', 'search_memory', 'read_memory_file', 'recall_skill']) assert.equal(hints(name)?.readOnlyHint, true, name)

@@ -77,7 +77,7 @@ function describeJson(value: unknown): string {
 /*
  * tools/call registered with a schema that reads its params itself. Registered with the SDK's
  * CallToolRequestSchema, a request whose `arguments` was a string failed the SDK's parse before any
- * handler ran, and a parse failure goes back as -32603 "internal error" (issue 27): the client's
+ * handler ran, and a parse failure goes back as -32603 "internal error" (decision 0055): the client's
  * mistake reported as the server's. The transform throws the McpError, which the SDK sends as it is.
  */
 const CallToolRequestReadByUs = z.object({ method: z.literal('tools/call'), params: z.unknown().transform(toolCallParams) })
@@ -156,7 +156,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   const server = mcp.server
   // Every handler registered from here on (ours and the SDK's own, e.g. prompts/list) reads its
   // params so that malformed ones are invalid params: the SDK's parse failure went back as -32603,
-  // e.g. tools/list with a numeric cursor (issue 27 item 6).
+  // e.g. tools/list with a numeric cursor (decision 0055).
   const register = server.setRequestHandler.bind(server)
   server.setRequestHandler = ((schema: z.ZodObject, handler: never) => register(paramsReadByUs(schema) as never, handler)) as typeof server.setRequestHandler
   server.registerCapabilities({ tools: {}, resources: {} })

@@ -4,7 +4,7 @@
  * the hashing embedder cannot; measured on LoCoMo in docs/decisions/0012-offline-retrieval-pipeline.md.
  * The vectors load on the first `embed` call, not when the embedder is created.
  */
-import { STOP_WORDS, words } from '../../memory/retrieval/text/analyse.ts'
+import { STOP_WORDS, words } from '../../text/analyse.ts'
 import type { Embedder } from '../contracts.ts'
 import { installedWordVectors, sifWeight, type WordVectors } from './glove.ts'
 

@@ -1,7 +1,7 @@
 /**
  * GloVe-based word vectors (100 dimensions, the 100k most frequent words, public domain) as an
  * offline resource: the sentence embedder (SIF-weighted mean, glove-embedder.ts) and query
- * expansion by nearest corpus words (memory/retrieval/text/query-expansion.ts) share one copy per
+ * expansion by nearest corpus words (memory/retrieval/query-expansion.ts) share one copy per
  * process.
  *
  * They ship with engram in the form it reads (resources.ts, decision 0040): int8 rows, each
@@ -14,8 +14,8 @@
  */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
-import { readResource, resourcePath } from './resources.ts'
-import { WordTable } from './word-table.ts'
+import { readResource, resourcePath } from '../../text/resources.ts'
+import { WordTable } from '../../text/word-table.ts'
 
 /**
  * Word vectors, rows in frequency order (row = rank). Row `r`'s unit vector is

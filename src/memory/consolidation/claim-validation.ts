@@ -20,7 +20,7 @@
  * than being approved on a guess.
  */
 import { isoDay } from '../../core/clock.ts'
-import { STOP_WORDS, stem, words } from '../retrieval/text/analyse.ts'
+import { STOP_WORDS, stem, words } from '../../text/analyse.ts'
 import type { EpisodeSource } from './episode-sources.ts'
 import { type FactMention, factMentions, mentionSupported } from './fact-mentions.ts'
 import { type StatedFacts, statedFacts, unsupportedFacts } from './text-facts.ts'

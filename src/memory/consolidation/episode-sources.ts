@@ -5,7 +5,7 @@
  * feeds procedure distillation, the rest knowledge extraction).
  *
  * Sections are read per owner and never mixed: what is derived from a user's episodes is that
- * user's (issue 15, "owners carry over"; decision 0017).
+ * user's (owners carry over; decision 0017).
  */
 import { contentHash } from '../../core/hash.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'

@@ -1,5 +1,5 @@
 /**
- * How a knowledge or procedure document changed, and why (issue 15 "Facts have a history"): its
+ * How a knowledge or procedure document changed, and why (decision 0033): its
  * state now (live, forgotten or merged into the archive), what its frontmatter says of its
  * lineage (`version`, `supersedes`, `superseded_by`, dates), and every earlier version the one
  * write path kept in `archive/versions/`, newest first, with the reason recorded when it was

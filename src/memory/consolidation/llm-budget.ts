@@ -1,5 +1,5 @@
 /**
- * Bounded cost (issue 15): one consolidation run may make at most so many model calls and spend
+ * Bounded cost (decision 0031): one consolidation run may make at most so many model calls and spend
  * at most so many tokens (`consolidation.llmCalls`, `consolidation.llmTokens`). Tokens are
  * counted as engram counts them (the prompt sent and the answer received); a call that would go
  * over either bound is not made: `BudgetExhausted` is thrown and the run leaves what is left for

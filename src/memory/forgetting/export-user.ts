@@ -1,5 +1,5 @@
 /**
- * Exporting a user (issue 12, decision 0023): everything `eraseUser` would remove, written out as
+ * Exporting a user (decision 0023): everything `eraseUser` would remove, written out as
  * files a person can read, before it is erased (or on request, to hand to them):
  *
  *   README.md                         what is where, and the counts

@@ -1,5 +1,5 @@
 /**
- * Erasing a user on request (issue 12, decision 0023): everything the user owns in the home, of
+ * Erasing a user on request (decision 0023): everything the user owns in the home, of
  * every agent — their trees (memories, knowledge, episodes, activity, state, their archive), their
  * profile with its versions, their conversations (messages, the summaries that stand for them),
  * index units, session records, stored turns, counters, queued work, pending confirmations,

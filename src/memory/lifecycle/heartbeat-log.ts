@@ -1,6 +1,6 @@
 /**
  * The heartbeat's lines in the activity log (`[10:00-10:01] HB: closed 1 session(s): mon; ran 2
- * job(s)`), written so that no owner's log names another owner's sessions (issue 26: Bob's recent
+ * job(s)`), written so that no owner's log names another owner's sessions (decision 0046: Bob's recent
  * activity showed Ada's session `mon`). The agent's log — primed into every session of the agent —
  * gets the patrol itself, with the agent's own sessions (those without a user) and the work that
  * belongs to no user; each user whose sessions the heartbeat closed, or whose work it ran, gets the

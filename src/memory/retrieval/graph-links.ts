@@ -2,7 +2,7 @@
  * What graph diffusion (search.ts stage 5) spreads along, and how far similarity may carry a note.
  *
  * Explicit `[[links]]` are associations a person or the agent wrote on purpose; they resolve in the
- * tree of the note that holds them first (a user's notes name that user's notes — issue 26), then
+ * tree of the note that holds them first (a user's notes name that user's notes — decision 0046), then
  * the agent's, then the shared one. Strong-similarity edges are inferred: a note that merely
  * resembles a relevant one has shown nothing about the question, so similarity alone never lifts
  * it above a note a relevant one links to (`capSimilarityLift`).
@@ -10,7 +10,7 @@
 import type { ScoreTerms } from './search.ts'
 
 /**
- * The trees a `[[link]]` in the unit at `source` resolves in, in order (issue 26): the tree of the
+ * The trees a `[[link]]` in the unit at `source` resolves in, in order (decision 0046): the tree of the
  * note that holds it (a user's, the agent's or the shared one), then the agent's, then the shared
  * one. A link in Ada's note names Ada's note of that name before the agent's; a link in a profile
  * (`shared/users/<key>.md`) resolves in that user's tree.
@@ -62,7 +62,7 @@ interface Ranked {
 const withoutGraph = (s: Ranked): number => (s.terms.fused + s.terms.recency + s.terms.frequency) * s.terms.history
 
 /**
- * Similarity is no evidence on its own (issue 26: an unrelated note got graph 0.232 on lexical
+ * Similarity is no evidence on its own (decision 0046: an unrelated note got graph 0.232 on lexical
  * 0.112 and ranked above the note the best hit links to). A candidate joined to the graph by
  * similarity edges only (`linked` holds every node at either end of a link edge):
  * - gains from the graph at most what it matched itself (its fused relevance): a note the question

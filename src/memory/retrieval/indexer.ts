@@ -279,7 +279,7 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
 
   // Every unit written is embedded (not spread into another array: 180,000 lessons overflowed the
   // stack) — unless the index keeps no vectors (PostgreSQL without pgvector): then the units go in
-  // by their words, findable, instead of being refused one by one for their vector (issue 27).
+  // by their words, findable, instead of being refused one by one for their vector (decision 0055).
   const toEmbed = deps.embedder && index.capabilities.vectors !== false ? toWrite : []
   if (toEmbed.length > 0 && deps.embedder) {
     try {
@@ -459,7 +459,7 @@ function engramUnit(entry: EngramEntry, scope: EngramScope, file: EngramFile, so
 
 /**
  * A user's profile, one unit per fact (`<path>#<key>`, the key a profile entry of memory/profile.md
- * would have): search shows the fact that matched, and its id names that fact to `forget` (issue 26).
+ * would have): search shows the fact that matched, and its id names that fact to `forget` (decision 0046).
  */
 function profileUnits(doc: MemoryDoc, modifiedAt: string): IndexUnit[] {
   const createdAt = typeof doc.frontmatter.created_at === 'string' && !Number.isNaN(Date.parse(doc.frontmatter.created_at)) ? new Date(doc.frontmatter.created_at).toISOString() : modifiedAt

@@ -11,7 +11,7 @@
  */
 import { headAndTail } from '../../core/excerpt.ts'
 import { words } from '../../llm/embedders/text-features.ts'
-import { QUESTION_WORDS, STOP_WORDS as INDEX_STOP_WORDS, stem, words as analysedWords } from './text/analyse.ts'
+import { QUESTION_WORDS, STOP_WORDS as INDEX_STOP_WORDS, stem, words as analysedWords } from '../../text/analyse.ts'
 
 /** English function words and question fillers: they occur everywhere, so they carry no signal. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(

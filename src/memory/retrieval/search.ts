@@ -35,8 +35,8 @@ import { siblingSource, supersededAt } from './fact-history.ts'
 import { createNearDuplicateFilter } from './near-duplicates.ts'
 import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine } from './query-analysis.ts'
 import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
-import { allTerms } from './text/analyse.ts'
-import { createQueryExpander, type QueryExpander } from './text/query-expansion.ts'
+import { allTerms } from '../../text/analyse.ts'
+import { createQueryExpander, type QueryExpander } from './query-expansion.ts'
 import { createUnitMemo } from './unit-memo.ts'
 
 /** Why a hit ranks where it does: each term of its score. */

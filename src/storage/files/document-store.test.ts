@@ -284,7 +284,7 @@ describe('file DocumentStore: files it cannot read (decision 0025)', () => {
     }
   })
 
-  test('a write repeated at the same instant after a crash saves the old version once (issue 27, decision 0053)', async () => {
+  test('a write repeated at the same instant after a crash saves the old version once (decision 0053)', async () => {
     const { temp, store } = setup()
     try {
       const at = '2026-03-04T18:00:00.000Z'

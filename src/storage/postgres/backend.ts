@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL backend (issue 16): every seam of a `Backend` as rows of one schema of one
+ * The PostgreSQL backend (decision 0037): every seam of a `Backend` as rows of one schema of one
  * database, shared by every engram process on every host that opens it (DESIGN §4: "On
  * PostgreSQL everything is rows, and markdown is an export"). Selected by `storage.url`
  * (ENGRAM_DATABASE_URL); `createMind` opens it instead of the embedded backend.

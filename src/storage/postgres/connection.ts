@@ -63,7 +63,7 @@ export interface PostgresHandle {
   close(): Promise<void>
 }
 
-/** The oldest server engram runs on (issue 16). */
+/** The oldest server engram runs on (decision 0037: PostgreSQL 15+). */
 const MIN_SERVER_VERSION_NUM = 150000
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 /** 40001 serialization_failure, 40P01 deadlock_detected: the transaction did nothing, run it again. */
@@ -135,7 +135,7 @@ async function probe(pool: PgPool, location: string): Promise<PostgresFeatures> 
 /**
  * pgvector in the database: there already, or created now when the server has it and the role may
  * create it (STYLE practice 2: tried, not assumed). A database where nobody ran CREATE EXTENSION
- * indexed every memory with a vector as "not indexed" while `remember` answered ok (issue 27): the
+ * indexed every memory with a vector as "not indexed" while `remember` answered ok (decision 0055): the
  * extension is created on open where it can be, and where it cannot, `pgvectorMissing` says why,
  * vectors are off for the handle's life and memories are indexed and searched by their words.
  */

@@ -111,7 +111,7 @@ const TEXT_POSTGRES_CANNOT_STORE = new Set(['22021', '22P05'])
  * The statement's error, or — when PostgreSQL refused text it cannot store — the caller's
  * `invalid_argument` saying so. The stores check what they are given; this is the net under them:
  * a NUL that reaches a statement through a path no check covers is the caller's input, not a
- * server failure (issue 27: it was answered as a 500 where SQLite stored it).
+ * server failure (decision 0055: it was answered as a 500 where SQLite stored it).
  */
 function asInputError(error: unknown): unknown {
   const code = pgErrorCode(error)

@@ -120,7 +120,7 @@ const META_FTS = 'index.fts_layout'
 
 /**
  * Create the FTS5 table. It holds ANALYSED text (stop words dropped, Porter stems; the analysis
- * of src/memory/retrieval/text/analyse.ts, which queries use too) in four fields: the unit's own
+ * of src/text/analyse.ts, which queries use too) in four fields: the unit's own
  * text, its near and far neighbours, and related words (WordNet hypernyms) — so BM25 can weigh
  * each at query time. Analysis happens in TypeScript, so rows are written by upsert, not by
  * triggers. A file with the older one-field porter table (or none) is rebuilt from index_units

@@ -3,7 +3,7 @@ import type { Command } from '../command.ts'
 /**
  * A command as the registry knows it: the words that select it and its one-line summary, as data,
  * and its module, imported only when it runs (or shows its own --help). `engram status` loads
- * status and what it needs, not the MCP SDK, the HTTP server or the evaluation harness (issue 18).
+ * status and what it needs, not the MCP SDK, the HTTP server or the evaluation harness (decision 0041).
  */
 export interface CommandEntry {
   /** Words that select it: `['status']`, `['context', 'append']`. */

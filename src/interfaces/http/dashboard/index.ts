@@ -1,5 +1,5 @@
 /**
- * The dashboard of `engram serve` (issue 17): pages for the person who runs the agent, rendered on
+ * The dashboard of `engram serve` (decision 0038): pages for the person who runs the agent, rendered on
  * the server from the mind, every memory text escaped (memories are untrusted text) and no inline
  * script allowed to run (CSP). An administrator sees every user; a user's token sees that user's
  * own memories; on an open loopback server without a token, the agent's own.

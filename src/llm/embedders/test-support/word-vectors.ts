@@ -1,6 +1,6 @@
 import type { WordVectors } from '../glove.ts'
 import { wordVectorsOver } from '../glove.ts'
-import { WordTable } from '../word-table.ts'
+import { WordTable } from '../../../text/word-table.ts'
 
 /** Word vectors from (word, vector) pairs in frequency order: the tiny vocabularies of tests. */
 export function wordVectorsFrom(entries: ReadonlyArray<readonly [string, ArrayLike<number>]>): WordVectors {

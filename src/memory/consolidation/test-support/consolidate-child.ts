@@ -1,5 +1,5 @@
 /**
- * Child process for the consolidation kill test and bench (issue 27, decision 0053): one agent
+ * Child process for the consolidation kill test and bench (decision 0053): one agent
  * process that opens the home with `createMind` at a fixed instant, with the fake model server,
  * and runs the daily consolidation and then the weekly integration, as `engram consolidate daily`
  * and `engram consolidate weekly` do. A recovery run is the same process started again.

@@ -1,5 +1,5 @@
 /**
- * The consolidation kill trials on PostgreSQL (issue 27 item 3, decision 0053), where documents,
+ * The consolidation kill trials on PostgreSQL (decision 0053), where documents,
  * their versions, archived copies and activity records are rows. A schema cannot be copied, so
  * each trial builds the scenario's home afresh in a schema of its own (the fixed clock and the
  * fake model make every build alike); the unkilled run and the recovered ones are compared row

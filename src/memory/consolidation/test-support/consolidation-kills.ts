@@ -1,5 +1,5 @@
 /**
- * Consolidation killed at random points (issue 27 item 3, decision 0053), shared by
+ * Consolidation killed at random points (decision 0053), shared by
  * test/consolidation-kill.test.ts and `npm run bench -- robustness/consolidation-kills`.
  *
  * A small home is built once: two users whose sessions of the day wrote episodes (Ada moved the

@@ -1,5 +1,5 @@
 /**
- * Child process for the monthly forgetting kill test (issue 27, decision 0053): opens the home
+ * Child process for the monthly forgetting kill test (decision 0053): opens the home
  * with `createMind` at a fixed instant, offline, and runs `mind.consolidate('monthly')`, as
  * `engram consolidate monthly` does. A recovery run is the same process started again.
  *

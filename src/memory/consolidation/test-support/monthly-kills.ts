@@ -1,5 +1,5 @@
 /**
- * Monthly forgetting killed at random points (issue 27 item 3, decision 0053), for
+ * Monthly forgetting killed at random points (decision 0053), for
  * test/monthly-kill.test.ts: the scenario the kill harness (consolidation-kills.ts) runs.
  *
  * Two users whose trees hold knowledge, a procedure and compressed episodes unused for long

@@ -1,5 +1,5 @@
 /**
- * Child process for the contention test and bench (issue 13): one agent process that opens the
+ * Child process for the contention test and bench (decision 0027): one agent process that opens the
  * home with `createMind` and calls the `memorize` tool through sessions, the agent's own path.
  *
  * Usage: node memorize-child.ts <home> <worker> <count> <in-flight|sequential> <agent|users> [shared-every]

@@ -1,5 +1,5 @@
 /**
- * The contention scenario of issue 13, shared by `test/memorize-contention.test.ts` and
+ * The contention scenario of decision 0027, shared by `test/memorize-contention.test.ts` and
  * `scripts/bench/robustness/contention.ts`: agent processes (`memorize-child.ts`) that call the
  * `memorize` tool on one home, and a check of the memory files they leave, against what each call
  * reported.

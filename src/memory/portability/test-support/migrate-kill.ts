@@ -1,5 +1,5 @@
 /**
- * The migrate kill run (issue 27, decision 0052), shared by test/migrate-kill.test.ts and
+ * The migrate kill run (decision 0052), shared by test/migrate-kill.test.ts and
  * `npm run bench -- robustness/migrate-kill`: an embedded home with every kind of memory a
  * migration carries and conversations with a summary DAG; `engram migrate --to postgres://…` run
  * once to the end (the reference), then again and again in child processes killed with SIGKILL

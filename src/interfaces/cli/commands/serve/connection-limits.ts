@@ -1,5 +1,5 @@
 /**
- * What one client may hold of `engram serve` (issue 27, decision 0056). Node's defaults let a
+ * What one client may hold of `engram serve` (decision 0056). Node's defaults let a
  * client take 300 s to send one request and open as many connections as it likes: 200 connections
  * trickling a body byte by byte all stayed open past 40 s. Here:
  *

@@ -1,5 +1,5 @@
 /**
- * `engram serve`: the HTTP API over this agent's memory (issue 17, decision 0038) on serve.host :
+ * `engram serve`: the HTTP API over this agent's memory (decision 0038) on serve.host :
  * serve.port, loopback by default. The due background work runs on the serve.maintain cron
  * schedule; on SIGINT / SIGTERM the server stops the schedule, stops accepting, waits for the
  * requests in flight and a maintenance run in progress, closes the mind and returns 0. What a

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { wordVectorsFrom } from '../../../llm/embedders/test-support/word-vectors.ts'
-import { terms } from './analyse.ts'
+import { wordVectorsFrom } from '../../llm/embedders/test-support/word-vectors.ts'
+import { terms } from '../../text/analyse.ts'
 import { createQueryExpander } from './query-expansion.ts'
 
 const VECTORS = wordVectorsFrom([

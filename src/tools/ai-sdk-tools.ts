@@ -1,10 +1,11 @@
 /**
- * engram's agent tools as Vercel AI SDK tools. Kept apart from `src/tools/` so that code paths
- * which never hand tools to the AI SDK do not load it.
+ * engram's agent tools as Vercel AI SDK tools. In the tools layer, so that `mind.tools()` reaches
+ * it without importing an interface (decision 0061); in a file of its own, loaded only when asked
+ * for, so that code paths which never hand tools to the AI SDK do not load it.
  */
 import { jsonSchema, type ToolSet, tool } from 'ai'
-import type { ToolDispatcher } from '../../tools/dispatcher.ts'
-import { type AnyTool, modelTextOf, toEngramTools } from '../../tools/adapters.ts'
+import type { ToolDispatcher } from './dispatcher.ts'
+import { type AnyTool, modelTextOf, toEngramTools } from './adapters.ts'
 
 /**
  * The tools as an AI SDK `tools` record. Each tool's `execute` returns the text the model reads;

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { makeTempHome } from '../../../testing/temp-home.ts'
+import { makeTempHome } from '../testing/temp-home.ts'
 import { relatedTerms } from './related-words.ts'
-import { buildHypernymMap, relatedWordsFile } from '../../../../scripts/resources/wordnet.ts'
-import { WordTable } from '../../../llm/embedders/word-table.ts'
+import { buildHypernymMap, relatedWordsFile } from '../../scripts/resources/wordnet.ts'
+import { WordTable } from './word-table.ts'
 import { hypernymLookup, hypernymMapOver, installedHypernymMap, nounLemma } from './wordnet.ts'
 
 const temp = makeTempHome()

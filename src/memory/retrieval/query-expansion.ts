@@ -7,8 +7,8 @@
  * Candidates are the vector vocabulary words whose stem the index holds, so an expansion term
  * always matches something. Neighbour lists are cached per word (bounded) until the vocabulary changes.
  */
-import type { WordVectors } from '../../../llm/embedders/glove.ts'
-import { STOP_WORDS, stem } from './analyse.ts'
+import type { WordVectors } from '../../llm/embedders/glove.ts'
+import { STOP_WORDS, stem } from '../../text/analyse.ts'
 
 export interface ExpansionOptions {
   /** Minimum cosine of a neighbour (0.5). */

@@ -6,8 +6,8 @@
  * one namespace whichever backend holds its memory.
  */
 import { readdir, readFile, stat } from 'node:fs/promises'
-import type { Backend } from '../storage/contracts.ts'
-import type { HomeLayout } from '../storage/home-layout.ts'
+import type { Backend } from '../../storage/contracts.ts'
+import type { HomeLayout } from '../../storage/home-layout.ts'
 import { confine, type MemoryLocation } from './memory-paths.ts'
 import { seamMemorySource } from './memory-seam-source.ts'
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { analyseQuery } from '../query-analysis.ts'
+import { analyseQuery } from '../memory/retrieval/query-analysis.ts'
 import { allTerms, queryTerms, stem, terms, words } from './analyse.ts'
 
 test('words fold apostrophes, drop possessives and keep every script', () => {

@@ -38,10 +38,10 @@
  */
 import { realpath } from 'node:fs/promises'
 import { isAbsolute, join, sep } from 'node:path'
-import { EngramError, ErrorCode } from '../core/errors.ts'
-import { textProblem } from '../core/well-formed-text.ts'
-import { type Owner, userFromKey, userKey, type Viewer } from '../core/owner.ts'
-import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { textProblem } from '../../core/well-formed-text.ts'
+import { type Owner, userFromKey, userKey, type Viewer } from '../../core/owner.ts'
+import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
 
 /** What a memory path names, once checked. */
 export interface MemoryLocation {

@@ -4,12 +4,12 @@
  * (wordnet-related.txt), built by scripts/build-resources.ts from public-domain sources and held
  * to resources/manifest.json by a test. Nothing is converted or cached at run time.
  *
- * The folder sits three levels above this file both in src/ (a clone) and in dist/ (the package).
+ * The folder sits two levels above this file both in src/ (a clone) and in dist/ (the package).
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
-const RESOURCES_DIR = new URL('../../../resources/', import.meta.url)
+const RESOURCES_DIR = new URL('../../resources/', import.meta.url)
 
 /** Absolute path of the shipped resource `name`. */
 export function resourcePath(name: string): string {

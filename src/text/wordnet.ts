@@ -18,8 +18,8 @@
  * hash over the file's own bytes (word-table.ts, shipped beside it), not copied into a Map of
  * strings.
  */
-import { readResource } from '../../../llm/embedders/resources.ts'
-import { WordTable } from '../../../llm/embedders/word-table.ts'
+import { readResource } from './resources.ts'
+import { WordTable } from './word-table.ts'
 
 /** What expansion needs of a lemma → related-words map (a `Map` in tests). */
 export interface HypernymMap {

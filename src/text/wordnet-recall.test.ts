@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ManualClock } from '../../../core/clock.ts'
-import { createMind } from '../../../mind.ts'
-import { makeTempHome } from '../../../testing/temp-home.ts'
+import { ManualClock } from '../core/clock.ts'
+import { createMind } from '../mind.ts'
+import { makeTempHome } from '../testing/temp-home.ts'
 
 test('a named place is found by the country it is in, and an instrument by its kind', async () => {
   const temp = makeTempHome()

@@ -14,13 +14,13 @@
  * topics of its engram files (`EngramStore.archive`), under the paths the embedded home has them.
  * A backend whose stores have neither refuses `archive/…` with `unsupported` rather than show it empty.
  */
-import { EngramError, ErrorCode } from '../core/errors.ts'
-import { serializeFrontmatter } from '../core/frontmatter.ts'
-import type { DocKind } from '../core/memory-doc.ts'
-import { type Owner, userFromKey, userKey, userOfOwner } from '../core/owner.ts'
-import { placeOf, renderActivityDay, renderEngramFile, TREE_DOC_KINDS, treeRelOf } from '../memory/portability/memory-tree.ts'
-import { type Backend, ENGRAM_FILES, type EngramStore } from '../storage/contracts.ts'
-import type { HomeLayout } from '../storage/home-layout.ts'
+import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { serializeFrontmatter } from '../../core/frontmatter.ts'
+import type { DocKind } from '../../core/memory-doc.ts'
+import { type Owner, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
+import { placeOf, renderActivityDay, renderEngramFile, TREE_DOC_KINDS, treeRelOf } from '../portability/memory-tree.ts'
+import { type Backend, ENGRAM_FILES, type EngramStore } from '../../storage/contracts.ts'
+import type { HomeLayout } from '../../storage/home-layout.ts'
 import type { MemoryFileSource, OpenedMemory } from './memory-file-source.ts'
 import { type MemoryLocation, SHARED_ROOTS, USER_ROOTS } from './memory-paths.ts'
 
