@@ -710,7 +710,7 @@ export interface BackendCapabilities {
    * - `'files'`: markdown files at the home's paths (`home-layout.ts`). Code may stat, read and copy
    *   them byte for byte, and find what no seam lists (versions of a procedure no longer live).
    * - `'rows'`: records behind the seams only; nothing of it is at the home's paths, so code reads
-   *   and writes through the seams (`tools/memory-seam-source.ts` shows them as files).
+   *   and writes through the seams (`memory/tree/memory-seam-source.ts` shows them as files).
    */
   memory: 'files' | 'rows'
   /** How a person is told what the storage is: `engram status` and `engram doctor` print these. */
