@@ -45,32 +45,11 @@ const TEST_FOLDERS: ReadonlySet<string> = new Set(['test-support', 'contract-tes
 const CONCRETE_BACKENDS: readonly string[] = ['storage/files/', 'storage/sqlite/', 'storage/postgres/']
 
 /**
- * memory/ files that still import a concrete backend (from → to, relative to src/), being removed
- * by the "backends by capability" work. The list can only shrink: an entry whose import is gone
- * fails the check until it is deleted here, and a new import is never added to it.
+ * memory/ files allowed to import a concrete backend (from → to, relative to src/): none since
+ * decision 0059 (the helpers they used live in backend-neutral modules under storage/). The list
+ * can only shrink: an entry whose import is gone fails the check, and a new import is never added.
  */
-const CONCRETE_BACKEND_ALLOWED: readonly string[] = [
-  // being removed
-  'memory/consolidation/history.ts → storage/files/memory-file-read.ts',
-  'memory/consolidation/version-retention.ts → storage/files/document-store.ts',
-  'memory/engrams/import/animaworks.ts → storage/files/document-store.ts',
-  'memory/engrams/import/anton.ts → storage/files/atomic-write.ts',
-  'memory/engrams/import/anton.ts → storage/files/engram-store.ts',
-  'memory/engrams/import/import-files.ts → storage/files/atomic-write.ts',
-  'memory/engrams/import/legacy-migration.ts → storage/files/atomic-write.ts',
-  'memory/episodes/immediate-encoding.ts → storage/files/activity-log.ts',
-  'memory/episodes/recall.ts → storage/files/activity-log.ts',
-  'memory/episodes/resolutions.ts → storage/files/atomic-write.ts',
-  'memory/episodes/resolutions.ts → storage/files/memory-file-read.ts',
-  'memory/episodes/session-events.ts → storage/files/activity-log.ts',
-  'memory/forgetting/forget-user.ts → storage/files/atomic-write.ts',
-  'memory/portability/import-memory.ts → storage/files/engram-store.ts',
-  'memory/portability/import-memory.ts → storage/files/memory-file-read.ts',
-  'memory/portability/memory-tree.ts → storage/files/memory-file-read.ts',
-  'memory/skills/skill-store.ts → storage/files/atomic-write.ts',
-  'memory/skills/skill-store.ts → storage/files/memory-file-read.ts',
-  'memory/view.ts → storage/files/activity-log.ts',
-]
+const CONCRETE_BACKEND_ALLOWED: readonly string[] = []
 
 export interface LayerProblem {
   /** `src/…:line`, or the allow-list entry that matches nothing. */

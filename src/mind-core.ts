@@ -19,9 +19,9 @@ import { createFailureReports, type FailureReports } from './memory/failures.ts'
 import { type ReindexReport, reindexFiles } from './memory/retrieval/indexer.ts'
 import { createSkillStore, type SkillStore } from './memory/skills/skill-store.ts'
 import { collectStatus, type MindStatus } from './memory/status.ts'
-import { type EmbeddedBackend, openEmbeddedBackend } from './storage/embedded.ts'
+import { openBackend } from './storage/backends.ts'
+import type { Backend } from './storage/contracts.ts'
 import { type HomeLayout, homeLayout } from './storage/home-layout.ts'
-import type { PostgresBackend, PostgresBackendOptions } from './storage/postgres/backend.ts'
 
 export interface CreateMindOptions {
   /** Engram home (default: ENGRAM_HOME, then ~/.engram). */
@@ -54,7 +54,7 @@ export interface MindCore {
   readonly llm: Llm
   readonly embedder: Embedder | null
   readonly layout: HomeLayout
-  readonly backend: EmbeddedBackend | PostgresBackend
+  readonly backend: Backend
   /** Failed model calls and dropped work, recorded in the activity log. */
   readonly failureReports: FailureReports
   readonly skills: SkillStore
@@ -86,27 +86,18 @@ export async function openMindCore(options: CreateMindOptions = {}): Promise<Min
   const configuredEmbedder = options.embedder !== undefined ? options.embedder : createEmbedder(values.embed)
   const embedder = configuredEmbedder && watchEmbedder(configuredEmbedder, watching)
   const layout = homeLayout(values.home, values.agent, values.project)
-  // storage.url (ENGRAM_DATABASE_URL) puts every seam in PostgreSQL, shared by every process that opens it (decision 0037).
-  const backend: EmbeddedBackend | PostgresBackend =
-    values.storage.url === undefined
-      ? openEmbeddedBackend({
-          home: values.home,
-          agent: values.agent,
-          project: values.project,
-          clock,
-          embedderId: embedder?.id,
-          dimensions: embedder?.dimensions,
-          maxFileBytes: values.memory.maxFileBytes,
-        })
-      : await openPostgresBackendLazily({
-          url: values.storage.url,
-          schema: values.storage.schema,
-          agent: values.agent,
-          ...(values.project !== undefined ? { project: values.project } : {}),
-          clock,
-          ...(embedder ? { embedderId: embedder.id, dimensions: embedder.dimensions } : {}),
-          maxFileBytes: values.memory.maxFileBytes,
-        })
+  // storage.url (ENGRAM_DATABASE_URL) picks the backend by its scheme (storage/backends.ts); none is the home.
+  // postgres:// puts every seam in PostgreSQL, shared by every process that opens it (decision 0037).
+  const backend = await openBackend({
+    ...(values.storage.url !== undefined ? { url: values.storage.url } : {}),
+    schema: values.storage.schema,
+    home: values.home,
+    agent: values.agent,
+    ...(values.project !== undefined ? { project: values.project } : {}),
+    clock,
+    ...(embedder ? { embedderId: embedder.id, dimensions: embedder.dimensions } : {}),
+    maxFileBytes: values.memory.maxFileBytes,
+  })
   const failureReports = createFailureReports({
     recorder: createActivityRecorder({ log: backend.activity, clock, onError: (error) => logger.warn({}, `activity log: ${describeError(error)}`) }),
     logs: [backend.activity],
@@ -116,7 +107,7 @@ export async function openMindCore(options: CreateMindOptions = {}): Promise<Min
     logger,
   })
 
-  if (backend.name === 'embedded') await migrateToOwners(backend, logger)
+  await migrateToOwners(backend, logger)
   // Said once per open, not once per memory: every unit would otherwise be reported as refused.
   const { vectorsOff } = backend.capabilities
   if (embedder && vectorsOff !== undefined) logger.warn({ vectorsOff }, `vector search is off: ${vectorsOff}. Memories are indexed and searched by their words (engram doctor says how to turn vectors on).`)
@@ -143,25 +134,18 @@ export async function openMindCore(options: CreateMindOptions = {}): Promise<Min
       return lastReindex
     },
     reindex,
-    status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex, ...(backend.name === 'embedded' ? { owners: () => backend.owners() } : {}) }),
+    status: () => collectStatus({ backend, layout, llm, embedder, config, lastReindex, ...(backend.owners ? { owners: backend.owners.bind(backend) } : {}) }),
     close: () => backend.close(),
   }
 }
 
 /**
- * The PostgreSQL backend, loaded only when storage.url asks for it: an embedded mind never loads
- * `pg` (an optional peer dependency) nor the PostgreSQL code.
- */
-async function openPostgresBackendLazily(options: PostgresBackendOptions): Promise<PostgresBackend> {
-  const { openPostgresBackend } = await import('./storage/postgres/backend.ts')
-  return openPostgresBackend(options)
-}
-
-/**
- * A home written before owners is migrated once, before anything reads it (decision 0024). A
+ * A home written before owners is migrated once, before anything reads it (decision 0024), on a
+ * backend that keeps such homes (`Backend.migrateToOwners`). A
  * failure is logged and leaves the home as it was: the next open tries again.
  */
-async function migrateToOwners(backend: EmbeddedBackend, logger: Logger): Promise<void> {
+async function migrateToOwners(backend: Backend, logger: Logger): Promise<void> {
+  if (!backend.migrateToOwners) return
   try {
     const report = await backend.migrateToOwners()
     if (!report.ranNow) return

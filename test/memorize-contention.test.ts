@@ -13,7 +13,7 @@ import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { createMind } from '../src/mind.ts'
-import { isTempFileName } from '../src/storage/files/atomic-write.ts'
+import { isTempFileName } from '../src/storage/atomic-write.ts'
 import { type ContentionCheck, checkContention, runKilledHolder, runMemorizers } from '../src/memory/engrams/test-support/memorize-contention.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 

@@ -12,8 +12,9 @@ test('the capabilities name the backend: SQLite and FTS5 for the embedded one, P
     const status = await mind.status()
     const embedded = renderStatus(status, false)
     assert.match(embedded, /storage\s+embedded \(SQLite \+ markdown files\)/)
-    assert.match(embedded, /FTS5, BM25/)
-    const postgres = renderStatus({ ...status, capabilities: { ...status.capabilities, backend: 'postgres' } }, false)
+    assert.match(embedded, /FTS5 with BM25/)
+    // How a PostgreSQL mind describes itself (storage/postgres/backend.ts), rendered without a server.
+    const postgres = renderStatus({ ...status, capabilities: { ...status.capabilities, backend: 'postgres', storage: 'PostgreSQL: memory files as rows, tables, pgvector', fullTextRanking: 'BM25 over term rows, ranked as the embedded index ranks' } }, false)
     assert.match(postgres, /storage\s+postgres \(PostgreSQL/)
     assert.doesNotMatch(postgres, /SQLite \+ markdown|FTS5/)
   } finally {

@@ -43,6 +43,10 @@ export interface MindStatus {
   index: { units: number; byKind: Record<UnitKind, number> }
   capabilities: {
     backend: string
+    /** What holds the memory, in words (`BackendCapabilities.describe`). */
+    storage: string
+    /** How full-text search ranks, in words. */
+    fullTextRanking: string
     fullText: boolean
     vectors: string | false
     /** Why vectors are off, when the backend cannot keep them: memories are searched by their words only. */
@@ -138,6 +142,8 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
     index: { units: Object.values(byKind).reduce((a, b) => a + b, 0), byKind },
     capabilities: {
       backend: backend.name,
+      storage: backend.capabilities.describe.storage,
+      fullTextRanking: backend.capabilities.describe.fullText,
       fullText: backend.capabilities.fullText,
       vectors: backend.capabilities.vectors,
       ...(backend.capabilities.vectorsOff !== undefined ? { vectorsOff: backend.capabilities.vectorsOff } : {}),

@@ -6,7 +6,7 @@
  */
 import { type Owner, ownerOfUser, type Viewer, visibleOwners } from '../core/owner.ts'
 import type { ActivityLog, ActivityQuery, ActivityRecord, Backend, EngramStore, OwnedStores, ParseProblem } from '../storage/contracts.ts'
-import { instantOf } from '../storage/files/activity-log.ts'
+import { instantOf } from '../storage/activity-records.ts'
 import { ownerNamespace } from '../storage/home-layout.ts'
 import type { ViewerMemory } from './engrams/declarative-memory.ts'
 import type { Encoder } from './engrams/encoder.ts'

@@ -13,6 +13,8 @@ import type { DocKind, Frontmatter, MemoryDoc } from '../core/memory-doc.ts'
 import { type DocUnitKind, inListingOrder, memoryKinds } from '../core/memory-kinds.ts'
 import type { ContextItem, MessageInput, StoredMessage, Summary, SummaryKind, SummaryMethod } from '../core/message.ts'
 import type { Owner, Viewer } from '../core/owner.ts'
+import type { OwnersStatus } from './owner-counts.ts'
+import type { OwnersMigrationReport } from './owners-migration.ts'
 
 /** A line a parser could not read. It is kept in the file as it is, and reported. */
 export interface ParseProblem {
@@ -702,13 +704,40 @@ export interface BackendCapabilities {
    */
   vectorsOff?: string
   transactions: boolean
+  /**
+   * Where memory — engram files and topics, documents, their versions and archive — is held
+   * (decision 0059). Code that differs between backends asks this, never the backend's name.
+   * - `'files'`: markdown files at the home's paths (`home-layout.ts`). Code may stat, read and copy
+   *   them byte for byte, and find what no seam lists (versions of a procedure no longer live).
+   * - `'rows'`: records behind the seams only; nothing of it is at the home's paths, so code reads
+   *   and writes through the seams (`memory/tree/memory-seam-source.ts` shows them as files).
+   */
+  memory: 'files' | 'rows'
+  /** How a person is told what the storage is: `engram status` and `engram doctor` print these. */
+  describe: {
+    /** What holds the memory: "SQLite + markdown files". */
+    storage: string
+    /** How full-text search ranks, when it is on: "FTS5 with BM25". */
+    fullText: string
+  }
   /** Human-readable facts for `engram doctor` (SQLite version, extension versions). */
   facts: Record<string, string>
+  /** The backend's own checks for `engram doctor` (its server, its extensions), worked out on open. */
+  checks: BackendCheck[]
+}
+
+/** One line of `engram doctor` about the storage: what was found, and the fix when it is a warning. */
+export interface BackendCheck {
+  name: string
+  status: 'ok' | 'warn'
+  detail: string
+  fix?: string
 }
 
 /** A storage backend: every seam for one home (or database). */
 export interface Backend {
-  readonly name: 'embedded' | 'postgres'
+  /** A label for people (status, export manifests, messages); code never branches on it — it asks `capabilities`. */
+  readonly name: string
   readonly capabilities: BackendCapabilities
   engrams(scope: EngramScope): EngramStore | undefined
   readonly documents: DocumentStore
@@ -737,5 +766,13 @@ export interface Backend {
    * space (an erasure calls it last, decision 0023). SQLite: VACUUM, then an emptied log.
    */
   scrub?(): Promise<void>
+  /**
+   * Optional, a backend whose homes were written before owners (the embedded one): moves what
+   * such a home recorded as a user's into that user's tree, once per home (decision 0024); later
+   * calls return the recorded report. `openMindCore` calls it on open when present.
+   */
+  migrateToOwners?(): Promise<OwnersMigrationReport & { ranNow: boolean }>
+  /** Optional: index units and memory files per owner as this agent sees them, and what the migration assigned (`engram status`). */
+  owners?(): Promise<OwnersStatus>
   close(): Promise<void>
 }

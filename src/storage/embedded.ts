@@ -4,10 +4,9 @@
  */
 import { mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Clock } from '../core/clock.ts'
 import type { EngramScope } from '../core/engram.ts'
-import { type Owner, userFromKey } from '../core/owner.ts'
-import type { Backend, EngramStore, Locks, OwnedStores } from './contracts.ts'
+import { userFromKey } from '../core/owner.ts'
+import type { Backend, EngramStore, Locks } from './contracts.ts'
 import { createFileActivityLog } from './files/activity-log.ts'
 import { createFileDocumentStore } from './files/document-store.ts'
 import { createFileEngramStore } from './files/engram-store.ts'
@@ -21,31 +20,17 @@ import { createSqliteSearchIndex } from './sqlite/search-index.ts'
 import { sqliteFacts } from './sqlite/search-index.ts'
 import { homeLayout, ownerTree } from './home-layout.ts'
 import { ownerCounts, type OwnersStatus } from './owner-counts.ts'
+import { type BackendCommonOptions, ownedStoresOf } from './owned-stores.ts'
 import { migrateHomeToOwners, type OwnersMigrationReport, readOwnersMigration } from './owners-migration.ts'
 
-export interface EmbeddedBackendOptions {
+export interface EmbeddedBackendOptions extends BackendCommonOptions {
+  /** The home folder holding everything. */
   home: string
-  agent: string
-  /** Project folder; its `.engram/memory/` holds project-scope engrams. */
-  project?: string
-  clock: Clock
-  /** The embedder's vector space id and size; vectors of another space are rebuilt. */
-  embedderId?: string
-  dimensions?: number
-  /** Called when an activity append fails (appends never throw into the caller). */
-  onActivityError?: (error: unknown) => void
-  /** Memory files larger than this are skipped and reported, never read (`memory.maxFileBytes`, decision 0025). */
-  maxFileBytes?: number
 }
 
-/** The embedded backend, and the work on its files that only it knows how to do. */
+/** The embedded backend, with the work on its files that only it knows how to do (present, not optional). */
 export interface EmbeddedBackend extends Backend {
-  /**
-   * Moves what a home written before owners recorded as a user's into that user's tree, once per
-   * home (decision 0024); later calls return the recorded report. `createMind` calls it on open.
-   */
   migrateToOwners(): Promise<OwnersMigrationReport & { ranNow: boolean }>
-  /** Index units and memory files per owner as this agent sees the home, and what the migration assigned. */
   owners(): Promise<OwnersStatus>
 }
 
@@ -60,10 +45,7 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBa
   const index = createSqliteSearchIndex(handle, { embedderId: options.embedderId, dimensions: options.dimensions })
 
   // One set of stores per owner's tree, opened on first use (nothing is created on disk until written).
-  const owned = new Map<Owner, OwnedStores>()
-  function storesOf(owner: Owner): OwnedStores {
-    const known = owned.get(owner)
-    if (known) return known
+  const storesOf = ownedStoresOf((owner) => {
     const tree = ownerTree(layout, owner)
     const engramStores = new Map<EngramScope, EngramStore>()
     const { maxFileBytes } = options
@@ -73,21 +55,15 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBa
     if (tree.projectMemoryDir && projectLocks) {
       engramStores.set('project', createFileEngramStore({ dir: tree.projectMemoryDir, scope: 'project', locks: projectLocks, clock: options.clock, maxFileBytes, archive }))
     }
-    const stores: OwnedStores = {
+    return {
       owner,
       engrams: (scope) => engramStores.get(scope),
       documents: createFileDocumentStore({ home: options.home, agent: options.agent, clock: options.clock, locks, owner, maxFileBytes }),
       activity: createFileActivityLog({ dir: tree.activityDir, clock: options.clock, onError: options.onActivityError, maxFileBytes }),
     }
-    // A home serving many users keeps the stores of the most recent ones open (they are cheap to reopen).
-    if (owned.size >= 1000) {
-      const oldest = [...owned.keys()].find((key) => key !== 'agent' && key !== 'shared')
-      if (oldest !== undefined) owned.delete(oldest)
-    }
-    owned.set(owner, stores)
-    return stores
-  }
+  })
   const agentStores = storesOf('agent')
+  const facts = sqliteFacts(handle)
 
   return {
     name: 'embedded',
@@ -95,7 +71,10 @@ export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBa
       fullText: index.capabilities.fullText,
       vectors: index.capabilities.vectors,
       transactions: true,
-      facts: sqliteFacts(handle),
+      memory: 'files',
+      describe: { storage: 'SQLite + markdown files', fullText: 'FTS5 with BM25' },
+      facts,
+      checks: [{ name: 'sqlite', status: 'ok', detail: Object.entries(facts).map(([key, value]) => `${key}: ${value}`).join('; ') }],
     },
     engrams: (scope) => agentStores.engrams(scope),
     documents: agentStores.documents,

@@ -6,11 +6,11 @@
  * waiting for their file's next write.
  */
 import { type Clock, isoDay } from '../core/clock.ts'
-import { dedupeKey, type EngramEntry, RULE_KINDS, type RuleKind } from '../core/engram.ts'
+import { dedupeKey, type EngramEntry, type EngramScope, RULE_KINDS, type RuleKind } from '../core/engram.ts'
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { wellFormed } from '../core/lossless-utf8.ts'
 import { emptyMemoryFile, entriesOf, insertEntry, type MemoryFileDocument, parseMemoryFile, replaceEntries, serializeMemoryFile } from '../core/markdown-entry.ts'
-import type { EncodeOutcome, EngramFile } from './contracts.ts'
+import type { EncodeOutcome, EngramFile, EngramStore } from './contracts.ts'
 
 /**
  * A topic name as a file slug: lower case, `[a-z0-9-]`, no leading/trailing dashes, at most 80
@@ -215,4 +215,21 @@ export function toolWisdom(rules: EngramEntry[], lessons: EngramEntry[], tool: s
   // the memory context already), and matching it to every tool put it in every description.
   const tagged = rules.filter((entry) => entry.kind === 'when' && entry.tool !== undefined && (tool === undefined || entry.tool === tool))
   return [...tagged, ...lessons.filter((entry) => lessonMatchesTool(entry, tool))]
+}
+
+/** Names an engram archive's `read` accepts (files in the home, rows on PostgreSQL): forgotten engram files and topics (a set-aside copy too), nothing else of the folder. */
+export const ARCHIVE_NAME = /^forgotten\/(?:project\/)?(?:rules|lessons|profile|topics\/[a-z0-9-]+(?:\.[0-9TZ-]+)?)$/
+
+/** Whether `name` is one of `scope`'s archive (`forgotten/…` for the global scope, `forgotten/project/…` for a project's). */
+export function isArchiveNameOf(scope: EngramScope, name: string): boolean {
+  return typeof name === 'string' && ARCHIVE_NAME.test(name) && name.startsWith('forgotten/project/') === (scope === 'project')
+}
+
+/** The recalls every EngramStore answers the same way from the entries of its files (`entriesIn`). */
+export function entryRecalls(entriesIn: (file: EngramFile) => Promise<EngramEntry[]>): Pick<EngramStore, 'recallIdentity' | 'recallRules' | 'recallLessons'> {
+  return {
+    recallIdentity: () => entriesIn('profile'),
+    recallRules: async () => rulesByKind(await entriesIn('rules')),
+    recallLessons: async (tokenBudget) => recentLessons(await entriesIn('lessons'), tokenBudget),
+  }
 }

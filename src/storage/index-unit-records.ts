@@ -5,7 +5,7 @@
  */
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { isOwner } from '../core/owner.ts'
-import { type IndexUnit, type StoredUnit, UNIT_KINDS, type UnitKind } from './contracts.ts'
+import { type IndexCandidate, type IndexUnit, type StoredUnit, UNIT_KINDS, type UnitKind } from './contracts.ts'
 
 function invalid(message: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
@@ -56,6 +56,33 @@ export function storedUnitOf<Json>(row: IndexUnitRow<Json>, decode: IndexJsonDec
   if (row.links !== null) unit.links = decode.strings(row.links)
   if (row.meta !== null) unit.meta = decode.object(row.meta)
   return unit
+}
+
+/** `SearchIndex.get`'s answer: the units of `rows` in the order `ids` asks for them, each id once, missing ones left out. */
+export function unitsInAskedOrder<Row extends { id: string }>(ids: readonly string[], rows: readonly Row[], toUnit: (row: Row) => StoredUnit): StoredUnit[] {
+  const byId = new Map(rows.map((row) => [row.id, row]))
+  const out: StoredUnit[] = []
+  for (const id of new Set(ids)) {
+    const row = byId.get(id)
+    if (row) out.push(toUnit(row))
+  }
+  return out
+}
+
+/**
+ * `SearchIndex.search`'s answer from both channels: lexical hits first, in BM25 order, then
+ * vector-only hits in similarity order (a unit both found carries both scores). The order is a
+ * convenience, not a ranking: fusion above decides.
+ */
+export function mergedCandidates(lexical: readonly IndexCandidate[], dense: readonly IndexCandidate[]): IndexCandidate[] {
+  const merged = new Map<string, IndexCandidate>()
+  for (const hit of lexical) merged.set(hit.id, hit)
+  for (const hit of dense) {
+    const seen = merged.get(hit.id)
+    if (seen) seen.dense = hit.dense
+    else merged.set(hit.id, hit)
+  }
+  return [...merged.values()]
 }
 
 /** Largest page `SearchIndex.list` returns. */

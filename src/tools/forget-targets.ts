@@ -192,7 +192,7 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
     if (what.kind === 'entries') return anchor !== '' && ((await findEntry(deps, candidate.owner, what.scope, what.file, anchor, state)) ?? false)
     if (state === 'archived') return candidate === candidates[0]
     // On a backend whose memory is rows the file is there when the seams hold it (memory-seam-source.ts).
-    return deps.backend.name === 'embedded' ? existsSync(candidate.absolute) : (await memoryFileSource(deps.layout, deps.backend).open(candidate)).kind === 'file'
+    return deps.backend.capabilities.memory === 'files' ? existsSync(candidate.absolute) : (await memoryFileSource(deps.layout, deps.backend).open(candidate)).kind === 'file'
   }
   let found: EngramEntry | boolean = false
   for (const candidate of candidates) {

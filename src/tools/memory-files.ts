@@ -22,9 +22,9 @@ import { kindSpec, treeKindOfFolder } from '../core/memory-kinds.ts'
 import { OWNER_CHOICES, type Owner, ownerOfUser, resolveOwnerChoice, userKey, userOfOwner, type Viewer } from '../core/owner.ts'
 import type { MemoryMode } from '../config/schema.ts'
 import type { ActivityLog, Backend, DocumentStore, EngramStore, Locks, PendingConfirmation, PendingDocument } from '../storage/contracts.ts'
-import { writeFileAtomic } from '../storage/files/atomic-write.ts'
+import { writeFileAtomic } from '../storage/atomic-write.ts'
 import { type HomeLayout, ownerTree } from '../storage/home-layout.ts'
-import { DEFAULT_MAX_FILE_BYTES } from '../storage/files/memory-file-read.ts'
+import { DEFAULT_MAX_FILE_BYTES } from '../storage/memory-file-read.ts'
 import { assertReadableMemoryWrite, controlsAsSpaces } from './memory-file-content.ts'
 import { type MemoryFileSource, memoryFileSource, type OpenedMemory } from '../memory/tree/memory-file-source.ts'
 import { describedBy, newProcedureFrontmatter } from '../memory/procedures/procedure-store.ts'
@@ -463,7 +463,7 @@ async function writeDocument(
 }
 
 async function writeTopic(deps: MemoryFileToolsDeps, location: MemoryLocation, slug: string, content: string, mode: 'overwrite' | 'append'): Promise<void> {
-  const rows = deps.backend && deps.backend.name !== 'embedded' ? topicWriterOf(deps, location) : undefined
+  const rows = deps.backend && deps.backend.capabilities.memory === 'rows' ? topicWriterOf(deps, location) : undefined
   // Rows: written by the engram store under the row lock lessons are filed under.
   if (rows?.writeTopic) return rows.writeTopic(slug, (old) => topicText(old, content, mode))
   const project = location.root === 'project'

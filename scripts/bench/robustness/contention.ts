@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { isTempFileName } from '../../../src/storage/files/atomic-write.ts'
+import { isTempFileName } from '../../../src/storage/atomic-write.ts'
 import { createFileLocks } from '../../../src/storage/files/locks.ts'
 import { createMind } from '../../../src/mind.ts'
 import {

@@ -102,7 +102,7 @@ async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, e
   // Kept as they are: a file whose frontmatter cannot be read, and one with a block of its own
   // (rewriting an author's block could reword its lines).
   if (entry.unreadable || Object.keys(doc.frontmatter).length > 0) return undefined
-  if (deps.backend.name === 'embedded') {
+  if (deps.backend.capabilities.memory === 'files') {
     // Only a regular file whose text the store reads back byte for byte (no byte-order mark, no bytes
     // that are not UTF-8): the block goes above it, the text stays exactly as it was.
     const absolute = join(deps.layout.home, ...doc.path.split('/'))
@@ -126,7 +126,7 @@ async function migrateDocument(deps: { backend: Backend; layout: HomeLayout }, e
  */
 async function markActivity(deps: { backend: Backend; layout: HomeLayout }, entry: OwnedDocument, verdict: ForgettingVerdict, migrated: boolean, dryRun: boolean, at: string): Promise<'marked' | 'cleared' | undefined> {
   if (entry.unreadable) return undefined
-  if (deps.backend.name === 'embedded') {
+  if (deps.backend.capabilities.memory === 'files') {
     // As migration: only a regular file (never through a link), and not one pasted whole.
     const info = await lstat(join(deps.layout.home, ...entry.doc.path.split('/'))).catch(() => undefined)
     if (!info?.isFile() || info.size > MAX_MIGRATED_BYTES) return undefined

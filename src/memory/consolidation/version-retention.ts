@@ -13,7 +13,7 @@ import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import { type DocKind, MEMORY_KINDS } from '../../core/memory-kinds.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
-import { assertSafeSlug, slugOfVersionFile } from '../../storage/files/document-store.ts'
+import { assertSafeSlug, slugOfVersionFile } from '../../storage/document-paths.ts'
 import { type HomeLayout, ownerTree } from '../../storage/home-layout.ts'
 import { memoryPathOf } from '../forgetting/forget-memory.ts'
 
@@ -108,7 +108,7 @@ export async function retainProcedureVersions(deps: { backend: Backend; layout: 
     const live = (await documents.list('procedure')).map((ref) => ref.slug)
     // On a backend whose memory is rows no seam lists the versions of a procedure that is no longer
     // live (decision 0036): only the live ones are kept in bounds there, through retainVersions.
-    const outlived = deps.backend.name === 'embedded' ? await versionedProcedures(deps.layout, owner) : []
+    const outlived = deps.backend.capabilities.memory === 'files' ? await versionedProcedures(deps.layout, owner) : []
     const slugs = [...new Set([...live, ...outlived])].sort()
     for (const slug of slugs) {
       const path = memoryPathOf({ kind: 'document', owner, docKind: 'procedure', slug })

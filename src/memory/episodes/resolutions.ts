@@ -12,8 +12,8 @@ import { dirname } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { contentHash } from '../../core/hash.ts'
 import type { ActivityLog } from '../../storage/contracts.ts'
-import { appendLine } from '../../storage/files/atomic-write.ts'
-import { checkMemoryFile } from '../../storage/files/memory-file-read.ts'
+import { appendLine } from '../../storage/atomic-write.ts'
+import { checkMemoryFile } from '../../storage/memory-file-read.ts'
 import { ENCODER_ORIGIN } from './session-events.ts'
 
 /** One line of `shared/resolutions.jsonl`. */

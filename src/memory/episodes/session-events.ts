@@ -9,7 +9,7 @@
  */
 import type { ActivityType } from '../../core/activity.ts'
 import type { ActivityRecord } from '../../storage/contracts.ts'
-import { instantOf } from '../../storage/files/activity-log.ts'
+import { instantOf } from '../../storage/activity-records.ts'
 
 /** Where immediate encoding stopped for a session. */
 export interface EpisodeCursor {

@@ -231,7 +231,7 @@ export async function exportUser(deps: UserExportDeps, user: string, dir: string
 
   const counts: UserExportReport['counts'] = { files: 0, profileFiles: 0, projectFiles: 0, conversations: 0, messages: 0, summaries: 0, turns: 0, confirmations: 0, journals: 0, resolutions: 0 }
   let found = findUserFiles(layout, user)
-  if (backend.name === 'embedded') {
+  if (backend.capabilities.memory === 'files') {
     // The profile, its archived copies and versions.
     const profile = await backend.documents.read('user', found.key)
     if (profile && (await copyBytes(`profile/${found.key}.md`, join(layout.home, ...profile.path.split('/'))))) counts.profileFiles++

@@ -18,7 +18,7 @@ import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode, messageOf } from '../../core/errors.ts'
 import { validateUserId } from '../../core/owner.ts'
 import type { ActivityLog, Backend } from '../../storage/contracts.ts'
-import { writeFileAtomic } from '../../storage/files/atomic-write.ts'
+import { writeFileAtomic } from '../../storage/atomic-write.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
 import { encodingJobName } from '../episodes/immediate-encoding.ts'
 import { filesUnder, findUserFiles, isResolutionOf } from './user-files.ts'
@@ -126,7 +126,7 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
   }
   const { backend, layout } = deps
   // Refused before anything is erased: half an erasure that reports success would be worse than none.
-  const rowBackend = backend.name !== 'embedded'
+  const rowBackend = backend.capabilities.memory === 'rows'
   if (rowBackend && !backend.purgeUserMemory) throw erasureUnsupported(user, backend.name)
   // On a row backend the home holds only this host's traces of the user (journals, resolutions, lock files).
   const files = findUserFiles(layout, user)

@@ -26,7 +26,7 @@ import type { DocKind } from '../../core/memory-doc.ts'
 import { type CountKey, memoryKinds } from '../../core/memory-kinds.ts'
 import { type Owner, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
 import { type ActivityLog, type Backend, ENGRAM_FILES, type EngramFile } from '../../storage/contracts.ts'
-import { readMemoryFile } from '../../storage/files/memory-file-read.ts'
+import { readMemoryFile } from '../../storage/memory-file-read.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 
 /**

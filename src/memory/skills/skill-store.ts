@@ -9,8 +9,8 @@ import { dirname, join, relative, sep } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Locks } from '../../storage/contracts.ts'
-import { isTempFileName, writeFileAtomic } from '../../storage/files/atomic-write.ts'
-import { DEFAULT_MAX_FILE_BYTES, type MemoryFileLimits, readMemoryFile } from '../../storage/files/memory-file-read.ts'
+import { isTempFileName, writeFileAtomic } from '../../storage/atomic-write.ts'
+import { DEFAULT_MAX_FILE_BYTES, type MemoryFileLimits, readMemoryFile } from '../../storage/memory-file-read.ts'
 import { assertSafeLabel, CLOSEST_MATCH_CUTOFF, closestLabel, isSafeLabel, makeUniqueLabel } from './labels.ts'
 import {
   emptyStats,

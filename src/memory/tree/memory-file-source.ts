@@ -61,8 +61,8 @@ function homeFileSource(): MemoryFileSource {
   }
 }
 
-/** The source for a mind's backend: the home's files when it is embedded (or none is given), its seams otherwise. */
+/** The source for a mind's backend: the home's files when its memory is files (or none is given), its seams when it is rows. */
 export function memoryFileSource(layout: HomeLayout, backend?: Backend): MemoryFileSource {
-  if (backend === undefined || backend.name === 'embedded') return homeFileSource()
+  if (backend === undefined || backend.capabilities.memory === 'files') return homeFileSource()
   return seamMemorySource(layout, backend, homeFileSource())
 }

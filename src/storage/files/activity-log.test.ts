@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { runActivityLogContract } from '../contract-tests/activity-log.contract.ts'
-import { createFileActivityLog, dayOf } from './activity-log.ts'
+import { dayOf } from '../activity-records.ts'
+import { createFileActivityLog } from './activity-log.ts'
 
 function setup() {
   const temp = makeTempHome()
@@ -15,11 +15,6 @@ function setup() {
   const log = createFileActivityLog({ dir, clock, onError: (error) => errors.push(error) })
   return { temp, dir, errors, clock, log }
 }
-
-runActivityLogContract('files', async () => {
-  const { temp, log, errors } = setup()
-  return { log, errors, cleanup: async () => temp.cleanup() }
-})
 
 describe('file ActivityLog', () => {
   test('one JSON object per line, seed field names and order, one file per UTC day', async () => {

@@ -6,7 +6,6 @@ import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import { contentHash } from '../../core/hash.ts'
 import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
-import { runDocumentStoreContract } from '../contract-tests/document-store.contract.ts'
 import type { DocumentStore } from '../contracts.ts'
 import { createFileDocumentStore } from './document-store.ts'
 import { createFileLocks } from './locks.ts'
@@ -17,11 +16,6 @@ function setup(agent = 'default'): { temp: TempHome; clock: ManualClock; store: 
   const store = createFileDocumentStore({ home: temp.home, agent, clock, locks: createFileLocks({ dir: join(temp.home, 'locks') }) })
   return { temp, clock, store }
 }
-
-runDocumentStoreContract('files', async () => {
-  const { temp, store, clock } = setup()
-  return { store, clock, cleanup: async () => temp.cleanup() }
-})
 
 describe('file DocumentStore', () => {
   test('a document edited by hand is read as it is now, whatever was read before', async () => {

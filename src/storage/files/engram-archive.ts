@@ -20,9 +20,9 @@ import type { EngramScope } from '../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { decodeUtf8Lossless, encodeUtf8Lossless } from '../../core/lossless-utf8.ts'
 import { ENGRAM_FILES, type EngramArchive, type Locks } from '../contracts.ts'
-import { topicSlug } from '../engram-entries.ts'
-import { appendText, writeFileAtomic } from './atomic-write.ts'
-import { DEFAULT_MAX_FILE_BYTES, readMemoryFile } from './memory-file-read.ts'
+import { ARCHIVE_NAME, isArchiveNameOf, topicSlug } from '../engram-entries.ts'
+import { appendText, writeFileAtomic } from '../atomic-write.ts'
+import { DEFAULT_MAX_FILE_BYTES, readMemoryFile } from '../memory-file-read.ts'
 
 export interface FileEngramArchiveOptions {
   /** The owner tree's `archive/` folder. */
@@ -35,14 +35,6 @@ export interface FileEngramArchiveOptions {
   topicLockName(slug: string): string
   /** The home's locks (archives of entries are written under them, whatever the scope). */
   homeLocks: Locks
-}
-
-/** Names `read` accepts: forgotten engram files and topics (a set-aside copy too), nothing else of the folder. */
-const ARCHIVE_NAME = /^forgotten\/(?:project\/)?(?:rules|lessons|profile|topics\/[a-z0-9-]+(?:\.[0-9TZ-]+)?)$/
-
-/** Whether `name` is one of `scope`'s archive (`forgotten/…` for the global scope, `forgotten/project/…` for a project's). */
-export function isArchiveNameOf(scope: EngramScope, name: string): boolean {
-  return typeof name === 'string' && ARCHIVE_NAME.test(name) && name.startsWith('forgotten/project/') === (scope === 'project')
 }
 
 function isMissing(error: unknown): boolean {

@@ -6,7 +6,6 @@ import { describe, test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import type { EngramEntry } from '../../core/engram.ts'
 import { makeTempHome, type TempHome } from '../../testing/temp-home.ts'
-import { runEngramStoreContract } from '../contract-tests/engram-store.contract.ts'
 import type { EngramStore } from '../contracts.ts'
 import { createFileEngramStore, topicSlug } from './engram-store.ts'
 import { createFileLocks } from './locks.ts'
@@ -27,11 +26,6 @@ function setup(): { temp: TempHome; dir: string; locksDir: string; clock: Manual
 function lesson(text: string, extra: Partial<EngramEntry> = {}): EngramEntry {
   return { text, kind: 'lesson', meta: {}, ...extra }
 }
-
-runEngramStoreContract('files', async () => {
-  const { temp, store, clock } = setup()
-  return { store, clock, cleanup: async () => temp.cleanup() }
-})
 
 describe('file EngramStore', () => {
   test('files are created lazily, with their headers', async () => {

@@ -19,24 +19,11 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { decodeUtf8Lossless, encodeUtf8Lossless } from '../../core/lossless-utf8.ts'
 import { emptyMemoryFile, entriesOf, type MemoryFileDocument, type MemoryFileKind, parseMemoryFile, problemsOf, serializeMemoryFile } from '../../core/markdown-entry.ts'
 import type { EncodeOutcome, EngramFile, EngramStore, Locks, ParseProblem } from '../contracts.ts'
-import {
-  addEntries,
-  checkLessonKind,
-  checkRuleKind,
-  groupWrite,
-  identityEntries,
-  preparedEntry,
-  type QueuedEntry,
-  recentLessons,
-  rewrittenText,
-  rulesByKind,
-  topicSlug,
-  toolWisdom,
-} from '../engram-entries.ts'
-import { appendText, isTempFileName, writeFileAtomic } from './atomic-write.ts'
+import { addEntries, checkLessonKind, checkRuleKind, entryRecalls, groupWrite, identityEntries, preparedEntry, type QueuedEntry, rewrittenText, toolWisdom, topicSlug } from '../engram-entries.ts'
+import { appendText, isTempFileName, writeFileAtomic } from '../atomic-write.ts'
 import { assertTopicSlug, createFileEngramArchive } from './engram-archive.ts'
 import { type FileStamp, fileStamp, unchanged } from './file-stamp.ts'
-import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, readMemoryFile } from './memory-file-read.ts'
+import { checkMemoryFile, DEFAULT_MAX_FILE_BYTES, readMemoryFile } from '../memory-file-read.ts'
 
 /** Memory files up to this size keep their text between reads (a rules file is a few KB), at most this many. */
 const RECENT_MAX_BYTES = 256 * 1024
@@ -189,17 +176,7 @@ export function createFileEngramStore(options: FileEngramStoreOptions): EngramSt
     scope,
     location: dir,
 
-    async recallIdentity() {
-      return entriesIn('profile')
-    },
-
-    async recallRules() {
-      return rulesByKind(await entriesIn('rules'))
-    },
-
-    async recallLessons(tokenBudget) {
-      return recentLessons(await entriesIn('lessons'), tokenBudget)
-    },
+    ...entryRecalls(entriesIn),
 
     async recallTopic(slug) {
       const clean = topicSlug(slug)

@@ -5,16 +5,10 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { runLocksContract } from '../contract-tests/locks.contract.ts'
 import { createFileLocks, lockFileName } from './locks.ts'
 
 const HOLD_LOCK = join(import.meta.dirname, 'test-support', 'hold-lock.ts')
 const LOCK_HOG = join(import.meta.dirname, 'test-support', 'lock-hog.ts')
-
-runLocksContract('files', async () => {
-  const temp = makeTempHome()
-  return { locks: createFileLocks({ dir: join(temp.home, 'locks') }), cleanup: async () => temp.cleanup() }
-})
 
 test('lock names map to distinct, filesystem-safe file names', () => {
   assert.notEqual(lockFileName('a/b'), lockFileName('a_b'))

@@ -29,6 +29,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { LockOutcome, Locks } from '../contracts.ts'
+import { joinLine, type Line, lineOf, turnInLine } from '../lock-lines.ts'
 
 export interface FileLocksOptions {
   /** Folder holding the lock files (created when missing). */
@@ -63,16 +64,6 @@ export function lockFileName(name: string): string {
 }
 
 /** The callers of one lock in this process, in arrival order; `waiting[0]` holds or is acquiring it. */
-interface Line {
-  waiting: Array<() => void>
-  /** When the lock last changed hands (performance.now()): here, or a new holder seen in another process. */
-  progressAt: number
-  /** Who holds it, when this process does (for `busy` answers to callers in this process). */
-  holder?: string
-  /** The next caller here tries no earlier than this (performance.now()): another process's turn first. */
-  yieldUntil?: number
-}
-
 // Shared by every Locks of this process (two minds on one home queue in the same line).
 const lines = new Map<string, Line>()
 let acquisitions = 0
@@ -166,23 +157,6 @@ export function createFileLocks(options: FileLocksOptions): Locks {
     }
   }
 
-  /** Waits for this caller's turn in its process; false when it was not given within the timeout. */
-  async function turnInLine(line: Line, turn: Promise<void>, timeoutMs: number): Promise<boolean> {
-    let given = false
-    const mine = turn.then(() => {
-      given = true
-    })
-    while (!given) {
-      const quiet = performance.now() - line.progressAt
-      if (quiet >= timeoutMs) return false
-      const controller = new AbortController()
-      // Timers take at most 2^31 - 1 ms; a longer timeout is checked again after that.
-      await Promise.race([mine, sleep(Math.min(timeoutMs - quiet, 2 ** 31 - 1), undefined, { signal: controller.signal }).catch(() => {})])
-      controller.abort()
-    }
-    return true
-  }
-
   /** Takes the operating-system lock, retrying while another process holds it; undefined on timeout. */
   async function acquire(target: string, line: Line, wait: boolean, timeoutMs: number): Promise<DatabaseSync | undefined> {
     const standBack = (line.yieldUntil ?? 0) - performance.now()
@@ -221,32 +195,12 @@ export function createFileLocks(options: FileLocksOptions): Locks {
       const timeoutMs = lockOptions.timeoutMs ?? DEFAULT_TIMEOUT_MS
       const target = join(options.dir, lockFileName(name))
 
-      let line = lines.get(target)
-      if (!line) {
-        line = { waiting: [], progressAt: performance.now() }
-        lines.set(target, line)
-      }
-      const current = line
+      const current = lineOf(lines, target)
       if (current.waiting.length > 0 && !wait) {
         const holder = current.holder ?? holderOf(target)
         return holder === undefined ? { kind: 'busy' } : { kind: 'busy', holder }
       }
-      let giveTurn!: () => void
-      const turn = new Promise<void>((resolve) => {
-        giveTurn = resolve
-      })
-      current.waiting.push(giveTurn)
-      if (current.waiting.length === 1) {
-        current.progressAt = performance.now()
-        giveTurn()
-      }
-
-      function leave(): void {
-        const at = current.waiting.indexOf(giveTurn)
-        if (at >= 0) current.waiting.splice(at, 1)
-        if (at === 0) current.waiting[0]?.()
-        if (current.waiting.length === 0) lines.delete(target)
-      }
+      const { turn, leave } = joinLine(lines, target, current)
 
       let db: DatabaseSync | undefined
       try {

@@ -1,18 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
-import { runActivityLogContract } from '../contract-tests/activity-log.contract.ts'
 import { createPostgresActivityLog } from './activity-log.ts'
 import { onPostgres, openTestHandle } from './test-support/test-database.ts'
 
-onPostgres('ActivityLog contract', (url) => {
-  runActivityLogContract('postgres', async () => {
-    const { handle, cleanup } = await openTestHandle(url)
-    const errors: unknown[] = []
-    const log = createPostgresActivityLog(handle, { agent: 'agent', clock: new ManualClock('2026-03-04T10:00:00Z'), onError: (error) => errors.push(error) })
-    return { log, errors, cleanup }
-  })
-
+onPostgres('ActivityLog rows', (url) => {
   test('refs number the events of each day from 1, in arrival order, unique under concurrent appends', async () => {
     const { handle, cleanup } = await openTestHandle(url)
     try {

@@ -18,7 +18,7 @@ import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { ActivityLog, ActivityQuery, ActivityRecord, ParseProblem } from '../contracts.ts'
-import { dayOf, instantOf, toLogRecord } from '../files/activity-log.ts'
+import { dayOf, instantOf, toLogRecord } from '../activity-records.ts'
 import type { PostgresHandle } from './connection.ts'
 import { ownerRows } from './owner-rows.ts'
 

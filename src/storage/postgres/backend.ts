@@ -9,10 +9,9 @@
  * version, skills (folders of files) and the resolutions list (decision 0037 says why and what that
  * means for several hosts).
  */
-import type { Clock } from '../../core/clock.ts'
 import type { EngramScope } from '../../core/engram.ts'
 import { type Owner, ownerOfUser, userOfOwner } from '../../core/owner.ts'
-import type { Backend, EngramStore, OwnedStores } from '../contracts.ts'
+import type { Backend, BackendCheck, EngramStore } from '../contracts.ts'
 import { createPostgresActivityLog } from './activity-log.ts'
 import { createPostgresConfirmationQueue } from './confirmation-queue.ts'
 import { type OpenPostgresOptions, openPostgres, type PostgresHandle } from './connection.ts'
@@ -22,24 +21,14 @@ import { createPostgresEngramStore } from './engram-store.ts'
 import { createPostgresJobs } from './jobs.ts'
 import { createPostgresLifecycle } from './lifecycle.ts'
 import { createPostgresLocks } from './locks.ts'
+import { type BackendCommonOptions, ownedStoresOf } from '../owned-stores.ts'
 import { createPostgresSearchIndex } from './search-index.ts'
 
-export interface PostgresBackendOptions {
+export interface PostgresBackendOptions extends BackendCommonOptions {
   /** `postgres://user:password@host:5432/database`. */
   url: string
   /** The schema holding engram's tables (default `engram`); deployments sharing a database use one each. */
   schema?: string
-  agent: string
-  /** Project folder: project-scope engrams are the rows of this project (its absolute path is the key). */
-  project?: string
-  clock: Clock
-  /** The embedder's vector space id and size; vectors of another space are dropped and rebuilt. */
-  embedderId?: string
-  dimensions?: number
-  /** Called when an activity append fails (appends never throw into the caller). */
-  onActivityError?: (error: unknown) => void
-  /** Memory texts larger than this are reported and not read, as the embedded backend does with files. */
-  maxFileBytes?: number
   /** Connection pool sizes (see `OpenPostgresOptions`). */
   maxConnections?: number
   maxSessionConnections?: number
@@ -56,6 +45,22 @@ const OWNED_TABLES = ['engram_files', 'docs_live', 'activity_events'] as const
 
 /** Every table holding memory an owner has as rows (what erasing a user deletes besides the seams' own purges). */
 const USER_MEMORY_TABLES = ['engram_files', 'docs_live', 'docs_archived', 'docs_versions', 'activity_events', 'activity_days'] as const
+
+/** What `engram doctor` says of the server and of pgvector (the fix says how to turn vectors on). */
+function postgresChecks(handle: PostgresHandle, vectorsOff: string | undefined): BackendCheck[] {
+  const { features } = handle
+  const server: BackendCheck = { name: 'postgres', status: 'ok', detail: `PostgreSQL ${features.serverVersion} at ${handle.location}, schema version ${handle.schemaVersion}` }
+  const vector: BackendCheck =
+    features.pgvector === false
+      ? {
+          name: 'pgvector',
+          status: 'warn',
+          detail: `${vectorsOff ?? 'the vector extension is not installed in this database'}: memories are indexed and recalled by their words only`,
+          fix: 'install pgvector on the server (e.g. the postgresql-NN-pgvector package) and run CREATE EXTENSION vector in the database as a superuser (engram creates it on open when its role may), then run engram reindex --full to embed what was indexed by words',
+        }
+      : { name: 'pgvector', status: 'ok', detail: `pgvector ${features.pgvector}${features.pgvectorCreated ? ' (created by engram on open)' : ''}` }
+  return [server, vector]
+}
 
 /** Open (migrating as needed) the PostgreSQL backend of one agent. */
 export async function openPostgresBackend(options: PostgresBackendOptions): Promise<PostgresBackend> {
@@ -80,31 +85,22 @@ async function assemble(handle: PostgresHandle, options: PostgresBackendOptions)
   })
   const locks = createPostgresLocks(handle)
 
-  const owned = new Map<Owner, OwnedStores>()
-  function storesOf(owner: Owner): OwnedStores {
-    const known = owned.get(owner)
-    if (known) return known
+  const storesOf = ownedStoresOf((owner) => {
     const engramStores = new Map<EngramScope, EngramStore>()
     const common = { agent, owner, clock, ...(maxFileBytes !== undefined ? { maxFileBytes } : {}) }
     engramStores.set('global', createPostgresEngramStore(handle, { ...common, scope: 'global' }))
     // As in the home: a project's memory is the agent's or a user's (`<project>/.engram/…`), never shared memory.
     if (options.project !== undefined && owner !== 'shared') engramStores.set('project', createPostgresEngramStore(handle, { ...common, scope: 'project', project: options.project }))
-    const stores: OwnedStores = {
+    return {
       owner,
       engrams: (scope) => engramStores.get(scope),
       documents: createPostgresDocumentStore(handle, { agent, owner, clock }),
       activity: createPostgresActivityLog(handle, { agent, owner, clock, ...(options.onActivityError ? { onError: options.onActivityError } : {}) }),
     }
-    // As the embedded backend: the stores of the most recent users stay open (they are cheap to make).
-    if (owned.size >= 1000) {
-      const oldest = [...owned.keys()].find((key) => key !== 'agent' && key !== 'shared')
-      if (oldest !== undefined) owned.delete(oldest)
-    }
-    owned.set(owner, stores)
-    return stores
-  }
+  })
   const agentStores = storesOf('agent')
   const { features } = handle
+  const vectorsOff = index.capabilities.vectors === false ? `pgvector is not installed in ${handle.location}: ${features.pgvectorMissing ?? 'the extension is missing'}` : undefined
 
   return {
     name: 'postgres',
@@ -112,14 +108,17 @@ async function assemble(handle: PostgresHandle, options: PostgresBackendOptions)
     capabilities: {
       fullText: index.capabilities.fullText,
       vectors: index.capabilities.vectors,
-      ...(index.capabilities.vectors === false ? { vectorsOff: `pgvector is not installed in ${handle.location}: ${features.pgvectorMissing ?? 'the extension is missing'}` } : {}),
+      ...(vectorsOff !== undefined ? { vectorsOff } : {}),
       transactions: true,
+      memory: 'rows',
+      describe: { storage: 'PostgreSQL: memory files as rows, tables, pgvector', fullText: 'BM25 over term rows, ranked as the embedded index ranks' },
       facts: {
         postgres: features.serverVersion,
         pgvector: features.pgvector === false ? 'not installed' : `${features.pgvector}${features.pgvectorCreated ? ' (created by engram on open)' : ''}`,
         database: handle.location,
         'schema version': String(handle.schemaVersion),
       },
+      checks: postgresChecks(handle, vectorsOff),
     },
     engrams: (scope) => agentStores.engrams(scope),
     documents: agentStores.documents,

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import type { Engram } from '../../core/engram.ts'
-import { runConfirmationQueueContract } from '../contract-tests/confirmation-queue.contract.ts'
 import { createPostgresConfirmationQueue } from './confirmation-queue.ts'
 import { onPostgres, openTestHandle } from './test-support/test-database.ts'
 
@@ -12,12 +11,7 @@ function lesson(text: string, extra: Partial<Engram> = {}): Engram {
   return { text, kind: 'lesson', scope: 'global', confidence: 'medium', source: 'llm', ...extra }
 }
 
-onPostgres('ConfirmationQueue contract', (url) => {
-  runConfirmationQueueContract('postgres', async () => {
-    const { handle, cleanup } = await openTestHandle(url)
-    return { queueOf: (agent) => createPostgresConfirmationQueue(handle, { agent, clock }), cleanup }
-  })
-
+onPostgres('ConfirmationQueue rows', (url) => {
   test('the same memory queued by many processes at once waits once; answers at once decide each row once', async () => {
     const { handle, cleanup } = await openTestHandle(url)
     try {

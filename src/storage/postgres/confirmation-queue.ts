@@ -13,7 +13,7 @@ import { contentHash } from '../../core/hash.ts'
 import { type ConfirmationRow, documentDedupe, engramDedupe, selectionIds, toPendingConfirmation } from '../confirmation-records.ts'
 import type { ConfirmationQueue, ConfirmationSelection, PendingConfirmation, PendingMemory, UserConfirmation } from '../contracts.ts'
 import type { PostgresHandle } from './connection.ts'
-import { requireText } from './input.ts'
+import { requireText } from '../input-checks.ts'
 
 export interface PostgresConfirmationQueueOptions {
   agent: string

@@ -6,7 +6,6 @@ import { test } from 'node:test'
 import { startChild } from '../files/test-support/run-children.ts'
 import { ManualClock } from '../../core/clock.ts'
 import type { ContextItem, Summary } from '../../core/message.ts'
-import { runContextStoreContract } from '../contract-tests/context-store.contract.ts'
 import type { ContextStore } from '../contracts.ts'
 import { createPostgresContextStore, escapeNul, unescapeNul } from './context-store.ts'
 import { onPostgres, openTestHandle } from './test-support/test-database.ts'
@@ -110,12 +109,7 @@ async function compactOnce(store: ContextStore, conversationId: number, made: { 
   }
 }
 
-onPostgres('ContextStore contract', (url) => {
-  runContextStoreContract('postgres', async () => {
-    const { handle, cleanup } = await openTestHandle(url)
-    return { store: createPostgresContextStore(handle, { clock: new ManualClock() }), cleanup }
-  })
-
+onPostgres('ContextStore rows', (url) => {
   test('four processes appending 100 messages each to one conversation store each once, seqs 1..400, positions in seq order', async () => {
     const { handle, cleanup } = await openTestHandle(url)
     const dir = mkdtempSync(join(tmpdir(), 'engram-pg-ctx-'))

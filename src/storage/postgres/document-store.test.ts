@@ -3,17 +3,8 @@ import { test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import { serializeFrontmatter } from '../../core/frontmatter.ts'
 import { contentHash } from '../../core/hash.ts'
-import { runDocumentStoreContract } from '../contract-tests/document-store.contract.ts'
 import { createPostgresDocumentStore } from './document-store.ts'
 import { onPostgres, openTestHandle } from './test-support/test-database.ts'
-
-onPostgres('DocumentStore contract', (url) => {
-  runDocumentStoreContract('postgres', async () => {
-    const { handle, cleanup } = await openTestHandle(url)
-    const clock = new ManualClock('2026-03-04T10:00:00Z')
-    return { store: createPostgresDocumentStore(handle, { agent: 'default', clock }), clock, cleanup }
-  })
-})
 
 onPostgres('DocumentStore rows', (url) => {
   test('owners keep their own documents; profiles are shared and prompt layers the agent\'s, whatever the owner', async () => {

@@ -22,11 +22,11 @@ import { DOC_KINDS, type DocKind, type Frontmatter, type MemoryDoc } from '../..
 import { type KindHome, kindFolderRel, kindSpec, type MemoryKindSpec } from '../../core/memory-kinds.ts'
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import type { ArchiveReason, DocRef, DocumentStore, ParseProblem } from '../contracts.ts'
-import { type ArchivedPathParts, archivedPathParts, assertSafeSlug, VERSION_STAMP } from '../files/document-store.ts'
+import { ARCHIVE_REASONS, type ArchivedPathParts, archivedPathParts, assertSafeSlug, nothingArchived, stampOf, VERSION_STAMP } from '../document-paths.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
-import { invalid } from './input.ts'
+import { invalid } from '../input-checks.ts'
 import { type OwnerRows, ownerRows } from './owner-rows.ts'
 import { jsonObject } from './rows.ts'
 
@@ -41,7 +41,6 @@ type Reason = Exclude<ArchiveReason, 'versions'>
 
 const PROMPT_SLUGS = ['SYSTEM', 'SOUL'] as const
 const EPISODE_SLUG = /^\d{4}-\d{2}-\d{2}$/
-const ARCHIVE_REASONS: readonly Reason[] = ['forgotten', 'merged', 'procedure_versions']
 
 interface DocRow {
   slug: string
@@ -54,11 +53,6 @@ interface VersionRow {
   name: string
   archived_at: string
   retired_at: string | null
-}
-
-/** A file-name-safe stamp of an instant: `2026-01-01T09-00-00-000Z`, as the file backend names versions. */
-function stampOf(date: Date): string {
-  return date.toISOString().replace(/[:.]/g, '-')
 }
 
 function checkSlug(kind: DocKind, slug: string): void {
@@ -256,13 +250,7 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
         const { rows } = await db.query<DocRow>(`SELECT slug, frontmatter, body, hash FROM docs_archived WHERE ${KEY} AND reason = $5`, [...key, reason])
         const archived = rows[0]
         if (!archived) {
-          throw new EngramError({
-            code: ErrorCode.notFound,
-            category: 'user',
-            message: `Cannot restore ${kind} "${slug}": nothing is archived at ${source}.`,
-            fix: `Check the slug and the reason it was archived with (${ARCHIVE_REASONS.join(', ')}).`,
-            details: { kind, slug, reason },
-          })
+          throw nothingArchived(kind, slug, reason, source)
         }
         const rel = relOf(kind, slug)
         if (await live(db, key)) {

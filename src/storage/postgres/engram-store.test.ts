@@ -7,7 +7,6 @@ import { startChild } from '../files/test-support/run-children.ts'
 import { ManualClock } from '../../core/clock.ts'
 import type { EngramEntry } from '../../core/engram.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { runEngramStoreContract } from '../contract-tests/engram-store.contract.ts'
 import type { EngramStore } from '../contracts.ts'
 import { createFileEngramStore } from '../files/engram-store.ts'
 import { createFileLocks } from '../files/locks.ts'
@@ -46,14 +45,6 @@ async function encodeInWorkers(url: string, handle: PostgresHandle, workers: num
     rmSync(dir, { recursive: true, force: true })
   }
 }
-
-onPostgres('EngramStore contract', (url) => {
-  runEngramStoreContract('postgres', async () => {
-    const { handle, cleanup } = await openTestHandle(url)
-    const clock = new ManualClock('2026-03-04T10:00:00Z')
-    return { store: createPostgresEngramStore(handle, { agent: 'default', scope: 'global', clock }), clock, cleanup }
-  })
-})
 
 onPostgres('EngramStore rows', (url) => {
   test('each file is one row holding the text the file store writes for the same calls', async () => {

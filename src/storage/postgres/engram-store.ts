@@ -40,26 +40,12 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { emptyMemoryFile, entriesOf, type MemoryFileKind, parseMemoryFile, problemsOf, serializeMemoryFile } from '../../core/markdown-entry.ts'
 import { type Owner, userKey, userOfOwner } from '../../core/owner.ts'
 import { ENGRAM_FILES, type EncodeOutcome, type EngramArchive, type EngramFile, type EngramStore, type ParseProblem } from '../contracts.ts'
-import {
-  addEntries,
-  checkLessonKind,
-  checkRuleKind,
-  groupWrite,
-  identityEntries,
-  preparedEntry,
-  type QueuedEntry,
-  recentLessons,
-  rewrittenText,
-  rulesByKind,
-  topicSlug,
-  toolWisdom,
-} from '../engram-entries.ts'
-import { assertSafeSlug } from '../files/document-store.ts'
-import { isArchiveNameOf } from '../files/engram-archive.ts'
-import { DEFAULT_MAX_FILE_BYTES, oversized } from '../files/memory-file-read.ts'
+import { addEntries, checkLessonKind, checkRuleKind, entryRecalls, groupWrite, identityEntries, isArchiveNameOf, preparedEntry, type QueuedEntry, rewrittenText, toolWisdom, topicSlug } from '../engram-entries.ts'
+import { assertSafeSlug } from '../document-paths.ts'
+import { DEFAULT_MAX_FILE_BYTES, oversized } from '../memory-file-read.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
-import { invalid, requireText } from './input.ts'
+import { invalid, requireText } from '../input-checks.ts'
 import { ownerRows } from './owner-rows.ts'
 
 export interface PostgresEngramStoreOptions {
@@ -366,17 +352,7 @@ export function createPostgresEngramStore(handle: PostgresHandle, options: Postg
     scope,
     location,
 
-    async recallIdentity() {
-      return entriesIn('profile')
-    },
-
-    async recallRules() {
-      return rulesByKind(await entriesIn('rules'))
-    },
-
-    async recallLessons(tokenBudget) {
-      return recentLessons(await entriesIn('lessons'), tokenBudget)
-    },
+    ...entryRecalls(entriesIn),
 
     async recallTopic(slug) {
       const clean = topicSlug(slug)

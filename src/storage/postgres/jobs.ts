@@ -2,7 +2,7 @@
 import type { JobRun, Jobs, } from '../contracts.ts'
 import { JOB_RUN_COLUMNS, JOB_RUN_STATUSES, type JobRunRow, toJobRun as toRun } from '../lifecycle-records.ts'
 import type { PostgresHandle } from './connection.ts'
-import { invalid } from './input.ts'
+import { invalid } from '../input-checks.ts'
 import { jsonObject } from './rows.ts'
 
 const JOB_STATUSES = JOB_RUN_STATUSES

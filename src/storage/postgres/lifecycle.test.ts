@@ -5,18 +5,12 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { startChild } from '../files/test-support/run-children.ts'
 import { ManualClock } from '../../core/clock.ts'
-import { runLifecycleContract } from '../contract-tests/lifecycle.contract.ts'
 import { createPostgresLifecycle } from './lifecycle.ts'
 import { onPostgres, openTestHandle } from './test-support/test-database.ts'
 
 const CLAIM_WORKER = join(import.meta.dirname, 'test-support', 'pg-claim-worker.ts')
 
-onPostgres('Lifecycle contract', (url) => {
-  runLifecycleContract('postgres', async () => {
-    const { handle, cleanup } = await openTestHandle(url)
-    return { lifecycle: createPostgresLifecycle(handle, { clock: new ManualClock('2026-03-02T09:00:00Z') }), cleanup }
-  })
-
+onPostgres('Lifecycle rows', (url) => {
   test('three processes draining one queue run each of 300 jobs exactly once', async () => {
     const { handle, cleanup } = await openTestHandle(url)
     const dir = mkdtempSync(join(tmpdir(), 'engram-pg-claims-'))

@@ -10,56 +10,27 @@
  */
 import type { Clock } from '../../core/clock.ts'
 import type { JobInput, JobSettlement, Lifecycle, QueuedJob, SessionRecord, TurnRecord } from '../contracts.ts'
-import { QUEUED_JOB_STATUSES, type QueuedJobRow, type SessionRow, toQueuedJob, toSession } from '../lifecycle-records.ts'
+import { checkedClaim, checkedClose, checkedJobInput, QUEUED_JOB_STATUSES, type QueuedJobRow, type SessionRow, toQueuedJob, toSession, toTurnRecord, type TurnRow as TurnRowOf } from '../lifecycle-records.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
-import { instant, invalid, requireText } from './input.ts'
+import { instant, invalid, requireText } from '../input-checks.ts'
 import { jsonObject } from './rows.ts'
 
-interface TurnRow {
-  agent: string
-  session_id: string
-  turn: number
-  user_id: string | null
-  message_id: number
-  started_at: string
-  type: string
-  provenance: unknown
-  reply_ids: number[]
-}
+type TurnRow = TurnRowOf<unknown> & { reply_ids: number[] }
 
 const JOB_STATUSES = QUEUED_JOB_STATUSES
 type JobRow = QueuedJobRow
 const decode = jsonObject
 const toJob = (row: JobRow): QueuedJob => toQueuedJob(row, decode)
-const DEFAULT_MAX_ATTEMPTS = 3
 /** A turn with the replies stored for it (every message of the turn but the user's). */
 const TURN_COLUMNS = `t.*, ARRAY(SELECT m.message_id FROM lifecycle_turn_messages m
   WHERE m.agent = t.agent AND m.session_id = t.session_id AND m.turn = t.turn AND m.message_id <> t.message_id ORDER BY m.message_id) AS reply_ids`
 
-function toTurn(row: TurnRow): TurnRecord {
-  return {
-    agent: row.agent,
-    sessionId: row.session_id,
-    turn: row.turn,
-    user: row.user_id ?? undefined,
-    messageId: row.message_id,
-    replyIds: row.reply_ids,
-    startedAt: row.started_at,
-    type: row.type,
-    provenance: jsonObject(row.provenance),
-  }
-}
+const toTurn = (row: TurnRow): TurnRecord => toTurnRecord(row, row.reply_ids, jsonObject)
 
 /** Queues `job` (stamped `now`) on `db`; an existing job with its key is returned instead. */
 async function insertJob(db: PgQueryable, job: JobInput, now: string): Promise<{ job: QueuedJob; created: boolean }> {
-  requireText(job.agent, 'job agent')
-  requireText(job.kind, 'job kind')
-  if (job.key !== undefined) requireText(job.key, 'job key')
-  if (typeof job.payload !== 'object' || job.payload === null || Array.isArray(job.payload)) throw invalid('job.payload must be a JSON object.', 'Pass the payload as a plain object.')
-  const maxAttempts = job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw invalid('job.maxAttempts must be a whole number ≥ 1.', 'Pass 1 or more, or leave it out (3).')
-  const runAfter = instant(job.runAfter, 'job.runAfter')
+  const { runAfter, maxAttempts } = checkedJobInput(job)
   // Twice at most: the keyed job found in conflict can be pruned before it is read.
   for (let attempt = 0; ; attempt++) {
     const inserted = await db.query<JobRow>(
@@ -138,10 +109,7 @@ export function createPostgresLifecycle(handle: PostgresHandle, options: { clock
     },
 
     async closeSession(agent, sessionId, close) {
-      requireText(agent, 'agent')
-      requireText(sessionId, 'session id')
-      const at = instant(close.at, 'at')
-      const expected = close.ifLastActivityAt === undefined ? undefined : instant(close.ifLastActivityAt, 'ifLastActivityAt')
+      const { at, expected } = checkedClose(agent, sessionId, close)
       return handle.transaction(async (db) => {
         for (;;) {
           const row = await selectSession(db, agent, sessionId, true)
@@ -199,11 +167,7 @@ export function createPostgresLifecycle(handle: PostgresHandle, options: { clock
     },
 
     async claim(agent, claim) {
-      requireText(agent, 'agent')
-      requireText(claim.owner, 'owner')
-      const now = instant(claim.now, 'now')
-      if (!Number.isFinite(claim.leaseMs) || claim.leaseMs <= 0) throw invalid('leaseMs must be a positive number of milliseconds.', 'Pass how long the claim may run.')
-      const leaseUntil = new Date(Date.parse(now) + claim.leaseMs).toISOString()
+      const { now, leaseUntil } = checkedClaim(agent, claim)
       return handle.transaction(async (db) => {
         // A job whose process died on its last attempt is given up rather than tried forever.
         await db.query(

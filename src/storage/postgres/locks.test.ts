@@ -3,7 +3,6 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { runLocksContract } from '../contract-tests/locks.contract.ts'
 import { openPostgres } from './connection.ts'
 import { createPostgresLocks } from './locks.ts'
 import { freshSchema, onPostgres, openTestHandle } from './test-support/test-database.ts'
@@ -27,12 +26,7 @@ async function holder(url: string, schema: string, name: string) {
   return { child, exited }
 }
 
-onPostgres('Locks contract', (url) => {
-  runLocksContract('postgres', async () => {
-    const { handle, cleanup } = await openTestHandle(url)
-    return { locks: createPostgresLocks(handle), cleanup }
-  })
-
+onPostgres('Locks rows', (url) => {
   test('a lock held by a SIGKILLed process is taken over at once', async () => {
     const { handle, cleanup } = await openTestHandle(url)
     try {

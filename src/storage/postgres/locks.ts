@@ -20,6 +20,7 @@ import { hostname } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { LockOutcome, Locks } from '../contracts.ts'
+import { joinLine, type Line, lineOf, turnInLine } from '../lock-lines.ts'
 import { type AdvisoryKey, advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
 import { type PgClient, type PgQueryable, pgErrorCode } from './driver.ts'
@@ -34,14 +35,6 @@ const QUERY_CANCELED = '57014'
 const NAME_BYTES = 63
 
 /** The callers of one lock in this process, in arrival order; `waiting[0]` holds or is acquiring it. */
-interface Line {
-  waiting: Array<() => void>
-  /** When the lock last changed hands (performance.now()): here, or a new holder seen in another process. */
-  progressAt: number
-  /** Who holds it, when this process does. */
-  holder?: string
-}
-
 function busyError(name: string, timeoutMs: number, holder: string | undefined): EngramError {
   return new EngramError({
     code: ErrorCode.lockBusy,
@@ -81,23 +74,6 @@ export function createPostgresLocks(handle: PostgresHandle, options: { onLost?: 
   const lines = new Map<string, Line>()
   const backendPids = new WeakMap<PgClient, number>()
   let acquisitions = 0
-
-  /** Waits for this caller's turn in its process; false when it was not given within the timeout. */
-  async function turnInLine(line: Line, turn: Promise<void>, timeoutMs: number): Promise<boolean> {
-    let given = false
-    const mine = turn.then(() => {
-      given = true
-    })
-    while (!given) {
-      const quiet = performance.now() - line.progressAt
-      if (quiet >= timeoutMs) return false
-      const controller = new AbortController()
-      // Timers take at most 2^31 - 1 ms; a longer timeout is checked again after that.
-      await Promise.race([mine, sleep(Math.min(timeoutMs - quiet, 2 ** 31 - 1), undefined, { signal: controller.signal }).catch(() => {})])
-      controller.abort()
-    }
-    return true
-  }
 
   /** The server process of a session connection (cached: a connection keeps its backend). */
   async function backendPid(client: PgClient): Promise<number> {
@@ -161,29 +137,9 @@ export function createPostgresLocks(handle: PostgresHandle, options: { onLost?: 
       const timeoutMs = lockOptions.timeoutMs ?? DEFAULT_TIMEOUT_MS
       const key = advisoryKey(handle.schema, name)
 
-      let line = lines.get(key.key)
-      if (!line) {
-        line = { waiting: [], progressAt: performance.now() }
-        lines.set(key.key, line)
-      }
-      const current = line
+      const current = lineOf(lines, key.key)
       if (current.waiting.length > 0 && !wait) return current.holder === undefined ? { kind: 'busy' } : { kind: 'busy', holder: current.holder }
-      let giveTurn!: () => void
-      const turn = new Promise<void>((resolve) => {
-        giveTurn = resolve
-      })
-      current.waiting.push(giveTurn)
-      if (current.waiting.length === 1) {
-        current.progressAt = performance.now()
-        giveTurn()
-      }
-
-      function leave(): void {
-        const at = current.waiting.indexOf(giveTurn)
-        if (at >= 0) current.waiting.splice(at, 1)
-        if (at === 0) current.waiting[0]?.()
-        if (current.waiting.length === 0) lines.delete(key.key)
-      }
+      const { turn, leave } = joinLine(lines, key.key, current)
 
       let client: PgClient | undefined
       let acquired = false

@@ -5,7 +5,7 @@
  * home-wide, so its rows have agent `''` and every agent of the database sees the same ones.
  */
 import { isOwner, type Owner } from '../../core/owner.ts'
-import { invalid } from './input.ts'
+import { invalid } from '../input-checks.ts'
 
 export interface OwnerRows {
   agent: string

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { systemClock } from '../../core/clock.ts'
-import { runSearchIndexContract } from '../contract-tests/search-index.contract.ts'
 import type { IndexQuery, IndexUnit, SearchIndex, UnitKind } from '../contracts.ts'
 import { ftsFields } from '../lexical-plan.ts'
 import { openSqlite } from '../sqlite/database.ts'
@@ -155,11 +154,6 @@ function ids(hits: Array<{ id: string }>): string[] {
 }
 
 onPostgres('SearchIndex', (url) => {
-  runSearchIndexContract('postgres + pgvector', async () => {
-    const { handle, cleanup } = await openTestHandle(url)
-    return { index: await createPostgresSearchIndex(handle), cleanup }
-  })
-
   describe('ranking parity with the embedded index', () => {
     test('the same units and queries give the same ids in the same order, scores within 1e-6, and the same nearest vectors', async (t) => {
       const dir = mkdtempSync(join(tmpdir(), 'engram-pg-parity-'))

@@ -42,24 +42,16 @@
  */
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { visibleOwners } from '../../core/owner.ts'
-import {
-  type IndexCandidate,
-  type IndexCapabilities,
-  type IndexFilter,
-  type IndexQuery,
-  type IndexUnit,
-  type SearchIndex,
-  type StoredUnit,
-  UNIT_KINDS,
-  type UnitKind,
-} from '../contracts.ts'
+import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexUnit, SearchIndex, StoredUnit, UnitKind } from '../contracts.ts'
+import { UNIT_KINDS } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
-import { listPage, storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
+import { createPendingAccess } from '../pending-access.ts'
+import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
-import { instant, invalid } from './input.ts'
+import { instant, invalid } from '../input-checks.ts'
 import { jsonObject } from './rows.ts'
 
 export interface PostgresSearchIndexOptions {
@@ -74,11 +66,6 @@ export interface PostgresSearchIndexOptions {
 const META_EMBEDDER = 'embedder_id'
 const META_DIMS = 'vector_dims'
 const HNSW_INDEX = 'index_units_embedding_hnsw'
-
-/** Access increments are written within this long of the first one waiting… */
-const ACCESS_FLUSH_MS = 1_000
-/** …or as soon as this many units are waiting. */
-const ACCESS_FLUSH_UNITS = 2_000
 
 /**
  * Below this many vectors, nearest neighbours are computed exactly (a scan of a few thousand
@@ -96,24 +83,9 @@ const BM25_B = 0.75
 const UNIT_COLUMNS =
   'u.rowid, u.id, u.kind, u.text, u.source, u.provenance, u.scope, u.agent, u.user_id, u.owner, u.created_at, u.updated_at, u.hash, u.links, u.meta, u.access_count, u.last_access_at'
 
-interface UnitRow {
+/** A unit's row as the driver returns it: the JSON columns parsed. */
+interface UnitRow extends IndexUnitRow<unknown> {
   rowid: number
-  id: string
-  kind: string
-  text: string
-  source: string
-  provenance: unknown
-  scope: string | null
-  agent: string | null
-  user_id: string | null
-  owner: string
-  created_at: string
-  updated_at: string | null
-  hash: string
-  links: unknown
-  meta: unknown
-  access_count: number
-  last_access_at: string | null
 }
 
 /** Per token, its count in own, near, far and related (a Map: a word may be `constructor` or `__proto__`). */
@@ -413,28 +385,9 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     if (unit.updatedAt !== undefined) instant(unit.updatedAt, `${what}.updatedAt`)
   }
 
-  /*
-   * Access statistics (the Hebbian term) are written in batches, as on SQLite: every recall
-   * strengthens what it recalled, and a row update per recall would cost a round trip and a dead
-   * tuple each. Increments wait here, merged per unit, and are written in one statement within
-   * ACCESS_FLUSH_MS (on a timer that does not keep the process alive), when ACCESS_FLUSH_UNITS units
-   * are waiting, and on flush(). Reads of this index add what is waiting; another process sees it
-   * within a second. A process killed in between loses at most that second of counts.
-   */
-  const pendingAccess = new Map<string, { count: number; last: string }>()
-  let accessTimer: ReturnType<typeof setTimeout> | undefined
-  let accessFlushError: unknown
-  let flushing: Promise<void> | undefined
-
-  async function flushAccess(): Promise<void> {
-    if (accessTimer) {
-      clearTimeout(accessTimer)
-      accessTimer = undefined
-    }
-    while (flushing) await flushing
-    if (pendingAccess.size === 0) return
-    const batch = [...pendingAccess].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    const run = handle.transaction(async (client) => {
+  // Access counts wait in memory and are written in batches (pending-access.ts says why).
+  const pendingAccess = createPendingAccess(async (batch) => {
+    await handle.transaction(async (client) => {
       const ids = batch.map(([id]) => id)
       // Rows locked in id order, as every writer of this table locks them.
       await client.query('SELECT 1 FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [ids])
@@ -445,34 +398,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         [ids, batch.map(([, access]) => access.count), batch.map(([, access]) => access.last)],
       )
     })
-    // Flushes run one at a time: a second one started meanwhile would write the same increments.
-    const mine = run.then(
-      () => undefined,
-      () => undefined,
-    )
-    flushing = mine
-    try {
-      await run
-      accessFlushError = undefined
-    } catch (error) {
-      accessFlushError = error
-      throw error
-    } finally {
-      if (flushing === mine) flushing = undefined
-    }
-    for (const [id, access] of batch) {
-      const now = pendingAccess.get(id)
-      if (now === access) pendingAccess.delete(id)
-    }
-  }
-
-  function withPendingAccess(unit: StoredUnit): StoredUnit {
-    const access = pendingAccess.get(unit.id)
-    if (access === undefined) return unit
-    unit.accessCount += access.count
-    if (unit.lastAccessAt === undefined || unit.lastAccessAt < access.last) unit.lastAccessAt = access.last
-    return unit
-  }
+  })
+  const withPendingAccess = (unit: StoredUnit): StoredUnit => pendingAccess.apply(unit)
 
   const postingCounts = new PostingCountMemo()
 
@@ -927,18 +854,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       if (query.since !== undefined) instant(query.since, 'since')
       if (query.until !== undefined) instant(query.until, 'until')
       if (query.limit === 0) return []
-      const merged = new Map<string, IndexCandidate>()
-      // Lexical hits first, in BM25 order, then vector-only hits in similarity order. The order is
-      // a convenience, not a ranking: fusion above decides.
-      if (query.text !== undefined || query.terms !== undefined) for (const hit of await lexical(query, query.limit)) merged.set(hit.id, hit)
-      if (query.vector !== undefined) {
-        for (const hit of await dense(query.vector, query.limit, query)) {
-          const seen = merged.get(hit.id)
-          if (seen) seen.dense = hit.dense
-          else merged.set(hit.id, hit)
-        }
-      }
-      return [...merged.values()]
+      const lexicalHits = query.text !== undefined || query.terms !== undefined ? await lexical(query, query.limit) : []
+      return mergedCandidates(lexicalHits, query.vector !== undefined ? await dense(query.vector, query.limit, query) : [])
     },
 
     async list(filter, page) {
@@ -957,41 +874,17 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     async get(ids) {
       if (ids.length === 0) return []
       const { rows } = await pool.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.id = ANY($1::text[])`, [ids])
-      const byId = new Map(rows.map((row) => [row.id, row]))
-      const out: StoredUnit[] = []
-      for (const id of new Set(ids)) {
-        const row = byId.get(id)
-        if (row) out.push(withPendingAccess(toStoredUnit(row)))
-      }
-      return out
+      return unitsInAskedOrder(ids, rows, (row) => withPendingAccess(toStoredUnit(row)))
     },
 
     async recordAccess(ids, at) {
       if (ids.length === 0) return
       const when = instant(at, 'at')
-      for (const id of new Set(ids)) {
-        const known = pendingAccess.get(id)
-        if (known) {
-          known.count++
-          if (known.last < when) known.last = when
-        } else pendingAccess.set(id, { count: 1, last: when })
-      }
-      if (pendingAccess.size >= ACCESS_FLUSH_UNITS || accessFlushError !== undefined) {
-        await flushAccess()
-        return
-      }
-      if (!accessTimer) {
-        accessTimer = setTimeout(() => {
-          accessTimer = undefined
-          // Kept in pendingAccess on failure; the next recordAccess or flush retries and reports it.
-          flushAccess().catch(() => {})
-        }, ACCESS_FLUSH_MS)
-        accessTimer.unref?.()
-      }
+      await pendingAccess.record(ids, when)
     },
 
     async flush() {
-      await flushAccess()
+      await pendingAccess.flush()
     },
 
     async raiseAccess(units) {
@@ -1001,7 +894,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         return { id: u.id, count: u.count, last: u.lastAccessAt === undefined ? null : instant(u.lastAccessAt, `units[${i}].lastAccessAt`) }
       })
       // What this process counted is written first, so the counts raised are the ones readers see.
-      await flushAccess()
+      await pendingAccess.flush()
       rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       return handle.transaction(async (client) => {
         const ids = rows.map((row) => row.id)

@@ -5,7 +5,6 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../../core/clock.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { runContextStoreContract } from '../contract-tests/context-store.contract.ts'
 import { createSqliteContextStore } from './context-store.ts'
 import { openSqlite } from './database.ts'
 
@@ -25,11 +24,6 @@ function openTemp() {
     },
   }
 }
-
-runContextStoreContract('sqlite', async () => {
-  const { handle, cleanup } = openTemp()
-  return { store: createSqliteContextStore(handle, { clock: new ManualClock() }), cleanup: async () => cleanup() }
-})
 
 test('timestamps written by the store come from the injected clock', async () => {
   const { handle, cleanup } = openTemp()

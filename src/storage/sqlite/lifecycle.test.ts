@@ -5,7 +5,6 @@ import { test } from 'node:test'
 import { startChild } from '../files/test-support/run-children.ts'
 import { ManualClock } from '../../core/clock.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { runLifecycleContract } from '../contract-tests/lifecycle.contract.ts'
 import { openSqlite } from './database.ts'
 import { createSqliteLifecycle } from './lifecycle.ts'
 
@@ -25,11 +24,6 @@ function openTemp() {
     },
   }
 }
-
-runLifecycleContract('sqlite', async () => {
-  const { handle, cleanup } = openTemp()
-  return { lifecycle: createSqliteLifecycle(handle, { clock: new ManualClock('2026-03-02T09:00:00Z') }), cleanup: async () => cleanup() }
-})
 
 test('three processes draining one queue run each of 300 jobs exactly once', async () => {
   const { path, handle, cleanup } = openTemp()

@@ -4,45 +4,19 @@
  * processes sharing `engram.db` never both close a session, both claim a job or skip a count.
  */
 import type { Clock } from '../../core/clock.ts'
-import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { JobInput, JobSettlement, Lifecycle, QueuedJob, SessionRecord, TurnRecord } from '../contracts.ts'
-import { QUEUED_JOB_STATUSES, type QueuedJobRow, type SessionRow, toQueuedJob, toSession } from '../lifecycle-records.ts'
+import { checkedClaim, checkedClose, checkedJobInput, QUEUED_JOB_STATUSES, type QueuedJobRow, type SessionRow, toQueuedJob, toSession, toTurnRecord, type TurnRow as TurnRowOf } from '../lifecycle-records.ts'
+import { instant, invalid, requireText as text } from '../input-checks.ts'
 import type { SqliteHandle } from './database.ts'
 import { changesOf, eraseInTransaction } from './erase.ts'
 import { parseJsonObject } from './json.ts'
 
-interface TurnRow {
-  agent: string
-  session_id: string
-  turn: number
-  user_id: string | null
-  message_id: number
-  started_at: string
-  type: string
-  provenance: string
-}
+type TurnRow = TurnRowOf<string>
 
 const JOB_STATUSES = QUEUED_JOB_STATUSES
 type JobRow = QueuedJobRow
 const decode = (value: unknown): Record<string, unknown> => parseJsonObject(value as string)
 const toJob = (row: JobRow): QueuedJob => toQueuedJob(row, decode)
-const DEFAULT_MAX_ATTEMPTS = 3
-
-function invalid(message: string, fix: string): EngramError {
-  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
-}
-
-/** The instant normalised to `toISOString()`, so stored instants compare as strings. */
-function instant(value: string, name: string): string {
-  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN
-  if (Number.isNaN(ms)) throw invalid(`${name} must be an ISO-8601 instant, got ${JSON.stringify(value)}.`, `Pass ${name} as new Date(...).toISOString().`)
-  return new Date(ms).toISOString()
-}
-
-function text(value: string, name: string): string {
-  if (typeof value !== 'string' || value === '') throw invalid(`${name} must be a non-empty string.`, `Pass the ${name}.`)
-  return value
-}
 
 /** Lifecycle over `handle`; `clock` stamps when jobs were queued. */
 export function createSqliteLifecycle(handle: SqliteHandle, options: { clock: Clock }): Lifecycle {
@@ -80,13 +54,7 @@ export function createSqliteLifecycle(handle: SqliteHandle, options: { clock: Cl
   }
 
   function insertJob(job: JobInput, now: string): { job: QueuedJob; created: boolean } {
-    text(job.agent, 'job agent')
-    text(job.kind, 'job kind')
-    if (job.key !== undefined) text(job.key, 'job key')
-    if (typeof job.payload !== 'object' || job.payload === null || Array.isArray(job.payload)) throw invalid('job.payload must be a JSON object.', 'Pass the payload as a plain object.')
-    const maxAttempts = job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
-    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw invalid('job.maxAttempts must be a whole number ≥ 1.', 'Pass 1 or more, or leave it out (3).')
-    const runAfter = instant(job.runAfter, 'job.runAfter')
+    const { runAfter, maxAttempts } = checkedJobInput(job)
     const inserted = db
       .prepare(
         `INSERT INTO lifecycle_jobs (agent, kind, dedupe_key, payload, status, run_after, max_attempts, created_at, updated_at)
@@ -103,17 +71,7 @@ export function createSqliteLifecycle(handle: SqliteHandle, options: { clock: Cl
     const messages = db
       .prepare('SELECT message_id FROM lifecycle_turn_messages WHERE agent = ? AND session_id = ? AND turn = ? ORDER BY message_id')
       .all(row.agent, row.session_id, row.turn) as unknown as Array<{ message_id: number }>
-    return {
-      agent: row.agent,
-      sessionId: row.session_id,
-      turn: row.turn,
-      user: row.user_id ?? undefined,
-      messageId: row.message_id,
-      replyIds: messages.map((m) => m.message_id).filter((id) => id !== row.message_id),
-      startedAt: row.started_at,
-      type: row.type,
-      provenance: parseJsonObject(row.provenance),
-    }
+    return toTurnRecord(row, messages.map((m) => m.message_id).filter((id) => id !== row.message_id), decode)
   }
 
   return {
@@ -142,10 +100,7 @@ export function createSqliteLifecycle(handle: SqliteHandle, options: { clock: Cl
     },
 
     async closeSession(agent, sessionId, close) {
-      text(agent, 'agent')
-      text(sessionId, 'session id')
-      const at = instant(close.at, 'at')
-      const expected = close.ifLastActivityAt === undefined ? undefined : instant(close.ifLastActivityAt, 'ifLastActivityAt')
+      const { at, expected } = checkedClose(agent, sessionId, close)
       return handle.transaction(() => {
         const row = selectSession(agent, sessionId)
         if (row) {
@@ -200,11 +155,7 @@ export function createSqliteLifecycle(handle: SqliteHandle, options: { clock: Cl
     },
 
     async claim(agent, claim) {
-      text(agent, 'agent')
-      text(claim.owner, 'owner')
-      const now = instant(claim.now, 'now')
-      if (!Number.isFinite(claim.leaseMs) || claim.leaseMs <= 0) throw invalid('leaseMs must be a positive number of milliseconds.', 'Pass how long the claim may run.')
-      const leaseUntil = new Date(Date.parse(now) + claim.leaseMs).toISOString()
+      const { now, leaseUntil } = checkedClaim(agent, claim)
       return handle.transaction(() => {
         // A job whose process died on its last attempt is given up rather than tried forever.
         db.prepare(

@@ -3,10 +3,9 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { makeTempHome } from '../../testing/temp-home.ts'
-import { runSearchIndexContract } from '../contract-tests/search-index.contract.ts'
 import type { IndexUnit, UnitKind } from '../contracts.ts'
 import { openSqlite, type SqliteHandle } from './database.ts'
-import { createSqliteSearchIndex, type SqliteSearchIndexOptions } from './search-index.ts'
+import { createSqliteSearchIndex } from './search-index.ts'
 
 function tempDatabase(name = 'engram.db') {
   const temp = makeTempHome('engram-sqlite-index-')
@@ -27,19 +26,9 @@ function tempDatabase(name = 'engram.db') {
   }
 }
 
-function fixture(options: SqliteSearchIndexOptions) {
-  return async () => {
-    const db = tempDatabase()
-    return { index: createSqliteSearchIndex(db.open(), options), cleanup: async () => db.cleanup() }
-  }
-}
-
 const probe = openSqlite(':memory:')
 const hasSqliteVec = probe.features.sqliteVec !== false
 probe.close()
-
-if (hasSqliteVec) runSearchIndexContract('sqlite + sqlite-vec', fixture({ vectorBackend: 'sqlite-vec' }))
-runSearchIndexContract('sqlite + TypeScript vectors', fixture({ vectorBackend: 'typescript' }))
 
 describe('query text with FTS5 syntax in it', () => {
   test('nasty queries run against a real FTS5 table without throwing', async () => {

@@ -14,18 +14,10 @@
 import type { SQLInputValue } from 'node:sqlite'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { visibleOwners } from '../../core/owner.ts'
-import {
-  type IndexCandidate,
-  type IndexCapabilities,
-  type IndexFilter,
-  type IndexQuery,
-  type IndexUnit,
-  type SearchIndex,
-  type StoredUnit,
-  UNIT_KINDS,
-  type UnitKind,
-} from '../contracts.ts'
-import { listPage, storedUnitOf, validateIndexUnit, validateVector } from '../index-unit-records.ts'
+import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexUnit, SearchIndex, StoredUnit, UnitKind } from '../contracts.ts'
+import { UNIT_KINDS } from '../contracts.ts'
+import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
+import { createPendingAccess } from '../pending-access.ts'
 import type { SqliteHandle } from './database.ts'
 import { eraseInTransaction } from './erase.ts'
 import { ftsFields, keptTerms, kindToken, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
@@ -46,30 +38,10 @@ const META_EMBEDDER = 'index.embedder_id'
 const META_DIMS = 'index.vector_dims'
 const META_BACKEND = 'index.vector_backend'
 
-interface UnitRow {
+/** A unit's row as SQLite returns it: the JSON columns as text. */
+interface UnitRow extends IndexUnitRow<string> {
   rowid: number
-  id: string
-  kind: string
-  text: string
-  source: string
-  provenance: string
-  scope: string | null
-  agent: string | null
-  user_id: string | null
-  owner: string
-  created_at: string
-  updated_at: string | null
-  hash: string
-  links: string | null
-  meta: string | null
-  access_count: number
-  last_access_at: string | null
 }
-
-/** Access increments are written within this long of the first one waiting… */
-const ACCESS_FLUSH_MS = 1_000
-/** …or as soon as this many units are waiting. */
-const ACCESS_FLUSH_UNITS = 2_000
 
 const UNIT_COLUMNS =
   'rowid, id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, access_count, last_access_at'
@@ -218,55 +190,19 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
   const vectors: VectorStore = backend === 'sqlite-vec' ? createSqliteVecStore(handle) : createTypescriptVectorStore(handle)
   const fullText = ensureFullText(handle)
 
-  /*
-   * Access statistics (the Hebbian term) are written in batches. Every recall strengthens what it
-   * recalled; written per recall, those scattered row updates filled the WAL with ~50 pages per
-   * turn, and every twentieth turn or so paid for a checkpoint (11–15 ms, the p95 of priming at
-   * 100k units). Increments wait here, merged per unit, and are written in one transaction within
-   * ACCESS_FLUSH_MS (on a timer that does not keep the process alive), when ACCESS_FLUSH_UNITS units
-   * are waiting, and on flush() (which closing the backend calls). Reads of this index add what is
-   * waiting, so a recall is counted at once for this process; another process sees it within a
-   * second. A process killed in between loses at most that second of access counts, never a memory.
-   */
-  const pendingAccess = new Map<string, { count: number; last: string }>()
-  let accessTimer: ReturnType<typeof setTimeout> | undefined
-  let accessFlushError: unknown
+  // Access counts wait in memory and are written in batches (pending-access.ts says why).
   const writeAccess = db.prepare(
     // last_access_at never moves backwards: a late, older access must not make a memory look staler.
     `UPDATE index_units SET access_count = access_count + ?1,
        last_access_at = CASE WHEN last_access_at IS NULL OR last_access_at < ?2 THEN ?2 ELSE last_access_at END
      WHERE id = ?3`,
   )
-
-  function flushAccess(): void {
-    if (accessTimer) {
-      clearTimeout(accessTimer)
-      accessTimer = undefined
-    }
-    if (pendingAccess.size === 0) return
-    const batch = [...pendingAccess]
-    try {
-      handle.transaction(() => {
-        for (const [id, access] of batch) writeAccess.run(access.count, access.last, id)
-      })
-      accessFlushError = undefined
-    } catch (error) {
-      accessFlushError = error
-      throw error
-    }
-    for (const [id, access] of batch) {
-      const now = pendingAccess.get(id)
-      if (now === access) pendingAccess.delete(id)
-    }
-  }
-
-  function withPendingAccess(unit: StoredUnit): StoredUnit {
-    const access = pendingAccess.get(unit.id)
-    if (access === undefined) return unit
-    unit.accessCount += access.count
-    if (unit.lastAccessAt === undefined || unit.lastAccessAt < access.last) unit.lastAccessAt = access.last
-    return unit
-  }
+  const pendingAccess = createPendingAccess((batch) => {
+    handle.transaction(() => {
+      for (const [id, access] of batch) writeAccess.run(access.count, access.last, id)
+    })
+  })
+  const withPendingAccess = (unit: StoredUnit): StoredUnit => pendingAccess.apply(unit)
 
   const getMeta = db.prepare('SELECT value FROM meta WHERE key = ?')
   const setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
@@ -592,18 +528,8 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       if (query.vector !== undefined) validateVector(query.vector, 'The query vector')
       if (query.limit === 0) return []
       const filter = filterToSql(query)
-      const merged = new Map<string, IndexCandidate>()
-      // Lexical hits first, in BM25 order, then vector-only hits in similarity order. The order is
-      // a convenience, not a ranking: fusion above decides.
-      if (query.text !== undefined || query.terms !== undefined) for (const hit of lexical(query, query.limit, filter)) merged.set(hit.id, hit)
-      if (query.vector !== undefined) {
-        for (const hit of dense(query.vector, query.limit, filter)) {
-          const seen = merged.get(hit.id)
-          if (seen) seen.dense = hit.dense
-          else merged.set(hit.id, hit)
-        }
-      }
-      return [...merged.values()]
+      const lexicalHits = query.text !== undefined || query.terms !== undefined ? lexical(query, query.limit, filter) : []
+      return mergedCandidates(lexicalHits, query.vector !== undefined ? dense(query.vector, query.limit, filter) : [])
     },
 
     async list(filter, page) {
@@ -621,45 +547,18 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     async get(ids) {
       if (ids.length === 0) return []
       const rows = cachedStatement(`SELECT ${UNIT_COLUMNS} FROM index_units WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as unknown as UnitRow[]
-      const byId = new Map(rows.map((row) => [row.id, row]))
-      const out: StoredUnit[] = []
-      for (const id of new Set(ids)) {
-        const row = byId.get(id)
-        if (row) out.push(withPendingAccess(toStoredUnit(row)))
-      }
-      return out
+      return unitsInAskedOrder(ids, rows, (row) => withPendingAccess(toStoredUnit(row)))
     },
 
     async recordAccess(ids, at) {
       if (ids.length === 0) return
       const instant = normaliseInstant(at, 'at')
       if (handle.readOnly) throw invalid('This index was opened read-only; access cannot be recorded.', 'Open the database writable to record access.')
-      for (const id of new Set(ids)) {
-        const known = pendingAccess.get(id)
-        if (known) {
-          known.count++
-          if (known.last < instant) known.last = instant
-        } else pendingAccess.set(id, { count: 1, last: instant })
-      }
-      if (pendingAccess.size >= ACCESS_FLUSH_UNITS || accessFlushError !== undefined) {
-        flushAccess()
-        return
-      }
-      if (!accessTimer) {
-        accessTimer = setTimeout(() => {
-          accessTimer = undefined
-          try {
-            flushAccess()
-          } catch {
-            // Kept in pendingAccess; the next recordAccess or flush retries and reports it.
-          }
-        }, ACCESS_FLUSH_MS)
-        accessTimer.unref?.()
-      }
+      await pendingAccess.record(ids, instant)
     },
 
     async flush() {
-      flushAccess()
+      await pendingAccess.flush()
     },
 
     async raiseAccess(units) {
@@ -667,7 +566,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       if (handle.readOnly) throw invalid('This index was opened read-only; access cannot be recorded.', 'Open the database writable to record access.')
       const rows = units.map((u, i) => ({ id: u.id, count: accessCountOf(u.count, i), last: u.lastAccessAt === undefined ? null : normaliseInstant(u.lastAccessAt, `units[${i}].lastAccessAt`) }))
       // What this process counted is written first, so the counts raised are the ones readers see.
-      flushAccess()
+      await pendingAccess.flush()
       const raise = cachedStatement(
         `UPDATE index_units SET access_count = max(access_count, ?1),
            last_access_at = CASE WHEN ?2 IS NOT NULL AND (last_access_at IS NULL OR last_access_at < ?2) THEN ?2 ELSE last_access_at END

@@ -22,7 +22,7 @@ import { type ActivityLog, type ActivityRecord, ENGRAM_FILES, type EngramFile, t
 import { forgettableOwners } from '../../../tools/forget-targets.ts'
 import { memoryFileSource } from '../../../memory/tree/memory-file-source.ts'
 import { locateMemoryPath } from '../../../memory/tree/memory-paths.ts'
-import { instantOf } from '../../../storage/files/activity-log.ts'
+import { instantOf } from '../../../storage/activity-records.ts'
 import { ownerNamespace } from '../../../storage/home-layout.ts'
 import type { Viewing } from './ops-viewer.ts'
 

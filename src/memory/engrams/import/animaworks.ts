@@ -14,7 +14,7 @@
 import { join } from 'node:path'
 import type { DocKind } from '../../../core/memory-doc.ts'
 import type { ActivityLog, DocumentStore } from '../../../storage/contracts.ts'
-import { assertSafeSlug } from '../../../storage/files/document-store.ts'
+import { assertSafeSlug } from '../../../storage/document-paths.ts'
 import { copyTree, filesIn, importActivityEvents, importDocument, isDirectory, parseActivityLines, readTextIfExists } from './import-files.ts'
 import { type ImportReport, newImportReport } from './import-report.ts'
 

@@ -10,7 +10,7 @@ import type { Frontmatter } from '../../../core/memory-doc.ts'
 import type { DocKind } from '../../../core/memory-doc.ts'
 import { parseFrontmatter } from '../../../core/frontmatter.ts'
 import type { ActivityLog, DocumentStore } from '../../../storage/contracts.ts'
-import { writeFileAtomic } from '../../../storage/files/atomic-write.ts'
+import { writeFileAtomic } from '../../../storage/atomic-write.ts'
 import { countOf, type ImportReport } from './import-report.ts'
 
 export async function isDirectory(path: string): Promise<boolean> {

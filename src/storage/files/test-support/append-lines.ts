@@ -2,7 +2,7 @@
  * Child process for the append tests: appends `count` long lines tagged with the worker id.
  * Usage: node append-lines.ts <file> <worker-id> <count>
  */
-import { appendLine } from '../atomic-write.ts'
+import { appendLine } from '../../atomic-write.ts'
 
 const [file, worker, count] = process.argv.slice(2)
 if (!file || !worker || !count) throw new Error('usage: append-lines.ts <file> <worker-id> <count>')

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { tempPathFor } from '../atomic-write.ts'
+import { tempPathFor } from '../../atomic-write.ts'
 
 const [path] = process.argv.slice(2)
 if (!path) throw new Error('usage: die-mid-write.ts <path>')

@@ -17,25 +17,6 @@ export interface DoctorCheck {
   fix?: string
 }
 
-/**
- * The server behind storage.url: reached (or the mind would not have opened), its version (15 or
- * newer, checked on open) and pgvector, without which recall has no dense channel.
- */
-function postgresChecks(facts: Record<string, string>, vectorsOff: string | undefined): DoctorCheck[] {
-  const server: DoctorCheck = { name: 'postgres', status: 'ok', detail: `PostgreSQL ${facts.postgres ?? '?'} at ${facts.database ?? '?'}, schema version ${facts['schema version'] ?? '?'}` }
-  const pgvector = facts.pgvector
-  const vector: DoctorCheck =
-    pgvector === undefined || pgvector === 'not installed'
-      ? {
-          name: 'pgvector',
-          status: 'warn',
-          detail: `${vectorsOff ?? 'the vector extension is not installed in this database'}: memories are indexed and recalled by their words only`,
-          fix: 'install pgvector on the server (e.g. the postgresql-NN-pgvector package) and run CREATE EXTENSION vector in the database as a superuser (engram creates it on open when its role may), then run engram reindex --full to embed what was indexed by words',
-        }
-      : { name: 'pgvector', status: 'ok', detail: `pgvector ${pgvector}` }
-  return [server, vector]
-}
-
 export const doctorCommand: Command = {
   path: ['doctor'],
   async run(context) {
@@ -69,12 +50,11 @@ export const doctorCommand: Command = {
       } catch (error) {
         checks.push({ name: 'home', status: 'fail', detail: describeError(error), fix: 'give the user write access to the home, or pick another with --home / ENGRAM_HOME' })
       }
-      const facts = mind.backend.capabilities.facts
-      const onPostgres = mind.backend.name === 'postgres'
-      checks.push(...(onPostgres ? postgresChecks(facts, mind.backend.capabilities.vectorsOff) : [{ name: 'sqlite', status: 'ok' as const, detail: Object.entries(facts).map(([k, v]) => `${k}: ${v}`).join('; ') }]))
+      // The backend's own checks: its server and extensions, as it found them on open.
+      checks.push(...mind.backend.capabilities.checks)
       checks.push(
         mind.backend.capabilities.fullText
-          ? { name: 'full-text search', status: 'ok', detail: onPostgres ? 'BM25 over term rows, ranked as the embedded index ranks' : 'FTS5 with BM25' }
+          ? { name: 'full-text search', status: 'ok', detail: mind.backend.capabilities.describe.fullText }
           : { name: 'full-text search', status: 'fail', detail: 'this SQLite has no FTS5', fix: 'use Node 22.13+ whose built-in SQLite includes FTS5' },
       )
       const vectors = mind.backend.capabilities.vectors

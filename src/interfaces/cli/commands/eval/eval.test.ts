@@ -101,3 +101,26 @@ test('engram eval retrieval runs several files: a table per set beside bm25, the
     temp.cleanup()
   }
 })
+
+test('engram eval retrieval --backend takes the names of the backend table, and one with URL schemes needs ENGRAM_DATABASE_URL', async () => {
+  const temp = makeTempHome()
+  try {
+    const run = (backend: string, env: Record<string, string | undefined>) =>
+      evalCommand.run({
+        io: { stdout: { write: () => true }, stderr: { write: () => true }, env, cwd: process.cwd(), isTTY: false },
+        args: [fixture],
+        options: { run: join(temp.home, '..', 'run.jsonl'), embedder: 'none', backend },
+        json: true,
+        settings: {},
+      })
+    await assert.rejects(run('mysql', temp.env), /--backend must be embedded or postgres, not "mysql"/)
+    const { ENGRAM_DATABASE_URL: _url, ...withoutUrl } = temp.env
+    await assert.rejects(run('postgres', withoutUrl), (error: Error & { fix?: string }) => {
+      assert.match(error.message, /--backend postgres needs the database: ENGRAM_DATABASE_URL is not set/)
+      assert.match(error.fix ?? '', /ENGRAM_DATABASE_URL=postgres:\/\/user:password@host:5432\/database/)
+      return true
+    })
+  } finally {
+    temp.cleanup()
+  }
+})

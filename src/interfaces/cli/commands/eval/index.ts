@@ -12,6 +12,7 @@ import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { loadEvalDataset } from '../../../../eval/retrieval-dataset.ts'
 import { belowBaseline, formatBelowBaseline, formatMetricsTable, type Summary, summariseByCategory } from '../../../../eval/retrieval-metrics.ts'
 import { type EvaluatedQuestion, runRetrievalEval } from '../../../../eval/run-retrieval-eval.ts'
+import { BACKENDS, backendEntryNamed } from '../../../../storage/backends.ts'
 import type { Command } from '../../command.ts'
 
 function usage(message: string, fix: string): EngramError {
@@ -47,10 +48,14 @@ export const evalCommand: Command = {
         settings['embed.model'] = embedder
       }
     }
-    const backend = context.options.backend ?? 'embedded'
-    if (backend !== 'embedded' && backend !== 'postgres') throw usage(`--backend must be embedded or postgres, not ${JSON.stringify(backend)}.`, 'Write --backend postgres with ENGRAM_DATABASE_URL set, or leave it out.')
-    const databaseUrl = backend === 'postgres' ? (typeof settings['storage.url'] === 'string' ? settings['storage.url'] : context.io.env.ENGRAM_DATABASE_URL) : undefined
-    if (backend === 'postgres' && !databaseUrl) throw usage('--backend postgres needs the database: ENGRAM_DATABASE_URL is not set.', 'Set ENGRAM_DATABASE_URL=postgres://user:password@host:5432/database (the eval makes and drops a schema per conversation there).')
+    // The backends are the table's (storage/backends.ts): one without a URL, the others on ENGRAM_DATABASE_URL.
+    const backendNames = BACKENDS.map((entry) => entry.name)
+    const asked = context.options.backend ?? backendNames[0]
+    const backend = typeof asked === 'string' ? backendEntryNamed(asked) : undefined
+    if (!backend) throw usage(`--backend must be ${backendNames.join(' or ')}, not ${JSON.stringify(asked)}.`, `Write --backend ${backendNames.at(-1)} with ENGRAM_DATABASE_URL set, or leave it out.`)
+    const needsUrl = backend.schemes.length > 0
+    const databaseUrl = needsUrl ? (typeof settings['storage.url'] === 'string' ? settings['storage.url'] : context.io.env.ENGRAM_DATABASE_URL) : undefined
+    if (needsUrl && !databaseUrl) throw usage(`--backend ${backend.name} needs the database: ENGRAM_DATABASE_URL is not set.`, `Set ENGRAM_DATABASE_URL=${backend.example} (the eval makes and drops a schema per conversation there).`)
     const at = (path: string): string => (isAbsolute(path) ? path : resolve(context.io.cwd, path))
     // Every file is checked before the first one runs: a typo in the second must not cost the first's run.
     const datasets = files.map((file) => loadEvalDataset(at(file)))

@@ -15,11 +15,10 @@ import { reindexFiles } from '../../../../memory/retrieval/indexer.ts'
 import { type MigrationReport, migrateBackend } from '../../../../memory/portability/migrate-backend.ts'
 import { listAgents } from '../../../../mind.ts'
 import { openMindInternals, type MindInternals } from '../../../../mind-internals.ts'
+import { backendEntryFor, schemeOf } from '../../../../storage/backends.ts'
 import type { Backend } from '../../../../storage/contracts.ts'
 import type { Command, CommandContext } from '../../command.ts'
 import { ExitCode } from '../../io.ts'
-
-const POSTGRES_URL = /^postgres(ql)?:\/\//i
 
 function open(context: CommandContext, settings: Record<string, unknown>): Promise<MindInternals> {
   const stderr = context.io.stderr
@@ -36,24 +35,25 @@ interface Target {
 }
 
 async function openTarget(context: CommandContext, to: string, source: MindInternals): Promise<Target> {
-  if (POSTGRES_URL.test(to)) {
+  // A URL picks its backend from the table (storage/backends.ts); a folder is an embedded home.
+  if (schemeOf(to) !== undefined) {
+    const entry = backendEntryFor(to)
     if (to === source.config.values.storage.url) {
       throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'The target is the database this mind already runs on (storage.url).', fix: 'Pass another database to --to, or unset ENGRAM_DATABASE_URL to migrate the embedded home.' })
     }
-    // Loaded only when asked for: `pg` is an optional peer dependency, and the module its backend.
-    const { openPostgresBackend } = await import('../../../../storage/postgres/backend.ts')
     // The schema the configuration names (storage.schema), when this configuration has one.
     const schema = (source.config.values.storage as { schema?: unknown }).schema
-    const backend = await openPostgresBackend({
+    const backend = await entry.open({
       url: to,
       ...(typeof schema === 'string' ? { schema } : {}),
+      home: source.home,
       agent: source.agent,
       ...(source.project !== undefined ? { project: source.project } : {}),
       clock: source.clock,
       ...(source.embedder ? { embedderId: source.embedder.id, dimensions: source.embedder.dimensions } : {}),
       maxFileBytes: source.config.values.memory.maxFileBytes,
     })
-    // Skills stay files of the home on PostgreSQL (decision 0037): the home's own skill store indexes them.
+    // Skills stay files of the home on a database (decision 0037): the home's own skill store indexes them.
     return {
       backend,
       reindex: () => reindexFiles({ backend, embedder: source.embedder, clock: source.clock, agent: source.agent, skills: source.skills }, { full: true }),

@@ -70,8 +70,8 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
     '',
     s.bold('Capabilities'),
     table([
-      ['storage', caps.backend === 'postgres' ? 'postgres (PostgreSQL: memory files as rows, tables, pgvector)' : `${caps.backend} (SQLite + markdown files)`],
-      ['full-text search', caps.fullText ? s.green(caps.backend === 'postgres' ? 'yes (BM25, computed as SQLite computes it)' : 'yes (FTS5, BM25)') : s.red('no')],
+      ['storage', `${caps.backend} (${caps.storage})`],
+      ['full-text search', caps.fullText ? s.green(`yes (${caps.fullTextRanking})`) : s.red('no')],
       ['vector search', caps.vectors ? s.green(String(caps.vectors)) : s.yellow(caps.vectorsOff !== undefined ? `off — ${caps.vectorsOff}; memories are indexed and searched by their words` : 'off')],
       ['embedder', caps.embedder ? `${caps.embedder.id} (${caps.embedder.kind})` : s.yellow('none')],
       ['LLM', caps.llm.available ? `${caps.llm.provider} (${caps.llm.planningModel ?? '?'})` : s.yellow('none — offline paths, output marked as such')],

@@ -3,11 +3,11 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, statSync, chmodSync, utimesSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { describe, test } from 'node:test'
-import { makeTempHome } from '../../testing/temp-home.ts'
+import { makeTempHome } from '../testing/temp-home.ts'
 import { appendLine, isTempFileName, tempPathFor, writeFileAtomic } from './atomic-write.ts'
-import { runChild } from './test-support/run-children.ts'
+import { runChild } from './files/test-support/run-children.ts'
 
-const APPEND_LINES = join(import.meta.dirname, 'test-support', 'append-lines.ts')
+const APPEND_LINES = join(import.meta.dirname, 'files', 'test-support', 'append-lines.ts')
 
 describe('writeFileAtomic', () => {
   test('creates folders, replaces the file, leaves no temp file, keeps the mode', async () => {

@@ -18,7 +18,7 @@ import { type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'nod
 import { hostname } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { EngramError, ErrorCode } from '../core/errors.ts'
 
 /** Suffix of the temp files `writeFileAtomic` leaves behind only when the process dies mid-write. */
 export const TEMP_SUFFIX = '.tmp'

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { makeTempHome } from '../../testing/temp-home.ts'
+import { makeTempHome } from '../testing/temp-home.ts'
 import { checkMemoryFile, readMemoryFile } from './memory-file-read.ts'
 
 function setup() {

@@ -1,5 +1,5 @@
-/** Checks of what callers pass, before it reaches a statement: the same refusals as the SQLite backend's, with `invalid_argument`. */
-import { EngramError, ErrorCode } from '../../core/errors.ts'
+/** Checks of what callers pass to a store, before it reaches a statement: the same refusals on every backend, with `invalid_argument`. */
+import { EngramError, ErrorCode } from '../core/errors.ts'
 
 export function invalid(message: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
