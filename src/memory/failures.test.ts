@@ -104,3 +104,15 @@ test('each reader gets the failures once, in whatever process asks next; at most
   const [a, b] = await Promise.all([fresh.unreported('turn'), fresh.unreported('turn')])
   assert.equal((a?.length ?? 0) + (b?.length ?? 0), 1)
 })
+
+test('a failure keeps its message and its fix apart in the log: a message that itself holds "Fix:" is read back whole', async () => {
+  const reports = reportsOf()
+  clock.advance(86_400_000)
+  const since = clock.now().toISOString()
+  const message = 'the server answered: "invalid model.\nFix: pick another" (its own text)'
+  await reports.record(auth('summary', { kind: 'invalid_output', status: 422, message }))
+  const [record] = await readFailures(backend.activity, { since })
+  assert.equal(record?.meta?.message, message)
+  assert.equal(record?.meta?.fix, 'set a valid key in llm.apiKey / ENGRAM_LLM_API_KEY')
+  assert.equal(groupFailures(record ? [record] : [])[0]?.message, message)
+})

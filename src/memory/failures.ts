@@ -97,8 +97,9 @@ export function groupFailures(records: readonly ActivityRecord[]): FailureGroup[
     const kind = meta.origin === DROPPED_ORIGIN ? 'dropped' : ((typeof meta.kind === 'string' ? meta.kind : 'other') as ModelFailureKind)
     const status = typeof meta.status === 'number' ? meta.status : undefined
     const key = kind === 'dropped' ? `dropped|${String(meta.task)}` : `${source}|${kind}|${status ?? ''}`
-    // The log line is what a person reads (the message, then "Fix: …"); the fix itself is in meta.
-    const message = (record.content ?? '').split('\nFix: ')[0] ?? ''
+    // The message and the fix are fields of their own in meta (decision 0062). A record written
+    // before that holds only the line a person reads ("message\nFix: fix"), whose first part is the message.
+    const message = typeof meta.message === 'string' ? meta.message : ((record.content ?? '').split('\nFix: ')[0] ?? '')
     const fromProvider = meta.paused !== true
     const task = typeof meta.task === 'string' ? meta.task : undefined
     const group = groups.get(key)
@@ -246,6 +247,7 @@ export function createFailureReports(deps: FailureReportsDeps): FailureReports {
             ...(failure.status !== undefined ? { status: failure.status } : {}),
             ...(failure.task ? { task: failure.task } : {}),
             title: failure.title,
+            message: failure.message,
             fix: failure.fix,
             ...(failure.paused ? { paused: true } : {}),
           },
@@ -258,7 +260,7 @@ export function createFailureReports(deps: FailureReportsDeps): FailureReports {
       try {
         deps.logger.warn({ task: work.task, dropped: true }, `${work.title} (${work.task}): ${work.message} Fix: ${work.fix}`)
         const error = new EngramError({ code: ErrorCode.llmCallFailed, category: 'provider', message: work.message, fix: work.fix })
-        await deps.recorder.error(error, { where: work.task, meta: { origin: DROPPED_ORIGIN, id: randomUUID(), source: 'llm', task: work.task, title: work.title, fix: work.fix } })
+        await deps.recorder.error(error, { where: work.task, meta: { origin: DROPPED_ORIGIN, id: randomUUID(), source: 'llm', task: work.task, title: work.title, message: work.message, fix: work.fix } })
       } catch {
         // As record(): a report that cannot be written must not fail the work that reports it.
       }
