@@ -24,7 +24,13 @@ test('a database that does not answer stops the mind from opening, naming the se
         return true
       })
     }
-    await assert.rejects(createMind({ home: temp.home, ignoreConfigFile: true, env: { ...temp.env, ENGRAM_DATABASE_URL: 'mysql://db/engram' } }), /not a postgres:\/\/ URL/)
+    // A scheme no backend serves is named with the ones that are (the table of decision 0059).
+    await assert.rejects(createMind({ home: temp.home, ignoreConfigFile: true, env: { ...temp.env, ENGRAM_DATABASE_URL: 'mysql://db/engram' } }), (error: Error & { code?: string; fix?: string }) => {
+      assert.equal(error.code, 'invalid_argument')
+      assert.match(error.message, /No storage backend serves mysql:\/\/ URLs \(known: postgres:\/\/, postgresql:\/\/\)/)
+      assert.match(error.fix ?? '', /ENGRAM_DATABASE_URL/)
+      return true
+    })
   } finally {
     temp.cleanup()
   }
