@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { type Clock, systemClock } from './core/clock.ts'
 import { describeError } from './core/errors.ts'
 import { createLineLogger, type Logger, withLevel } from './core/logger.ts'
+import { requireSupportedNode } from './core/node-version.ts'
 import { type ResolvedConfig, resolveConfig } from './config/resolve.ts'
 import type { Embedder, Llm } from './llm/contracts.ts'
 import { createLlm } from './llm/create-llm.ts'
@@ -68,8 +69,12 @@ export interface MindCore {
   close(): Promise<void>
 }
 
-/** Open a home: configuration, models, storage, the owners migration and (unless told not to) the reindex. */
+/**
+ * Open a home: configuration, models, storage, the owners migration and (unless told not to) the reindex.
+ * Throws EngramError `unsupported` on a Node older than engram supports, whatever the backend (decision 0068).
+ */
 export async function openMindCore(options: CreateMindOptions = {}): Promise<MindCore> {
+  requireSupportedNode()
   const flags: Record<string, unknown> = { ...options.settings }
   if (options.home !== undefined) flags.home = options.home
   if (options.agent !== undefined) flags.agent = options.agent

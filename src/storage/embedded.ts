@@ -5,6 +5,7 @@
 import { mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { EngramScope } from '../core/engram.ts'
+import { requireSupportedNode } from '../core/node-version.ts'
 import { userFromKey } from '../core/owner.ts'
 import type { Backend, EngramStore, Locks } from './contracts.ts'
 import { createFileActivityLog } from './files/activity-log.ts'
@@ -34,8 +35,12 @@ export interface EmbeddedBackend extends Backend {
   owners(): Promise<OwnersStatus>
 }
 
-/** Open (creating folders as needed) the embedded backend of one agent in one home. */
+/**
+ * Open (creating folders as needed) the embedded backend of one agent in one home.
+ * Throws EngramError `unsupported`, before touching the home, on a Node without `node:sqlite` (decision 0068).
+ */
 export function openEmbeddedBackend(options: EmbeddedBackendOptions): EmbeddedBackend {
+  requireSupportedNode()
   const layout = homeLayout(options.home, options.agent, options.project)
   for (const dir of layout.requiredDirs) mkdirSync(dir, { recursive: true })
 

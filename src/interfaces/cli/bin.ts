@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-import { enableCompileCache } from 'node:module'
+// A namespace, not `import { enableCompileCache }`: a Node without it (before 22.1) would refuse to
+// link this file and print its own error instead of the command line's "engram needs Node.js …"
+// (runCli refuses an unsupported Node first thing, decision 0068).
+import * as nodeModule from 'node:module'
 
 // Node keeps the compiled code of engram's modules and its packages in a cache (the system's temp
 // folder, or NODE_COMPILE_CACHE) and the next start skips compiling them: decision 0041. It must
 // be on before the modules load, so the command line is imported below, not at the top.
-enableCompileCache()
+if ('enableCompileCache' in nodeModule) nodeModule.enableCompileCache()
 const { runCli } = await import('./run-cli.ts')
 
 /** How long the process may linger after its command returned (stdout drains in far less). */

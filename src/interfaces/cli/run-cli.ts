@@ -8,6 +8,7 @@
  */
 import { parseArgs } from 'node:util'
 import { EngramError, ErrorCode, withFix } from '../../core/errors.ts'
+import { unsupportedNodeError } from '../../core/node-version.ts'
 import type { Command, CommandContext, OptionSpec } from './command.ts'
 import { COMMANDS, type CommandEntry } from './commands/index.ts'
 import { GLOBAL_OPTIONS } from './global-options.ts'
@@ -18,6 +19,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const words = commandWords(argv)
   const entry = findCommand(words)
   const wantsJson = argv.includes('--json') || (!io.isTTY && !argv.includes('--human'))
+  // Before anything else, `--version` and `--help` included: on an older Node a command would fail
+  // on a built-in it lacks, with a message about that built-in (decision 0068). Said on stderr in
+  // JSON mode too: an MCP client that launched `engram mcp` shows its server's stderr, not stdout.
+  const oldNode = unsupportedNodeError()
+  if (oldNode) {
+    const name = entry?.path.join(' ') ?? (argv.includes('--version') ? 'version' : words.join(' '))
+    if (wantsJson) io.stderr.write(`engram: ${withFix(oldNode.message, oldNode.fix)}\n`)
+    return fail(io, wantsJson, name, oldNode.code, oldNode.message, oldNode.fix, ExitCode.system, oldNode.details)
+  }
 
   if (argv.includes('--version')) {
     io.stdout.write(wantsJson ? `${JSON.stringify({ ok: true, command: 'version', data: { version: ENGRAM_VERSION } })}\n` : `engram ${ENGRAM_VERSION}\n`)
@@ -92,7 +102,7 @@ function fail(io: CliIo, json: boolean, command: string, code: ErrorCode, messag
   if (json) {
     io.stdout.write(`${JSON.stringify({ ok: false, command, error: { code, message, fix, ...(details && Object.keys(details).length > 0 ? { details } : {}) } })}\n`)
   } else {
-    io.stderr.write(`engram ${command}: ${withFix(message, fix)}\n`)
+    io.stderr.write(`engram${command ? ` ${command}` : ''}: ${withFix(message, fix)}\n`)
   }
   return exit
 }

@@ -25,10 +25,11 @@ import { closeSync, mkdirSync, openSync, readSync, statSync, truncateSync, utime
 import { writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { DatabaseSync } from 'node:sqlite'
+import type { DatabaseSync } from 'node:sqlite'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { LockOutcome, Locks } from '../contracts.ts'
+import { nodeSqlite } from '../node-sqlite.ts'
 import { joinLine, type Line, lineOf, turnInLine } from '../lock-lines.ts'
 
 export interface FileLocksOptions {
@@ -117,6 +118,7 @@ function busyError(name: string, timeoutMs: number, holder: string | undefined):
 
 /** Locks backed by lock files under `options.dir`. */
 export function createFileLocks(options: FileLocksOptions): Locks {
+  const { DatabaseSync } = nodeSqlite()
   let folderReady = false
 
   function open(target: string): DatabaseSync {

@@ -10,6 +10,7 @@
  * means for several hosts).
  */
 import type { EngramScope } from '../../core/engram.ts'
+import { requireSupportedNode } from '../../core/node-version.ts'
 import { type Owner, ownerOfUser, userOfOwner } from '../../core/owner.ts'
 import type { Backend, BackendCheck, EngramStore } from '../contracts.ts'
 import { createPostgresActivityLog } from './activity-log.ts'
@@ -64,6 +65,8 @@ function postgresChecks(handle: PostgresHandle, vectorsOff: string | undefined):
 
 /** Open (migrating as needed) the PostgreSQL backend of one agent. */
 export async function openPostgresBackend(options: PostgresBackendOptions): Promise<PostgresBackend> {
+  // engram is built and tested on Node 22.13+ only, whatever the backend (decision 0068).
+  requireSupportedNode()
   const connection: OpenPostgresOptions = { url: options.url, clock: options.clock }
   if (options.schema !== undefined) connection.schema = options.schema
   if (options.maxConnections !== undefined) connection.maxConnections = options.maxConnections

@@ -7,10 +7,11 @@
  * is open, so every caller sees the same capabilities.
  */
 import { existsSync } from 'node:fs'
-import { DatabaseSync } from 'node:sqlite'
+import type { DatabaseSync } from 'node:sqlite'
 import { getLoadablePath } from 'sqlite-vec'
 import { type Clock, systemClock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { nodeSqlite } from '../node-sqlite.ts'
 import { applyMigrations, readSchemaVersion } from './migrations.ts'
 
 export interface SqliteFeatures {
@@ -141,10 +142,12 @@ function probeSqliteVec(db: DatabaseSync, explicitPath: string | false | undefin
  * probe its features and apply pending migrations.
  *
  * Throws EngramError `storage_corrupt` when the file is not a SQLite database, `unsupported` when
- * it was written by a newer engram, `storage_unavailable` when it cannot be opened at all.
+ * it was written by a newer engram or this Node is older than engram supports,
+ * `storage_unavailable` when it cannot be opened at all.
  */
 export function openSqlite(path: string, options: OpenSqliteOptions = {}): SqliteHandle {
   const readOnly = options.readOnly ?? false
+  const { DatabaseSync } = nodeSqlite()
   if (readOnly && path !== ':memory:' && !existsSync(path)) {
     throw new EngramError({
       code: ErrorCode.storageUnavailable,

@@ -5,6 +5,7 @@ import { makeStyle } from '../../format.ts'
 import { ExitCode } from '../../io.ts'
 import { openMind } from '../../open-mind.ts'
 import { describeError, EngramError } from '../../../../core/errors.ts'
+import { MINIMUM_NODE_VERSION } from '../../../../core/node-version.ts'
 import { probeEmbedder, probeLlm } from '../../../../llm/probe.ts'
 import type { MindInternals } from '../../../../mind-internals.ts'
 import { FAILURE_LOOKBACK_MS, formatFailureGroup, groupFailures, readFailures } from '../../../../memory/failures.ts'
@@ -21,12 +22,8 @@ export const doctorCommand: Command = {
   path: ['doctor'],
   async run(context) {
     const checks: DoctorCheck[] = []
-    const [major = 0, minor = 0] = process.versions.node.split('.').map(Number)
-    checks.push(
-      major > 22 || (major === 22 && minor >= 13)
-        ? { name: 'node', status: 'ok', detail: `Node ${process.version}` }
-        : { name: 'node', status: 'fail', detail: `Node ${process.version} is too old`, fix: 'install Node 22.13 or newer (npm test / npm run demo fetch Node 24 by themselves)' },
-    )
+    // No command runs on an older Node: runCli refuses it first (decision 0068).
+    checks.push({ name: 'node', status: 'ok', detail: `Node ${process.version} (engram needs ${MINIMUM_NODE_VERSION} or newer)` })
 
     let mind: Awaited<ReturnType<typeof openMind>> | undefined
     try {
