@@ -82,7 +82,7 @@ async function exercise(client: Client): Promise<void> {
   assert.deepEqual(tools.map((tool) => tool.name), ESSENTIAL)
   const saved = await client.callTool({ name: 'memorize', arguments: { entries: [{ text: 'Ada keeps the boat keys in the blue tin', kind: 'lesson', topic: 'boat' }] } })
   assert.equal(saved.isError, undefined, JSON.stringify(saved.content))
-  const found = await client.callTool({ name: 'search_memory', arguments: { query: 'boat keys' } })
+  const found = (await client.callTool({ name: 'search_memory', arguments: { query: 'boat keys' } })) as { structuredContent?: Record<string, unknown> }
   assert.match(String(found.structuredContent?.result), /blue tin/)
 }
 

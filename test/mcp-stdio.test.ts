@@ -134,7 +134,7 @@ describe('engram mcp over stdio', () => {
     const { resourceTemplates } = await client.listResourceTemplates()
     assert.deepEqual(resourceTemplates.map((template) => template.uriTemplate), ['engram://memory/{+path}'])
     const filled = resourceTemplates[0]!.uriTemplate.replace('{+path}', 'memory/lessons.md')
-    assert.match(String((await client.readResource({ uri: filled })).contents[0]?.text), /ops\/staging-deploy/)
+    assert.match(String(((await client.readResource({ uri: filled })).contents[0] as { text?: string }).text), /ops\/staging-deploy/)
 
     const prompt = await client.getPrompt({ name: 'primed_context', arguments: { message: 'where is the staging deploy key?' } })
     const text = String((prompt.messages[0]?.content as { text?: string } | undefined)?.text)
