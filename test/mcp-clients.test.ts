@@ -77,6 +77,18 @@ function engramArgs(config: ServerConfig): string[] {
   return args.slice(2)
 }
 
+/** The client connected to the configuration's `engram mcp`, and what the server wrote to stderr so far. */
+async function launch(config: ServerConfig, env: Record<string, string>): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, ...engramArgs(config)], env, cwd: root, stderr: 'pipe' })
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8')
+  })
+  const client = new Client({ name: 'engram-doc-test', version: '1.0.0' })
+  await client.connect(transport)
+  return { client, stderr: () => stderr }
+}
+
 async function exercise(client: Client): Promise<void> {
   const { tools } = await client.listTools()
   assert.deepEqual(tools.map((tool) => tool.name), ESSENTIAL)
@@ -115,29 +127,18 @@ describe('the client configurations in docs/mcp-clients.md, as written', () => {
       temps.push(temp)
       assert.equal(config.env?.ENGRAM_HOME, EXAMPLE_HOME, `${under}: the home is given in env`)
       const env = { ...config.env, ENGRAM_HOME: temp.home, HOME: temp.env.HOME!, ENGRAM_EMBED_MODEL: temp.env.ENGRAM_EMBED_MODEL! }
-      const transport = new StdioClientTransport({ command: process.execPath, args: [bin, ...engramArgs(config)], env, cwd: root, stderr: 'pipe' })
-      let stderr = ''
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString('utf8')
-      })
-      const client = new Client({ name: 'engram-doc-test', version: '1.0.0' })
-      await client.connect(transport)
+      const first = await launch(config, env)
       try {
-        await exercise(client)
-        assert.ok(stderr.includes(`engram mcp: new empty home at ${temp.home} (agent default)`), `${under}: ${stderr}`)
-        assert.match(client.getInstructions() ?? '', /in conversations with ada/, under)
+        await exercise(first.client)
+        assert.ok(first.stderr().includes(`engram mcp: new empty home at ${temp.home} (agent default)`), `${under}: ${first.stderr()}`)
+        assert.match(first.client.getInstructions() ?? '', /in conversations with ada/, under)
       } finally {
-        await client.close()
+        await first.client.close()
       }
       // Started again on the same home, it is no longer new: it says which memory it serves.
-      const again = new StdioClientTransport({ command: process.execPath, args: [bin, ...engramArgs(config)], env, cwd: root, stderr: 'pipe' })
-      let second = ''
-      again.stderr?.on('data', (chunk: Buffer) => {
-        second += chunk.toString('utf8')
-      })
-      const reopened = new Client({ name: 'engram-doc-test', version: '1.0.0' })
-      await reopened.connect(again)
-      await reopened.close()
+      const again = await launch(config, env)
+      await again.client.close()
+      const second = again.stderr()
       assert.ok(second.includes(`engram mcp: serving agent default from ${temp.home} for user ada`), `${under}: ${second}`)
     }
   })
