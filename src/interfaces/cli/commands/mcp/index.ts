@@ -5,7 +5,8 @@
  * client closes stdin (or SIGINT / SIGTERM), then closes cleanly.
  *
  * Nothing but protocol goes to stdout while serving; the CLI's closing envelope is sent to stderr
- * (see below), and logs always go there.
+ * (see below), and logs always go there — the first line names the home served, and says when it
+ * is new and empty (decision 0067). The tools listed follow `mcp.tools` (mcp-tools.ts).
  */
 import { readdirSync } from 'node:fs'
 import { resolveConfig } from '../../../../config/resolve.ts'
