@@ -239,7 +239,7 @@ describe('forged-structure payloads through every channel: 0 forged lines', () =
       // The same memory through the official MCP client.
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
       const client = new Client({ name: 'injection-test', version: '1.0.0' })
-      await Promise.all([createMindMcpServer(mind, { session: { sessionId: 'mcp-observe', user: USER } }).connect(serverSide), client.connect(clientSide)])
+      await Promise.all([createMindMcpServer(mind, { session: { sessionId: 'mcp-observe', user: USER }, tools: 'all' }).connect(serverSide), client.connect(clientSide)])
       try {
         const primed = await client.getPrompt({ name: 'primed_context', arguments: { message: PROBE } })
         seen.push(['MCP primed_context', primed.messages.map((message) => (message.content.type === 'text' ? message.content.text : '')).join('\n')])

@@ -50,13 +50,29 @@ describe('engram mcp over stdio', () => {
     temp.cleanup()
   })
 
-  test('lists the agent tools with object input schemas', async () => {
+  test('names its home on stderr, saying it is new and empty (stdout is the protocol)', () => {
+    assert.match(stderr, new RegExp(`engram mcp: new empty home at ${temp.home.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(agent default\\); if you meant another, set ENGRAM_HOME in your client's config`))
+  })
+
+  test('lists one tool per question, each with a title, annotations and an output schema, descriptions 1,500 characters at most', async () => {
     const { tools } = await client.listTools()
-    const names = tools.map((tool) => tool.name)
-    for (const name of ['memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'forget_memory', 'recall_skill', 'report_procedure_outcome', 'memory']) {
-      assert.ok(names.includes(name), `${name} missing from ${names.join(', ')}`)
-    }
+    assert.deepEqual(
+      tools.map((tool) => tool.name),
+      ['memorize', 'search_memory', 'read_memory_file', 'write_memory_file', 'forget_memory', 'recall_skill'],
+    )
+    const sizes = tools.map((tool) => `${tool.name} ${(tool.description ?? '').length}`)
+    const total = tools.reduce((sum, tool) => sum + (tool.description ?? '').length, 0)
+    console.log(`MCP tool descriptions: ${sizes.join(', ')}; total ${total} characters`)
+    assert.ok(total <= 1500, `descriptions total ${total} characters`)
     for (const tool of tools) {
+      assert.ok(tool.title, tool.name)
+      assert.equal(tool.outputSchema?.type, 'object', tool.name)
+      assert.equal(typeof tool.annotations?.readOnlyHint, 'boolean', tool.name)
+      assert.equal(tool.annotations?.openWorldHint, false, tool.name)
+      if (tool.annotations?.readOnlyHint === false) {
+        assert.equal(typeof tool.annotations.destructiveHint, 'boolean', tool.name)
+        assert.equal(typeof tool.annotations.idempotentHint, 'boolean', tool.name)
+      }
       assert.equal(tool.inputSchema.type, 'object', tool.name)
       assert.ok((tool.description ?? '').length > 20, tool.name)
     }
@@ -74,6 +90,9 @@ describe('engram mcp over stdio', () => {
     assert.equal(found.isError, undefined, textOf(found))
     assert.match(textOf(found), /The staging deploy key lives in vault path ops\/staging-deploy/)
     assert.match(textOf(found), /source: memory\/lessons\.md/)
+    // Structured as the output schema says (the client checked it): the hits, and the text under "result".
+    assert.equal(found.structuredContent?.result, textOf(found))
+    assert.ok(Array.isArray(found.structuredContent?.hits))
 
     const read = (await client.callTool({ name: 'read_memory_file', arguments: { path: 'memory/lessons.md' } })) as CallResult
     assert.equal(read.isError, undefined, textOf(read))
@@ -110,6 +129,12 @@ describe('engram mcp over stdio', () => {
     const content = await client.readResource({ uri: lessons.uri })
     assert.match(String((content.contents[0] as { text?: string }).text), /ops\/staging-deploy/)
     await assert.rejects(client.readResource({ uri: 'engram://memory/..%2F..%2Fetc%2Fpasswd' }), /Refused path/)
+
+    // The memory files as a template a client fills in with a path, then reads.
+    const { resourceTemplates } = await client.listResourceTemplates()
+    assert.deepEqual(resourceTemplates.map((template) => template.uriTemplate), ['engram://memory/{+path}'])
+    const filled = resourceTemplates[0]!.uriTemplate.replace('{+path}', 'memory/lessons.md')
+    assert.match(String(((await client.readResource({ uri: filled })).contents[0] as { text?: string }).text), /ops\/staging-deploy/)
 
     const prompt = await client.getPrompt({ name: 'primed_context', arguments: { message: 'where is the staging deploy key?' } })
     const text = String((prompt.messages[0]?.content as { text?: string } | undefined)?.text)

@@ -42,7 +42,7 @@ const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { prot
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 
 async function startOn(temp: TempHome, settings: Record<string, string> = {}): Promise<{ server: ServeProcess; url: URL }> {
-  const server = await startServe({ home: temp.home, env: { ...temp.env, ENGRAM_SERVE_TOKENS: TOKENS, ...settings }, killAfterMs: 240_000 })
+  const server = await startServe({ home: temp.home, env: { ...temp.env, ENGRAM_SERVE_TOKENS: TOKENS, ENGRAM_MCP_TOOLS: 'all', ...settings }, killAfterMs: 240_000 })
   return { server, url: new URL(`${server.address}/mcp`) }
 }
 

@@ -90,11 +90,18 @@ describe('engram serve: MCP over streamable HTTP', () => {
   test('the tools, a memory resource and primed_context, for the token\'s user', async () => {
     const { client } = await as(ADA)
     const { tools } = await client.listTools()
-    const names = tools.map((tool) => tool.name)
-    for (const name of ['memorize', 'recall', 'search_memory', 'read_memory_file', 'write_memory_file', 'forget_memory', 'recall_skill', 'report_procedure_outcome', 'memory']) {
-      assert.ok(names.includes(name), `${name} missing from ${names.join(', ')}`)
+    // One tool per question (mcp.tools: essential), each with a title and an output schema the client checks results against.
+    assert.deepEqual(
+      tools.map((tool) => tool.name),
+      ['memorize', 'search_memory', 'read_memory_file', 'write_memory_file', 'forget_memory', 'recall_skill'],
+    )
+    assert.ok(tools.reduce((sum, tool) => sum + (tool.description ?? '').length, 0) <= 1500)
+    for (const tool of tools) {
+      assert.equal(tool.inputSchema.type, 'object', tool.name)
+      assert.equal(tool.outputSchema?.type, 'object', tool.name)
+      assert.ok(tool.title, tool.name)
     }
-    for (const tool of tools) assert.equal(tool.inputSchema.type, 'object', tool.name)
+    assert.deepEqual((await client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate), ['engram://memory/{+path}'])
 
     const saved = (await client.callTool({ name: 'memorize', arguments: { entries: [{ text: 'The Orion staging deploy needs the VPN token refreshed every Monday.', kind: 'lesson', topic: 'deploy' }] } })) as CallResult
     assert.equal(saved.isError, undefined, textOf(saved))

@@ -49,7 +49,8 @@ describe('engram serve: Bob cannot begin turns in the session ids derived for Ca
   }
   before(async () => {
     temp = makeTempHome('engram-squat-serve-')
-    server = await startServe({ home: temp.home, env: { ...temp.env, ENGRAM_SERVE_TOKENS: TOKENS }, killAfterMs: 240_000 })
+    // The memory tool is among every agent tool (mcp.tools: all), not the essential set.
+    server = await startServe({ home: temp.home, env: { ...temp.env, ENGRAM_SERVE_TOKENS: TOKENS, ENGRAM_MCP_TOOLS: 'all' }, killAfterMs: 240_000 })
   })
   after(async () => {
     await server.stop()
@@ -125,7 +126,7 @@ describe('engram mcp: --session naming another user\'s derived id', () => {
       assert.equal(envelope.error.code, 'access_denied')
       assert.match(envelope.error.message, /Session "mcp:carol" is the id engram's MCP interface uses for user "carol"; user "bob" cannot open it/)
 
-      const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--home', temp.home, '--user', 'carol'], env: temp.env, cwd: root, stderr: 'pipe' })
+      const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--home', temp.home, '--user', 'carol'], env: { ...temp.env, ENGRAM_MCP_TOOLS: 'all' }, cwd: root, stderr: 'pipe' })
       const carol = new Client({ name: 'engram-test', version: '1.0.0' })
       await carol.connect(transport)
       try {

@@ -47,6 +47,7 @@ export interface ConfigValues {
   learning: { patternMonitorMode: 'off' | 'passive' | 'active' }
   limits: { messageChars: number; toolInputChars: number; queryChars: number }
   jobs: { eager: boolean }
+  mcp: { tools: 'essential' | 'all' }
   serve: {
     host: string
     port: number

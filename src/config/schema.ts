@@ -118,6 +118,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     'How many days of episodes daily consolidation looks back over for what no model has consolidated yet (offline, or after a failure): older ones are left as episodes.'),
   s('jobs.eager', 'ENGRAM_JOBS_EAGER', { kind: 'boolean' }, true,
     'Run the work queued after a turn or at a session boundary at once, in the background of the process that queued it; false leaves it to the next maintain() (serverless, where nothing may outlive a request).'),
+  s('mcp.tools', 'ENGRAM_MCP_TOOLS', { kind: 'enum', values: ['essential', 'all'] }, 'essential',
+    'Tools an MCP client sees (engram mcp, /mcp): essential = one per question (search, memorize, read/write a memory file, forget, recall a skill) with short descriptions; all = every agent tool, as mind.tools() gives them.'),
   s('serve.host', 'ENGRAM_SERVE_HOST', { kind: 'string' }, '127.0.0.1',
     'Address `engram serve` listens on. Loopback by default; any other address needs serve.tokens (decision 0038).'),
   s('serve.port', 'ENGRAM_SERVE_PORT', { kind: 'integer', min: 0, max: 65535 }, 7477,

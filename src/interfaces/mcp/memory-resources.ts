@@ -35,11 +35,35 @@ export interface MemoryResourceContent {
   text: string
 }
 
+export interface MemoryResourceTemplate {
+  uriTemplate: string
+  name: string
+  title?: string
+  description?: string
+  mimeType?: string
+}
+
 /** What the MCP server needs to offer resources. */
 export interface ResourceProvider {
+  /** The URI templates a client may fill in and read (`resources/templates/list`). */
+  templates: MemoryResourceTemplate[]
   list(): Promise<MemoryResourceEntry[]>
   read(uri: string): Promise<MemoryResourceContent>
 }
+
+/**
+ * Every memory file by its path (RFC 6570 reserved expansion: the path keeps its slashes), e.g.
+ * engram://memory/memory/rules.md — read as read_memory_file reads it, within the viewer's own memory.
+ */
+const MEMORY_RESOURCE_TEMPLATES: MemoryResourceTemplate[] = [
+  {
+    uriTemplate: `${MEMORY_URI_PREFIX}{+path}`,
+    name: 'memory-file',
+    title: 'A memory file',
+    description: 'A memory file by its path, e.g. memory/rules.md, memory/lessons.md, knowledge/<name>.md, procedures/<name>.md.',
+    mimeType: 'text/markdown',
+  },
+]
 
 /** The URI of a memory path. */
 export function memoryUri(path: string): string {
@@ -143,6 +167,7 @@ export function memoryResourcesOf(layout: HomeLayout, viewer: Viewer = { agent: 
   }
 
   return {
+    templates: MEMORY_RESOURCE_TEMPLATES,
     async list() {
       if (!source.files) return (await listFromSeams(layout, viewer, source)).map((path) => ({ uri: memoryUri(path), name: path, mimeType: mimeTypeOf(path) }))
       const files: Array<{ path: string; size: number }> = []

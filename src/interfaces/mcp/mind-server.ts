@@ -10,7 +10,9 @@ import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
 import { internalsOf, type MindInternals } from '../../mind-internals.ts'
 import { type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools.ts'
+import type { ConfigValues } from '../../config/resolve.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
+import { mcpToolsOf } from './mcp-tools.ts'
 import { createMcpTurns } from './mcp-turns.ts'
 import { memoryResourcesOf } from './memory-resources.ts'
 import { withConfirmationsInResults, withPendingConfirmations } from './pending-confirmations.ts'
@@ -29,6 +31,8 @@ export interface MindMcpServerOptions {
   admin?: boolean
   /** Overrides how the `primed_context` prompt is computed. */
   primeMessage?: (message: string, user?: string) => Promise<string>
+  /** The tools listed: one per question (essential) or every agent tool (all). Default: the mind's `mcp.tools`. */
+  tools?: ConfigValues['mcp']['tools']
 }
 
 /** The user a `primed_context` request may be computed for: the connection's own, unless an administrator names another. */
@@ -68,6 +72,18 @@ export function primedContextOf(mind: MindInternals): (message: string, user?: s
   }
 }
 
+/**
+ * The server's instructions: whose memory this is and how to use it. A connection for no user says
+ * so (decision 0067): it reads and writes the agent's own memory, shared by every conversation.
+ */
+function mindInstructions(agent: string, user: string | undefined): string {
+  const whose =
+    user !== undefined
+      ? `Long-term memory of agent "${agent}" in conversations with ${user}.`
+      : `Long-term memory of agent "${agent}"; this connection acts for the agent alone (no user), so what it saves is the agent's own memory, seen in every conversation.`
+  return `${whose} Search it with search_memory before answering, save with memorize, keep notes with write_memory_file; the memory files are resources (engram://memory/<path>).`
+}
+
 /** Builds the MCP server over an open mind. The caller owns the mind and closes it. */
 export function createMindMcpServer(host: Mind, options: MindMcpServerOptions = {}): McpServer {
   const mind = internalsOf(host)
@@ -80,12 +96,13 @@ export function createMindMcpServer(host: Mind, options: MindMcpServerOptions = 
   const prime = options.primeMessage ?? primedContextOf(mind)
   const own = options.session?.user
   // Copilot confirmations reach the client where it reads: new ones after a tool's result (pending-confirmations.ts).
-  const tools = withConfirmationsInResults(agentTools, () => mind.pendingConfirmations(own !== undefined ? { user: own } : {}), own)
+  const confirming = withConfirmationsInResults(agentTools, () => mind.pendingConfirmations(own !== undefined ? { user: own } : {}), own)
+  const tools = mcpToolsOf(confirming, options.tools ?? mind.config.values.mcp.tools)
   const scope = mind.scope(own)
   const server = createMcpServer({
     name: 'engram',
     version: ENGRAM_VERSION,
-    instructions: `Long-term memory of agent "${mind.agent}"${own !== undefined ? ` in conversations with ${own}` : ''}. Search it with search_memory or recall, save with memorize, keep notes with write_memory_file; the memory files are resources.`,
+    instructions: mindInstructions(mind.agent, own),
     tools,
     // Tool wisdom reaches an MCP client's model as it reaches turn.tools: on the tool it names.
     describeTools: async (listed) => (await scope.memory.decorateTools(listed)).tools,

@@ -13,6 +13,7 @@ import {
   type CallToolResult,
   type GetPromptResult,
   ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ErrorCode as McpErrorCode,
   McpError,
@@ -22,6 +23,7 @@ import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import { textProblem } from '../../core/well-formed-text.ts'
 import { withNudges } from '../../memory/learning/pattern-monitor.ts'
 import { type EngramTool, type ToolResult, toolErrorResult } from '../../tools/tool.ts'
+import { type McpTool, structuredResult } from './mcp-tools.ts'
 import type { ResourceProvider } from './memory-resources.ts'
 
 export const PRIMED_CONTEXT_PROMPT = 'primed_context'
@@ -29,7 +31,7 @@ export const PRIMED_CONTEXT_PROMPT = 'primed_context'
 export const TOOL_ERROR_META = 'engram/error'
 
 export interface McpServerOptions {
-  tools: readonly EngramTool[]
+  tools: readonly McpTool[]
   resources: ResourceProvider
   /** Returns the primed context for a message (and its sender); without it the prompt is not offered. */
   primeMessage?: (message: string, user?: string) => Promise<string>
@@ -41,13 +43,16 @@ export interface McpServerOptions {
   describeTools?: (tools: readonly EngramTool[]) => Promise<EngramTool[]>
 }
 
-function toCallToolResult(result: ToolResult): CallToolResult {
+/** A tool's result as MCP sends it; under an output schema, its structured content follows that schema. */
+function toCallToolResult(result: ToolResult, tool?: McpTool): CallToolResult {
   return {
     // The pattern monitor's nudges go in the text the model reads, after the tool's own output.
     content: [{ type: 'text', text: withNudges(result.text, result.nudges) }],
     ...(result.isError ? { isError: true } : {}),
-    // Structured data helps programmatic clients; models read the text.
-    ...(result.data !== undefined && typeof result.data === 'object' && result.data !== null && !Array.isArray(result.data)
+    // Structured data helps programmatic clients; models read the text. A tool with an output
+    // schema always has it (the client checks it against the schema, failures included).
+    ...(tool?.outputSchema ? { structuredContent: structuredResult(result) } : {}),
+    ...(!tool?.outputSchema && result.data !== undefined && typeof result.data === 'object' && result.data !== null && !Array.isArray(result.data)
       ? { structuredContent: JSON.parse(JSON.stringify(result.data)) as Record<string, unknown> }
       : {}),
     // A failure's code, message and fix apart (decision 0062), for a client that acts on them.
@@ -152,7 +157,7 @@ function asMcpError(error: unknown): McpError {
 
 /** Builds the server; connect it to a transport with `server.connect(transport)`. */
 export function createMcpServer(options: McpServerOptions): McpServer {
-  const byName = new Map<string, EngramTool>()
+  const byName = new Map<string, McpTool>()
   for (const tool of options.tools) {
     if (byName.has(tool.name)) throw new EngramError({ code: ErrorCode.invalidArgument, category: 'system', message: `Two tools are named "${tool.name}".`, fix: 'give every tool a unique name' })
     byName.set(tool.name, tool)
@@ -178,14 +183,19 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       }
     }
     return {
-      tools: described.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: { ...tool.jsonSchema, type: 'object' as const },
-        // What the tool does, so a client can run the read-only ones freely and confirm the
-        // destructive one; a host's own tool without hints gets its name as its title.
-        annotations: tool.annotations ?? { title: tool.name },
-      })),
+      tools: described.map((tool) => {
+        const outputSchema = byName.get(tool.name)?.outputSchema
+        return {
+          name: tool.name,
+          title: tool.annotations?.title ?? tool.name,
+          description: tool.description,
+          inputSchema: { ...tool.jsonSchema, type: 'object' as const },
+          ...(outputSchema ? { outputSchema: { ...outputSchema, type: 'object' as const } } : {}),
+          // What the tool does, so a client can run the read-only ones freely and confirm the
+          // destructive one; a host's own tool without hints gets its name as its title.
+          annotations: tool.annotations ?? { title: tool.name },
+        }
+      }),
     }
   })
 
@@ -197,10 +207,10 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       )
     }
     try {
-      return toCallToolResult(await tool.execute(request.params.arguments))
+      return toCallToolResult(await tool.execute(request.params.arguments), tool)
     } catch (error) {
       // EngramTools do not throw; this guards a tool that breaks its contract.
-      return toCallToolResult(toolErrorResult({ code: ErrorCode.internal, message: `${tool.name} failed: ${describeError(error)}` }, { data: { code: ErrorCode.internal } }))
+      return toCallToolResult(toolErrorResult({ code: ErrorCode.internal, message: `${tool.name} failed: ${describeError(error)}` }, { data: { code: ErrorCode.internal } }), tool)
     }
   })
 
@@ -211,6 +221,9 @@ export function createMcpServer(options: McpServerOptions): McpServer {
       throw asMcpError(error)
     }
   })
+
+  // The memory files as one template, so a client can read a file it did not list (or list none).
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: options.resources.templates }))
 
   server.setRequestHandler(ReadResourceRequestReadByUs, async (request) => {
     try {

@@ -5,8 +5,11 @@
  * client closes stdin (or SIGINT / SIGTERM), then closes cleanly.
  *
  * Nothing but protocol goes to stdout while serving; the CLI's closing envelope is sent to stderr
- * (see below), and logs always go there.
+ * (see below), and logs always go there — the first line names the home served, and says when it
+ * is new and empty (decision 0067). The tools listed follow `mcp.tools` (mcp-tools.ts).
  */
+import { readdirSync } from 'node:fs'
+import { resolveConfig } from '../../../../config/resolve.ts'
 import { describeError } from '../../../../core/errors.ts'
 import { checkDerivedSessionId, derivedSessionId } from '../../../../core/session-ids.ts'
 import { createMindMcpServer } from '../../../mcp/mind-server.ts'
@@ -28,6 +31,25 @@ const FIRST_MAINTAIN_MS = 1_000
  */
 const SIGNAL_GRACE_MS = 1_000
 
+/**
+ * Whether the home the command will open holds nothing yet (opening creates it): memory kept in
+ * files, and no such folder or an empty one. A configuration the mind will refuse reads as not new.
+ */
+function newEmptyHome(env: Record<string, string | undefined>, settings: Record<string, unknown>): boolean {
+  let values: ReturnType<typeof resolveConfig>['values']
+  try {
+    values = resolveConfig({ env, flags: settings }).values
+  } catch {
+    return false
+  }
+  if (values.storage.url !== undefined) return false
+  try {
+    return readdirSync(values.home).length === 0
+  } catch {
+    return true
+  }
+}
+
 export const mcpCommand: Command = {
   path: ['mcp'],
   usage: 'mcp [--user ID] [--session ID] [--admin]',
@@ -42,7 +64,15 @@ export const mcpCommand: Command = {
     // --session naming an id derived for another user (mcp:<user>, http:<user>) is refused before serving (decision 0054).
     checkDerivedSessionId(sessionId, user)
     const admin = context.options.admin === true
+    const fresh = newEmptyHome(context.io.env, context.settings)
     const mind = await openMind(context)
+    // An MCP client starts the server with an environment of its own: a home exported in a shell
+    // does not reach it. Which memory this is goes to stderr, which clients show in their logs.
+    context.io.stderr.write(
+      fresh
+        ? `engram mcp: new empty home at ${mind.layout.home} (agent ${mind.agent}); if you meant another, set ENGRAM_HOME in your client's config ("env") or pass --home\n`
+        : `engram mcp: serving agent ${mind.agent} from ${mind.layout.home}${user !== undefined ? ` for user ${user}` : ''}\n`,
+    )
     let ended: string | undefined
     // A long-lived server is where background work becomes due (idle session boundaries, daily
     // compaction): it runs every few minutes, off the protocol, without keeping the process alive.
