@@ -166,10 +166,10 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
 
   // The turn's work is queued with what it needs (a job runs in whichever process claims it).
   // The detectors are pure and cheap: run them here, and queue the events only when one fired.
-  const turnWork = (number: number, compactContext: boolean): TurnWork => {
+  const turnWork = (number: number, compactContext: boolean, messageId?: number): TurnWork => {
     const events = monitor.atEndOfTurn().length > 0 ? monitor.events : []
     monitor.clear()
-    return { sessionId, user, turn: number, failures: learner.drain(), patterns: { mode: monitor.mode, events }, compactContext }
+    return { sessionId, user, turn: number, failures: learner.drain(), patterns: { mode: monitor.mode, events }, compactContext, ...(messageId !== undefined ? { messageId } : {}) }
   }
 
   const session: Session = {
@@ -321,7 +321,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
 
       const context = deps.context
       const compactContext = hasCompactor(context) && (await context.needsCompaction(contextSession, budget))
-      const scheduled = await deps.lifecycle.endTurn(turnWork(turn.number, compactContext), stored.map((message) => message.id))
+      const scheduled = await deps.lifecycle.endTurn(turnWork(turn.number, compactContext, turn.messageId), stored.map((message) => message.id))
       const [warnings, confirmations] = await Promise.all([deps.reportFailures(), deps.pendingConfirmations(user)])
       return { messageIds: stored.map((message) => message.id), scheduled, warnings, confirmations }
     },
