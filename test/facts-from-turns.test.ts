@@ -1,0 +1,92 @@
+/**
+ * `memory.extractFromTurns` (decision 0066): at the end of each turn, what the user stated about
+ * themselves reaches that user's own tree through the encoding gate — by the offline rules without
+ * a model (marked `method:rules`), by the model behind the fake OpenAI-compatible server with one;
+ * a model's facts pass the same gate (copilot mode holds them for the user's answer), and a
+ * failed model call falls back to the rules, marked degraded.
+ */
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { ManualClock } from '../src/core/clock.ts'
+import { extractFacts } from '../src/memory/extraction/extract.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
+import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
+import { makeTempHome } from '../src/testing/temp-home.ts'
+
+const read = (path: string): string => (existsSync(path) ? readFileSync(path, 'utf8') : '')
+
+function schemaName(request: Pick<FakeChatRequest, 'body'>): string {
+  return (request.body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name ?? 'text'
+}
+
+test('offline, with the setting on: a turn\'s stated facts go to its user\'s profile and rules (method:rules), nothing to another user; off by default', async (t) => {
+  const temp = makeTempHome('engram-facts-turns-')
+  t.after(temp.cleanup)
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+  const on = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'memory.extractFromTurns': true } })
+  const ada = on.session('ada-1', { user: 'ada' })
+  await ada.end(await ada.begin("Hi! I'm allergic to peanuts. Never use emojis in replies. Would I like opera?"), 'Noted.')
+  const bob = on.session('bob-1', { user: 'bob' })
+  await bob.end(await bob.begin('What is the capital of France?'), 'Paris.')
+  await on.idle()
+  const facts = (await on.memory.profiles.facts('ada')).map((entry) => entry.text)
+  assert.ok(facts.includes('The user is allergic to peanuts.'), facts.join(' | '))
+  assert.ok(!facts.some((fact) => /opera/.test(fact)), 'a question is no fact')
+  const rules = read(join(temp.home, 'agents/default/users/ada/memory/rules.md'))
+  assert.match(rules, /Use emojis in replies\..*method:rules/)
+  assert.deepEqual(await on.memory.profiles.facts('bob'), [])
+  assert.doesNotMatch(read(join(temp.home, 'agents/default/memory/rules.md')), /emojis/, 'nothing reaches the agent\'s own memory')
+  // The save is logged with how the fact was found (a profile line keeps no metadata).
+  const writes = await on.scope('ada').view.own.activity.read({ types: ['memory_write'] })
+  assert.ok(writes.some((record) => record.content === 'The user is allergic to peanuts.' && record.meta?.method === 'rules'))
+  await on.close()
+
+  const off = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null })
+  t.after(() => off.close())
+  const cy = off.session('cy-1', { user: 'cy' })
+  await cy.end(await cy.begin("I'm allergic to shellfish."), 'Noted.')
+  await off.idle()
+  assert.deepEqual(await off.memory.profiles.facts('cy'), [], 'off by default')
+})
+
+test('with the fake model: the facts pass the gate (copilot holds the model\'s medium-confidence facts for the user), and a failed call falls back to the rules, marked degraded', async (t) => {
+  const temp = makeTempHome('engram-facts-model-')
+  t.after(temp.cleanup)
+  let failing = false
+  const server = await startFakeOpenAiServer({
+    onChat: (request): FakeChatStep => {
+      if (schemaName(request) !== 'conversation_facts') return { json: {} }
+      if (failing) return { fail: { status: 503 } }
+      return { json: { facts: [{ kind: 'profile', text: 'The user keeps bees.' }, { kind: 'always', text: 'Answer in metric units.' }] } }
+    },
+  })
+  t.after(() => server.close())
+  const env = { ...temp.env, ENGRAM_LLM_PROVIDER: 'openai-compatible', ENGRAM_LLM_BASE_URL: server.url, ENGRAM_LLM_MODEL: 'fake-model', ENGRAM_LLM_MAX_RETRIES: '0' }
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+  const mind = await openMindInternals({ home: temp.home, env, ignoreConfigFile: true, clock, embedder: null, settings: { 'memory.extractFromTurns': true, 'memory.mode': 'copilot' } })
+  t.after(() => mind.close())
+  const ada = mind.session('ada-1', { user: 'ada' })
+  await ada.end(await ada.begin('I keep bees, and please always answer in metric units.'), 'Noted.')
+  await mind.idle()
+  assert.ok(server.requests.some((request) => schemaName(request) === 'conversation_facts'), 'the model was asked')
+  const pending = await mind.memory.encoder.pendingConfirmations('ada')
+  assert.deepEqual(pending.map((item) => item.engram?.text).sort(), ['Answer in metric units.', 'The user keeps bees.'], 'held by the gate for ada')
+  assert.ok(pending.every((item) => item.engram?.source === 'llm' && item.engram.owner === 'user:ada'))
+  assert.deepEqual(await mind.memory.profiles.facts('ada'), [], 'nothing written before ada says yes')
+
+  failing = true
+  const again = mind.session('ada-2', { user: 'ada' })
+  await again.end(await again.begin("I'm allergic to peanuts."), 'Noted.')
+  await mind.idle()
+  // The rules' fact is the user's own words (high confidence): the copilot gate lets it through.
+  assert.deepEqual((await mind.memory.profiles.facts('ada')).map((entry) => entry.text), ['The user is allergic to peanuts.'])
+  const writes = await mind.scope('ada').view.own.activity.read({ types: ['memory_write'] })
+  assert.ok(writes.some((record) => record.content === 'The user is allergic to peanuts.' && record.meta?.method === 'rules'))
+  // What the job reports: the rules stood in, and why.
+  const fallback = await extractFacts([{ role: 'user', content: "I'm allergic to peanuts." }], { llm: mind.llm })
+  assert.equal(fallback.method, 'rules')
+  assert.match(fallback.degraded ?? '', /model call failed/)
+  assert.equal(fallback.engrams[0]?.meta.method, 'rules')
+})
