@@ -3,12 +3,17 @@
  * themselves reaches that user's own tree through the encoding gate — by the offline rules without
  * a model (marked `method:rules`), by the model behind the fake OpenAI-compatible server with one;
  * a model's facts pass the same gate (copilot mode holds them for the user's answer), and a
- * failed model call falls back to the rules, marked degraded.
+ * failed model call falls back to the rules, marked degraded. Over `engram mcp` (the official
+ * client over stdio) the message a client primes a turn with is that turn's user message.
  */
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { test } from 'node:test'
+import { promisify } from 'node:util'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ManualClock } from '../src/core/clock.ts'
 import { extractFacts } from '../src/memory/extraction/extract.ts'
 import { openMindInternals } from '../src/mind-internals.ts'
@@ -89,4 +94,35 @@ test('with the fake model: the facts pass the gate (copilot holds the model\'s m
   assert.equal(fallback.method, 'rules')
   assert.match(fallback.degraded ?? '', /model call failed/)
   assert.equal(fallback.engrams[0]?.meta.method, 'rules')
+})
+
+test('over engram mcp: the message primed_context is asked for is read for facts at the end of its turn, into the connection user\'s tree', async (t) => {
+  const temp = makeTempHome('engram-facts-mcp-')
+  t.after(temp.cleanup)
+  const root = resolve(import.meta.dirname, '..')
+  const bin = join(root, 'src/interfaces/cli/bin.ts')
+  const env = { ...temp.env, ENGRAM_MEMORY_EXTRACT_FROM_TURNS: 'true' }
+  const connect = async (user: string): Promise<Client> => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--home', temp.home, '--user', user], env, cwd: root, stderr: 'pipe' })
+    const client = new Client({ name: 'engram-test', version: '1.0.0' })
+    await client.connect(transport)
+    return client
+  }
+  const ada = await connect('ada')
+  // One message answered with a tool call, the next without one: both are turns of ada's.
+  await ada.getPrompt({ name: 'primed_context', arguments: { message: "Hi! I'm allergic to peanuts. Is my note on billing there?" } })
+  await ada.callTool({ name: 'search_memory', arguments: { query: 'billing' } })
+  await ada.getPrompt({ name: 'primed_context', arguments: { message: 'From now on, answer in metric units.' } })
+  await ada.close()
+  const bob = await connect('bob')
+  await bob.getPrompt({ name: 'primed_context', arguments: { message: 'What time is it in Oslo?' } })
+  await bob.close()
+  // Whatever the closing processes left queued runs here.
+  await promisify(execFile)(process.execPath, [bin, 'maintain', '--home', temp.home, '--json'], { env, cwd: root })
+  const mind = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, embedder: null })
+  t.after(() => mind.close())
+  assert.deepEqual((await mind.memory.profiles.facts('ada')).map((entry) => entry.text), ['The user is allergic to peanuts.'])
+  assert.match(read(join(temp.home, 'agents/default/users/ada/memory/rules.md')), /Answer in metric units\..*method:rules/)
+  assert.deepEqual(await mind.memory.profiles.facts('bob'), [])
+  assert.doesNotMatch(read(join(temp.home, 'agents/default/memory/rules.md')), /metric/)
 })

@@ -124,9 +124,11 @@ export interface Session {
   beginCalls(): Promise<number>
   /**
    * End a turn opened by `beginCalls`: the failures and pattern events of the calls made through
-   * `execute` since are queued as its work, as `end` queues a begun turn's. Stores no message.
+   * `execute` since are queued as its work, as `end` queues a begun turn's. Stores no message;
+   * `said`, the user's message the turn answered when the host knows it (MCP's `primed_context`),
+   * is read for facts when `memory.extractFromTurns` is on (decision 0066).
    */
-  endCalls(number: number): Promise<string[]>
+  endCalls(number: number, said?: string): Promise<string[]>
   /** Explicit end of the session: its episode is written now; sleep replay of a working session is queued. */
   close(): Promise<void>
 }
@@ -331,9 +333,9 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       return deps.lifecycle.beginCalls(sessionId, user)
     },
 
-    async endCalls(number) {
+    async endCalls(number, said) {
       checkId()
-      return deps.lifecycle.endCalls(turnWork(number, false))
+      return deps.lifecycle.endCalls({ ...turnWork(number, false), ...(said !== undefined ? { said } : {}) })
     },
 
     async close() {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { test } from 'node:test'
+import { seededRandom } from '../../test-support/seeded-random.ts'
 import { extractFacts } from './extract.ts'
 import { ruleFacts } from './rules.ts'
 
@@ -40,25 +41,14 @@ function load(name: string): EvalSet {
   return JSON.parse(readFileSync(join(bench, `${name}.eval.json`), 'utf8')) as EvalSet
 }
 
-/** mulberry32: the fixed seeded draw the sample came from. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 function userTurns(set: EvalSet): Array<{ conversation: string; turn: EvalTurn }> {
   return set.conversations.flatMap((conversation) => conversation.sessions.flatMap((session) => session.turns.filter((turn) => (turn.role ?? 'user') === 'user').map((turn) => ({ conversation: conversation.id, turn }))))
 }
 
 function draw(set: EvalSet): Array<{ conversation: string; turn: EvalTurn }> {
   const turns = userTurns(set)
-  const random = mulberry32(29)
+  // mulberry32 seeded 29: the fixed draw the sample came from.
+  const random = seededRandom(29)
   const picked = new Set<number>()
   while (picked.size < 50) picked.add(Math.floor(random() * turns.length))
   return [...picked].sort((a, b) => a - b).map((index) => turns[index] as { conversation: string; turn: EvalTurn })

@@ -240,8 +240,9 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     },
 
     async endCalls(work) {
-      // Not counted for identity extraction: a turn without a message says nothing about the user.
-      const queued = await queueTurnJobs(turnJobs(work, undefined, clock.now().toISOString()))
+      // Not counted for identity extraction: a turn without a stored message says little about the user.
+      const facts = deps.extractFromTurns && work.said !== undefined ? [work.said] : undefined
+      const queued = await queueTurnJobs(turnJobs(work, undefined, clock.now().toISOString(), facts))
       await callTurns.ended(work.sessionId, work.user, work.turn)
       return queued
     },

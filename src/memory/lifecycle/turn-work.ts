@@ -50,6 +50,8 @@ export interface TurnWork {
   compactContext: boolean
   /** The stored id of the message that opened the turn (a library or HTTP turn; a calls-only turn has none). */
   messageId?: number
+  /** A calls-only turn: the user's message it answered, when the host said it (MCP's `primed_context`); not stored. */
+  said?: string
 }
 
 /**
