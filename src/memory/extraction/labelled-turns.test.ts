@@ -129,6 +129,10 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
     "I'm a bit tired today.",
     'I would love to work at Google.',
     'Maybe I prefer tea.',
+    'I love the color and texture.',
+    'Aw, I love holding them!',
+    "I'm a fan too!",
+    'I love to.',
   ]
   for (const text of none) assert.deepEqual(ruleFacts(text), [], text)
   assert.deepEqual(ruleFacts("Thanks! I'm allergic to peanuts."), [{ kind: 'profile', text: 'The user is allergic to peanuts.' }])
@@ -141,5 +145,8 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
   assert.deepEqual(ruleFacts('Never use emojis in replies.'), [{ kind: 'never', text: 'Use emojis in replies.' }])
   assert.deepEqual(ruleFacts('When I ask for code, use TypeScript.'), [{ kind: 'when', text: 'When the user asks for code, use TypeScript.' }])
   assert.deepEqual(ruleFacts('I love hiking with my dog.'), [{ kind: 'profile', text: 'The user loves hiking with their dog.' }])
+  assert.deepEqual(ruleFacts('I prefer OAuth 2.0 PKCE for public clients.'), [{ kind: 'profile', text: 'The user prefers OAuth 2.0 PKCE for public clients.' }])
+  assert.deepEqual(ruleFacts("I love action movies, the effects are so cool."), [{ kind: 'profile', text: 'The user loves action movies.' }])
+  assert.deepEqual(ruleFacts('I enjoy reading, watching movies, and exploring nature.'), [{ kind: 'profile', text: 'The user enjoys reading, watching movies, and exploring nature.' }])
   assert.deepEqual(ruleFacts('Je suis allergique aux arachides.'), [], 'English only')
 })

@@ -36,8 +36,8 @@ export function statementSentences(content: string): string[] {
     .replace(/\bhttps?:\/\/\S+/g, ' ')
   const sentences: string[] = []
   for (const line of prose.split(/\n+/)) {
-    // A question mark or exclamation ends a sentence; so does a full stop before a space (not "v1.2").
-    for (const match of line.matchAll(/[^.!?]+(?:[.!?]+|$)/g)) {
+    // A full stop, question mark or exclamation ends a sentence before a space or the end ("OAuth 2.0" is one word).
+    for (const match of line.matchAll(/(?:[^.!?]|[.!?](?=[^\s.!?]))+(?:[.!?]+|$)/g)) {
       const sentence = match[0].replace(/\s+/g, ' ').trim()
       if (sentence.length > 0) sentences.push(sentence)
     }
@@ -69,13 +69,27 @@ function aboutTheUser(words: string): string {
   return text
 }
 
+// A pronoun or demonstrative inside the object points into the conversation ("I love the color of
+// it", "I like holding them", "I love this city"): who or what it is, the sentence does not say.
+const POINTING = /\b(?:this|that|these|those|it|its|them|him|her|his|hers|there|here)\b|\bit['’]s\b/i
+// A list keeps its commas ("reading, movies, and nature"); any other comma starts another clause.
+const LIST = /^[^,]+(?:, [^,]+)*,? (?:and|or) [^,]+$/
+
 /** An object phrase as the user said it, or undefined when it is not one fact (too long, deictic, another clause). */
 function objectPhrase(raw: string, maxWords = 10): string | undefined {
-  const value = raw
-    .replace(/[.!?,;:\s]+$/, '')
+  let value = raw
     .replace(/\s+/g, ' ')
+    .replace(/\s+[-–—]\s+.*$/, '')
+    .replace(/[.!?,;:\s]+$/, '')
     .trim()
-  if (value === '' || DEICTIC.test(value)) return undefined
+  // A name at the end is whom the user speaks to ("I love hiking, Nate").
+  value = value.replace(/,\s*[A-Z][a-z]+$/, '')
+  if (value.includes(',') && !LIST.test(value)) value = value.slice(0, value.indexOf(','))
+  // "…too", "…as well": the user agrees with what was said; the fact is theirs all the same.
+  value = value.replace(/\s+(?:too|as well|so much|a lot)$/i, '').trim()
+  if (value === '' || DEICTIC.test(value) || POINTING.test(value)) return undefined
+  // An infinitive without its verb, or a fan of nothing named ("I'm a fan too").
+  if (/(?:^|\s)to$/i.test(value) || /^an? (?:big |huge |total |great )?fan$/i.test(value)) return undefined
   // Another subject inside the object is another clause ("I love how you …", "I like it when she …").
   if (/\b(?:I|you|he|she|we|they)\b/.test(value) || /\bI['’]/.test(value)) return undefined
   if (value.split(' ').length > maxWords) return undefined
@@ -87,7 +101,11 @@ const sentence = (text: string): string => {
   return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}.`
 }
 
-const STATEMENTS: Array<{ pattern: RegExp; fact: (value: string) => string; maxWords?: number }> = [
+// A liked thing named with "the" is one from the conversation ("I love the color", "I like the
+// structure of the language"): which one, the sentence alone does not say.
+const DEFINITE = /^(?:all )?the\b/i
+
+const STATEMENTS: Array<{ pattern: RegExp; fact: (value: string) => string; maxWords?: number; definite?: false }> = [
   { pattern: /^I(?:['’]m| am) allergic to (.+)$/i, fact: (v) => `The user is allergic to ${v}` },
   { pattern: /^I(?:['’]m| am) (vegetarian|vegan|pescatarian|diabetic|lactose[- ]intolerant|gluten[- ]intolerant|celiac|left[- ]handed|right[- ]handed|colou?r ?blind|married|divorced|widowed|engaged|retired|pregnant)$/i, fact: (v) => `The user is ${v.toLowerCase()}` },
   // "I'm a nurse", "I'm an engineer at Acme": a role or identity, never a degree ("a bit tired").
@@ -98,7 +116,7 @@ const STATEMENTS: Array<{ pattern: RegExp; fact: (value: string) => string; maxW
   { pattern: /^I grew up in (.+)$/i, fact: (v) => `The user grew up in ${v}`, maxWords: 6 },
   { pattern: /^I was born in (.+)$/i, fact: (v) => `The user was born in ${v}`, maxWords: 6 },
   { pattern: /^I (?:have )?(?:just |recently )?moved to (.+)$/i, fact: (v) => `The user moved to ${v}`, maxWords: 6 },
-  { pattern: /^I (?:really |absolutely |just |also )?(prefer|like|love|enjoy|adore|hate|dislike|detest) (.+)$/i, fact: (v) => `The user ${v}` },
+  { pattern: /^I (?:really |absolutely |just |also )?(prefer|like|love|enjoy|adore|hate|dislike|detest) (.+)$/i, fact: (v) => `The user ${v}`, definite: false },
   { pattern: /^(?:please )?call me (.+)$/i, fact: (v) => `The user wants to be called ${v}`, maxWords: 4 },
 ]
 
@@ -162,13 +180,13 @@ function factOf(clause: string): RuleFact | undefined {
     const value = objectPhrase(my[3], 6)
     return value ? { kind: 'profile', text: sentence(`The user's ${my[1].toLowerCase()} ${my[2]} ${value}`) } : undefined
   }
-  for (const { pattern, fact, maxWords } of STATEMENTS) {
+  for (const { pattern, fact, maxWords, definite } of STATEMENTS) {
     const match = pattern.exec(body)
     if (!match) continue
     const groups = match.slice(1).filter((group): group is string => group !== undefined)
     const object = groups.at(-1)
     const value = object === undefined ? undefined : objectPhrase(object, maxWords)
-    if (value === undefined) return undefined
+    if (value === undefined || (definite === false && DEFINITE.test(value))) return undefined
     // A verb captured with its object ("love" + "hiking") keeps the user's own verb.
     const head = groups.length > 1 ? `${conjugate(groups[0]?.toLowerCase() ?? '')} ${value}`.replace(/^(at|for|in|as)es /, '$1 ') : value
     return { kind: 'profile', text: sentence(fact(groups.length > 1 && /^(?:at|for|in|as)$/i.test(groups[0] ?? '') ? `${groups[0]?.toLowerCase()} ${value}` : head)) }
