@@ -4,7 +4,8 @@
  * a model (marked `method:rules`), by the model behind the fake OpenAI-compatible server with one;
  * a model's facts pass the same gate (copilot mode holds them for the user's answer), and a
  * failed model call falls back to the rules, marked degraded. Over `engram mcp` (the official
- * client over stdio) the message a client primes a turn with is that turn's user message.
+ * client over stdio) the message a client primes a turn with is that turn's user message; over
+ * HTTP a `/v1/turns` turn is a session turn like the library's.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -19,6 +20,7 @@ import { extractFacts } from '../src/memory/extraction/extract.ts'
 import { openMindInternals } from '../src/mind-internals.ts'
 import { type FakeChatRequest, type FakeChatStep, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
+import { ADA, assertOk, BOB, call, openServeHome } from './support/serve-app.ts'
 
 const read = (path: string): string => (existsSync(path) ? readFileSync(path, 'utf8') : '')
 
@@ -125,4 +127,17 @@ test('over engram mcp: the message primed_context is asked for is read for facts
   assert.match(read(join(temp.home, 'agents/default/users/ada/memory/rules.md')), /Answer in metric units\..*method:rules/)
   assert.deepEqual(await mind.memory.profiles.facts('bob'), [])
   assert.doesNotMatch(read(join(temp.home, 'agents/default/memory/rules.md')), /metric/)
+})
+
+test('over HTTP: a /v1/turns turn of ada\'s has its stated facts extracted into ada\'s profile, none into bob\'s', async (t) => {
+  const served = await openServeHome({ 'memory.extractFromTurns': true })
+  t.after(() => served.close())
+  const turn = (token: string, session: string, message: string) => call(served.app, 'POST', '/v1/turns/begin', { token, body: { session, message } })
+  const begun = assertOk(await turn(ADA, 'ada-http', 'My favorite color is teal.'))
+  assertOk(await call(served.app, 'POST', '/v1/turns/end', { token: ADA, body: { session: 'ada-http', turn: begun.turn.number, reply: 'Noted.' } }))
+  const bobs = assertOk(await turn(BOB, 'bob-http', 'What is teal?'))
+  assertOk(await call(served.app, 'POST', '/v1/turns/end', { token: BOB, body: { session: 'bob-http', turn: bobs.turn.number, reply: 'A colour.' } }))
+  await served.mind.idle()
+  assert.deepEqual((await served.mind.memory.profiles.facts('ada')).map((entry) => entry.text), ["The user's favorite color is teal."])
+  assert.deepEqual(await served.mind.memory.profiles.facts('bob'), [])
 })
