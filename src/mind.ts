@@ -282,6 +282,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       })
     },
     eager: values.jobs.eager,
+    extractFromTurns: values.memory.extractFromTurns,
     onWarning: warn,
     onDropped: (work) => failureReports.dropped(work),
     scheduled: [

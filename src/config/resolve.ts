@@ -18,7 +18,7 @@ export interface ConfigValues {
   agent: string
   project: string | undefined
   storage: { url: string | undefined; schema: string }
-  memory: { mode: MemoryMode; maxFileBytes: number; episodic: boolean }
+  memory: { mode: MemoryMode; maxFileBytes: number; episodic: boolean; extractFromTurns: boolean }
   llm: {
     provider: LlmProviderName
     baseUrl: string | undefined

@@ -48,6 +48,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     'Schema of that database holding engram\'s tables (created and migrated on open); deployments sharing one database use one schema each.'),
   s('memory.mode', 'ENGRAM_MEMORY_MODE', { kind: 'enum', values: MEMORY_MODES }, 'autopilot',
     'Encoding gate: autopilot saves everything, copilot asks before saving what is not high-confidence, off saves nothing.'),
+  s('memory.extractFromTurns', 'ENGRAM_MEMORY_EXTRACT_FROM_TURNS', { kind: 'boolean' }, false,
+    'Extract what the user states about themselves, their preferences, standing instructions and facts of their world from each turn\'s user message, at the end of the turn in the background, into that user\'s own memory through the encoding gate (memory.mode applies): with the fast model when one is configured, else by offline English-only rules (marked method: rules). Off by default: a host that manages memory itself or lets the model call memorize would get memories it did not ask for. Decision 0066.'),
   s('memory.maxFileBytes', 'ENGRAM_MEMORY_MAX_FILE_BYTES', { kind: 'integer', min: 1024 }, 8 * 1024 * 1024,
     'Largest memory file (markdown, activity log, skill file) engram reads, in bytes; a larger one is skipped, kept as it is and reported (engram status, doctor, the turn), never read whole and never written over (except a versioned overwrite of a knowledge, procedure or state document, whose old bytes the archive keeps).'),
   s('memory.episodic', 'ENGRAM_EPISODIC_MEMORY', { kind: 'boolean' }, true,

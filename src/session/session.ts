@@ -124,9 +124,11 @@ export interface Session {
   beginCalls(): Promise<number>
   /**
    * End a turn opened by `beginCalls`: the failures and pattern events of the calls made through
-   * `execute` since are queued as its work, as `end` queues a begun turn's. Stores no message.
+   * `execute` since are queued as its work, as `end` queues a begun turn's. Stores no message;
+   * `said`, the user's message the turn answered when the host knows it (MCP's `primed_context`),
+   * is read for facts when `memory.extractFromTurns` is on (decision 0066).
    */
-  endCalls(number: number): Promise<string[]>
+  endCalls(number: number, said?: string): Promise<string[]>
   /** Explicit end of the session: its episode is written now; sleep replay of a working session is queued. */
   close(): Promise<void>
 }
@@ -166,10 +168,10 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
 
   // The turn's work is queued with what it needs (a job runs in whichever process claims it).
   // The detectors are pure and cheap: run them here, and queue the events only when one fired.
-  const turnWork = (number: number, compactContext: boolean): TurnWork => {
+  const turnWork = (number: number, compactContext: boolean, messageId?: number): TurnWork => {
     const events = monitor.atEndOfTurn().length > 0 ? monitor.events : []
     monitor.clear()
-    return { sessionId, user, turn: number, failures: learner.drain(), patterns: { mode: monitor.mode, events }, compactContext }
+    return { sessionId, user, turn: number, failures: learner.drain(), patterns: { mode: monitor.mode, events }, compactContext, ...(messageId !== undefined ? { messageId } : {}) }
   }
 
   const session: Session = {
@@ -321,7 +323,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
 
       const context = deps.context
       const compactContext = hasCompactor(context) && (await context.needsCompaction(contextSession, budget))
-      const scheduled = await deps.lifecycle.endTurn(turnWork(turn.number, compactContext), stored.map((message) => message.id))
+      const scheduled = await deps.lifecycle.endTurn(turnWork(turn.number, compactContext, turn.messageId), stored.map((message) => message.id))
       const [warnings, confirmations] = await Promise.all([deps.reportFailures(), deps.pendingConfirmations(user)])
       return { messageIds: stored.map((message) => message.id), scheduled, warnings, confirmations }
     },
@@ -331,9 +333,9 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       return deps.lifecycle.beginCalls(sessionId, user)
     },
 
-    async endCalls(number) {
+    async endCalls(number, said) {
       checkId()
-      return deps.lifecycle.endCalls(turnWork(number, false))
+      return deps.lifecycle.endCalls({ ...turnWork(number, false), ...(said !== undefined ? { said } : {}) })
     },
 
     async close() {

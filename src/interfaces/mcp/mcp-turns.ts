@@ -28,24 +28,43 @@ export interface McpTurns {
   execute(name: string, input: unknown): Promise<ToolResult>
   /** Ends the open turn, if any (its work is queued); resolves when it is queued. */
   end(): Promise<void>
+  /**
+   * The user's new message (`primed_context`), kept for the turn that answers it when facts are
+   * extracted from turns (decision 0066): that turn opens at its first call, or — a message answered
+   * without a call — at the next `end`.
+   */
+  heard(message: string): void
 }
 
 export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession): McpTurns {
-  let open: { session: Session; number: Promise<number> } | undefined
+  let open: { session: Session; number: Promise<number>; said?: string } | undefined
+  // Only kept when it will be read: otherwise a message answered without a call opens no turn (as before).
+  const extracting = mind.config.values.memory.extractFromTurns
+  let unanswered: string | undefined
   let lastCallAt = Number.NEGATIVE_INFINITY
   let inFlight = 0
   let timer: NodeJS.Timeout | undefined
   // Ends queue behind each other, so a close waits for every turn ended before it.
   let ending: Promise<void> = Promise.resolve()
 
+  const openTurn = (): NonNullable<typeof open> => {
+    const session = mind.session(ref.sessionId, ref.user !== undefined ? { user: ref.user } : {})
+    const number = session.beginCalls()
+    // Awaited where the turn ends; a failure to count it is reported there, and the call still runs.
+    number.catch(() => {})
+    const turn = { session, number, ...(unanswered !== undefined ? { said: unanswered } : {}) }
+    unanswered = undefined
+    return turn
+  }
+
   const end = (): Promise<void> => {
     clearTimeout(timer)
-    const turn = open
+    const turn = open ?? (unanswered !== undefined ? openTurn() : undefined)
     open = undefined
     if (turn) {
       ending = ending
         .then(async () => {
-          await turn.session.endCalls(await turn.number)
+          await turn.session.endCalls(await turn.number, turn.said)
         })
         .catch((error: unknown) => mind.logger.warn({ session: ref.sessionId, error: describeError(error) }, 'engram mcp: the work of a turn could not be queued'))
     }
@@ -65,13 +84,7 @@ export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession): Mcp
     async execute(name, input) {
       const now = mind.clock.now().getTime()
       if (open && inFlight === 0 && now - lastCallAt >= MCP_TURN_GAP_MS) await end()
-      if (!open) {
-        const session = mind.session(ref.sessionId, ref.user !== undefined ? { user: ref.user } : {})
-        const number = session.beginCalls()
-        // Awaited where the turn ends; a failure to count it is reported there, and the call still runs.
-        number.catch(() => {})
-        open = { session, number }
-      }
+      if (!open) open = openTurn()
       const { session, number } = open
       lastCallAt = now
       inFlight++
@@ -87,5 +100,8 @@ export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession): Mcp
       }
     },
     end,
+    heard(message) {
+      if (extracting) unanswered = message
+    },
   }
 }

@@ -109,8 +109,10 @@ export function createMindMcpServer(host: Mind, options: MindMcpServerOptions = 
     resources: memoryResourcesOf(mind.layout, scope.viewer, mind.backend),
     primeMessage: async (message, user) => {
       const sender = primeUserOf(user, own, options.admin === true)
-      // A new message is a new turn: the one before it ends here.
+      // A new message is a new turn: the one before it ends here, and the next one answers this message.
       await turns.end()
+      // Only the connection's own user's words (an administrator may prime for another user).
+      if (sender === own) turns.heard(message)
       // What waits for the user's yes or no comes with the context, before the model answers the new message.
       const [context, pending] = await Promise.all([prime(message, sender), mind.pendingConfirmations(sender !== undefined ? { user: sender } : {})])
       return withPendingConfirmations(context, pending, sender)

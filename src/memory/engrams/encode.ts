@@ -181,7 +181,8 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
     return inHome.startsWith('..') || isAbsolute(inHome) ? file : inHome.split(sep).join('/')
   }
 
-  async function afterSave(saved: SavedEngram, context: EncodeContext): Promise<void> {
+  /** `method` (how an extracted fact was found: rules or model, decision 0066) is logged with the save: a profile fact's line keeps no metadata. */
+  async function afterSave(saved: SavedEngram, context: EncodeContext, method?: string): Promise<void> {
     // Recorded in the activity of the session that saved it (a user's promotion is their act).
     const log = deps.activityOf ? deps.activityOf(context.user !== undefined ? ownerOfUser(context.user) : saved.owner) : deps.activity
     if (log) {
@@ -201,6 +202,7 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
             owner: saved.owner,
             ...(engram.topic ? { topic: engram.topic } : {}),
             ...(engram.tool ? { tool: engram.tool } : {}),
+            ...(method ? { method } : {}),
           },
         })
       } catch (error) {
@@ -243,7 +245,7 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
         return
       }
       result.saved.push({ engram, entry })
-      await afterSave({ engram, entry, location: merged.path.replace(/\/[^/]*$/, ''), file: 'profile', path: merged.path, owner }, context)
+      await afterSave({ engram, entry, location: merged.path.replace(/\/[^/]*$/, ''), file: 'profile', path: merged.path, owner }, context, engram.meta?.method)
       return
     }
     const stores = storesFor(owner)
@@ -270,7 +272,7 @@ export function createEncoder(deps: EncoderDeps): EngramEncoder {
     }
     const saved: SavedEngram = { engram, entry: outcome.entry, location: target.location, file, owner }
     result.saved.push({ engram, entry: outcome.entry })
-    await afterSave(saved, context)
+    await afterSave(saved, context, engram.meta?.method)
   }
 
   async function run(engrams: DatedEngram[], gated: boolean, context: EncodeContext = {}): Promise<EncodeReport> {

@@ -56,6 +56,8 @@ export interface SessionLifecycleDeps {
   freshTail: number
   /** Stored messages by id (identity extraction reads the user's messages of their latest turns). */
   readMessages(ids: number[]): Promise<Array<{ role: string; content: string }>>
+  /** Extract facts from each turn's user message at the end of the turn (`memory.extractFromTurns`, decision 0066). */
+  extractFromTurns?: boolean
   /** Run queued work at once in the background of this process (default true); false leaves it to `maintain()`. */
   eager?: boolean
   idleMs?: number
@@ -238,8 +240,9 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
     },
 
     async endCalls(work) {
-      // Not counted for identity extraction: a turn without a message says nothing about the user.
-      const queued = await queueTurnJobs(turnJobs(work, undefined, clock.now().toISOString()))
+      // Not counted for identity extraction: a turn without a stored message says little about the user.
+      const facts = deps.extractFromTurns && work.said !== undefined ? [work.said] : undefined
+      const queued = await queueTurnJobs(turnJobs(work, undefined, clock.now().toISOString(), facts))
       await callTurns.ended(work.sessionId, work.user, work.turn)
       return queued
     },
@@ -255,7 +258,12 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
         const messages = await deps.readMessages(turns.map((turn) => turn.messageId).reverse())
         identity = { count, messages: messages.filter((message) => message.role === 'user').map((message) => message.content) }
       }
-      const queued = await queueTurnJobs(turnJobs(work, identity, at))
+      // The turn's own user message, read back from the store (only what the user said is extracted).
+      const facts =
+        deps.extractFromTurns && work.messageId !== undefined
+          ? (await deps.readMessages([work.messageId])).filter((message) => message.role === 'user').map((message) => message.content)
+          : undefined
+      const queued = await queueTurnJobs(turnJobs(work, identity, at, facts))
       // The procedures shown in this turn and the one before that the session followed are credited
       // a use now (a few reads, no model); what fails here is caught up at the session's boundary.
       try {

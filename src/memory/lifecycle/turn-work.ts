@@ -1,8 +1,9 @@
 /**
  * The work after a turn, queued durably with everything it needs: the error learner's post-mortem
  * (the turn's failures), the pattern monitor's rules (the turn's events), identity extraction
- * (every 5th turn of an (agent, user), counted in the store, with the user's recent messages) and
- * incremental compaction of the conversation. The process that ends the turn runs them at once in
+ * (every 5th turn of an (agent, user), counted in the store, with the user's recent messages),
+ * fact extraction from the turn's user message when `memory.extractFromTurns` is on (decision 0066)
+ * and incremental compaction of the conversation. The process that ends the turn runs them at once in
  * the background; if it dies first, the next `maintain()` anywhere does.
  */
 import type { Llm } from '../../llm/contracts.ts'
@@ -14,6 +15,7 @@ import { type ConversationMessage, IDENTITY_EVERY_TURNS } from '../engrams/ident
 import { type BufferedFailure, learnFromFailures } from '../learning/error-learner.ts'
 import { type PatternEvent, isEventKind } from '../learning/pattern-events.ts'
 import { createPatternMonitor, knownRulesPredicate, PATTERN_MONITOR_MODES, type PatternMonitorMode } from '../learning/pattern-monitor.ts'
+import { extractAndEncodeFacts, type ExtractionMessage } from '../extraction/extract.ts'
 import type { DroppedWork } from '../failures.ts'
 import type { ViewerScope } from '../view.ts'
 import type { JobHandler, JobHandlerResult } from './job-runner.ts'
@@ -22,6 +24,7 @@ export const ERROR_LEARNER_JOB = 'error-learner'
 export const PATTERN_MONITOR_JOB = 'pattern-monitor'
 export const IDENTITY_JOB = 'identity'
 export const CONTEXT_COMPACTION_JOB = 'context-compaction'
+export const FACT_EXTRACTION_JOB = 'fact-extraction'
 
 /** The store's counter of turns per (agent, user) that paces identity extraction. */
 export const IDENTITY_COUNTER = 'identity-turns'
@@ -45,13 +48,17 @@ export interface TurnWork {
   patterns: { mode: PatternMonitorMode; events: readonly PatternEvent[] }
   /** The conversation passed its compaction threshold. */
   compactContext: boolean
+  /** The stored id of the message that opened the turn (a library or HTTP turn; a calls-only turn has none). */
+  messageId?: number
+  /** A calls-only turn: the user's message it answered, when the host said it (MCP's `primed_context`); not stored. */
+  said?: string
 }
 
 /**
  * The jobs a turn's end queues. `identity`, when this turn is one identity extraction runs at:
  * the (agent, user) turn count and the user's messages of their latest turns, oldest first.
  */
-export function turnJobs(work: TurnWork, identity: { count: number; messages: string[] } | undefined, at: string): Array<Omit<JobInput, 'agent'>> {
+export function turnJobs(work: TurnWork, identity: { count: number; messages: string[] } | undefined, at: string, facts?: string[]): Array<Omit<JobInput, 'agent'>> {
   const jobs: Array<Omit<JobInput, 'agent'>> = []
   const turnKey = `${work.sessionId}:${work.turn}`
   const common = { session: work.sessionId, ...(work.user !== undefined ? { user: work.user } : {}), turn: work.turn }
@@ -71,6 +78,10 @@ export function turnJobs(work: TurnWork, identity: { count: number; messages: st
       payload: { ...common, count: identity.count, messages },
       runAfter: at,
     })
+  }
+  if (facts && facts.length > 0) {
+    const messages: ExtractionMessage[] = facts.map((content) => ({ role: 'user', content }))
+    jobs.push({ kind: FACT_EXTRACTION_JOB, key: `${FACT_EXTRACTION_JOB}:${turnKey}`, payload: { ...common, messages }, runAfter: at })
   }
   if (work.compactContext) {
     jobs.push({ kind: CONTEXT_COMPACTION_JOB, key: `${CONTEXT_COMPACTION_JOB}:${turnKey}`, payload: common, runAfter: at })
@@ -157,6 +168,25 @@ export function turnWorkHandlers(options: TurnWorkHandlerOptions): Record<string
       const update = await memory.identity.maybeUpdateIdentity(messages as ConversationMessage[], count, user === undefined ? {} : { user })
       if (update.kind === 'skipped') return { status: 'skipped', reason: update.reason }
       return { status: 'done', result: { method: update.method, facts: update.facts, saved: update.report.saved.length, ...(update.llmError ? { llmError: update.llmError } : {}) } }
+    },
+
+    async [FACT_EXTRACTION_JOB](job) {
+      const { messages } = job.payload
+      if (!Array.isArray(messages)) return invalidPayload(job, 'no messages in the payload')
+      // The turn's user's scope: what they said about themselves goes to their own tree, through the gate.
+      const extracted = await extractAndEncodeFacts(messages as ExtractionMessage[], options.scope(userOf(job)).encoder, { llm: options.llm })
+      const { report } = extracted
+      const result = {
+        method: extracted.method,
+        facts: extracted.engrams.map((engram) => `${engram.kind}: ${engram.text}`),
+        saved: report.saved.length,
+        pending: report.pending.length,
+        duplicates: report.duplicates.length,
+        ...(report.rejected.length > 0 ? { rejected: report.rejected.map((item) => item.reason) } : {}),
+        ...(extracted.degraded ? { degraded: extracted.degraded } : {}),
+      }
+      if (extracted.engrams.length === 0) return { status: 'skipped', reason: extracted.degraded ?? 'no fact stated in the turn', result }
+      return { status: 'done', result }
     },
 
     async [CONTEXT_COMPACTION_JOB](job) {

@@ -1,0 +1,136 @@
+/**
+ * Facts from a conversation (decision 0066): what the user states about themselves, their
+ * preferences, their standing instructions and the facts of their world, as candidate engrams.
+ * With a model (the fast tier, structured output), the model reads the user's messages; without
+ * one, the offline rules do (rules.ts). A failed model call falls back to the rules and the result
+ * says so (`degraded`); the failure itself is reported by the watched LLM as every model step's is.
+ * Either way the engrams go through the one write path, the encoder and its gate
+ * (`encodeExtractedFacts`): nothing here writes.
+ *
+ * Mapping to engram kinds: a personal fact, a preference or a fact of the user's world is a
+ * `profile` fact (the user's own profile); a standing instruction is a rule (`always`, `never`,
+ * `when`). Lessons are never extracted: a lesson is what the agent learned, not what the user said.
+ */
+import { z } from 'zod'
+import type { Engram } from '../../core/engram.ts'
+import { describeError } from '../../core/errors.ts'
+import { headAndTail } from '../../core/excerpt.ts'
+import type { Llm } from '../../llm/contracts.ts'
+import type { EncodeReport, Encoder } from '../engrams/encoder.ts'
+import { ruleEngram, ruleFacts } from './rules.ts'
+
+export type ExtractionMethod = 'rules' | 'model'
+
+/** An extracted engram; `meta.method` says how it was found, and is kept with the entry. */
+export type ExtractedEngram = Engram & { meta: { method: ExtractionMethod } }
+
+export interface Extraction {
+  engrams: ExtractedEngram[]
+  method: ExtractionMethod
+  /** Set when a model was configured but its call failed: the rules' facts stand in. */
+  degraded?: string
+}
+
+export interface ExtractionDeps {
+  /** The model; without one (or `available: false`) the offline rules extract. */
+  llm?: Llm
+  timeoutMs?: number
+}
+
+/** A message as a conversation holds it; only `user` messages are read. */
+export interface ExtractionMessage {
+  role: string
+  content: string
+}
+
+/** Characters of one user message the model reads (its first and last halves when longer). */
+const MODEL_MESSAGE_CHARS = 4_000
+/** Longest fact the model may hand back: one line, as every engram is. */
+const MODEL_FACT_CHARS = 300
+
+const factsSchema = z.object({
+  facts: z
+    .array(
+      z.object({
+        kind: z.enum(['profile', 'always', 'never', 'when']).describe('profile: a fact about the user, their preferences or their world; always/never/when: a standing instruction to the assistant'),
+        text: z.string().describe('One sentence in the third person, faithful to the user\'s words: "The user is allergic to peanuts.", "Answer in French." (for a rule, without its always/never)'),
+      }),
+    )
+    .describe('Facts the user states explicitly. Empty when there are none.'),
+})
+
+const SYSTEM = [
+  'You extract long-term memories from what a user said to an assistant: facts about the user (who they are,',
+  'where they live and work, family, health, habits), their preferences, standing instructions to the assistant',
+  '("always…", "never…", "when I…, …", "from now on…"), and facts of their world (their projects, tools, plans they',
+  'have decided). Only what the user states explicitly about themselves: never guess, never generalise, never',
+  'include questions, hypotheticals, negated or reported statements of others, or what the assistant said.',
+  'Rewrite each fact faithfully in the third person ("The user …"). Answer with an empty list when there is nothing.',
+].join(' ')
+
+function userMessages(messages: readonly ExtractionMessage[]): string[] {
+  return messages.filter((message) => message?.role === 'user' && typeof message.content === 'string' && message.content.trim() !== '').map((message) => message.content)
+}
+
+function byRules(texts: readonly string[]): ExtractedEngram[] {
+  const engrams: ExtractedEngram[] = []
+  for (const text of texts) {
+    for (const fact of ruleFacts(text)) {
+      if (!engrams.some((known) => known.kind === fact.kind && known.text === fact.text)) engrams.push({ ...ruleEngram(fact), meta: { method: 'rules' } })
+    }
+  }
+  return engrams
+}
+
+async function byModel(texts: readonly string[], llm: Llm, timeoutMs: number | undefined): Promise<ExtractedEngram[]> {
+  const transcript = texts.map((text) => headAndTail(text, MODEL_MESSAGE_CHARS, () => '\n…\n')).join('\n\n---\n\n')
+  const answer = await llm.generateObject({
+    schema: factsSchema,
+    name: 'conversation_facts',
+    system: SYSTEM,
+    messages: [{ role: 'user', content: `The user's messages:\n\n${transcript}` }],
+    tier: 'fast',
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  })
+  const engrams: ExtractedEngram[] = []
+  for (const fact of answer.facts) {
+    const text = fact.text.replace(/\s+/g, ' ').trim()
+    if (text === '' || text.length > MODEL_FACT_CHARS || engrams.some((known) => known.kind === fact.kind && known.text === text)) continue
+    // A model's reading of what was said is less certain than the words themselves: medium
+    // confidence, so a copilot-mode gate asks the user before keeping it.
+    engrams.push({ text, kind: fact.kind, scope: 'global', confidence: 'medium', source: 'llm', meta: { method: 'model' } })
+  }
+  return engrams
+}
+
+/**
+ * The facts the user states in `messages` (the assistant's, the system's and tools' messages are
+ * never read), as candidate engrams without an owner: the encoder of the user's scope gives them
+ * theirs. Never throws for a model failure.
+ */
+export async function extractFacts(messages: readonly ExtractionMessage[], deps: ExtractionDeps = {}): Promise<Extraction> {
+  const texts = userMessages(messages)
+  if (texts.length === 0) return { engrams: [], method: deps.llm?.available ? 'model' : 'rules' }
+  if (!deps.llm?.available) return { engrams: byRules(texts), method: 'rules' }
+  try {
+    return { engrams: await byModel(texts, deps.llm, deps.timeoutMs), method: 'model' }
+  } catch (error) {
+    return { engrams: byRules(texts), method: 'rules', degraded: `the model call failed, facts extracted by rules instead: ${describeError(error)}` }
+  }
+}
+
+export interface ExtractedFacts extends Extraction {
+  /** What the encoder did with them: saved, duplicates, held for confirmation, suppressed, rejected. */
+  report: EncodeReport
+}
+
+/**
+ * Extracts the facts of `messages` and hands them to `encoder` — the encoder of the user whose
+ * messages they are (`encoderFor(encoder, { user })`, a `ViewerScope`'s): their facts go to their
+ * own tree, through the gate like every other memory.
+ */
+export async function extractAndEncodeFacts(messages: readonly ExtractionMessage[], encoder: Encoder, deps: ExtractionDeps = {}): Promise<ExtractedFacts> {
+  const extraction = await extractFacts(messages, deps)
+  const report = extraction.engrams.length > 0 ? await encoder.encode(extraction.engrams) : { saved: [], duplicates: [], pending: [], suppressed: [], rejected: [] }
+  return { ...extraction, report }
+}

@@ -1,0 +1,212 @@
+/**
+ * Facts from a conversation, offline: deterministic rules that pick out what a user states about
+ * themselves in so many words, and nothing else (decision 0066). Precise rather than eager: a
+ * sentence is read only when it is a plain first-person statement (or an instruction addressed to
+ * the assistant); a question, a negation, a hypothetical or conditional, a quotation or someone
+ * else's words are skipped whole. The stored text is the user's own words turned to the third
+ * person ("I'm allergic to peanuts" → "The user is allergic to peanuts."), never generalised.
+ * English only: another language yields nothing (multilingual extraction is a later issue).
+ */
+import type { Engram, RuleKind } from '../../core/engram.ts'
+
+/** A fact the rules found, before it becomes an engram. */
+export interface RuleFact {
+  kind: 'profile' | RuleKind
+  text: string
+}
+
+// Anything that makes a sentence other than a plain statement of fact about the speaker.
+const NEGATION = /\b(?:not|no|never|nothing|nobody|none|neither|nor|without|no longer|hardly|barely)\b|n['’]t\b/i
+const HYPOTHETICAL =
+  /\b(?:if|unless|whether|would|could|should|might|may|maybe|perhaps|probably|possibly|suppose|supposing|imagine|wish|hope|hoping|guess|wonder|think|thinking|plan|planning|considering|trying|want|wanna|gonna|going to|will|someday|one day|pretend|as if|like if|used to)\b|['’]d\b|['’]ll\b/i
+const REPORTED = /\b(?:said|says|say|told|tells|asked|asks|mentioned|mentions|according to|claims?|claimed|reported|heard|wrote|writes)\b/i
+const QUOTE = /["“”„«»]|(?:^|\s)['‘][^'’]+['’](?:\s|$|[.,!?])/
+
+// Objects that point at something said in the conversation rather than at a thing in the world.
+const DEICTIC = /^(?:it|that|this|these|those|them|you|your|yours|what|how|when|where|why|which|who|the way|the idea|the (?:sound|look|photo|picture|pic) of|hearing|seeing|reading about|talking|chatting)\b/i
+
+const SUBJECT_OK_PREFIX = /^(?:(?:oh|ah|wow|yeah|yes|yep|well|so|hey|hi|hello|thanks|thank you|sure|ok|okay|cool|great|honestly|actually|by the way|btw|and|also|plus)[\s,!.-]*)*/i
+
+/** Sentences of one message, with code, bracketed asides (`[shares a photo: …]`) and URLs taken out. */
+export function statementSentences(content: string): string[] {
+  const prose = content
+    .replace(/```[\s\S]*?(?:```|$)/g, ' ')
+    .replace(/`[^`\n]*`/g, ' ')
+    .replace(/\[[^\]\n]*\]/g, ' ')
+    .replace(/\bhttps?:\/\/\S+/g, ' ')
+  const sentences: string[] = []
+  for (const line of prose.split(/\n+/)) {
+    // A full stop, question mark or exclamation ends a sentence before a space or the end ("OAuth 2.0" is one word).
+    for (const match of line.matchAll(/(?:[^.!?]|[.!?](?=[^\s.!?]))+(?:[.!?]+|$)/g)) {
+      const sentence = match[0].replace(/\s+/g, ' ').trim()
+      if (sentence.length > 0) sentences.push(sentence)
+    }
+  }
+  return sentences
+}
+
+const THIRD_PERSON: Array<[RegExp, string]> = [
+  [/\bI['’]m\b/g, 'the user is'],
+  [/\bI am\b/g, 'the user is'],
+  [/\bI['’]ve\b/g, 'the user has'],
+  [/\bI have\b/g, 'the user has'],
+  [/\bmyself\b/gi, 'themselves'],
+  [/\bmine\b/gi, 'theirs'],
+]
+
+function conjugate(verb: string): string {
+  if (/(?:s|sh|ch|x|z|o)$/.test(verb)) return `${verb}es`
+  if (/[^aeiou]y$/.test(verb)) return `${verb.slice(0, -1)}ies`
+  return `${verb}s`
+}
+
+/** The user's words in the third person: "my" → "the user's", "I ask" → "the user asks". */
+function aboutTheUser(words: string): string {
+  let text = words
+  for (const [pattern, replacement] of THIRD_PERSON) text = text.replace(pattern, replacement)
+  text = text.replace(/\bI ([a-z]+)\b/g, (_whole, verb: string) => `the user ${conjugate(verb)}`)
+  text = text.replace(/\bmy\b/gi, "the user's").replace(/\bme\b/gi, 'the user')
+  return text
+}
+
+// A pronoun or demonstrative inside the object points into the conversation ("I love the color of
+// it", "I like holding them", "I love this city"): who or what it is, the sentence does not say.
+const POINTING = /\b(?:this|that|these|those|it|its|them|him|her|his|hers|there|here)\b|\bit['’]s\b/i
+// A list keeps its commas ("reading, movies, and nature"); any other comma starts another clause.
+const LIST = /^[^,]+(?:, [^,]+)*,? (?:and|or) [^,]+$/
+
+/** An object phrase as the user said it, or undefined when it is not one fact (too long, deictic, another clause). */
+function objectPhrase(raw: string, maxWords = 10): string | undefined {
+  let value = raw
+    .replace(/\s+/g, ' ')
+    .replace(/\s+[-–—]\s+.*$/, '')
+    .replace(/[.!?,;:\s]+$/, '')
+    .trim()
+  // A name at the end is whom the user speaks to ("I love hiking, Nate").
+  value = value.replace(/,\s*[A-Z][a-z]+$/, '')
+  if (value.includes(',') && !LIST.test(value)) value = value.slice(0, value.indexOf(','))
+  // "…too", "…as well": the user agrees with what was said; the fact is theirs all the same.
+  value = value.replace(/\s+(?:too|as well|so much|a lot)$/i, '').trim()
+  if (value === '' || DEICTIC.test(value) || POINTING.test(value)) return undefined
+  // An infinitive without its verb, or a fan of nothing named ("I'm a fan too").
+  if (/(?:^|\s)to$/i.test(value) || /^an? (?:big |huge |total |great )?fan$/i.test(value)) return undefined
+  // Another subject inside the object is another clause ("I love how you …", "I like it when she …").
+  if (/\b(?:I|you|he|she|we|they)\b/.test(value) || /\bI['’]/.test(value)) return undefined
+  if (value.split(' ').length > maxWords) return undefined
+  return value.replace(/\bmy\b/gi, 'their').replace(/\bme\b/gi, 'them').replace(/\bmyself\b/gi, 'themselves')
+}
+
+const sentence = (text: string): string => {
+  const trimmed = text.trim().replace(/[.!]+$/, '')
+  return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}.`
+}
+
+// A liked thing named with "the" is one from the conversation ("I love the color", "I like the
+// structure of the language"): which one, the sentence alone does not say.
+const DEFINITE = /^(?:all )?the\b/i
+
+const STATEMENTS: Array<{ pattern: RegExp; fact: (value: string) => string; maxWords?: number; definite?: false }> = [
+  { pattern: /^I(?:['’]m| am) allergic to (.+)$/i, fact: (v) => `The user is allergic to ${v}` },
+  { pattern: /^I(?:['’]m| am) (vegetarian|vegan|pescatarian|diabetic|lactose[- ]intolerant|gluten[- ]intolerant|celiac|left[- ]handed|right[- ]handed|colou?r ?blind|married|divorced|widowed|engaged|retired|pregnant)$/i, fact: (v) => `The user is ${v.toLowerCase()}` },
+  // "I'm a nurse", "I'm an engineer at Acme": a role or identity, never a degree ("a bit tired").
+  { pattern: /^I(?:['’]m| am) (an? (?!(?:bit|little|lot|tad|few|huge|big mess|mess|wreck|fan of (?:it|that|this))\b).+)$/i, fact: (v) => `The user is ${v}`, maxWords: 8 },
+  { pattern: /^I live in (.+)$/i, fact: (v) => `The user lives in ${v}`, maxWords: 6 },
+  { pattern: /^I(?:['’]m| am) (?:from|based in|living in) (.+)$/i, fact: (v) => `The user is from ${v}`, maxWords: 6 },
+  { pattern: /^I work (at|for|in|as) (.+)$/i, fact: (v) => `The user works ${v}`, maxWords: 8 },
+  { pattern: /^I grew up in (.+)$/i, fact: (v) => `The user grew up in ${v}`, maxWords: 6 },
+  { pattern: /^I was born in (.+)$/i, fact: (v) => `The user was born in ${v}`, maxWords: 6 },
+  { pattern: /^I (?:have )?(?:just |recently )?moved to (.+)$/i, fact: (v) => `The user moved to ${v}`, maxWords: 6 },
+  { pattern: /^I (?:really |absolutely |just |also )?(prefer|like|love|enjoy|adore|hate|dislike|detest) (.+)$/i, fact: (v) => `The user ${v}`, definite: false },
+  { pattern: /^(?:please )?call me (.+)$/i, fact: (v) => `The user wants to be called ${v}`, maxWords: 4 },
+]
+
+// "my X is Y" for the things a person has one of: a name, a favourite, a birthday, a relative.
+const MY_IS = /^my ((?:(?:first|last|full|middle|nick) ?)?name|favou?rite [a-z]+(?: [a-z]+)?|birthday|age|job|profession|occupation|job title|title|role|time ?zone|home ?town|email(?: address)?|pronouns|native language|first language|mother tongue|nationality|religion|major|blood type|(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|mom|mum|mother|dad|father|brother|sister|dog|cat|pet)(?:['’]s name)?) (is|are) (.+)$/i
+
+/** Verbs an instruction to the assistant starts with ("Always include…", "Never use…"). */
+const INSTRUCTION_VERB =
+  /^(?:use|include|answer|reply|respond|write|format|explain|mention|add|suggest|provide|cite|address|refer|remind|send|list|start|end|summari[sz]e|put|avoid|check|show|give me|tell me|ask me|call me|keep (?:answers|responses|replies|it|them|your)|double-check|confirm|prefer|run|test|use|assume|speak|talk to me|label|comment|sign)\b/i
+const ENCOURAGEMENT = /\b(?:give up|keep going|keep (?:it|that) up|stop believing|forget to smile)\b/i
+
+function instruction(kind: RuleKind, rest: string): RuleFact | undefined {
+  const body = rest.replace(/^(?:please|do)\s+/i, '').trim()
+  if (!INSTRUCTION_VERB.test(body) || ENCOURAGEMENT.test(body)) return undefined
+  if (body.split(/\s+/).length > 30) return undefined
+  return { kind, text: sentence(aboutTheUser(body)) }
+}
+
+/** Standing instructions: "Always …", "Never …"/"Don't ever …", "From now on, …", "When I …, …". */
+function ruleOf(text: string): RuleFact | undefined {
+  const always = /^(?:please )?(?:always|from now on,?|going forward,?|in future,?|in the future,?) (.+)$/i.exec(text)
+  if (always?.[1]) {
+    const rest = always[1]
+    const never = /^(?:never|don['’]t|do not) (.+)$/i.exec(rest)
+    if (never?.[1]) return instruction('never', never[1])
+    if (NEGATION.test(rest)) return undefined
+    return instruction('always', rest.replace(/^always /i, ''))
+  }
+  const never = /^(?:please )?(?:never|don['’]t ever|do not ever|never ever) (.+)$/i.exec(text)
+  if (never?.[1]) return instruction('never', never[1])
+  const when = /^(?:when|whenever) (I [^,]+), (.+)$/i.exec(text)
+  if (when?.[1] && when[2] && !NEGATION.test(when[1])) {
+    const rule = instruction('when', when[2].replace(/^always /i, ''))
+    return rule ? { kind: 'when', text: sentence(`When ${aboutTheUser(when[1])}, ${rule.text.charAt(0).toLowerCase()}${rule.text.slice(1)}`) } : undefined
+  }
+  return undefined
+}
+
+/**
+ * The clauses of a sentence that start with "I" after a comma or a conjunction ("I live in Lisbon
+ * and I work as a teacher"): each is read on its own, but only when the sentence as a whole is
+ * no question, no hypothetical and no one else's words.
+ */
+function clausesOf(sentence: string): string[] {
+  const text = sentence.replace(SUBJECT_OK_PREFIX, '').trim()
+  if (text === '' || /\?\s*$/.test(text)) return []
+  if (QUOTE.test(text) || REPORTED.test(text)) return []
+  if (ruleOf(text.replace(/[.!]+$/, '').trim())) return [text]
+  if (HYPOTHETICAL.test(text)) return []
+  return text.split(/,\s*(?:and |but |so )?(?=I\b)|\s+(?:and|but|so)\s+(?=I\b)/)
+}
+
+/** What one clause of a user's message states, if it is one plain fact or instruction. */
+function factOf(clause: string): RuleFact | undefined {
+  const body = clause.replace(/[.!,;]+$/, '').trim()
+  const rule = ruleOf(body)
+  if (rule) return rule
+  if (NEGATION.test(body)) return undefined
+  const my = MY_IS.exec(body)
+  if (my?.[1] && my[2] && my[3]) {
+    const value = objectPhrase(my[3], 6)
+    return value ? { kind: 'profile', text: sentence(`The user's ${my[1].toLowerCase()} ${my[2]} ${value}`) } : undefined
+  }
+  for (const { pattern, fact, maxWords, definite } of STATEMENTS) {
+    const match = pattern.exec(body)
+    if (!match) continue
+    const groups = match.slice(1).filter((group): group is string => group !== undefined)
+    const object = groups.at(-1)
+    const value = object === undefined ? undefined : objectPhrase(object, maxWords)
+    if (value === undefined || (definite === false && DEFINITE.test(value))) return undefined
+    // A verb captured with its object ("love" + "hiking") keeps the user's own verb.
+    const head = groups.length > 1 ? `${conjugate(groups[0]?.toLowerCase() ?? '')} ${value}`.replace(/^(at|for|in|as)es /, '$1 ') : value
+    return { kind: 'profile', text: sentence(fact(groups.length > 1 && /^(?:at|for|in|as)$/i.test(groups[0] ?? '') ? `${groups[0]?.toLowerCase()} ${value}` : head)) }
+  }
+  return undefined
+}
+
+/** The facts the rules find in one user message, in order, without repeats. */
+export function ruleFacts(content: string): RuleFact[] {
+  const facts: RuleFact[] = []
+  for (const candidate of statementSentences(content)) {
+    for (const clause of clausesOf(candidate)) {
+      const fact = factOf(clause)
+      if (fact && !facts.some((known) => known.kind === fact.kind && known.text === fact.text)) facts.push(fact)
+    }
+  }
+  return facts
+}
+
+/** A fact as the engram every producer hands to the encoder: the user said it, so high confidence. */
+export function ruleEngram(fact: RuleFact): Engram & { meta: Record<string, string> } {
+  return { text: fact.text, kind: fact.kind, scope: 'global', confidence: 'high', source: 'user', meta: { method: 'rules' } }
+}
