@@ -49,6 +49,7 @@ import type { DocumentHistory } from './memory/consolidation/history.ts'
 import { finishUnfinishedUnitsIfIdle, stuckStep } from './memory/consolidation/unit-plan.ts'
 import type { EngramTool } from './tools/tool.ts'
 import { type MindInternals, withInternals } from './mind-internals.ts'
+import { createMemories, isMemoryId, type Memories, pathOfMemoryId } from './tools/memories.ts'
 
 export type { CreateMindOptions } from './mind-core.ts'
 
@@ -68,6 +69,11 @@ export interface ConsolidationRuns {
 export interface Mind {
   readonly home: string
   readonly agent: string
+  /**
+   * The plain memory API (decision 0065): add, search, get, getAll, update, delete and history of
+   * single memories by stable id, each call for a user (`{ user }`) or the agent's own view.
+   */
+  readonly memories: Memories
   /** Open a conversation: `begin` before the model call, `end` after it. */
   session(sessionId: string, options?: SessionOptions): Session
   /** Sessions as the store keeps them (activity, turns, open or closed), and their explicit end. */
@@ -118,7 +124,7 @@ export interface Mind {
   forget(target: string, options?: { user?: string; reason?: string; purge?: boolean }): Promise<ForgetOutcome>
   /** Bring a forgotten memory back from `archive/forgotten/` (as `user`, or the agent's own view). */
   restore(target: string, options?: { user?: string }): Promise<ForgetOutcome>
-  /** How a knowledge or procedure document changed and why: its state, lineage and earlier versions with their reasons. */
+  /** How a knowledge or procedure document changed and why: its state, lineage and earlier versions with their reasons. `target` is a path, or an id of `mind.memories`. */
   history(target: string, options?: { user?: string }): Promise<DocumentHistory>
   /** Erase everything `user` owns in the home, of every agent (decision 0023). There is no archive: anything but `{ purge: true }` is refused. */
   forgetUser(user: string, options: { purge: boolean }): Promise<UserErasureReport>
@@ -359,6 +365,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     return scope
   }
 
+  let memories: Memories | undefined
   const mind: MindInternals = {
     config,
     home: values.home,
@@ -547,7 +554,11 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     forget: (target, options = {}) => (options.purge ? purgeTarget : forgetTarget)(forgettingContextOf(mind, options.user), target, options.reason ? { reason: options.reason } : {}),
     restore: (target, options = {}) => restoreTarget(forgettingContextOf(mind, options.user), target),
-    history: (target, options = {}) => historyOfTarget(forgettingContextOf(mind, options.user), target),
+    history: (target, options = {}) => historyOfTarget(forgettingContextOf(mind, options.user), isMemoryId(target) ? pathOfMemoryId(target) : target),
+    get memories() {
+      memories ??= createMemories(mind)
+      return memories
+    },
     async forgetUser(user, options) {
       // Background work of the user's turns would write into the trees being removed.
       await mind.idle()
