@@ -26,7 +26,7 @@ import { recoverOrphanedJournals } from './memory/journal/recover-orphans.ts'
 import { createProcedureStore, type ProcedureStore } from './memory/procedures/procedure-store.ts'
 import { describeError, EngramError, ErrorCode } from './core/errors.ts'
 import { createContextProvider, type ContextProviderKind } from './memory/context/create-provider.ts'
-import { createRetriever } from './memory/retrieval/search.ts'
+import { createRetriever, type Retriever } from './memory/retrieval/search.ts'
 import { retrievalSettingsFromConfig } from './memory/retrieval/settings.ts'
 import { createPrimer } from './memory/priming/prime.ts'
 import { forgottenEntryTexts } from './memory/forgetting/forgotten-texts.ts'
@@ -307,7 +307,13 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     onError: (error) => warn(`activity log: ${describeError(error)}`),
     onRecorded: (event) => lifecycle.observe(event),
   })
-  const retriever = createRetriever({ index: backend.index, embedder, clock, settings: retrievalSettingsFromConfig(values.retrieval) })
+  const searchAllOwners = createRetriever({ index: backend.index, embedder, clock, settings: retrievalSettingsFromConfig(values.retrieval) })
+  // Nothing global by default (issue 29): a search without a viewer reads the agent's own view
+  // (the agent's and shared memory), every user's only when the caller says `allOwners`.
+  const retriever: Retriever = {
+    settings: searchAllOwners.settings,
+    search: (query, options = {}) => searchAllOwners.search(query, options.viewer !== undefined || options.allOwners === true ? options : { ...options, viewer: { agent: values.agent } }),
+  }
   const primer = createPrimer({
     documents: backend.documents,
     activity: backend.activity,

@@ -1,7 +1,8 @@
 /**
  * The plain memory API (`mind.memories`, decision 0065), through `createMind` only, on both
  * backends: two users add, search, list, get, update and delete their memories, and nothing of one
- * reaches the other; ids stay the same after a restart and in another process.
+ * reaches the other; ids stay the same after a restart and in another process. Last, the mind's
+ * internal retriever: without a viewer it reads the agent's own view, not every user's.
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
@@ -9,6 +10,7 @@ import { resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { createMind, type Mind, type CreateMindOptions } from '../src/index.ts'
+import { openMindInternals } from '../src/mind-internals.ts'
 import { dropSchema, freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
@@ -152,3 +154,19 @@ await mind.close()`
 
 memoryApiSuite({ backend: 'embedded' })
 onPostgres('mind.memories: two users, nothing of one reaches the other', (url) => memoryApiSuite({ backend: 'postgres', url }))
+
+test("a mind's retriever without a viewer reads the agent's own view; every user's only when asked (allOwners)", async () => {
+  const tmp = makeTempHome()
+  const mind = await openMindInternals({ home: tmp.home, env: tmp.env, ignoreConfigFile: true })
+  try {
+    await mind.memories.add({ user: 'ada', text: 'Ada hides the quokka key under the mat' })
+    await mind.memories.add({ text: 'The quokka enclosure opens at nine' })
+    await mind.indexed()
+    const owners = async (options: { allOwners?: boolean }): Promise<string[]> => [...new Set((await mind.retriever.search('quokka', options)).hits.map((hit) => hit.unit.owner))].sort()
+    assert.deepEqual(await owners({}), ['agent'])
+    assert.deepEqual(await owners({ allOwners: true }), ['agent', 'user:ada'])
+  } finally {
+    await mind.close()
+    tmp.cleanup()
+  }
+})
