@@ -1,7 +1,7 @@
 /**
  * The plain memory API (`mind.memories`, decision 0065), through `createMind` only, on both
  * backends: two users add, search, list, get, update and delete their memories, and nothing of one
- * reaches the other; ids stay the same after a restart and in another process. Last, the mind's
+ * reaches the other; ids stay the same after a restart, in another process and after `engram migrate` to PostgreSQL. Last, the mind's
  * internal retriever: without a viewer it reads the agent's own view, not every user's.
  */
 import assert from 'node:assert/strict'
@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { createMind, type Mind, type CreateMindOptions } from '../src/index.ts'
 import { openMindInternals } from '../src/mind-internals.ts'
+import { dropKillRunSchema, killRunSchema, runMigrate } from '../src/memory/portability/test-support/migrate-kill.ts'
 import { dropSchema, freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
@@ -169,4 +170,34 @@ test("a mind's retriever without a viewer reads the agent's own view; every user
     await mind.close()
     tmp.cleanup()
   }
+})
+
+onPostgres('mind.memories ids after engram migrate', (url) => {
+  test('the ids of an embedded home are the ids of its copy in PostgreSQL after `engram migrate`', async () => {
+    const tmp = makeTempHome()
+    const schema = killRunSchema('memapi')
+    try {
+      const embedded = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true })
+      await embedded.memories.add({ user: 'ada', text: ['Ada rows on the canal at dawn', 'Name: Ada'], kind: 'lesson' })
+      await embedded.memories.add({ user: 'ada', text: 'City: Porto', kind: 'profile' })
+      await embedded.memories.add({ text: 'Never share one user’s notes with another', kind: 'never' })
+      const before = { ada: (await embedded.memories.getAll({ user: 'ada' })).memories, agent: (await embedded.memories.getAll()).memories }
+      await embedded.close()
+      assert.equal(before.ada.length, 4)
+      const run = await runMigrate(tmp.home, tmp.env, url, schema)
+      assert.equal(run.code, 0, JSON.stringify(run.json) + run.stderr)
+      const migrated = await createMind({ home: tmp.home, env: { ...tmp.env, ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: schema }, ignoreConfigFile: true })
+      try {
+        assert.deepEqual((await migrated.memories.getAll({ user: 'ada' })).memories, before.ada)
+        assert.deepEqual((await migrated.memories.getAll()).memories, before.agent)
+        const profileFact = before.ada.find((memory) => memory.kind === 'profile') as { id: string }
+        assert.equal((await migrated.memories.get(profileFact.id, { user: 'ada' })).text, 'City: Porto')
+      } finally {
+        await migrated.close()
+      }
+    } finally {
+      await dropKillRunSchema(url, schema)
+      tmp.cleanup()
+    }
+  })
 })
