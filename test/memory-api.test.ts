@@ -136,6 +136,27 @@ function memoryApiSuite(target: Target): void {
       await assert.rejects(mind.memories.history(ids.bees as string, { user: 'ada' }), { code: 'invalid_argument' })
     })
 
+    test('the gate holds what it holds for confirmation, and add says so; with memory off nothing is written', async () => {
+      await mind.close()
+      mind = await createMind({ ...options, settings: { 'memory.mode': 'copilot' } })
+      const held = await mind.memories.add({ user: 'ada', text: 'Ada might move to Oslo', confidence: 'medium' })
+      const [change] = held.results
+      assert.equal(change?.event, 'pending')
+      assert.match(change?.reason ?? '', /copilot/)
+      assert.equal(change?.id, undefined)
+      assert.deepEqual((await mind.pendingConfirmations({ user: 'ada' })).map((item) => item.id), [change?.confirmationId])
+      // Nothing of it is a memory until the user says yes.
+      assert.ok(!(await mind.memories.getAll({ user: 'ada' })).memories.some((m) => m.text === 'Ada might move to Oslo'))
+      await mind.confirm({ accept: [change?.confirmationId as string], user: 'ada' })
+      assert.ok((await mind.memories.getAll({ user: 'ada' })).memories.some((m) => m.text === 'Ada might move to Oslo'))
+      await mind.close()
+      mind = await createMind({ ...options, settings: { 'memory.mode': 'off' } })
+      const off = await mind.memories.add({ user: 'ada', text: 'Ada dislikes jazz' })
+      assert.deepEqual(off.results.map((r) => [r.event, r.id]), [['suppressed', undefined]])
+      await mind.close()
+      mind = await createMind(options)
+    })
+
     test('ids are the same after a restart and in another process', async () => {
       await mind.close()
       mind = await createMind(options)

@@ -13,7 +13,7 @@
  * (owner, file, kind and text), so the same memory has the same id after a restart, after
  * `engram migrate`, on either backend. Opaque to hosts.
  */
-import { type EngramEntry, type EngramKind, type EngramScope, ENGRAM_KINDS, isRuleKind, type Engram } from '../core/engram.ts'
+import { type Confidence, CONFIDENCES, type EngramEntry, type EngramKind, type EngramScope, ENGRAM_KINDS, isRuleKind, type Engram } from '../core/engram.ts'
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { canSee, type Owner, ownerOfUser, userOfOwner, type Viewer } from '../core/owner.ts'
 import { type ForgetOutcome, type ForgettableMemory, memoryPathOf } from '../memory/forgetting/forget-memory.ts'
@@ -67,6 +67,8 @@ export type AddMemoriesInput = MemoryScope & {
   text: string | readonly string[]
   /** What kind of memory (default `lesson`: a fact). `profile` facts read "Key: value". */
   kind?: EngramKind
+  /** How sure the host is (default `high`: an explicit add is trusted, as `memorize` is); in copilot mode anything less waits for the user's yes. */
+  confidence?: Confidence
 }
 
 /** What happened to one memory given to `add` or `update`. */
@@ -185,8 +187,8 @@ export function createMemories(host: ToolHost): Memories {
   }
 
   /** Encodes `texts` as `owner`'s memories (the caller's own by default) through the viewer's gate. */
-  async function encode(texts: readonly string[], kind: EngramKind, user: string | undefined, owner: Owner = ownerOfUser(user)): Promise<MemoryChange[]> {
-    const engrams: Engram[] = texts.map((text) => ({ text, kind, scope: 'global', confidence: 'high', source: 'user', owner }))
+  async function encode(texts: readonly string[], kind: EngramKind, user: string | undefined, owner: Owner = ownerOfUser(user), confidence: Confidence = 'high'): Promise<MemoryChange[]> {
+    const engrams: Engram[] = texts.map((text) => ({ text, kind, scope: 'global', confidence, source: 'user', owner }))
     const report = await host.scope(user).encoder.encode(engrams, user === undefined ? {} : { user })
     const idOf = (engram: Engram, entry: EngramEntry): string => memoryIdOf(memoryPathOf(entryMemory(engram.owner ?? owner, 'global', fileOfKind(engram.kind), entry)))
     return engrams.map((engram): MemoryChange => {
@@ -215,7 +217,11 @@ export function createMemories(host: ToolHost): Memories {
       if (!(ENGRAM_KINDS as readonly string[]).includes(kind)) {
         throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `${JSON.stringify(kind)} is not a kind of memory.`, fix: `use one of ${ENGRAM_KINDS.join(', ')}` })
       }
-      return { results: await encode(texts, kind, input.user) }
+      const confidence = input.confidence ?? 'high'
+      if (!(CONFIDENCES as readonly string[]).includes(confidence)) {
+        throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `${JSON.stringify(confidence)} is not a confidence.`, fix: `use one of ${CONFIDENCES.join(', ')}` })
+      }
+      return { results: await encode(texts, kind, input.user, ownerOfUser(input.user), confidence) }
     },
 
     async search(query, options = {}) {

@@ -5,7 +5,7 @@
  * and POST.
  */
 import { z } from 'zod'
-import { ENGRAM_KINDS } from '../../core/engram.ts'
+import { CONFIDENCES, ENGRAM_KINDS } from '../../core/engram.ts'
 import type { MindInternals } from '../../mind-internals.ts'
 import type { ApiRoutes, RequestPart } from './openapi.ts'
 import { actingUser, userField } from './support.ts'
@@ -26,6 +26,7 @@ const addBody = {
   schema: z.object({
     text: z.union([text, z.array(text).min(1).max(50)]).describe('the memory, or a list of them: one line of plain text each'),
     kind: z.enum(ENGRAM_KINDS).optional().describe('always / never / when: a rule; lesson (default): a fact; profile: a fact about the user ("Key: value")'),
+    confidence: z.enum(CONFIDENCES).optional().describe("high (default); in copilot mode anything less waits for the user's yes (POST /v1/confirmations/{id}/accept)"),
     user: userField.describe(WHOSE),
   }),
   what: 'The memories to add',
@@ -78,7 +79,7 @@ export function addMemoriesRoutes(api: ApiRoutes, mind: MindInternals): void {
     { method: 'post', path: '/v1/memories', summary: 'Add memories through the write path and its gate (mind.memories.add)', returns: 'results: per memory its event (added, unchanged, pending, rejected, suppressed), id, text, kind, owner, reason', body: addBody },
     async (c, { body }) => {
       const user = actingUser(c.get('principal'), body.user)
-      const added = await mind.memories.add({ text: body.text, ...(body.kind ? { kind: body.kind } : {}), ...asUser(user) })
+      const added = await mind.memories.add({ text: body.text, ...(body.kind ? { kind: body.kind } : {}), ...(body.confidence ? { confidence: body.confidence } : {}), ...asUser(user) })
       return c.json({ ok: true, ...added })
     },
   )

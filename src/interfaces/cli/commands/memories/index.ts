@@ -4,7 +4,7 @@
  * plus the agent's and shared ones they see) or, without it, the agent's own view. `--json` prints
  * what the API returns.
  */
-import { ENGRAM_KINDS, type EngramKind, isRuleKind, ruleWithPolarity } from '../../../../core/engram.ts'
+import { type Confidence, CONFIDENCES, ENGRAM_KINDS, type EngramKind, isRuleKind, ruleWithPolarity } from '../../../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import type { MemoryChange, MemoryRecord } from '../../../../tools/memories.ts'
 import type { Command, CommandContext, OptionSpec } from '../../command.ts'
@@ -59,14 +59,16 @@ function changeLine(change: MemoryChange): string {
 
 export const memoriesAddCommand: Command = {
   path: ['memories', 'add'],
-  usage: 'memories add TEXT [--kind KIND] [--user ID]',
-  options: { kind: KIND_OPTION },
+  usage: 'memories add TEXT [--kind KIND] [--confidence LEVEL] [--user ID]',
+  options: { kind: KIND_OPTION, confidence: { type: 'string', description: 'high (default), medium or low; in copilot mode anything less waits for the user\'s yes (engram confirm)', valueName: 'LEVEL' } },
   async run(context) {
     const text = context.args.join(' ').trim()
     if (text === '') throw invalid('engram memories add needs the text of the memory.', 'engram memories add "Ada takes her tea without sugar" --user ada')
     const kind = kindOption(context)
+    const confidence = context.options.confidence
+    if (confidence !== undefined && !(CONFIDENCES as readonly unknown[]).includes(confidence)) throw invalid(`--confidence must be one of ${CONFIDENCES.join(', ')}, not ${JSON.stringify(confidence)}.`, 'pass --confidence high')
     return withMind(context, async (mind) => {
-      const added = await mind.memories.add({ text, ...(kind ? { kind } : {}), ...scopeOf(context) })
+      const added = await mind.memories.add({ text, ...(kind ? { kind } : {}), ...(confidence !== undefined ? { confidence: confidence as Confidence } : {}), ...scopeOf(context) })
       return { data: added, human: added.results.map(changeLine).join('\n') }
     })
   },
