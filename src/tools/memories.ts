@@ -206,6 +206,7 @@ export function createMemories(host: ToolHost): Memories {
 
   return {
     async add(input) {
+      // A conversation (`{ messages }`) is the next variant: extracted candidates go to `encode` here, as the text does below.
       if (!input || !('text' in input)) {
         throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'add takes { text } (one memory or a list).', fix: 'pass { text: "…", user?: "<id>", kind?: "lesson" }' })
       }
