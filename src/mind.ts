@@ -64,7 +64,7 @@ export interface ConsolidationRuns {
  * What a host holds (decision 0062): conversations, the work that is due, forgetting and a user's
  * data, status and shutdown. The subsystems behind it (storage, layout, retriever, primer, …) are
  * internal: the CLI, the MCP and HTTP servers and the tests reach them through
- * `mind-internals.ts`. The plain memory API (add, search, get, update, delete by id) joins here.
+ * `mind-internals.ts`. The plain memory API by id is `memories` (decision 0065).
  */
 export interface Mind {
   readonly home: string
