@@ -186,27 +186,37 @@ export function createMemories(host: ToolHost): Memories {
     }
   }
 
-  /** Encodes `texts` as `owner`'s memories (the caller's own by default) through the viewer's gate. */
-  async function encode(texts: readonly string[], kind: EngramKind, user: string | undefined, owner: Owner = ownerOfUser(user), confidence: Confidence = 'high'): Promise<MemoryChange[]> {
-    const engrams: Engram[] = texts.map((text) => ({ text, kind, scope: 'global', confidence, source: 'user', owner }))
+  /**
+   * Hands `engrams` to the one write path through `user`'s gate (the agent's without one), and
+   * says for each, in order, what happened. Whatever produces the engrams — text given to `add`,
+   * facts extracted from a conversation — reports through here.
+   */
+  async function encode(engrams: Engram[], user: string | undefined): Promise<MemoryChange[]> {
     const report = await host.scope(user).encoder.encode(engrams, user === undefined ? {} : { user })
-    const idOf = (engram: Engram, entry: EngramEntry): string => memoryIdOf(memoryPathOf(entryMemory(engram.owner ?? owner, 'global', fileOfKind(engram.kind), entry)))
+    const ownerOf = (engram: Engram): Owner => engram.owner ?? ownerOfUser(user)
+    // Identity is global-only: a profile fact is filed global whatever scope it was given (encode.ts).
+    const idOf = (engram: Engram, entry: EngramEntry): string => memoryIdOf(memoryPathOf(entryMemory(ownerOf(engram), engram.kind === 'profile' ? 'global' : engram.scope, fileOfKind(engram.kind), entry)))
+    const same = (a: Engram, b: Engram): boolean => a === b || (a.text === b.text && a.kind === b.kind)
     return engrams.map((engram): MemoryChange => {
-      const base = { text: engram.text, kind: engram.kind, owner: engram.owner ?? owner }
-      const saved = report.saved.find((item) => item.engram === engram || item.engram.text === engram.text)
+      const base = { text: engram.text, kind: engram.kind, owner: ownerOf(engram) }
+      const saved = report.saved.find((item) => same(item.engram, engram))
       if (saved) return { ...base, event: 'added', text: saved.entry.text, id: idOf(engram, saved.entry) }
-      if (report.duplicates.some((item) => item === engram || item.text === engram.text)) return { ...base, event: 'unchanged', id: idOf(engram, { text: engram.text, kind: engram.kind, meta: {} }) }
-      const pending = report.pending.find((item) => item.engram === engram || item.engram.text === engram.text)
+      if (report.duplicates.some((item) => same(item, engram))) return { ...base, event: 'unchanged', id: idOf(engram, { text: engram.text, kind: engram.kind, meta: {} }) }
+      const pending = report.pending.find((item) => same(item.engram, engram))
       if (pending) return { ...base, event: 'pending', reason: pending.reason, confirmationId: pending.id }
-      const rejected = report.rejected.find((item) => item.engram === engram || item.engram.text === engram.text)
+      const rejected = report.rejected.find((item) => same(item.engram, engram))
       if (rejected) return { ...base, event: 'rejected', reason: rejected.reason }
       return { ...base, event: 'suppressed', reason: 'memory mode is off' }
     })
   }
 
+  /** Memories a host wrote itself: trusted as `memorize` is (source user), global, of `owner`. */
+  const engramsOf = (texts: readonly string[], kind: EngramKind, owner: Owner, confidence: Confidence = 'high'): Engram[] =>
+    texts.map((text) => ({ text, kind, scope: 'global', confidence, source: 'user', owner }))
+
   return {
     async add(input) {
-      // A conversation (`{ messages }`) is the next variant: extracted candidates go to `encode` here, as the text does below.
+      // A conversation (`{ messages }`) is the next variant: its extracted engrams (owner stamped as below) go to `encode` here, as the text does.
       if (!input || !('text' in input)) {
         throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'add takes { text } (one memory or a list).', fix: 'pass { text: "…", user?: "<id>", kind?: "lesson" }' })
       }
@@ -222,7 +232,7 @@ export function createMemories(host: ToolHost): Memories {
       if (!(CONFIDENCES as readonly string[]).includes(confidence)) {
         throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `${JSON.stringify(confidence)} is not a confidence.`, fix: `use one of ${CONFIDENCES.join(', ')}` })
       }
-      return { results: await encode(texts, kind, input.user, ownerOfUser(input.user), confidence) }
+      return { results: await encode(engramsOf(texts, kind, ownerOfUser(input.user), confidence), input.user) }
     },
 
     async search(query, options = {}) {
@@ -279,7 +289,7 @@ export function createMemories(host: ToolHost): Memories {
       const context = forgettingContextOf(host, user)
       // What a caller sees but may not change (the agent's memory seen by a user) is refused as forgetting refuses it, before anything is written.
       if (!forgettableOwners(context.viewer).includes(memory.owner)) await forgetTarget(context, old.path)
-      const [change] = (await encode([text], old.kind, user, memory.owner)) as [MemoryChange]
+      const [change] = (await encode(engramsOf([text], old.kind, memory.owner), user)) as [MemoryChange]
       if ((change.event !== 'added' && change.event !== 'unchanged') || change.id === id) return change
       // The old text is forgotten (archived, restorable): that is its history. A profile fact
       // replaced by its key ("City: Paris" → "City: Rome") is already gone from the profile.
