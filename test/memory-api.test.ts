@@ -171,6 +171,17 @@ await mind.close()`
       assert.deepEqual(JSON.parse(stdout.trim().split('\n').at(-1) as string), listed)
       assert.ok(listed.includes(ids.boat as string))
     })
+
+    test('a profile fact is found, read and forgotten by its id, only by its user', async () => {
+      const [fact] = (await mind.memories.add({ user: 'ada', text: 'Hometown: Porto', kind: 'profile' })).results
+      assert.equal(fact?.event, 'added')
+      const found = await mind.memories.search('Hometown Porto', { user: 'ada', kinds: ['profile'] })
+      assert.deepEqual(found.map((m) => [m.id, m.kind, m.owner]), [[fact?.id, 'profile', 'user:ada']])
+      assert.deepEqual(await mind.memories.search('Hometown Porto', { user: 'bob', kinds: ['profile'] }), [])
+      await assert.rejects(mind.memories.get(fact?.id as string, { user: 'bob' }), { code: 'not_found' })
+      assert.equal((await mind.memories.delete(fact?.id as string, { user: 'ada' })).action, 'forgotten')
+      await assert.rejects(mind.memories.get(fact?.id as string, { user: 'ada' }), { code: 'not_found' })
+    })
   })
 }
 

@@ -27,7 +27,9 @@ import type { ToolHost } from './tool-host.ts'
 const ID_PREFIX = 'mem_'
 /** The files whose entries are memories of this API, in listing order. */
 const FILES: readonly EngramFile[] = ['profile', 'rules', 'lessons']
-const SEARCH_KINDS = ['profile', 'rule', 'lesson'] as const
+/** The index's unit kinds of each memory kind: a user's profile facts are `user` units, the agent's `profile` (indexer.ts). */
+type SearchKind = 'profile' | 'user' | 'rule' | 'lesson'
+const unitKindsOf = (kind: EngramKind): SearchKind[] => (isRuleKind(kind) ? ['rule'] : kind === 'profile' ? ['profile', 'user'] : ['lesson'])
 
 /** Who a call is for: a user (their memories, plus the agent's and shared ones they see), or the agent's own view. */
 export interface MemoryScope {
@@ -238,9 +240,9 @@ export function createMemories(host: ToolHost): Memories {
     async search(query, options = {}) {
       const viewer = viewerOf(options.user)
       await host.indexed()
-      const kinds = options.kinds?.length ? [...new Set(options.kinds.map((kind) => (isRuleKind(kind) ? 'rule' : kind)))] : [...SEARCH_KINDS]
+      const kinds = [...new Set((options.kinds?.length ? options.kinds : ENGRAM_KINDS).flatMap(unitKindsOf))]
       const limit = options.limit ?? 10
-      const found = await host.retriever.search(query, { viewer, kinds: kinds as (typeof SEARCH_KINDS)[number][], limit: limit * 2 })
+      const found = await host.retriever.search(query, { viewer, kinds, limit: limit * 2 })
       const results: MemorySearchResult[] = []
       for (const hit of found.hits) {
         const hash = hit.unit.id.lastIndexOf('#')
