@@ -26,7 +26,7 @@ import { recoverOrphanedJournals } from './memory/journal/recover-orphans.ts'
 import { createProcedureStore, type ProcedureStore } from './memory/procedures/procedure-store.ts'
 import { describeError, EngramError, ErrorCode } from './core/errors.ts'
 import { createContextProvider, type ContextProviderKind } from './memory/context/create-provider.ts'
-import { createRetriever } from './memory/retrieval/search.ts'
+import { createRetriever, type Retriever } from './memory/retrieval/search.ts'
 import { retrievalSettingsFromConfig } from './memory/retrieval/settings.ts'
 import { createPrimer } from './memory/priming/prime.ts'
 import { forgottenEntryTexts } from './memory/forgetting/forgotten-texts.ts'
@@ -49,6 +49,7 @@ import type { DocumentHistory } from './memory/consolidation/history.ts'
 import { finishUnfinishedUnitsIfIdle, stuckStep } from './memory/consolidation/unit-plan.ts'
 import type { EngramTool } from './tools/tool.ts'
 import { type MindInternals, withInternals } from './mind-internals.ts'
+import { createMemories, isMemoryId, type Memories, pathOfMemoryId } from './tools/memories.ts'
 
 export type { CreateMindOptions } from './mind-core.ts'
 
@@ -63,11 +64,16 @@ export interface ConsolidationRuns {
  * What a host holds (decision 0062): conversations, the work that is due, forgetting and a user's
  * data, status and shutdown. The subsystems behind it (storage, layout, retriever, primer, …) are
  * internal: the CLI, the MCP and HTTP servers and the tests reach them through
- * `mind-internals.ts`. The plain memory API (add, search, get, update, delete by id) joins here.
+ * `mind-internals.ts`. The plain memory API by id is `memories` (decision 0065).
  */
 export interface Mind {
   readonly home: string
   readonly agent: string
+  /**
+   * The plain memory API (decision 0065): add, search, get, getAll, update, delete and history of
+   * single memories by stable id, each call for a user (`{ user }`) or the agent's own view.
+   */
+  readonly memories: Memories
   /** Open a conversation: `begin` before the model call, `end` after it. */
   session(sessionId: string, options?: SessionOptions): Session
   /** Sessions as the store keeps them (activity, turns, open or closed), and their explicit end. */
@@ -118,7 +124,7 @@ export interface Mind {
   forget(target: string, options?: { user?: string; reason?: string; purge?: boolean }): Promise<ForgetOutcome>
   /** Bring a forgotten memory back from `archive/forgotten/` (as `user`, or the agent's own view). */
   restore(target: string, options?: { user?: string }): Promise<ForgetOutcome>
-  /** How a knowledge or procedure document changed and why: its state, lineage and earlier versions with their reasons. */
+  /** How a knowledge or procedure document changed and why: its state, lineage and earlier versions with their reasons. `target` is a path, or an id of `mind.memories`. */
   history(target: string, options?: { user?: string }): Promise<DocumentHistory>
   /** Erase everything `user` owns in the home, of every agent (decision 0023). There is no archive: anything but `{ purge: true }` is refused. */
   forgetUser(user: string, options: { purge: boolean }): Promise<UserErasureReport>
@@ -302,7 +308,13 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     onError: (error) => warn(`activity log: ${describeError(error)}`),
     onRecorded: (event) => lifecycle.observe(event),
   })
-  const retriever = createRetriever({ index: backend.index, embedder, clock, settings: retrievalSettingsFromConfig(values.retrieval) })
+  const searchAllOwners = createRetriever({ index: backend.index, embedder, clock, settings: retrievalSettingsFromConfig(values.retrieval) })
+  // Nothing global by default (issue 29): a search without a viewer reads the agent's own view
+  // (the agent's and shared memory), every user's only when the caller says `allOwners`.
+  const retriever: Retriever = {
+    settings: searchAllOwners.settings,
+    search: (query, options = {}) => searchAllOwners.search(query, options.viewer !== undefined || options.allOwners === true ? options : { ...options, viewer: { agent: values.agent } }),
+  }
   const primer = createPrimer({
     documents: backend.documents,
     activity: backend.activity,
@@ -360,6 +372,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     return scope
   }
 
+  let memories: Memories | undefined
   const mind: MindInternals = {
     config,
     home: values.home,
@@ -548,7 +561,11 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     forget: (target, options = {}) => (options.purge ? purgeTarget : forgetTarget)(forgettingContextOf(mind, options.user), target, options.reason ? { reason: options.reason } : {}),
     restore: (target, options = {}) => restoreTarget(forgettingContextOf(mind, options.user), target),
-    history: (target, options = {}) => historyOfTarget(forgettingContextOf(mind, options.user), target),
+    history: (target, options = {}) => historyOfTarget(forgettingContextOf(mind, options.user), isMemoryId(target) ? pathOfMemoryId(target) : target),
+    get memories() {
+      memories ??= createMemories(mind)
+      return memories
+    },
     async forgetUser(user, options) {
       // Background work of the user's turns would write into the trees being removed.
       await mind.idle()

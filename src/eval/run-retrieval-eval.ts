@@ -112,7 +112,7 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
       const askedMs = question.asked_at ? Date.parse(asInstant(question.asked_at)) : lastMs + 86_400_000
       const asOf = at(Math.max(askedMs, lastMs))
       clock.set(asOf)
-      const result = await mind.retriever.search(question.question, { kinds: [...RELATED_KINDS], limit: RANKED_LIMIT, asOf, recordAccess: false })
+      const result = await mind.retriever.search(question.question, { kinds: [...RELATED_KINDS], limit: RANKED_LIMIT, asOf, recordAccess: false, allOwners: true })
       const ranked: string[] = []
       const seen = new Set<string>()
       for (const hit of result.hits) {

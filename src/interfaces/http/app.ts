@@ -26,6 +26,7 @@ import { addBrowserSessions, browserRequestOf, browserSessionOf } from './browse
 import { type Credentials, isLoopback, parseCredentials } from './credentials.ts'
 import { apiRoutes, openApiDocument } from './openapi.ts'
 import { addManageRoutes } from './routes-manage.ts'
+import { addMemoriesRoutes } from './routes-memories.ts'
 import { addMemoryRoutes, checkSessionOwner } from './routes-memory.ts'
 import { createDashboard } from './dashboard/index.ts'
 import { createMcpRoute } from './mcp-http.ts'
@@ -260,6 +261,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
 
   addMemoryRoutes(api, mind)
   addManageRoutes(api, mind)
+  addMemoriesRoutes(api, mind)
 
   api.add({ method: 'get', path: '/v1/status', summary: 'Counts of every kind of memory, the capabilities, unreadable lines', returns: "status: the mind's status (the agent's or an administrator's token only)" }, async (c) => {
     const principal = c.get('principal')

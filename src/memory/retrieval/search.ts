@@ -87,6 +87,12 @@ export interface RetrievalOptions {
    * (agent, user); leaving it out reads every owner's memories (benchmarks, administrators).
    */
   viewer?: Viewer
+  /**
+   * Without a viewer, read every owner's memories. A mind's retriever (`createMind`) reads the
+   * agent's own view when no viewer is given (issue 29); the retrieval evaluation, which searches
+   * a benchmark's every speaker, says so with this.
+   */
+  allOwners?: boolean
   /** Only memories created at or after / at or before these instants. */
   since?: string
   until?: string

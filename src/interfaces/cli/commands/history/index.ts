@@ -27,6 +27,16 @@ function factLines(history: DocumentHistory): string[] {
   ]
 }
 
+/** A document's history as a person reads it: its state and lineage, its facts, its earlier versions. */
+export function historyText(history: DocumentHistory): string {
+  const lineage = Object.entries(history.lineage).map(([key, value]) => `${key}: ${String(value)}`)
+  const lines = [`${history.path} — ${history.state}${lineage.length > 0 ? ` (${lineage.join(', ')})` : ''}`, ...factLines(history)]
+  if (history.versions.length === 0) lines.push('no earlier versions')
+  for (const version of history.versions) lines.push(`  ${version.at} ${version.path}${version.reason ? ` — ${version.reason}` : ''}`)
+  if (history.retired) lines.push(`  and ${history.retired.length} older version(s) that version retention moved to archive/forgotten/versions/ (--json lists them)`)
+  return lines.join('\n')
+}
+
 export const historyCommand: Command = {
   path: ['history'],
   usage: 'history TARGET [--user ID]   (a path such as knowledge/tea.md or procedures/deploy.md)',
@@ -38,12 +48,7 @@ export const historyCommand: Command = {
     const user = cliUser(context)
     return withMind(context, async (mind) => {
       const history = await mind.history(target, user !== undefined ? { user } : {})
-      const lineage = Object.entries(history.lineage).map(([key, value]) => `${key}: ${String(value)}`)
-      const lines = [`${history.path} — ${history.state}${lineage.length > 0 ? ` (${lineage.join(', ')})` : ''}`, ...factLines(history)]
-      if (history.versions.length === 0) lines.push('no earlier versions')
-      for (const version of history.versions) lines.push(`  ${version.at} ${version.path}${version.reason ? ` — ${version.reason}` : ''}`)
-      if (history.retired) lines.push(`  and ${history.retired.length} older version(s) that version retention moved to archive/forgotten/versions/ (--json lists them)`)
-      return { data: history, human: lines.join('\n') }
+      return { data: history, human: historyText(history) }
     }, { reindexOnOpen: false })
   },
 }
