@@ -8,7 +8,8 @@
 // A mind and what its methods return.
 export { createMind, listAgents } from './mind.ts'
 export type { CreateMindOptions, Mind, MaintenanceReport, MindSessions, ConfirmOutcome, ConsolidationRuns } from './mind.ts'
-export type { Memories, MemoryRecord, MemorySearchResult, MemoryChange, MemoryPage, MemoryScope, AddMemoriesInput } from './tools/memories.ts'
+export type { Memories, MemoryRecord, MemorySearchResult, MemoryChange, MemoryPage, MemoryScope, AddMemoriesInput, AddMemoriesResult } from './tools/memories.ts'
+export type { ExtractionMessage, ExtractionMethod } from './memory/extraction/extract.ts'
 export type { Owner, Viewer } from './core/owner.ts'
 export type { HeartbeatReport, LifecycleReport } from './memory/lifecycle/session-lifecycle.ts'
 export type { ClosedSession } from './memory/lifecycle/session-boundaries.ts'

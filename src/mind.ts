@@ -563,7 +563,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     restore: (target, options = {}) => restoreTarget(forgettingContextOf(mind, options.user), target),
     history: (target, options = {}) => historyOfTarget(forgettingContextOf(mind, options.user), isMemoryId(target) ? pathOfMemoryId(target) : target),
     get memories() {
-      memories ??= createMemories(mind)
+      memories ??= createMemories(mind, { llm: mind.llm })
       return memories
     },
     async forgetUser(user, options) {

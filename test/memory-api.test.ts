@@ -182,6 +182,27 @@ await mind.close()`
       assert.equal((await mind.memories.delete(fact?.id as string, { user: 'ada' })).action, 'forgotten')
       await assert.rejects(mind.memories.get(fact?.id as string, { user: 'ada' }), { code: 'not_found' })
     })
+
+    test('add({ messages }) stores the facts the user states, offline by the rules, for that user only; the assistant’s words are not read', async () => {
+      const added = await mind.memories.add({
+        user: 'cleo',
+        messages: [
+          { role: 'user', content: 'I am allergic to hazelnuts. Always answer in Portuguese from now on. Is my brother a pilot?' },
+          { role: 'assistant', content: 'I live in a lighthouse and I am allergic to cats.' },
+        ],
+      })
+      assert.equal(added.method, 'rules')
+      assert.equal(added.degraded, undefined)
+      assert.deepEqual(added.results.map((r) => [r.event, r.kind, r.owner, r.text]), [
+        ['added', 'profile', 'user:cleo', 'The user is allergic to hazelnuts.'],
+        ['added', 'always', 'user:cleo', 'Answer in Portuguese from now on.'],
+      ])
+      const found = await mind.memories.search('allergic hazelnuts', { user: 'cleo' })
+      assert.equal(found[0]?.id, added.results[0]?.id)
+      assert.deepEqual(await mind.memories.search('allergic hazelnuts', { user: 'ada', kinds: ['profile'] }), [])
+      assert.equal((await mind.memories.add({ user: 'cleo', messages: [{ role: 'assistant', content: 'I am allergic to cats.' }] })).results.length, 0)
+      await assert.rejects(mind.memories.add({ user: 'cleo', messages: 'I am allergic to hazelnuts.' as never }), { code: 'invalid_argument' })
+    })
   })
 }
 

@@ -19,6 +19,8 @@ import { canSee, type Owner, ownerOfUser, userOfOwner, type Viewer } from '../co
 import { type ForgetOutcome, type ForgettableMemory, memoryPathOf } from '../memory/forgetting/forget-memory.ts'
 import type { DocumentHistory } from '../memory/consolidation/history.ts'
 import { locateMemoryPath, memoryPathOfSource } from '../memory/tree/memory-paths.ts'
+import { type ExtractionMessage, type ExtractionMethod, extractFacts } from '../memory/extraction/extract.ts'
+import type { Llm } from '../llm/contracts.ts'
 import type { EngramFile } from '../storage/contracts.ts'
 import { forgettableOwners, resolveForgetTarget } from './forget-targets.ts'
 import { forgetTarget, forgettingContextOf, historyOfTarget, purgeTarget } from './forgetting.ts'
@@ -62,15 +64,30 @@ export interface MemorySearchResult extends MemoryRecord {
 }
 
 /**
- * What `add` takes: text now (one memory or several). A conversation (`{ messages }`, facts
- * extracted from it) is a variant of this union to come; `add` tells them apart by their field.
+ * What `add` takes: text (one memory or several, stored as given), or a conversation
+ * (`{ messages }`): the facts the user states in it are extracted (decision 0066) — by the model
+ * when one is configured, else by the offline rules — and stored through the same gate.
  */
-export type AddMemoriesInput = MemoryScope & {
-  text: string | readonly string[]
-  /** What kind of memory (default `lesson`: a fact). `profile` facts read "Key: value". */
-  kind?: EngramKind
-  /** How sure the host is (default `high`: an explicit add is trusted, as `memorize` is); in copilot mode anything less waits for the user's yes. */
-  confidence?: Confidence
+export type AddMemoriesInput =
+  | (MemoryScope & {
+      text: string | readonly string[]
+      /** What kind of memory (default `lesson`: a fact). `profile` facts read "Key: value". */
+      kind?: EngramKind
+      /** How sure the host is (default `high`: an explicit add is trusted, as `memorize` is); in copilot mode anything less waits for the user's yes. */
+      confidence?: Confidence
+    })
+  | (MemoryScope & {
+      /** The conversation; only the user's messages are read. */
+      messages: readonly ExtractionMessage[]
+    })
+
+/** What `add` did: each memory's change; for a conversation, how its facts were found. */
+export interface AddMemoriesResult {
+  results: MemoryChange[]
+  /** For `{ messages }`: `rules` (offline) or `model`. */
+  method?: ExtractionMethod
+  /** For `{ messages }`: set when the model failed and the rules' facts stand in. */
+  degraded?: string
 }
 
 /** What happened to one memory given to `add` or `update`. */
@@ -97,7 +114,7 @@ export interface MemoryPage {
 
 export interface Memories {
   /** Store memories through the write path and its gate, for `user` (theirs) or the agent. */
-  add(input: AddMemoriesInput): Promise<{ results: MemoryChange[] }>
+  add(input: AddMemoriesInput): Promise<AddMemoriesResult>
   /** Memories that match `query`, best first, of those the caller sees. */
   search(query: string, options?: MemoryScope & { limit?: number; kinds?: EngramKind[] }): Promise<MemorySearchResult[]>
   /** One memory by id; `not_found` when it is not there or the caller does not see it. */
@@ -161,7 +178,7 @@ function recordOf(memory: ForgettableMemory): MemoryRecord {
 }
 
 /** The plain memory API over an open mind. */
-export function createMemories(host: ToolHost): Memories {
+export function createMemories(host: ToolHost, deps: { llm?: Llm } = {}): Memories {
   const viewerOf = (user?: string): Viewer => host.scope(user).viewer
 
   /** Resolves an id for `viewer`: the memory it names when the viewer sees it, else `not_found`. */
@@ -218,9 +235,17 @@ export function createMemories(host: ToolHost): Memories {
 
   return {
     async add(input) {
-      // A conversation (`{ messages }`) is the next variant: its extracted engrams (owner stamped as below) go to `encode` here, as the text does.
+      if (input && 'messages' in input) {
+        if (!Array.isArray(input.messages) || input.messages.some((message) => typeof message !== 'object' || message === null || typeof message.role !== 'string' || typeof message.content !== 'string')) {
+          throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'add({ messages }) takes a list of { role, content } with text content.', fix: 'pass { messages: [{ role: "user", content: "…" }, …], user?: "<id>" }' })
+        }
+        const extraction = await extractFacts(input.messages, deps.llm ? { llm: deps.llm } : {})
+        const owner = ownerOfUser(input.user)
+        const results = await encode(extraction.engrams.map((engram) => ({ ...engram, owner: engram.owner ?? owner })), input.user)
+        return { results, method: extraction.method, ...(extraction.degraded !== undefined ? { degraded: extraction.degraded } : {}) }
+      }
       if (!input || !('text' in input)) {
-        throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'add takes { text } (one memory or a list).', fix: 'pass { text: "…", user?: "<id>", kind?: "lesson" }' })
+        throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'add takes { text } (one memory or a list) or { messages } (a conversation).', fix: 'pass { text: "…", user?: "<id>", kind?: "lesson" } or { messages: [{ role: "user", content: "…" }], user?: "<id>" }' })
       }
       const texts = (typeof input.text === 'string' ? [input.text] : [...input.text]).map((text) => (typeof text === 'string' ? text.trim() : ''))
       if (texts.length === 0 || texts.some((text) => text === '')) {

@@ -24,13 +24,19 @@ const userQuery = { schema: z.object({ user: userField.describe(WHOSE) }), what:
 const text = z.string().trim().min(1).max(2000)
 const addBody = {
   schema: z.object({
-    text: z.union([text, z.array(text).min(1).max(50)]).describe('the memory, or a list of them: one line of plain text each'),
+    text: z.union([text, z.array(text).min(1).max(50)]).optional().describe('the memory, or a list of them: one line of plain text each'),
+    messages: z
+      .array(z.object({ role: z.string().min(1).max(40), content: z.string().max(100_000) }))
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("instead of text, a conversation: the facts the user states in it are extracted (by the model when one is configured, else by rules) and stored through the same gate; only the user's messages are read"),
     kind: z.enum(ENGRAM_KINDS).optional().describe('always / never / when: a rule; lesson (default): a fact; profile: a fact about the user ("Key: value")'),
     confidence: z.enum(CONFIDENCES).optional().describe("high (default); in copilot mode anything less waits for the user's yes (POST /v1/confirmations/{id}/accept)"),
     user: userField.describe(WHOSE),
-  }),
+  }).refine((body) => (body.text === undefined) !== (body.messages === undefined), { message: 'send text or messages, one of them' }),
   what: 'The memories to add',
-  fix: 'send {"text": "Ada takes her tea without sugar", "kind": "lesson"} or {"text": ["…", "…"]}',
+  fix: 'send {"text": "Ada takes her tea without sugar", "kind": "lesson"}, {"text": ["…", "…"]} or {"messages": [{"role": "user", "content": "…"}]}',
 } satisfies RequestPart<z.ZodType>
 
 const searchBody = {
@@ -76,10 +82,13 @@ const asUser = (user: string | undefined): { user?: string } => (user === undefi
 /** `/v1/memories…` on `api`. */
 export function addMemoriesRoutes(api: ApiRoutes, mind: MindInternals): void {
   api.add(
-    { method: 'post', path: '/v1/memories', summary: 'Add memories through the write path and its gate (mind.memories.add)', returns: 'results: per memory its event (added, unchanged, pending, rejected, suppressed), id, text, kind, owner, reason', body: addBody },
+    { method: 'post', path: '/v1/memories', summary: 'Add memories through the write path and its gate (mind.memories.add)', returns: 'results: per memory its event (added, unchanged, pending, rejected, suppressed), id, text, kind, owner, reason; for messages also method (rules or model) and degraded when the model failed', body: addBody },
     async (c, { body }) => {
       const user = actingUser(c.get('principal'), body.user)
-      const added = await mind.memories.add({ text: body.text, ...(body.kind ? { kind: body.kind } : {}), ...(body.confidence ? { confidence: body.confidence } : {}), ...asUser(user) })
+      const added =
+        body.messages !== undefined
+          ? await mind.memories.add({ messages: body.messages, ...asUser(user) })
+          : await mind.memories.add({ text: body.text ?? [], ...(body.kind ? { kind: body.kind } : {}), ...(body.confidence ? { confidence: body.confidence } : {}), ...asUser(user) })
       return c.json({ ok: true, ...added })
     },
   )
