@@ -133,6 +133,14 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
     'Aw, I love holding them!',
     "I'm a fan too!",
     'I love to.',
+    'As a result, I moved.',
+    'As a kid, I loved trains.',
+    'I think I live in Paris.',
+    'I might quit, but I am a nurse.',
+    "I'm OK.",
+    'I like that game.',
+    'My son really is 13.',
+    'I prefer problems that combine algebra, geometry, and calculus for a deeper understanding of each.',
   ]
   for (const text of none) assert.deepEqual(ruleFacts(text), [], text)
   assert.deepEqual(ruleFacts("Thanks! I'm allergic to peanuts."), [{ kind: 'profile', text: 'The user is allergic to peanuts.' }])
@@ -148,5 +156,21 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
   assert.deepEqual(ruleFacts('I prefer OAuth 2.0 PKCE for public clients.'), [{ kind: 'profile', text: 'The user prefers OAuth 2.0 PKCE for public clients.' }])
   assert.deepEqual(ruleFacts("I love action movies, the effects are so cool."), [{ kind: 'profile', text: 'The user loves action movies.' }])
   assert.deepEqual(ruleFacts('I enjoy reading, watching movies, and exploring nature.'), [{ kind: 'profile', text: 'The user enjoys reading, watching movies, and exploring nature.' }])
+  // Who the user is, where they live, who their family are, what they like: first-person statements.
+  assert.deepEqual(ruleFacts("As a paramedic, I'm excited to build this app, can you help?"), [{ kind: 'profile', text: 'The user is a paramedic.' }])
+  assert.deepEqual(ruleFacts("I'm Meghan Fowler, and I'm 25, so I'm hoping to find a laptop."), [
+    { kind: 'profile', text: 'The user is Meghan Fowler.' },
+    { kind: 'profile', text: 'The user is 25 years old.' },
+  ])
+  assert.deepEqual(ruleFacts("I'm a nurse, but I might quit."), [{ kind: 'profile', text: 'The user is a nurse.' }])
+  assert.deepEqual(ruleFacts('I have two dogs named Max and Bella.'), [{ kind: 'profile', text: 'The user has two dogs named Max and Bella.' }])
+  assert.deepEqual(ruleFacts('I have a peanut allergy.'), [{ kind: 'profile', text: 'The user has a peanut allergy.' }])
+  assert.deepEqual(ruleFacts('My son Ronald is 13.'), [{ kind: 'profile', text: "The user's son Ronald is 13." }])
+  assert.deepEqual(ruleFacts('Wanted to share some news - my partner is pregnant!'), [{ kind: 'profile', text: "The user's partner is pregnant." }])
+  assert.deepEqual(ruleFacts('I live with my sister.'), [{ kind: 'profile', text: 'The user lives with their sister.' }])
+  assert.deepEqual(ruleFacts("I'm passionate about dancing and it brings me so much joy."), [{ kind: 'profile', text: 'The user is passionate about dancing.' }])
+  assert.deepEqual(ruleFacts("I've always loved caring for my pups."), [{ kind: 'profile', text: 'The user has always loved caring for their pups.' }])
+  assert.deepEqual(ruleFacts('I like games that test my strategizing.'), [{ kind: 'profile', text: 'The user likes games that test their strategizing.' }])
+  assert.deepEqual(ruleFacts("I also enjoy aerial yoga, it's a great way to switch off."), [{ kind: 'profile', text: 'The user enjoys aerial yoga.' }])
   assert.deepEqual(ruleFacts('Je suis allergique aux arachides.'), [], 'English only')
 })
