@@ -54,7 +54,7 @@ function draw(set: EvalSet): Array<{ conversation: string; turn: EvalTurn }> {
   return [...picked].sort((a, b) => a - b).map((index) => turns[index] as { conversation: string; turn: EvalTurn })
 }
 
-test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: every extracted fact matches a label (precision ≥ 0.95), recall reported', { skip }, () => {
+test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: every extracted fact matches a label (precision 1), recall at least 5/62', { skip }, () => {
   const drawn = SOURCES.flatMap((name) => draw(load(name)).map((item) => ({ source: name, ...item })))
   assert.deepEqual(
     drawn.map((item) => `${item.source}/${item.conversation}/${item.turn.id}`),
@@ -92,8 +92,9 @@ test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: 
   console.log(`precision ${precision.toFixed(3)}  recall ${(matched / labels).toFixed(3)} (${matched}/${labels})`)
   for (const [type, tally] of found) console.log(`  recall on ${type}: ${tally.matched}/${tally.labels}`)
   assert.deepEqual(unmatched, [], 'every fact the rules extract is one a reader labelled')
-  assert.ok(precision >= 0.95)
-  assert.ok(matched > 0, 'the rules find some of the labelled facts')
+  assert.equal(precision, 1)
+  // Measured 2026-11-28 (decision 0066): 5 of 62 (identity 1, preference 3, instruction 1); a regression guard.
+  assert.ok(matched >= 5, `recall must not fall below 5/62 (now ${matched}/${labels})`)
 })
 
 test('across the whole of LoCoMo and BEAM dev, nothing is extracted from an assistant turn; the user turns yield facts', { skip }, async () => {
@@ -139,6 +140,7 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
     'I might quit, but I am a nurse.',
     "I'm OK.",
     'I like that game.',
+    'I love their design and engineering.',
     'My son really is 13.',
     'I prefer problems that combine algebra, geometry, and calculus for a deeper understanding of each.',
   ]
@@ -172,5 +174,8 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
   assert.deepEqual(ruleFacts("I've always loved caring for my pups."), [{ kind: 'profile', text: 'The user has always loved caring for their pups.' }])
   assert.deepEqual(ruleFacts('I like games that test my strategizing.'), [{ kind: 'profile', text: 'The user likes games that test their strategizing.' }])
   assert.deepEqual(ruleFacts("I also enjoy aerial yoga, it's a great way to switch off."), [{ kind: 'profile', text: 'The user enjoys aerial yoga.' }])
+  assert.deepEqual(ruleFacts("I've been into dancing since I was a kid."), [{ kind: 'profile', text: 'The user has been into dancing.' }])
+  assert.deepEqual(ruleFacts('The Hobbit is one of my favorites too!'), [{ kind: 'profile', text: "The Hobbit is one of the user's favorites." }])
+  assert.deepEqual(ruleFacts('That one is my favorite.'), [])
   assert.deepEqual(ruleFacts('Je suis allergique aux arachides.'), [], 'English only')
 })

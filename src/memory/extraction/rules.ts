@@ -70,8 +70,9 @@ function aboutTheUser(words: string): string {
 }
 
 // A pronoun or demonstrative inside the object points into the conversation ("I love the color of
-// it", "I like holding them", "I love this city"): who or what it is, the sentence does not say.
-const POINTING = /\b(?:this|that|these|those|it|its|them|him|her|his|hers|there|here)\b|\bit['’]s\b/i
+// it", "I like holding them", "I love this city", "I love their design"): who or what it is, the
+// sentence does not say.
+const POINTING = /\b(?:this|that|these|those|it|its|them|their|theirs|him|her|his|hers|there|here)\b|\bit['’]s\b/i
 // A list keeps its commas ("reading, movies, and nature"); any other comma starts another clause
 // ("aerial yoga, it's a great way to switch off and …"): a list's items are a few words each.
 const LIST = /^[^,]+(?:, [^,]+)*,? (?:and|or) [^,]+$/
@@ -88,6 +89,8 @@ function objectPhrase(raw: string, maxWords = 10): string | undefined {
     .replace(/\s+[-–—]\s+.*$/, '')
     // A conjunction before another subject starts another clause ("dancing and it brings me joy").
     .replace(/\s+(?:and|but|so|because|since|as|['’]?cause)\s+(?:it|it['’]s|they|they['’]re|he|she|we|you|that|this|there)\b.*$/i, '')
+    // A time or reason clause after the object is not part of it ("dancing since I was a kid").
+    .replace(/\s+(?:since|because|['’]?cause|when|whenever|while|until|after|before|as)\s+(?:I|I['’][a-z]+|it|it['’]s|they|he|she|we|you|there)\b.*$/, '')
     .replace(/[.!?,;:\s]+$/, '')
     .trim()
   // A name at the end is whom the user speaks to ("I love hiking, Nate").
@@ -131,6 +134,7 @@ const STATEMENTS: Array<{ pattern: RegExp; fact: (value: string, head: string) =
   // A name or a nationality, capitalised and alone in its clause: "I'm Meghan Fowler", "I'm Canadian".
   { pattern: /^I(?:['’]m| am) ((?!(?:OK|Ok|Okay|Sorry|Fine|Good|Glad|Here|Back|Done|In|On|Off|Not|So|Just|Really|Also|Still|All)\b)[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})$/, fact: (v) => `The user is ${v}` },
   { pattern: /^I(?:['’]m| am) (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with) (.+)$/i, fact: (v, head) => `The user is ${head} ${v}`, definite: false },
+  { pattern: /^I(?:['’]ve| have) (?:always |long )?been (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with) (.+)$/i, fact: (v, head) => `The user has been ${head} ${v}`, definite: false },
   { pattern: /^I(?:['’]ve| have) always (loved|liked|enjoyed|preferred|hated) (.+)$/i, fact: (v, verb) => `The user has always ${verb} ${v}`, definite: false },
   { pattern: /^I live (in|with|near|on) (.+)$/i, fact: (v, preposition) => `The user lives ${preposition} ${v}`, maxWords: 6 },
   { pattern: /^I(?:['’]m| am) (?:from|based in|living in) (.+)$/i, fact: (v) => `The user is from ${v}`, maxWords: 6 },
@@ -146,6 +150,9 @@ const STATEMENTS: Array<{ pattern: RegExp; fact: (value: string, head: string) =
 
 // "my X is Y" for the things a person has one of: a name, a favourite, a birthday, a relative.
 const MY_IS = /^my ((?:(?:first|last|full|middle|nick) ?)?name|favou?rite [a-z]+(?: [a-z]+)?|birthday|age|job|profession|occupation|job title|title|role|time ?zone|home ?town|email(?: address)?|pronouns|native language|first language|mother tongue|nationality|religion|major|blood type|(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|mom|mum|mother|dad|father|brother|sister|dog|cat|pet)(?:['’]s name)?)(?: ([A-Za-z]+))?? (is|are) (.+)$/i
+
+// The same, said the other way round: "The Hobbit is one of my favorites", "Jazz is my favourite genre".
+const IS_MY_FAVOURITE = /^((?:the )?[A-Z0-9][^,]*?) (is|are) ((?:one of |among )?my (?:(?:all[- ]time|absolute|top) )?favou?rites?(?: [a-z]+)?)$/
 
 /** Verbs an instruction to the assistant starts with ("Always include…", "Never use…"). */
 const INSTRUCTION_VERB =
@@ -225,6 +232,12 @@ function factOf(clause: string): RuleFact | undefined {
     const name = my[2] && /^[A-Z]/.test(my[2]) ? ` ${my[2]}` : ''
     if (my[2] && !name) return undefined
     return value ? { kind: 'profile', text: sentence(`The user's ${my[1].toLowerCase()}${name} ${my[3]} ${value}`) } : undefined
+  }
+  const favourite = IS_MY_FAVOURITE.exec(body.replace(/\s+(?:too|as well)$/i, ''))
+  if (favourite?.[1] && favourite[2] && favourite[3]) {
+    const thing = objectPhrase(favourite[1], 8)
+    const which = favourite[3].replace(/\bmy\b/, "the user's")
+    return thing && !/^(?:the )?(?:one|mine|yours|that|this|it)\b/i.test(thing) ? { kind: 'profile', text: sentence(`${thing} ${favourite[2]} ${which}`) } : undefined
   }
   for (const { pattern, fact, maxWords, definite } of STATEMENTS) {
     const match = pattern.exec(body)
