@@ -146,11 +146,21 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
   ]
   for (const text of none) assert.deepEqual(ruleFacts(text), [], text)
   assert.deepEqual(ruleFacts("Thanks! I'm allergic to peanuts."), [{ kind: 'profile', text: 'The user is allergic to peanuts.' }])
+  // A value a person has one of at a time is the profile's keyed fact: a later one replaces it.
   assert.deepEqual(ruleFacts('I live in Lisbon and I work as a nurse.'), [
-    { kind: 'profile', text: 'The user lives in Lisbon.' },
-    { kind: 'profile', text: 'The user works as a nurse.' },
+    { kind: 'profile', text: 'Location: Lisbon' },
+    { kind: 'profile', text: 'Role: nurse' },
   ])
-  assert.deepEqual(ruleFacts('My name is Jorge.'), [{ kind: 'profile', text: "The user's name is Jorge." }])
+  assert.deepEqual(ruleFacts('My name is Jorge.'), [{ kind: 'profile', text: 'Name: Jorge' }])
+  assert.deepEqual(ruleFacts("I'm based in Porto. I work at Acme. My time zone is CET."), [
+    { kind: 'profile', text: 'Location: Porto' },
+    { kind: 'profile', text: 'Works at: Acme' },
+    { kind: 'profile', text: 'Timezone: CET' },
+  ])
+  assert.deepEqual(ruleFacts("I'm from Porto. I work for a charity."), [
+    { kind: 'profile', text: 'The user is from Porto.' },
+    { kind: 'profile', text: 'The user works for a charity.' },
+  ])
   assert.deepEqual(ruleFacts('From now on, answer in French.'), [{ kind: 'always', text: 'Answer in French.' }])
   assert.deepEqual(ruleFacts('Never use emojis in replies.'), [{ kind: 'never', text: 'Use emojis in replies.' }])
   assert.deepEqual(ruleFacts('When I ask for code, use TypeScript.'), [{ kind: 'when', text: 'When the user asks for code, use TypeScript.' }])
@@ -162,7 +172,7 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
   assert.deepEqual(ruleFacts("As a paramedic, I'm excited to build this app, can you help?"), [{ kind: 'profile', text: 'The user is a paramedic.' }])
   assert.deepEqual(ruleFacts("I'm Meghan Fowler, and I'm 25, so I'm hoping to find a laptop."), [
     { kind: 'profile', text: 'The user is Meghan Fowler.' },
-    { kind: 'profile', text: 'The user is 25 years old.' },
+    { kind: 'profile', text: 'Age: 25' },
   ])
   assert.deepEqual(ruleFacts("I'm a nurse, but I might quit."), [{ kind: 'profile', text: 'The user is a nurse.' }])
   assert.deepEqual(ruleFacts('I have two dogs named Max and Bella.'), [{ kind: 'profile', text: 'The user has two dogs named Max and Bella.' }])

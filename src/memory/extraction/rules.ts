@@ -124,28 +124,43 @@ const sentence = (text: string): string => {
 // structure of the language"): which one, the sentence alone does not say.
 const DEFINITE = /^(?:all )?the\b/i
 
-// `fact` gets the object and, when the pattern captures one before it, the user's own verb or preposition.
-const STATEMENTS: Array<{ pattern: RegExp; fact: (value: string, head: string) => string; maxWords?: number; definite?: false }> = [
+// `fact` gets the object and, when the pattern captures one before it, the user's own verb or
+// preposition. A statement with a `key` is one value a person has one of at a time (where they live,
+// where they work, their age, name): it is written as the profile's `Key: value` fact, as identity
+// extraction writes it, so a later statement of it replaces the earlier one (profile-facts.ts).
+interface Statement {
+  pattern: RegExp
+  /** The fact in words; a statement with a `key` is written `Key: value` instead. */
+  fact?: (value: string, head: string) => string
+  key?: string
+  maxWords?: number
+  definite?: false
+}
+const STATEMENTS: Statement[] = [
   { pattern: /^I(?:['’]m| am) allergic to (.+)$/i, fact: (v) => `The user is allergic to ${v}` },
   { pattern: /^I(?:['’]m| am) (vegetarian|vegan|pescatarian|diabetic|lactose[- ]intolerant|gluten[- ]intolerant|celiac|left[- ]handed|right[- ]handed|colou?r ?blind|married|divorced|widowed|engaged|retired|pregnant)$/i, fact: (v) => `The user is ${v.toLowerCase()}` },
   // "I'm a nurse", "I'm an engineer at Acme": a role or identity, never a degree ("a bit tired").
   { pattern: /^I(?:['’]m| am) (?:currently |now |also )?(an? (?!(?:bit|little|lot|tad|few|huge|big mess|mess|wreck|fan of (?:it|that|this))\b).+)$/i, fact: (v) => `The user is ${v}`, maxWords: 8 },
-  { pattern: /^I(?:['’]m| am) (\d{1,3})(?: years? old| y\/?o)?$/i, fact: (v) => `The user is ${v} years old` },
+  { pattern: /^I(?:['’]m| am) (\d{1,3})(?: years? old| y\/?o)?$/i, key: 'Age' },
   // A name or a nationality, capitalised and alone in its clause: "I'm Meghan Fowler", "I'm Canadian".
   { pattern: /^I(?:['’]m| am) ((?!(?:OK|Ok|Okay|Sorry|Fine|Good|Glad|Here|Back|Done|In|On|Off|Not|So|Just|Really|Also|Still|All)\b)[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})$/, fact: (v) => `The user is ${v}` },
   { pattern: /^I(?:['’]m| am) (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with) (.+)$/i, fact: (v, head) => `The user is ${head} ${v}`, definite: false },
   { pattern: /^I(?:['’]ve| have) (?:always |long )?been (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with) (.+)$/i, fact: (v, head) => `The user has been ${head} ${v}`, definite: false },
   { pattern: /^I(?:['’]ve| have) always (loved|liked|enjoyed|preferred|hated) (.+)$/i, fact: (v, verb) => `The user has always ${verb} ${v}`, definite: false },
-  { pattern: /^I live (in|with|near|on) (.+)$/i, fact: (v, preposition) => `The user lives ${preposition} ${v}`, maxWords: 6 },
-  { pattern: /^I(?:['’]m| am) (?:from|based in|living in) (.+)$/i, fact: (v) => `The user is from ${v}`, maxWords: 6 },
-  { pattern: /^I work (at|for|in|as) (.+)$/i, fact: (v, preposition) => `The user works ${preposition} ${v}`, maxWords: 8 },
+  { pattern: /^I live in (.+)$/i, key: 'Location', maxWords: 6 },
+  { pattern: /^I live (with|near|on) (.+)$/i, fact: (v, preposition) => `The user lives ${preposition} ${v}`, maxWords: 6 },
+  { pattern: /^I(?:['’]m| am) from (.+)$/i, fact: (v) => `The user is from ${v}`, maxWords: 6 },
+  { pattern: /^I(?:['’]m| am) (?:now )?(?:based|living) in (.+)$/i, key: 'Location', maxWords: 6 },
+  { pattern: /^I work at (.+)$/i, key: 'Works at', maxWords: 8 },
+  { pattern: /^I work as (?:an? )?(.+)$/i, key: 'Role', maxWords: 8 },
+  { pattern: /^I work (for|in) (.+)$/i, fact: (v, preposition) => `The user works ${preposition} ${v}`, maxWords: 8 },
   { pattern: /^I grew up in (.+)$/i, fact: (v) => `The user grew up in ${v}`, maxWords: 6 },
   { pattern: /^I was born in (.+)$/i, fact: (v) => `The user was born in ${v}`, maxWords: 6 },
-  { pattern: /^I (?:have )?(?:just |recently )?moved to (.+)$/i, fact: (v) => `The user moved to ${v}`, maxWords: 6 },
+  { pattern: /^I (?:have )?(?:just |recently )?moved to (.+)$/i, key: 'Location', maxWords: 6 },
   { pattern: /^I (?:really |absolutely |just |also )?(prefer|like|love|enjoy|adore|hate|dislike|detest) (.+)$/i, fact: (v, verb) => `The user ${conjugate(verb)} ${v}`, definite: false },
   // What the user has that stays: a condition, an allergy, pets, children, siblings.
   { pattern: /^I (?:have|['’]ve got|have got) ((?:asthma|diabetes|type [12] diabetes|ADHD|autism|dyslexia|epilepsy|arthritis|celiac disease|coeliac disease|migraines|eczema|an? [a-z]+ allergy|[a-z]+ allergies)|(?:an?|one|two|three|four|five|six|\d) (?:[a-z]+ )?(?:dogs?|cats?|pets?|puppy|puppies|kittens?|rabbits?|hamsters?|parrots?|birds?|fish|horses?|turtles?|kids|children|sons?|daughters?|brothers?|sisters?|siblings|grandchildren|grandkids)(?: named [A-Z][a-z]+(?:(?:,| and) [A-Z][a-z]+)*)?)$/i, fact: (v) => `The user has ${v}`, maxWords: 8 },
-  { pattern: /^(?:please )?call me (.+)$/i, fact: (v) => `The user wants to be called ${v}`, maxWords: 4 },
+  { pattern: /^(?:please )?call me (.+)$/i, key: 'Name', maxWords: 4 },
 ]
 
 // "my X is Y" for the things a person has one of: a name, a favourite, a birthday, a relative.
@@ -153,6 +168,9 @@ const MY_IS = /^my ((?:(?:first|last|full|middle|nick) ?)?name|favou?rite [a-z]+
 
 // The same, said the other way round: "The Hobbit is one of my favorites", "Jazz is my favourite genre".
 const IS_MY_FAVOURITE = /^((?:the )?[A-Z0-9][^,]*?) (is|are) ((?:one of |among )?my (?:(?:all[- ]time|absolute|top) )?favou?rites?(?: [a-z]+)?)$/
+
+// The "my X is" facts a person has one value of at a time, under the profile's key for them.
+const MY_KEYS: Record<string, string> = { name: 'Name', timezone: 'Timezone', age: 'Age' }
 
 /** Verbs an instruction to the assistant starts with ("Always include…", "Never use…"). */
 const INSTRUCTION_VERB =
@@ -231,7 +249,9 @@ function factOf(clause: string): RuleFact | undefined {
     // A relative's or pet's name said with them ("my son Ronald is 13") stays with them.
     const name = my[2] && /^[A-Z]/.test(my[2]) ? ` ${my[2]}` : ''
     if (my[2] && !name) return undefined
-    return value ? { kind: 'profile', text: sentence(`The user's ${my[1].toLowerCase()}${name} ${my[3]} ${value}`) } : undefined
+    if (value === undefined) return undefined
+    const key = name === '' ? MY_KEYS[my[1].toLowerCase().replace(/\s+/g, '')] : undefined
+    return { kind: 'profile', text: key ? `${key}: ${value}` : sentence(`The user's ${my[1].toLowerCase()}${name} ${my[3]} ${value}`) }
   }
   const favourite = IS_MY_FAVOURITE.exec(body.replace(/\s+(?:too|as well)$/i, ''))
   if (favourite?.[1] && favourite[2] && favourite[3]) {
@@ -239,15 +259,16 @@ function factOf(clause: string): RuleFact | undefined {
     const which = favourite[3].replace(/\bmy\b/, "the user's")
     return thing && !/^(?:the )?(?:one|mine|yours|that|this|it)\b/i.test(thing) ? { kind: 'profile', text: sentence(`${thing} ${favourite[2]} ${which}`) } : undefined
   }
-  for (const { pattern, fact, maxWords, definite } of STATEMENTS) {
+  for (const { pattern, fact, key, maxWords, definite } of STATEMENTS) {
     const match = pattern.exec(body)
     if (!match) continue
     const groups = match.slice(1).filter((group): group is string => group !== undefined)
     const object = groups.at(-1)
     const value = object === undefined ? undefined : objectPhrase(object, maxWords)
     if (value === undefined || (definite === false && DEFINITE.test(value))) return undefined
+    if (key !== undefined) return { kind: 'profile', text: `${key}: ${value}` }
     // A verb or preposition captured before the object ("love" + "hiking") is the user's own word.
-    return { kind: 'profile', text: sentence(fact(value, groups.length > 1 ? (groups[0]?.toLowerCase() ?? '') : '')) }
+    return fact ? { kind: 'profile', text: sentence(fact(value, groups.length > 1 ? (groups[0]?.toLowerCase() ?? '') : '')) } : undefined
   }
   return undefined
 }
