@@ -54,7 +54,7 @@ function draw(set: EvalSet): Array<{ conversation: string; turn: EvalTurn }> {
   return [...picked].sort((a, b) => a - b).map((index) => turns[index] as { conversation: string; turn: EvalTurn })
 }
 
-test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: every extracted fact matches a label (precision 1), recall at least 5/62', { skip }, () => {
+test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: every extracted fact matches a label (precision 1), recall at least 6/62', { skip }, () => {
   const drawn = SOURCES.flatMap((name) => draw(load(name)).map((item) => ({ source: name, ...item })))
   assert.deepEqual(
     drawn.map((item) => `${item.source}/${item.conversation}/${item.turn.id}`),
@@ -93,8 +93,8 @@ test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: 
   for (const [type, tally] of found) console.log(`  recall on ${type}: ${tally.matched}/${tally.labels}`)
   assert.deepEqual(unmatched, [], 'every fact the rules extract is one a reader labelled')
   assert.equal(precision, 1)
-  // Measured 2026-11-28 (decision 0066): 5 of 62 (identity 1, preference 3, instruction 1); a regression guard.
-  assert.ok(matched >= 5, `recall must not fall below 5/62 (now ${matched}/${labels})`)
+  // Measured 2026-11-28 (decision 0066): 6 of 62 (identity 1, preference 4, instruction 1); a regression guard.
+  assert.ok(matched >= 6, `recall must not fall below 6/62 (now ${matched}/${labels})`)
 })
 
 test('across the whole of LoCoMo and BEAM dev, nothing is extracted from an assistant turn; the user turns yield facts', { skip }, async () => {
@@ -187,5 +187,6 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
   assert.deepEqual(ruleFacts("I've been into dancing since I was a kid."), [{ kind: 'profile', text: 'The user has been into dancing.' }])
   assert.deepEqual(ruleFacts('The Hobbit is one of my favorites too!'), [{ kind: 'profile', text: "The Hobbit is one of the user's favorites." }])
   assert.deepEqual(ruleFacts('That one is my favorite.'), [])
+  assert.deepEqual(ruleFacts("I'm hooked on this great game called FIFA 23."), [{ kind: 'profile', text: 'The user is hooked on this great game called FIFA 23.' }])
   assert.deepEqual(ruleFacts('Je suis allergique aux arachides.'), [], 'English only')
 })

@@ -72,6 +72,8 @@ function aboutTheUser(words: string): string {
 // A pronoun or demonstrative inside the object points into the conversation ("I love the color of
 // it", "I like holding them", "I love this city", "I love their design"): who or what it is, the
 // sentence does not say.
+// "This" before a thing it then names introduces it ("this great game called FIFA 23"): not deixis.
+const NAMED_HERE = /\b(?:this|these) (?:[a-z-]+ ){0,3}(?:called|named) (?=[A-Z0-9])/g
 const POINTING = /\b(?:this|that|these|those|it|its|them|their|theirs|him|her|his|hers|there|here)\b|\bit['’]s\b/i
 // A list keeps its commas ("reading, movies, and nature"); any other comma starts another clause
 // ("aerial yoga, it's a great way to switch off and …"): a list's items are a few words each.
@@ -103,7 +105,8 @@ function objectPhrase(raw: string, maxWords = 10): string | undefined {
   }
   // "…too", "…as well": the user agrees with what was said; the fact is theirs all the same.
   value = value.replace(/\s+(?:too|as well|so much|a lot)$/i, '').trim()
-  if (value === '' || DEICTIC.test(value) || POINTING.test(value.replace(RELATIVE_THAT, ' which '))) return undefined
+  const named = value.replace(NAMED_HERE, '')
+  if (value === '' || DEICTIC.test(named) || POINTING.test(named.replace(RELATIVE_THAT, ' which '))) return undefined
   // An infinitive without its verb, or a fan of nothing named ("I'm a fan too").
   if (/(?:^|\s)to$/i.test(value) || /^an? (?:big |huge |total |great )?fan$/i.test(value)) return undefined
   // Another subject inside the object is another clause ("I love how you …", "I like it when she …").
@@ -144,8 +147,8 @@ const STATEMENTS: Statement[] = [
   { pattern: /^I(?:['’]m| am) (\d{1,3})(?: years? old| y\/?o)?$/i, key: 'Age' },
   // A name or a nationality, capitalised and alone in its clause: "I'm Meghan Fowler", "I'm Canadian".
   { pattern: /^I(?:['’]m| am) ((?!(?:OK|Ok|Okay|Sorry|Fine|Good|Glad|Here|Back|Done|In|On|Off|Not|So|Just|Really|Also|Still|All)\b)[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})$/, fact: (v) => `The user is ${v}` },
-  { pattern: /^I(?:['’]m| am) (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with) (.+)$/i, fact: (v, head) => `The user is ${head} ${v}`, definite: false },
-  { pattern: /^I(?:['’]ve| have) (?:always |long )?been (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with) (.+)$/i, fact: (v, head) => `The user has been ${head} ${v}`, definite: false },
+  { pattern: /^I(?:['’]m| am) (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with|hooked on) (.+)$/i, fact: (v, head) => `The user is ${head} ${v}`, definite: false },
+  { pattern: /^I(?:['’]ve| have) (?:always |long )?been (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with|hooked on) (.+)$/i, fact: (v, head) => `The user has been ${head} ${v}`, definite: false },
   { pattern: /^I(?:['’]ve| have) always (loved|liked|enjoyed|preferred|hated) (.+)$/i, fact: (v, verb) => `The user has always ${verb} ${v}`, definite: false },
   { pattern: /^I live in (.+)$/i, key: 'Location', maxWords: 6 },
   { pattern: /^I live (with|near|on) (.+)$/i, fact: (v, preposition) => `The user lives ${preposition} ${v}`, maxWords: 6 },
