@@ -142,6 +142,7 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
     'I like that game.',
     'I love their design and engineering.',
     'My son really is 13.',
+    'That one is my favorite.',
     'I prefer problems that combine algebra, geometry, and calculus for a deeper understanding of each.',
   ]
   for (const text of none) assert.deepEqual(ruleFacts(text), [], text)
@@ -169,24 +170,26 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
   assert.deepEqual(ruleFacts("I love action movies, the effects are so cool."), [{ kind: 'profile', text: 'The user loves action movies.' }])
   assert.deepEqual(ruleFacts('I enjoy reading, watching movies, and exploring nature.'), [{ kind: 'profile', text: 'The user enjoys reading, watching movies, and exploring nature.' }])
   // Who the user is, where they live, who their family are, what they like: first-person statements.
-  assert.deepEqual(ruleFacts("As a paramedic, I'm excited to build this app, can you help?"), [{ kind: 'profile', text: 'The user is a paramedic.' }])
+  const oneFact: Array<[said: string, fact: string]> = [
+    ["As a paramedic, I'm excited to build this app, can you help?", 'The user is a paramedic.'],
+    ["I'm a nurse, but I might quit.", 'The user is a nurse.'],
+    ['I have two dogs named Max and Bella.', 'The user has two dogs named Max and Bella.'],
+    ['I have a peanut allergy.', 'The user has a peanut allergy.'],
+    ['My son Ronald is 13.', "The user's son Ronald is 13."],
+    ['Wanted to share some news - my partner is pregnant!', "The user's partner is pregnant."],
+    ['I live with my sister.', 'The user lives with their sister.'],
+    ["I'm passionate about dancing and it brings me so much joy.", 'The user is passionate about dancing.'],
+    ["I've always loved caring for my pups.", 'The user has always loved caring for their pups.'],
+    ['I like games that test my strategizing.', 'The user likes games that test their strategizing.'],
+    ["I also enjoy aerial yoga, it's a great way to switch off.", 'The user enjoys aerial yoga.'],
+    ["I've been into dancing since I was a kid.", 'The user has been into dancing.'],
+    ['The Hobbit is one of my favorites too!', "The Hobbit is one of the user's favorites."],
+    ["I'm hooked on this great game called FIFA 23.", 'The user is hooked on this great game called FIFA 23.'],
+  ]
+  for (const [said, fact] of oneFact) assert.deepEqual(ruleFacts(said), [{ kind: 'profile', text: fact }], said)
   assert.deepEqual(ruleFacts("I'm Meghan Fowler, and I'm 25, so I'm hoping to find a laptop."), [
     { kind: 'profile', text: 'The user is Meghan Fowler.' },
     { kind: 'profile', text: 'Age: 25' },
   ])
-  assert.deepEqual(ruleFacts("I'm a nurse, but I might quit."), [{ kind: 'profile', text: 'The user is a nurse.' }])
-  assert.deepEqual(ruleFacts('I have two dogs named Max and Bella.'), [{ kind: 'profile', text: 'The user has two dogs named Max and Bella.' }])
-  assert.deepEqual(ruleFacts('I have a peanut allergy.'), [{ kind: 'profile', text: 'The user has a peanut allergy.' }])
-  assert.deepEqual(ruleFacts('My son Ronald is 13.'), [{ kind: 'profile', text: "The user's son Ronald is 13." }])
-  assert.deepEqual(ruleFacts('Wanted to share some news - my partner is pregnant!'), [{ kind: 'profile', text: "The user's partner is pregnant." }])
-  assert.deepEqual(ruleFacts('I live with my sister.'), [{ kind: 'profile', text: 'The user lives with their sister.' }])
-  assert.deepEqual(ruleFacts("I'm passionate about dancing and it brings me so much joy."), [{ kind: 'profile', text: 'The user is passionate about dancing.' }])
-  assert.deepEqual(ruleFacts("I've always loved caring for my pups."), [{ kind: 'profile', text: 'The user has always loved caring for their pups.' }])
-  assert.deepEqual(ruleFacts('I like games that test my strategizing.'), [{ kind: 'profile', text: 'The user likes games that test their strategizing.' }])
-  assert.deepEqual(ruleFacts("I also enjoy aerial yoga, it's a great way to switch off."), [{ kind: 'profile', text: 'The user enjoys aerial yoga.' }])
-  assert.deepEqual(ruleFacts("I've been into dancing since I was a kid."), [{ kind: 'profile', text: 'The user has been into dancing.' }])
-  assert.deepEqual(ruleFacts('The Hobbit is one of my favorites too!'), [{ kind: 'profile', text: "The Hobbit is one of the user's favorites." }])
-  assert.deepEqual(ruleFacts('That one is my favorite.'), [])
-  assert.deepEqual(ruleFacts("I'm hooked on this great game called FIFA 23."), [{ kind: 'profile', text: 'The user is hooked on this great game called FIFA 23.' }])
   assert.deepEqual(ruleFacts('Je suis allergique aux arachides.'), [], 'English only')
 })
