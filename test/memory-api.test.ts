@@ -203,6 +203,20 @@ await mind.close()`
       assert.equal((await mind.memories.add({ user: 'cleo', messages: [{ role: 'assistant', content: 'I am allergic to cats.' }] })).results.length, 0)
       await assert.rejects(mind.memories.add({ user: 'cleo', messages: 'I am allergic to hazelnuts.' as never }), { code: 'invalid_argument' })
     })
+
+    test('add({ messages }): where the user lives, said again later, replaces what they said before (a keyed profile fact, decision 0066)', async () => {
+      const first = await mind.memories.add({ user: 'dora', messages: [{ role: 'user', content: "I live in Lisbon and I work as a nurse. I'm 34." }] })
+      assert.deepEqual(first.results.map((r) => [r.event, r.text]), [
+        ['added', 'Location: Lisbon'],
+        ['added', 'Role: nurse'],
+        ['added', 'Age: 34'],
+      ])
+      const moved = await mind.memories.add({ user: 'dora', messages: [{ role: 'user', content: 'I live in Porto.' }] })
+      assert.deepEqual(moved.results.map((r) => [r.event, r.text]), [['added', 'Location: Porto']])
+      const live = (await mind.memories.getAll({ user: 'dora' })).memories.map((m) => m.text)
+      assert.ok(live.includes('Location: Porto') && live.includes('Role: nurse') && live.includes('Age: 34'), live.join(' | '))
+      assert.ok(!live.includes('Location: Lisbon'), live.join(' | '))
+    })
   })
 }
 

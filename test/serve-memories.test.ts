@@ -90,7 +90,7 @@ describe('engram serve: /v1/memories', () => {
   test('add takes a conversation: the facts the token’s user states are stored for that user, with how they were found', async () => {
     const added = assertOk(await call(app, 'POST', '/v1/memories', { token: BOB, body: { messages: [{ role: 'user', content: 'I live in Tromsø.' }, { role: 'assistant', content: 'I live in the cloud.' }] } }))
     assert.equal(added.method, 'rules')
-    assert.deepEqual(added.results.map((r: { event: string; owner: string; text: string }) => [r.event, r.owner, r.text]), [['added', 'user:bob', 'The user lives in Tromsø.']])
+    assert.deepEqual(added.results.map((r: { event: string; owner: string; text: string }) => [r.event, r.owner, r.text]), [['added', 'user:bob', 'Location: Tromsø']])
     assert.ok(assertOk(await call(app, 'POST', '/v1/memories/search', { token: ADA, body: { query: 'Tromsø' } })).memories.every((m: { owner: string }) => m.owner === 'user:ada'))
     assertError(await call(app, 'POST', '/v1/memories', { token: BOB, body: { text: 'x', messages: [{ role: 'user', content: 'I live in Oslo.' }] } }), 400, 'invalid_argument')
     assertError(await call(app, 'POST', '/v1/memories', { token: BOB, body: {} }), 400, 'invalid_argument')

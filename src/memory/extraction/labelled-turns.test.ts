@@ -54,7 +54,7 @@ function draw(set: EvalSet): Array<{ conversation: string; turn: EvalTurn }> {
   return [...picked].sort((a, b) => a - b).map((index) => turns[index] as { conversation: string; turn: EvalTurn })
 }
 
-test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: every extracted fact matches a label (precision ≥ 0.95), recall reported', { skip }, () => {
+test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: every extracted fact matches a label (precision 1), recall at least 6/62', { skip }, () => {
   const drawn = SOURCES.flatMap((name) => draw(load(name)).map((item) => ({ source: name, ...item })))
   assert.deepEqual(
     drawn.map((item) => `${item.source}/${item.conversation}/${item.turn.id}`),
@@ -92,8 +92,9 @@ test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: 
   console.log(`precision ${precision.toFixed(3)}  recall ${(matched / labels).toFixed(3)} (${matched}/${labels})`)
   for (const [type, tally] of found) console.log(`  recall on ${type}: ${tally.matched}/${tally.labels}`)
   assert.deepEqual(unmatched, [], 'every fact the rules extract is one a reader labelled')
-  assert.ok(precision >= 0.95)
-  assert.ok(matched > 0, 'the rules find some of the labelled facts')
+  assert.equal(precision, 1)
+  // Measured 2026-11-28 (decision 0066): 6 of 62 (identity 1, preference 4, instruction 1); a regression guard.
+  assert.ok(matched >= 6, `recall must not fall below 6/62 (now ${matched}/${labels})`)
 })
 
 test('across the whole of LoCoMo and BEAM dev, nothing is extracted from an assistant turn; the user turns yield facts', { skip }, async () => {
@@ -133,14 +134,34 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
     'Aw, I love holding them!',
     "I'm a fan too!",
     'I love to.',
+    'As a result, I moved.',
+    'As a kid, I loved trains.',
+    'I think I live in Paris.',
+    'I might quit, but I am a nurse.',
+    "I'm OK.",
+    'I like that game.',
+    'I love their design and engineering.',
+    'My son really is 13.',
+    'That one is my favorite.',
+    'I prefer problems that combine algebra, geometry, and calculus for a deeper understanding of each.',
   ]
   for (const text of none) assert.deepEqual(ruleFacts(text), [], text)
   assert.deepEqual(ruleFacts("Thanks! I'm allergic to peanuts."), [{ kind: 'profile', text: 'The user is allergic to peanuts.' }])
+  // A value a person has one of at a time is the profile's keyed fact: a later one replaces it.
   assert.deepEqual(ruleFacts('I live in Lisbon and I work as a nurse.'), [
-    { kind: 'profile', text: 'The user lives in Lisbon.' },
-    { kind: 'profile', text: 'The user works as a nurse.' },
+    { kind: 'profile', text: 'Location: Lisbon' },
+    { kind: 'profile', text: 'Role: nurse' },
   ])
-  assert.deepEqual(ruleFacts('My name is Jorge.'), [{ kind: 'profile', text: "The user's name is Jorge." }])
+  assert.deepEqual(ruleFacts('My name is Jorge.'), [{ kind: 'profile', text: 'Name: Jorge' }])
+  assert.deepEqual(ruleFacts("I'm based in Porto. I work at Acme. My time zone is CET."), [
+    { kind: 'profile', text: 'Location: Porto' },
+    { kind: 'profile', text: 'Works at: Acme' },
+    { kind: 'profile', text: 'Timezone: CET' },
+  ])
+  assert.deepEqual(ruleFacts("I'm from Porto. I work for a charity."), [
+    { kind: 'profile', text: 'The user is from Porto.' },
+    { kind: 'profile', text: 'The user works for a charity.' },
+  ])
   assert.deepEqual(ruleFacts('From now on, answer in French.'), [{ kind: 'always', text: 'Answer in French.' }])
   assert.deepEqual(ruleFacts('Never use emojis in replies.'), [{ kind: 'never', text: 'Use emojis in replies.' }])
   assert.deepEqual(ruleFacts('When I ask for code, use TypeScript.'), [{ kind: 'when', text: 'When the user asks for code, use TypeScript.' }])
@@ -148,5 +169,27 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
   assert.deepEqual(ruleFacts('I prefer OAuth 2.0 PKCE for public clients.'), [{ kind: 'profile', text: 'The user prefers OAuth 2.0 PKCE for public clients.' }])
   assert.deepEqual(ruleFacts("I love action movies, the effects are so cool."), [{ kind: 'profile', text: 'The user loves action movies.' }])
   assert.deepEqual(ruleFacts('I enjoy reading, watching movies, and exploring nature.'), [{ kind: 'profile', text: 'The user enjoys reading, watching movies, and exploring nature.' }])
+  // Who the user is, where they live, who their family are, what they like: first-person statements.
+  const oneFact: Array<[said: string, fact: string]> = [
+    ["As a paramedic, I'm excited to build this app, can you help?", 'The user is a paramedic.'],
+    ["I'm a nurse, but I might quit.", 'The user is a nurse.'],
+    ['I have two dogs named Max and Bella.', 'The user has two dogs named Max and Bella.'],
+    ['I have a peanut allergy.', 'The user has a peanut allergy.'],
+    ['My son Ronald is 13.', "The user's son Ronald is 13."],
+    ['Wanted to share some news - my partner is pregnant!', "The user's partner is pregnant."],
+    ['I live with my sister.', 'The user lives with their sister.'],
+    ["I'm passionate about dancing and it brings me so much joy.", 'The user is passionate about dancing.'],
+    ["I've always loved caring for my pups.", 'The user has always loved caring for their pups.'],
+    ['I like games that test my strategizing.', 'The user likes games that test their strategizing.'],
+    ["I also enjoy aerial yoga, it's a great way to switch off.", 'The user enjoys aerial yoga.'],
+    ["I've been into dancing since I was a kid.", 'The user has been into dancing.'],
+    ['The Hobbit is one of my favorites too!', "The Hobbit is one of the user's favorites."],
+    ["I'm hooked on this great game called FIFA 23.", 'The user is hooked on this great game called FIFA 23.'],
+  ]
+  for (const [said, fact] of oneFact) assert.deepEqual(ruleFacts(said), [{ kind: 'profile', text: fact }], said)
+  assert.deepEqual(ruleFacts("I'm Meghan Fowler, and I'm 25, so I'm hoping to find a laptop."), [
+    { kind: 'profile', text: 'The user is Meghan Fowler.' },
+    { kind: 'profile', text: 'Age: 25' },
+  ])
   assert.deepEqual(ruleFacts('Je suis allergique aux arachides.'), [], 'English only')
 })

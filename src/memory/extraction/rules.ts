@@ -18,7 +18,7 @@ export interface RuleFact {
 // Anything that makes a sentence other than a plain statement of fact about the speaker.
 const NEGATION = /\b(?:not|no|never|nothing|nobody|none|neither|nor|without|no longer|hardly|barely)\b|n['’]t\b/i
 const HYPOTHETICAL =
-  /\b(?:if|unless|whether|would|could|should|might|may|maybe|perhaps|probably|possibly|suppose|supposing|imagine|wish|hope|hoping|guess|wonder|think|thinking|plan|planning|considering|trying|want|wanna|gonna|going to|will|someday|one day|pretend|as if|like if|used to)\b|['’]d\b|['’]ll\b/i
+  /\b(?:if|unless|whether|would|could|should|might|may|maybe|perhaps|probably|possibly|suppose|supposing|imagine|wish|hope|hoping|guess|wonder|think|thinking|plan|planning|considering|trying to|want|wanna|gonna|going to|will|someday|one day|pretend|as if|like if|used to)\b|['’]d\b|['’]ll\b/i
 const REPORTED = /\b(?:said|says|say|told|tells|asked|asks|mentioned|mentions|according to|claims?|claimed|reported|heard|wrote|writes)\b/i
 const QUOTE = /["“”„«»]|(?:^|\s)['‘][^'’]+['’](?:\s|$|[.,!?])/
 
@@ -70,30 +70,52 @@ function aboutTheUser(words: string): string {
 }
 
 // A pronoun or demonstrative inside the object points into the conversation ("I love the color of
-// it", "I like holding them", "I love this city"): who or what it is, the sentence does not say.
-const POINTING = /\b(?:this|that|these|those|it|its|them|him|her|his|hers|there|here)\b|\bit['’]s\b/i
-// A list keeps its commas ("reading, movies, and nature"); any other comma starts another clause.
+// it", "I like holding them", "I love this city", "I love their design"): who or what it is, the
+// sentence does not say.
+// "This" before a thing it then names introduces it ("this great game called FIFA 23"): not deixis.
+const NAMED_HERE = /\b(?:this|these) (?:[a-z-]+ ){0,3}(?:called|named) (?=[A-Z0-9])/g
+const POINTING = /\b(?:this|that|these|those|it|its|them|their|theirs|him|her|his|hers|there|here)\b|\bit['’]s\b/i
+// A list keeps its commas ("reading, movies, and nature"); any other comma starts another clause
+// ("aerial yoga, it's a great way to switch off and …"): a list's items are a few words each.
 const LIST = /^[^,]+(?:, [^,]+)*,? (?:and|or) [^,]+$/
+const isList = (value: string): boolean => LIST.test(value) && value.split(/,\s*(?:and |or )?|\s+(?:and|or)\s+/).every((item) => item.split(' ').length <= 4)
+const LIST_GOES_ON = /^\s*(?:[^,\s]+(?: [^,\s]+){0,5},\s*)+(?:and|or)\s/i
+// After a plural noun, "that" opens a relative clause ("games that test my strategizing"), it
+// points at nothing.
+const RELATIVE_THAT = /(?<=\b[a-z]{3,}s) that (?=[a-z]+ )/g
 
 /** An object phrase as the user said it, or undefined when it is not one fact (too long, deictic, another clause). */
 function objectPhrase(raw: string, maxWords = 10): string | undefined {
   let value = raw
     .replace(/\s+/g, ' ')
     .replace(/\s+[-–—]\s+.*$/, '')
+    // A conjunction before another subject starts another clause ("dancing and it brings me joy").
+    .replace(/\s+(?:and|but|so|because|since|as|['’]?cause)\s+(?:it|it['’]s|they|they['’]re|he|she|we|you|that|this|there)\b.*$/i, '')
+    // A time or reason clause after the object is not part of it ("dancing since I was a kid").
+    .replace(/\s+(?:since|because|['’]?cause|when|whenever|while|until|after|before|as)\s+(?:I|I['’][a-z]+|it|it['’]s|they|he|she|we|you|there)\b.*$/, '')
     .replace(/[.!?,;:\s]+$/, '')
     .trim()
   // A name at the end is whom the user speaks to ("I love hiking, Nate").
   value = value.replace(/,\s*[A-Z][a-z]+$/, '')
-  if (value.includes(',') && !LIST.test(value)) value = value.slice(0, value.indexOf(','))
+  if (value.includes(',') && !isList(value)) {
+    // Cut at the comma only when another clause follows it, never inside a list whose items are
+    // long ("problems that combine algebra, geometry, and calculus"): the head would misread it.
+    if (LIST_GOES_ON.test(value.slice(value.indexOf(',') + 1))) return undefined
+    value = value.slice(0, value.indexOf(','))
+  }
   // "…too", "…as well": the user agrees with what was said; the fact is theirs all the same.
   value = value.replace(/\s+(?:too|as well|so much|a lot)$/i, '').trim()
-  if (value === '' || DEICTIC.test(value) || POINTING.test(value)) return undefined
+  const named = value.replace(NAMED_HERE, '')
+  if (value === '' || DEICTIC.test(named) || POINTING.test(named.replace(RELATIVE_THAT, ' which '))) return undefined
   // An infinitive without its verb, or a fan of nothing named ("I'm a fan too").
   if (/(?:^|\s)to$/i.test(value) || /^an? (?:big |huge |total |great )?fan$/i.test(value)) return undefined
   // Another subject inside the object is another clause ("I love how you …", "I like it when she …").
   if (/\b(?:I|you|he|she|we|they)\b/.test(value) || /\bI['’]/.test(value)) return undefined
   if (value.split(' ').length > maxWords) return undefined
-  return value.replace(/\bmy\b/gi, 'their').replace(/\bme\b/gi, 'them').replace(/\bmyself\b/gi, 'themselves')
+  return value
+    .replace(/\b(?:my|our)\b/gi, 'their')
+    .replace(/\b(?:me|us)\b/gi, 'them')
+    .replace(/\bmyself\b/gi, 'themselves')
 }
 
 const sentence = (text: string): string => {
@@ -105,23 +127,53 @@ const sentence = (text: string): string => {
 // structure of the language"): which one, the sentence alone does not say.
 const DEFINITE = /^(?:all )?the\b/i
 
-const STATEMENTS: Array<{ pattern: RegExp; fact: (value: string) => string; maxWords?: number; definite?: false }> = [
+// `fact` gets the object and, when the pattern captures one before it, the user's own verb or
+// preposition. A statement with a `key` is one value a person has one of at a time (where they live,
+// where they work, their age, name): it is written as the profile's `Key: value` fact, as identity
+// extraction writes it, so a later statement of it replaces the earlier one (profile-facts.ts).
+interface Statement {
+  pattern: RegExp
+  /** The fact in words; a statement with a `key` is written `Key: value` instead. */
+  fact?: (value: string, head: string) => string
+  key?: string
+  maxWords?: number
+  definite?: false
+}
+const STATEMENTS: Statement[] = [
   { pattern: /^I(?:['’]m| am) allergic to (.+)$/i, fact: (v) => `The user is allergic to ${v}` },
   { pattern: /^I(?:['’]m| am) (vegetarian|vegan|pescatarian|diabetic|lactose[- ]intolerant|gluten[- ]intolerant|celiac|left[- ]handed|right[- ]handed|colou?r ?blind|married|divorced|widowed|engaged|retired|pregnant)$/i, fact: (v) => `The user is ${v.toLowerCase()}` },
   // "I'm a nurse", "I'm an engineer at Acme": a role or identity, never a degree ("a bit tired").
-  { pattern: /^I(?:['’]m| am) (an? (?!(?:bit|little|lot|tad|few|huge|big mess|mess|wreck|fan of (?:it|that|this))\b).+)$/i, fact: (v) => `The user is ${v}`, maxWords: 8 },
-  { pattern: /^I live in (.+)$/i, fact: (v) => `The user lives in ${v}`, maxWords: 6 },
-  { pattern: /^I(?:['’]m| am) (?:from|based in|living in) (.+)$/i, fact: (v) => `The user is from ${v}`, maxWords: 6 },
-  { pattern: /^I work (at|for|in|as) (.+)$/i, fact: (v) => `The user works ${v}`, maxWords: 8 },
+  { pattern: /^I(?:['’]m| am) (?:currently |now |also )?(an? (?!(?:bit|little|lot|tad|few|huge|big mess|mess|wreck|fan of (?:it|that|this))\b).+)$/i, fact: (v) => `The user is ${v}`, maxWords: 8 },
+  { pattern: /^I(?:['’]m| am) (\d{1,3})(?: years? old| y\/?o)?$/i, key: 'Age' },
+  // A name or a nationality, capitalised and alone in its clause: "I'm Meghan Fowler", "I'm Canadian".
+  { pattern: /^I(?:['’]m| am) ((?!(?:OK|Ok|Okay|Sorry|Fine|Good|Glad|Here|Back|Done|In|On|Off|Not|So|Just|Really|Also|Still|All)\b)[A-Z][a-z]+(?: [A-Z][a-z]+){0,2})$/, fact: (v) => `The user is ${v}` },
+  { pattern: /^I(?:['’]m| am) (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with|hooked on) (.+)$/i, fact: (v, head) => `The user is ${head} ${v}`, definite: false },
+  { pattern: /^I(?:['’]ve| have) (?:always |long )?been (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with|hooked on) (.+)$/i, fact: (v, head) => `The user has been ${head} ${v}`, definite: false },
+  { pattern: /^I(?:['’]ve| have) always (loved|liked|enjoyed|preferred|hated) (.+)$/i, fact: (v, verb) => `The user has always ${verb} ${v}`, definite: false },
+  { pattern: /^I live in (.+)$/i, key: 'Location', maxWords: 6 },
+  { pattern: /^I live (with|near|on) (.+)$/i, fact: (v, preposition) => `The user lives ${preposition} ${v}`, maxWords: 6 },
+  { pattern: /^I(?:['’]m| am) from (.+)$/i, fact: (v) => `The user is from ${v}`, maxWords: 6 },
+  { pattern: /^I(?:['’]m| am) (?:now )?(?:based|living) in (.+)$/i, key: 'Location', maxWords: 6 },
+  { pattern: /^I work at (.+)$/i, key: 'Works at', maxWords: 8 },
+  { pattern: /^I work as (?:an? )?(.+)$/i, key: 'Role', maxWords: 8 },
+  { pattern: /^I work (for|in) (.+)$/i, fact: (v, preposition) => `The user works ${preposition} ${v}`, maxWords: 8 },
   { pattern: /^I grew up in (.+)$/i, fact: (v) => `The user grew up in ${v}`, maxWords: 6 },
   { pattern: /^I was born in (.+)$/i, fact: (v) => `The user was born in ${v}`, maxWords: 6 },
-  { pattern: /^I (?:have )?(?:just |recently )?moved to (.+)$/i, fact: (v) => `The user moved to ${v}`, maxWords: 6 },
-  { pattern: /^I (?:really |absolutely |just |also )?(prefer|like|love|enjoy|adore|hate|dislike|detest) (.+)$/i, fact: (v) => `The user ${v}`, definite: false },
-  { pattern: /^(?:please )?call me (.+)$/i, fact: (v) => `The user wants to be called ${v}`, maxWords: 4 },
+  { pattern: /^I (?:have )?(?:just |recently )?moved to (.+)$/i, key: 'Location', maxWords: 6 },
+  { pattern: /^I (?:really |absolutely |just |also )?(prefer|like|love|enjoy|adore|hate|dislike|detest) (.+)$/i, fact: (v, verb) => `The user ${conjugate(verb)} ${v}`, definite: false },
+  // What the user has that stays: a condition, an allergy, pets, children, siblings.
+  { pattern: /^I (?:have|['’]ve got|have got) ((?:asthma|diabetes|type [12] diabetes|ADHD|autism|dyslexia|epilepsy|arthritis|celiac disease|coeliac disease|migraines|eczema|an? [a-z]+ allergy|[a-z]+ allergies)|(?:an?|one|two|three|four|five|six|\d) (?:[a-z]+ )?(?:dogs?|cats?|pets?|puppy|puppies|kittens?|rabbits?|hamsters?|parrots?|birds?|fish|horses?|turtles?|kids|children|sons?|daughters?|brothers?|sisters?|siblings|grandchildren|grandkids)(?: named [A-Z][a-z]+(?:(?:,| and) [A-Z][a-z]+)*)?)$/i, fact: (v) => `The user has ${v}`, maxWords: 8 },
+  { pattern: /^(?:please )?call me (.+)$/i, key: 'Name', maxWords: 4 },
 ]
 
 // "my X is Y" for the things a person has one of: a name, a favourite, a birthday, a relative.
-const MY_IS = /^my ((?:(?:first|last|full|middle|nick) ?)?name|favou?rite [a-z]+(?: [a-z]+)?|birthday|age|job|profession|occupation|job title|title|role|time ?zone|home ?town|email(?: address)?|pronouns|native language|first language|mother tongue|nationality|religion|major|blood type|(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|mom|mum|mother|dad|father|brother|sister|dog|cat|pet)(?:['’]s name)?) (is|are) (.+)$/i
+const MY_IS = /^my ((?:(?:first|last|full|middle|nick) ?)?name|favou?rite [a-z]+(?: [a-z]+)?|birthday|age|job|profession|occupation|job title|title|role|time ?zone|home ?town|email(?: address)?|pronouns|native language|first language|mother tongue|nationality|religion|major|blood type|(?:wife|husband|partner|girlfriend|boyfriend|son|daughter|mom|mum|mother|dad|father|brother|sister|dog|cat|pet)(?:['’]s name)?)(?: ([A-Za-z]+))?? (is|are) (.+)$/i
+
+// The same, said the other way round: "The Hobbit is one of my favorites", "Jazz is my favourite genre".
+const IS_MY_FAVOURITE = /^((?:the )?[A-Z0-9][^,]*?) (is|are) ((?:one of |among )?my (?:(?:all[- ]time|absolute|top) )?favou?rites?(?: [a-z]+)?)$/
+
+// The "my X is" facts a person has one value of at a time, under the profile's key for them.
+const MY_KEYS: Record<string, string> = { name: 'Name', timezone: 'Timezone', age: 'Age' }
 
 /** Verbs an instruction to the assistant starts with ("Always include…", "Never use…"). */
 const INSTRUCTION_VERB =
@@ -157,16 +209,35 @@ function ruleOf(text: string): RuleFact | undefined {
 
 /**
  * The clauses of a sentence that start with "I" after a comma or a conjunction ("I live in Lisbon
- * and I work as a teacher"): each is read on its own, but only when the sentence as a whole is
- * no question, no hypothetical and no one else's words.
+ * and I work as a teacher"): each is read on its own, when the sentence as a whole is no question
+ * and no one else's words, and up to its first hypothetical clause: a conditional or a hedge
+ * governs what follows it ("If I were rich, I'd live…", "I think I live…") but not what was stated
+ * before it ("I'm 25, so I'm hoping to find…": the user is 25).
  */
 function clausesOf(sentence: string): string[] {
   const text = sentence.replace(SUBJECT_OK_PREFIX, '').trim()
   if (text === '' || /\?\s*$/.test(text)) return []
   if (QUOTE.test(text) || REPORTED.test(text)) return []
   if (ruleOf(text.replace(/[.!]+$/, '').trim())) return [text]
-  if (HYPOTHETICAL.test(text)) return []
-  return text.split(/,\s*(?:and |but |so )?(?=I\b)|\s+(?:and|but|so)\s+(?=I\b)/)
+  const clauses: string[] = []
+  for (const clause of text.split(/,\s*(?:and |but |so )?(?=I\b)|\s+(?:and|but|so)\s+(?=I\b)|\s+[-–—]\s+(?=(?:I|[Mm]y)\b)/)) {
+    if (HYPOTHETICAL.test(clause)) break
+    clauses.push(clause)
+  }
+  return clauses
+}
+
+// Who the user is, said in passing: "As a paramedic, I …", "As a paramedic from Davistown, I'm …".
+// Whatever the rest of the sentence does (asks, hopes, plans), it presupposes the role. Not a time
+// of life long past ("As a kid, I …") nor a turn of phrase ("As a result, I …").
+const AS_A = /^as (an? (?!(?:kid|child|teen|teenager|boy|girl|youngster|baby|young|little|result|consequence|whole|rule|matter|side|bonus|start|reminder|follow|first|next|last|quick|test|way|part|team|group|family|couple|reward|thank|gift|treat|joke|favou?r|precaution|starting|final|general|bit|token|way)\b)[^,]+(?:, [A-Z][^,]*)?), I\b/i
+
+function roleInPassing(candidate: string): RuleFact | undefined {
+  const text = candidate.replace(SUBJECT_OK_PREFIX, '').trim()
+  if (QUOTE.test(text) || REPORTED.test(text)) return undefined
+  const role = AS_A.exec(text)?.[1]
+  const value = role === undefined ? undefined : objectPhrase(role, 8)
+  return value ? { kind: 'profile', text: sentence(`The user is ${value}`) } : undefined
 }
 
 /** What one clause of a user's message states, if it is one plain fact or instruction. */
@@ -176,20 +247,31 @@ function factOf(clause: string): RuleFact | undefined {
   if (rule) return rule
   if (NEGATION.test(body)) return undefined
   const my = MY_IS.exec(body)
-  if (my?.[1] && my[2] && my[3]) {
-    const value = objectPhrase(my[3], 6)
-    return value ? { kind: 'profile', text: sentence(`The user's ${my[1].toLowerCase()} ${my[2]} ${value}`) } : undefined
+  if (my?.[1] && my[3] && my[4]) {
+    const value = objectPhrase(my[4], 6)
+    // A relative's or pet's name said with them ("my son Ronald is 13") stays with them.
+    const name = my[2] && /^[A-Z]/.test(my[2]) ? ` ${my[2]}` : ''
+    if (my[2] && !name) return undefined
+    if (value === undefined) return undefined
+    const key = name === '' ? MY_KEYS[my[1].toLowerCase().replace(/\s+/g, '')] : undefined
+    return { kind: 'profile', text: key ? `${key}: ${value}` : sentence(`The user's ${my[1].toLowerCase()}${name} ${my[3]} ${value}`) }
   }
-  for (const { pattern, fact, maxWords, definite } of STATEMENTS) {
+  const favourite = IS_MY_FAVOURITE.exec(body.replace(/\s+(?:too|as well)$/i, ''))
+  if (favourite?.[1] && favourite[2] && favourite[3]) {
+    const thing = objectPhrase(favourite[1], 8)
+    const which = favourite[3].replace(/\bmy\b/, "the user's")
+    return thing && !/^(?:the )?(?:one|mine|yours|that|this|it)\b/i.test(thing) ? { kind: 'profile', text: sentence(`${thing} ${favourite[2]} ${which}`) } : undefined
+  }
+  for (const { pattern, fact, key, maxWords, definite } of STATEMENTS) {
     const match = pattern.exec(body)
     if (!match) continue
     const groups = match.slice(1).filter((group): group is string => group !== undefined)
     const object = groups.at(-1)
     const value = object === undefined ? undefined : objectPhrase(object, maxWords)
     if (value === undefined || (definite === false && DEFINITE.test(value))) return undefined
-    // A verb captured with its object ("love" + "hiking") keeps the user's own verb.
-    const head = groups.length > 1 ? `${conjugate(groups[0]?.toLowerCase() ?? '')} ${value}`.replace(/^(at|for|in|as)es /, '$1 ') : value
-    return { kind: 'profile', text: sentence(fact(groups.length > 1 && /^(?:at|for|in|as)$/i.test(groups[0] ?? '') ? `${groups[0]?.toLowerCase()} ${value}` : head)) }
+    if (key !== undefined) return { kind: 'profile', text: `${key}: ${value}` }
+    // A verb or preposition captured before the object ("love" + "hiking") is the user's own word.
+    return fact ? { kind: 'profile', text: sentence(fact(value, groups.length > 1 ? (groups[0]?.toLowerCase() ?? '') : '')) } : undefined
   }
   return undefined
 }
@@ -197,11 +279,12 @@ function factOf(clause: string): RuleFact | undefined {
 /** The facts the rules find in one user message, in order, without repeats. */
 export function ruleFacts(content: string): RuleFact[] {
   const facts: RuleFact[] = []
+  const add = (fact: RuleFact | undefined): void => {
+    if (fact && !facts.some((known) => known.kind === fact.kind && known.text === fact.text)) facts.push(fact)
+  }
   for (const candidate of statementSentences(content)) {
-    for (const clause of clausesOf(candidate)) {
-      const fact = factOf(clause)
-      if (fact && !facts.some((known) => known.kind === fact.kind && known.text === fact.text)) facts.push(fact)
-    }
+    add(roleInPassing(candidate))
+    for (const clause of clausesOf(candidate)) add(factOf(clause))
   }
   return facts
 }
