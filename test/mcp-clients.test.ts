@@ -1,6 +1,7 @@
 /**
- * Every client configuration in docs/mcp-clients.md, started as written with the official MCP
- * client: the JSON blocks (`mcpServers` and VS Code's `servers`) and the `claude mcp add` lines.
+ * Every client configuration in docs/mcp-clients.md (and the one in the README), started as
+ * written with the official MCP client: the JSON blocks (`mcpServers` and VS Code's `servers`) and
+ * the `claude mcp add` lines.
  * Two things are mapped, nothing else: `npx -y engram …` / `engram …` runs this checkout's bin (as
  * the other tests launch `engram mcp`), and the doc's example home and the HTTP address become a
  * temp home and the test's own `engram serve`. The client passes the configuration's `env` over
@@ -121,26 +122,35 @@ describe('the client configurations in docs/mcp-clients.md, as written', () => {
     assert.equal(vscode?.config.type, 'stdio', 'VS Code needs a type')
   })
 
-  test('each stdio configuration starts engram mcp on the home its env names, for its user; the tools answer', async () => {
-    for (const { under, config } of configurations.filter((item) => item.config.command !== undefined)) {
-      const temp = makeTempHome('engram-mcp-clients-')
-      temps.push(temp)
-      assert.equal(config.env?.ENGRAM_HOME, EXAMPLE_HOME, `${under}: the home is given in env`)
-      const env = { ...config.env, ENGRAM_HOME: temp.home, HOME: temp.env.HOME!, ENGRAM_EMBED_MODEL: temp.env.ENGRAM_EMBED_MODEL! }
-      const first = await launch(config, env)
-      try {
-        await exercise(first.client)
-        assert.ok(first.stderr().includes(`engram mcp: new empty home at ${temp.home} (agent default)`), `${under}: ${first.stderr()}`)
-        assert.match(first.client.getInstructions() ?? '', /in conversations with ada/, under)
-      } finally {
-        await first.client.close()
-      }
-      // Started again on the same home, it is no longer new: it says which memory it serves.
-      const again = await launch(config, env)
-      await again.client.close()
-      const second = again.stderr()
-      assert.ok(second.includes(`engram mcp: serving agent default from ${temp.home} for user ada`), `${under}: ${second}`)
+  /** Starts `config` as written (twice, on a temp home): the tools answer, and the server names the home and the user on stderr. */
+  async function startsAsWritten(under: string, config: ServerConfig): Promise<void> {
+    const temp = makeTempHome('engram-mcp-clients-')
+    temps.push(temp)
+    assert.equal(config.env?.ENGRAM_HOME, EXAMPLE_HOME, `${under}: the home is given in env`)
+    const env = { ...config.env, ENGRAM_HOME: temp.home, HOME: temp.env.HOME!, ENGRAM_EMBED_MODEL: temp.env.ENGRAM_EMBED_MODEL! }
+    const first = await launch(config, env)
+    try {
+      await exercise(first.client)
+      assert.ok(first.stderr().includes(`engram mcp: new empty home at ${temp.home} (agent default)`), `${under}: ${first.stderr()}`)
+      assert.match(first.client.getInstructions() ?? '', /in conversations with ada/, under)
+    } finally {
+      await first.client.close()
     }
+    // Started again on the same home, it is no longer new: it says which memory it serves.
+    const again = await launch(config, env)
+    await again.client.close()
+    const second = again.stderr()
+    assert.ok(second.includes(`engram mcp: serving agent default from ${temp.home} for user ada`), `${under}: ${second}`)
+  }
+
+  test('each stdio configuration starts engram mcp on the home its env names, for its user; the tools answer', async () => {
+    for (const { under, config } of configurations.filter((item) => item.config.command !== undefined)) await startsAsWritten(under, config)
+  })
+
+  test("the README's configuration starts engram mcp the same way", async () => {
+    const inReadme = configurationsOf(readFileSync(join(root, 'README.md'), 'utf8')).filter((item) => item.config.command !== undefined)
+    assert.deepEqual(inReadme.map((item) => item.under), ['MCP'])
+    for (const { under, config } of inReadme) await startsAsWritten(`README: ${under}`, config)
   })
 
   test('each HTTP configuration reaches /mcp on engram serve; without tokens it says it acts for the agent alone', async () => {
