@@ -113,6 +113,17 @@ console.log(`bob's read_memory_file users/ada/memory/lessons.md → ${forbidden?
 await bob.end(b, 'I have nothing on that yet.')
 await mind.idle()
 
+chapter('The memory API — for a host that manages memory itself')
+// mind.memories (decision 0065): add from a conversation (the user's own statements, offline by
+// rules; decision 0066), search, update and delete by id — for one user, never another's.
+const added = await mind.memories.add({ user: 'cleo', messages: [{ role: 'user', content: 'I live in Lisbon. I prefer green tea to coffee. Can you suggest a café?' }, { role: 'assistant', content: 'I like the one by the river.' }] })
+for (const change of added.results) console.log(`  ${change.event} ${change.kind} "${change.text}" (${added.method}) ${dim(change.id ?? '')}`)
+const [tea] = await mind.memories.search('green tea or coffee', { user: 'cleo' })
+console.log(`cleo's search "green tea or coffee" → "${tea?.text}"; ada's → ${(await mind.memories.search('green tea or coffee', { user: 'ada' })).filter((m) => m.owner === 'user:cleo').length} of cleo's`)
+await mind.memories.add({ user: 'cleo', messages: [{ role: 'user', content: 'I moved to Porto.' }] })
+console.log(`cleo says she moved: ${(await mind.memories.getAll({ user: 'cleo', kinds: ['profile'] })).memories.map((m) => `"${m.text}"`).join(', ')} (the later place replaces the earlier)`)
+if (tea?.id) console.log(`delete by id → ${(await mind.memories.delete(tea.id, { user: 'cleo' })).action} (archived, restorable; purge: true erases)`)
+
 chapter('A user–assistant chat — what the user said, and facts that change')
 // The agent's long answers mention everything; the user's own words are the evidence. A fact
 // restated later with a new value ranks first, and the old statement stays findable.
