@@ -54,7 +54,7 @@ function draw(set: EvalSet): Array<{ conversation: string; turn: EvalTurn }> {
   return [...picked].sort((a, b) => a - b).map((index) => turns[index] as { conversation: string; turn: EvalTurn })
 }
 
-test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: every extracted fact matches a label (precision 1), recall at least 6/62', { skip }, () => {
+test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: every extracted fact matches a label (precision 1), recall at least 7/62', { skip }, () => {
   const drawn = SOURCES.flatMap((name) => draw(load(name)).map((item) => ({ source: name, ...item })))
   assert.deepEqual(
     drawn.map((item) => `${item.source}/${item.conversation}/${item.turn.id}`),
@@ -93,8 +93,8 @@ test('the offline rules on 100 hand-labelled user turns of LoCoMo and BEAM dev: 
   for (const [type, tally] of found) console.log(`  recall on ${type}: ${tally.matched}/${tally.labels}`)
   assert.deepEqual(unmatched, [], 'every fact the rules extract is one a reader labelled')
   assert.equal(precision, 1)
-  // Measured 2026-11-28 (decision 0066): 6 of 62 (identity 1, preference 4, instruction 1); a regression guard.
-  assert.ok(matched >= 6, `recall must not fall below 6/62 (now ${matched}/${labels})`)
+  // Measured 2026-11-28 (decision 0066): 7 of 62 (identity 2, preference 4, instruction 1); a regression guard.
+  assert.ok(matched >= 7, `recall must not fall below 7/62 (now ${matched}/${labels})`)
 })
 
 test('across the whole of LoCoMo and BEAM dev, nothing is extracted from an assistant turn; the user turns yield facts', { skip }, async () => {
@@ -121,6 +121,8 @@ test('across the whole of LoCoMo and BEAM dev, nothing is extracted from an assi
 test('the rules skip questions, negations, hypotheticals, quotes, reported speech and other clauses; they rewrite faithfully', () => {
   const none = [
     'Am I allergic to peanuts?',
+    'I prefer tea, right?',
+    'Do I prefer tea, or should I switch?',
     "I'm not allergic to peanuts.",
     "If I were rich, I'd live in Paris.",
     'She said I love opera.',
@@ -185,6 +187,9 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
     ["I've been into dancing since I was a kid.", 'The user has been into dancing.'],
     ['The Hobbit is one of my favorites too!', "The Hobbit is one of the user's favorites."],
     ["I'm hooked on this great game called FIFA 23.", 'The user is hooked on this great game called FIFA 23.'],
+    ['I prefer visual examples, so can you show me one?', 'The user prefers visual examples.'],
+    ['Can you help me with this, I prefer step-by-step explanations, and can you add examples?', 'The user prefers step-by-step explanations.'],
+    ["I started playing acoustic guitar about five years ago; it's been great.", 'The user started playing acoustic guitar about five years ago.'],
   ]
   for (const [said, fact] of oneFact) assert.deepEqual(ruleFacts(said), [{ kind: 'profile', text: fact }], said)
   assert.deepEqual(ruleFacts("I'm Meghan Fowler, and I'm 25, so I'm hoping to find a laptop."), [

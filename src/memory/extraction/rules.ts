@@ -150,6 +150,8 @@ const STATEMENTS: Statement[] = [
   { pattern: /^I(?:['’]m| am) (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with|hooked on) (.+)$/i, fact: (v, head) => `The user is ${head} ${v}`, definite: false },
   { pattern: /^I(?:['’]ve| have) (?:always |long )?been (?:really |very |so |also |quite |pretty |super )?(into|passionate about|obsessed with|hooked on) (.+)$/i, fact: (v, head) => `The user has been ${head} ${v}`, definite: false },
   { pattern: /^I(?:['’]ve| have) always (loved|liked|enjoyed|preferred|hated) (.+)$/i, fact: (v, verb) => `The user has always ${verb} ${v}`, definite: false },
+  // A habit begun, with when: "I started playing acoustic guitar about five years ago".
+  { pattern: /^I (started|began) ([a-z]+ing [^;]+?(?:\b(?:ago|in (?:19|20)\d\d|last (?:year|month|week)|this year)))(?:;.*)?$/i, fact: (v, verb) => `The user ${verb.toLowerCase()} ${v}`, maxWords: 12 },
   { pattern: /^I live in (.+)$/i, key: 'Location', maxWords: 6 },
   { pattern: /^I live (with|near|on) (.+)$/i, fact: (v, preposition) => `The user lives ${preposition} ${v}`, maxWords: 6 },
   { pattern: /^I(?:['’]m| am) from (.+)$/i, fact: (v) => `The user is from ${v}`, maxWords: 6 },
@@ -216,13 +218,30 @@ function ruleOf(text: string): RuleFact | undefined {
  */
 function clausesOf(sentence: string): string[] {
   const text = sentence.replace(SUBJECT_OK_PREFIX, '').trim()
-  if (text === '' || /\?\s*$/.test(text)) return []
+  if (text === '') return []
   if (QUOTE.test(text) || REPORTED.test(text)) return []
+  // A question may carry a statement in its own clause ("Can you help me …, I prefer step-by-step
+  // explanations"; "I prefer examples, so can you …?"): a clause in the statement's word order,
+  // "I" and its verb, is kept; the asking clauses are dropped, and nothing from the clause the
+// question mark ends (or a hypothetical) on.
+  if (/\?\s*$/.test(text)) return questionStatements(text)
   if (ruleOf(text.replace(/[.!]+$/, '').trim())) return [text]
   const clauses: string[] = []
   for (const clause of text.split(/,\s*(?:and |but |so )?(?=I\b)|\s+(?:and|but|so)\s+(?=I\b)|\s+[-–—]\s+(?=(?:I|[Mm]y)\b)/)) {
     if (HYPOTHETICAL.test(clause)) break
     clauses.push(clause)
+  }
+  return clauses
+}
+
+const ASKING = /^(?:so |and |but )?(?:can|could|would|will|do|does|did|is|are|am|was|were|should|shall|what|how|why|where|when|which|who|any)\b/i
+
+function questionStatements(text: string): string[] {
+  const clauses: string[] = []
+  for (const clause of text.split(/,\s*(?:and |but |so )?(?=I\b)|\s+(?:and|but|so)\s+(?=I\b)|,\s*(?=(?:so |and |but )?(?:can|could|would|will|do|does|what|how|why)\b)/)) {
+    if (HYPOTHETICAL.test(clause) || /\?\s*$/.test(clause)) break
+    if (ASKING.test(clause)) continue
+    if (/^I\b(?![’']d)/.test(clause)) clauses.push(clause)
   }
   return clauses
 }
