@@ -120,7 +120,7 @@ const added = await mind.memories.add({ user: 'cleo', messages: [{ role: 'user',
 for (const change of added.results) console.log(`  ${change.event} ${change.kind} "${change.text}" (${added.method}) ${dim(change.id ?? '')}`)
 const [tea] = await mind.memories.search('green tea or coffee', { user: 'cleo' })
 console.log(`cleo's search "green tea or coffee" → "${tea?.text}"; ada's → ${(await mind.memories.search('green tea or coffee', { user: 'ada' })).filter((m) => m.owner === 'user:cleo').length} of cleo's`)
-await mind.memories.add({ user: 'cleo', messages: [{ role: 'user', content: 'I moved to Porto.' }] })
+await mind.memories.add({ user: 'cleo', messages: [{ role: 'user', content: 'I moved to Porto last month.' }] })
 console.log(`cleo says she moved: ${(await mind.memories.getAll({ user: 'cleo', kinds: ['profile'] })).memories.map((m) => `"${m.text}"`).join(', ')} (the later place replaces the earlier)`)
 if (tea?.id) console.log(`delete by id → ${(await mind.memories.delete(tea.id, { user: 'cleo' })).action} (archived, restorable; purge: true erases)`)
 

@@ -198,3 +198,13 @@ test('the rules skip questions, negations, hypotheticals, quotes, reported speec
   ])
   assert.deepEqual(ruleFacts('Je suis allergique aux arachides.'), [], 'English only')
 })
+
+test('a one-value fact is the value alone: when it became true is not part of it', () => {
+  const texts = (content: string) => ruleFacts(content).map((fact) => fact.text)
+  assert.deepEqual(texts('I moved to Porto last month.'), ['Location: Porto'])
+  assert.deepEqual(texts('I live in Porto now.'), ['Location: Porto'])
+  assert.deepEqual(texts('I moved to Porto two years ago.'), ['Location: Porto'])
+  assert.deepEqual(texts('I work at Acme Labs since March.'), ['Works at: Acme Labs'])
+  assert.deepEqual(texts('I live in New York City.'), ['Location: New York City'])
+  assert.deepEqual(texts('I live in Maytown.'), ['Location: Maytown'], 'a place whose name begins like a month is kept whole')
+})

@@ -174,6 +174,14 @@ const MY_IS = /^my ((?:(?:first|last|full|middle|nick) ?)?name|favou?rite [a-z]+
 // The same, said the other way round: "The Hobbit is one of my favorites", "Jazz is my favourite genre".
 const IS_MY_FAVOURITE = /^((?:the )?[A-Z0-9][^,]*?) (is|are) ((?:one of |among )?my (?:(?:all[- ]time|absolute|top) )?favou?rites?(?: [a-z]+)?)$/
 
+// When a one-value fact became true, said after it: "now", "last month", "two years ago", "in 2024",
+// "in May", "since March", "for three years". The keyed value is what comes before.
+const MONTH = '(?:January|February|March|April|May|June|July|August|September|October|November|December)'
+const WHEN_AT_END = new RegExp(
+  `(?:\\s+(?:now|today|yesterday|recently|lately|last (?:week|month|year|spring|summer|autumn|fall|winter)|this (?:week|month|year)|(?:a|one|two|three|four|five|six|a few|a couple of|\\d+) (?:days?|weeks?|months?|years?) ago|a while ago|(?:in|since) (?:(?:19|20)\\d\\d|${MONTH}(?: (?:19|20)\\d\\d)?)|for (?:a|one|two|three|four|five|six|a few|a couple of|\\d+) (?:days?|weeks?|months?|years?)))+$`,
+  'i',
+)
+
 // The "my X is" facts a person has one value of at a time, under the profile's key for them.
 const MY_KEYS: Record<string, string> = { name: 'Name', timezone: 'Timezone', age: 'Age' }
 
@@ -288,7 +296,11 @@ function factOf(clause: string): RuleFact | undefined {
     const object = groups.at(-1)
     const value = object === undefined ? undefined : objectPhrase(object, maxWords)
     if (value === undefined || (definite === false && DEFINITE.test(value))) return undefined
-    if (key !== undefined) return { kind: 'profile', text: `${key}: ${value}` }
+    if (key !== undefined) {
+      // A keyed fact is the value alone: when it became true ("I moved to Porto last month") is not part of it.
+      const alone = value.replace(WHEN_AT_END, '').trim()
+      return alone === '' ? undefined : { kind: 'profile', text: `${key}: ${alone}` }
+    }
     // A verb or preposition captured before the object ("love" + "hiking") is the user's own word.
     return fact ? { kind: 'profile', text: sentence(fact(value, groups.length > 1 ? (groups[0]?.toLowerCase() ?? '') : '')) } : undefined
   }
