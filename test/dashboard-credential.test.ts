@@ -173,7 +173,9 @@ async function harvestAtGuessedPlaces(page: Page, recorder: { address: string; r
 
 /** A program without a credential (curl, another service) asks for the dashboard's addresses: no answer names the place. */
 async function assertPlaceUnrevealed(engram: string, place: string): Promise<void> {
-  const id = place.slice(place.lastIndexOf('-') + 1)
+  // `/engram-<port>-<id>`: the id is base64url, which may itself hold a '-', so it starts after the port's.
+  const id = place.slice(place.indexOf('-', '/engram-'.length) + 1)
+  assert.equal(id.length, 22, place)
   for (const path of ['/', '/memories', '/archive?user=ada', '/confirmations', '/assets/engram-landing.js', '/assets/dashboard.js', `/engram-${new URL(engram).port}/`, '/v1/export']) {
     for (const headers of [{}, { 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'none', 'upgrade-insecure-requests': '1' }, { 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'same-site' }]) {
       const answer = await fetch(`${engram}${path}`, { headers, redirect: 'manual' })

@@ -308,6 +308,24 @@ describe('file DocumentStore: files it cannot read (decision 0025)', () => {
     }
   })
 
+  test('a write repeated at the same instant after it took effect saves no second version (decision 0053)', async () => {
+    const { temp, store } = setup()
+    try {
+      const at = '2026-03-04T18:00:00.000Z'
+      await store.write('knowledge', 'deploys', { version: 1 }, 'Kamal.\n')
+      await store.write('knowledge', 'deploys', { version: 2 }, 'Fly.io.\n', { reason: 'moved', at })
+      // The crash came after the file was replaced, before the unit was marked done: the unit runs again.
+      await store.write('knowledge', 'deploys', { version: 2 }, 'Fly.io.\n', { reason: 'moved', at })
+      const versions = join(temp.home, 'agents/default/archive/versions/knowledge')
+      assert.deepEqual(readdirSync(versions), ['deploys.2026-03-04T18-00-00-000Z.md'])
+      assert.equal(readFileSync(join(versions, 'deploys.2026-03-04T18-00-00-000Z.md'), 'utf8').includes('Kamal.'), true)
+      assert.equal(readFileSync(join(temp.home, 'agents/default/archive/versions/versions.jsonl'), 'utf8').trim().split('\n').length, 1)
+      assert.equal((await store.read('knowledge', 'deploys'))?.body, 'Fly.io.\n')
+    } finally {
+      temp.cleanup()
+    }
+  })
+
   test('archiving finishes a move a crash cut between its link and its unlink', async () => {
     const { temp, store } = setup()
     try {

@@ -246,6 +246,14 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
     }
   }
 
+  /** Whether `bytes` are live at `rel` and a version stamped with the instant `at` was saved: a write at `at` already done. */
+  async function alreadyWritten(kind: DocKind, slug: string, rel: string, bytes: Buffer, at: string): Promise<boolean> {
+    const live = await readBytes(rel)
+    if (live === null || !live.equals(bytes)) return false
+    const stamp = stampOf(new Date(at))
+    return (await stampedVersions(versionsRel(kind, slug), slug)).some((version) => version.name.startsWith(`${slug}.${stamp}`))
+  }
+
   const versionLine = (kind: DocKind, slug: string, rel: string, instant: Date, reason: string | undefined): string =>
     JSON.stringify({ at: instant.toISOString(), kind, slug, path: rel, ...(reason ? { reason } : {}) })
 
@@ -417,8 +425,12 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
       const text = serializeFrontmatter(frontmatter, body)
       return locked(kind, slug, async () => {
         assertWritableTarget(rel, { oversizedOk: true })
-        if (await exists(abs(rel))) await saveVersion(kind, slug, rel, writeOptions?.reason, writeOptions?.at)
         const bytes = Buffer.from(text, 'utf8')
+        // A write replayed at its instant (`at`: a consolidation unit run again after a crash) whose
+        // bytes are already live, with a version saved at that instant, took effect before the
+        // crash: saving the live file again would add a version the unkilled run never made.
+        if (writeOptions?.at !== undefined && (await alreadyWritten(kind, slug, rel, bytes, writeOptions.at))) return docOf(kind, slug, rel, bytes)
+        if (await exists(abs(rel))) await saveVersion(kind, slug, rel, writeOptions?.reason, writeOptions?.at)
         await writeFileAtomic(abs(rel), bytes)
         return docOf(kind, slug, rel, bytes)
       })
