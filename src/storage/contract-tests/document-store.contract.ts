@@ -106,6 +106,9 @@ export function runDocumentStoreContract(name: string, make: () => Promise<Docum
         // A plan applied again after a crash: the document already holds its text, so nothing is written (unit-plan.ts).
         const doc = await store.read('knowledge', 'deploys')
         assert.equal(doc?.body, 'Fly.io.\n')
+        // And should the same write come again at its instant, it is done already: no second version.
+        await store.write('knowledge', 'deploys', { version: 2 }, 'Fly.io.\n', { reason: 'moved', at })
+        assert.deepEqual((await store.versions('knowledge', 'deploys')).map((version) => version.archivedAt), [at])
         await store.write('knowledge', 'deploys', { version: 3 }, 'Render.\n', { reason: 'moved again', at })
         assert.equal((await store.versions('knowledge', 'deploys')).length, 2, 'another change at the same instant is another version')
       }))

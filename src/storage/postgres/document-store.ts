@@ -138,6 +138,11 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
     )
   }
 
+  async function versionedAt(db: PgQueryable, key: string[], instant: string): Promise<boolean> {
+    const { rows } = await db.query(`SELECT 1 FROM docs_versions WHERE ${KEY} AND archived_at = $5 LIMIT 1`, [...key, new Date(instant).toISOString()])
+    return rows.length > 0
+  }
+
   async function live(db: PgQueryable, key: string[]): Promise<DocRow | undefined> {
     const { rows } = await db.query<DocRow>(`SELECT slug, frontmatter, body, hash FROM docs_live WHERE ${KEY}`, key)
     return rows[0]
@@ -191,6 +196,10 @@ export function createPostgresDocumentStore(handle: PostgresHandle, options: Pos
       const content = contentOf(frontmatter, body)
       return locked(kind, slug, async (db, key) => {
         const old = await live(db, key)
+        // A write replayed at its instant (a consolidation unit run again after a kill that came
+        // after this transaction committed) whose content is already live, with a version of that
+        // instant saved, is done: saving the live row again would add a version the unkilled run never made.
+        if (old && writeOptions?.at !== undefined && old.hash === content.hash && (await versionedAt(db, key, writeOptions.at))) return toDoc(kind, { slug, ...content })
         if (old) await saveVersion(db, key, old, writeOptions?.reason, writeOptions?.at)
         await putLive(db, key, content)
         return toDoc(kind, { slug, ...content })
