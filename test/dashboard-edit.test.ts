@@ -328,6 +328,20 @@ describe('changing memory from the dashboard, in a real browser', () => {
       assert.match((await change(page)).after, /ada/)
       await assertKnows('ada', 'gannet pipeline Monday', [ADA_ADDED], [])
       await assertKnows('bob', 'gannet pipeline Monday', [], [ADA_ADDED])
+
+      // The same again: the gate has it already; the page says so beside the button, as an alert.
+      await open(page, '/edit')
+      await form.getByLabel('Text', { exact: true }).fill(ADA_ADDED)
+      await form.getByRole('button', { name: 'Add' }).click()
+      const alert = form.getByRole('alert')
+      await alert.waitFor()
+      assert.match(await shownText(alert), /already remembered\. Fix: edit the memory that says it/)
+      assert.match(page.url(), /\/edit$/, 'nothing changed, so no "what changed" page')
+      await screenshot(page, 'add-refused-as-ada')
+      // That refusal is the one error answer the page got, and expected.
+      const refusal = problems.findIndex((problem) => /POST \S+\/edit\/add answered 400$/.test(problem))
+      assert.ok(refusal >= 0, problems.join('\n'))
+      problems.splice(refusal, 1)
       assert.deepEqual(problems, [])
     })
 

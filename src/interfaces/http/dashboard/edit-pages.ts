@@ -80,7 +80,7 @@ async function addForm(mind: MindInternals, viewing: Viewing): Promise<Html> {
 <form class="edit" data-post="/edit/add" data-testid="add-form">${whose}
 <label for="add-kind">Kind</label><select id="add-kind" name="kind" data-testid="add-kind">${ENGRAM_KINDS.map((kind) => html`<option value="${kind}"${kind === 'lesson' ? html` selected` : ''}>${KIND_LABELS[kind]}</option>`)}</select>
 <label for="add-text">Text</label><textarea id="add-text" name="text" required maxlength="2000" aria-describedby="add-help" data-testid="add-text"></textarea>
-<p id="add-help" class="muted">Written through the encoding gate, as the agent's memorize tool writes: it may refuse (a secret, an instruction to the model) and says why.</p>
+<p id="add-help" class="muted">Written through the encoding gate, as the agent's memorize tool writes: what is already remembered is not added twice, and with memory off (memory.mode) nothing is written; either way this page says so.</p>
 <button type="submit">Add</button>
 </form></section>`
 }

@@ -24,7 +24,7 @@ import type { MindInternals } from '../../../mind-internals.ts'
 import { forgettableOwners } from '../../../tools/forget-targets.ts'
 import { type MemoryChange, memoryIdOf, pathOfMemoryId } from '../../../tools/memories.ts'
 import { browserRequestOf } from '../browser-session.ts'
-import { actingUser, parseWith, type ServeEnv, userError, userField } from '../support.ts'
+import { actingUser, jsonBody, parseWith, type ServeEnv, userError, userField } from '../support.ts'
 
 /** What the "what changed" page says happened. */
 export const CHANGE_ACTIONS = ['added', 'edited', 'forgotten', 'restored', 'undone'] as const
@@ -96,13 +96,7 @@ function notTaken(change: MemoryChange, c: Context<ServeEnv>, user: string | und
 const asUser = (user: string | undefined): { user?: string } => (user === undefined ? {} : { user })
 
 async function bodyOf<T>(c: Context<ServeEnv>, schema: z.ZodType<T>, what: string, fix: string): Promise<T> {
-  let raw: unknown
-  try {
-    raw = await c.req.json()
-  } catch {
-    throw userError(ErrorCode.invalidArgument, 'The request body is not valid JSON.', 'send a JSON object with Content-Type: application/json')
-  }
-  return parseWith(schema, raw, what, fix)
+  return parseWith(schema, await jsonBody(c), what, fix)
 }
 
 /** The POST routes of the dashboard's write controls, on `app` (the dashboard). */
