@@ -123,6 +123,12 @@ function editRoutesSuite(target: Target): void {
       assert.deepEqual(shown.before, { state: 'archived', text: 'Bob parks the pelican boat at the marina' })
       assert.equal(shown.after.state, 'absent')
       assert.deepEqual(await searchTexts('bob', 'pelican boat marina', /pelican/), [])
+      // Logged as forgetting is: in bob's own activity log, with the reason given.
+      const writes = (await mind.scope('bob').view.own.activity.read()).filter((event) => event.type === 'memory_write' && event.meta?.action === 'forget')
+      assert.deepEqual(
+        writes.map((event) => [event.meta?.owner, event.meta?.reason]),
+        [['user:bob', 'sold the boat']],
+      )
     })
   })
 }

@@ -90,7 +90,7 @@ function notTaken(change: MemoryChange, c: Context<ServeEnv>, user: string | und
     return { next: `${browserRequestOf(c)?.base ?? ''}/confirmations${query}` }
   }
   if (change.event === 'suppressed') throw userError(ErrorCode.invalidArgument, 'Nothing was written: memory mode is off.', 'turn memory on (memory.mode, ENGRAM_MEMORY_MODE) and try again')
-  throw userError(ErrorCode.invalidArgument, `The encoding gate did not take it: ${change.reason ?? 'no reason given'}. Nothing changed.`, 'reword the memory (plain words, no secrets) and save again')
+  throw userError(ErrorCode.invalidArgument, `The encoding gate did not take it: ${change.reason ?? 'no reason given'}. Nothing changed.`, 'correct the memory as the reason says and save again')
 }
 
 const asUser = (user: string | undefined): { user?: string } => (user === undefined ? {} : { user })
