@@ -72,6 +72,7 @@ function editRoutesSuite(target: Target): void {
 
       const edited = assertOk(await call(app, 'POST', '/edit/update', { token: ADA, body: { id, text: 'Ada takes her tea with honey' } }))
       const edit = await changed(app, edited.next, ADA)
+      assert.equal(edit.query.get('action'), 'edited')
       assert.deepEqual(edit.before, { state: 'archived', text: 'Ada takes her tea without sugar' })
       assert.deepEqual(edit.after, { state: 'live', text: 'Ada takes her tea with honey' })
       assert.deepEqual(await searchTexts('ada', 'tea honey sugar', /tea/), ['Ada takes her tea with honey'])
@@ -92,6 +93,7 @@ function editRoutesSuite(target: Target): void {
 
       const corrected = assertOk(await call(app, 'POST', '/edit/update', { token: ADA, body: { id, text: 'City: Porto' } }))
       const shown = await changed(app, corrected.next, ADA)
+      assert.equal(shown.query.get('action'), 'corrected')
       assert.deepEqual(shown.before, { state: 'archived', text: 'City: Lisbon' })
       assert.deepEqual(shown.after, { state: 'live', text: 'City: Porto' })
       const profile = (await mind.memories.getAll({ user: 'ada', kinds: ['profile'] })).memories.map((memory) => memory.text)

@@ -109,7 +109,7 @@ describe('changing memory from the dashboard, in a real browser', () => {
   }
 
   /** Submit with `control` (a click, or Enter on a focused button) and wait for the "what changed" page; an error shown instead fails the test. */
-  async function submitAndSee(page: Page, control: Locator, how: 'click' | 'keyboard' = 'click', action = /\/edit\/changed\?action=(added|edited|forgotten|restored)&/): Promise<void> {
+  async function submitAndSee(page: Page, control: Locator, how: 'click' | 'keyboard' = 'click', action = /\/edit\/changed\?action=(added|edited|corrected|forgotten|restored)&/): Promise<void> {
     const changed = page.waitForURL(action)
     if (how === 'click') await control.click()
     else await page.keyboard.press('Enter')
@@ -196,6 +196,7 @@ describe('changing memory from the dashboard, in a real browser', () => {
       await page.getByLabel('Corrected fact').fill(ADA_ROLE_CORRECTED)
       await submitAndSee(page, page.getByRole('button', { name: 'Save the correction' }))
       await screenshot(page, 'profile-correction-what-changed')
+      assert.match(await shownText(page.getByTestId('change-summary')), /^A profile fact was corrected/)
       const shown = await change(page)
       assert.match(shown.before, new RegExp(ADA_ROLE))
       assert.equal(shown.beforeState, 'archived', 'the old value is kept in the archive, restorable')

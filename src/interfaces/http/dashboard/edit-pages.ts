@@ -110,7 +110,7 @@ async function sideOf(mind: MindInternals, viewing: Viewing, archive: Awaited<Re
   if (id === undefined) return { state: 'absent' }
   try {
     const record = await mind.memories.get(id, viewing.user !== undefined ? { user: viewing.user } : {})
-    return { state: 'live', text: shownText(record), kind: record.kind, owner: record.owner }
+    return { state: 'live', text: shownText(record), kind: isRuleKind(record.kind) ? 'rule' : record.kind === 'profile' ? 'profile fact' : record.kind, owner: record.owner }
   } catch (error) {
     if (!isNotFound(error)) throw error
   }
@@ -132,7 +132,7 @@ function sideBlock(side: Side, label: 'Before' | 'After', action: ChangeAction):
       : side.state === 'archived'
         ? html`<p class="muted" data-testid="side-state">In the Archive${side.since ? ` since ${when(side.since)}` : ''}${side.reason ? ` (${reasonWords(side.reason)})` : ''}: out of search and the prompt; Restore brings it back.</p>`
         : html`<p class="muted" data-testid="side-state">${label === 'Before' ? (action === 'added' ? 'Nothing: this memory is new.' : 'Nothing.') : 'Nothing: out of search and the prompt.'}</p>`
-  return html`<div class="side ${label.toLowerCase()}" data-testid="${label.toLowerCase()}" data-state="${side.state}"><h4>${label}</h4>${
+  return html`<div class="side ${label.toLowerCase()}" data-testid="${label.toLowerCase()}" data-state="${side.state}"><h3>${label}</h3>${
     side.text !== undefined ? html`<p><span class="pill">${side.kind}</span> <span class="pill">${side.owner ? ownerWords(side.owner) : ''}</span></p><div class="text" data-testid="side-text">${side.text}</div>` : ''
   }${where}</div>`
 }
@@ -140,6 +140,7 @@ function sideBlock(side: Side, label: 'Before' | 'After', action: ChangeAction):
 const SUMMARIES: Record<ChangeAction, string> = {
   added: 'A memory was added.',
   edited: 'A memory was edited: the new text was written through the encoding gate, the old text moved to the Archive.',
+  corrected: 'A profile fact was corrected: the new value was written through the encoding gate, the old value moved to the Archive.',
   forgotten: 'A memory was forgotten: it moved to the Archive.',
   restored: 'A memory was restored from the Archive.',
   undone: 'A change was undone.',

@@ -27,7 +27,7 @@ import { browserRequestOf } from '../browser-session.ts'
 import { actingUser, jsonBody, parseWith, type ServeEnv, userError, userField } from '../support.ts'
 
 /** What the "what changed" page says happened. */
-export const CHANGE_ACTIONS = ['added', 'edited', 'forgotten', 'restored', 'undone'] as const
+export const CHANGE_ACTIONS = ['added', 'edited', 'corrected', 'forgotten', 'restored', 'undone'] as const
 export type ChangeAction = (typeof CHANGE_ACTIONS)[number]
 
 const text = z.string().trim().min(1).max(2000)
@@ -117,7 +117,9 @@ export function registerEditWrites(app: Hono<ServeEnv>, mind: MindInternals): vo
     const change = await mind.memories.update(body.id, body.text, asUser(user))
     if (change.event === 'unchanged') throw userError(ErrorCode.invalidArgument, 'Nothing changed: the new text says what the memory already says.', 'change the text, or leave the page')
     if (change.event !== 'updated') return c.json({ ok: true, ...notTaken(change, c, user) })
-    return c.json({ ok: true, next: changedPage(c, 'edited', { before: body.id, after: change.id, user }) })
+    // A user's profile fact is corrected (its key's new value); anything else edited.
+    const action = change.kind === 'profile' && userOfOwner(change.owner) !== undefined ? 'corrected' : 'edited'
+    return c.json({ ok: true, next: changedPage(c, action, { before: body.id, after: change.id, user }) })
   })
 
   app.post('/edit/forget', async (c) => {
