@@ -233,7 +233,7 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
     assert.match((await get(app, '/activity?type=nonsense', ADA)).text, /data-testid="activity-ignored"/)
   })
 
-  test("the archive shows ada's forgotten lesson with a Restore button; restoring through /v1/restore takes it off the page", async () => {
+  test("the archive shows ada's forgotten lesson with a Restore button; restoring it (the dashboard's restore, decision 0071) takes it off the page", async () => {
     const page = await get(app, '/archive', ADA)
     assert.equal(page.status, 200)
     assert.ok(page.text.includes(ADA_FORGOTTEN))
@@ -241,10 +241,11 @@ describe('the dashboard: overview, activity, consolidation, archive, confirmatio
     const restores = buttons(page.text, 'restore-button')
     assert.equal(restores.length, 1)
     const [restore] = restores
-    assert.equal(restore?.post, '/v1/restore')
+    assert.equal(restore?.post, '/edit/restore')
     assert.equal(restore?.body.user, undefined, "ada's own token names no user")
     const done = await post(app, restore?.post ?? '', ADA, restore?.body)
     assert.equal(done.status, 200, JSON.stringify(done.json))
+    assert.match(String((done.json as { next?: unknown }).next), /^\/edit\/changed\?action=restored&/, 'and goes on to what changed')
     const after = await get(app, '/archive', ADA)
     assert.ok(!after.text.includes(ADA_FORGOTTEN))
     assert.match(after.text, /data-testid="archive-empty"/)

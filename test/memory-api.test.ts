@@ -136,6 +136,24 @@ function memoryApiSuite(target: Target): void {
       await assert.rejects(mind.memories.history(ids.bees as string, { user: 'ada' }), { code: 'invalid_argument' })
     })
 
+    test("updating a user's profile fact to a new value of its key keeps the old value restorable (decision 0071)", async () => {
+      const [city] = (await mind.memories.add({ user: 'cyd', text: 'City: Lisbon', kind: 'profile' })).results
+      assert.equal(city?.event, 'added')
+      const updated = await mind.memories.update(city?.id as string, 'City: Porto', { user: 'cyd' })
+      assert.equal(updated.event, 'updated')
+      const profile = (await mind.memories.getAll({ user: 'cyd', kinds: ['profile'] })).memories.map((memory) => memory.text)
+      assert.ok(profile.includes('City: Porto') && !profile.includes('City: Lisbon'), profile.join(' | '))
+      // The new value took the old one's line; the old one is archived, not lost: restoring it puts it back in its key's place.
+      const restored = await mind.restore('City: Lisbon', { user: 'cyd' })
+      assert.equal(restored.action, 'restored')
+      const after = (await mind.memories.getAll({ user: 'cyd', kinds: ['profile'] })).memories.map((memory) => memory.text)
+      assert.ok(after.includes('City: Lisbon') && !after.includes('City: Porto'), after.join(' | '))
+      // Saying the same again changes nothing and archives nothing.
+      const same = await mind.memories.update(city?.id as string, 'City:  Lisbon', { user: 'cyd' })
+      assert.equal(same.event, 'unchanged')
+      assert.equal(same.id, city?.id)
+    })
+
     test('the gate holds what it holds for confirmation, and add says so; with memory off nothing is written', async () => {
       await mind.close()
       mind = await createMind({ ...options, settings: { 'memory.mode': 'copilot' } })

@@ -13,7 +13,7 @@
  * (owner, file, kind and text), so the same memory has the same id after a restart, after
  * `engram migrate`, on either backend. Opaque to hosts.
  */
-import { type Confidence, CONFIDENCES, type EngramEntry, type EngramKind, type EngramScope, ENGRAM_KINDS, isRuleKind, type Engram } from '../core/engram.ts'
+import { type Confidence, CONFIDENCES, dedupeKey, type EngramEntry, type EngramKind, type EngramScope, ENGRAM_KINDS, isRuleKind, type Engram } from '../core/engram.ts'
 import { EngramError, ErrorCode } from '../core/errors.ts'
 import { canSee, type Owner, ownerOfUser, userOfOwner, type Viewer } from '../core/owner.ts'
 import { type ForgetOutcome, type ForgettableMemory, memoryPathOf } from '../memory/forgetting/forget-memory.ts'
@@ -23,7 +23,7 @@ import { type ExtractionMessage, type ExtractionMethod, extractFacts } from '../
 import type { Llm } from '../llm/contracts.ts'
 import type { EngramFile } from '../storage/contracts.ts'
 import { forgettableOwners, resolveForgetTarget } from './forget-targets.ts'
-import { forgetTarget, forgettingContextOf, historyOfTarget, purgeTarget } from './forgetting.ts'
+import { forgetTarget, forgettingContextOf, historyOfTarget, purgeTarget, restoreTarget } from './forgetting.ts'
 import type { ToolHost } from './tool-host.ts'
 
 const ID_PREFIX = 'mem_'
@@ -233,6 +233,24 @@ export function createMemories(host: ToolHost, deps: { llm?: Llm } = {}): Memori
   const engramsOf = (texts: readonly string[], kind: EngramKind, owner: Owner, confidence: Confidence = 'high'): Engram[] =>
     texts.map((text) => ({ text, kind, scope: 'global', confidence, source: 'user', owner }))
 
+  /**
+   * A user's profile fact merges by its key ("City: Paris" → "City: Rome" takes the old line's
+   * place), which would leave nothing of the old value to restore. So the old fact is forgotten
+   * first (archived, restorable), then the new one is written through the gate; when the gate does
+   * not take it, the old fact is put back and nothing has changed.
+   */
+  async function updateProfileFact(old: MemoryRecord, text: string, user: string | undefined): Promise<MemoryChange> {
+    if (dedupeKey(text) === dedupeKey(old.text)) return { event: 'unchanged', text: old.text, kind: old.kind, owner: old.owner, id: old.id }
+    const context = forgettingContextOf(host, user)
+    await forgetTarget(context, old.path, { reason: 'updated: replaced by a new value' })
+    const [change] = (await encode(engramsOf([text], old.kind, old.owner), user)) as [MemoryChange]
+    if (change.event !== 'added' && change.event !== 'unchanged') {
+      await restoreTarget(context, old.path)
+      return change
+    }
+    return { ...change, event: 'updated' }
+  }
+
   return {
     async add(input) {
       if (input && 'messages' in input) {
@@ -316,6 +334,7 @@ export function createMemories(host: ToolHost, deps: { llm?: Llm } = {}): Memori
       const context = forgettingContextOf(host, user)
       // What a caller sees but may not change (the agent's memory seen by a user) is refused as forgetting refuses it, before anything is written.
       if (!forgettableOwners(context.viewer).includes(memory.owner)) await forgetTarget(context, old.path)
+      if (memory.kind === 'profile-fact') return updateProfileFact(old, text, user)
       const [change] = (await encode(engramsOf([text], old.kind, memory.owner), user)) as [MemoryChange]
       if ((change.event !== 'added' && change.event !== 'unchanged') || change.id === id) return change
       // The old text is forgotten (archived, restorable): that is its history. A profile fact

@@ -9,6 +9,8 @@ import type { MindInternals } from '../../../mind-internals.ts'
 import type { ServeEnv } from '../support.ts'
 import { DASHBOARD_JS } from './assets.ts'
 import { registerBrowsePages } from './browse.ts'
+import { registerEditPages } from './edit-pages.ts'
+import { registerEditWrites } from './edit-writes.ts'
 import { DASHBOARD_CSP } from './layout.ts'
 import { registerOperationsPages } from './operations.ts'
 
@@ -29,5 +31,7 @@ export function createDashboard(options: DashboardOptions): Hono<ServeEnv> {
   app.get('/assets/dashboard.js', (c) => c.body(DASHBOARD_JS, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }))
   registerOperationsPages(app, mind)
   registerBrowsePages(app, mind)
+  registerEditPages(app, mind)
+  registerEditWrites(app, mind)
   return app
 }

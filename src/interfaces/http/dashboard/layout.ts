@@ -15,6 +15,7 @@ export type Html = HtmlEscapedString | Promise<HtmlEscapedString>
 export const NAV: ReadonlyArray<readonly [string, string]> = [
   ['/', 'Overview'],
   ['/memories', 'Memories'],
+  ['/edit', 'Edit'],
   ['/why', 'Why'],
   ['/conversations', 'Conversations'],
   ['/activity', 'Activity'],

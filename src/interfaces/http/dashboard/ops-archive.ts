@@ -7,6 +7,7 @@
 import { html } from 'hono/html'
 import { userOfOwner } from '../../../core/owner.ts'
 import type { MindInternals } from '../../../mind-internals.ts'
+import { memoryIdOf } from '../../../tools/memories.ts'
 import type { Html } from './layout.ts'
 import { type ArchivedMemory, archivedMemories } from './ops-data.ts'
 import { userPicker, type Viewing, viewingLabel } from './ops-viewer.ts'
@@ -20,6 +21,19 @@ function ownerLabel(item: ArchivedMemory): string {
 export function restoreBody(item: ArchivedMemory, viewing: Viewing): string {
   const user = userOfOwner(item.owner)
   return JSON.stringify({ target: item.target, ...(viewing.admin && user !== undefined ? { user } : {}) })
+}
+
+/**
+ * The Restore button of an item: an entry (rule, lesson, profile fact) through the dashboard's own
+ * restore, which then shows what changed with its undo (decision 0071); a file as `engram restore`.
+ */
+function restoreButton(item: ArchivedMemory, viewing: Viewing): Html {
+  if (item.what !== 'rule' && item.what !== 'lesson' && item.what !== 'profile fact') {
+    return html`<button data-post="/v1/restore" data-body="${restoreBody(item, viewing)}" data-testid="restore-button">Restore</button>`
+  }
+  const user = userOfOwner(item.owner)
+  const body = JSON.stringify({ id: memoryIdOf(item.target), ...(viewing.admin && user !== undefined ? { user } : {}) })
+  return html`<button data-post="/edit/restore" data-body="${body}" data-testid="restore-button">Restore</button>`
 }
 
 /** The archive page's body. */
@@ -36,7 +50,7 @@ ${
 <td><div class="text" data-testid="archive-text">${item.text}</div><div class="muted"><code>${item.target}</code></div></td>
 <td>${ownerLabel(item)}</td>
 <td>${item.why}${item.forgottenAt ? html` <span class="muted">${item.forgottenAt.slice(0, 10)}</span>` : ''}${item.reason ? html`<div class="muted">${item.reason}</div>` : ''}</td>
-<td><button data-post="/v1/restore" data-body="${restoreBody(item, viewing)}" data-testid="restore-button">Restore</button></td>
+<td>${restoreButton(item, viewing)}</td>
 </tr>`,
       )}</tbody></table>`
 }`
