@@ -30,7 +30,8 @@ const REPORTED = /\b(?:said|says|say|told|tells|asked|asks|mentioned|mentions|ac
 // A quotation is words of more than one (a name in single quotes, 'joinRoom', is a word of the user's).
 const QUOTE = /["“”„«»]|(?:^|\s)['‘][^'’]*\s[^'’]*['’](?:\s|$|[.,!?])/
 
-const SUBJECT_OK_PREFIX = /^(?:(?:oh|ah|wow|yeah|yes|yep|well|so|hey|hi|hello|thanks|thank you|sure|ok|okay|cool|great|honestly|actually|by the way|btw|and|also|plus)[\s,!.-]*)*/i
+// Whole words only: "Yesterday" does not begin with the interjection "Yes".
+const SUBJECT_OK_PREFIX = /^(?:(?:oh|ah|wow|yeah|yes|yep|well|so|hey|hi|hello|thanks|thank you|sure|ok|okay|cool|great|honestly|actually|by the way|btw|and|also|plus)\b[\s,!.-]*)*/i
 
 /** Sentences of one message, with code, bracketed asides (`[shares a photo: …]`) and URLs taken out. */
 export function statementSentences(content: string): string[] {
