@@ -410,7 +410,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
           freshTail: values.context.freshTail,
           maxMessageChars: values.limits.messageChars,
           patternMonitorMode: values.learning.patternMonitorMode,
-          agentTools: (session) => buildAgentTools(mind, session),
+          agentTools: (session, offered) => buildAgentTools(mind, session, offered),
           warn,
           reportFailures: async () => [
             ...skippedFiles.unreported(core.lastReindex?.problems ?? [], { agent: values.agent, ...(sessionOptions?.user !== undefined ? { user: sessionOptions.user } : {}) }),

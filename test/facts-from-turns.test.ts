@@ -34,7 +34,7 @@ test('offline, with the setting on: a turn\'s stated facts go to its user\'s pro
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const on = await openMindInternals({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock, embedder: null, settings: { 'memory.extractFromTurns': true } })
   const ada = on.session('ada-1', { user: 'ada' })
-  await ada.end(await ada.begin("Hi! I'm allergic to peanuts. Never use emojis in replies. Would I like opera?"), 'Noted.')
+  await ada.end(await ada.begin("Hi! I'm allergic to peanuts. Never use emojis in replies. Would I like opera? Yesterday I ran my first marathon."), 'Noted.')
   const bob = on.session('bob-1', { user: 'bob' })
   await bob.end(await bob.begin('What is the capital of France?'), 'Paris.')
   await on.idle()
@@ -43,6 +43,8 @@ test('offline, with the setting on: a turn\'s stated facts go to its user\'s pro
   assert.ok(!facts.some((fact) => /opera/.test(fact)), 'a question is no fact')
   const rules = read(join(temp.home, 'agents/default/users/ada/memory/rules.md'))
   assert.match(rules, /Use emojis in replies\..*method:rules/)
+  // A reported event is her lesson (decision 0070), dated from the turn's time.
+  assert.match(read(join(temp.home, 'agents/default/users/ada/memory/lessons.md')), /The user ran their first marathon yesterday \(2026-03-01\)\..*method:rules/)
   assert.deepEqual(await on.memory.profiles.facts('bob'), [])
   assert.doesNotMatch(read(join(temp.home, 'agents/default/memory/rules.md')), /emojis/, 'nothing reaches the agent\'s own memory')
   // The save is logged with how the fact was found (a profile line keeps no metadata).

@@ -171,6 +171,9 @@ test('`engram serve` serves, stops on SIGTERM with exit 0, and what it stored is
   const server = await startServe({ home: temp.home, env: temp.env, killAfterMs: 60_000 })
   const { address } = server
   assert.match(address, /^http:\/\/127\.0\.0\.1:\d+$/)
+  // With no tokens configured, the --json start-up line says so, as the human line does.
+  assert.equal(server.started.tokens, 'none')
+  assert.match(String(server.started.note), /no tokens: a request without one acts as the agent alone.*serve\.tokens/)
   const response = await fetch(`${address}/v1/memorize`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -188,4 +191,13 @@ test('`engram serve` serves, stops on SIGTERM with exit 0, and what it stored is
   } finally {
     await mind.close()
   }
+})
+
+test('`engram serve --json` with tokens configured says so at start, with no note of an open server', async (t) => {
+  const temp = makeTempHome()
+  t.after(() => temp.cleanup())
+  const server = await startServe({ home: temp.home, env: { ...temp.env, ENGRAM_SERVE_TOKENS: TOKENS }, killAfterMs: 60_000 })
+  t.after(() => server.stop('SIGKILL'))
+  assert.equal(server.started.tokens, 'configured')
+  assert.equal(server.started.note, undefined)
 })

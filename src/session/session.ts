@@ -69,7 +69,7 @@ export interface SessionDeps {
   maxMessageChars: number
   patternMonitorMode: 'off' | 'passive' | 'active'
   /** The agent tools for a session (memorize, recall, …). */
-  agentTools(session: { sessionId: string; user?: string }): EngramTool[]
+  agentTools(session: { sessionId: string; user?: string }, offered?: { offers(tool: string): boolean }): EngramTool[]
   warn(message: string): void
   /** LLM and embedder failures no turn has reported yet (of any process), one line each with its fix. */
   reportFailures(): Promise<string[]>
@@ -92,6 +92,11 @@ export interface SessionOptions {
    * error learner and the pattern monitor watch them; engram's memory tools are added beside them.
    */
   tools?: ReadonlyArray<ToolDefinition<unknown>>
+  /**
+   * Which of engram's tools the host lists to its model (an MCP connection with the essential set,
+   * decision 0067), so a tool's error names only tools the model can call. Default: all of them.
+   */
+  offers?: (tool: string) => boolean
 }
 
 export interface Session {
@@ -157,7 +162,7 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
   const freshTail = options.freshTail ?? deps.freshTail
   const learner = createErrorLearner({ encoder: scope.encoder, llm: deps.llm })
   const monitor = createPatternMonitor({ mode: deps.patternMonitorMode })
-  const memoryTools = deps.agentTools({ sessionId, ...(user !== undefined ? { user } : {}) })
+  const memoryTools = deps.agentTools({ sessionId, ...(user !== undefined ? { user } : {}) }, options.offers ? { offers: options.offers } : undefined)
   const ownTools = toEngramTools([...(options.tools ?? [])])
   const dispatcher: ToolDispatcher = createToolDispatcher({
     tools: [...(options.tools ?? []), ...memoryTools.map(asDefinition)],

@@ -77,9 +77,10 @@ function indexedBeforeReturning(tool: EngramTool, host: ToolHost): EngramTool {
 /**
  * Every agent tool over an open mind, as `EngramTool`s: memorize, recall, search_memory,
  * read_memory_file, write_memory_file, recall_skill, report_procedure_outcome, and with a session
- * the `memory` tool (which works on one conversation).
+ * the `memory` tool (which works on one conversation). `offered` says which of them the caller
+ * lists (an MCP connection's set, decision 0067), so an error names only tools it can call.
  */
-export function buildAgentTools(host: ToolHost, session?: AgentToolsSession): EngramTool[] {
+export function buildAgentTools(host: ToolHost, session?: AgentToolsSession, offered?: { offers(tool: string): boolean }): EngramTool[] {
   const scope = host.scope(session?.user)
   const viewer = scope.viewer
   const search = retrieverSearch(host, viewer)
@@ -89,7 +90,7 @@ export function buildAgentTools(host: ToolHost, session?: AgentToolsSession): En
     buildRecallTool(scope.recall, limits.queryChars),
     buildSearchMemoryTool({ search, layout: host.layout, viewer, maxQueryChars: limits.queryChars, ...(session ? { currentTurnMessages: () => currentTurnMessages(host, session.sessionId) } : {}) }),
     buildReadMemoryFileTool({ layout: host.layout, viewer, backend: host.backend }),
-    buildWriteMemoryFileTool(memoryFileDeps(host, viewer)),
+    buildWriteMemoryFileTool({ ...memoryFileDeps(host, viewer), ...(offered ? { offers: offered.offers } : {}) }),
     buildForgetMemoryTool(forgettingContextOf(host, session?.user)),
     createRecallSkillTool(host.skills),
     createReportProcedureOutcomeTool(scope.procedures),

@@ -87,6 +87,11 @@ export interface MemoryFileToolsDeps {
   gate?: { mode: MemoryMode; enqueue(document: PendingDocument, reason: string): Promise<PendingConfirmation> }
   /** Largest file a write may leave (`memory.maxFileBytes`): engram skips larger ones (decision 0025). */
   maxFileBytes?: number
+  /**
+   * Whether the caller has a tool, so an error's fix names only tools it can call (an MCP
+   * connection with the essential tools has no report_procedure_outcome). Default: every tool.
+   */
+  offers?: (tool: string) => boolean
 }
 
 /** What a write did. */
@@ -253,7 +258,7 @@ async function readWindow(input: ReadMemoryFileInput, layout: HomeLayout, viewer
       code: ErrorCode.invalidArgument,
       category: 'user',
       message: `${location.path} is ${opened.size} bytes, more than the ${READ_MAX_BYTES} this tool reads.`,
-      fix: 'search it with search_memory or recall instead',
+      fix: 'search it with search_memory instead',
       details: { path: location.path },
     })
   }
@@ -329,7 +334,7 @@ export async function readMemoryText(
       code: ErrorCode.invalidArgument,
       category: 'user',
       message: `${location.path} is ${opened.kind === 'file' ? `larger than ${READ_MAX_BYTES} bytes` : 'not a file'}.`,
-      fix: 'read a single memory file; search large logs with search_memory or recall',
+      fix: 'read a single memory file; search large logs with search_memory',
       details: { path: location.path },
     })
   }
@@ -443,7 +448,7 @@ async function writeDocument(
   // what the writer may restate (confidence 0.5, zero counts), never a track record it claims.
   const seed = kind === 'procedure' ? newProcedureFrontmatter({ description: describedBy(given.body, slug), now }) : undefined
   // The fields engram keeps (counters, version, protected, …) are refused before anything is written.
-  const agentFields = agentFrontmatter(given.frontmatter, existing?.frontmatter ?? seed, path, WRITE_MEMORY_FILE_TOOL_NAME)
+  const agentFields = agentFrontmatter(given.frontmatter, existing?.frontmatter ?? seed, path, WRITE_MEMORY_FILE_TOOL_NAME, deps.offers)
   // The agent rewrites the body; the bookkeeping it did not restate (created_at, success counts,
   // version) is kept, so a rewrite never resets a procedure's track record. A procedure written
   // without some of the seed's fields (by hand, or before they were given) gets the missing ones.

@@ -15,6 +15,8 @@ export interface ServeProcess {
   address: string
   /** The dashboard's address as printed at start (with `?token=` on a server without tokens). */
   dashboard: string
+  /** The whole start-up line (`--json`): `listening`, `agent`, `dashboard`, `tokens`, and a `note` on a server without tokens. */
+  started: Record<string, unknown>
   pid: number
   /** Sends the signal and resolves with the exit code (null when killed) once the process ended. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
@@ -34,18 +36,19 @@ export async function startServe(options: { home: string; env: Record<string, st
   const watchdog = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 120_000)
   watchdog.unref()
   void exited.then(() => clearTimeout(watchdog))
-  const { listening: address, dashboard } = await new Promise<{ listening: string; dashboard: string }>((done, fail) => {
+  const started = await new Promise<{ listening: string; dashboard: string } & Record<string, unknown>>((done, fail) => {
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString()
       const line = out.split('\n').find((candidate) => candidate.includes('"listening"'))
-      if (line) done(JSON.parse(line) as { listening: string; dashboard: string })
+      if (line) done(JSON.parse(line) as { listening: string; dashboard: string } & Record<string, unknown>)
     })
     void exited.then((code) => fail(new Error(`engram serve exited ${code} before listening:\n${stderr}`)))
   })
   return {
-    address,
-    dashboard,
+    address: started.listening,
+    dashboard: started.dashboard,
+    started,
     pid: child.pid ?? -1,
     exited,
     stderr: () => stderr,

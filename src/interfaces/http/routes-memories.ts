@@ -26,7 +26,7 @@ const addBody = {
   schema: z.object({
     text: z.union([text, z.array(text).min(1).max(50)]).optional().describe('the memory, or a list of them: one line of plain text each'),
     messages: z
-      .array(z.object({ role: z.string().min(1).max(40), content: z.string().max(100_000) }))
+      .array(z.object({ role: z.string().min(1).max(40), content: z.string().max(100_000), at: z.string().max(40).optional().describe('when it was said (ISO 8601): dates the events the user reports in it') }))
       .min(1)
       .max(200)
       .optional()

@@ -64,6 +64,11 @@ const ESSENTIAL: Partial<Record<AgentToolName, { description: string; output: Re
   },
 }
 
+/** Whether a connection with `set` lists the tool `name`. */
+export function mcpOffers(set: ConfigValues['mcp']['tools'], name: string): boolean {
+  return set === 'all' || Object.hasOwn(ESSENTIAL, name)
+}
+
 /** The agent tools as MCP offers them: the essential set (default) or all of them, as given. */
 export function mcpToolsOf(tools: readonly EngramTool[], set: ConfigValues['mcp']['tools']): McpTool[] {
   if (set === 'all') return [...tools]

@@ -36,7 +36,7 @@ export interface McpTurns {
   heard(message: string): void
 }
 
-export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession): McpTurns {
+export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession, offers?: (tool: string) => boolean): McpTurns {
   let open: { session: Session; number: Promise<number>; said?: string } | undefined
   // Only kept when it will be read: otherwise a message answered without a call opens no turn (as before).
   const extracting = mind.config.values.memory.extractFromTurns
@@ -48,7 +48,7 @@ export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession): Mcp
   let ending: Promise<void> = Promise.resolve()
 
   const openTurn = (): NonNullable<typeof open> => {
-    const session = mind.session(ref.sessionId, ref.user !== undefined ? { user: ref.user } : {})
+    const session = mind.session(ref.sessionId, { ...(ref.user !== undefined ? { user: ref.user } : {}), ...(offers ? { offers } : {}) })
     const number = session.beginCalls()
     // Awaited where the turn ends; a failure to count it is reported there, and the call still runs.
     number.catch(() => {})

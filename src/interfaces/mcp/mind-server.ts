@@ -12,7 +12,7 @@ import { internalsOf, type MindInternals } from '../../mind-internals.ts'
 import { type AgentToolsSession, buildAgentTools } from '../../tools/agent-tools.ts'
 import type { ConfigValues } from '../../config/resolve.ts'
 import { ENGRAM_VERSION } from '../cli/version.ts'
-import { mcpToolsOf } from './mcp-tools.ts'
+import { mcpOffers, mcpToolsOf } from './mcp-tools.ts'
 import { createMcpTurns } from './mcp-turns.ts'
 import { memoryResourcesOf } from './memory-resources.ts'
 import { withConfirmationsInResults, withPendingConfirmations } from './pending-confirmations.ts'
@@ -91,13 +91,16 @@ export function createMindMcpServer(host: Mind, options: MindMcpServerOptions = 
   // Calls run through a session of the mind (`session.execute`), as `turn.tools` do, so the error
   // learner and the pattern monitor watch an MCP client too, and in active mode its results carry
   // the monitor's nudges; each MCP turn's end queues their work (mcp-turns.ts).
-  const turns = createMcpTurns(mind, ref)
-  const agentTools = buildAgentTools(mind, ref).map((tool) => ({ ...tool, execute: (input: unknown) => turns.execute(tool.name, input) }))
+  const set = options.tools ?? mind.config.values.mcp.tools
+  // The tools' errors name only the tools this connection lists (decision 0070).
+  const offers = (name: string): boolean => mcpOffers(set, name)
+  const turns = createMcpTurns(mind, ref, offers)
+  const agentTools = buildAgentTools(mind, ref, { offers }).map((tool) => ({ ...tool, execute: (input: unknown) => turns.execute(tool.name, input) }))
   const prime = options.primeMessage ?? primedContextOf(mind)
   const own = options.session?.user
   // Copilot confirmations reach the client where it reads: new ones after a tool's result (pending-confirmations.ts).
   const confirming = withConfirmationsInResults(agentTools, () => mind.pendingConfirmations(own !== undefined ? { user: own } : {}), own)
-  const tools = mcpToolsOf(confirming, options.tools ?? mind.config.values.mcp.tools)
+  const tools = mcpToolsOf(confirming, set)
   const scope = mind.scope(own)
   const server = createMcpServer({
     name: 'engram',

@@ -7,9 +7,10 @@
  * Either way the engrams go through the one write path, the encoder and its gate
  * (`encodeExtractedFacts`): nothing here writes.
  *
- * Mapping to engram kinds: a personal fact, a preference or a fact of the user's world is a
- * `profile` fact (the user's own profile); a standing instruction is a rule (`always`, `never`,
- * `when`). Lessons are never extracted: a lesson is what the agent learned, not what the user said.
+ * Mapping to engram kinds: who the user is and what they like is a `profile` fact (the user's own
+ * profile, a snapshot); an event they report or a fact of their project is a `lesson` of theirs
+ * (dated, recent first, forgotten by use — decision 0070); a standing instruction is a rule
+ * (`always`, `never`, `when`).
  */
 import { z } from 'zod'
 import type { Engram } from '../../core/engram.ts'
@@ -41,6 +42,8 @@ export interface ExtractionDeps {
 export interface ExtractionMessage {
   role: string
   content: string
+  /** When it was said (ISO 8601): the offline rules date the events it reports ("last Friday" → the day). */
+  at?: string
 }
 
 /** Characters of one user message the model reads (its first and last halves when longer). */
@@ -52,7 +55,9 @@ const factsSchema = z.object({
   facts: z
     .array(
       z.object({
-        kind: z.enum(['profile', 'always', 'never', 'when']).describe('profile: a fact about the user, their preferences or their world; always/never/when: a standing instruction to the assistant'),
+        kind: z
+          .enum(['profile', 'lesson', 'always', 'never', 'when'])
+          .describe('profile: who the user is or what they prefer; lesson: an event they report or a settled fact of their project or world; always/never/when: a standing instruction to the assistant'),
         text: z.string().describe('One sentence in the third person, faithful to the user\'s words: "The user is allergic to peanuts.", "Answer in French." (for a rule, without its always/never)'),
       }),
     )
@@ -62,28 +67,29 @@ const factsSchema = z.object({
 const SYSTEM = [
   'You extract long-term memories from what a user said to an assistant: facts about the user (who they are,',
   'where they live and work, family, health, habits), their preferences, standing instructions to the assistant',
-  '("always…", "never…", "when I…, …", "from now on…"), and facts of their world (their projects, tools, plans they',
-  'have decided). Only what the user states explicitly about themselves: never guess, never generalise, never',
+  '("always…", "never…", "when I…, …", "from now on…"), events they report (with when, as said), and facts of their',
+  'world (their projects, tools, versions, results, plans they have decided). Only what the user states explicitly about themselves: never guess, never generalise, never',
   'include questions, hypotheticals, negated or reported statements of others, or what the assistant said.',
   'Rewrite each fact faithfully in the third person ("The user …"). Answer with an empty list when there is nothing.',
 ].join(' ')
 
-function userMessages(messages: readonly ExtractionMessage[]): string[] {
-  return messages.filter((message) => message?.role === 'user' && typeof message.content === 'string' && message.content.trim() !== '').map((message) => message.content)
+function userMessages(messages: readonly ExtractionMessage[]): ExtractionMessage[] {
+  return messages.filter((message) => message?.role === 'user' && typeof message.content === 'string' && message.content.trim() !== '')
 }
 
-function byRules(texts: readonly string[]): ExtractedEngram[] {
+function byRules(messages: readonly ExtractionMessage[]): ExtractedEngram[] {
   const engrams: ExtractedEngram[] = []
-  for (const text of texts) {
-    for (const fact of ruleFacts(text)) {
+  for (const message of messages) {
+    const at = typeof message.at === 'string' ? new Date(message.at) : undefined
+    for (const fact of ruleFacts(message.content, at !== undefined && !Number.isNaN(at.getTime()) ? at : undefined)) {
       if (!engrams.some((known) => known.kind === fact.kind && known.text === fact.text)) engrams.push({ ...ruleEngram(fact), meta: { method: 'rules' } })
     }
   }
   return engrams
 }
 
-async function byModel(texts: readonly string[], llm: Llm, timeoutMs: number | undefined): Promise<ExtractedEngram[]> {
-  const transcript = texts.map((text) => headAndTail(text, MODEL_MESSAGE_CHARS, () => '\n…\n')).join('\n\n---\n\n')
+async function byModel(messages: readonly ExtractionMessage[], llm: Llm, timeoutMs: number | undefined): Promise<ExtractedEngram[]> {
+  const transcript = messages.map(({ content: text }) => headAndTail(text, MODEL_MESSAGE_CHARS, () => '\n…\n')).join('\n\n---\n\n')
   const answer = await llm.generateObject({
     schema: factsSchema,
     name: 'conversation_facts',
@@ -109,13 +115,13 @@ async function byModel(texts: readonly string[], llm: Llm, timeoutMs: number | u
  * theirs. Never throws for a model failure.
  */
 export async function extractFacts(messages: readonly ExtractionMessage[], deps: ExtractionDeps = {}): Promise<Extraction> {
-  const texts = userMessages(messages)
-  if (texts.length === 0) return { engrams: [], method: deps.llm?.available ? 'model' : 'rules' }
-  if (!deps.llm?.available) return { engrams: byRules(texts), method: 'rules' }
+  const said = userMessages(messages)
+  if (said.length === 0) return { engrams: [], method: deps.llm?.available ? 'model' : 'rules' }
+  if (!deps.llm?.available) return { engrams: byRules(said), method: 'rules' }
   try {
-    return { engrams: await byModel(texts, deps.llm, deps.timeoutMs), method: 'model' }
+    return { engrams: await byModel(said, deps.llm, deps.timeoutMs), method: 'model' }
   } catch (error) {
-    return { engrams: byRules(texts), method: 'rules', degraded: `the model call failed, facts extracted by rules instead: ${describeError(error)}` }
+    return { engrams: byRules(said), method: 'rules', degraded: `the model call failed, facts extracted by rules instead: ${describeError(error)}` }
   }
 }
 

@@ -8,29 +8,37 @@
  * English only: another language yields nothing (multilingual extraction is a later issue).
  */
 import type { Engram, RuleKind } from '../../core/engram.ts'
+import { objectPhrase, sentence } from './object-phrase.ts'
+import { LEADING_WHEN } from './when-said.ts'
+import { NAMED_ATTEMPT, namedThingsOf, worldFactOf } from './world-rules.ts'
 
 /** A fact the rules found, before it becomes an engram. */
 export interface RuleFact {
-  kind: 'profile' | RuleKind
+  /** `lesson`: a reported event or a fact of the user's project (world-rules.ts, decision 0070). */
+  kind: 'profile' | 'lesson' | RuleKind
   text: string
 }
 
 // Anything that makes a sentence other than a plain statement of fact about the speaker.
 const NEGATION = /\b(?:not|no|never|nothing|nobody|none|neither|nor|without|no longer|hardly|barely)\b|n['’]t\b/i
-const HYPOTHETICAL =
-  /\b(?:if|unless|whether|would|could|should|might|may|maybe|perhaps|probably|possibly|suppose|supposing|imagine|wish|hope|hoping|guess|wonder|think|thinking|plan|planning|considering|trying to|want|wanna|gonna|going to|will|someday|one day|pretend|as if|like if|used to)\b|['’]d\b|['’]ll\b/i
+// A conditional or a hedge governs the clauses after it ("If I were rich, I'd live…", "I think I
+// live…", "I might quit, but I am a nurse"); an intent, a try or a plan is its own clause's only
+// ("I'm trying to fix the leak, and I used Grafana to find it": the user used Grafana) (decision 0070).
+const HYPOTHETICAL = /\b(?:if|unless|whether|would|could|should|might|may|maybe|perhaps|probably|possibly|suppose|supposing|imagine|wish|guess|wonder|think|pretend|as if|like if)\b|['’]d\b/i
+const INTENT = /\b(?:hope|hoping|thinking|considering|trying to|try to|want|wanna|gonna|going to (?!(?:the|a|an|my|our|their|his|her)\b)|will|someday|one day|(?<!^I )used to|need to|have to|got to|gotta|about to|looking to|looking for|expect|expecting|aim to|intend|intending|ready to|excited to|can't wait)\b|['’]ll\b/i
 const REPORTED = /\b(?:said|says|say|told|tells|asked|asks|mentioned|mentions|according to|claims?|claimed|reported|heard|wrote|writes)\b/i
-const QUOTE = /["“”„«»]|(?:^|\s)['‘][^'’]+['’](?:\s|$|[.,!?])/
+// A quotation is words of more than one (a name in single quotes, 'joinRoom', is a word of the user's).
+const QUOTE = /["“”„«»]|(?:^|\s)['‘][^'’]*\s[^'’]*['’](?:\s|$|[.,!?])/
 
-// Objects that point at something said in the conversation rather than at a thing in the world.
-const DEICTIC = /^(?:it|that|this|these|those|them|you|your|yours|what|how|when|where|why|which|who|the way|the idea|the (?:sound|look|photo|picture|pic) of|hearing|seeing|reading about|talking|chatting)\b/i
-
-const SUBJECT_OK_PREFIX = /^(?:(?:oh|ah|wow|yeah|yes|yep|well|so|hey|hi|hello|thanks|thank you|sure|ok|okay|cool|great|honestly|actually|by the way|btw|and|also|plus)[\s,!.-]*)*/i
+// Whole words only: "Yesterday" does not begin with the interjection "Yes".
+const SUBJECT_OK_PREFIX = /^(?:(?:oh|ah|wow|yeah|yes|yep|well|so|hey|hi|hello|thanks|thank you|sure|ok|okay|cool|great|honestly|actually|by the way|btw|and|also|plus)\b[\s,!.-]*)*/i
 
 /** Sentences of one message, with code, bracketed asides (`[shares a photo: …]`) and URLs taken out. */
 export function statementSentences(content: string): string[] {
   const prose = content
     .replace(/```[\s\S]*?(?:```|$)/g, ' ')
+    // A name in backticks is a word of the sentence ("I'm using the `psutil` library"); other code is not.
+    .replace(/`([\w.@/-]{1,40})`/g, '$1')
     .replace(/`[^`\n]*`/g, ' ')
     .replace(/\[[^\]\n]*\]/g, ' ')
     .replace(/\bhttps?:\/\/\S+/g, ' ')
@@ -67,60 +75,6 @@ function aboutTheUser(words: string): string {
   text = text.replace(/\bI ([a-z]+)\b/g, (_whole, verb: string) => `the user ${conjugate(verb)}`)
   text = text.replace(/\bmy\b/gi, "the user's").replace(/\bme\b/gi, 'the user')
   return text
-}
-
-// A pronoun or demonstrative inside the object points into the conversation ("I love the color of
-// it", "I like holding them", "I love this city", "I love their design"): who or what it is, the
-// sentence does not say.
-// "This" before a thing it then names introduces it ("this great game called FIFA 23"): not deixis.
-const NAMED_HERE = /\b(?:this|these) (?:[a-z-]+ ){0,3}(?:called|named) (?=[A-Z0-9])/g
-const POINTING = /\b(?:this|that|these|those|it|its|them|their|theirs|him|her|his|hers|there|here)\b|\bit['’]s\b/i
-// A list keeps its commas ("reading, movies, and nature"); any other comma starts another clause
-// ("aerial yoga, it's a great way to switch off and …"): a list's items are a few words each.
-const LIST = /^[^,]+(?:, [^,]+)*,? (?:and|or) [^,]+$/
-const isList = (value: string): boolean => LIST.test(value) && value.split(/,\s*(?:and |or )?|\s+(?:and|or)\s+/).every((item) => item.split(' ').length <= 4)
-const LIST_GOES_ON = /^\s*(?:[^,\s]+(?: [^,\s]+){0,5},\s*)+(?:and|or)\s/i
-// After a plural noun, "that" opens a relative clause ("games that test my strategizing"), it
-// points at nothing.
-const RELATIVE_THAT = /(?<=\b[a-z]{3,}s) that (?=[a-z]+ )/g
-
-/** An object phrase as the user said it, or undefined when it is not one fact (too long, deictic, another clause). */
-function objectPhrase(raw: string, maxWords = 10): string | undefined {
-  let value = raw
-    .replace(/\s+/g, ' ')
-    .replace(/\s+[-–—]\s+.*$/, '')
-    // A conjunction before another subject starts another clause ("dancing and it brings me joy").
-    .replace(/\s+(?:and|but|so|because|since|as|['’]?cause)\s+(?:it|it['’]s|they|they['’]re|he|she|we|you|that|this|there)\b.*$/i, '')
-    // A time or reason clause after the object is not part of it ("dancing since I was a kid").
-    .replace(/\s+(?:since|because|['’]?cause|when|whenever|while|until|after|before|as)\s+(?:I|I['’][a-z]+|it|it['’]s|they|he|she|we|you|there)\b.*$/, '')
-    .replace(/[.!?,;:\s]+$/, '')
-    .trim()
-  // A name at the end is whom the user speaks to ("I love hiking, Nate").
-  value = value.replace(/,\s*[A-Z][a-z]+$/, '')
-  if (value.includes(',') && !isList(value)) {
-    // Cut at the comma only when another clause follows it, never inside a list whose items are
-    // long ("problems that combine algebra, geometry, and calculus"): the head would misread it.
-    if (LIST_GOES_ON.test(value.slice(value.indexOf(',') + 1))) return undefined
-    value = value.slice(0, value.indexOf(','))
-  }
-  // "…too", "…as well": the user agrees with what was said; the fact is theirs all the same.
-  value = value.replace(/\s+(?:too|as well|so much|a lot)$/i, '').trim()
-  const named = value.replace(NAMED_HERE, '')
-  if (value === '' || DEICTIC.test(named) || POINTING.test(named.replace(RELATIVE_THAT, ' which '))) return undefined
-  // An infinitive without its verb, or a fan of nothing named ("I'm a fan too").
-  if (/(?:^|\s)to$/i.test(value) || /^an? (?:big |huge |total |great )?fan$/i.test(value)) return undefined
-  // Another subject inside the object is another clause ("I love how you …", "I like it when she …").
-  if (/\b(?:I|you|he|she|we|they)\b/.test(value) || /\bI['’]/.test(value)) return undefined
-  if (value.split(' ').length > maxWords) return undefined
-  return value
-    .replace(/\b(?:my|our)\b/gi, 'their')
-    .replace(/\b(?:me|us)\b/gi, 'them')
-    .replace(/\bmyself\b/gi, 'themselves')
-}
-
-const sentence = (text: string): string => {
-  const trimmed = text.trim().replace(/[.!]+$/, '')
-  return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}.`
 }
 
 // A liked thing named with "the" is one from the conversation ("I love the color", "I like the
@@ -162,7 +116,7 @@ const STATEMENTS: Statement[] = [
   { pattern: /^I grew up in (.+)$/i, fact: (v) => `The user grew up in ${v}`, maxWords: 6 },
   { pattern: /^I was born in (.+)$/i, fact: (v) => `The user was born in ${v}`, maxWords: 6 },
   { pattern: /^I (?:have )?(?:just |recently )?moved to (.+)$/i, key: 'Location', maxWords: 6 },
-  { pattern: /^I (?:really |absolutely |just |also )?(prefer|like|love|enjoy|adore|hate|dislike|detest) (.+)$/i, fact: (v, verb) => `The user ${conjugate(verb)} ${v}`, definite: false },
+  { pattern: /^I (?:really |absolutely |just |also )?(prefer|like|love|enjoy|adore|hate|dislike|detest) (.+)$/i, fact: (v, verb) => `The user ${conjugate(verb)} ${v}`, definite: false, maxWords: 16 },
   // What the user has that stays: a condition, an allergy, pets, children, siblings.
   { pattern: /^I (?:have|['’]ve got|have got) ((?:asthma|diabetes|type [12] diabetes|ADHD|autism|dyslexia|epilepsy|arthritis|celiac disease|coeliac disease|migraines|eczema|an? [a-z]+ allergy|[a-z]+ allergies)|(?:an?|one|two|three|four|five|six|\d) (?:[a-z]+ )?(?:dogs?|cats?|pets?|puppy|puppies|kittens?|rabbits?|hamsters?|parrots?|birds?|fish|horses?|turtles?|kids|children|sons?|daughters?|brothers?|sisters?|siblings|grandchildren|grandkids)(?: named [A-Z][a-z]+(?:(?:,| and) [A-Z][a-z]+)*)?)$/i, fact: (v) => `The user has ${v}`, maxWords: 8 },
   { pattern: /^(?:please )?call me (.+)$/i, key: 'Name', maxWords: 4 },
@@ -217,42 +171,58 @@ function ruleOf(text: string): RuleFact | undefined {
   return undefined
 }
 
+/** A clause to read, with the time phrase said before it ("Last Friday, I …"), if any. */
+interface Clause {
+  text: string
+  when?: string
+}
+
+// Where a sentence holds another clause: before "I" after a comma or a conjunction ("I live in
+// Lisbon and I work as a teacher"), before "we"/"my" after a conjunction, after a semicolon, at a dash
+// before "I"/"my" (decision 0070 adds "we", "my" and ";").
+// "My kids and I …" is one subject, not two clauses.
+const CLAUSE_BREAK = /,\s*which\s+|,\s*(?:and |but |so )?(?=I\b)|(?<!^(?:[Mm]y|[Oo]ur) [a-z]+(?: [a-z]+)?)\s+(?:and|but|so)\s+(?=I\b)|\s+[-–—]\s+(?=(?:I|[Mm]y)\b)|;\s*|,?\s+(?:and|but|so)\s+(?=(?:[Ww]e|[Mm]y|[Oo]ur)\b)/
+// A question's asking part starts another clause ("I prefer examples, so can you …?").
+const ASKING_BREAK = /(?:,|\s+[-–—])\s*(?=(?:so |and |but )?(?:can|could|would|will|do|does|what|how|why)\b)/
+// "…in my Flask app, which is deployed on Fly.io": the relative clause states a fact of its own.
+const MY_WHICH = /\b[Mm]y ((?:[\w.+#/-]+ ){0,4}?[\w.+#/-]+), which ([^,;?]+)/
+
 /**
- * The clauses of a sentence that start with "I" after a comma or a conjunction ("I live in Lisbon
- * and I work as a teacher"): each is read on its own, when the sentence as a whole is no question
- * and no one else's words, and up to its first hypothetical clause: a conditional or a hedge
- * governs what follows it ("If I were rich, I'd live…", "I think I live…") but not what was stated
- * before it ("I'm 25, so I'm hoping to find…": the user is 25).
+ * The clauses of a sentence, each read on its own, when the sentence as a whole is no one else's
+ * words, and up to its first hypothetical clause: a conditional or a hedge governs what follows it
+ * ("If I were rich, I'd live…", "I think I live…") but not what was stated before it ("I'm 25, so
+ * I'm hoping to find…": the user is 25); an intent ("I want to…", "I'm trying to…") drops its own
+ * clause only.
  */
-function clausesOf(sentence: string): string[] {
-  const text = sentence.replace(SUBJECT_OK_PREFIX, '').trim()
+function clausesOf(sentence: string): Clause[] {
+  let text = sentence.replace(SUBJECT_OK_PREFIX, '').trim()
   if (text === '') return []
-  if (QUOTE.test(text) || REPORTED.test(text)) return []
+  // Someone else's words anywhere drop the sentence; a quotation drops the clauses it is in
+  // ("I've set up Redis on port 6379, but I still get "ECONNREFUSED"": the user set up Redis).
+  if (REPORTED.test(text)) return []
+  const lead = LEADING_WHEN.exec(text)
+  if (lead?.[1]) text = text.slice(lead[0].length)
   // A question may carry a statement in its own clause ("Can you help me …, I prefer step-by-step
   // explanations"; "I prefer examples, so can you …?"): a clause in the statement's word order,
   // "I" and its verb, is kept; the asking clauses are dropped, and nothing from the clause the
-// question mark ends (or a hypothetical) on.
-  if (/\?\s*$/.test(text)) return questionStatements(text)
-  if (ruleOf(text.replace(/[.!]+$/, '').trim())) return [text]
-  const clauses: string[] = []
-  for (const clause of text.split(/,\s*(?:and |but |so )?(?=I\b)|\s+(?:and|but|so)\s+(?=I\b)|\s+[-–—]\s+(?=(?:I|[Mm]y)\b)/)) {
-    if (HYPOTHETICAL.test(clause)) break
-    clauses.push(clause)
+  // question mark ends (or a hypothetical) on.
+  const question = /\?\s*$/.test(text)
+  if (!question && ruleOf(text.replace(/[.!]+$/, '').trim())) return [{ text }]
+  const clauses: Clause[] = []
+  const hedge = HYPOTHETICAL.exec(text)
+  const relative = MY_WHICH.exec(hedge ? text.slice(0, hedge.index) : text)
+  if (relative?.[1] && relative[2] && !INTENT.test(relative[2]) && !QUOTE.test(relative[2])) clauses.push({ text: `my ${relative[1]} ${relative[2]}` })
+  const parts = text.split(question ? new RegExp(`${CLAUSE_BREAK.source}|${ASKING_BREAK.source}`) : CLAUSE_BREAK)
+  for (const [index, part] of parts.entries()) {
+    if (HYPOTHETICAL.test(part) || (question && /\?\s*$/.test(part))) break
+    if (question && (ASKING.test(part) || !/^(?:I|[Ww]e|[Mm]y)\b(?![’']d)/.test(part))) continue
+    if (QUOTE.test(part) || (INTENT.test(part) && !NAMED_ATTEMPT.test(part))) continue
+    clauses.push(index === 0 && lead?.[1] ? { text: part, when: lead[1] } : { text: part })
   }
   return clauses
 }
 
 const ASKING = /^(?:so |and |but )?(?:can|could|would|will|do|does|did|is|are|am|was|were|should|shall|what|how|why|where|when|which|who|any)\b/i
-
-function questionStatements(text: string): string[] {
-  const clauses: string[] = []
-  for (const clause of text.split(/,\s*(?:and |but |so )?(?=I\b)|\s+(?:and|but|so)\s+(?=I\b)|,\s*(?=(?:so |and |but )?(?:can|could|would|will|do|does|what|how|why)\b)/)) {
-    if (HYPOTHETICAL.test(clause) || /\?\s*$/.test(clause)) break
-    if (ASKING.test(clause)) continue
-    if (/^I\b(?![’']d)/.test(clause)) clauses.push(clause)
-  }
-  return clauses
-}
 
 // Who the user is, said in passing: "As a paramedic, I …", "As a paramedic from Davistown, I'm …".
 // Whatever the rest of the sentence does (asks, hopes, plans), it presupposes the role. Not a time
@@ -267,8 +237,16 @@ function roleInPassing(candidate: string): RuleFact | undefined {
   return value ? { kind: 'profile', text: sentence(`The user is ${value}`) } : undefined
 }
 
+/** The user's named tools said in passing, up to the sentence's first hypothetical clause; none in someone else's words. */
+function toolsInPassing(candidate: string): RuleFact[] {
+  const text = candidate.replace(SUBJECT_OK_PREFIX, '').trim()
+  if (QUOTE.test(text) || REPORTED.test(text)) return []
+  const hedge = HYPOTHETICAL.exec(text)
+  return namedThingsOf(hedge ? text.slice(0, hedge.index) : text)
+}
+
 /** What one clause of a user's message states, if it is one plain fact or instruction. */
-function factOf(clause: string): RuleFact | undefined {
+function factOf({ text: clause, when }: Clause, at: Date | undefined): RuleFact | undefined {
   const body = clause.replace(/[.!,;]+$/, '').trim()
   const rule = ruleOf(body)
   if (rule) return rule
@@ -304,18 +282,23 @@ function factOf(clause: string): RuleFact | undefined {
     // A verb or preposition captured before the object ("love" + "hiking") is the user's own word.
     return fact ? { kind: 'profile', text: sentence(fact(value, groups.length > 1 ? (groups[0]?.toLowerCase() ?? '') : '')) } : undefined
   }
-  return undefined
+  // Not a statement of who the user is or what they like: what they did, or a fact of their world.
+  return worldFactOf(body, when, at)
 }
 
-/** The facts the rules find in one user message, in order, without repeats. */
-export function ruleFacts(content: string): RuleFact[] {
+/**
+ * The facts the rules find in one user message, in order, without repeats. `at`, when the message
+ * has a time, dates the events it reports ("last Friday" → the day).
+ */
+export function ruleFacts(content: string, at?: Date): RuleFact[] {
   const facts: RuleFact[] = []
   const add = (fact: RuleFact | undefined): void => {
     if (fact && !facts.some((known) => known.kind === fact.kind && known.text === fact.text)) facts.push(fact)
   }
   for (const candidate of statementSentences(content)) {
     add(roleInPassing(candidate))
-    for (const clause of clausesOf(candidate)) add(factOf(clause))
+    for (const fact of toolsInPassing(candidate)) add(fact)
+    for (const clause of clausesOf(candidate)) add(factOf(clause, at))
   }
   return facts
 }

@@ -80,7 +80,8 @@ export function turnJobs(work: TurnWork, identity: { count: number; messages: st
     })
   }
   if (facts && facts.length > 0) {
-    const messages: ExtractionMessage[] = facts.map((content) => ({ role: 'user', content }))
+    // The turn's time dates the events the user reports in it ("last Friday").
+    const messages: ExtractionMessage[] = facts.map((content) => ({ role: 'user', content, at }))
     jobs.push({ kind: FACT_EXTRACTION_JOB, key: `${FACT_EXTRACTION_JOB}:${turnKey}`, payload: { ...common, messages }, runAfter: at })
   }
   if (work.compactContext) {

@@ -310,7 +310,8 @@ export function memoryPathOfSource(source: string, layout: HomeLayout, viewer?: 
 export function assertWritable(location: MemoryLocation): { folder: string; slug: string } {
   const path = location.root === 'users' ? location.path : location.local
   if (location.root === 'users') {
-    throw outside(location.path, "a user's profile is kept with the memory tool", 'call the memory tool with {"action": "profile_update", "content": "…"} (or memorize a profile fact)')
+    // memorize is in every set of tools a caller has (the memory tool is not in MCP's essential set).
+    throw outside(location.path, "a user's profile is kept through memorize, not as a file", 'memorize the fact about the user as a profile fact ({"kind": "profile", "text": "…"})')
   }
   const slash = path.lastIndexOf('/')
   const folder = slash < 0 ? '' : path.slice(0, slash)

@@ -153,10 +153,12 @@ export const serveCommand: Command = {
       })
       const address = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`
       const dashboard = runToken === undefined ? `${address}/` : `${address}/?token=${runToken}`
+      // Without tokens the server acts as the agent alone for every request: both start-up lines say so.
+      const open = 'loopback, no tokens: a request without one acts as the agent alone'
       context.io.stdout.write(
         context.json
-          ? `${JSON.stringify({ listening: address, agent: mind.agent, dashboard })}\n`
-          : `engram serve: agent ${mind.agent} at ${address}${credentials.open ? ' (loopback, no tokens: a request without one acts as the agent alone)' : ''}\n` +
+          ? `${JSON.stringify({ listening: address, agent: mind.agent, dashboard, tokens: credentials.open ? 'none' : 'configured', ...(credentials.open ? { note: `${open}; set serve.tokens (ENGRAM_SERVE_TOKENS) to tell users apart` } : {}) })}\n`
+          : `engram serve: agent ${mind.agent} at ${address}${credentials.open ? ` (${open})` : ''}\n` +
               `dashboard: ${dashboard}${runToken === undefined ? " (open it with ?token=<an administrator's or a user's token>)" : " (the agent's own memory; to see every user's, set serve.tokens with an administrator's token and open the dashboard with it)"}\n`,
       )
 
