@@ -192,7 +192,7 @@ describe('the dashboard in a real browser', () => {
   }
 
   test('the overview shows the counts, the pictures and who is viewing', async () => {
-    await visit(admin, '/', 'overview')
+    await visit(admin, '/', 'overview-browse')
     assert.match(await shownText(admin.getByTestId('viewer')), /administrator/)
     assert.equal(await shownText(admin.getByTestId('count-conversations').locator('b')), '2')
     assert.equal(await shownText(admin.getByTestId('count-messages').locator('b')), '18')
@@ -271,9 +271,9 @@ describe('the dashboard in a real browser', () => {
     const listed = await admin.getByTestId('provenance').getByTestId('provenance-item').count()
     assert.ok(listed <= 15 + 5 + 10 + 15 && listed < injected, `${listed} listed of ${injected}`)
     const more = admin.getByTestId('provenance-more')
-    assert.match(await shownText(more.locator('summary')), new RegExp(`^${injected - listed} more, lower scored or older \\(`))
+    assert.match(await shownText(more.locator(':scope > summary')), new RegExp(`^${injected - listed} more, lower scored or older \\(`))
     assert.equal(await more.getByTestId('provenance-item').first().isVisible(), false, 'folded')
-    await more.locator('summary').click()
+    await more.locator(':scope > summary').click()
     assert.equal(await more.getByTestId('provenance-item').count(), injected - listed)
     assert.equal(await more.getByTestId('provenance-item').last().isVisible(), true, 'and reachable')
     const related = (await shownTexts(admin.locator('[data-testid=provenance] [data-testid=provenance-item][data-channel=related] [data-testid=provenance-score]'))).map(Number)
@@ -305,7 +305,7 @@ describe('the dashboard in a real browser', () => {
     const row = admin.locator(`[data-testid=conversation-row][data-session="${CONVERSATION}"]`)
     assert.equal(await shownText(row.getByTestId('message-count')), '16')
     assert.equal(await admin.locator('[data-testid=conversation-row][data-session="bob-walrus-chat"]').count(), 1, "the administrator sees bob's conversation too")
-    await row.getByRole('link').click()
+    await row.getByRole('link', { name: CONVERSATION }).click()
     await admin.getByTestId('dag').waitFor()
     await screenshot(admin, 'conversation-closed')
     assert.ok((await admin.getByTestId('dag-node').count()) > 0, 'the older turns are summaries')
@@ -355,7 +355,7 @@ describe('the dashboard in a real browser', () => {
   })
 
   test('archive: Restore brings a forgotten memory back', async () => {
-    await visit(admin, '/archive', 'archive')
+    await visit(admin, '/archive', 'archive-browse')
     const row = admin.getByTestId('archive-row').filter({ hasText: FORGOTTEN })
     assert.equal(await row.count(), 1, await shownText(admin.locator('main')))
     assert.match(await shownText(row), /user ada/)

@@ -166,7 +166,8 @@ async function turnsSection(mind: MindInternals, turns: readonly TurnRecord[]): 
 export function registerUserPages(app: Hono<ServeEnv>, mind: MindInternals): void {
   app.get(
     '/users/:user',
-    guarded(mind, '/', async (c) => {
+    // No entry of the navigation is this page's: none is marked current.
+    guarded(mind, '/users', async (c) => {
       const principal = c.get('principal')
       const user = c.req.param('user') ?? ''
       const missing = notFoundError(`There is no page of user ${JSON.stringify(user)} in this view.`, principal.admin ? 'pick a user from the overview' : 'open your own page from the overview')
@@ -187,7 +188,7 @@ ${SECTIONS.flatMap(([kind, heading]) => {
 })}
 <section aria-labelledby="recent-turns"><h3 id="recent-turns">Recent turns</h3>${await turnsSection(mind, turns)}</section>
 ${await changesSection(mind, viewing, user, superseded)}`
-      return c.html(page({ title: `User ${user}`, agent: mind.agent, principal, active: '/', body }))
+      return c.html(page({ title: `User ${user}`, agent: mind.agent, principal, active: '/users', body }))
     }),
   )
 }

@@ -36,7 +36,7 @@ ${
         (item) => html`<tr data-testid="archive-row" data-target="${item.target}">
 <td><span class="pill">${item.what}</span></td>
 <td><div class="text" data-testid="archive-text">${markdown(cutKeepingLines(item.text, 600))}</div><div class="muted"><code>${item.target}</code></div></td>
-<td>${ownerCell(item)}</td>
+<td class="nowrap">${ownerCell(item)}</td>
 <td>${item.why} <span data-testid="archive-when">${item.forgottenAt ? when(item.forgottenAt) : html`<span class="muted">(date not recorded)</span>`}</span>${item.reason ? html`<div data-testid="archive-reason">${item.reason}</div>` : ''}</td>
 <td><button data-post="/v1/restore" data-body="${restoreBody(item, viewing)}" data-testid="restore-button" aria-label="Restore ${item.what} ${item.target}">Restore</button></td>
 </tr>`,
