@@ -16,7 +16,7 @@ import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
 import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-import { launchBrowser, screenshot, shownText, shownTexts, type TestBrowser } from './support/browser.ts'
+import { launchBrowser, screenshot, shownText, shownTexts, type TestBrowser, typeAddress } from './support/browser.ts'
 
 const ADMIN = 'admin-token-browser-0123456789'
 const ADA = 'ada-token-browser-0123456789ab'
@@ -131,12 +131,8 @@ describe('the dashboard in a real browser', () => {
    * Type `path` into the address bar: a landing page (it names no place, decision 0051) whose
    * script goes on to the page at the browser's place; the answer there is returned.
    */
-  async function typed(page: Page, path: string) {
-    const atPlace = page.waitForResponse((response) => response.request().isNavigationRequest() && response.frame() === page.mainFrame() && /^\/engram-\d+-/.test(new URL(response.url()).pathname))
-    await page.goto(`${address}${path}`)
-    const response = await atPlace
-    await page.waitForLoadState('load')
-    return response
+  function typed(page: Page, path: string) {
+    return typeAddress(page, `${address}${path}`)
   }
 
   /** Open `path`, expect 200, screenshot it as `name`; nothing stored may have run as script. */

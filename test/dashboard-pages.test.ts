@@ -19,7 +19,7 @@ import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
 import { type MindInternals, openMindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-import { launchBrowser, screenshot, shownText, shownTexts, type TestBrowser } from './support/browser.ts'
+import { launchBrowser, screenshot, shownText, shownTexts, type TestBrowser, typeAddress } from './support/browser.ts'
 
 const ADMIN = 'admin-token-pages-0123456789ab'
 const ADA = 'ada-token-pages-0123456789abcd'
@@ -127,14 +127,7 @@ describe('the dashboard read by a person, in a real browser', () => {
     temp?.cleanup()
   })
 
-  /** Type `path` into the address bar: its landing page goes on to the page at the browser's place (decision 0051); that answer is returned. */
-  async function typed(page: Page, path: string) {
-    const atPlace = page.waitForResponse((response) => response.request().isNavigationRequest() && response.frame() === page.mainFrame() && /^\/engram-\d+-/.test(new URL(response.url()).pathname))
-    await page.goto(`${address}${path}`)
-    const response = await atPlace
-    await page.waitForLoadState('load')
-    return response
-  }
+  const typed = (page: Page, path: string) => typeAddress(page, `${address}${path}`)
 
   /** What every page read by a person must be: counts in the right number, no raw heading marks, nothing stored run as script. */
   async function assertReadable(page: Page, where: string): Promise<void> {

@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { type Browser, type BrowserContext, type BrowserServer, chromium, type Locator, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type BrowserServer, chromium, type Locator, type Page, type Response } from 'playwright-core'
 
 /** Where Debian's package puts it; `scripts/run.sh test` installs it there. */
 const CHROMIUM = '/usr/bin/chromium'
@@ -130,4 +130,17 @@ export function shownText(locator: Locator, options?: { timeout?: number }): Pro
 /** `shownText` of each element `locator` matches, in order. */
 export function shownTexts(locator: Locator): Promise<string[]> {
   return locator.allInnerTexts()
+}
+
+/**
+ * Type `url` into the address bar, as a person does: the landing page of a typed address (it names
+ * no place, decision 0051) goes on to the page at the browser's place; that answer is returned,
+ * the page loaded.
+ */
+export async function typeAddress(page: Page, url: string): Promise<Response> {
+  const atPlace = page.waitForResponse((response) => response.request().isNavigationRequest() && response.frame() === page.mainFrame() && /^\/engram-\d+-/.test(new URL(response.url()).pathname))
+  await page.goto(url)
+  const response = await atPlace
+  await page.waitForLoadState('load')
+  return response
 }
