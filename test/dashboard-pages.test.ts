@@ -230,6 +230,12 @@ describe('the dashboard read by a person, in a real browser', () => {
     // The user is named with a link to their page.
     await admin.getByTestId('user-link').click()
     await admin.waitForURL(/\/users\/ada$/)
+    // A search on the Memories page says why each hit was found the same way.
+    await typed(admin, '/memories?user=ada&q=billing+export+ledger')
+    await assertReadable(admin, 'memories search')
+    const hit = admin.getByTestId('memory-row').filter({ hasText: 'runs nightly' })
+    assert.match(await shownText(hit.getByTestId('provenance-reason')), /^Shares (most|some) (of its )?words with the search/)
+    assert.equal(await hit.getByTestId('score-terms').getAttribute('open'), null)
     assert.deepEqual(adminProblems, [])
   })
 

@@ -15,6 +15,7 @@ import type { Conversation } from '../../../storage/contracts.ts'
 import type { ServeEnv } from '../support.ts'
 import { excerpt, guarded, notFoundError, userPageLink, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
 import { type Html, page } from './layout.ts'
+import { markdown } from './markdown.ts'
 import { plural } from './words.ts'
 
 /** Nodes (summaries and messages) drawn on one page at most; the rest is one `engram context expand` away. */
@@ -44,9 +45,9 @@ function messageBlock(message: StoredMessage, turnOf: Map<number, number>, sessi
   const turn = turnOf.get(message.id)
   return html`<div class="message" id="msg-${message.id}" data-testid="message" data-message-id="${message.id}" data-role="${message.role}">
 <span class="pill">#${message.seq} ${message.name ?? message.role}</span> <span class="muted">${when(message.at)}</span>${
-    turn !== undefined && opensTurnOf(viewing, user) ? html` · <a href="/turns/${encodeURIComponent(sessionId)}/${turn}" data-testid="turn-link">turn ${turn}: why?</a>` : ''
+    turn !== undefined && opensTurnOf(viewing, user) ? html` · <a href="/turns/${encodeURIComponent(sessionId)}/${turn}" data-testid="turn-link">turn ${turn}: what it was given, and why</a>` : ''
   }
-<div class="text">${message.content}</div></div>`
+<div class="text">${markdown(message.content)}</div></div>`
 }
 
 interface DagContext {
@@ -83,7 +84,7 @@ async function summaryNode(summary: Summary, dag: DagContext): Promise<Html> {
     // Written by a fallback: said once above the tree (degradedSummaries), only marked here.
     degraded ? html` <span class="warn">(${summary.method}, fallback)</span>` : html` <span class="muted">(${summary.method})</span>`
   }</summary>
-<div class="text summary-text" data-testid="summary-text">${summary.content}</div>
+<div class="text summary-text" data-testid="summary-text">${markdown(summary.content)}</div>
 ${inner}${cut ? html`<p class="muted">… more below this summary: <code>engram context expand ${summary.id} --messages</code> shows all of it.</p>` : ''}
 </details>`
 }

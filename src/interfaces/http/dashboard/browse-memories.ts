@@ -23,7 +23,7 @@ import { guarded, memoryPath, userPageLink, userPicker, userQuery, valueText, ty
 import { episodeBody } from './episode-view.ts'
 import { type Html, page } from './layout.ts'
 import { cutKeepingLines, markdown } from './markdown.ts'
-import { plural } from './words.ts'
+import { plural, reasonWithTerms } from './words.ts'
 
 /** Rows of a listing at most (a search returns fewer); the page says when there are more. */
 export const MEMORY_ROWS = 300
@@ -34,7 +34,8 @@ interface MemoryRow {
   unit: StoredUnit
   /** Where to open it: a memory path, or a conversation. */
   ref: string
-  score?: number
+  /** A search hit's score and its terms, said in words on the page. */
+  why?: Record<string, number>
 }
 
 function kindOf(value: string | undefined): UnitKind | undefined {
@@ -80,7 +81,7 @@ async function listUnits(mind: MindInternals, viewing: Viewing, kind: UnitKind |
 async function searchUnits(mind: MindInternals, viewing: Viewing, query: string, kind: UnitKind | undefined, scope: EngramScope | undefined): Promise<MemoryRow[]> {
   // A person looking is not the agent recalling: access statistics are left alone (as `engram search`).
   const result = await mind.retriever.search(query, { limit: SEARCH_HITS, viewer: viewing.viewer, recordAccess: false, ...(kind ? { kinds: [kind] } : {}), ...(scope ? { scope } : {}) })
-  return result.hits.map((hit) => ({ unit: hit.unit, ref: hitReference(hit.unit, mind.layout, viewing.viewer), score: hit.score }))
+  return result.hits.map((hit) => ({ unit: hit.unit, ref: hitReference(hit.unit, mind.layout, viewing.viewer), why: { score: hit.score, ...hit.terms } }))
 }
 
 /** The link of a memory's source: its file page, or its conversation. */
@@ -103,12 +104,12 @@ function ownerCell(unit: StoredUnit, viewing: Viewing): Html | string {
 
 function memoriesTable(rows: MemoryRow[], viewing: Viewing, searching: boolean): Html {
   return html`<table data-testid="memory-table">
-<thead><tr><th scope="col">kind</th><th scope="col">scope</th><th scope="col">owner</th><th scope="col">text</th><th scope="col">file</th><th scope="col">${searching ? 'score' : 'date'}</th></tr></thead>
+<thead><tr><th scope="col">kind</th><th scope="col">scope</th><th scope="col">owner</th><th scope="col">text</th><th scope="col">file</th><th scope="col">${searching ? 'why it was found' : 'date'}</th></tr></thead>
 <tbody>${rows.map(
     (row) => html`<tr data-testid="memory-row" data-kind="${row.unit.kind}" data-owner="${row.unit.owner}">
 <td><span class="pill">${row.unit.kind}</span></td><td>${row.unit.scope ?? ''}</td><td>${ownerCell(row.unit, viewing)}</td>
 <td class="text" data-testid="memory-text">${markdown(cutKeepingLines(row.unit.text, 400))}</td><td>${sourceLink(row.ref, viewing)}</td>
-<td class="muted" style="white-space: nowrap">${row.score !== undefined ? row.score.toFixed(3) : when(row.unit.createdAt).slice(0, 10)}</td></tr>`,
+<td class="muted">${row.why !== undefined ? reasonWithTerms(row.why, 'the search') : html`<span class="nowrap">${when(row.unit.createdAt).slice(0, 10)}</span>`}</td></tr>`,
   )}</tbody></table>`
 }
 

@@ -183,8 +183,8 @@ ${memorySections(context.sections)}
       const fallbackSummaries = turnSummaries.filter((item) => item.degraded).length
       const body = html`<p class="muted">What turn ${stored.number} of ${conversation ? html`<a href="/conversations/${conversation.id}">${sessionId}</a>` : sessionId}${stored.user !== undefined ? html` (with <a href="${userPageLink(stored.user)}" data-testid="user-link">${stored.user}</a>)` : ''} was given, as stored when it began (${when(stored.startedAt)}).</p>
 <h3>The message</h3>
-<div data-testid="message" class="text">${opened ? opened.content : '(the message is no longer stored)'}</div>
-${replies.length > 0 ? html`<h3>The reply</h3>${replies.map((reply) => html`<div data-testid="message" class="text"><span class="pill">${reply.role}</span> ${excerpt(reply.content, 2000)}</div>`)}` : html`<p class="muted">The turn has not ended (no reply stored).</p>`}
+<div data-testid="message" class="text">${opened ? markdown(opened.content) : '(the message is no longer stored)'}</div>
+${replies.length > 0 ? html`<h3>The reply</h3>${replies.map((reply) => html`<div data-testid="message" class="text"><span class="pill">${reply.role}</span> ${markdown(cutKeepingLines(reply.content, 2000))}</div>`)}` : html`<p class="muted">The turn has not ended (no reply stored).</p>`}
 <h3>Recalled for it (priming)</h3>
 <p>Classified as a <b data-testid="message-type">${stored.type}</b>: priming budget <b data-testid="priming-budget">${budget}</b> tokens.</p>
 ${channelBudgets(mind, stored.type, budget, provenance.primed)}

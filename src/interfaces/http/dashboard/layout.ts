@@ -72,7 +72,7 @@ a:focus-visible, button:focus-visible, summary:focus-visible, select:focus-visib
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .md > :first-child { margin-top: 0; } .md > :last-child { margin-bottom: 0; } .md p, .md ul, .md ol, .md pre, .md blockquote { margin: .3rem 0; }
 .md ul, .md ol { padding-left: 1.3rem; } .md blockquote { border-left: 3px solid var(--line); padding-left: .6rem; color: var(--muted); } .md pre { white-space: pre-wrap; }
-td.text:has(.md) { white-space: normal; }
+.text:has(> .md) { white-space: normal; }
 ul.inline-list { list-style: none; padding: 0; display: flex; gap: 1rem; flex-wrap: wrap; }
 dl.terms { display: grid; grid-template-columns: auto auto; gap: .1rem .8rem; margin: .3rem 0; font-size: .85rem; } dl.terms dd { margin: 0; font-variant-numeric: tabular-nums; }
 `
