@@ -173,7 +173,8 @@ export function registerUserPages(app: Hono<ServeEnv>, mind: MindInternals): voi
       const missing = notFoundError(`There is no page of user ${JSON.stringify(user)} in this view.`, principal.admin ? 'pick a user from the overview' : 'open your own page from the overview')
       // Another user's page is answered as one that does not exist: a token learns nothing of other users.
       if (!principal.admin && principal.user !== user) throw missing
-      if (principal.admin && !(await knownUsers(mind)).includes(user)) throw missing
+      // The users the overview links to (the backend's), and those the pickers know (a profile, a conversation).
+      if (principal.admin && !(await mind.backend.users()).includes(user) && !(await knownUsers(mind)).includes(user)) throw missing
       const viewing: Viewing = { principal, user, viewer: mind.scope(user).viewer }
       const byKind = await ownUnits(mind, viewing, ownerOfUser(user))
       const superseded = (byKind.get('knowledge') ?? []).filter((unit) => factValidityOfUnit(unit)?.supersededBy !== undefined)
