@@ -10,6 +10,7 @@
 import type { Hono } from 'hono'
 import { html } from 'hono/html'
 import { parseFrontmatter } from '../../../core/frontmatter.ts'
+import { memoryKinds } from '../../../core/memory-kinds.ts'
 import { ownerOfUser, userKey } from '../../../core/owner.ts'
 import { profileFacts } from '../../../memory/engrams/user-profiles.ts'
 import { factValidityOfUnit, validityNote } from '../../../memory/retrieval/fact-history.ts'
@@ -23,16 +24,25 @@ import { cutKeepingLines, markdown } from './markdown.ts'
 import { type ArchivedMemory, archivedMemories } from './ops-data.ts'
 import { plural } from './words.ts'
 
-/** The kinds a user's page lists, in order, with their heading (activity lines have the Activity page). */
-const SECTIONS: ReadonlyArray<readonly [UnitKind, string]> = [
-  ['rule', 'Rules'],
-  ['lesson', 'Lessons'],
-  ['knowledge', 'Knowledge'],
-  ['procedure', 'Procedures'],
-  ['episode', 'Episodes'],
-  ['topic', 'Topics'],
-  ['skill', 'Skills'],
-]
+/** How a kind is named on the page: its heading, and its noun for one and for many. */
+const NAMES: Partial<Record<UnitKind, readonly [string, string, string]>> = {
+  rule: ['Rules', 'rule', 'rules'],
+  lesson: ['Lessons', 'lesson', 'lessons'],
+  knowledge: ['Knowledge', 'knowledge item', 'knowledge items'],
+  procedure: ['Procedures', 'procedure', 'procedures'],
+  episode: ['Episodes', 'episode', 'episodes'],
+  topic: ['Topics', 'topic', 'topics'],
+  skill: ['Skills', 'skill', 'skills'],
+}
+/** A kind the names above do not know (one registered later, core/memory-kinds.ts): its own name, capitalised, plus "s". */
+function namesOf(kind: UnitKind): readonly [string, string, string] {
+  return NAMES[kind] ?? [`${kind.charAt(0).toUpperCase()}${kind.slice(1)}s`, kind, `${kind}s`]
+}
+/**
+ * The kinds a user's page lists, in order: entries, then every document kind of the registry with
+ * a unit (the profile has its own section), then topics and skills. Activity lines have the Activity page.
+ */
+const SECTIONS: readonly UnitKind[] = ['rule', 'lesson', ...memoryKinds().flatMap(([, spec]) => (spec.unit === null || spec.unit === 'user' ? [] : [spec.unit as UnitKind])), 'topic', 'skill']
 /** Memories of one kind listed at most; the rest are a click away on the Memories page. */
 const PER_KIND = 50
 /** Units of the index read at most for one page (a page at a time, the viewer's filter applied in the index). */
@@ -45,7 +55,7 @@ const PROFILE_VERSIONS_READ = 20
 /** The user's own units of the listed kinds, by kind, newest first. */
 async function ownUnits(mind: MindInternals, viewing: Viewing, owner: string): Promise<Map<UnitKind, StoredUnit[]>> {
   const byKind = new Map<UnitKind, StoredUnit[]>()
-  const filter = { viewer: viewing.viewer, kinds: SECTIONS.map(([kind]) => kind) }
+  const filter = { viewer: viewing.viewer, kinds: [...SECTIONS] }
   for (let offset = 0; offset < UNITS_READ; offset += 500) {
     const units = await mind.backend.index.list(filter, { limit: 500, offset })
     for (const unit of units) if (unit.owner === owner) byKind.set(unit.kind, [...(byKind.get(unit.kind) ?? []), unit])
@@ -69,16 +79,16 @@ function unitRow(mind: MindInternals, viewing: Viewing, unit: StoredUnit): Html 
 }
 
 /** One kind's table, with the reason its items are degraded said once above it (episodes summarised without a model). */
-function kindSection(mind: MindInternals, viewing: Viewing, kind: UnitKind, heading: string, units: readonly StoredUnit[]): Html {
+function kindSection(mind: MindInternals, viewing: Viewing, kind: UnitKind, units: readonly StoredUnit[]): Html {
+  const [heading, one, many] = namesOf(kind)
   const shown = units.slice(0, PER_KIND)
   const degraded = new Map<string, number>()
   for (const unit of units) if (typeof unit.meta?.degraded === 'string') degraded.set(unit.meta.degraded, (degraded.get(unit.meta.degraded) ?? 0) + 1)
-  const noun = kind === 'knowledge' ? ['knowledge item', 'knowledge items'] : [heading.toLowerCase().replace(/s$/, ''), heading.toLowerCase()]
   return html`<section aria-labelledby="kind-${kind}" data-testid="user-section" data-kind="${kind}">
-<h3 id="kind-${kind}">${heading} <span class="muted">(${plural(units.length, noun[0] ?? kind, noun[1] ?? kind)})</span></h3>
+<h3 id="kind-${kind}">${heading} <span class="muted">(${plural(units.length, one, many)})</span></h3>
 ${[...degraded].map(([reason, n]) => html`<p class="warn" data-testid="degraded-notice">${n === units.length ? (n === 1 ? 'This one is' : n === 2 ? 'Both are' : `All ${n} are`) : `${n} of these are`} degraded: ${reason}. The text is the conversation's own lines, not a summary a model wrote.</p>`)}
 <table><thead><tr><th scope="col">what it says</th><th scope="col">date</th><th scope="col">source</th></tr></thead><tbody>${shown.map((unit) => unitRow(mind, viewing, unit))}</tbody></table>
-${units.length > shown.length ? html`<p><a href="/memories?kind=${kind}${userQuery(viewing)}">All ${plural(units.length, noun[0] ?? kind, noun[1] ?? kind)} on the Memories page</a></p>` : ''}
+${units.length > shown.length ? html`<p><a href="/memories?kind=${kind}${userQuery(viewing)}">All ${plural(units.length, one, many)} on the Memories page</a></p>` : ''}
 </section>`
 }
 
@@ -181,11 +191,11 @@ export function registerUserPages(app: Hono<ServeEnv>, mind: MindInternals): voi
       const turns = (await mind.backend.lifecycle.recentTurns(mind.agent, user, TURNS_SHOWN)).sort((a, b) => b.startedAt.localeCompare(a.startedAt))
       const links = userQuery(viewing).replace('&', '?')
       const body = html`<p class="muted">What the agent knows about <b data-testid="user-name">${user}</b>: the memories ${user} owns, newest first. The agent's own and shared memory, which ${user}'s sessions also read, are on the <a href="/memories${links}">Memories page</a>; see also ${user}'s <a href="/conversations${links}">conversations</a> and <a href="/activity${links}">activity</a>.</p>
-<nav aria-label="Sections of this page"><ul class="inline-list"><li><a href="#kind-profile">Profile</a></li>${SECTIONS.filter(([kind]) => byKind.has(kind)).map(([kind, heading]) => html`<li><a href="#kind-${kind}">${heading}</a></li>`)}<li><a href="#recent-turns">Recent turns</a></li><li><a href="#kind-changes">Forgotten or superseded</a></li></ul></nav>
+<nav aria-label="Sections of this page"><ul class="inline-list"><li><a href="#kind-profile">Profile</a></li>${SECTIONS.filter((kind) => byKind.has(kind)).map((kind) => html`<li><a href="#kind-${kind}">${namesOf(kind)[0]}</a></li>`)}<li><a href="#recent-turns">Recent turns</a></li><li><a href="#kind-changes">Forgotten or superseded</a></li></ul></nav>
 ${await profileSection(mind, viewing, user)}
-${SECTIONS.flatMap(([kind, heading]) => {
+${SECTIONS.flatMap((kind) => {
   const units = byKind.get(kind)
-  return units && units.length > 0 ? [kindSection(mind, viewing, kind, heading, units)] : []
+  return units && units.length > 0 ? [kindSection(mind, viewing, kind, units)] : []
 })}
 <section aria-labelledby="recent-turns"><h3 id="recent-turns">Recent turns</h3>${await turnsSection(mind, turns)}</section>
 ${await changesSection(mind, viewing, user, superseded)}`
