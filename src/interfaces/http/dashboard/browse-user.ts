@@ -52,17 +52,26 @@ const TURNS_SHOWN = 20
 /** Saved versions of the profile compared for replaced facts. */
 const PROFILE_VERSIONS_READ = 20
 
-/** The user's own units of the listed kinds, by kind, newest first. */
-async function ownUnits(mind: MindInternals, viewing: Viewing, owner: string): Promise<Map<UnitKind, StoredUnit[]>> {
+/** The user's own units of the listed kinds, by kind, newest first; `cut` when the view held more than the page reads. */
+async function ownUnits(mind: MindInternals, viewing: Viewing, owner: string): Promise<{ byKind: Map<UnitKind, StoredUnit[]>; cut: boolean }> {
   const byKind = new Map<UnitKind, StoredUnit[]>()
   const filter = { viewer: viewing.viewer, kinds: [...SECTIONS] }
+  let cut = true
   for (let offset = 0; offset < UNITS_READ; offset += 500) {
     const units = await mind.backend.index.list(filter, { limit: 500, offset })
-    for (const unit of units) if (unit.owner === owner) byKind.set(unit.kind, [...(byKind.get(unit.kind) ?? []), unit])
-    if (units.length < 500) break
+    for (const unit of units) {
+      if (unit.owner !== owner) continue
+      const list = byKind.get(unit.kind)
+      if (list) list.push(unit)
+      else byKind.set(unit.kind, [unit])
+    }
+    if (units.length < 500) {
+      cut = false
+      break
+    }
   }
   for (const units of byKind.values()) units.sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-  return byKind
+  return { byKind, cut }
 }
 
 function fileHref(path: string, viewing: Viewing): string {
@@ -186,12 +195,13 @@ export function registerUserPages(app: Hono<ServeEnv>, mind: MindInternals): voi
       // The users the overview links to (the backend's), and those the pickers know (a profile, a conversation).
       if (principal.admin && !(await mind.backend.users()).includes(user) && !(await knownUsers(mind)).includes(user)) throw missing
       const viewing: Viewing = { principal, user, viewer: mind.scope(user).viewer }
-      const byKind = await ownUnits(mind, viewing, ownerOfUser(user))
+      const { byKind, cut } = await ownUnits(mind, viewing, ownerOfUser(user))
       const superseded = (byKind.get('knowledge') ?? []).filter((unit) => factValidityOfUnit(unit)?.supersededBy !== undefined)
       const turns = (await mind.backend.lifecycle.recentTurns(mind.agent, user, TURNS_SHOWN)).sort((a, b) => b.startedAt.localeCompare(a.startedAt))
       const links = userQuery(viewing).replace('&', '?')
       const body = html`<p class="muted">What the agent knows about <b data-testid="user-name">${user}</b>: the memories ${user} owns, newest first. The agent's own and shared memory, which ${user}'s sessions also read, are on the <a href="/memories${links}">Memories page</a>; see also ${user}'s <a href="/conversations${links}">conversations</a> and <a href="/activity${links}">activity</a>.</p>
 <nav aria-label="Sections of this page"><ul class="inline-list"><li><a href="#kind-profile">Profile</a></li>${SECTIONS.filter((kind) => byKind.has(kind)).map((kind) => html`<li><a href="#kind-${kind}">${namesOf(kind)[0]}</a></li>`)}<li><a href="#recent-turns">Recent turns</a></li><li><a href="#kind-changes">Forgotten or superseded</a></li></ul></nav>
+${cut ? html`<p class="warn" data-testid="units-cut">This view holds more than ${UNITS_READ.toLocaleString('en')} memories; the page lists those among the first ${UNITS_READ.toLocaleString('en')}. The <a href="/memories${links}">Memories page</a> searches them all.</p>` : ''}
 ${await profileSection(mind, viewing, user)}
 ${SECTIONS.flatMap((kind) => {
   const units = byKind.get(kind)
