@@ -224,8 +224,9 @@ describe('dashboard: reading memory', () => {
     assert.ok(count(page, 'provenance-item') >= 1, page.text)
     assert.match(page.text, /data-channel="related" data-kind="lesson"/)
     assert.match(page.text, /data-testid="provenance-source">users\/ada\/memory\/lessons\.md</)
-    assert.match(page.text, /data-testid="provenance-why">score [\d.]+/)
-    assert.match(page.text, /data-testid="provenance-text">The Orion staging deploy needs the VPN token refreshed every Monday\.</)
+    // The reason in words, the score terms behind a toggle (issue 30).
+    assert.match(page.text, /data-testid="provenance-why"><span data-testid="provenance-reason">[A-Z][^<]+\.<\/span><details data-testid="score-terms"><summary>score terms<\/summary><dl class="terms"><dt>score \(all terms together\)<\/dt><dd>[\d.]+<\/dd><dt>lexical/)
+    assert.match(page.text, /data-testid="provenance-text"><div class="md"><p>The Orion staging deploy needs the VPN token refreshed every Monday\.</)
     assert.equal(count(page, 'channel-budget'), 4)
     assert.match(page.text, /data-channel="related"><td>related[\s\S]*?data-testid="channel-used">[1-9]\d*<\/td><td data-testid="channel-limit">\d+</)
     assert.match(page.text, /data-testid="priming-budget">\d+</)

@@ -16,7 +16,7 @@ import { createServeApp } from '../src/interfaces/http/app.ts'
 import { parseCredentials } from '../src/interfaces/http/credentials.ts'
 import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
-import { launchBrowser, screenshot, shownText, shownTexts, type TestBrowser } from './support/browser.ts'
+import { launchBrowser, screenshot, shownText, shownTexts, type TestBrowser, typeAddress } from './support/browser.ts'
 
 const ADMIN = 'admin-token-browser-0123456789'
 const ADA = 'ada-token-browser-0123456789ab'
@@ -131,12 +131,8 @@ describe('the dashboard in a real browser', () => {
    * Type `path` into the address bar: a landing page (it names no place, decision 0051) whose
    * script goes on to the page at the browser's place; the answer there is returned.
    */
-  async function typed(page: Page, path: string) {
-    const atPlace = page.waitForResponse((response) => response.request().isNavigationRequest() && response.frame() === page.mainFrame() && /^\/engram-\d+-/.test(new URL(response.url()).pathname))
-    await page.goto(`${address}${path}`)
-    const response = await atPlace
-    await page.waitForLoadState('load')
-    return response
+  function typed(page: Page, path: string) {
+    return typeAddress(page, `${address}${path}`)
   }
 
   /** Open `path`, expect 200, screenshot it as `name`; nothing stored may have run as script. */
@@ -192,7 +188,7 @@ describe('the dashboard in a real browser', () => {
   }
 
   test('the overview shows the counts, the pictures and who is viewing', async () => {
-    await visit(admin, '/', 'overview')
+    await visit(admin, '/', 'overview-browse')
     assert.match(await shownText(admin.getByTestId('viewer')), /administrator/)
     assert.equal(await shownText(admin.getByTestId('count-conversations').locator('b')), '2')
     assert.equal(await shownText(admin.getByTestId('count-messages').locator('b')), '18')
@@ -271,9 +267,9 @@ describe('the dashboard in a real browser', () => {
     const listed = await admin.getByTestId('provenance').getByTestId('provenance-item').count()
     assert.ok(listed <= 15 + 5 + 10 + 15 && listed < injected, `${listed} listed of ${injected}`)
     const more = admin.getByTestId('provenance-more')
-    assert.match(await shownText(more.locator('summary')), new RegExp(`^${injected - listed} more, lower scored or older \\(`))
+    assert.match(await shownText(more.locator(':scope > summary')), new RegExp(`^${injected - listed} more, lower scored or older \\(`))
     assert.equal(await more.getByTestId('provenance-item').first().isVisible(), false, 'folded')
-    await more.locator('summary').click()
+    await more.locator(':scope > summary').click()
     assert.equal(await more.getByTestId('provenance-item').count(), injected - listed)
     assert.equal(await more.getByTestId('provenance-item').last().isVisible(), true, 'and reachable')
     const related = (await shownTexts(admin.locator('[data-testid=provenance] [data-testid=provenance-item][data-channel=related] [data-testid=provenance-score]'))).map(Number)
@@ -305,7 +301,7 @@ describe('the dashboard in a real browser', () => {
     const row = admin.locator(`[data-testid=conversation-row][data-session="${CONVERSATION}"]`)
     assert.equal(await shownText(row.getByTestId('message-count')), '16')
     assert.equal(await admin.locator('[data-testid=conversation-row][data-session="bob-walrus-chat"]').count(), 1, "the administrator sees bob's conversation too")
-    await row.getByRole('link').click()
+    await row.getByRole('link', { name: CONVERSATION }).click()
     await admin.getByTestId('dag').waitFor()
     await screenshot(admin, 'conversation-closed')
     assert.ok((await admin.getByTestId('dag-node').count()) > 0, 'the older turns are summaries')
@@ -355,7 +351,7 @@ describe('the dashboard in a real browser', () => {
   })
 
   test('archive: Restore brings a forgotten memory back', async () => {
-    await visit(admin, '/archive', 'archive')
+    await visit(admin, '/archive', 'archive-browse')
     const row = admin.getByTestId('archive-row').filter({ hasText: FORGOTTEN })
     assert.equal(await row.count(), 1, await shownText(admin.locator('main')))
     assert.match(await shownText(row), /user ada/)

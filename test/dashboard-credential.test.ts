@@ -238,7 +238,7 @@ describe("the dashboard's browser credential stays with its own server", { timeo
 
   before(async () => {
     // dashboard-browser.test.ts empties the screenshot folder; this file may run beside it.
-    chromium = await launchBrowser({ deadlineMs: 220_000, emptyScreenshots: false })
+    chromium = await launchBrowser({ deadlineMs: 220_000 })
     recorder = await startRecorder()
   })
 

@@ -72,7 +72,7 @@ describe('changing memory from the dashboard, in a real browser', () => {
       server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, done)
     })
     address = `http://127.0.0.1:${info.port}`
-    chromium = await launchBrowser({ deadlineMs: 150_000, emptyScreenshots: false })
+    chromium = await launchBrowser({ deadlineMs: 150_000 })
   })
 
   after(async () => {

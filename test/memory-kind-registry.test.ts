@@ -35,6 +35,8 @@ registerMemoryKind('goal', {
 const { openMindInternals } = await import('../src/mind-internals.ts')
 const { runCli } = await import('../src/interfaces/cli/run-cli.ts')
 const { growthOf, ownCounts } = await import('../src/interfaces/http/dashboard/ops-data.ts')
+const { createServeApp } = await import('../src/interfaces/http/app.ts')
+const { parseCredentials } = await import('../src/interfaces/http/credentials.ts')
 const { dropSchema, freshSchema, onPostgres } = await import('../src/storage/postgres/test-support/test-database.ts')
 
 const DAY = 86_400_000
@@ -119,6 +121,9 @@ function goalSuite(target: Target): void {
     assert.equal(countOf(await ownCounts(mind, 'ada'), 'goals'), 1, "Ada's own goal")
     const grown = (await mind.backend.owned('user:ada').activity.read({ types: ['memory_write'] })).map((record) => growthOf(record)).filter((growth) => growth?.kind === 'goal')
     assert.deepEqual(grown.map((growth) => growth?.path), ['users/ada/goals/billing-v2.md'], "the dashboard's growth chart has a goal series")
+    const admin = 'admin-token-goals-0123456789ab'
+    const userPage = await createServeApp({ mind, credentials: parseCredentials(`${admin}=admin`) }).request('/users/ada', { headers: { host: '127.0.0.1:7477', authorization: `Bearer ${admin}` } })
+    assert.match(await userPage.text(), /<h3 id="kind-goal">Goals <span class="muted">\(1 goal\)<\/span><\/h3>[\s\S]*billing service v2/, "Ada's page lists her goal under its kind")
     const exportDir = join(temp.project, '..', 'export')
     out = ''
     assert.equal(await runCli(['export', exportDir, '--home', temp.home, '--json'], io), 0, out)

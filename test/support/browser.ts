@@ -5,9 +5,9 @@
  * test instead of hanging the run; screenshots go to `test-output/screenshots/` (git-ignored,
  * emptied on every run) for a person to look at.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { type Browser, type BrowserContext, type BrowserServer, chromium, type Locator, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type BrowserServer, chromium, type Locator, type Page, type Response } from 'playwright-core'
 
 /** Where Debian's package puts it; `scripts/run.sh test` installs it there. */
 const CHROMIUM = '/usr/bin/chromium'
@@ -33,14 +33,12 @@ export interface LaunchOptions {
   deadlineMs: number
   /** One action's or navigation's bound (default 10 s). */
   actionTimeoutMs?: number
-  /**
-   * Empty the screenshot folder first (default true). A second browser test file passes false:
-   * the files of a run may run at the same time, and one must not delete the other's pictures.
-   */
-  emptyScreenshots?: boolean
 }
 
-/** Launch Chromium with its watchdog; the screenshot folder is emptied for this run unless told not to. */
+/**
+ * Launch Chromium with its watchdog. The screenshot folder is never emptied: several browser tests
+ * write into it in one run, each under its own names, and a later test must not delete an earlier's.
+ */
 export async function launchBrowser(options: LaunchOptions): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM)) {
     const why = process.env.ENGRAM_TEST_CHROMIUM_ERROR
@@ -49,7 +47,6 @@ export async function launchBrowser(options: LaunchOptions): Promise<TestBrowser
         'Fix: run `npm test` as root (it installs Debian\'s chromium), or `apt-get install -y chromium` yourself.',
     )
   }
-  if (options.emptyScreenshots ?? true) rmSync(SCREENSHOT_DIR, { recursive: true, force: true })
   mkdirSync(SCREENSHOT_DIR, { recursive: true })
   // A server rather than launch(): it exposes the process, which the watchdog can kill outright.
   const server: BrowserServer = await chromium.launchServer({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true })
@@ -130,4 +127,17 @@ export function shownText(locator: Locator, options?: { timeout?: number }): Pro
 /** `shownText` of each element `locator` matches, in order. */
 export function shownTexts(locator: Locator): Promise<string[]> {
   return locator.allInnerTexts()
+}
+
+/**
+ * Type `url` into the address bar, as a person does: the landing page of a typed address (it names
+ * no place, decision 0051) goes on to the page at the browser's place; that answer is returned,
+ * the page loaded.
+ */
+export async function typeAddress(page: Page, url: string): Promise<Response> {
+  const atPlace = page.waitForResponse((response) => response.request().isNavigationRequest() && response.frame() === page.mainFrame() && /^\/engram-\d+-/.test(new URL(response.url()).pathname))
+  await page.goto(url)
+  const response = await atPlace
+  await page.waitForLoadState('load')
+  return response
 }

@@ -13,8 +13,10 @@ import { type ConversationReader, readerSees } from '../../../memory/context/pro
 import type { MindInternals } from '../../../mind-internals.ts'
 import type { Conversation } from '../../../storage/contracts.ts'
 import type { ServeEnv } from '../support.ts'
-import { excerpt, guarded, notFoundError, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
+import { excerpt, guarded, notFoundError, userPageLink, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
 import { type Html, page } from './layout.ts'
+import { markdown } from './markdown.ts'
+import { plural } from './words.ts'
 
 /** Nodes (summaries and messages) drawn on one page at most; the rest is one `engram context expand` away. */
 export const DAG_NODES = 5000
@@ -43,9 +45,9 @@ function messageBlock(message: StoredMessage, turnOf: Map<number, number>, sessi
   const turn = turnOf.get(message.id)
   return html`<div class="message" id="msg-${message.id}" data-testid="message" data-message-id="${message.id}" data-role="${message.role}">
 <span class="pill">#${message.seq} ${message.name ?? message.role}</span> <span class="muted">${when(message.at)}</span>${
-    turn !== undefined && opensTurnOf(viewing, user) ? html` · <a href="/turns/${encodeURIComponent(sessionId)}/${turn}" data-testid="turn-link">turn ${turn}: why?</a>` : ''
+    turn !== undefined && opensTurnOf(viewing, user) ? html` · <a href="/turns/${encodeURIComponent(sessionId)}/${turn}" data-testid="turn-link">turn ${turn}: what it was given, and why</a>` : ''
   }
-<div class="text">${message.content}</div></div>`
+<div class="text">${markdown(message.content)}</div></div>`
 }
 
 interface DagContext {
@@ -78,10 +80,11 @@ async function summaryNode(summary: Summary, dag: DagContext): Promise<Html> {
   const cut = inner.length < summaries.length + messages.length
   const degraded = isDegradedMethod(summary.method)
   return html`<details id="${summary.id}" data-testid="dag-node" data-summary-id="${summary.id}" data-depth="${summary.depth}" data-kind="${summary.kind}">
-<summary><span class="pill">${summary.kind} · depth ${summary.depth}</span> ${when(summary.earliestAt)} → ${when(summary.latestAt)} · folds ${summaries.length > 0 ? `${summaries.length} summaries` : `${messages.length} messages`} · ${summary.tokenCount} tokens for ${summary.sourceTokenCount}${
-    degraded ? html` <span class="warn">(${summary.method}: written by a fallback, not a model)</span>` : html` <span class="muted">(${summary.method})</span>`
+<summary><span class="pill">${summary.kind} · depth ${summary.depth}</span> ${when(summary.earliestAt)} → ${when(summary.latestAt)} · folds ${summaries.length > 0 ? plural(summaries.length, 'summary', 'summaries') : plural(messages.length, 'message', 'messages')} · ${plural(summary.tokenCount, 'token', 'tokens')} for ${summary.sourceTokenCount}${
+    // Written by a fallback: said once above the tree (degradedSummaries), only marked here.
+    degraded ? html` <span class="warn">(${summary.method}, fallback)</span>` : html` <span class="muted">(${summary.method})</span>`
   }</summary>
-<div class="text summary-text" data-testid="summary-text">${summary.content}</div>
+<div class="text summary-text" data-testid="summary-text">${markdown(summary.content)}</div>
 ${inner}${cut ? html`<p class="muted">… more below this summary: <code>engram context expand ${summary.id} --messages</code> shows all of it.</p>` : ''}
 </details>`
 }
@@ -108,9 +111,9 @@ export function registerConversationPages(app: Hono<ServeEnv>, mind: MindInterna
       const table =
         rows.length === 0
           ? html`<p data-testid="empty">No conversations in this view yet. They appear when a session begins a turn (POST /v1/turns/begin, session.begin() in a program, or an MCP client).</p>`
-          : html`<table data-testid="conversation-table"><thead><tr><th>session</th><th>user</th><th>messages</th><th>turns</th><th>started</th><th>last message</th></tr></thead><tbody>${rows.map(
+          : html`<table data-testid="conversation-table"><thead><tr><th scope="col">session</th><th scope="col">user</th><th scope="col">messages</th><th scope="col">turns</th><th scope="col">started</th><th scope="col">last message</th></tr></thead><tbody>${rows.map(
               (row) => html`<tr data-testid="conversation-row" data-session="${row.conversation.sessionId}">
-<td><a href="/conversations/${row.conversation.id}${userQuery(viewing).replace('&', '?')}">${row.conversation.sessionId}</a></td><td>${row.conversation.user ?? html`<span class="muted">none</span>`}</td>
+<td><a href="/conversations/${row.conversation.id}${userQuery(viewing).replace('&', '?')}">${row.conversation.sessionId}</a></td><td>${row.conversation.user !== undefined ? (opensTurnOf(viewing, row.conversation.user) ? html`<a href="${userPageLink(row.conversation.user)}">${row.conversation.user}</a>` : row.conversation.user) : html`<span class="muted">none</span>`}</td>
 <td data-testid="message-count">${row.count}</td><td>${row.turns}</td><td>${when(row.conversation.createdAt)}</td><td>${when(row.last)}</td></tr>`,
             )}</tbody></table>`
       return c.html(page({ title: 'Conversations', agent: mind.agent, principal: viewing.principal, active: '/conversations', body: html`${intro}${form}${table}` }))
@@ -150,9 +153,10 @@ export function registerConversationPages(app: Hono<ServeEnv>, mind: MindInterna
         }
       }
       const summaries = items.filter((item) => item.kind === 'summary').length
+      const fallbacks = [...loaded.summaries.values()].filter((summary) => isDegradedMethod(summary.method)).length
       const turnList = turns.filter((turn) => turn !== null)
       const body = html`<style>.message { border-left: 3px solid var(--line); padding: .2rem .6rem; margin: .4rem 0 .4rem 1rem; } .summary-text { background: var(--soft); padding: .4rem .6rem; border-radius: 6px; margin: .3rem 0; }</style>
-<p class="muted">Session <b data-testid="session-id">${conversation.sessionId}</b>${conversation.user !== undefined ? ` with ${conversation.user}` : ' (no user)'}, started ${when(conversation.createdAt)}: ${count} messages stored. The context window holds ${summaries} summaries and ${items.length - summaries} recent messages. Open a summary to see what it folds, down to the original messages; nothing is ever lost.</p>
+<p class="muted">Session <b data-testid="session-id">${conversation.sessionId}</b>${conversation.user !== undefined ? ` with ${conversation.user}` : ' (no user)'}, started ${when(conversation.createdAt)}: ${plural(count, 'message', 'messages')} stored. The context window holds ${plural(summaries, 'summary', 'summaries')} and ${plural(items.length - summaries, 'recent message', 'recent messages')}. Open a summary to see what it folds, down to the original messages; nothing is ever lost.</p>
 <p><a href="/conversations${userQuery(viewing).replace('&', '?')}">back to conversations</a></p>
 <h3>Turns</h3>
 ${
@@ -161,6 +165,11 @@ ${
     : html`<ol data-testid="turns">${turnList.map((turn) => html`<li data-testid="turn">${when(turn.startedAt)} · ${turn.type} · <span class="text">${excerpt(opening.get(turn.messageId) ?? '', 120)}</span>${opensTurnOf(viewing, turn.user) ? html` · <a href="/turns/${encodeURIComponent(conversation.sessionId)}/${turn.number}" data-testid="turn-link">what it was given, and why</a>` : ''}</li>`)}</ol>`
 }
 <h3>Summaries and messages</h3>
+${
+  fallbacks > 0
+    ? html`<p class="warn" data-testid="degraded-notice">${fallbacks === summaries ? (summaries === 1 ? 'This summary was' : `All ${summaries} summaries of the window were`) : `${fallbacks} of the window's ${plural(summaries, 'summary', 'summaries')} were`} written by a fallback, not a model (no model was reachable when the conversation was compacted): they quote the messages rather than summarise them. The messages themselves are below each one.</p>`
+    : ''
+}
 <div data-testid="dag">${window}</div>
 ${dag.left <= 0 ? html`<p class="muted">This page draws ${DAG_NODES} nodes at most; <code>engram context describe</code> and <code>engram context expand</code> reach the rest.</p>` : ''}`
       return c.html(page({ title: `Conversation ${conversation.sessionId}`, agent: mind.agent, principal: viewing.principal, active: '/conversations', body }))

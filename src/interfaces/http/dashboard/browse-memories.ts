@@ -19,8 +19,11 @@ import { readMemoryText } from '../../../tools/memory-files.ts'
 import { locateMemoryPath, memoryPathOfSource } from '../../../memory/tree/memory-paths.ts'
 import { hitReference } from '../../../tools/search-memory-tool.ts'
 import type { ServeEnv } from '../support.ts'
-import { excerpt, guarded, memoryPath, userPicker, userQuery, valueText, type Viewing, viewingOf, when } from './browse-support.ts'
+import { guarded, memoryPath, userPageLink, userPicker, userQuery, valueText, type Viewing, viewingOf, when } from './browse-support.ts'
+import { episodeBody } from './episode-view.ts'
 import { type Html, page } from './layout.ts'
+import { cutKeepingLines, markdown } from './markdown.ts'
+import { plural, reasonWithTerms } from './words.ts'
 
 /** Rows of a listing at most (a search returns fewer); the page says when there are more. */
 export const MEMORY_ROWS = 300
@@ -31,7 +34,8 @@ interface MemoryRow {
   unit: StoredUnit
   /** Where to open it: a memory path, or a conversation. */
   ref: string
-  score?: number
+  /** A search hit's score and its terms, said in words on the page. */
+  why?: Record<string, number>
 }
 
 function kindOf(value: string | undefined): UnitKind | undefined {
@@ -77,7 +81,7 @@ async function listUnits(mind: MindInternals, viewing: Viewing, kind: UnitKind |
 async function searchUnits(mind: MindInternals, viewing: Viewing, query: string, kind: UnitKind | undefined, scope: EngramScope | undefined): Promise<MemoryRow[]> {
   // A person looking is not the agent recalling: access statistics are left alone (as `engram search`).
   const result = await mind.retriever.search(query, { limit: SEARCH_HITS, viewer: viewing.viewer, recordAccess: false, ...(kind ? { kinds: [kind] } : {}), ...(scope ? { scope } : {}) })
-  return result.hits.map((hit) => ({ unit: hit.unit, ref: hitReference(hit.unit, mind.layout, viewing.viewer), score: hit.score }))
+  return result.hits.map((hit) => ({ unit: hit.unit, ref: hitReference(hit.unit, mind.layout, viewing.viewer), why: { score: hit.score, ...hit.terms } }))
 }
 
 /** The link of a memory's source: its file page, or its conversation. */
@@ -92,14 +96,20 @@ function ownerLabel(unit: StoredUnit): string {
   return unit.owner === 'agent' ? 'agent' : unit.owner === 'shared' ? 'shared' : unit.owner.slice(5)
 }
 
+/** The owner of a memory; a user's name links to their page when this viewing may open it. */
+function ownerCell(unit: StoredUnit, viewing: Viewing): Html | string {
+  const label = ownerLabel(unit)
+  return unit.owner.startsWith('user:') && (viewing.principal.admin || viewing.principal.user === label) ? html`<a href="${userPageLink(label)}">${label}</a>` : label
+}
+
 function memoriesTable(rows: MemoryRow[], viewing: Viewing, searching: boolean): Html {
   return html`<table data-testid="memory-table">
-<thead><tr><th>kind</th><th>scope</th><th>owner</th><th>text</th><th>file</th><th>${searching ? 'score' : 'date'}</th></tr></thead>
+<thead><tr><th scope="col">kind</th><th scope="col">scope</th><th scope="col">owner</th><th scope="col">text</th><th scope="col">file</th><th scope="col">${searching ? 'why it was found' : 'date'}</th></tr></thead>
 <tbody>${rows.map(
     (row) => html`<tr data-testid="memory-row" data-kind="${row.unit.kind}" data-owner="${row.unit.owner}">
-<td><span class="pill">${row.unit.kind}</span></td><td>${row.unit.scope ?? ''}</td><td>${ownerLabel(row.unit)}</td>
-<td class="text" data-testid="memory-text">${excerpt(row.unit.text)}</td><td>${sourceLink(row.ref, viewing)}</td>
-<td class="muted" style="white-space: nowrap">${row.score !== undefined ? row.score.toFixed(3) : when(row.unit.createdAt).slice(0, 10)}</td></tr>`,
+<td><span class="pill">${row.unit.kind}</span></td><td>${row.unit.scope ?? ''}</td><td>${ownerCell(row.unit, viewing)}</td>
+<td class="text" data-testid="memory-text">${markdown(cutKeepingLines(row.unit.text, 400))}</td><td>${sourceLink(row.ref, viewing)}</td>
+<td class="muted">${row.why !== undefined ? reasonWithTerms(row.why, 'the search') : html`<span class="nowrap">${when(row.unit.createdAt).slice(0, 10)}</span>`}</td></tr>`,
   )}</tbody></table>`
 }
 
@@ -145,7 +155,7 @@ ${
         return html`<tr data-testid="version"><td>${when(version.at)}</td><td>${path ? fileLink(path, viewing) : version.path}</td><td>${version.reason ?? ''}</td></tr>`
       })}</tbody></table>`
 }
-${history.retired ? html`<p class="muted">And ${history.retired.length} older version(s) that version retention moved to archive/forgotten/versions/.</p>` : ''}
+${history.retired ? html`<p class="muted">And ${plural(history.retired.length, 'older version', 'older versions')} that version retention moved to archive/forgotten/versions/.</p>` : ''}
 </section>`
 }
 
@@ -160,7 +170,7 @@ export function registerMemoryPages(app: Hono<ServeEnv>, mind: MindInternals): v
       const searching = query !== ''
       const listed = searching ? { rows: await searchUnits(mind, viewing, query, kind, scope), more: false } : await listUnits(mind, viewing, kind, scope)
       const form = html`<form method="get" action="/memories" data-testid="memory-filter">
-<input type="search" name="q" value="${query}" placeholder="search words (empty: list everything)" size="32">
+<input type="search" name="q" value="${query}" placeholder="search words (empty: list everything)" size="32" aria-label="Search words (empty: list everything)">
 ${await userPicker(mind, viewing)}
 <label>kind <select name="kind"><option value="">all kinds</option>${UNIT_KINDS.map((name) => html`<option value="${name}"${name === kind ? html` selected` : ''}>${name}</option>`)}</select></label>
 <label>scope <select name="scope"><option value="">every scope</option>${ENGRAM_SCOPES.map((name) => html`<option value="${name}"${name === scope ? html` selected` : ''}>${name}</option>`)}</select></label>
@@ -176,7 +186,7 @@ ${await userPicker(mind, viewing)}
                 ? `Nothing matches "${query}" in this view. Try other or fewer words, or another kind.`
                 : html`No memories here yet. They appear when an agent memorizes something (<code>POST /v1/memorize</code>, the memorize tool, <code>engram remember</code>), writes a memory file, or when conversations are consolidated into episodes.`
             }</p>`
-          : html`<p class="muted" data-testid="count">${listed.rows.length}${listed.more ? `+ (the first ${MEMORY_ROWS}; narrow by kind or search)` : ''} ${searching ? 'results' : 'memories'}</p>${memoriesTable(listed.rows, viewing, searching)}`
+          : html`<p class="muted" data-testid="count">${listed.more ? `${listed.rows.length}+ (the first ${MEMORY_ROWS}; narrow by kind or search) ${searching ? 'results' : 'memories'}` : plural(listed.rows.length, searching ? 'result' : 'memory', searching ? 'results' : 'memories')}</p>${memoriesTable(listed.rows, viewing, searching)}`
       return c.html(page({ title: 'Memories', agent: mind.agent, principal: viewing.principal, active: '/memories', body: html`${intro}${form}${results}` }))
     }),
   )
@@ -214,12 +224,14 @@ ${unreadable.length > 0 ? html`<h3>Lines engram could not read (kept as they are
       } else if (path.endsWith('.md')) {
         const parsed = parseFrontmatter(text)
         const fields = Object.entries(parsed.frontmatter)
+        const episode = /^episodes\//.test(location.local)
         content = html`${
           fields.length > 0
             ? html`<h3>Frontmatter</h3><table data-testid="frontmatter"><tbody>${fields.map(([key, value]) => html`<tr data-testid="frontmatter-field"><th>${key}</th><td class="text">${valueText(value)}</td></tr>`)}</tbody></table>`
             : ''
         }${parsed.problem ? html`<p class="warn">Line ${parsed.problem.line}: ${parsed.problem.reason}</p>` : ''}
-<h3>Text</h3><pre data-testid="file-body">${parsed.body}</pre>`
+<h3>Text</h3>${episode ? episodeBody(parsed.body) : html`<div data-testid="file-body">${markdown(parsed.body)}</div>`}
+<details><summary>The file as stored</summary><pre data-testid="file-source">${text}</pre></details>`
       } else {
         content = html`<pre data-testid="file-body">${text}</pre>`
       }

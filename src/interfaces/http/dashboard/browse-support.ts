@@ -36,6 +36,11 @@ export function userQuery(viewing: Viewing): string {
   return viewing.user !== undefined && viewing.principal.admin ? `&user=${encodeURIComponent(viewing.user)}` : ''
 }
 
+/** The address of `user`'s page (browse-user.ts). */
+export function userPageLink(user: string): string {
+  return `/users/${encodeURIComponent(user)}`
+}
+
 /**
  * The users of this home an administrator may pick: those with a profile, a conversation of this
  * agent, or (embedded homes) a memory tree. Sorted.

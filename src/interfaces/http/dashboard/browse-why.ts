@@ -8,14 +8,16 @@ import type { Hono } from 'hono'
 import { html } from 'hono/html'
 import { canSee } from '../../../core/owner.ts'
 import type { MessageType } from '../../../memory/priming/classify.ts'
-import type { InjectedMemory } from '../../../memory/priming/prime.ts'
+import type { DegradedNote, InjectedMemory } from '../../../memory/priming/prime.ts'
 import { PRIMING_CHANNELS, type PrimingChannel } from '../../../memory/priming/settings.ts'
 import type { MindInternals } from '../../../mind-internals.ts'
 import type { StoredTurn } from '../../../session/turn.ts'
 import type { ServeEnv } from '../support.ts'
-import { excerpt, guarded, memoryPath, notFoundError, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
+import { excerpt, guarded, userPageLink, memoryPath, notFoundError, userPicker, userQuery, type Viewing, viewingOf, when } from './browse-support.ts'
 import { type Html, page } from './layout.ts'
+import { cutKeepingLines, markdown } from './markdown.ts'
 import { activityLines } from './ops-data.ts'
+import { plural, reasonWithTerms } from './words.ts'
 
 const CHANNEL_LABEL: Record<PrimingChannel, string> = {
   profile: 'the sender\'s profile',
@@ -27,7 +29,7 @@ const CHANNEL_LABEL: Record<PrimingChannel, string> = {
 /** Each channel's share of `budget` for a message of `type` (the primer's own settings) and what its items used. */
 function channelBudgets(mind: MindInternals, type: MessageType, budget: number, injected: readonly InjectedMemory[]): Html {
   const shares = mind.primer.settings.shares[type]
-  return html`<table data-testid="channel-budgets"><thead><tr><th>channel</th><th>used</th><th>limit</th><th></th></tr></thead><tbody>${PRIMING_CHANNELS.map((channel) => {
+  return html`<table data-testid="channel-budgets"><thead><tr><th scope="col">channel</th><th scope="col">used</th><th scope="col">limit</th><th scope="col"><span class="visually-hidden">note</span></th></tr></thead><tbody>${PRIMING_CHANNELS.map((channel) => {
     const used = injected.filter((item) => item.channel === channel).reduce((sum, item) => sum + item.tokens, 0)
     const limit = Math.floor(budget * shares[channel])
     return html`<tr data-testid="channel-budget" data-channel="${channel}"><td>${channel} <span class="muted">(${CHANNEL_LABEL[channel]})</span></td><td data-testid="channel-used">${used}</td><td data-testid="channel-limit">${limit}</td><td class="muted">${channel === 'related' ? 'plus whatever the other channels leave' : ''}</td></tr>`
@@ -42,12 +44,6 @@ function sourceCell(mind: MindInternals, viewing: Viewing, item: InjectedMemory)
   const path = memoryPath(mind, viewing, item.source)
   if (path === undefined) return html`${item.source}`
   return html`<a href="/memories/file?path=${encodeURIComponent(path)}${userQuery(viewing)}" data-testid="provenance-source">${path}</a>`
-}
-
-function whyText(why: Record<string, number | string>): string {
-  return Object.entries(why)
-    .map(([key, value]) => `${key} ${typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : value}`)
-    .join(' · ')
 }
 
 /** How much of an activity line's text is shown. */
@@ -100,12 +96,12 @@ function injectedTable(mind: MindInternals, viewing: Viewing, injected: readonly
     const count = folded.filter((item) => item.channel === channel).length
     return count === 0 ? [] : [`${count} ${channel === 'activity' ? 'older activity' : `lower scored ${channel}`}`]
   })
-  const head = html`<thead><tr><th>channel</th><th>kind</th><th>memory and source</th><th>score</th><th>why (score terms)</th><th>tokens</th></tr></thead>`
+  const head = html`<thead><tr><th scope="col">channel</th><th scope="col">kind</th><th scope="col">memory and source</th><th scope="col">score</th><th scope="col">why it was recalled</th><th scope="col">tokens</th></tr></thead>`
   const rows = (items: readonly InjectedMemory[]): Html[] =>
     items.map(
       (item) => html`<tr data-testid="provenance-item" data-channel="${item.channel}" data-kind="${item.kind}">
-<td>${item.channel}</td><td><span class="pill">${item.kind}</span></td><td>${texts.has(item.id) ? html`<div class="text" data-testid="provenance-text">${excerpt(texts.get(item.id) ?? '', 300)}</div>` : ''}${sourceCell(mind, viewing, item)} <span class="muted">${item.id}</span></td>
-<td data-testid="provenance-score">${typeof item.why.score === 'number' ? item.why.score.toFixed(3) : ''}</td><td class="muted" data-testid="provenance-why">${whyText(item.why)}</td><td>${item.tokens}</td></tr>`,
+<td>${item.channel}</td><td><span class="pill">${item.kind}</span></td><td>${texts.has(item.id) ? html`<div class="text" data-testid="provenance-text">${markdown(cutKeepingLines(texts.get(item.id) ?? '', 300))}</div>` : ''}${sourceCell(mind, viewing, item)} <span class="muted">${item.id}</span></td>
+<td data-testid="provenance-score">${typeof item.why.score === 'number' ? item.why.score.toFixed(3) : ''}</td><td data-testid="provenance-why">${reasonWithTerms(item.why)}</td><td>${item.tokens}</td></tr>`,
     )
   return html`<p class="muted" data-testid="provenance-count">${injected.length} item${injected.length === 1 ? '' : 's'} injected${folded.length > 0 ? `; the first ${shown.length} of their channels are listed, the other ${folded.length} below` : ''}.</p>
 <table data-testid="provenance">${head}<tbody>${rows(shown)}</tbody></table>${
@@ -115,9 +111,18 @@ function injectedTable(mind: MindInternals, viewing: Viewing, injected: readonly
   }`
 }
 
+/**
+ * Degraded recall said once above the items it concerns (episodes summarised without a model),
+ * each reason with how many of the items it touches — never repeated on each row.
+ */
+function degradedNotice(notes: readonly DegradedNote[]): Html {
+  if (notes.length === 0) return html``
+  return html`${notes.map((note) => html`<p class="warn" data-testid="degraded-notice">${plural(note.memories.length, 'recalled memory is', 'recalled memories are')} degraded: ${note.reason}.</p>`)}`
+}
+
 function memorySections(sections: ReadonlyArray<{ name: string; tokens: number; entries: number; truncated: boolean }>): Html {
   if (sections.length === 0) return html`<p class="muted">No memory context (identity, rules, lessons) yet.</p>`
-  return html`<table data-testid="memory-sections"><thead><tr><th>section</th><th>entries</th><th>tokens</th><th></th></tr></thead><tbody>${sections.map(
+  return html`<table data-testid="memory-sections"><thead><tr><th scope="col">section</th><th scope="col">entries</th><th scope="col">tokens</th><th scope="col"><span class="visually-hidden">note</span></th></tr></thead><tbody>${sections.map(
     (section) => html`<tr data-testid="memory-section"><td>${section.name}</td><td>${section.entries}</td><td>${section.tokens}</td><td class="warn">${section.truncated ? 'cut to its budget' : ''}</td></tr>`,
   )}</tbody></table>`
 }
@@ -129,7 +134,7 @@ export function registerWhyPages(app: Hono<ServeEnv>, mind: MindInternals): void
       const viewing = viewingOf(c, mind)
       const message = c.req.query('message') ?? ''
       const form = html`<form method="get" action="/why" data-testid="why-form">
-<p><textarea name="message" placeholder="a message a user might send, e.g. What did we decide about the billing export?" data-testid="why-message">${message}</textarea></p>
+<p><textarea name="message" aria-label="A message a user might send" placeholder="a message a user might send, e.g. What did we decide about the billing export?" data-testid="why-message">${message}</textarea></p>
 ${await userPicker(mind, viewing)} <button type="submit">Show what would be recalled</button>
 </form>`
       const intro = html`<p class="muted">Before every turn engram recalls what matters for the message (priming) and puts it in the system prompt, within a budget set by the kind of message. Type a message to see what would be injected for it in a session of this view, from where, and why (the score and its terms). Past turns show the same from what was stored with them: open one from its conversation.</p>`
@@ -144,7 +149,7 @@ ${await userPicker(mind, viewing)} <button type="submit">Show what would be reca
       const result = html`<section data-testid="why-result">
 <p>Classified as a <b data-testid="message-type">${primed.type}</b>: priming budget <b data-testid="priming-budget">${primed.budget}</b> tokens, <b data-testid="priming-tokens">${primed.tokens}</b> used (${Math.round(primed.ms)} ms).</p>
 <h3>Budget of each channel</h3>${channelBudgets(mind, primed.type, primed.budget, primed.injected)}
-<h3>What would be injected</h3>${injectedTable(mind, viewing, primed.injected, await unitTexts(mind, viewing, primed.injected))}
+<h3>What would be injected</h3>${degradedNotice(primed.degraded)}${injectedTable(mind, viewing, primed.injected, await unitTexts(mind, viewing, primed.injected))}
 ${primed.warnings.length > 0 ? html`<h3>Warnings</h3><ul>${primed.warnings.map((warning) => html`<li class="warn">${warning}</li>`)}</ul>` : ''}
 ${primed.text !== '' ? html`<details><summary>The injected text, as the model reads it</summary><pre data-testid="primed-text">${primed.text}</pre></details>` : ''}
 <h3>Always in the prompt: the memory context</h3>
@@ -174,25 +179,34 @@ ${memorySections(context.sections)}
       const replies = messages.filter((message) => message.id !== stored.messageId)
       const provenance = stored.provenance
       const budget = mind.primer.settings.budgets[stored.type]
-      const body = html`<p class="muted">What turn ${stored.number} of ${conversation ? html`<a href="/conversations/${conversation.id}">${sessionId}</a>` : sessionId}${stored.user !== undefined ? ` (with ${stored.user})` : ''} was given, as stored when it began (${when(stored.startedAt)}).</p>
+      const turnSummaries = provenance.conversation.filter((item) => item.kind === 'summary')
+      const fallbackSummaries = turnSummaries.filter((item) => item.degraded).length
+      const body = html`<p class="muted">What turn ${stored.number} of ${conversation ? html`<a href="/conversations/${conversation.id}">${sessionId}</a>` : sessionId}${stored.user !== undefined ? html` (with <a href="${userPageLink(stored.user)}" data-testid="user-link">${stored.user}</a>)` : ''} was given, as stored when it began (${when(stored.startedAt)}).</p>
 <h3>The message</h3>
-<div data-testid="message" class="text">${opened ? opened.content : '(the message is no longer stored)'}</div>
-${replies.length > 0 ? html`<h3>The reply</h3>${replies.map((reply) => html`<div data-testid="message" class="text"><span class="pill">${reply.role}</span> ${excerpt(reply.content, 2000)}</div>`)}` : html`<p class="muted">The turn has not ended (no reply stored).</p>`}
+<div data-testid="message" class="text">${opened ? markdown(opened.content) : '(the message is no longer stored)'}</div>
+${replies.length > 0 ? html`<h3>The reply</h3>${replies.map((reply) => html`<div data-testid="message" class="text"><span class="pill">${reply.role}</span> ${markdown(cutKeepingLines(reply.content, 2000))}</div>`)}` : html`<p class="muted">The turn has not ended (no reply stored).</p>`}
 <h3>Recalled for it (priming)</h3>
 <p>Classified as a <b data-testid="message-type">${stored.type}</b>: priming budget <b data-testid="priming-budget">${budget}</b> tokens.</p>
 ${channelBudgets(mind, stored.type, budget, provenance.primed)}
+${degradedNotice(provenance.degraded ?? [])}
 ${injectedTable(mind, viewing, provenance.primed, await unitTexts(mind, viewing, provenance.primed))}
 <h3>The memory context</h3>${memorySections(provenance.memory)}
 ${
   provenance.state.length > 0
-    ? html`<h3>Working state</h3><ul>${provenance.state.map((section) => html`<li data-testid="state-section">${section.name}: ${section.entries} entries, ${section.tokens} tokens, from ${section.source}</li>`)}</ul>`
+    ? html`<h3>Working state</h3><ul>${provenance.state.map((section) => html`<li data-testid="state-section">${section.name}: ${plural(section.entries, 'entry', 'entries')}, ${plural(section.tokens, 'token', 'tokens')}, from ${section.source}</li>`)}</ul>`
     : ''
 }
 <h3>The conversation it saw</h3>
-<p class="muted">${provenance.conversation.length} items: ${provenance.conversation.filter((item) => item.kind === 'summary').length} summaries and ${provenance.conversation.filter((item) => item.kind === 'message').length} messages.</p>
-<ul>${provenance.conversation
-        .filter((item) => item.kind === 'summary')
-        .map((item) => html`<li data-testid="turn-summary">${conversation ? html`<a href="/conversations/${conversation.id}#${item.summaryId ?? ''}">${item.summaryId}</a>` : item.summaryId} — stands for ${item.messageIds.length} messages${item.degraded ? ' (written by a fallback, not a model)' : ''}</li>`)}</ul>
+<p class="muted">${plural(provenance.conversation.length, 'item', 'items')}: ${plural(turnSummaries.length, 'summary', 'summaries')} and ${plural(provenance.conversation.length - turnSummaries.length, 'message', 'messages')}.</p>
+${
+  fallbackSummaries > 0
+    ? html`<p class="warn" data-testid="degraded-notice">${fallbackSummaries === turnSummaries.length ? (turnSummaries.length === 1 ? 'This summary was' : 'These summaries were') : `${fallbackSummaries} of these summaries were`} written by a fallback, not a model (no model was reachable when the conversation was compacted).</p>`
+    : ''
+}
+<ul>${turnSummaries.map(
+        (item) =>
+          html`<li data-testid="turn-summary">${conversation ? html`<a href="/conversations/${conversation.id}#${item.summaryId ?? ''}">summary ${item.summaryId}</a>` : item.summaryId} — stands for ${plural(item.messageIds.length, 'message', 'messages')}${item.degraded && fallbackSummaries < turnSummaries.length ? ' (fallback)' : ''}</li>`,
+      )}</ul>
 <p class="muted">Prompt layers: ${Object.entries(provenance.layers)
         .map(([key, value]) => `${key}: ${value}`)
         .join(' · ')}</p>`

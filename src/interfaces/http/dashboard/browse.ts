@@ -10,10 +10,12 @@ import type { MindInternals } from '../../../mind-internals.ts'
 import type { ServeEnv } from '../support.ts'
 import { registerConversationPages } from './browse-conversations.ts'
 import { registerMemoryPages } from './browse-memories.ts'
+import { registerUserPages } from './browse-user.ts'
 import { registerWhyPages } from './browse-why.ts'
 
 export function registerBrowsePages(app: Hono<ServeEnv>, mind: MindInternals): void {
   registerMemoryPages(app, mind)
   registerWhyPages(app, mind)
   registerConversationPages(app, mind)
+  registerUserPages(app, mind)
 }

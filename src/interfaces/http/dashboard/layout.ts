@@ -66,6 +66,16 @@ details > summary { cursor: pointer; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: .7rem 1rem; min-width: 10rem; }
 .card b { display: block; font-size: 1.4rem; }
 svg text { fill: var(--muted); font-size: 11px; }
+.skip { position: absolute; left: -999px; top: .4rem; background: var(--bg); padding: .3rem .6rem; }
+.skip:focus { left: .5rem; z-index: 1; }
+a:focus-visible, button:focus-visible, summary:focus-visible, select:focus-visible, input:focus-visible, textarea:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+.nowrap { white-space: nowrap; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+.md > :first-child { margin-top: 0; } .md > :last-child { margin-bottom: 0; } .md p, .md ul, .md ol, .md pre, .md blockquote { margin: .3rem 0; }
+.md ul, .md ol { padding-left: 1.3rem; } .md blockquote { border-left: 3px solid var(--line); padding-left: .6rem; color: var(--muted); } .md pre { white-space: pre-wrap; }
+.text:has(> .md) { white-space: normal; }
+ul.inline-list { list-style: none; padding: 0; display: flex; gap: 1rem; flex-wrap: wrap; }
+dl.terms { display: grid; grid-template-columns: auto auto; gap: .1rem .8rem; margin: .3rem 0; font-size: .85rem; } dl.terms dd { margin: 0; font-variant-numeric: tabular-nums; }
 `
 
 /** A whole page: `title`, the navigation with `active` marked, who is viewing, and `body`. */
@@ -75,8 +85,9 @@ export function page(options: { title: string; agent: string; principal: Princip
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · engram · ${agent}</title><style>${raw(STYLE)}</style><script src="/assets/dashboard.js" defer></script></head>
 <body>
-<header><h1>engram · ${agent}</h1><nav>${NAV.map(([path, label]) => html`<a href="${path}"${path === active ? html` aria-current="page"` : ''}>${label}</a>`)}</nav><span class="who" data-testid="viewer">viewing as ${viewerLabel(principal)}</span></header>
-<main><h2>${title}</h2>${body}</main>
+<a class="skip" href="#content">Skip to the page's content</a>
+<header><h1>engram · ${agent}</h1><nav aria-label="Dashboard pages">${NAV.map(([path, label]) => html`<a href="${path}"${path === active ? html` aria-current="page"` : ''}>${label}</a>`)}</nav><span class="who" data-testid="viewer">viewing as ${viewerLabel(principal)}</span></header>
+<main id="content" tabindex="-1"><h2>${title}</h2>${body}</main>
 </body>
 </html>`
 }

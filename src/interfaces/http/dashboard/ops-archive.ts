@@ -8,13 +8,15 @@ import { html } from 'hono/html'
 import { userOfOwner } from '../../../core/owner.ts'
 import type { MindInternals } from '../../../mind-internals.ts'
 import { memoryIdOf } from '../../../tools/memories.ts'
+import { userPageLink, when } from './browse-support.ts'
 import type { Html } from './layout.ts'
+import { cutKeepingLines, markdown } from './markdown.ts'
 import { type ArchivedMemory, archivedMemories } from './ops-data.ts'
 import { userPicker, type Viewing, viewingLabel } from './ops-viewer.ts'
 
-function ownerLabel(item: ArchivedMemory): string {
+function ownerCell(item: ArchivedMemory): Html | string {
   const user = userOfOwner(item.owner)
-  return user !== undefined ? `user ${user}` : item.owner
+  return user !== undefined ? html`user <a href="${userPageLink(user)}">${user}</a>` : item.owner
 }
 
 /** The `/v1/restore` body for an item: its target, and its user when an administrator restores a user's memory. */
@@ -29,11 +31,11 @@ export function restoreBody(item: ArchivedMemory, viewing: Viewing): string {
  */
 function restoreButton(item: ArchivedMemory, viewing: Viewing): Html {
   if (item.what !== 'rule' && item.what !== 'lesson' && item.what !== 'profile fact') {
-    return html`<button data-post="/v1/restore" data-body="${restoreBody(item, viewing)}" data-testid="restore-button">Restore</button>`
+    return html`<button data-post="/v1/restore" data-body="${restoreBody(item, viewing)}" data-testid="restore-button" aria-label="Restore ${item.what} ${item.target}">Restore</button>`
   }
   const user = userOfOwner(item.owner)
   const body = JSON.stringify({ id: memoryIdOf(item.target), ...(viewing.admin && user !== undefined ? { user } : {}) })
-  return html`<button data-post="/edit/restore" data-body="${body}" data-testid="restore-button">Restore</button>`
+  return html`<button data-post="/edit/restore" data-body="${body}" data-testid="restore-button" aria-label="Restore ${item.what} ${item.target}">Restore</button>`
 }
 
 /** The archive page's body. */
@@ -44,12 +46,12 @@ export async function archiveBody(mind: MindInternals, viewing: Viewing): Promis
 ${
   items.length === 0
     ? html`<p class="muted" data-testid="archive-empty">Nothing forgotten or merged.</p>`
-    : html`<table data-testid="archive-table"><thead><tr><th>what</th><th>memory</th><th>whose</th><th>why</th><th></th></tr></thead><tbody>${items.map(
+    : html`<table data-testid="archive-table"><thead><tr><th scope="col">what</th><th scope="col">memory</th><th scope="col">whose</th><th scope="col">when and why</th><th scope="col"><span class="visually-hidden">action</span></th></tr></thead><tbody>${items.map(
         (item) => html`<tr data-testid="archive-row" data-target="${item.target}">
 <td><span class="pill">${item.what}</span></td>
-<td><div class="text" data-testid="archive-text">${item.text}</div><div class="muted"><code>${item.target}</code></div></td>
-<td>${ownerLabel(item)}</td>
-<td>${item.why}${item.forgottenAt ? html` <span class="muted">${item.forgottenAt.slice(0, 10)}</span>` : ''}${item.reason ? html`<div class="muted">${item.reason}</div>` : ''}</td>
+<td><div class="text" data-testid="archive-text">${markdown(cutKeepingLines(item.text, 600))}</div><div class="muted"><code>${item.target}</code></div></td>
+<td class="nowrap">${ownerCell(item)}</td>
+<td>${item.why} <span data-testid="archive-when">${item.forgottenAt ? when(item.forgottenAt) : html`<span class="muted">(date not recorded)</span>`}</span>${item.reason ? html`<div data-testid="archive-reason">${item.reason}</div>` : ''}</td>
 <td>${restoreButton(item, viewing)}</td>
 </tr>`,
       )}</tbody></table>`

@@ -10,8 +10,8 @@ import type { MindInternals } from '../../../mind-internals.ts'
 import type { Html } from './layout.ts'
 import { activityOf, type ConsolidationRunView, consolidationRuns } from './ops-data.ts'
 import { userPicker, type Viewing, viewingLabel } from './ops-viewer.ts'
+import { plural } from './words.ts'
 
-const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`
 
 /**
  * The counts a job records, each said as a person reads it (a bare "active 2" tells nothing):
@@ -75,7 +75,7 @@ function runRow(run: ConsolidationRunView, showCounts: boolean): Html {
 ${
   run.changes.length === 0
     ? html`<div class="muted">${showCounts ? '' : 'nothing of this memory changed'}</div>`
-    : html`<details${run.changes.length <= 5 ? html` open` : ''}><summary>${run.changes.length} change${run.changes.length === 1 ? '' : 's'} to ${showCounts ? 'memory' : 'this memory'}</summary><ul>${run.changes.map(
+    : html`<details${run.changes.length <= 5 ? html` open` : ''}><summary>${plural(run.changes.length, 'change', 'changes')} to ${showCounts ? 'memory' : 'this memory'}</summary><ul>${run.changes.map(
         (change) => html`<li data-testid="consolidation-change"><b>${change.action}</b> <code>${change.path}</code>${change.reason ? html` — <span class="text">${change.reason}</span>` : ''}</li>`,
       )}</ul></details>`
 }</td>

@@ -330,6 +330,34 @@ export async function consolidationRuns(mind: MindInternals, log: ActivityLog, l
   return [...runs, ...loose.values()].sort((a, b) => instantOf(b.at) - instantOf(a.at)).slice(0, limit)
 }
 
+/**
+ * When and why each forgotten item of `owner` was forgotten, from the `forget` events of the
+ * owner's own activity log (the record every forgetting writes: on request, and monthly forgetting's
+ * plan, decision 0053): an archived document carries no date or reason of its own (its move keeps
+ * its bytes as they were), and an archived entry's reason is stored with `_` for spaces. Keyed by
+ * the entry's path, or the document's archive path; the latest forgetting wins (forgotten again after a restore).
+ */
+async function datedFromLog(mind: MindInternals, owner: Owner, items: ArchivedMemory[]): Promise<void> {
+  if (!items.some((item) => item.why === 'forgotten')) return
+  const forgot = new Map<string, { at: string; reason: string | undefined }>()
+  for (const record of await mind.backend.owned(owner).activity.read({ types: ['memory_write'] })) {
+    const meta = record.meta ?? {}
+    if (meta.action !== 'forget') continue
+    const told = { at: record.ts, reason: typeof meta.reason === 'string' && meta.reason !== '' ? meta.reason : undefined }
+    for (const key of [meta.path, meta.archive]) {
+      if (typeof key !== 'string') continue
+      const known = forgot.get(key)
+      if (known === undefined || instantOf(known.at) <= instantOf(told.at)) forgot.set(key, told)
+    }
+  }
+  for (const item of items) {
+    const told = item.why === 'forgotten' ? forgot.get(item.target) : undefined
+    if (told === undefined) continue
+    item.forgottenAt ??= told.at
+    if (told.reason !== undefined) item.reason = told.reason
+  }
+}
+
 /** One forgotten or merged memory of the viewing's archive, with what restores it. */
 export interface ArchivedMemory {
   /** What `POST /v1/restore` takes as `target` (as `engram restore` does). */
@@ -383,6 +411,7 @@ export async function archivedMemories(mind: MindInternals, viewing: Viewing): P
   const source = memoryFileSource(mind.layout, mind.backend)
   const items: ArchivedMemory[] = []
   for (const owner of archiveOwners(viewing)) {
+    const start = items.length
     for (const scope of ['global', 'project'] as const) {
       if (!mind.backend.owned(owner).engrams(scope)) continue
       for (const file of ENGRAM_FILES) {
@@ -422,6 +451,7 @@ export async function archivedMemories(mind: MindInternals, viewing: Viewing): P
         })
       }
     }
+    await datedFromLog(mind, owner, items.slice(start))
   }
   return items.sort((a, b) => (b.forgottenAt ?? '').localeCompare(a.forgottenAt ?? '') || a.target.localeCompare(b.target))
 }
