@@ -228,15 +228,15 @@ describe('output', () => {
     t.after(tmp.cleanup)
     mkdirSync(tmp.home, { recursive: true })
     const args = ['config', '--home', tmp.home, '--human']
-    const escape = '\u001b['
+    const ansi = '\u001b['
     const terminal = await cli(args, { env: tmp.env, isTTY: true })
     assert.equal(terminal.code, 0)
-    assert.ok(terminal.out.startsWith(`${escape}1mengram configuration`), 'bold on a terminal')
-    for (const env of [{ NO_COLOR: '1' }, { NODE_DISABLE_COLORS: '1' }, { TERM: 'dumb' }]) {
+    assert.ok(terminal.out.startsWith(`${ansi}1mengram configuration`), 'bold on a terminal')
+    for (const env of [{ NO_COLOR: '1' }, { NODE_DISABLE_COLORS: '1' }, { TERM: 'dumb' }] as Array<Record<string, string>>) {
       const plain = await cli(args, { env: { ...tmp.env, ...env }, isTTY: true })
-      assert.ok(!plain.out.includes(escape), JSON.stringify(env))
+      assert.ok(!plain.out.includes(ansi), JSON.stringify(env))
     }
-    assert.ok(!(await cli(args, { env: tmp.env, isTTY: false })).out.includes(escape), 'a pipe gets no colour')
-    assert.ok((await cli(args, { env: { ...tmp.env, NO_COLOR: '' }, isTTY: true })).out.includes(escape), 'an empty NO_COLOR is unset (no-color.org)')
+    assert.ok(!(await cli(args, { env: tmp.env, isTTY: false })).out.includes(ansi), 'a pipe gets no colour')
+    assert.ok((await cli(args, { env: { ...tmp.env, NO_COLOR: '' }, isTTY: true })).out.includes(ansi), 'an empty NO_COLOR is unset (no-color.org)')
   })
 })
