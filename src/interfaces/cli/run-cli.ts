@@ -14,7 +14,6 @@ import { COMMANDS, type CommandEntry } from './commands/index.ts'
 import { mistypedSubcommand, optionProblem, unknownCommand } from './did-you-mean.ts'
 import { GLOBAL_OPTIONS } from './global-options.ts'
 import { commandHelp, helpText } from './help.ts'
-import { missingHome } from './home-check.ts'
 import { type CliIo, ExitCode } from './io.ts'
 import { ENGRAM_VERSION } from './version.ts'
 
@@ -88,7 +87,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 
   try {
-    const noHome = command.home === undefined ? missingHome(io, settings) : undefined
+    // Loaded here, not at the top: `--help` and `--version` need no configuration (decision 0041).
+    const noHome = command.home === undefined ? (await import('./home-check.ts')).missingHome(io, settings) : undefined
     if (noHome) throw noHome
     const result = await command.run({
       io,
