@@ -56,6 +56,7 @@ describe('did you mean', () => {
     assert.equal(command.code, 2)
     assert.match(command.err, /^engram: Unknown command 'serach'\. Did you mean 'search'\?\nFix: run `engram --help`/)
 
+    assert.equal((await cli(['memoris', 'add', 'Ada sails'])).envelope.error?.message, "Unknown command 'memoris'. Did you mean 'memories add'?")
     const sub = await cli(['memories', 'ad', 'Ada sails', '--json'])
     assert.equal(sub.code, 2)
     assert.equal(sub.envelope.error?.code, 'usage')

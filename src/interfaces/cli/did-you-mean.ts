@@ -14,7 +14,7 @@ export function closest(input: string, candidates: Iterable<string>): string | u
 }
 
 /** `" Did you mean 'x'?"`, or nothing. */
-function suggestion(input: string, candidates: Iterable<string>, render: (found: string) => string = (found) => found): string {
+function suggestion(input: string, candidates: Iterable<string>, render: (found: string) => string): string {
   const found = closest(input, candidates)
   return found === undefined ? '' : ` Did you mean '${render(found)}'?`
 }
@@ -24,8 +24,11 @@ export function unknownCommand(words: readonly string[], commands: readonly Comm
   const first = words[0] ?? ''
   const group = commands.filter((entry) => entry.path[0] === first)
   if (group.length === 0) {
+    // `memoris add`: the closest first word, with the second when it names one of that group's commands.
+    const found = closest(first, commands.map((entry) => entry.path[0] as string))
+    const whole = found !== undefined && commands.some((entry) => entry.path[0] === found && entry.path[1] !== undefined && entry.path[1] === words[1]) ? `${found} ${words[1]}` : found
     return {
-      message: `Unknown command '${first}'.${suggestion(first, commands.map((entry) => entry.path[0] as string))}`,
+      message: `Unknown command '${first}'.${whole === undefined ? '' : ` Did you mean '${whole}'?`}`,
       fix: 'run `engram --help` to see the commands',
     }
   }
