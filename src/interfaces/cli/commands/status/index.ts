@@ -7,7 +7,7 @@ import type { OwnersStatus } from '../../../../storage/owner-counts.ts'
 
 export const statusCommand: Command = {
   path: ['status'],
-  examples: ['engram status', 'engram status --user ada --json'],
+  examples: ['engram status', 'engram status --json --home ~/agents/engram'],
   // The counts and capabilities need the opened home (and its reindex of hand edits), not the memory systems (decision 0041).
   async run(context) {
     return withMindCore(context, async (core) => {
