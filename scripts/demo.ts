@@ -11,14 +11,16 @@ import { ManualClock } from '../src/core/clock.ts'
 import { hasCompactor, hasExplorer } from '../src/memory/context/provider.ts'
 import { openMindInternals, type MindInternals } from '../src/mind-internals.ts'
 import { renderStatus } from '../src/interfaces/cli/commands/status/index.ts'
+import { colourFor, makeStyle } from '../src/interfaces/cli/format.ts'
 import { runCli } from '../src/interfaces/cli/run-cli.ts'
 
 const root = resolve(import.meta.dirname, '..')
 const home = join(root, '.demo', 'home')
 const project = join(root, '.demo', 'project')
 const tty = Boolean(process.stdout.isTTY)
-const bold = (t: string) => (tty ? `\u001b[1m${t}\u001b[22m` : t)
-const dim = (t: string) => (tty ? `\u001b[2m${t}\u001b[22m` : t)
+// Colour as the command line decides it: on a terminal, not with NO_COLOR (decision 0074).
+const colour = colourFor({ isTTY: tty, env: process.env })
+const { bold, dim } = makeStyle(colour)
 let chapterNo = 0
 const chapter = (title: string) => console.log(`\n${bold(`── ${++chapterNo}. ${title} ${'─'.repeat(Math.max(0, 62 - title.length))}`)}`)
 const show = (label: string, text: string, max = 30) => {
@@ -267,7 +269,7 @@ if (wifiArchived) {
 }
 
 chapter('engram status')
-console.log(renderStatus(await mind.status(), tty))
+console.log(renderStatus(await mind.status(), colour))
 await mind.close()
 
 chapter('Markdown is an export — the whole memory as files, and back')
@@ -294,7 +296,7 @@ chapter('Markdown is an export — the whole memory as files, and back')
 
 chapter('engram doctor')
 const out: string[] = []
-await runCli(['doctor', '--home', home, '--human'], { stdout: { write: (text: string) => out.push(text) }, stderr: process.stderr, env, cwd: root, isTTY: tty })
+await runCli(['doctor', '--home', home, '--human'], { stdout: { write: (text: string) => out.push(text) }, stderr: process.stderr, env: { ...env, NO_COLOR: colour ? '' : '1' }, cwd: root, isTTY: tty })
 console.log(out.join('').trimEnd())
 
 chapter('The dashboard — engram serve')

@@ -67,6 +67,7 @@ test('init creates the home; status counts memories; JSON is the default off a t
 test('doctor --json reports the capabilities found', async (t) => {
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
+  await engram(tmp, ['init', '--home', tmp.home])
   const doctor = await engram(tmp, ['doctor', '--home', tmp.home, '--json'])
   assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)
   const data = doctor.json.data as { healthy: boolean; checks: Array<{ name: string; status: string; detail: string; fix?: string }> }
@@ -98,6 +99,7 @@ test('a configuration with three mistakes: exit 3 and all three named with fixes
 test('a refusal in --json carries its message and its fix apart (decision 0062)', async (t) => {
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
+  mkdirSync(tmp.home, { recursive: true })
   const result = await engram(tmp, ['confirm', '--accept', '999', '--home', tmp.home])
   assert.equal(result.code, 3)
   assert.equal(result.json.error?.code, 'not_found')
@@ -108,6 +110,7 @@ test('a refusal in --json carries its message and its fix apart (decision 0062)'
 test('config shows each value and its source', async (t) => {
   const tmp = makeTempHome()
   t.after(tmp.cleanup)
+  mkdirSync(tmp.home, { recursive: true })
   const result = await engram(tmp, ['config', '--home', tmp.home, '--set', 'context.budget=9000'], { ENGRAM_MEMORY_MODE: 'copilot', ENGRAM_LLM_API_KEY: 'sk-very-secret' })
   assert.equal(result.code, 0, result.stderr)
   const settings = (result.json.data as { settings: Array<{ key: string; value: string; source: string }> }).settings

@@ -224,7 +224,7 @@ describe('engram search / forget / restore from the command line', () => {
   })
   after(() => tmp.cleanup())
 
-  async function engram(args: string[]): Promise<{ code: number; out: string; json: { ok: boolean; data?: unknown; error?: { code: string; fix?: string } } }> {
+  async function engram(args: string[]): Promise<{ code: number; out: string; json: { ok: boolean; data?: unknown; error?: { code: string; message?: string; fix?: string } } }> {
     let out = ''
     const code = await runCli([...args, '--home', tmp.home], { stdout: { write: (text: string) => (out += text) }, stderr: { write: () => true }, env: tmp.env, cwd: tmp.home, isTTY: false })
     let json = { ok: false }
@@ -248,7 +248,8 @@ describe('engram search / forget / restore from the command line', () => {
     assert.match(human.out, /1\. \[lesson 20\d\d-\d\d-\d\d\] Ada deploys on Tuesdays\n {3}source: users\/ada\/memory\/lessons\.md/)
     const badKinds = await engram(['search', 'x', '--kinds', 'rules'])
     assert.equal(badKinds.code, 3)
-    assert.match(badKinds.json.error?.fix ?? '', /comma-separated list of message, summary/)
+    assert.match(badKinds.json.error?.message ?? '', /^--kinds must be one of: message, summary, .* \(not "rules"\)\.$/)
+    assert.equal(badKinds.json.error?.fix, 'did you mean --kinds rule?')
 
     const forgot = await engram(['forget', hits[0]?.id ?? '', '--reason', 'we release from main now', '--human'])
     assert.equal(forgot.code, 0, forgot.out)

@@ -1,6 +1,6 @@
 /** `storage.url` picks the backend by its scheme (storage/backends.ts): an unknown one stops the open with the fix, and the home is left alone. */
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { EngramError } from '../src/core/errors.ts'
@@ -31,6 +31,7 @@ test('a mind whose ENGRAM_DATABASE_URL has a scheme no backend serves is not ope
 test('engram migrate --to a URL whose scheme no backend serves refuses it with the fix, instead of taking it for a folder', async () => {
   const temp = makeTempHome()
   try {
+    mkdirSync(temp.home, { recursive: true })
     let stdout = ''
     const code = await runCli(['migrate', '--to', 'mysql://engram@db/engram', '--home', temp.home, '--json'], {
       stdout: { write: (text: string) => (stdout += text) },

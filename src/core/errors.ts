@@ -20,6 +20,12 @@ export interface EngramErrorOptions {
   category: ErrorCategory
   /** What the reader should do about it; name the option and the environment variable. */
   fix?: string
+  /**
+   * The fix for a person at the command line, when `fix` names what only the agent has (a tool:
+   * `search_memory`, `profile_get`) or the library's methods. The CLI prints it instead of `fix`
+   * (decision 0074); every other interface prints `fix`.
+   */
+  cliFix?: string
   details?: Record<string, unknown>
   cause?: unknown
 }
@@ -29,6 +35,7 @@ export class EngramError extends Error {
   readonly code: ErrorCode
   readonly category: ErrorCategory
   readonly fix: string | undefined
+  readonly cliFix: string | undefined
   readonly details: Record<string, unknown>
 
   constructor(options: EngramErrorOptions) {
@@ -37,6 +44,7 @@ export class EngramError extends Error {
     this.code = options.code
     this.category = options.category
     this.fix = options.fix
+    this.cliFix = options.cliFix
     this.details = options.details ?? {}
   }
 

@@ -32,15 +32,20 @@ export interface ForgetTargetDeps {
 
 const ENTRY_FILES: readonly EngramFile[] = ['rules', 'lessons', 'profile']
 const PATH_PREFIXES = ['memory/', 'knowledge/', 'procedures/', 'project/', 'project:', 'users/', 'shared/', 'agents/', 'archive/', 'state/', 'episodes/', 'activity/', 'skills/']
-const WHAT_CAN_BE_FORGOTTEN =
-  'a rule, lesson or profile fact (its text as search_memory shows it, "memory/rules.md#<id>", or the id search_memory gives it), or a file: "knowledge/<name>.md", "procedures/<name>.md", "memory/topics/<name>.md", "project/topics/<name>.md", a user\'s whole profile "users/<id>.md"'
+const WHAT_FILES_CAN_BE_FORGOTTEN = 'a file: "knowledge/<name>.md", "procedures/<name>.md", "memory/topics/<name>.md", "project/topics/<name>.md", a user\'s whole profile "users/<id>.md"'
+const WHAT_CAN_BE_FORGOTTEN = `a rule, lesson or profile fact (its text as search_memory shows it, "memory/rules.md#<id>", or the id search_memory gives it), or ${WHAT_FILES_CAN_BE_FORGOTTEN}`
+/** The same for a person at the command line, whose search is `engram search` (decision 0074). */
+const WHAT_CAN_BE_FORGOTTEN_CLI = `a rule, lesson or profile fact (its text as \`engram search\` shows it, or its source with the #<id> it shows, "memory/rules.md#<id>"), or ${WHAT_FILES_CAN_BE_FORGOTTEN}`
 
-function invalid(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
-  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix, details })
+/** A fix as the agent's tools say it, and as the command line says it when that differs. */
+type Fix = string | { fix: string; cliFix: string }
+
+function invalid(message: string, fix: Fix, details: Record<string, unknown> = {}): EngramError {
+  return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, ...(typeof fix === 'string' ? { fix } : fix), details })
 }
 
-function notFound(message: string, fix: string, details: Record<string, unknown> = {}): EngramError {
-  return new EngramError({ code: ErrorCode.notFound, category: 'user', message, fix, details })
+function notFound(message: string, fix: Fix, details: Record<string, unknown> = {}): EngramError {
+  return new EngramError({ code: ErrorCode.notFound, category: 'user', message, ...(typeof fix === 'string' ? { fix } : fix), details })
 }
 
 /** The owners whose memories `viewer` may forget, restore or purge. */
@@ -158,7 +163,11 @@ function folderOfKind(kind: string): string {
 }
 
 function refuseLocation(location: MemoryLocation): never {
-  throw invalid(`${location.path} is not a memory that can be forgotten (episodes and the activity log are the record of what happened; state, skills and prompt layers are kept otherwise).`, `name ${WHAT_CAN_BE_FORGOTTEN}`, { path: location.path })
+  throw invalid(
+    `${location.path} is not a memory that can be forgotten (episodes and the activity log are the record of what happened; state, skills and prompt layers are kept otherwise).`,
+    { fix: `name ${WHAT_CAN_BE_FORGOTTEN}`, cliFix: `name ${WHAT_CAN_BE_FORGOTTEN_CLI}` },
+    { path: location.path },
+  )
 }
 
 async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetState): Promise<ForgettableMemory> {
@@ -209,10 +218,23 @@ async function fromPath(deps: ForgetTargetDeps, target: string, state: TargetSta
   if (what.kind === 'document') return { kind: 'document', owner, docKind: what.docKind, slug: what.slug }
   if (what.kind === 'topic') return { kind: 'topic', owner, scope: what.scope, slug: what.slug }
   if (anchor === '') {
-    throw invalid(`${shown} holds many entries; name one.`, `pass the entry's text as search_memory shows it, or "${shown}#<id>" with the id from search_memory's results`, { path: shown })
+    throw invalid(
+      `${shown} holds many entries; name one.`,
+      {
+        fix: `pass the entry's text as search_memory shows it, or "${shown}#<id>" with the id from search_memory's results`,
+        cliFix: `pass the entry's text as \`engram search\` shows it, or "${shown}#<id>" with the #<id> its source shows (\`engram search "<words of the entry>"\`)`,
+      },
+      { path: shown },
+    )
   }
   if (typeof found !== 'object') {
-    throw notFound(`There is no such entry ${state === 'archived' ? 'archived from' : 'in'} ${location.tree}${local}.`, state === 'archived' ? `read ${location.tree}archive/forgotten/ to see what was forgotten` : 'search_memory for it and pass its text as shown', { path: shown })
+    throw notFound(
+      `There is no such entry ${state === 'archived' ? 'archived from' : 'in'} ${location.tree}${local}.`,
+      state === 'archived'
+        ? `read ${location.tree}archive/forgotten/ to see what was forgotten`
+        : { fix: 'search_memory for it and pass its text as shown', cliFix: 'find it with `engram search "<words of the entry>"` and pass its text, or its source with the #<id>, as shown' },
+      { path: shown },
+    )
   }
   return { kind: 'entry', owner, scope: what.scope, file: what.file, entry: found }
 }
@@ -232,7 +254,9 @@ async function fromProfilePath(deps: ForgetTargetDeps, location: MemoryLocation,
   if (!entry) {
     throw notFound(
       `There is no such fact ${state === 'archived' ? 'among the forgotten facts of' : 'in'} users/${userKey(user)}.md.`,
-      state === 'archived' ? `read users/${userKey(user)}/archive/forgotten/profile.md to see what was forgotten` : 'read the profile (memory tool profile_get) and pass the fact\'s text as it is written there',
+      state === 'archived'
+        ? `read users/${userKey(user)}/archive/forgotten/profile.md to see what was forgotten`
+        : { fix: "read the profile (memory tool profile_get) and pass the fact's text as it is written there", cliFix: `list the profile with \`engram memories list --kind profile --user ${user}\` and pass the fact's text as it is written there` },
       { path: shown },
     )
   }
@@ -270,9 +294,15 @@ async function fromText(deps: ForgetTargetDeps, text: string, state: TargetState
     throw invalid(`${distinct.length} memories read "${text.trim()}": ${paths.join(', ')}.`, `name one of them by its path and id, e.g. "${paths[0]}"`, { candidates: paths })
   }
   if (others.length > 0) throw denied(deps.viewer, others[0] as Owner, JSON.stringify(text.trim()))
+  const asUser = deps.viewer.user === undefined ? "; a user's profile fact is forgotten as that user (--user <id>)" : ''
   throw notFound(
     `No ${state === 'archived' ? 'forgotten ' : ''}rule, lesson or profile fact reads "${text.trim()}".`,
-    `${state === 'archived' ? 'read archive/forgotten/ (rules.md, lessons.md, profile.md) for the exact text, or pass the path of a forgotten file' : `search_memory for it and pass its text as shown, or name ${WHAT_CAN_BE_FORGOTTEN}`}${deps.viewer.user === undefined ? "; a user's profile fact is forgotten as that user (--user <id>)" : ''}`,
+    state === 'archived'
+      ? `read archive/forgotten/ (rules.md, lessons.md, profile.md) for the exact text, or pass the path of a forgotten file${asUser}`
+      : {
+          fix: `search_memory for it and pass its text as shown, or name ${WHAT_CAN_BE_FORGOTTEN}${asUser}`,
+          cliFix: `find it with \`engram search ${JSON.stringify(text.trim())}\` and pass its text as shown, or name ${WHAT_CAN_BE_FORGOTTEN_CLI}${asUser}`,
+        },
     { target: text },
   )
 }
@@ -283,6 +313,6 @@ async function fromText(deps: ForgetTargetDeps, text: string, state: TargetState
  */
 export async function resolveForgetTarget(deps: ForgetTargetDeps, target: string, state: TargetState): Promise<ForgettableMemory> {
   const trimmed = typeof target === 'string' ? target.trim() : ''
-  if (trimmed === '') throw invalid('Nothing to forget was named.', `name ${WHAT_CAN_BE_FORGOTTEN}`)
+  if (trimmed === '') throw invalid('Nothing to forget was named.', { fix: `name ${WHAT_CAN_BE_FORGOTTEN}`, cliFix: `name ${WHAT_CAN_BE_FORGOTTEN_CLI}` })
   return looksLikePath(trimmed) || /^(conv|msg|sum):/.test(trimmed) ? fromPath(deps, trimmed, state) : fromText(deps, trimmed, state)
 }

@@ -140,7 +140,14 @@ export function isMemoryId(value: string): boolean {
 }
 
 function notFound(id: string): EngramError {
-  return new EngramError({ code: ErrorCode.notFound, category: 'user', message: `No memory has the id ${id}.`, fix: 'use an id that add, search or getAll returned for this user', details: { id } })
+  return new EngramError({
+    code: ErrorCode.notFound,
+    category: 'user',
+    message: `No memory has the id ${id}.`,
+    fix: 'use an id that add, search or getAll returned for this user',
+    cliFix: 'use an id that `engram memories list` or `engram memories search` printed for this user (with the same --user, or without it for the agent\'s own)',
+    details: { id },
+  })
 }
 
 /** The memory path an id names; `not_found` for what is not an id of this API. */

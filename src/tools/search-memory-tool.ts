@@ -119,16 +119,24 @@ function entryAnchor(hit: Pick<MemorySearchHit, 'id' | 'source'>): string {
   return /^#[0-9a-f]{16}$/.test(key) ? key : ''
 }
 
-/** Compact text for the model: one line of header and one of text per hit, each with its source. */
-export function formatSearchHits(query: string, hits: MemorySearchHit[], layout: HomeLayout, viewer?: Viewer): string {
+/** How the agent opens a hit's full text: with its tools. */
+function toolOpener(hit: MemorySearchHit, ref: string): string {
+  return ref.startsWith('conv:') ? `memory tool: expand ${hit.id}` : `read_memory_file ${ref}`
+}
+
+/**
+ * Compact text for the model: one line of header and one of text per hit, each with its source and
+ * how to open it — with the agent's tools, or as `opener` says it for another reader (the command
+ * line names its own commands, decision 0074).
+ */
+export function formatSearchHits(query: string, hits: MemorySearchHit[], layout: HomeLayout, viewer?: Viewer, opener: (hit: MemorySearchHit, ref: string) => string = toolOpener): string {
   if (hits.length === 0) return `Nothing in your memory matches "${escapeRecalled(query)}". Try other or fewer words, or drop the kinds filter.`
   const lines = [`${hits.length} result${hits.length === 1 ? '' : 's'} for "${escapeRecalled(query)}" (best first):`]
   hits.forEach((hit, index) => {
     const ref = hitReference(hit, layout, viewer)
-    const opener = ref.startsWith('conv:') ? `memory tool: expand ${hit.id}` : `read_memory_file ${ref}`
     const when = hit.createdAt ? ` ${hit.createdAt.slice(0, 10)}` : ''
     lines.push(`${index + 1}. [${hit.kind}${when}] ${snippet(hit.text)}${historyNote(hit, layout, viewer)}`)
-    lines.push(`   source: ${escapeRecalled(ref)}${entryAnchor(hit)} (open with ${escapeRecalled(opener)})`)
+    lines.push(`   source: ${escapeRecalled(ref)}${entryAnchor(hit)} (open with ${escapeRecalled(opener(hit, ref))})`)
   })
   return lines.join('\n')
 }

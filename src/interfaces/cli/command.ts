@@ -27,7 +27,21 @@ export interface CommandResult {
 export interface Command {
   /** Words that select it: `['status']`, `['context', 'append']` (the same as its registry entry). */
   path: string[]
-  usage?: string
+  /**
+   * What follows the command's words on its usage line (`QUERY [--limit N]`); one string per form
+   * when it has several. The help prints `engram <words> <usage>`, so neither is written here.
+   */
+  usage?: string | readonly string[]
+  /** Whole command lines a person can copy (`engram search "deploy token" --limit 5`); `--help` shows them, a test runs them through the parser. */
+  examples: readonly string[]
+  /**
+   * What the command needs of the engram home. Unset: an existing one — the command line refuses
+   * before it runs when there is none, and creates nothing (decision 0074). `creates`: it may
+   * create the home (it adds memory, or serves an agent that will). `checks`: it asks itself, or
+   * needs no home (`engram doctor` reports a missing one as a failed check, `engram config --docs`
+   * and `engram eval` need none).
+   */
+  home?: 'creates' | 'checks'
   options?: Record<string, OptionSpec>
   run(context: CommandContext): Promise<CommandResult>
 }

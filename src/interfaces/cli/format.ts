@@ -1,4 +1,7 @@
-/** Small helpers for human-readable CLI output. Colour only on a terminal. */
+/** Small helpers for human-readable CLI output. Colour only on a terminal, never with NO_COLOR. */
+import { styleText } from 'node:util'
+import type { CliIo } from './io.ts'
+
 export interface Style {
   bold(text: string): string
   dim(text: string): string
@@ -7,9 +10,22 @@ export interface Style {
   red(text: string): string
 }
 
+/**
+ * Whether the command's output may be coloured: stdout is a terminal, NO_COLOR (no-color.org) and
+ * NODE_DISABLE_COLORS are unset or empty, and TERM is not `dumb`. Decided from the run's own
+ * environment and terminal (`io`), not the process's: styleText's stream check reads
+ * `process.env` and `process.stdout`, which a CLI run in-process (tests, an embedding program)
+ * does not own — and before Node 22.14 it skipped formats given as an array.
+ */
+export function colourFor(io: Pick<CliIo, 'isTTY' | 'env'>): boolean {
+  const set = (name: string) => (io.env[name] ?? '') !== ''
+  return io.isTTY && !set('NO_COLOR') && !set('NODE_DISABLE_COLORS') && io.env.TERM !== 'dumb'
+}
+
+/** Styles through `node:util` `styleText`, or plain text when `enabled` is false (see `colourFor`). */
 export function makeStyle(enabled: boolean): Style {
-  const wrap = (code: number, reset: number) => (text: string) => (enabled ? `\u001b[${code}m${text}\u001b[${reset}m` : text)
-  return { bold: wrap(1, 22), dim: wrap(2, 22), green: wrap(32, 39), yellow: wrap(33, 39), red: wrap(31, 39) }
+  const wrap = (format: 'bold' | 'dim' | 'green' | 'yellow' | 'red') => (text: string) => (enabled ? styleText(format, text, { validateStream: false }) : text)
+  return { bold: wrap('bold'), dim: wrap('dim'), green: wrap('green'), yellow: wrap('yellow'), red: wrap('red') }
 }
 
 /** Two aligned columns. */

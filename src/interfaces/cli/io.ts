@@ -18,7 +18,7 @@ export const ExitCode = {
   internal: 1,
   /** The command line was wrong (unknown command or flag, missing argument). */
   usage: 2,
-  /** Input or configuration was wrong; the message says how to fix it. */
+  /** Input or configuration was wrong, or what it names is not there (an id, a path, the home); the message says how to fix it (decision 0074). */
   user: 3,
   /** The machine, a file or a provider failed. */
   system: 4,

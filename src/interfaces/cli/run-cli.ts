@@ -11,14 +11,17 @@ import { EngramError, ErrorCode, withFix } from '../../core/errors.ts'
 import { unsupportedNodeError } from '../../core/node-version.ts'
 import type { Command, CommandContext, OptionSpec } from './command.ts'
 import { COMMANDS, type CommandEntry } from './commands/index.ts'
+import { mistypedSubcommand, optionProblem, unknownCommand } from './did-you-mean.ts'
 import { GLOBAL_OPTIONS } from './global-options.ts'
+import { commandHelp, helpText } from './help.ts'
 import { type CliIo, ExitCode } from './io.ts'
 import { ENGRAM_VERSION } from './version.ts'
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const words = commandWords(argv)
   const entry = findCommand(words)
-  const wantsJson = argv.includes('--json') || (!io.isTTY && !argv.includes('--human'))
+  const json = argv.includes('--json')
+  const wantsJson = json || (!io.isTTY && !argv.includes('--human'))
   // Before anything else, `--version` and `--help` included: on an older Node a command would fail
   // on a built-in it lacks, with a message about that built-in (decision 0068). Said on stderr in
   // JSON mode too: an MCP client that launched `engram mcp` shows its server's stderr, not stdout.
@@ -29,18 +32,30 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return fail(io, wantsJson, name, oldNode.code, oldNode.message, oldNode.fix, ExitCode.system, oldNode.details)
   }
 
+  // A version is read by people and by scripts (`$(engram --version)`): plain text unless --json
+  // asks for the envelope, even when stdout is a pipe.
   if (argv.includes('--version')) {
-    io.stdout.write(wantsJson ? `${JSON.stringify({ ok: true, command: 'version', data: { version: ENGRAM_VERSION } })}\n` : `engram ${ENGRAM_VERSION}\n`)
+    io.stdout.write(json ? `${JSON.stringify({ ok: true, command: 'version', data: { version: ENGRAM_VERSION } })}\n` : `engram ${ENGRAM_VERSION}\n`)
     return ExitCode.ok
   }
+  const wantsHelp = argv.includes('--help') || argv.includes('-h')
   if (!entry) {
-    if (words.length === 0 || argv.includes('--help') || argv.includes('-h')) {
-      io.stdout.write(helpText())
-      return words.length === 0 && !argv.includes('--help') && !argv.includes('-h') ? ExitCode.usage : ExitCode.ok
+    if (words.length === 0) {
+      io.stdout.write(helpText(COMMANDS))
+      return wantsHelp ? ExitCode.ok : ExitCode.usage
     }
-    return fail(io, wantsJson, words.join(' '), 'usage', `unknown command "${words.join(' ')}"`, 'run `engram --help` to see the commands', ExitCode.usage)
+    // `engram memories --help`: the commands of that group.
+    const group = COMMANDS.filter((command) => command.path[0] === words[0])
+    if (wantsHelp && words.length === 1 && group.length > 0) {
+      io.stdout.write(helpText(group))
+      return ExitCode.ok
+    }
+    const unknown = unknownCommand(words, COMMANDS)
+    return fail(io, wantsJson, '', ErrorCode.usage, unknown.message, unknown.fix, ExitCode.usage)
   }
   const name = entry.path.join(' ')
+  const mistyped = mistypedSubcommand(entry, words[entry.path.length], COMMANDS)
+  if (mistyped) return fail(io, wantsJson, '', ErrorCode.usage, mistyped.message, mistyped.fix, ExitCode.usage)
   // Only now is the command's module loaded, and what it imports (decision 0041).
   let command: Command
   try {
@@ -54,7 +69,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     parsed = parseArgs({ args: argv, options: stripDescriptions(specs), allowPositionals: true, strict: true })
   } catch (error) {
-    return fail(io, wantsJson, name, ErrorCode.usage, (error as Error).message, `run \`engram ${name} --help\``, ExitCode.usage)
+    const problem = optionProblem(error, name, specs)
+    return fail(io, wantsJson, name, ErrorCode.usage, problem.message, problem.fix, ExitCode.usage)
   }
   const options = parsed.values as CommandContext['options']
   if (options.help) {
@@ -71,6 +87,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 
   try {
+    // Loaded here, not at the top: `--help` and `--version` need no configuration (decision 0041).
+    const noHome = command.home === undefined ? (await import('./home-check.ts')).missingHome(io, settings) : undefined
+    if (noHome) throw noHome
     const result = await command.run({
       io,
       args: parsed.positionals.slice(command.path.length),
@@ -86,7 +105,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     if (EngramError.is(error)) {
       const exit = error.category === 'user' ? ExitCode.user : ExitCode.system
-      return fail(io, wantsJson, name, error.code, error.message, error.fix, exit, error.details)
+      return fail(io, wantsJson, name, error.code, error.message, error.cliFix ?? error.fix, exit, error.details)
     }
     return unexpected(io, wantsJson, name, error)
   }
@@ -133,37 +152,4 @@ function stripDescriptions(specs: Record<string, OptionSpec>): NonNullable<Param
   const out: Record<string, unknown> = {}
   for (const [key, { description: _d, valueName: _v, ...rest }] of Object.entries(specs)) out[key] = rest
   return out as NonNullable<Parameters<typeof parseArgs>[0]>['options']
-}
-
-function optionLines(specs: Record<string, OptionSpec>): string {
-  return Object.entries(specs)
-    .map(([key, spec]) => {
-      const flag = `--${key}${spec.type === 'string' ? ` ${spec.valueName ?? 'VALUE'}` : ''}`
-      return `  ${flag.padEnd(24)} ${spec.description}`
-    })
-    .join('\n')
-}
-
-function helpText(): string {
-  const lines = COMMANDS.map((c) => `  ${c.path.join(' ').padEnd(24)} ${c.summary}`)
-  return `engram ${ENGRAM_VERSION} — long-term memory for LLM agents
-
-Usage: engram [--home DIR] [--agent NAME] [--json] <command> [options]
-
-Commands:
-${lines.join('\n')}
-
-Global options:
-${optionLines(GLOBAL_OPTIONS)}
-`
-}
-
-function commandHelp(entry: CommandEntry, command: Command): string {
-  return `Usage: engram ${command.usage ?? command.path.join(' ')}
-
-${entry.summary}
-${command.options ? `\nOptions:\n${optionLines(command.options)}\n` : ''}
-Global options:
-${optionLines(GLOBAL_OPTIONS)}
-`
 }

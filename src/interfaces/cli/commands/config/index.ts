@@ -1,10 +1,13 @@
 import type { Command } from '../../command.ts'
-import { makeStyle } from '../../format.ts'
+import { colourFor, makeStyle } from '../../format.ts'
+import { missingHome } from '../../home-check.ts'
 import { displayValue, resolveConfig } from '../../../../config/resolve.ts'
 import { SETTINGS } from '../../../../config/schema.ts'
 
 export const configCommand: Command = {
   path: ['config'],
+  examples: ['engram config', 'engram config --set memory.mode=copilot', 'engram config --docs'],
+  home: 'checks',
   options: {
     docs: { type: 'boolean', description: 'print the settings reference as a markdown table' },
   },
@@ -13,6 +16,8 @@ export const configCommand: Command = {
       const markdown = configDocs()
       return { data: { markdown }, human: markdown }
     }
+    const noHome = missingHome(context.io, context.settings)
+    if (noHome) throw noHome
     const config = resolveConfig({ env: context.io.env, flags: context.settings })
     const settings = SETTINGS.map((spec) => ({
       key: spec.key,
@@ -21,7 +26,7 @@ export const configCommand: Command = {
       source: config.sources[spec.key] ?? 'unset',
       description: spec.description,
     }))
-    const s = makeStyle(context.io.isTTY)
+    const s = makeStyle(colourFor(context.io))
     const width = Math.max(...settings.map((x) => x.key.length))
     const human = [
       s.bold(`engram configuration${config.file ? ` (file: ${config.file})` : ' (no config.json)'}`),

@@ -11,7 +11,8 @@ function ids(value: unknown): string[] | 'all' {
 
 export const confirmCommand: Command = {
   path: ['confirm'],
-  usage: 'engram confirm [--user ID] [--accept IDS|all] [--reject IDS|all] [--answer "y|n|1 3"]   (IDS: 1,3)',
+  usage: '[--user ID] [--accept IDS|all] [--reject IDS|all] [--answer "y|n|1 3"]   (IDS: 1,3)',
+  examples: ['engram confirm', 'engram confirm --accept 1,3 --reject 2', 'engram confirm --user ada --answer y'],
   options: {
     accept: { type: 'string', description: 'save these pending memories (comma-separated ids, or all)', valueName: 'IDS' },
     reject: { type: 'string', description: 'drop these pending memories (comma-separated ids, or all)', valueName: 'IDS' },

@@ -77,7 +77,8 @@ function render(run: ForgettingRun, dryRun: boolean): string {
 
 export const consolidateCommand: Command = {
   path: ['consolidate'],
-  usage: 'consolidate daily|weekly|monthly [--dry-run]',
+  usage: 'daily|weekly|monthly [--dry-run]',
+  examples: ['engram consolidate daily', 'engram consolidate weekly --dry-run'],
   options: {
     'dry-run': { type: 'boolean', description: 'say what would change, change nothing (daily and weekly still ask the model, when one is configured)' },
   },

@@ -59,7 +59,9 @@ export function parseMessageLines(text: string, maxChars?: number): { messages: 
 
 export const contextAppendCommand: Command = {
   path: ['context', 'append'],
-  usage: 'context append --session S (--role R --text T | --file F.jsonl) [--user U] [--name N]',
+  usage: '--session S (--role R --text T | --file F.jsonl) [--user U] [--name N]',
+  examples: ['engram context append --session chat-42 --role user --text "Hello"', 'engram context append --session chat-42 --file messages.jsonl --user ada'],
+  home: 'creates',
   options: {
     ...SESSION_OPTION,
     role: { type: 'string', description: 'system | user | assistant | tool', valueName: 'R' },

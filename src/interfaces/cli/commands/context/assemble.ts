@@ -4,7 +4,8 @@ import { intOption, requireSession, SESSION_OPTION, withContext } from './shared
 
 export const contextAssembleCommand: Command = {
   path: ['context', 'assemble'],
-  usage: 'context assemble --session S [--budget N] [--fresh-tail K] [--no-compact]',
+  usage: '--session S [--budget N] [--fresh-tail K] [--no-compact]',
+  examples: ['engram context assemble --session chat-42 --budget 4000'],
   options: {
     ...SESSION_OPTION,
     budget: { type: 'string', description: 'token budget (default context.budget)', valueName: 'N' },

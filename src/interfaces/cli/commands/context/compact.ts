@@ -5,7 +5,8 @@ import { intOption, requireSession, SESSION_OPTION, unsupported, withContext } f
 
 export const contextCompactCommand: Command = {
   path: ['context', 'compact'],
-  usage: 'context compact --session S [--full] [--fresh-tail K]',
+  usage: '--session S [--full] [--fresh-tail K]',
+  examples: ['engram context compact --session chat-42', 'engram context compact --session chat-42 --full'],
   options: {
     ...SESSION_OPTION,
     full: { type: 'boolean', description: 'repeat passes until nothing more can be compacted (at most 10 rounds)' },

@@ -5,7 +5,8 @@ import { intOption, readerOf, unsupported, usage, withContext } from './shared.t
 
 export const contextDescribeCommand: Command = {
   path: ['context', 'describe'],
-  usage: 'context describe ID',
+  usage: 'ID',
+  examples: ['engram context describe sum_0123456789abcdef', 'engram context describe msg:12'],
   async run(context) {
     const id = context.args[0]
     if (!id) throw usage('engram context describe needs an id.', 'Pass a summary id (sum_…) or a message id (msg:<n>).')
@@ -27,7 +28,8 @@ export const contextDescribeCommand: Command = {
 
 export const contextExpandCommand: Command = {
   path: ['context', 'expand'],
-  usage: 'context expand ID [--messages] [--limit N]',
+  usage: 'ID [--messages] [--limit N]',
+  examples: ['engram context expand sum_0123456789abcdef --messages --limit 20'],
   options: {
     messages: { type: 'boolean', description: 'go all the way down to the raw messages' },
     limit: { type: 'string', description: 'most nodes returned', valueName: 'N' },

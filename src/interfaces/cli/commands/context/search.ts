@@ -6,7 +6,8 @@ import { intOption, readerOf, SESSION_OPTION, unsupported, usage, withContext } 
 
 export const contextSearchCommand: Command = {
   path: ['context', 'search'],
-  usage: 'context search QUERY [--session S] [--limit N]',
+  usage: 'QUERY [--session S] [--limit N]',
+  examples: ['engram context search "invoice" --session chat-42 --limit 5'],
   options: { ...SESSION_OPTION, limit: { type: 'string', description: 'most hits (default 10)', valueName: 'N' } },
   async run(context) {
     const query = context.args.join(' ').trim()

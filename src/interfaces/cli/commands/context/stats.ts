@@ -3,6 +3,7 @@
  * whether the window still stands for every stored message exactly once (lossless, checked from
  * the stored rows).
  */
+import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import type { Command } from '../../command.ts'
 import { ExitCode } from '../../io.ts'
 import { checkContextConsistency } from '../../../../memory/context/consistency.ts'
@@ -11,11 +12,22 @@ import { requireSession, SESSION_OPTION, withContext } from './shared.ts'
 
 export const contextStatsCommand: Command = {
   path: ['context', 'stats'],
-  usage: 'context stats --session S',
+  usage: '--session S',
+  examples: ['engram context stats --session chat-42'],
   options: { ...SESSION_OPTION },
   async run(context) {
     return withContext(context, async (provider, mind) => {
       const session = await requireSession(context, mind, 'stats')
+      // Counting the messages of a session that was never stored would report zeros as if it were there.
+      if (!(await mind.backend.context.findConversation(session.sessionId, mind.agent))) {
+        throw new EngramError({
+          code: ErrorCode.notFound,
+          category: 'user',
+          message: `No conversation of ${mind.agent} has the session id ${JSON.stringify(session.sessionId)}.`,
+          fix: 'check the id (`engram context search "<words said in it>"` shows the sessions its hits come from)',
+          details: { session: session.sessionId },
+        })
+      }
       const stats = await provider.stats(session)
       const consistency = stats.conversationId === undefined ? undefined : await checkContextConsistency(mind.backend.context, stats.conversationId)
       const data = { ...stats, provider: provider.kind, capabilities: providerCapabilities(provider), ...(consistency ? { consistency } : {}) }

@@ -1,7 +1,8 @@
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from '../../command.ts'
-import { makeStyle } from '../../format.ts'
+import { colourFor, makeStyle } from '../../format.ts'
+import { missingHome } from '../../home-check.ts'
 import { ExitCode } from '../../io.ts'
 import { openMind } from '../../open-mind.ts'
 import { describeError, EngramError } from '../../../../core/errors.ts'
@@ -20,6 +21,8 @@ export interface DoctorCheck {
 
 export const doctorCommand: Command = {
   path: ['doctor'],
+  examples: ['engram doctor', 'engram doctor --json'],
+  home: 'checks',
   async run(context) {
     const checks: DoctorCheck[] = []
     // No command runs on an older Node: runCli refuses it first (decision 0068).
@@ -27,8 +30,14 @@ export const doctorCommand: Command = {
 
     let mind: Awaited<ReturnType<typeof openMind>> | undefined
     try {
-      mind = await openMind(context, { reindexOnOpen: false })
-      checks.push({ name: 'config', status: 'ok', detail: mind.config.file ? `read ${mind.config.file}` : 'defaults and environment (no config.json)' })
+      // Opening a home that is not there would create it: said as the failed check it is.
+      const noHome = missingHome(context.io, context.settings)
+      if (noHome) {
+        checks.push({ name: 'home', status: 'fail', detail: noHome.message, ...(noHome.fix ? { fix: noHome.fix } : {}) })
+      } else {
+        mind = await openMind(context, { reindexOnOpen: false })
+        checks.push({ name: 'config', status: 'ok', detail: mind.config.file ? `read ${mind.config.file}` : 'defaults and environment (no config.json)' })
+      }
     } catch (error) {
       checks.push({
         name: 'config',
@@ -84,7 +93,7 @@ export const doctorCommand: Command = {
     }
 
     const healthy = checks.every((c) => c.status !== 'fail')
-    const s = makeStyle(context.io.isTTY)
+    const s = makeStyle(colourFor(context.io))
     const mark = { ok: s.green('ok  '), warn: s.yellow('warn'), fail: s.red('FAIL') }
     const human = [
       ...checks.map((c) => `${mark[c.status]}  ${c.name.padEnd(17)} ${c.detail}${c.fix && c.status !== 'ok' ? `\n      ${' '.repeat(17)} fix: ${c.fix}` : ''}`),

@@ -22,7 +22,9 @@ function usage(message: string, fix: string): EngramError {
 /** `engram eval retrieval`. */
 export const evalCommand: Command = {
   path: ['eval', 'retrieval'],
-  usage: 'eval retrieval FILE [FILE…] --run OUT.jsonl [--conversations N] [--embedder none|hash-v1|glove-100d-sif] [--backend embedded|postgres]',
+  usage: 'FILE [FILE…] --run OUT.jsonl [--conversations N] [--embedder none|hash-v1|glove-100d-sif] [--backend embedded|postgres]',
+  examples: ['engram eval retrieval locomo.json --run runs/locomo.jsonl --conversations 2 --embedder hash-v1'],
+  home: 'checks',
   options: {
     run: { type: 'string', description: 'write the run file (JSON lines, one per question) here; with several files, OUT.<data set>.jsonl each', valueName: 'OUT.jsonl' },
     conversations: { type: 'string', description: 'only the first N conversations', valueName: 'N' },

@@ -12,7 +12,8 @@ import { cliUser } from '../memory/open-declarative-memory.ts'
 
 export const exportCommand: Command = {
   path: ['export'],
-  usage: 'export DIR [--force]   |   export --user ID DIR [--force]',
+  usage: ['DIR [--force]', '--user ID DIR [--force]'],
+  examples: ['engram export ./memory-export', 'engram export --user ada ./ada-export --force'],
   options: {
     force: { type: 'boolean', description: 'write into a folder that is not empty (files of the same name are replaced)' },
   },

@@ -34,7 +34,8 @@ function erasureText(report: UserErasureReport): string {
 
 export const forgetCommand: Command = {
   path: ['forget'],
-  usage: 'forget TARGET [--user ID] [--reason TEXT] [--purge]   |   forget --user ID --purge',
+  usage: ['TARGET [--user ID] [--reason TEXT] [--purge]', '--user ID --purge'],
+  examples: ['engram forget "Never: Use tabs"', 'engram forget knowledge/tea.md --reason "out of date"', 'engram forget --user ada --purge'],
   options: {
     purge: { type: 'boolean', description: 'delete for real: the memory and its archived copies (with --user and no TARGET: everything that user owns); logged' },
     reason: { type: 'string', description: 'why it is forgotten (kept with the archived copy and in the log)', valueName: 'TEXT' },

@@ -39,7 +39,8 @@ export function historyText(history: DocumentHistory): string {
 
 export const historyCommand: Command = {
   path: ['history'],
-  usage: 'history TARGET [--user ID]   (a path such as knowledge/tea.md or procedures/deploy.md)',
+  usage: 'TARGET [--user ID]   (a path such as knowledge/tea.md or procedures/deploy.md)',
+  examples: ['engram history knowledge/tea.md', 'engram history procedures/deploy.md --user ada'],
   async run(context) {
     const target = context.args.join(' ').trim()
     if (target === '') {
@@ -48,6 +49,17 @@ export const historyCommand: Command = {
     const user = cliUser(context)
     return withMind(context, async (mind) => {
       const history = await mind.history(target, user !== undefined ? { user } : {})
+      // A document that is neither in memory nor archived and never had a version is not there:
+      // said as the not-found it is (exit 3), not as an empty history (exit 0).
+      if (history.state === 'missing' && history.versions.length === 0 && history.retired === undefined) {
+        throw new EngramError({
+          code: ErrorCode.notFound,
+          category: 'user',
+          message: `There is no document ${history.path}: not in memory, not forgotten, with no earlier versions.`,
+          fix: 'find it with `engram search "<words it holds>" --kinds knowledge,procedure` and pass the path its source shows (e.g. knowledge/tea.md)',
+          details: { path: history.path },
+        })
+      }
       return { data: history, human: historyText(history) }
     }, { reindexOnOpen: false })
   },

@@ -19,7 +19,9 @@ function describeMemoryImport(report: MemoryImportReport): string {
 
 export const importCommand: Command = {
   path: ['import'],
-  usage: 'engram import engram|anton|animaworks DIR [--scope global|project]',
+  usage: 'engram|anton|animaworks DIR [--scope global|project]',
+  examples: ['engram import engram ./memory-export', 'engram import anton ~/anton/memory --scope project'],
+  home: 'creates',
   options: {
     scope: { type: 'string', description: 'anton: where rules and lessons go, global (default) or project', valueName: 'SCOPE' },
   },

@@ -5,6 +5,8 @@ import { withMind } from '../../open-mind.ts'
 
 export const initCommand: Command = {
   path: ['init'],
+  examples: ['engram init', 'engram init --home ~/agents/engram --agent support'],
+  home: 'creates',
   async run(context) {
     return withMind(context, async (mind) => {
       const layout = mind.layout

@@ -3,6 +3,7 @@ import { withMind } from '../../open-mind.ts'
 
 export const maintainCommand: Command = {
   path: ['maintain'],
+  examples: ['engram maintain', 'engram maintain --force-compaction'],
   options: {
     'force-compaction': { type: 'boolean', description: 'compact memory files now, even if done today or under the threshold' },
   },

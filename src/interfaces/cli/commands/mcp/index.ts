@@ -52,7 +52,9 @@ function newEmptyHome(env: Record<string, string | undefined>, settings: Record<
 
 export const mcpCommand: Command = {
   path: ['mcp'],
-  usage: 'mcp [--user ID] [--session ID] [--admin]',
+  usage: '[--user ID] [--session ID] [--admin]',
+  examples: ['engram mcp', 'engram mcp --user ada --session chat-42'],
+  home: 'creates',
   options: {
     session: { type: 'string', description: 'conversation the memory tool works on (default "mcp", or "mcp:<user>" with --user)', valueName: 'ID' },
     admin: { type: 'boolean', description: 'an administrator\'s connection: primed_context may name any user' },

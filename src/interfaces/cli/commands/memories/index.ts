@@ -7,6 +7,7 @@
 import { type Confidence, CONFIDENCES, ENGRAM_KINDS, type EngramKind, isRuleKind, ruleWithPolarity } from '../../../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import type { MemoryChange, MemoryRecord } from '../../../../tools/memories.ts'
+import { choiceOf, KIND_FAMILIES } from '../../choices.ts'
 import type { Command, CommandContext, OptionSpec } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
 import { historyText } from '../history/index.ts'
@@ -19,10 +20,7 @@ function invalid(message: string, fix: string): EngramError {
 }
 
 function kindOption(context: CommandContext): EngramKind | undefined {
-  const kind = context.options.kind
-  if (kind === undefined) return undefined
-  if (typeof kind === 'string' && (ENGRAM_KINDS as readonly string[]).includes(kind)) return kind as EngramKind
-  throw invalid(`--kind must be one of ${ENGRAM_KINDS.join(', ')}, not ${JSON.stringify(kind)}.`, 'pass --kind lesson')
+  return context.options.kind === undefined ? undefined : choiceOf<EngramKind>(context.options.kind, ENGRAM_KINDS, 'kind', { families: KIND_FAMILIES })
 }
 
 function numberOption(context: CommandContext, name: string, min: number): number | undefined {
@@ -59,14 +57,15 @@ function changeLine(change: MemoryChange): string {
 
 export const memoriesAddCommand: Command = {
   path: ['memories', 'add'],
-  usage: 'memories add TEXT [--kind KIND] [--confidence LEVEL] [--user ID]',
+  usage: 'TEXT [--kind KIND] [--confidence LEVEL] [--user ID]',
+  examples: ['engram memories add "Ada takes her tea without sugar" --user ada', 'engram memories add "Greet people by name" --kind always'],
+  home: 'creates',
   options: { kind: KIND_OPTION, confidence: { type: 'string', description: 'high (default), medium or low; in copilot mode anything less waits for the user\'s yes (engram confirm)', valueName: 'LEVEL' } },
   async run(context) {
     const text = context.args.join(' ').trim()
     if (text === '') throw invalid('engram memories add needs the text of the memory.', 'engram memories add "Ada takes her tea without sugar" --user ada')
     const kind = kindOption(context)
-    const confidence = context.options.confidence
-    if (confidence !== undefined && !(CONFIDENCES as readonly unknown[]).includes(confidence)) throw invalid(`--confidence must be one of ${CONFIDENCES.join(', ')}, not ${JSON.stringify(confidence)}.`, 'pass --confidence high')
+    const confidence = context.options.confidence === undefined ? undefined : choiceOf<Confidence>(context.options.confidence, CONFIDENCES, 'confidence')
     return withMind(context, async (mind) => {
       const added = await mind.memories.add({ text, ...(kind ? { kind } : {}), ...(confidence !== undefined ? { confidence: confidence as Confidence } : {}), ...scopeOf(context) })
       return { data: added, human: added.results.map(changeLine).join('\n') }
@@ -76,7 +75,8 @@ export const memoriesAddCommand: Command = {
 
 export const memoriesSearchCommand: Command = {
   path: ['memories', 'search'],
-  usage: 'memories search QUERY [--limit N] [--kind KIND] [--user ID]',
+  usage: 'QUERY [--limit N] [--kind KIND] [--user ID]',
+  examples: ['engram memories search tea --user ada', 'engram memories search "deploy" --kind lesson --limit 5'],
   options: { limit: { type: 'string', description: 'most results (default 10)', valueName: 'N' }, kind: KIND_OPTION },
   async run(context) {
     const query = context.args.join(' ').trim()
@@ -92,7 +92,8 @@ export const memoriesSearchCommand: Command = {
 
 export const memoriesListCommand: Command = {
   path: ['memories', 'list'],
-  usage: 'memories list [--kind KIND] [--limit N] [--offset N] [--user ID]',
+  usage: '[--kind KIND] [--limit N] [--offset N] [--user ID]',
+  examples: ['engram memories list --user ada', 'engram memories list --kind lesson --limit 20 --offset 20'],
   options: {
     kind: KIND_OPTION,
     limit: { type: 'string', description: 'a page of at most N (default 100)', valueName: 'N' },
@@ -112,7 +113,8 @@ export const memoriesListCommand: Command = {
 
 export const memoriesGetCommand: Command = {
   path: ['memories', 'get'],
-  usage: 'memories get ID [--user ID]',
+  usage: 'ID [--user ID]',
+  examples: ['engram memories get mem_bWVtb3J5L2xlc3NvbnMubWQjMDEyMzQ1Njc4OWFiY2RlZg --user ada'],
   async run(context) {
     const id = idArgument(context, 'get')
     return withMind(context, async (mind) => {
@@ -124,7 +126,8 @@ export const memoriesGetCommand: Command = {
 
 export const memoriesUpdateCommand: Command = {
   path: ['memories', 'update'],
-  usage: 'memories update ID TEXT [--user ID]',
+  usage: 'ID TEXT [--user ID]',
+  examples: ['engram memories update mem_bWVtb3J5L2xlc3NvbnMubWQjMDEyMzQ1Njc4OWFiY2RlZg "Ada takes her tea with honey" --user ada'],
   async run(context) {
     const id = idArgument(context, 'update')
     const text = context.args.slice(1).join(' ').trim()
@@ -138,7 +141,8 @@ export const memoriesUpdateCommand: Command = {
 
 export const memoriesDeleteCommand: Command = {
   path: ['memories', 'delete'],
-  usage: 'memories delete ID [--purge] [--reason TEXT] [--user ID]',
+  usage: 'ID [--purge] [--reason TEXT] [--user ID]',
+  examples: ['engram memories delete mem_bWVtb3J5L2xlc3NvbnMubWQjMDEyMzQ1Njc4OWFiY2RlZg --user ada --reason "she said so"'],
   options: {
     purge: { type: 'boolean', description: 'delete for real, archived copies included; default: forgotten (archived, restorable with engram restore)' },
     reason: { type: 'string', description: 'why (kept with the archived copy)', valueName: 'TEXT' },
@@ -156,7 +160,8 @@ export const memoriesDeleteCommand: Command = {
 
 export const memoriesHistoryCommand: Command = {
   path: ['memories', 'history'],
-  usage: 'memories history ID [--user ID]',
+  usage: 'ID [--user ID]',
+  examples: ['engram memories history mem_bWVtb3J5L2xlc3NvbnMubWQjMDEyMzQ1Njc4OWFiY2RlZg --user ada'],
   async run(context) {
     const id = idArgument(context, 'history')
     return withMind(context, async (mind) => {

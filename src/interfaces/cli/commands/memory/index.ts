@@ -3,6 +3,7 @@ import { cliUser, withDeclarativeMemory } from './open-declarative-memory.ts'
 
 export const memoryContextCommand: Command = {
   path: ['memory', 'context'],
+  examples: ['engram memory context', 'engram memory context --user ada'],
   async run(context) {
     return withDeclarativeMemory(context, async (_memory, mind) => {
       const built = await mind.scope(cliUser(context)).memory.buildContext()

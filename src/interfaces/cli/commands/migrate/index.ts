@@ -90,7 +90,8 @@ function describeMigration(to: string, reports: MigrationReport[], status: Migra
 
 export const migrateCommand: Command = {
   path: ['migrate'],
-  usage: 'migrate --to postgres://USER@HOST/DB|DIR',
+  usage: '--to postgres://USER@HOST/DB|DIR',
+  examples: ['engram migrate --to postgres://engram@db.internal/engram', 'engram migrate --to ~/engram-copy'],
   options: {
     to: { type: 'string', description: 'where to: a postgres:// or postgresql:// URL, or the folder of another engram home', valueName: 'URL|DIR' },
   },

@@ -23,7 +23,8 @@ function numberOption(value: unknown, flag: string, fallback: number, example: s
 /** `engram recall QUERY [--days N] [--limit N]`: search episodes and the activity log. */
 export const recallCommand: Command = {
   path: ['recall'],
-  usage: 'recall QUERY [--days N] [--limit N]',
+  usage: 'QUERY [--days N] [--limit N]',
+  examples: ['engram recall "deploy failed"', 'engram recall "tea" --days 7 --limit 5'],
   options: {
     days: { type: 'string', description: `only the last N days (default ${RECALL_DEFAULT_DAYS})`, valueName: 'N' },
     limit: { type: 'string', description: `most results, 1-${RECALL_MAX_LIMIT} (default ${RECALL_DEFAULT_LIMIT})`, valueName: 'N' },

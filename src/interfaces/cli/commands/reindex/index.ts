@@ -3,6 +3,7 @@ import { withMind } from '../../open-mind.ts'
 
 export const reindexCommand: Command = {
   path: ['reindex'],
+  examples: ['engram reindex', 'engram reindex --full'],
   options: {
     full: { type: 'boolean', description: 'rebuild every unit (and its vector), not only changed ones' },
   },

@@ -1,23 +1,15 @@
 import { CONFIDENCES, type Confidence, type Engram, ENGRAM_KINDS, ENGRAM_SCOPES, type EngramKind, type EngramScope } from '../../../../core/engram.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
+import { choiceOf, KIND_FAMILIES } from '../../choices.ts'
 import type { Command } from '../../command.ts'
 import { OWNER_CHOICES, type OwnerChoice, resolveOwnerChoice } from '../../../../core/owner.ts'
 import { cliUser, withDeclarativeMemory } from '../memory/open-declarative-memory.ts'
 
-function oneOf<T extends string>(value: unknown, allowed: readonly T[], option: string, fallback?: T): T {
-  if (value === undefined && fallback !== undefined) return fallback
-  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T
-  throw new EngramError({
-    code: ErrorCode.invalidArgument,
-    category: 'user',
-    message: `--${option} must be one of ${allowed.join(', ')}${value === undefined ? '' : `, not "${String(value)}"`}.`,
-    fix: `Pass --${option} ${allowed[0]}.`,
-  })
-}
-
 export const rememberCommand: Command = {
   path: ['remember'],
-  usage: 'engram remember TEXT --kind always|never|when|lesson|profile [--scope global|project] [--topic T] [--confidence high|medium|low] [--user ID [--owner user|agent|shared]]',
+  usage: 'TEXT --kind always|never|when|lesson|profile [--scope global|project] [--topic T] [--confidence high|medium|low] [--user ID [--owner user|agent|shared]]',
+  examples: ['engram remember "Use httpx instead of requests" --kind always', 'engram remember "The CI runner has 2 cores" --kind lesson --topic ci', 'engram remember "Prefers metric units" --kind profile --user ada'],
+  home: 'creates',
   options: {
     kind: { type: 'string', description: 'always, never, when, lesson or profile', valueName: 'KIND' },
     scope: { type: 'string', description: 'global (default) or project', valueName: 'SCOPE' },
@@ -32,14 +24,14 @@ export const rememberCommand: Command = {
     }
     const engram: Engram = {
       text,
-      kind: oneOf<EngramKind>(context.options.kind, ENGRAM_KINDS, 'kind'),
-      scope: oneOf<EngramScope>(context.options.scope, ENGRAM_SCOPES, 'scope', 'global'),
-      confidence: oneOf<Confidence>(context.options.confidence, CONFIDENCES, 'confidence', 'high'),
+      kind: choiceOf<EngramKind>(context.options.kind, ENGRAM_KINDS, 'kind', { families: KIND_FAMILIES }),
+      scope: choiceOf<EngramScope>(context.options.scope, ENGRAM_SCOPES, 'scope', { fallback: 'global' }),
+      confidence: choiceOf<Confidence>(context.options.confidence, CONFIDENCES, 'confidence', { fallback: 'high' }),
       source: 'user',
       ...(typeof context.options.topic === 'string' ? { topic: context.options.topic } : {}),
     }
     const user = cliUser(context)
-    const choice = context.options.owner === undefined ? undefined : oneOf<OwnerChoice>(context.options.owner, OWNER_CHOICES, 'owner')
+    const choice = context.options.owner === undefined ? undefined : choiceOf<OwnerChoice>(context.options.owner, OWNER_CHOICES, 'owner')
     return withDeclarativeMemory(context, async (memory, mind) => {
       engram.owner = resolveOwnerChoice(choice, { agent: mind.agent, ...(user !== undefined ? { user } : {}) })
       const report = await memory.encoder.encode([engram], user === undefined ? {} : { user })

@@ -7,7 +7,8 @@ import { cliUser } from '../memory/open-declarative-memory.ts'
 
 export const restoreCommand: Command = {
   path: ['restore'],
-  usage: 'restore TARGET [--user ID]   (the path or text `engram forget` showed, e.g. knowledge/tea.md or "archive/forgotten/rules.md#<id>")',
+  usage: 'TARGET [--user ID]   (the path or text `engram forget` showed, e.g. knowledge/tea.md or "archive/forgotten/rules.md#<id>")',
+  examples: ['engram restore knowledge/tea.md', 'engram restore "archive/forgotten/rules.md#0123456789abcdef"'],
   async run(context) {
     const target = context.args.join(' ').trim()
     if (target === '') {

@@ -4,10 +4,12 @@
  * with the sources search_memory shows. A person looking is not the agent recalling: access
  * statistics are left alone.
  */
+import { join } from 'node:path'
 import { checkLength } from '../../../../config/limits.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { UNIT_KINDS, type UnitKind } from '../../../../storage/contracts.ts'
 import { formatSearchHits, hitReference, memorySearchHitOf, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../../../tools/search-memory-tool.ts'
+import { choicesOf } from '../../choices.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
 import { cliUser } from '../memory/open-declarative-memory.ts'
@@ -17,14 +19,7 @@ function invalid(message: string, fix: string): EngramError {
 }
 
 function kindsOf(value: unknown): UnitKind[] | undefined {
-  if (value === undefined) return undefined
-  const kinds = String(value)
-    .split(',')
-    .map((kind) => kind.trim())
-    .filter((kind) => kind !== '')
-  const unknown = kinds.filter((kind) => !(UNIT_KINDS as readonly string[]).includes(kind))
-  if (kinds.length === 0 || unknown.length > 0) throw invalid(`--kinds has ${unknown.length > 0 ? `unknown kinds: ${unknown.join(', ')}` : 'no kinds'}.`, `use a comma-separated list of ${UNIT_KINDS.join(', ')}`)
-  return kinds as UnitKind[]
+  return value === undefined ? undefined : choicesOf<UnitKind>(value, UNIT_KINDS, 'kinds')
 }
 
 function limitOf(value: unknown): number {
@@ -34,9 +29,16 @@ function limitOf(value: unknown): number {
   return limit
 }
 
+/** A hit's source as a file: home-relative, or `project:.engram/memory/…` relative to the project (its memory folder's grandparent). */
+function fileOf(source: string, home: string, projectMemoryDir: string | undefined): string {
+  if (!source.startsWith('project:')) return join(home, source)
+  return projectMemoryDir === undefined ? source : join(projectMemoryDir, '..', '..', source.slice('project:'.length))
+}
+
 export const searchCommand: Command = {
   path: ['search'],
-  usage: 'search QUERY [--user ID] [--kinds rule,lesson,…] [--limit N]',
+  usage: 'QUERY [--user ID] [--kinds rule,lesson,…] [--limit N]',
+  examples: ['engram search "deploy token"', 'engram search tea --user ada --kinds profile,lesson --limit 5'],
   options: {
     kinds: { type: 'string', description: `only these kinds, comma-separated (${UNIT_KINDS.join(', ')})`, valueName: 'LIST' },
     limit: { type: 'string', description: `most results, 1-${SEARCH_MAX_LIMIT} (default ${SEARCH_DEFAULT_LIMIT})`, valueName: 'N' },
@@ -54,7 +56,12 @@ export const searchCommand: Command = {
       const hits = result.hits.map(memorySearchHitOf)
       return {
         data: { query, ...(user !== undefined ? { user } : {}), hits: hits.map((hit) => ({ ...hit, ref: hitReference(hit, mind.layout, viewer) })) },
-        human: formatSearchHits(query, hits, mind.layout, viewer),
+        // A person at the command line opens a conversation with `engram context expand` and a
+        // memory file in the home with any editor; on PostgreSQL the memory is rows, with no file
+        // to name, and the full text is in --json.
+        human: formatSearchHits(query, hits, mind.layout, viewer, (hit, ref) =>
+          ref.startsWith('conv:') ? `engram context expand ${hit.id}` : mind.backend.capabilities.memory === 'files' ? fileOf(hit.source, mind.home, mind.layout.projectMemoryDir) : 'engram search --json',
+        ),
       }
     })
   },

@@ -113,7 +113,9 @@ function drainOnStop(server: Server, log: (line: string) => void): { stop(): Pro
 
 export const serveCommand: Command = {
   path: ['serve'],
-  usage: 'serve [--host ADDRESS] [--port N]',
+  usage: '[--host ADDRESS] [--port N]',
+  examples: ['engram serve', 'engram serve --host 0.0.0.0 --port 8787'],
+  home: 'creates',
   options: {
     host: { type: 'string', description: 'address to listen on (default serve.host, 127.0.0.1); others need serve.tokens', valueName: 'ADDRESS' },
     port: { type: 'string', description: 'port (default serve.port, 7477; 0 = any free port)', valueName: 'N' },

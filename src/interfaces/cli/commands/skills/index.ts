@@ -67,17 +67,20 @@ const listRun: Command['run'] = (context) =>
 
 export const skillsCommand: Command = {
   path: ['skills'],
+  examples: ['engram skills'],
   run: listRun,
 }
 
 export const skillsListCommand: Command = {
   path: ['skills', 'list'],
+  examples: ['engram skills list', 'engram skills list --json'],
   run: listRun,
 }
 
 export const skillsShowCommand: Command = {
   path: ['skills', 'show'],
-  usage: 'skills show LABEL',
+  usage: 'LABEL',
+  examples: ['engram skills show csv_summary'],
   run: (context) =>
     withSkills(context, async (store) => {
       const requested = requireLabel(context, 'show')
@@ -109,7 +112,8 @@ export const skillsShowCommand: Command = {
 
 export const skillsRemoveCommand: Command = {
   path: ['skills', 'remove'],
-  usage: 'skills remove LABEL',
+  usage: 'LABEL',
+  examples: ['engram skills remove csv_summary'],
   run: (context) =>
     withSkills(context, async (store) => {
       const label = requireLabel(context, 'remove')
@@ -129,7 +133,9 @@ export const skillsRemoveCommand: Command = {
 
 export const skillsSaveCommand: Command = {
   path: ['skills', 'save'],
-  usage: 'skills save [NAME HINT…] [--from FILE.md] [--name NAME] [--events N] [--user ID]',
+  usage: '[NAME HINT…] [--from FILE.md] [--name NAME] [--events N] [--user ID]',
+  examples: ['engram skills save --from ./deploy.md', 'engram skills save summarise csv files --name csv_summary'],
+  home: 'creates',
   options: {
     from: { type: 'string', description: 'markdown file with the procedure and a "When to use:" line', valueName: 'FILE.md' },
     name: { type: 'string', description: 'the skill name (the label is derived from it)', valueName: 'NAME' },

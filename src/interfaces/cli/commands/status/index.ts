@@ -1,17 +1,18 @@
 import { type CountKey, inListingOrder, memoryKinds } from '../../../../core/memory-kinds.ts'
 import type { Command } from '../../command.ts'
-import { makeStyle, table } from '../../format.ts'
+import { colourFor, makeStyle, table } from '../../format.ts'
 import { withMindCore } from '../../open-mind.ts'
 import type { MindStatus } from '../../../../memory/status.ts'
 import type { OwnersStatus } from '../../../../storage/owner-counts.ts'
 
 export const statusCommand: Command = {
   path: ['status'],
+  examples: ['engram status', 'engram status --json --home ~/agents/engram'],
   // The counts and capabilities need the opened home (and its reindex of hand edits), not the memory systems (decision 0041).
   async run(context) {
     return withMindCore(context, async (core) => {
       const status = await core.status()
-      return { data: status, human: renderStatus(status, context.io.isTTY) }
+      return { data: status, human: renderStatus(status, colourFor(context.io)) }
     })
   },
 }
