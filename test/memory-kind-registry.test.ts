@@ -126,7 +126,7 @@ function goalSuite(target: Target): void {
     out = ''
     assert.equal(await runCli(['status', '--home', temp.home, '--human'], io), 0, out)
     assert.match(out, /goals\s+2/)
-    assert.match(out, /user ada\s+.*1 goals/)
+    assert.match(out, /user ada\s+.*1 goal\b/)
     assert.equal(countOf(await ownCounts(mind, 'ada'), 'goals'), 1, "Ada's own goal")
     const grown = (await mind.backend.owned('user:ada').activity.read({ types: ['memory_write'] })).map((record) => growthOf(record)).filter((growth) => growth?.kind === 'goal')
     assert.deepEqual(grown.map((growth) => growth?.path), ['users/ada/goals/billing-v2.md'], "the dashboard's growth chart has a goal series")

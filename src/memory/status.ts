@@ -163,7 +163,9 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
   let project: ScopeCounts | undefined
   for (const counts of byOwner) {
     addScope(global, counts.global)
-    if (counts.project) addScope((project ??= emptyScope()), counts.project)
+    if (!counts.project) continue
+    project ??= emptyScope()
+    addScope(project, counts.project)
   }
   problems.push(...(await backend.documents.problems()), ...(await backend.activity.problems()))
 

@@ -2,7 +2,7 @@
  * Progress of a long command on stderr, and Ctrl-C that stops it cleanly (decision 0073).
  *
  * On a terminal: one line redrawn in place, a bar with counts, rate and time left. Otherwise: a
- * line when the work starts, then at most one a second, and one when it ends — in the format of
+ * line when each phase starts, then at most one a second, and one when it ends — in the format of
  * the command's log lines (JSON when stdout is not a terminal, text otherwise). Nothing goes to
  * stdout, so `--json` output stays one envelope.
  *
@@ -122,7 +122,7 @@ function createReporter(options: ReporterOptions): Reporter {
           drawnAt = at
           draw(bar(current))
         }
-      } else if (at - drawnAt >= LINE_EVERY_MS) {
+      } else if (phaseChanged || at - drawnAt >= LINE_EVERY_MS) {
         drawnAt = at
         line(current)
       }

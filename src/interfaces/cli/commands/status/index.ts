@@ -102,7 +102,8 @@ function byOwnerRows(m: MindStatus['memory']): Array<[string, string]> {
       ...treeKinds.map((count): [number, string] => [counts[count.key as CountKey<'status'>] ?? 0, count.label]),
       [counts.activityDays, 'activity days'],
     ]
-    const shown = parts.filter(([n]) => n > 0).map(([n, label]) => `${n} ${label}`)
+    // The labels are plurals ("procedures", "episode days"): one of them drops its final s.
+    const shown = parts.filter(([n]) => n > 0).map(([n, label]) => `${n} ${n === 1 && label.endsWith('s') ? label.slice(0, -1) : label}`)
     return [counts.owner.startsWith('user:') ? `user ${counts.owner.slice(5)}` : counts.owner, shown.length > 0 ? shown.join(', ') : 'nothing yet']
   })
   return rows
