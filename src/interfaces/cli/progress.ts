@@ -9,6 +9,7 @@
  * The first Ctrl-C aborts the operation's signal: it stops at its next safe point (between items)
  * and the command says how to resume, with `ExitCode.interrupted`. A second Ctrl-C quits at once.
  */
+import { Stream } from 'node:stream'
 import { styleText } from 'node:util'
 import { createLineLogger } from '../../core/logger.ts'
 import type { ProgressEvent, ProgressOptions } from '../../core/progress.ts'
@@ -80,9 +81,16 @@ function createReporter(options: ReporterOptions): Reporter {
   let current: Shown | undefined
   let drawnAt = Number.NEGATIVE_INFINITY
   let drawnWidth = 0
-  const log = createLineLogger({ level: 'info', write: (line) => options.stderr.write(line), format: options.json ? 'json' : 'text' })
-  // Colour through styleText, which leaves it out when NO_COLOR is set or stderr is no terminal.
-  const style = (format: Parameters<typeof styleText>[0], text: string): string => (tty ? styleText(format, text, { stream: options.stderr as NodeJS.WriteStream }) : text)
+  // JSON lines as the command's log lines are (its fields for a collector); for a person, the words alone.
+  const json = createLineLogger({ level: 'info', write: (line) => options.stderr.write(line), format: 'json' })
+  const log = (fields: Record<string, unknown>, message: string): void => {
+    if (options.json) json.info({ command: options.command, ...fields }, message)
+    else options.stderr.write(`engram ${message}\n`)
+  }
+  // Colour through styleText, which leaves it out when NO_COLOR is set or stderr is no terminal;
+  // an stderr that is no stream (a test's, an embedding program's) gets none.
+  const stream = options.stderr instanceof Stream ? options.stderr : undefined
+  const style = (format: Parameters<typeof styleText>[0], text: string): string => (stream ? styleText(format, text, { stream }) : text)
 
   const bar = (shown: Shown): string => {
     const parts = [style('bold', `engram ${options.command}`), shown.phase]
@@ -107,7 +115,7 @@ function createReporter(options: ReporterOptions): Reporter {
     drawnWidth = 0
   }
   const line = (shown: Shown): void => {
-    log.info({ command: options.command, phase: shown.phase, done: shown.done, ...(shown.total !== undefined ? { total: shown.total } : {}), rate: Math.round(shown.rate * 10) / 10 }, `${options.command}: ${describeProgress(shown)}`)
+    log({ phase: shown.phase, done: shown.done, ...(shown.total !== undefined ? { total: shown.total } : {}), rate: Math.round(shown.rate * 10) / 10 }, `${options.command}: ${describeProgress(shown)}`)
   }
 
   return {
@@ -130,13 +138,17 @@ function createReporter(options: ReporterOptions): Reporter {
     last: () => current,
     say(message) {
       if (tty) clear()
-      log.info({ command: options.command }, `${options.command}: ${message}`)
+      log({}, `${options.command}: ${message}`)
       if (tty && current) draw(bar(current))
     },
     end(outcome) {
-      if (tty) clear()
+      // On a terminal the bar goes and the result follows; a log gets a last line with the time taken.
+      if (tty) {
+        clear()
+        return
+      }
       if (outcome === 'failed' || drawnAt === Number.NEGATIVE_INFINITY) return
-      log.info({ command: options.command, outcome, ms: Math.round(now() - started) }, `${options.command}: ${outcome} after ${seconds(now() - started)}`)
+      log({ outcome, ms: Math.round(now() - started) }, `${options.command}: ${outcome} after ${seconds(now() - started)}`)
     },
   }
 }
