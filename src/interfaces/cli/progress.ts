@@ -89,7 +89,7 @@ function createReporter(options: ReporterOptions): Reporter {
   }
   // Colour through styleText, which leaves it out when NO_COLOR is set or stderr is no terminal;
   // an stderr that is no stream (a test's, an embedding program's) gets none.
-  const stream = options.stderr instanceof Stream ? options.stderr : undefined
+  const stream = options.stderr instanceof Stream ? (options.stderr as NodeJS.WritableStream) : undefined
   const style = (format: Parameters<typeof styleText>[0], text: string): string => (stream ? styleText(format, text, { stream }) : text)
 
   const bar = (shown: Shown): string => {
