@@ -9,7 +9,7 @@
  * The first Ctrl-C aborts the operation's signal: it stops at its next safe point (between items)
  * and the command says how to resume, with `ExitCode.interrupted`. A second Ctrl-C quits at once.
  */
-import { Stream } from 'node:stream'
+import { Writable } from 'node:stream'
 import { styleText } from 'node:util'
 import { createLineLogger } from '../../core/logger.ts'
 import type { ProgressEvent, ProgressOptions } from '../../core/progress.ts'
@@ -89,7 +89,7 @@ function createReporter(options: ReporterOptions): Reporter {
   }
   // Colour through styleText, which leaves it out when NO_COLOR is set or stderr is no terminal;
   // an stderr that is no stream (a test's, an embedding program's) gets none.
-  const stream = options.stderr instanceof Stream ? (options.stderr as NodeJS.WritableStream) : undefined
+  const stream = options.stderr instanceof Writable ? options.stderr : undefined
   const style = (format: Parameters<typeof styleText>[0], text: string): string => (stream ? styleText(format, text, { stream }) : text)
 
   const bar = (shown: Shown): string => {
