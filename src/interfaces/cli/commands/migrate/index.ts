@@ -110,7 +110,9 @@ export const migrateCommand: Command = {
     const agents = listAgents(first.home)
     await first.close()
     // A migration resumes whatever an earlier run left (decision 0052): stopped, it is finished by running it again.
-    const resume = `What was moved so far stays in the target. Run \`engram migrate --to ${shownTarget(to)}\` again to finish: it adds nothing that is already there.`
+    // The command to run again, as given but for a password in the URL.
+    const again = to.replace(/(\/\/[^:@/]*):[^@/]*@/, '$1:…@')
+    const resume = `What was moved so far stays in the target. Run \`engram migrate --to ${again}\` again to finish: it adds nothing that is already there.`
     return withProgress(context, { command: 'migrate', resume }, async (progress) => {
       const reports: MigrationReport[] = []
       for (const agent of agents.length > 0 ? agents : [first.agent]) {
