@@ -90,21 +90,26 @@ export const consolidateCommand: Command = {
     const dryRun = Boolean(context.options['dry-run'])
     // Each document's change is written with the run's instant (decision 0053): a run stopped between two is finished by the next.
     const resume = `What was consolidated so far is kept. Run \`engram consolidate ${period}${dryRun ? ' --dry-run' : ''}\` again to finish: what is done is not done twice.`
-    return withMind(context, (mind) =>
-      withProgress(context, { command: 'consolidate', resume }, async (progress) => {
-        // Daily reports each document it reviews; weekly and monthly say when they start.
-        progress.onProgress?.({ phase: `${period} consolidation`, done: 0 })
-        if (period === 'daily') {
-          const run = await mind.consolidate('daily', { dryRun, ...progress })
-          return { data: { period, dryRun, ...run }, human: renderDaily(run, dryRun) }
-        }
-        if (period === 'weekly') {
-          const run = await mind.consolidate('weekly', { dryRun })
-          return { data: { period, dryRun, ...run }, human: renderWeekly(run, dryRun) }
-        }
-        const run = await mind.consolidate('monthly', { dryRun })
-        return { data: { period, dryRun, ...run }, human: render(run, dryRun) }
-      }),
+    // The reindex of hand edits that opening a mind does, done first here where its progress shows.
+    return withMind(
+      context,
+      (mind) =>
+        withProgress(context, { command: 'consolidate', resume }, async (progress) => {
+          await mind.reindex(progress)
+          // Daily reports each document it reviews; weekly and monthly say when they start.
+          progress.onProgress?.({ phase: `${period} consolidation`, done: 0 })
+          if (period === 'daily') {
+            const run = await mind.consolidate('daily', { dryRun, ...progress })
+            return { data: { period, dryRun, ...run }, human: renderDaily(run, dryRun) }
+          }
+          if (period === 'weekly') {
+            const run = await mind.consolidate('weekly', { dryRun })
+            return { data: { period, dryRun, ...run }, human: renderWeekly(run, dryRun) }
+          }
+          const run = await mind.consolidate('monthly', { dryRun })
+          return { data: { period, dryRun, ...run }, human: render(run, dryRun) }
+        }),
+      { reindexOnOpen: false },
     )
   },
 }

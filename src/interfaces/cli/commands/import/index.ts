@@ -38,13 +38,17 @@ export const importCommand: Command = {
       const source = resolve(context.io.cwd, dir)
       // Importing twice changes nothing (what is there is not written again): a stopped import resumes by running again.
       const resume = `What was imported so far is kept. Run \`engram import engram ${/\s/.test(dir) ? JSON.stringify(dir) : dir}\` again to finish: it skips what is there already.`
-      return withMind(context, (mind) =>
-        withProgress(context, { command: 'import', resume }, async (progress) => {
-          const report = await importMemory({ backend: mind.backend, agent: mind.agent, skills: mind.skills }, source, { maxFileBytes: mind.config.values.memory.maxFileBytes, ...progress })
-          // What was imported is new to the search index; bring it up to date now.
-          await mind.reindex(progress)
-          return { data: report, human: describeMemoryImport(report) }
-        }),
+      // Opened without the reindex of hand edits: the reindex after the import does it, with progress.
+      return withMind(
+        context,
+        (mind) =>
+          withProgress(context, { command: 'import', resume }, async (progress) => {
+            const report = await importMemory({ backend: mind.backend, agent: mind.agent, skills: mind.skills }, source, { maxFileBytes: mind.config.values.memory.maxFileBytes, ...progress })
+            // What was imported is new to the search index; bring it up to date now.
+            await mind.reindex(progress)
+            return { data: report, human: describeMemoryImport(report) }
+          }),
+        { reindexOnOpen: false },
       )
     }
     const scope = context.options.scope ?? 'global'
