@@ -34,6 +34,16 @@ test('on a terminal: one line redrawn in place with a bar, counts, rate and time
   assert.match(written.at(-1) ?? '', /^\r +\r$/, 'the bar is cleared for the result')
 })
 
+test('on a narrow terminal the line is cut to its width: a line that wraps could not be redrawn in place', async () => {
+  const written: string[] = []
+  const { context } = contextWith({ isTTY: true, columns: 40, write: (text: string) => written.push(text) } as { isTTY: boolean; write(text: string): unknown }, false)
+  await withProgress(context, { command: 'migrate', resume: 'run it again' }, async ({ onProgress }) => {
+    onProgress?.({ phase: 'default: importing files', done: 0, total: 10_000 })
+    return { data: null, human: '' }
+  })
+  assert.equal(written[0], '\rengram migrate  default: importing file', '39 characters and the carriage return')
+})
+
 test('off a terminal: a line as a phase starts, at most one a second within it, and one at the end, as JSON log lines', async () => {
   const written: string[] = []
   const { context } = contextWith({ write: (text: string) => written.push(text) }, true)

@@ -10,7 +10,7 @@
  * and the command says how to resume, with `ExitCode.interrupted`. A second Ctrl-C quits at once.
  */
 import { Writable } from 'node:stream'
-import { styleText } from 'node:util'
+import { stripVTControlCharacters, styleText } from 'node:util'
 import { createLineLogger } from '../../core/logger.ts'
 import type { ProgressEvent, ProgressOptions } from '../../core/progress.ts'
 import type { CommandContext, CommandResult } from './command.ts'
@@ -90,9 +90,15 @@ function createReporter(options: ReporterOptions): Reporter {
   // Colour through styleText, which leaves it out when NO_COLOR is set or stderr is no terminal;
   // an stderr that is no stream (a test's, an embedding program's) gets none.
   const stream = options.stderr instanceof Writable ? options.stderr : undefined
-  const style = (format: Parameters<typeof styleText>[0], text: string): string => (stream ? styleText(format, text, { stream }) : text)
+  const styleWith = (styled: boolean) => (format: Parameters<typeof styleText>[0], text: string): string => (styled && stream ? styleText(format, text, { stream }) : text)
 
+  /** The bar's line; cut to the terminal's width (unstyled then), as a line that wraps cannot be redrawn in place. */
   const bar = (shown: Shown): string => {
+    const plain = barOf(shown, styleWith(false))
+    const columns = (options.stderr as { columns?: number }).columns
+    return columns !== undefined && plain.length >= columns ? plain.slice(0, Math.max(0, columns - 1)) : barOf(shown, styleWith(true))
+  }
+  const barOf = (shown: Shown, style: ReturnType<typeof styleWith>): string => {
     const parts = [style('bold', `engram ${options.command}`), shown.phase]
     if (shown.total !== undefined && shown.total > 0) {
       const filled = Math.min(BAR_WIDTH, Math.round((BAR_WIDTH * shown.done) / shown.total))
@@ -106,7 +112,7 @@ function createReporter(options: ReporterOptions): Reporter {
   }
   const draw = (text: string): void => {
     // The line is overwritten in place: a carriage return, and spaces over what the last one left.
-    const width = text.length
+    const width = stripVTControlCharacters(text).length
     options.stderr.write(`\r${text}${' '.repeat(Math.max(0, drawnWidth - width))}`)
     drawnWidth = width
   }
