@@ -29,10 +29,11 @@ export type { UserErasureCounts, UserErasureReport } from './memory/forgetting/f
 export type { UserExportReport } from './memory/forgetting/export-user.ts'
 export type { FailureGroup } from './memory/failures.ts'
 export type { ModelFailureKind, ModelSource } from './llm/model-failures.ts'
-export type { MindStatus, ScopeCounts } from './memory/status.ts'
+export type { MindStatus, OwnerMemory, ScopeCounts } from './memory/status.ts'
 export type { CountKey, CountedIn } from './core/memory-kinds.ts'
 export type { LegacyMigrationRecord } from './memory/engrams/import/legacy-migration-record.ts'
 export type { OwnersStatus, OwnerCounts } from './storage/owner-counts.ts'
+export type { ProgressEvent, ProgressOptions } from './core/progress.ts'
 export type { OwnersMigrationReport } from './storage/owners-migration.ts'
 export type { Logger, LogLevel, LogFields } from './core/logger.ts'
 

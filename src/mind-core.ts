@@ -10,6 +10,7 @@ import { type Clock, systemClock } from './core/clock.ts'
 import { describeError } from './core/errors.ts'
 import { createLineLogger, type Logger, withLevel } from './core/logger.ts'
 import { requireSupportedNode } from './core/node-version.ts'
+import type { ProgressOptions } from './core/progress.ts'
 import { type ResolvedConfig, resolveConfig } from './config/resolve.ts'
 import type { Embedder, Llm } from './llm/contracts.ts'
 import { createLlm } from './llm/create-llm.ts'
@@ -61,8 +62,8 @@ export interface MindCore {
   readonly skills: SkillStore
   /** What the last reindex (on open or explicit) found. */
   readonly lastReindex: ReindexReport | undefined
-  /** Re-read every memory file and update the index (`full` re-embeds everything). */
-  reindex(options?: { full?: boolean }): Promise<ReindexReport>
+  /** Re-read every memory file into the index (`full`: every unit again); progress and Ctrl-C as `ProgressOptions` say. */
+  reindex(options?: { full?: boolean } & ProgressOptions): Promise<ReindexReport>
   /** Counts of every kind of memory, the capabilities, and any unreadable lines. */
   status(): Promise<MindStatus>
   /** Close the storage (a mind built on this core closes it itself, after its own work). */
@@ -119,7 +120,7 @@ export async function openMindCore(options: CreateMindOptions = {}): Promise<Min
 
   const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills'), maxFileBytes: values.memory.maxFileBytes })
   let lastReindex: ReindexReport | undefined
-  const reindex = async (reindexOptions: { full?: boolean } = {}): Promise<ReindexReport> => {
+  const reindex = async (reindexOptions: { full?: boolean } & ProgressOptions = {}): Promise<ReindexReport> => {
     lastReindex = await reindexFiles({ backend, embedder, clock, agent: values.agent, skills }, reindexOptions)
     return lastReindex
   }

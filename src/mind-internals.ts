@@ -12,6 +12,7 @@ import type { Clock } from './core/clock.ts'
 import { EngramError, ErrorCode } from './core/errors.ts'
 import type { Engram } from './core/engram.ts'
 import type { Logger } from './core/logger.ts'
+import type { ProgressOptions } from './core/progress.ts'
 import type { Embedder, Llm } from './llm/contracts.ts'
 import type { ContextProvider } from './memory/context/provider.ts'
 import type { DeclarativeMemory } from './memory/engrams/declarative-memory.ts'
@@ -69,8 +70,8 @@ export interface MindInternals extends Mind {
   scope(user?: string): ViewerScope
   /** The one write path for declarative memory: gate → store of the engram's scope → index. */
   encode(engrams: Engram[]): Promise<EncodeReport>
-  /** Re-read every memory file and update the index (`full` re-embeds everything). */
-  reindex(options?: { full?: boolean }): Promise<ReindexReport>
+  /** Re-read every memory file and update the index (`full` re-embeds everything); progress and Ctrl-C as `ProgressOptions` say. */
+  reindex(options?: { full?: boolean } & ProgressOptions): Promise<ReindexReport>
 }
 
 const opened = new WeakSet<Mind>()

@@ -34,6 +34,7 @@ import { primingSettingsFromConfig } from './memory/priming/settings.ts'
 import { replayLoggedCalls } from './session/replay-calls.ts'
 import { createSession, type Session, type SessionOptions } from './session/session.ts'
 import { type Owner, validateUserId, type Viewer, visibleOwners } from './core/owner.ts'
+import type { ProgressOptions } from './core/progress.ts'
 import { encoderFor } from './memory/engrams/encode.ts'
 import { createProcedureView } from './memory/procedures/procedure-store.ts'
 import { createMemoryView, type ViewerScope } from './memory/view.ts'
@@ -108,7 +109,7 @@ export interface Mind {
    * that stayed low-activity through the grace period move to `archive/forgotten/`, restorable
    * with `restore`); `dryRun` only says what it would do. Runs as the scheduled job does.
    */
-  consolidate<P extends keyof ConsolidationRuns>(period: P, options?: { dryRun?: boolean }): Promise<ConsolidationRuns[P]>
+  consolidate<P extends keyof ConsolidationRuns>(period: P, options?: { dryRun?: boolean } & ProgressOptions): Promise<ConsolidationRuns[P]>
   /**
    * A heartbeat (the agent's periodic patrol): the sessions quiet since the previous heartbeat, and
    * the idle ones, reach their boundary, and every due job runs. A live conversation is never cut.
@@ -127,7 +128,7 @@ export interface Mind {
   /** How a knowledge or procedure document changed and why: its state, lineage and earlier versions with their reasons. `target` is a path, or an id of `mind.memories`. */
   history(target: string, options?: { user?: string }): Promise<DocumentHistory>
   /** Erase everything `user` owns in the home, of every agent (decision 0023). There is no archive: anything but `{ purge: true }` is refused. */
-  forgetUser(user: string, options: { purge: boolean }): Promise<UserErasureReport>
+  forgetUser(user: string, options: { purge: boolean } & ProgressOptions): Promise<UserErasureReport>
   /** Write everything `user` owns into `dir` as files a person can read (refuses a non-empty folder unless `force`). */
   exportUser(user: string, dir: string, options?: { force?: boolean }): Promise<UserExportReport>
   /** Counts of every kind of memory, the capabilities, and any unreadable lines. */
@@ -481,7 +482,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     async indexed() {
       await indexing
     },
-    async consolidate<P extends keyof ConsolidationRuns>(period: P, options: { dryRun?: boolean } = {}): Promise<ConsolidationRuns[P]> {
+    async consolidate<P extends keyof ConsolidationRuns>(period: P, options: { dryRun?: boolean } & ProgressOptions = {}): Promise<ConsolidationRuns[P]> {
       if (period === 'daily') {
         const run = await runDailyConsolidation(consolidationDeps, { ...options, includeToday: true })
         if (!options.dryRun) {

@@ -110,14 +110,25 @@ function goalSuite(target: Target): void {
     await asked.end(turn, 'Before the March freeze.')
 
     // Counted: engram status (its JSON and its table), the dashboard's counts of Ada's memory, the export report.
-    assert.equal(countOf((await mind.status()).memory, 'goals'), 1, "the agent's own goal")
+    // Status counts every owner's memory (decision 0073): the agent's goal and Ada's, each under its owner.
+    const memory = (await mind.status()).memory
+    assert.equal(countOf(memory, 'goals'), 2, "every owner's goals")
+    assert.deepEqual(
+      memory.byOwner.map((counts) => [counts.owner, countOf(counts, 'goals')]),
+      [
+        ['agent', 1],
+        ['shared', 0],
+        ['user:ada', 1],
+      ],
+    )
     let out = ''
     const io = { stdout: { write: (text: string) => (out += text) }, stderr: { write: () => true }, env, cwd: temp.project, isTTY: false }
     assert.equal(await runCli(['status', '--home', temp.home, '--json'], io), 0, out)
-    assert.equal((JSON.parse(out) as { data: { memory: Record<string, unknown> } }).data.memory.goals, 1)
+    assert.equal((JSON.parse(out) as { data: { memory: Record<string, unknown> } }).data.memory.goals, 2)
     out = ''
     assert.equal(await runCli(['status', '--home', temp.home, '--human'], io), 0, out)
-    assert.match(out, /goals\s+1/)
+    assert.match(out, /goals\s+2/)
+    assert.match(out, /user ada\s+.*1 goal\b/)
     assert.equal(countOf(await ownCounts(mind, 'ada'), 'goals'), 1, "Ada's own goal")
     const grown = (await mind.backend.owned('user:ada').activity.read({ types: ['memory_write'] })).map((record) => growthOf(record)).filter((growth) => growth?.kind === 'goal')
     assert.deepEqual(grown.map((growth) => growth?.path), ['users/ada/goals/billing-v2.md'], "the dashboard's growth chart has a goal series")

@@ -22,6 +22,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ManualClock } from '../core/clock.ts'
+import { type ProgressOptions, startPhase } from '../core/progress.ts'
 import { RELATED_KINDS } from '../memory/priming/prime.ts'
 import { openMindInternals } from '../mind-internals.ts'
 import { dropPostgresSchema } from '../storage/postgres/connection.ts'
@@ -37,15 +38,13 @@ const CHARS_PER_TOKEN = 4
 /** Turns the baseline's context packing looks at. */
 const BASELINE_DEPTH = 400
 
-export interface RetrievalEvalOptions {
+export interface RetrievalEvalOptions extends ProgressOptions {
   /** Only the first N conversations. */
   conversations?: number
   /** Settings for every mind, by dotted key (e.g. `{ 'embed.provider': 'none' }`). */
   settings?: Record<string, unknown>
   /** Called with each run line as soon as it is known (the CLI streams them to the run file). */
   onLine?: (line: RunLine) => void
-  /** Progress reports. */
-  onProgress?: (message: string) => void
   /**
    * Run each conversation's mind on this PostgreSQL (the parity measure of decision 0037) instead of the
    * embedded backend: each in a schema of its own, dropped when the conversation is done.
@@ -84,7 +83,10 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
     const turns = new Map<string, { speaker: string; text: string }>()
     const order: Array<{ id: string; text: string }> = []
     let lastMs = firstStart
+    // Stopped (Ctrl-C) between two sessions or questions: the temporary home goes, the run file keeps the lines written; a run again starts over.
+    const living = startPhase(options, `${conversation.id}: sessions`, conversation.sessions.length)
     for (const [si, session] of conversation.sessions.entries()) {
+      await living.checkpoint()
       const start = Math.max(Number.isFinite(starts[si]) ? (starts[si] as number) : lastMs + 3_600_000, lastMs)
       clock.set(start)
       const messages = session.turns.map((turn, ti) => {
@@ -102,13 +104,16 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
       lastMs = start + session.turns.length * TURN_SPACING_MS
       clock.set(lastMs)
       await mind.maintain()
+      living.step()
     }
     await mind.idle()
     await mind.indexed()
 
     const bm25 = createPlainBm25(order)
     const out: EvaluatedQuestion[] = []
+    const asking = startPhase(options, `${conversation.id}: questions`, conversation.questions.length)
     for (const question of conversation.questions) {
+      await asking.checkpoint()
       const askedMs = question.asked_at ? Date.parse(asInstant(question.asked_at)) : lastMs + 86_400_000
       const asOf = at(Math.max(askedMs, lastMs))
       clock.set(asOf)
@@ -146,6 +151,7 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
       const scored = { category: question.category, evidence: question.evidence, staleEvidence: question.stale_evidence }
       const text = (id: string): string | undefined => turns.get(id)?.text
       out.push({ id: question.id, category: question.category, engram: questionMetrics(scored, line, text), bm25: questionMetrics(scored, baseline, text) })
+      asking.step()
     }
     return out
   } finally {
@@ -161,9 +167,8 @@ export async function runRetrievalEval(dataset: EvalDataset, options: RetrievalE
   const conversations = options.conversations === undefined ? dataset.conversations : dataset.conversations.slice(0, options.conversations)
   const out: EvaluatedQuestion[] = []
   for (const [i, conversation] of conversations.entries()) {
-    const started = performance.now()
     out.push(...(await evaluateConversation(conversation, options)))
-    options.onProgress?.(`${conversation.id} (${i + 1}/${conversations.length}): ${conversation.questions.length} questions in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+    options.onProgress?.({ phase: 'conversations', done: i + 1, total: conversations.length })
   }
   return out
 }

@@ -3,7 +3,9 @@ import { readdirSync } from 'node:fs'
 import { isAbsolute, join, relative, sep } from 'node:path'
 import type { ResolvedConfig } from '../config/resolve.ts'
 import { RULE_KINDS } from '../core/engram.ts'
+import type { DocKind } from '../core/memory-doc.ts'
 import { type CountKey, docKindsWhere, inListingOrder, kindSpec, type MemoryKindSpec } from '../core/memory-kinds.ts'
+import { type Owner, ownerOfUser } from '../core/owner.ts'
 import type { Backend, ParseProblem, UnitKind } from '../storage/contracts.ts'
 import type { HomeLayout } from '../storage/home-layout.ts'
 import type { OwnersStatus } from '../storage/owner-counts.ts'
@@ -18,16 +20,31 @@ export interface ScopeCounts {
   topics: number
 }
 
+/** What one owner's tree holds (decision 0073): its engram files by scope, its documents by kind, its activity days. */
+export type OwnerMemory = {
+  /** `agent`, `shared` or `user:<id>`. */
+  owner: Owner
+  global: ScopeCounts
+  project: ScopeCounts | undefined
+  activityDays: number
+} & Partial<Record<CountKey<'status'>, number>>
+
 export interface MindStatus {
   home: string
   agent: string
   project: string | undefined
-  /** Engram files by scope, then every kind counted in status under its key (core/memory-kinds.ts: knowledge, procedures, episodes, users), skills and activity days. */
+  /**
+   * Every owner's memory counted (decision 0073): the agent's tree, the shared one and each user's.
+   * Engram files by scope and every kind counted in status under its key (core/memory-kinds.ts:
+   * knowledge, procedures, episodes, users) summed over the owners, skills, the days with activity
+   * in any owner's log, and `byOwner`: the same counts of each owner (the first `OWNERS_LISTED`).
+   */
   memory: {
     global: ScopeCounts
     project: ScopeCounts | undefined
     skills: number
     activityDays: number
+    byOwner: OwnerMemory[]
   } & Record<CountKey<'status'>, number>
   context: { conversations: number; messages: number }
   /** Memories the encoding gate holds for the user's yes/no (`engram confirm`). */
@@ -88,18 +105,34 @@ export interface StatusDeps {
 
 /** The kinds `engram status` counts (core/memory-kinds.ts). */
 const STATUS_KINDS = docKindsWhere((spec) => spec.count?.in.includes('status') === true)
+/** Of those, the kinds filed in each owner's tree (counted per owner); the others (user profiles) are the home's. */
+const TREE_KINDS = STATUS_KINDS.filter((kind) => (kindSpec(kind) as MemoryKindSpec).home === 'tree')
+const countKeyOf = (kind: DocKind): CountKey<'status'> => (kindSpec(kind) as MemoryKindSpec).count?.key as CountKey<'status'>
+/** Owners listed one by one at most (the totals count them all): a home serving thousands of users keeps its status readable. */
+const OWNERS_LISTED = 100
+
+const emptyScope = (): ScopeCounts => ({ rules: { always: 0, never: 0, when: 0 }, lessons: 0, profile: 0, topics: 0 })
+
+function addScope(into: ScopeCounts, counts: ScopeCounts): void {
+  into.rules.always += counts.rules.always
+  into.rules.never += counts.rules.never
+  into.rules.when += counts.rules.when
+  into.lessons += counts.lessons
+  into.profile += counts.profile
+  into.topics += counts.topics
+}
 
 /** The memory counts in the order status has always shown them (`--json` included); a kind added since comes after them. */
 function inStatusOrder<T extends MindStatus['memory']>(memory: T): T {
-  const keys = inListingOrder(['global', 'project', 'knowledge', 'procedures', 'skills', 'episodes', 'users', 'activityDays'], Object.keys(memory))
+  const keys = inListingOrder(['global', 'project', 'knowledge', 'procedures', 'skills', 'episodes', 'users', 'activityDays', 'byOwner'], Object.keys(memory))
   return Object.fromEntries(keys.map((key) => [key, memory[key as keyof T]])) as unknown as T
 }
 
 export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
   const { backend, layout } = deps
   const problems: ParseProblem[] = []
-  const scopeCounts = async (scope: 'global' | 'project'): Promise<ScopeCounts | undefined> => {
-    const store = backend.engrams(scope)
+  const scopeCounts = async (owner: Owner, scope: 'global' | 'project'): Promise<ScopeCounts | undefined> => {
+    const store = backend.owned(owner).engrams(scope)
     if (!store) return undefined
     const rules = await store.read('rules')
     const lessons = await store.read('lessons')
@@ -109,8 +142,31 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
     for (const entry of rules.entries) if ((RULE_KINDS as readonly string[]).includes(entry.kind)) byKind[entry.kind as 'always']++
     return { rules: byKind, lessons: lessons.entries.length, profile: profile.entries.length, topics: (await store.listTopics()).length }
   }
+  // Every owner's tree: the agent's, the shared one, each user's (decision 0073).
+  const owners: Owner[] = ['agent', 'shared', ...(await backend.users()).map((user) => ownerOfUser(user))]
+  const byOwner: OwnerMemory[] = []
+  const days = new Set<string>()
+  for (const owner of owners) {
+    const stores = backend.owned(owner)
+    const ownDays = await stores.activity.days()
+    for (const day of ownDays) days.add(day)
+    const documents: Partial<Record<CountKey<'status'>, number>> = {}
+    for (const kind of TREE_KINDS) documents[countKeyOf(kind)] = (await stores.documents.slugs(kind)).length
+    byOwner.push({ owner, global: (await scopeCounts(owner, 'global')) ?? emptyScope(), project: await scopeCounts(owner, 'project'), ...documents, activityDays: ownDays.length })
+  }
   const documents = {} as Record<CountKey<'status'>, number>
-  for (const kind of STATUS_KINDS) documents[(kindSpec(kind) as MemoryKindSpec).count?.key as CountKey<'status'>] = (await backend.documents.list(kind)).length
+  for (const kind of STATUS_KINDS) {
+    const key = countKeyOf(kind)
+    documents[key] = TREE_KINDS.includes(kind) ? byOwner.reduce((sum, counts) => sum + (counts[key] ?? 0), 0) : (await backend.documents.slugs(kind)).length
+  }
+  const global = emptyScope()
+  let project: ScopeCounts | undefined
+  for (const counts of byOwner) {
+    addScope(global, counts.global)
+    if (!counts.project) continue
+    project ??= emptyScope()
+    addScope(project, counts.project)
+  }
   problems.push(...(await backend.documents.problems()), ...(await backend.activity.problems()))
 
   let messages = 0
@@ -129,11 +185,12 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
     agent: layout.agent,
     project: deps.config.values.project,
     memory: inStatusOrder({
-      global: (await scopeCounts('global')) as ScopeCounts,
-      project: await scopeCounts('project'),
+      global,
+      project,
       ...documents,
       skills: countDirs(layout.skillsDir),
-      activityDays: (await backend.activity.days()).length,
+      activityDays: days.size,
+      byOwner: byOwner.slice(0, OWNERS_LISTED),
     }),
     context: { conversations: conversations.length, messages },
     pendingConfirmations: (await backend.confirmations.pending()).length,

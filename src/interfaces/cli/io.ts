@@ -26,4 +26,6 @@ export const ExitCode = {
   unhealthy: 5,
   /** The command did only part of its work (`engram migrate`: the target does not hold all of the source); running it again resumes. */
   incomplete: 6,
+  /** Ctrl-C stopped a long command at a safe point; the message says how to resume (128 + SIGINT, as shells report it). */
+  interrupted: 130,
 } as const

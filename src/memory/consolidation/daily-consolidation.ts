@@ -30,6 +30,7 @@ import { join } from 'node:path'
 import { isoDay } from '../../core/clock.ts'
 import type { Clock } from '../../core/clock.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
+import { type ProgressOptions, startPhase } from '../../core/progress.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { Backend, JobInput } from '../../storage/contracts.ts'
@@ -158,11 +159,11 @@ export interface DailyConsolidationRun {
 }
 
 /** One day's consolidation (see the module comment); `includeToday` also takes today's episodes. */
-export async function runDailyConsolidation(deps: DailyConsolidationDeps, options: { dryRun?: boolean; includeToday?: boolean } = {}): Promise<DailyConsolidationRun> {
+export async function runDailyConsolidation(deps: DailyConsolidationDeps, options: { dryRun?: boolean; includeToday?: boolean } & ProgressOptions = {}): Promise<DailyConsolidationRun> {
   return oneConsolidationAtATime(deps.backend, deps.agent, () => dailyRun(deps, options))
 }
 
-async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolean; includeToday?: boolean }): Promise<DailyConsolidationRun> {
+async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolean; includeToday?: boolean } & ProgressOptions): Promise<DailyConsolidationRun> {
   await deps.indexed()
   const now = deps.clock.now()
   // The model's steps first: a failure (thrown, the job fails) leaves every file as it was.
@@ -172,14 +173,18 @@ async function dailyRun(deps: DailyConsolidationDeps, options: { dryRun?: boolea
   // the file anyway, so judging what was read is judging what was written. Each write is one
   // document's and carries the run's instant: a run killed between saving a version and
   // replacing the file is finished by the next without saving the version twice, and a change
-  // already written is not a change any more.
+  // already written is not a change any more. So it may also stop between two documents (Ctrl-C):
+  // the next run finds the done ones done.
+  const reviewing = startPhase(options, 'reviewing documents')
   for await (const entry of everyOwnedDocument(deps)) {
+    await reviewing.checkpoint()
     const migrated = await migrateDocument(deps, entry, options.dryRun === true, now.toISOString())
     if (migrated) run.migrated.push(migrated)
     const { verdict, path } = await reviewDocument(deps.backend, entry, now)
     if (verdict.state === 'low-activity') run.lowActivity.push({ path, why: verdict.why, forgetOn: verdict.forgetOn })
     const mark = await markActivity(deps, entry, verdict, migrated !== undefined, options.dryRun === true, now.toISOString())
     if (mark) run.marks[mark].push(path)
+    reviewing.step()
   }
   return run
 }

@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode, messageOf } from '../../core/errors.ts'
 import { validateUserId } from '../../core/owner.ts'
+import { type ProgressOptions, startPhase } from '../../core/progress.ts'
 import type { ActivityLog, Backend } from '../../storage/contracts.ts'
 import { writeFileAtomic } from '../../storage/atomic-write.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
@@ -113,7 +114,7 @@ function erasureUnsupported(user: string, backend: string): EngramError {
  * Erases everything `user` owns in the home (every agent) and in the open project. Idempotent: a
  * second run (after a crash half-way) erases what is left and reports zeros for the rest.
  */
-export async function eraseUser(deps: UserErasureDeps, user: string, options: { purge: boolean }): Promise<UserErasureReport> {
+export async function eraseUser(deps: UserErasureDeps, user: string, options: { purge: boolean } & ProgressOptions): Promise<UserErasureReport> {
   validateUserId(user)
   if (options.purge !== true) {
     throw new EngramError({
@@ -132,27 +133,38 @@ export async function eraseUser(deps: UserErasureDeps, user: string, options: { 
   const files = findUserFiles(layout, user)
   const sessions = (await backend.context.listConversations()).filter((conversation) => conversation.user === user).map((conversation) => conversation.sessionId)
 
-  const context = await backend.context.purgeUser(user)
-  const indexUnits = await backend.index.purgeUser(user)
-  const lifecycle = await backend.lifecycle.purgeUser(user)
-  const confirmations = await backend.confirmations.purgeUser(user)
-  const jobRuns = await backend.jobs.purgeRuns([...new Set(sessions)].map(encodingJobName))
+  // Step by step, each a whole kind of record or a whole tree: stopped between two (Ctrl-C), a run again erases what is left.
+  const erasing = startPhase(options, 'erasing', 8 + files.trees.length)
+  const step = async <T>(work: () => Promise<T>): Promise<T> => {
+    await erasing.checkpoint()
+    const value = await work()
+    erasing.step()
+    return value
+  }
+  const context = await step(() => backend.context.purgeUser(user))
+  const indexUnits = await step(() => backend.index.purgeUser(user))
+  const lifecycle = await step(() => backend.lifecycle.purgeUser(user))
+  const confirmations = await step(() => backend.confirmations.purgeUser(user))
+  const jobRuns = await step(() => backend.jobs.purgeRuns([...new Set(sessions)].map(encodingJobName)))
 
-  const profileFiles = (await backend.documents.purge('user', files.key)).length
+  const profileFiles = await step(async () => (await backend.documents.purge('user', files.key)).length)
   // Rows of every agent: engram files and topics, documents with their archive, activity (decision 0037).
-  const rows = rowBackend ? await backend.purgeUserMemory?.(user) : undefined
+  const rows = await step(async () => (rowBackend ? await backend.purgeUserMemory?.(user) : undefined))
   // The profile's history folder (document-store.ts) goes with it, empty or not.
   await rm(join(layout.sharedUsersDir, '.history', files.key), { recursive: true, force: true })
   let fileCount = 0
   for (const tree of files.trees) {
-    fileCount += filesUnder(tree.dir).length
-    await rm(tree.dir, { recursive: true, force: true })
+    await step(async () => {
+      fileCount += filesUnder(tree.dir).length
+      await rm(tree.dir, { recursive: true, force: true })
+    })
   }
   let projectFiles = 0
-  if (files.projectTree) {
+  await step(async () => {
+    if (!files.projectTree) return
     projectFiles = filesUnder(files.projectTree).length
     await rm(files.projectTree, { recursive: true, force: true })
-  }
+  })
   for (const journal of files.journals) await unlink(journal.path).catch(() => {})
 
   // Appenders do not lock this file (one O_APPEND line each); a line appended between the read and

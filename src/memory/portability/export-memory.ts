@@ -7,6 +7,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve } from 'node:path'
 import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
+import { type ProgressOptions, startPhase } from '../../core/progress.ts'
 import type { Backend } from '../../storage/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
 import { collectMemoryTree, type TreeCounts, type TreeProblem } from './memory-tree.ts'
@@ -94,15 +95,19 @@ function readme(agent: string, counts: TreeCounts, problems: TreeProblem[]): str
  * Writes the agent's whole memory into `dir` (created when missing). Refuses a folder that is not
  * empty unless `force`, and a folder inside the home.
  */
-export async function exportMemory(deps: MemoryExportDeps, dir: string, options: { force?: boolean } = {}): Promise<MemoryExportReport> {
+export async function exportMemory(deps: MemoryExportDeps, dir: string, options: { force?: boolean } & ProgressOptions = {}): Promise<MemoryExportReport> {
   const target = await checkExportFolder(dir, deps.home, options.force === true)
-  const tree = await collectMemoryTree({ backend: deps.backend, agent: deps.agent, ...(deps.skills ? { skills: deps.skills } : {}) })
+  const tree = await collectMemoryTree({ backend: deps.backend, agent: deps.agent, ...(deps.skills ? { skills: deps.skills } : {}), reading: startPhase(options, 'reading memory') })
   await mkdir(target, { recursive: true })
   const paths = [...tree.files.keys()].sort()
+  // Stopped between files, the folder holds some of them and no manifest.json: an export run again with --force writes it whole.
+  const writing = startPhase(options, 'writing files', paths.length)
   for (const path of paths) {
+    await writing.checkpoint()
     const file = join(target, ...path.split('/'))
     await mkdir(join(file, '..'), { recursive: true })
     await writeFile(file, tree.files.get(path) as string)
+    writing.step()
   }
   const counts = { ...tree.counts, files: paths.length }
   const manifest = {

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path'
 import { dedupeKey, type EngramEntry, type EngramScope } from '../../core/engram.ts'
 import { EngramError, ErrorCode, messageOf } from '../../core/errors.ts'
 import { parseFrontmatter, serializeFrontmatter } from '../../core/frontmatter.ts'
+import { type ProgressOptions, startPhase } from '../../core/progress.ts'
 import { entriesOf, formatEntryLine, type MemoryFileKind, parseMemoryFile, problemsOf } from '../../core/markdown-entry.ts'
 import type { DocKind } from '../../core/memory-doc.ts'
 import type { Owner } from '../../core/owner.ts'
@@ -103,7 +104,7 @@ function checkManifest(files: TreeFiles, problems: TreeProblem[]): void {
  * Imports a tree (path → text) into `target`. Entries already present (same kind and text) are
  * not added again; documents whose text is the same are not rewritten; skills the same are not saved.
  */
-export async function importMemoryTree(target: MemoryImportTarget, files: TreeFiles, problems: TreeProblem[] = []): Promise<MemoryImportReport> {
+export async function importMemoryTree(target: MemoryImportTarget, files: TreeFiles, problems: TreeProblem[] = [], progress: ProgressOptions = {}): Promise<MemoryImportReport> {
   checkManifest(files, problems)
   const sourceAgent = treeAgent(files, target.agent)
   const counts: MemoryImportReport['counts'] = { files: files.size, entries: 0, topicEntries: 0, documents: 0, skills: 0, unchanged: 0 }
@@ -147,7 +148,11 @@ export async function importMemoryTree(target: MemoryImportTarget, files: TreeFi
     return known
   }
 
+  // One item a file (a skill's files are one item). Stopped between two, the next import skips what is there already.
+  const importing = startPhase(progress, 'importing files', topics.length + engramFiles.length + docs.length + skills.size)
   for (const { path, place } of topics) {
+    await importing.checkpoint()
+    importing.step()
     const store = storeOf(place.owner, place.scope, path)
     if (!store) continue
     try {
@@ -172,6 +177,8 @@ export async function importMemoryTree(target: MemoryImportTarget, files: TreeFi
   }
 
   for (const { path, place } of engramFiles) {
+    await importing.checkpoint()
+    importing.step()
     const store = storeOf(place.owner, place.scope, path)
     if (!store) continue
     try {
@@ -212,6 +219,8 @@ export async function importMemoryTree(target: MemoryImportTarget, files: TreeFi
   }
 
   for (const { path, place } of docs) {
+    await importing.checkpoint()
+    importing.step()
     const text = files.get(path) as string
     const doc = parseFrontmatter(text)
     if (doc.problem) {
@@ -233,6 +242,8 @@ export async function importMemoryTree(target: MemoryImportTarget, files: TreeFi
   }
 
   for (const [label, parts] of [...skills].sort(([a], [b]) => a.localeCompare(b))) {
+    await importing.checkpoint()
+    importing.step()
     const path = `agents/${sourceAgent}/skills/${label}`
     if (!target.skills) {
       problems.push({ path, reason: 'skills are not imported into this backend (no skill store)' })
@@ -325,7 +336,7 @@ async function importSkill(store: SkillStore, label: string, parts: Map<string, 
  * Reads a tree from `dir`: every regular file that is UTF-8 text and not larger than `maxBytes`.
  * Links are never followed (one may lead out of the tree); anything else is reported and skipped.
  */
-export async function readTreeFolder(dir: string, maxBytes = DEFAULT_MAX_FILE_BYTES): Promise<{ files: TreeFiles; problems: TreeProblem[] }> {
+export async function readTreeFolder(dir: string, maxBytes = DEFAULT_MAX_FILE_BYTES, progress: ProgressOptions = {}): Promise<{ files: TreeFiles; problems: TreeProblem[] }> {
   const root = resolve(dir)
   const files: TreeFiles = new Map()
   const problems: TreeProblem[] = []
@@ -334,9 +345,11 @@ export async function readTreeFolder(dir: string, maxBytes = DEFAULT_MAX_FILE_BY
     throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `${root} is not a folder.`, fix: 'Pass the folder `engram export DIR` wrote.' })
   }
   const decoder = new TextDecoder('utf-8', { fatal: true })
+  const reading = startPhase(progress, 'reading files')
   const walk = async (rel: string): Promise<void> => {
     const names = (await readdir(join(root, ...rel.split('/').filter(Boolean)))).sort()
     for (const name of names) {
+      await reading.checkpoint()
       const path = rel === '' ? name : `${rel}/${name}`
       const abs = join(root, ...path.split('/'))
       try {
@@ -349,6 +362,7 @@ export async function readTreeFolder(dir: string, maxBytes = DEFAULT_MAX_FILE_BY
           const bytes = await readFile(abs)
           if (bytes.includes(0)) problems.push({ path, reason: 'a binary file (it holds NUL bytes), not memory text' })
           else files.set(path, decoder.decode(bytes))
+          reading.step()
         }
       } catch (error) {
         problems.push({ path, reason: error instanceof TypeError ? 'not UTF-8 text' : `cannot be read (${(error as NodeJS.ErrnoException).code ?? describe(error)})` })
@@ -360,7 +374,7 @@ export async function readTreeFolder(dir: string, maxBytes = DEFAULT_MAX_FILE_BY
 }
 
 /** Reads the tree `engram export DIR` wrote in `dir` into `target`. */
-export async function importMemory(target: MemoryImportTarget, dir: string, options: { maxFileBytes?: number } = {}): Promise<MemoryImportReport> {
-  const { files, problems } = await readTreeFolder(dir, options.maxFileBytes)
-  return { ...(await importMemoryTree(target, files, problems)), dir: resolve(dir) }
+export async function importMemory(target: MemoryImportTarget, dir: string, options: { maxFileBytes?: number } & ProgressOptions = {}): Promise<MemoryImportReport> {
+  const { files, problems } = await readTreeFolder(dir, options.maxFileBytes, options)
+  return { ...(await importMemoryTree(target, files, problems, options)), dir: resolve(dir) }
 }

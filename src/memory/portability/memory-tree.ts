@@ -25,6 +25,7 @@ import { serializeFrontmatter } from '../../core/frontmatter.ts'
 import type { DocKind } from '../../core/memory-doc.ts'
 import { type CountKey, memoryKinds } from '../../core/memory-kinds.ts'
 import { type Owner, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
+import type { PhaseCounter } from '../../core/progress.ts'
 import { type ActivityLog, type Backend, ENGRAM_FILES, type EngramFile } from '../../storage/contracts.ts'
 import { readMemoryFile } from '../../storage/memory-file-read.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
@@ -103,7 +104,7 @@ function stageCounters(value: { recommended: number; used: number }): { recommen
  * scope, and their documents (knowledge, procedures, episodes, state). Returns whether they hold
  * anything. What cannot be read is added to `into.problems`.
  */
-export async function collectOwnerTree(backend: Backend, owner: Owner, agent: string, into: { files: TreeFiles; counts: TreeCounts; problems: TreeProblem[] }): Promise<boolean> {
+export async function collectOwnerTree(backend: Backend, owner: Owner, agent: string, into: { files: TreeFiles; counts: TreeCounts; problems: TreeProblem[] }, reading?: PhaseCounter): Promise<boolean> {
   const { files, counts, problems } = into
   const put = (path: string, text: string): void => {
     files.set(path, text)
@@ -139,7 +140,9 @@ export async function collectOwnerTree(backend: Backend, owner: Owner, agent: st
   }
   for (const { kind, count } of TREE_DOC_KINDS) {
     for (const ref of await stores.documents.list(kind)) {
+      await reading?.checkpoint()
       const doc = await stores.documents.read(kind, ref.slug)
+      reading?.step()
       if (!doc) continue
       put(doc.path, serializeFrontmatter(doc.frontmatter, doc.body))
       if (count !== undefined) counts[count]++
@@ -177,6 +180,8 @@ export interface CollectSource {
   agent: string
   /** The agent's skills; none are exported when omitted. */
   skills?: SkillStore
+  /** Counts each document read, and stops the reading where it is told to (nothing is written while reading). */
+  reading?: PhaseCounter
 }
 
 export interface CollectedTree {
@@ -202,7 +207,7 @@ export async function collectMemoryTree(source: CollectSource): Promise<Collecte
     files.set(path, text)
   }
 
-  for (const owner of owners) if (await collectOwnerTree(backend, owner, agent, { files, counts, problems })) counts.owners++
+  for (const owner of owners) if (await collectOwnerTree(backend, owner, agent, { files, counts, problems }, source.reading)) counts.owners++
 
   // Home-wide documents, read once through the agent's store: user profiles and prompt layers.
   for (const kind of ['user', 'prompt'] as const) {

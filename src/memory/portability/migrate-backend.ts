@@ -11,6 +11,7 @@
  * it. Running it again adds nothing that is already there and finishes whatever a killed run left.
  */
 import { messageOf } from '../../core/errors.ts'
+import { type ProgressOptions, startPhase } from '../../core/progress.ts'
 import type { Summary } from '../../core/message.ts'
 import type { Backend, Conversation } from '../../storage/contracts.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
@@ -28,8 +29,13 @@ export interface MigrateBackendOptions {
   agent: string
   /** Skills go from one store to the other; left where they are when omitted (a target that keeps them in the same home). */
   skills?: { from: SkillStore; to: SkillStore }
-  /** Reindex the target once everything is in (the caller's indexer: it knows the embedder). */
-  reindex?: () => Promise<unknown>
+  /** Reindex the target once everything is in (the caller's indexer: it knows the embedder), passing on `progress`. */
+  reindex?: (progress: ProgressOptions) => Promise<unknown>
+  /**
+   * How far it is, and Ctrl-C: it stops between two items of a step (a file, a conversation, an
+   * owner's log), and a run again finishes what this one left, as after a kill (decision 0052).
+   */
+  progress?: ProgressOptions
 }
 
 export interface MigrationReport {
@@ -208,18 +214,24 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
     notMoved: NOT_MOVED,
   }
 
+  const progress = options.progress ?? {}
   // 1. The memory tree: engram files, topics, documents, profiles, prompt layers, skills.
-  const tree = await collectMemoryTree({ backend: from, agent, ...(options.skills ? { skills: options.skills.from } : {}) })
+  const tree = await collectMemoryTree({ backend: from, agent, ...(options.skills ? { skills: options.skills.from } : {}), reading: startPhase(progress, `${agent}: reading memory`) })
   problems.push(...tree.problems)
-  const imported = await importMemoryTree({ backend: to, agent, ...(options.skills ? { skills: options.skills.to } : {}) }, tree.files, problems)
+  const imported = await importMemoryTree({ backend: to, agent, ...(options.skills ? { skills: options.skills.to } : {}) }, tree.files, problems, progress)
   report.memory = imported.counts
   // 1b. What each owner's archive keeps: forgotten and merged documents, earlier versions, forgotten entries and topics.
+  await startPhase(progress, `${agent}: moving archives`).checkpoint()
   report.archive = await moveArchive(from, to, tree.owners, agent, problems)
 
   // 2. Conversations of this agent, with the old→new message ids the stored turns need.
   const messageIds = new Map<number, number>()
   const users = new Set<string>(await from.users())
-  for (const conversation of (await from.context.listConversations(agent)).sort((a, b) => a.id - b.id)) {
+  const conversations = (await from.context.listConversations(agent)).sort((a, b) => a.id - b.id)
+  const moving = startPhase(progress, `${agent}: moving conversations`, conversations.length)
+  for (const conversation of conversations) {
+    await moving.checkpoint()
+    moving.step()
     if (conversation.user !== undefined) users.add(conversation.user)
     try {
       const moved = await moveConversation(from, to, conversation, report)
@@ -230,7 +242,10 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   }
 
   // 3. The activity log of each owner, in order; events the target holds already are not added again.
+  const logs = startPhase(progress, `${agent}: moving activity logs`, tree.owners.length)
   for (const owner of tree.owners) {
+    await logs.checkpoint()
+    logs.step()
     try {
       const source = await from.owned(owner).activity.read()
       const present = multiset((await to.owned(owner).activity.read()).map(({ ref: _ref, ...event }) => JSON.stringify(event)))
@@ -249,7 +264,10 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   }
 
   // 4. Confirmations: the pending ones of each queue, then the decided ones each user's record keeps.
+  const queues = startPhase(progress, `${agent}: moving confirmations`, users.size + 1)
   for (const user of [undefined, ...[...users].sort()]) {
+    await queues.checkpoint()
+    queues.step()
     try {
       const present = new Set((await to.confirmations.pending(user)).map((item) => confirmationKey(item, 'pending')))
       for (const item of await from.confirmations.pending(user)) {
@@ -281,7 +299,10 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   }
 
   // 5. Stored turns (what each turn was given), on the moved messages.
+  const turns = startPhase(progress, `${agent}: moving stored turns`, users.size + 1)
   for (const user of [undefined, ...[...users].sort()]) {
+    await turns.checkpoint()
+    turns.step()
     try {
       for (const turn of (await from.lifecycle.recentTurns(agent, user, ALL)).reverse()) {
         const replies = turn.replyIds.flatMap((id) => (messageIds.has(id) ? [messageIds.get(id) as number] : []))
@@ -309,6 +330,7 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   }
 
   // 6. Job runs (so scheduled work neither repeats nor forgets when it last ran).
+  await startPhase(progress, `${agent}: moving job runs`).checkpoint()
   try {
     const key = (run: { job: string; startedAt: string; finishedAt: string; status: string }): string => `${run.job}\u0000${run.startedAt}\u0000${run.finishedAt}\u0000${run.status}`
     const present = multiset((await to.jobs.runs({ agent, limit: ALL })).map(key))
@@ -342,7 +364,7 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
 
   // 7. Access counts, on the units the reindex made (their ids are the same on both backends); none without a reindex.
   if (options.reindex) {
-    await options.reindex()
+    await options.reindex(progress)
     try {
       report.access = await moveAccess(from, to, agent, problems)
     } catch (error) {
@@ -351,6 +373,7 @@ export async function migrateBackend(options: MigrateBackendOptions): Promise<Mi
   } else report.notMoved = [...NOT_MOVED, 'access counts of memory: without a reindex of the target it has no units to carry them']
 
   // 8. The target against the source: counts and digests per tree, file, conversation, log and kind.
+  await startPhase(progress, `${agent}: checking the target against the source`).checkpoint()
   const access = options.reindex !== undefined
   const differences = compareDigests(await digestAgent(from, agent, options.skills?.from, { access }), await digestAgent(to, agent, options.skills?.to, { access }))
   report.verification = { differences }

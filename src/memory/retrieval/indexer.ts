@@ -12,6 +12,7 @@ import { entryInstant } from '../../core/markdown-entry.ts'
 import type { DocKind, MemoryDoc } from '../../core/memory-doc.ts'
 import { memoryKinds } from '../../core/memory-kinds.ts'
 import { type Owner, ownerOfUser, userFromKey, userKey, userOfOwner } from '../../core/owner.ts'
+import { type ProgressOptions, startPhase } from '../../core/progress.ts'
 import type { Backend, EngramFile, EngramStore, IndexUnit, ParseProblem, UnitKind } from '../../storage/contracts.ts'
 import { ENGRAM_FILES } from '../../storage/contracts.ts'
 import type { Embedder } from '../../llm/contracts.ts'
@@ -122,17 +123,20 @@ async function collectAll(pieces: Piece[], wanted: Map<string, IndexUnit[]>, rep
  * `work` of each item, at most `limit` at once; the outcomes in the items' order, a failure as
  * `{ error }`.
  */
-async function settledInOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<Array<{ value: R } | { error: unknown }>> {
+async function settledInOrder<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>, memo?: Pick<DocumentMemo, 'tick' | 'signal'>): Promise<Array<{ value: R } | { error: unknown }>> {
   const outcomes: Array<{ value: R } | { error: unknown }> = new Array(items.length)
   let next = 0
   const worker = async (): Promise<void> => {
     while (next < items.length) {
+      // Stopped (Ctrl-C): the reindex throws before it writes anything (see reindexFiles).
+      memo?.signal?.throwIfAborted()
       const i = next++
       try {
         outcomes[i] = { value: await work(items[i] as T) }
       } catch (error) {
         outcomes[i] = { error }
       }
+      memo?.tick()
     }
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
@@ -164,17 +168,25 @@ interface DocumentMemo {
   unchanged: Set<string>
   /** Documents read this time, with their file's hash. */
   read: Map<string, string>
+  /** Counts a file read, for progress. */
+  tick: () => void
+  signal: AbortSignal | undefined
 }
 
-/** Bring the index up to date with every memory file. Never throws for what a file holds. */
-export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean } = {}): Promise<ReindexReport> {
+/**
+ * Bring the index up to date with every memory file. Never throws for what a file holds. With
+ * `signal` aborted it stops between batches of units (what was written stays, with its hash: the
+ * next reindex writes only the rest) and throws the signal's reason.
+ */
+export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean } & ProgressOptions = {}): Promise<ReindexReport> {
   const started = performance.now()
+  const reading = startPhase(options, 'reading files')
   const report: ReindexReport = { sources: 0, added: 0, updated: 0, removed: 0, unchanged: 0, problems: [], ms: 0 }
   const wanted = new Map<string, IndexUnit[]>()
   // Every owner's tree (decision 0017): the agent's, the shared one, and each user's of this agent.
   const owners: Owner[] = ['agent', 'shared', ...(await deps.backend.users()).map((user) => ownerOfUser(user))]
   const known = indexedDocuments.get(deps.backend.index) ?? new Map<string, { hash: string; units: number }>()
-  const memo: DocumentMemo = { known: options.full ? new Map() : known, live: new Set(await deps.backend.index.sources()), unchanged: new Set(), read: new Map() }
+  const memo: DocumentMemo = { known: options.full ? new Map() : known, live: new Set(await deps.backend.index.sources()), unchanged: new Set(), read: new Map(), tick: () => reading.step(), signal: options.signal }
 
   const pieces = owners.flatMap((owner) => ownerPieces(owner, deps, memo))
 
@@ -182,7 +194,7 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
   pieces.push((found) =>
     guarded(found, 'shared/users', async () => {
       const refs = await deps.backend.documents.list('user')
-      const docs = await settledInOrder(refs, READS_AT_ONCE, (ref) => deps.backend.documents.read('user', ref.slug))
+      const docs = await settledInOrder(refs, READS_AT_ONCE, (ref) => deps.backend.documents.read('user', ref.slug), memo)
       let i = 0
       for (const doc of untilFailure(docs)) {
         const ref = refs[i++] as (typeof refs)[number]
@@ -203,6 +215,9 @@ export async function reindexFiles(deps: IndexerDeps, options: { full?: boolean 
     pieces.push((found) => guarded(found, `agents/${deps.agent}/skills`, () => collectSkillUnits(deps, skills, found)))
   }
   await collectAll(pieces, wanted, report)
+  // Nothing is written yet: stopping here leaves the index as it was (a read stopped by the signal
+  // was taken for a problem of its file above: thrown away with the rest).
+  await reading.checkpoint()
 
   await writeUnits(deps, wanted, report, options, memo.unchanged)
   for (const source of memo.unchanged) {
@@ -246,7 +261,7 @@ async function collectSkillUnits(deps: IndexerDeps, skills: SkillStore, found: C
 }
 
 /** Upserts what changed and removes what is gone. */
-async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, report: ReindexReport, options: { full?: boolean }, unchanged: ReadonlySet<string>): Promise<void> {
+async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, report: ReindexReport, options: { full?: boolean } & ProgressOptions, unchanged: ReadonlySet<string>): Promise<void> {
   const index = deps.backend.index
   const fileSources = new Set([...wanted.keys(), ...unchanged])
   // Sources that no longer exist (a deleted or archived file) leave the index entirely; another
@@ -284,16 +299,21 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
   // by their words, findable, instead of being refused one by one for their vector (decision 0055).
   const toEmbed = deps.embedder && index.capabilities.vectors !== false ? toWrite : []
   if (toEmbed.length > 0 && deps.embedder) {
+    const embedding = startPhase(options, 'embedding units', toEmbed.length)
     try {
       const batch = 256
       for (let i = 0; i < toEmbed.length; i += batch) {
+        await embedding.checkpoint()
         const slice = toEmbed.slice(i, i + batch)
         const vectors = await deps.embedder.embed(slice.map((u) => u.text), 'document')
         slice.forEach((unit, j) => {
           unit.vector = vectors[j]
         })
+        embedding.step(slice.length)
       }
     } catch (error) {
+      // Stopped (Ctrl-C), not failed: nothing of this reindex is written yet.
+      if (options.signal?.aborted) throw error
       // Vectors are an enhancement: the text still goes into the index and stays findable by
       // words. The failure is reported, and the next reindex retries (hashes stay blank).
       report.embedError = messageOf(error)
@@ -303,7 +323,10 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
       }
     }
   }
+  const writing = startPhase(options, 'writing units', toWrite.length)
   for (let i = 0; i < toWrite.length; i += 500) {
+    // Between batches: each unit written carries its hash, so the next reindex writes only the rest.
+    await writing.checkpoint()
     const batch = toWrite.slice(i, i + 500)
     try {
       await index.upsert(batch)
@@ -318,6 +341,7 @@ async function writeUnits(deps: IndexerDeps, wanted: Map<string, IndexUnit[]>, r
         }
       }
     }
+    writing.step(batch.length)
   }
 }
 
@@ -355,7 +379,7 @@ function ownerPieces(owner: Owner, deps: IndexerDeps, memo: DocumentMemo): Piece
           memo.unchanged.add(ref.path)
           return false
         })
-        const docs = await settledInOrder(refs, READS_AT_ONCE, (ref) => stores.documents.read(kind, ref.slug))
+        const docs = await settledInOrder(refs, READS_AT_ONCE, (ref) => stores.documents.read(kind, ref.slug), memo)
         let i = 0
         for (const doc of untilFailure(docs)) {
           const ref = refs[i++] as (typeof refs)[number]

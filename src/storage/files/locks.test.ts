@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { readdirSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -111,22 +111,50 @@ test('a process that wants a lock back-to-back lets a waiting process in between
   }
 })
 
-test('a lock file with bytes written into it is emptied and used; nothing is written into lock files', async () => {
+test('a lock file with bytes written into it is emptied and used; nothing is written into lock files, and they are gone once released', async () => {
   const temp = makeTempHome()
   try {
     const dir = join(temp.home, 'locks')
     const locks = createFileLocks({ dir })
-    assert.deepEqual(await locks.withLock('scribbled', async () => 1), { kind: 'done', value: 1 })
     const file = join(dir, `${lockFileName('scribbled')}.lock.db`)
-    assert.equal(statSync(file).size, 0)
-    writeFileSync(file, 'not a database, '.repeat(200))
-    assert.deepEqual(await locks.withLock('scribbled', async () => 2), { kind: 'done', value: 2 })
-    assert.equal(statSync(file).size, 0)
+    const whileHeld = (): { size: number; files: string[] } => ({ size: statSync(file).size, files: readdirSync(dir).sort() })
+    const first = await locks.withLock('scribbled', async () => whileHeld())
     assert.deepEqual(
-      readdirSync(dir).sort(),
-      [`${lockFileName('scribbled')}.holder`, `${lockFileName('scribbled')}.lock.db`],
-      'a lock file and a note of its last holder (and a waiters’ stamp once someone waited), no journal',
+      first,
+      { kind: 'done', value: { size: 0, files: [`${lockFileName('scribbled')}.holder`, `${lockFileName('scribbled')}.lock.db`] } },
+      'while held: a lock file and a note of its holder (and a waiters’ stamp once someone waited), no journal, ever',
     )
+    assert.deepEqual(readdirSync(dir), [], 'released: the lock leaves no file')
+    writeFileSync(file, 'not a database, '.repeat(200))
+    assert.deepEqual(await locks.withLock('scribbled', async () => statSync(file).size), { kind: 'done', value: 0 })
+    assert.deepEqual(readdirSync(dir), [])
+  } finally {
+    temp.cleanup()
+  }
+})
+
+test('a process waiting on a lock whose holder removes its file takes the new file: two processes never hold one lock', async () => {
+  const temp = makeTempHome()
+  try {
+    const dir = join(temp.home, 'locks')
+    // Holders in two processes take one lock 150 times each; each notes its holding in a shared file, and would see the other's note if both held it at once.
+    mkdirSync(temp.home, { recursive: true })
+    const tally = join(temp.home, 'tally')
+    writeFileSync(tally, '')
+    const runs = [0, 1].map(
+      (worker) =>
+        new Promise<string>((resolve, reject) => {
+          const child = spawn(process.execPath, [LOCK_HOG, dir, 'shared', '150', '1', tally, String(worker)], { stdio: ['ignore', 'pipe', 'inherit'] })
+          let out = ''
+          child.stdout.on('data', (chunk: Buffer) => {
+            out += chunk.toString()
+          })
+          child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker ${worker} exited with ${code}: ${out}`))))
+        }),
+    )
+    const outputs = await Promise.all(runs)
+    for (const out of outputs) assert.doesNotMatch(out, /overlap/, out)
+    assert.deepEqual(readdirSync(dir), [], 'the last release removed the lock files')
   } finally {
     temp.cleanup()
   }

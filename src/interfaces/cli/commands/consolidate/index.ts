@@ -15,6 +15,7 @@ import type { ForgettingRun } from '../../../../memory/consolidation/monthly-for
 import type { WeeklyIntegrationRun } from '../../../../memory/consolidation/weekly-integration.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
+import { withProgress } from '../../progress.ts'
 
 const PERIODS = ['daily', 'weekly', 'monthly'] as const
 
@@ -88,17 +89,28 @@ export const consolidateCommand: Command = {
       throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: period === undefined ? 'Say which consolidation to run.' : `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Run engram consolidate daily, weekly or monthly (add --dry-run to see what it would do).' })
     }
     const dryRun = Boolean(context.options['dry-run'])
-    return withMind(context, async (mind) => {
-      if (period === 'daily') {
-        const run = await mind.consolidate('daily', { dryRun })
-        return { data: { period, dryRun, ...run }, human: renderDaily(run, dryRun) }
-      }
-      if (period === 'weekly') {
-        const run = await mind.consolidate('weekly', { dryRun })
-        return { data: { period, dryRun, ...run }, human: renderWeekly(run, dryRun) }
-      }
-      const run = await mind.consolidate('monthly', { dryRun })
-      return { data: { period, dryRun, ...run }, human: render(run, dryRun) }
-    })
+    // Each document's change is written with the run's instant (decision 0053): a run stopped between two is finished by the next.
+    const resume = `What was consolidated so far is kept. Run \`engram consolidate ${period}${dryRun ? ' --dry-run' : ''}\` again to finish: what is done is not done twice.`
+    // The reindex of hand edits that opening a mind does, done first here where its progress shows.
+    return withMind(
+      context,
+      (mind) =>
+        withProgress(context, { command: 'consolidate', resume }, async (progress) => {
+          await mind.reindex(progress)
+          // Daily reports each document it reviews; weekly and monthly say when they start.
+          progress.onProgress?.({ phase: `${period} consolidation`, done: 0 })
+          if (period === 'daily') {
+            const run = await mind.consolidate('daily', { dryRun, ...progress })
+            return { data: { period, dryRun, ...run }, human: renderDaily(run, dryRun) }
+          }
+          if (period === 'weekly') {
+            const run = await mind.consolidate('weekly', { dryRun })
+            return { data: { period, dryRun, ...run }, human: renderWeekly(run, dryRun) }
+          }
+          const run = await mind.consolidate('monthly', { dryRun })
+          return { data: { period, dryRun, ...run }, human: render(run, dryRun) }
+        }),
+      { reindexOnOpen: false },
+    )
   },
 }

@@ -34,7 +34,11 @@ test('engram eval retrieval runs the protocol through a real mind and writes one
     assert.equal(data.engram.find((r) => r.label === 'adversarial')?.summary.n, 1)
     assert.match(result.human, /overall\s+engram/)
     assert.match(result.human, /overall\s+bm25/)
-    assert.equal(errors.length, 1, 'one progress line per conversation')
+    // Progress on stderr (decision 0073): a line as each phase starts, at most one a second else, and one at the end.
+    const progress = errors.map((line) => JSON.parse(line) as { command?: string; phase?: string; outcome?: string })
+    assert.ok(progress.every((line) => line.command === 'eval'), errors.join(''))
+    assert.ok(progress.some((line) => line.phase === 'c1: questions'), 'the questions of the one conversation')
+    assert.equal(progress.at(-1)?.outcome, 'done')
   } finally {
     temp.cleanup()
   }

@@ -14,6 +14,7 @@ import { belowBaseline, formatBelowBaseline, formatMetricsTable, type Summary, s
 import { type EvaluatedQuestion, runRetrievalEval } from '../../../../eval/run-retrieval-eval.ts'
 import { BACKENDS, backendEntryNamed } from '../../../../storage/backends.ts'
 import type { Command } from '../../command.ts'
+import { withProgress } from '../../progress.ts'
 
 function usage(message: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
@@ -66,49 +67,53 @@ export const evalCommand: Command = {
     const runFileOf = (name: string): string => (datasets.length === 1 ? at(runPath) : `${at(runPath).replace(/\.jsonl$/, '')}.${name.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`)
     const results: Array<{ dataset: string; run: string; questions: number; engram: Array<{ label: string; summary: Summary }>; bm25: Array<{ label: string; summary: Summary }>; below: ReturnType<typeof belowBaseline> }> = []
     const human: string[] = []
-    for (const dataset of datasets) {
-      const run = runFileOf(dataset.name)
-      const fd = openSync(run, 'w')
-      let questions: EvaluatedQuestion[]
-      try {
-        questions = await runRetrievalEval(dataset, {
-          conversations,
-          settings,
-          ...(databaseUrl ? { databaseUrl } : {}),
-          onLine: (line) => writeSync(fd, `${JSON.stringify(line)}\n`),
-          onProgress: (message) => context.io.stderr.write(`${message}\n`),
-        })
-      } finally {
-        closeSync(fd)
+    // An eval keeps nothing between runs (each conversation's home is temporary): stopped, it starts over.
+    const resume = 'The run file holds the questions answered so far. Run the same `engram eval retrieval` again to start over (it rewrites the run file).'
+    return withProgress(context, { command: 'eval', resume }, async (progress) => {
+      for (const dataset of datasets) {
+        const run = runFileOf(dataset.name)
+        const fd = openSync(run, 'w')
+        let questions: EvaluatedQuestion[]
+        try {
+          questions = await runRetrievalEval(dataset, {
+            conversations,
+            settings,
+            ...(databaseUrl ? { databaseUrl } : {}),
+            onLine: (line) => writeSync(fd, `${JSON.stringify(line)}\n`),
+            ...progress,
+          })
+        } finally {
+          closeSync(fd)
+        }
+        const engram = summariseByCategory(questions.map((q) => ({ category: q.category, metrics: q.engram })))
+        const bm25 = summariseByCategory(questions.map((q) => ({ category: q.category, metrics: q.bm25 })))
+        const below = belowBaseline(questions.filter((q) => q.category !== 'adversarial').map((q) => ({ category: q.category, engram: q.engram, baseline: q.bm25 })))
+        results.push({ dataset: dataset.name, run, questions: questions.length, engram, bm25, below })
+        const table = formatMetricsTable([
+          { name: 'engram', rows: engram },
+          { name: 'bm25', rows: bm25 },
+        ])
+        human.push(`${dataset.name}: ${questions.length} questions; run file ${run}\n\n${table}\n${formatBelowBaseline(below)}\n`)
       }
-      const engram = summariseByCategory(questions.map((q) => ({ category: q.category, metrics: q.engram })))
-      const bm25 = summariseByCategory(questions.map((q) => ({ category: q.category, metrics: q.bm25 })))
-      const below = belowBaseline(questions.filter((q) => q.category !== 'adversarial').map((q) => ({ category: q.category, engram: q.engram, baseline: q.bm25 })))
-      results.push({ dataset: dataset.name, run, questions: questions.length, engram, bm25, below })
-      const table = formatMetricsTable([
-        { name: 'engram', rows: engram },
-        { name: 'bm25', rows: bm25 },
-      ])
-      human.push(`${dataset.name}: ${questions.length} questions; run file ${run}\n\n${table}\n${formatBelowBaseline(below)}\n`)
-    }
-    if (results.length > 1) {
-      const overall = (rows: Array<{ label: string; summary: Summary }>): Summary | undefined => rows.find((row) => row.label === 'overall')?.summary
-      const f = (x: number | undefined): string => (x === undefined ? '    -' : x.toFixed(1).padStart(5))
-      const lines = [`${'data set'.padEnd(24)}  R@10 R@2048  bm25 R@10 R@2048  upd>st  p95ms`]
-      const mean = { r10: 0, r2048: 0 }
-      for (const result of results) {
-        const e = overall(result.engram)
-        const b = overall(result.bm25)
-        mean.r10 += (e?.recall[10] ?? 0) / results.length
-        mean.r2048 += (e?.budget[2048] ?? 0) / results.length
-        lines.push(`${result.dataset.padEnd(24)} ${f(e?.recall[10])}  ${f(e?.budget[2048])}       ${f(b?.recall[10])}  ${f(b?.budget[2048])}  ${f(e?.updOverStale).padStart(6)} ${(e?.p95 ?? 0).toFixed(1).padStart(6)}`)
+      if (results.length > 1) {
+        const overall = (rows: Array<{ label: string; summary: Summary }>): Summary | undefined => rows.find((row) => row.label === 'overall')?.summary
+        const f = (x: number | undefined): string => (x === undefined ? '    -' : x.toFixed(1).padStart(5))
+        const lines = [`${'data set'.padEnd(24)}  R@10 R@2048  bm25 R@10 R@2048  upd>st  p95ms`]
+        const mean = { r10: 0, r2048: 0 }
+        for (const result of results) {
+          const e = overall(result.engram)
+          const b = overall(result.bm25)
+          mean.r10 += (e?.recall[10] ?? 0) / results.length
+          mean.r2048 += (e?.budget[2048] ?? 0) / results.length
+          lines.push(`${result.dataset.padEnd(24)} ${f(e?.recall[10])}  ${f(e?.budget[2048])}       ${f(b?.recall[10])}  ${f(b?.budget[2048])}  ${f(e?.updOverStale).padStart(6)} ${(e?.p95 ?? 0).toFixed(1).padStart(6)}`)
+        }
+        lines.push(`${'mean'.padEnd(24)} ${f(mean.r10)}  ${f(mean.r2048)}`)
+        human.push(lines.join('\n'))
       }
-      lines.push(`${'mean'.padEnd(24)} ${f(mean.r10)}  ${f(mean.r2048)}`)
-      human.push(lines.join('\n'))
-    }
-    return {
-      data: results.length === 1 ? { ...results[0] } : { datasets: results },
-      human: `${human.join('\n')}\n`,
-    }
+      return {
+        data: results.length === 1 ? { ...results[0] } : { datasets: results },
+        human: `${human.join('\n')}\n`,
+      }
+    })
   },
 }

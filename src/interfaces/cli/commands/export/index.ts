@@ -7,6 +7,7 @@ import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { exportMemory } from '../../../../memory/portability/export-memory.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
+import { withProgress } from '../../progress.ts'
 import { ENGRAM_VERSION } from '../../version.ts'
 import { cliUser } from '../memory/open-declarative-memory.ts'
 
@@ -30,16 +31,17 @@ export const exportCommand: Command = {
     }
     const force = context.options.force === true
     if (user === undefined) {
+      const resume = `The folder holds part of the export and no manifest.json yet. Run \`engram export ${/\s/.test(dir) ? JSON.stringify(dir) : dir} --force\` to write it whole.`
       return withMind(
         context,
-        async (mind) => {
-          const report = await exportMemory({ backend: mind.backend, agent: mind.agent, clock: mind.clock, skills: mind.skills, home: mind.home, version: ENGRAM_VERSION }, dir, { force })
+        (mind) => withProgress(context, { command: 'export', resume }, async (progress) => {
+          const report = await exportMemory({ backend: mind.backend, agent: mind.agent, clock: mind.clock, skills: mind.skills, home: mind.home, version: ENGRAM_VERSION }, dir, { force, ...progress })
           const c = report.counts
           return {
             data: report,
             human: `Exported the memory of ${report.agent} (${report.backend}) to ${report.dir}: ${c.files} file(s) — ${c.entries} entries in ${c.engramFiles} memory file(s), ${c.topics} topic(s), ${c.knowledge} knowledge, ${c.procedures} procedure(s), ${c.episodes} episode day(s), ${c.userProfiles} user profile(s), ${c.skills} skill(s). See README.md there.${report.problems.length > 0 ? `\nNot exported (${report.problems.length}): ${report.problems.map((item) => `${item.path} (${item.reason})`).join(', ')}` : ''}`,
           }
-        },
+        }),
         { reindexOnOpen: false },
       )
     }

@@ -9,6 +9,7 @@ import type { ForgetOutcome } from '../../../../memory/forgetting/forget-memory.
 import type { UserErasureReport } from '../../../../memory/forgetting/forget-user.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
+import { withProgress } from '../../progress.ts'
 import { cliUser } from '../memory/open-declarative-memory.ts'
 
 /** An entry's text as a person reads it (a rule with its polarity). */
@@ -54,12 +55,15 @@ export const forgetCommand: Command = {
           fix: 'name a memory (`engram forget "Never: Use tabs"`, `engram forget knowledge/tea.md`), or erase a user with `engram forget --user ID --purge`',
         })
       }
+      // An erasure is idempotent: stopped, a run again erases what is left (decision 0023).
+      const resume = `Part of what ${user} owned is erased. Run \`engram forget --user ${JSON.stringify(user)} --purge\` again to erase the rest.`
       return withMind(
         context,
-        async (mind) => {
-          const report = await mind.forgetUser(user, { purge })
-          return { data: report, human: erasureText(report) }
-        },
+        (mind) =>
+          withProgress(context, { command: 'forget', resume }, async (progress) => {
+            const report = await mind.forgetUser(user, { purge, ...progress })
+            return { data: report, human: erasureText(report) }
+          }),
         { reindexOnOpen: false },
       )
     }

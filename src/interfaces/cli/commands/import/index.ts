@@ -6,6 +6,7 @@ import { describeImport, type ImportReport } from '../../../../memory/engrams/im
 import { importMemory, type MemoryImportReport } from '../../../../memory/portability/import-memory.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
+import { withProgress } from '../../progress.ts'
 import { withDeclarativeMemory } from '../memory/open-declarative-memory.ts'
 
 function describeMemoryImport(report: MemoryImportReport): string {
@@ -37,12 +38,20 @@ export const importCommand: Command = {
     }
     if (format === 'engram') {
       const source = resolve(context.io.cwd, dir)
-      return withMind(context, async (mind) => {
-        const report = await importMemory({ backend: mind.backend, agent: mind.agent, skills: mind.skills }, source, { maxFileBytes: mind.config.values.memory.maxFileBytes })
-        // What was imported is new to the search index; bring it up to date now.
-        await mind.reindex()
-        return { data: report, human: describeMemoryImport(report) }
-      })
+      // Importing twice changes nothing (what is there is not written again): a stopped import resumes by running again.
+      const resume = `What was imported so far is kept. Run \`engram import engram ${/\s/.test(dir) ? JSON.stringify(dir) : dir}\` again to finish: it skips what is there already.`
+      // Opened without the reindex of hand edits: the reindex after the import does it, with progress.
+      return withMind(
+        context,
+        (mind) =>
+          withProgress(context, { command: 'import', resume }, async (progress) => {
+            const report = await importMemory({ backend: mind.backend, agent: mind.agent, skills: mind.skills }, source, { maxFileBytes: mind.config.values.memory.maxFileBytes, ...progress })
+            // What was imported is new to the search index; bring it up to date now.
+            await mind.reindex(progress)
+            return { data: report, human: describeMemoryImport(report) }
+          }),
+        { reindexOnOpen: false },
+      )
     }
     const scope = context.options.scope ?? 'global'
     if (scope !== 'global' && scope !== 'project') {

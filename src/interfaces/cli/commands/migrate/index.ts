@@ -11,6 +11,7 @@
 import { resolve } from 'node:path'
 import { createLineLogger } from '../../../../core/logger.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
+import type { ProgressOptions } from '../../../../core/progress.ts'
 import { reindexFiles } from '../../../../memory/retrieval/indexer.ts'
 import { type MigrationReport, migrateBackend } from '../../../../memory/portability/migrate-backend.ts'
 import { listAgents } from '../../../../mind.ts'
@@ -19,6 +20,7 @@ import { backendEntryFor, schemeOf } from '../../../../storage/backends.ts'
 import type { Backend } from '../../../../storage/contracts.ts'
 import type { Command, CommandContext } from '../../command.ts'
 import { ExitCode } from '../../io.ts'
+import { withProgress } from '../../progress.ts'
 
 function open(context: CommandContext, settings: Record<string, unknown>): Promise<MindInternals> {
   const stderr = context.io.stderr
@@ -30,7 +32,7 @@ function open(context: CommandContext, settings: Record<string, unknown>): Promi
 interface Target {
   backend: Backend
   skills?: MindInternals['skills']
-  reindex(): Promise<unknown>
+  reindex(progress: ProgressOptions): Promise<unknown>
   close(): Promise<void>
 }
 
@@ -56,7 +58,7 @@ async function openTarget(context: CommandContext, to: string, source: MindInter
     // Skills stay files of the home on a database (decision 0037): the home's own skill store indexes them.
     return {
       backend,
-      reindex: () => reindexFiles({ backend, embedder: source.embedder, clock: source.clock, agent: source.agent, skills: source.skills }, { full: true }),
+      reindex: (progress) => reindexFiles({ backend, embedder: source.embedder, clock: source.clock, agent: source.agent, skills: source.skills }, { full: true, ...progress }),
       close: () => backend.close(),
     }
   }
@@ -67,11 +69,16 @@ async function openTarget(context: CommandContext, to: string, source: MindInter
   // A folder is an embedded home whatever database the source runs on (ENGRAM_DATABASE_URL would open that database again).
   const { ENGRAM_DATABASE_URL: _url, ENGRAM_DATABASE_SCHEMA: _schema, ...env } = context.io.env
   const target = await open({ ...context, io: { ...context.io, env } }, { home, agent: source.agent })
-  return { backend: target.backend, skills: target.skills, reindex: () => target.reindex({ full: true }), close: () => target.close() }
+  return { backend: target.backend, skills: target.skills, reindex: (progress) => target.reindex({ full: true, ...progress }), close: () => target.close() }
+}
+
+/** The target as it is shown: a URL without its credentials. */
+function shownTarget(to: string): string {
+  return to.replace(/\/\/[^@/]*@/, '//…@')
 }
 
 function describeMigration(to: string, reports: MigrationReport[], status: MigrationReport['status']): string {
-  const where = to.replace(/\/\/[^@/]*@/, '//…@')
+  const where = shownTarget(to)
   const lines = [
     status === 'complete'
       ? `Migrated ${reports.length} agent(s) to ${where}: done, checked: the target holds everything of the source a migration carries.`
@@ -103,34 +110,41 @@ export const migrateCommand: Command = {
     const first = await open(context, {})
     const agents = listAgents(first.home)
     await first.close()
-    const reports: MigrationReport[] = []
-    for (const agent of agents.length > 0 ? agents : [first.agent]) {
-      const source = await open(context, { agent })
-      try {
-        const target = await openTarget(context, to, source)
+    // A migration resumes whatever an earlier run left (decision 0052): stopped, it is finished by running it again.
+    // The command to run again, as given but for a password in the URL.
+    const again = to.replace(/(\/\/[^:@/]*):[^@/]*@/, '$1:…@')
+    const resume = `What was moved so far stays in the target. Run \`engram migrate --to ${again}\` again to finish: it adds nothing that is already there.`
+    return withProgress(context, { command: 'migrate', resume }, async (progress) => {
+      const reports: MigrationReport[] = []
+      for (const agent of agents.length > 0 ? agents : [first.agent]) {
+        const source = await open(context, { agent })
         try {
-          reports.push(
-            await migrateBackend({
-              from: source.backend,
-              to: target.backend,
-              agent,
-              ...(target.skills ? { skills: { from: source.skills, to: target.skills } } : {}),
-              reindex: () => target.reindex(),
-            }),
-          )
+          const target = await openTarget(context, to, source)
+          try {
+            reports.push(
+              await migrateBackend({
+                from: source.backend,
+                to: target.backend,
+                agent,
+                ...(target.skills ? { skills: { from: source.skills, to: target.skills } } : {}),
+                reindex: (reindexProgress) => target.reindex(reindexProgress),
+                progress,
+              }),
+            )
+          } finally {
+            await target.close()
+          }
         } finally {
-          await target.close()
+          await source.close()
         }
-      } finally {
-        await source.close()
       }
-    }
-    // "done" only when every agent's target was read back and holds all of its source (decision 0052).
-    const status = reports.every((report) => report.status === 'complete') ? 'complete' : 'incomplete'
-    return {
-      data: { to: to.replace(/\/\/[^@/]*@/, '//…@'), status, agents: reports },
-      human: describeMigration(to, reports, status),
-      ...(status === 'complete' ? {} : { exitCode: ExitCode.incomplete }),
-    }
+      // "done" only when every agent's target was read back and holds all of its source (decision 0052).
+      const status = reports.every((report) => report.status === 'complete') ? 'complete' : 'incomplete'
+      return {
+        data: { to: shownTarget(to), status, agents: reports },
+        human: describeMigration(to, reports, status),
+        ...(status === 'complete' ? {} : { exitCode: ExitCode.incomplete }),
+      }
+    })
   },
 }

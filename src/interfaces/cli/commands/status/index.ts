@@ -2,7 +2,7 @@ import { type CountKey, inListingOrder, memoryKinds } from '../../../../core/mem
 import type { Command } from '../../command.ts'
 import { colourFor, makeStyle, table } from '../../format.ts'
 import { withMindCore } from '../../open-mind.ts'
-import type { MindStatus } from '../../../../memory/status.ts'
+import type { MindStatus, ScopeCounts } from '../../../../memory/status.ts'
 import type { OwnersStatus } from '../../../../storage/owner-counts.ts'
 
 export const statusCommand: Command = {
@@ -61,6 +61,9 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
       ['index units', String(status.index.units)],
       ['awaiting confirmation', status.pendingConfirmations === 0 ? '0' : s.yellow(`${status.pendingConfirmations} (engram confirm)`)],
     ]),
+    '',
+    s.bold('Memory by owner'),
+    table(byOwnerRows(m)),
     ...(status.owners ? ['', s.bold('Owners'), table(ownerRows(status.owners))] : []),
     ...(Object.keys(status.legacyMigration).length > 0
       ? ['', s.bold('Legacy layout migrated on open (context/, learnings/; the old files kept)'), table(Object.entries(status.legacyMigration).map(([root, record]) => [root, record.status === 'done' ? `${record.lessons ?? 0} lessons (${record.duplicates ?? 0} already there), ${record.at}` : s.yellow(`started ${record.at}; the next open finishes it`)]))]
@@ -85,6 +88,26 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
     if (status.problems.length > 10) lines.push(`  … and ${status.problems.length - 10} more (engram status --json lists all)`)
   }
   return lines.join('\n')
+}
+
+/** One row per owner of what their tree holds, the counts that are not zero (the totals above add them up). */
+function byOwnerRows(m: MindStatus['memory']): Array<[string, string]> {
+  const treeKinds = memoryKinds().flatMap(([, spec]) => (spec.home === 'tree' && spec.count?.in.includes('status') ? [spec.count] : []))
+  const rows: Array<[string, string]> = m.byOwner.map((counts) => {
+    const rules = (scope: ScopeCounts | undefined): number => (scope ? scope.rules.always + scope.rules.never + scope.rules.when : 0)
+    const parts: Array<[number, string]> = [
+      [rules(counts.global) + rules(counts.project), 'rules'],
+      [counts.global.lessons + (counts.project?.lessons ?? 0), 'lessons'],
+      [counts.global.profile + (counts.project?.profile ?? 0), 'profile facts'],
+      [counts.global.topics + (counts.project?.topics ?? 0), 'topics'],
+      ...treeKinds.map((count): [number, string] => [counts[count.key as CountKey<'status'>] ?? 0, count.label]),
+      [counts.activityDays, 'activity days'],
+    ]
+    // The labels are plurals ("procedures", "episode days"): one of them drops its final s.
+    const shown = parts.filter(([n]) => n > 0).map(([n, label]) => `${n} ${n === 1 && label.endsWith('s') ? label.slice(0, -1) : label}`)
+    return [counts.owner.startsWith('user:') ? `user ${counts.owner.slice(5)}` : counts.owner, shown.length > 0 ? shown.join(', ') : 'nothing yet']
+  })
+  return rows
 }
 
 /** Units and files per owner, then what the migration of a home written before owners assigned. */
