@@ -201,6 +201,8 @@ describe('the dashboard read by a person, in a real browser', () => {
     const superseded = admin.getByTestId('user-superseded').filter({ hasText: 'Role: billing export maintainer' })
     assert.match(await shownText(superseded), /\d{4}-\d{2}-\d{2} \d{2}:\d{2}\s+Role: billing export lead/)
     assert.doesNotMatch(await shownText(admin.locator('main')), /walrus|osprey/, "nothing of bob's")
+    // The page leads to where these memories are changed, in ada's view.
+    assert.match((await admin.getByTestId('user-edit-link').getAttribute('href')) ?? '', /\/edit\?user=ada$/)
     // Each source opens: the profile's file among them.
     await section('profile').getByTestId('profile-source').click()
     await admin.getByTestId('file-path').waitFor()
