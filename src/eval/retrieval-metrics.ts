@@ -56,9 +56,9 @@ export interface Summary {
 function asRead(text: string): string {
   return text
     .replace(/&lt;/g, '<')
-    .replace(/\\(?=[#\uFF03\uFE5F`~*_=\-])/g, '')
+    .replace(/\\(?=[#\uFF03\uFE5F`~*_=-])/g, '')
     .replace(/\*\*/g, '')
-    .replace(/(^|\s)#{2,6}(?=\s)/g, '$1')
+    .replace(/(^|\s)#{1,6}(?=\s)/g, '$1')
     .replace(/\s+/g, ' ')
     .trim()
 }
