@@ -59,7 +59,7 @@ before(async () => {
     { role: 'tool', content: 'zq9 raw tool result: invoice batches 1204 rows, billing API status 200' },
     {
       role: 'assistant',
-      content: '## Batched invoice export\n\nUse **batches of 50** invoices per billing API call.\n\n```python\ndef export(**kwargs):\n    return 2**3  # **not emphasis**\n```',
+      content: 'Here is how.\n\n## Batched invoice export\n\nUse **batches of 50** invoices per billing API call.\n\n```python\ndef export(**kwargs):\n    return 2**3  # **not emphasis**\n```',
     },
   ])
   // The same heartbeat line three times, between other events.
@@ -103,7 +103,7 @@ describe('a primed context with no boilerplate', () => {
     const result = await mind.primer.prime({ message: 'How many requests does the billing API allow, and how big are the invoice batches?', budget: 1500, type: 'question' })
     assert.match(result.text, /- \[knowledge 2026-03-02\] Billing API quota: The billing API allows 50 requests per minute per account\. \(-> /, result.text)
     assert.ok(!result.text.includes('\\#'), result.text)
-    assert.ok(result.text.includes('assistant: Batched invoice export Use batches of 50 invoices per billing API call. ```python def export(**kwargs): return 2**3 # **not emphasis** ```'), result.text)
+    assert.ok(result.text.includes('assistant: Here is how. Batched invoice export Use batches of 50 invoices per billing API call. ```python def export(**kwargs): return 2**3 # **not emphasis** ```'), result.text)
   })
 
   test('a tool’s result is not primed as a memory', async () => {

@@ -4,13 +4,16 @@
  *
  * Ranked hits are taken down the ranking while they fit (one that does not fit is skipped, so a
  * shorter one further down can still be taken). Messages and summaries of a conversation
- * (`conv:<id>` sources) are then shown as excerpts, grouped by conversation and day, each group
- * under one compact header and in chronological order inside:
+ * (`conv:<id>` sources) are then shown as excerpts, grouped by day, each group under its date and
+ * in chronological order inside:
  *
- *   [2023-05-08 · session conv-26#1]
+ *   [2023-05-08]
  *   Caroline: I went to a LGBTQ support group yesterday and it was so powerful.
  *   Melanie: That's great! What happened there?
  *
+ * The date is what a reader needs of where a line was said; the session's id (`conv-26#1`, often a
+ * UUID: 7 to 39 tokens a header) is an identifier, not meaning, and each message's own pointer
+ * names its conversation when it is cut (decision 0075).
  * A per-line `- [message date] … (-> pointer)` frame costs about a dozen tokens, as much as a short
  * turn; paid once per group instead, the same budget holds many more of the turns an answer needs.
  * Other kinds (knowledge, lessons, rules, episodes…) keep their compact line each, above the
@@ -73,14 +76,8 @@ function speakerOf(unit: StoredUnit): string {
   return label
 }
 
-function sessionOf(unit: StoredUnit): string | undefined {
-  const session = unit.meta?.sessionId
-  return typeof session === 'string' && session.trim() !== '' ? escapeRecalled(session) : undefined
-}
-
 function groupHeader(unit: StoredUnit): string {
-  const session = sessionOf(unit)
-  return session === undefined ? `[${day(unit.createdAt)}]` : `[${day(unit.createdAt)} · session ${session}]`
+  return `[${day(unit.createdAt)}]`
 }
 
 /**
@@ -202,7 +199,7 @@ export function packRelated<T>(
     if (said !== undefined && (compactLines.some((line) => line.includes(said)) || (activity !== '' && inActivity(escapeRecalled(unit.text))))) continue
     if (said !== undefined && certainlyOver(said, longest, left, meter)) continue
     const line = excerptLine(unit, longest, itemTokens, meter, said)
-    const group = `${unit.source}\u0000${day(unit.createdAt)}`
+    const group = day(unit.createdAt)
     const header = groupHeader(unit)
     const cost = meter.line(line) + (openGroups.has(group) ? 0 : meter.line(header) + 1)
     if (cost > left) continue

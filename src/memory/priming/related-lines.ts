@@ -22,25 +22,29 @@ const HEADING = /^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/
 const EMPHASIS = /(^|[\s([{"'])\*\*(?=\S)([^*\n]*?\S)\*\*(?![\w*])/g
 const ENDS_SENTENCE = /[.!?:;…)\]"']$/
 
-/** Each line of `text` outside code fences passed through `plain`; fenced lines as they are. */
-function outsideCode(text: string, plain: (line: string) => string): string[] {
+/** Each line of `text` outside code fences passed through `plain` (with its index); fenced lines as they are. */
+function outsideCode(text: string, plain: (line: string, index: number) => string): string[] {
   let fenced = false
-  return text.split('\n').map((line) => {
+  return text.split('\n').map((line, index) => {
     if (FENCE.test(line)) {
       fenced = !fenced
       return line
     }
-    return fenced ? line : plain(line)
+    return fenced ? line : plain(line, index)
   })
 }
 
 /**
  * A message's text without markdown's heading and emphasis marks outside code: on one line of a
- * prompt they structure nothing (an assistant's long answers are full of them).
+ * prompt they structure nothing (an assistant's long answers are full of them). A heading that
+ * opens the message keeps its marks (escaped, `\##`): its words would otherwise follow the
+ * excerpt's speaker label directly, where a role label's own text starts (decision 0028's forged
+ * line).
  */
 export function withoutMarkup(text: string): string {
   if (!text.includes('#') && !text.includes('**')) return text
-  return outsideCode(text, (line) => line.replace(HEADING, '$1').replace(EMPHASIS, '$1$2')).join('\n')
+  const opening = text.split('\n').findIndex((line) => line.trim() !== '')
+  return outsideCode(text, (line, index) => (index === opening ? line : line.replace(HEADING, '$1')).replace(EMPHASIS, '$1$2')).join('\n')
 }
 
 // An extractive episode's event line (episode-summary.ts `formatEventLine`): `[HH:MM] LABEL who: text`.
