@@ -104,6 +104,8 @@ function plainLines(text: string): PlainLine[] {
  * label (`Resolved:`) with what follows it.
  */
 function documentParts(unit: StoredUnit): { head: string | undefined; parts: string[] } {
+  // A message or summary outside a conversation is said as it was, without its markup.
+  if (unit.kind === 'message' || unit.kind === 'summary') return { head: undefined, parts: [escapeRecalled(withoutMarkup(unit.text))] }
   const lines = plainLines(unit.text)
   const heading = unit.meta?.heading
   const hasHead = unit.kind === 'episode' && typeof heading === 'string' && heading !== '' && unit.text.startsWith(heading)
