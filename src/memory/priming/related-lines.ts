@@ -17,6 +17,8 @@ import { factValidityOfUnit, siblingSource, validityNote } from '../retrieval/fa
 
 const FENCE = /^\s{0,3}(?:`{3,}|~{3,})/
 const HEADING = /^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/
+// The same, on every line of a text at once (`[ \t]`: a heading's spaces never cross its line).
+const HEADINGS = /^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/gm
 // `**x**` where it is emphasis: opened after a space or punctuation, closed before one, on one
 // line (`2**3`, `**kwargs` and `a**b + c**d` are not).
 const EMPHASIS = /(^|[\s([{"'])\*\*(?=\S)([^*\n]*?\S)\*\*(?![\w*])/g
@@ -43,6 +45,14 @@ function outsideCode(text: string, plain: (line: string, index: number) => strin
  */
 export function withoutMarkup(text: string): string {
   if (!text.includes('#') && !text.includes('**')) return text
+  // Priming reads this for every long answer it considers: without a fence, two passes over the
+  // text after its first line; line by line only when there is code to keep.
+  const lead = /^\s*/.exec(text)?.[0].length ?? 0
+  const firstEnd = text.indexOf('\n', lead)
+  if (firstEnd < 0) return text.replace(EMPHASIS, '$1$2')
+  if (!text.includes('```') && !text.includes('~~~')) {
+    return `${text.slice(0, firstEnd).replace(EMPHASIS, '$1$2')}${text.slice(firstEnd).replace(HEADINGS, '$1').replace(EMPHASIS, '$1$2')}`
+  }
   const opening = text.split('\n').findIndex((line) => line.trim() !== '')
   return outsideCode(text, (line, index) => (index === opening ? line : line.replace(HEADING, '$1')).replace(EMPHASIS, '$1$2')).join('\n')
 }
