@@ -180,7 +180,12 @@ export function packRelated<T>(
   // What is already said, so that nothing is said twice: excerpt lines taken, and compact lines.
   const saidLines = new Set<string>()
   const compactLines: string[] = []
-  const alreadySaid = (line: string): boolean => saidLines.has(line) || (activity !== '' && inActivity(line.slice(line.indexOf(': ') + 2)))
+  // A part of an episode (`ada: text`, or a sentence) is said above when an excerpt taken is that line, or activity its words.
+  const alreadySaid = (line: string): boolean => {
+    if (saidLines.has(line)) return true
+    const speaker = line.indexOf(': ')
+    return activity !== '' && inActivity(speaker < 0 ? line : line.slice(speaker + 2))
+  }
   for (const [rank, candidate] of candidates.entries()) {
     if (left < NOTHING_FITS) break
     const unit = candidate.unit
