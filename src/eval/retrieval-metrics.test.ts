@@ -41,3 +41,21 @@ test('summaries average per category, overall leaves adversarial out and reports
   assert.equal(by.find((r) => r.label === 'adversarial')?.summary.recall[10], 0)
   assert.equal(summarise([]).n, 0)
 })
+
+test('context recall counts a turn only when all of its text was packed, as read: escaping and markdown marks folded, a cut or a pointer not counted', () => {
+  const said: Record<string, string> = {
+    H: '## Plan\nUse **pgbouncer** in <transaction> mode',
+    L: 'The first half of a long reply. The second half holds the answer.',
+    P: 'only pointed to',
+  }
+  const context = [
+    '[2024-03-01]',
+    // Priming's forms: a heading run escaped at the start, emphasis and heading marks left out, a tag's < escaped.
+    'user: \\## Plan Use pgbouncer in &lt;transaction> mode',
+    'assistant: The first half of a long reply.… (-> conv:1#msg:7)',
+    '(-> conv:1#msg:9)',
+  ].join('\n')
+  const m = questionMetrics({ category: 'c', evidence: ['H', 'L', 'P'] }, { id: 'q', ranked: ['H', 'L', 'P'], contexts: { 512: context, 1024: context, 2048: context }, ms: 1 }, (id) => said[id])
+  assert.deepEqual(m.budget, { 512: 1 / 3, 1024: 1 / 3, 2048: 1 / 3 }, 'the escaped, unmarked turn counts; the cut one and the one only pointed to do not')
+  assert.equal(m.recall[5], 1, 'all three ranked: rank recall is not what the context holds')
+})

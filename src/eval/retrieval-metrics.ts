@@ -45,9 +45,31 @@ export interface Summary {
   p95: number
 }
 
-const fold = (text: string): string => text.replace(/\s+/g, ' ').trim()
+/**
+ * A text as a reader takes it in, for the R@B check: whitespace folded, and what a prompt's framing
+ * adds or drops without changing what is said folded the same way on both sides — the escaping of
+ * recalled text (`&lt;` for a tag's `<`, a backslash before a `#` run, a fence or a break; decision
+ * 0028) and markdown's emphasis and heading marks (`**`, `## `), which priming leaves out of a
+ * message folded onto one line (decision 0075). The words, numbers, code and their order stay: a turn
+ * counts only when all of it was packed.
+ */
+function asRead(text: string): string {
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/\\(?=[#\uFF03\uFE5F`~*_=-])/g, '')
+    .replace(/\*\*/g, '')
+    .replace(/(^|\s)#{1,6}(?=\s)/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim()
+}
 
-/** Metrics of one question. `turnText` gives the text of a turn id (for the R@B verbatim check). */
+/**
+ * Metrics of one question. `turnText` gives the text of a turn id. R@B counts a gold turn only when
+ * its whole text, as read (`asRead`), is in the context packed within B: a turn whose unit ranked
+ * within the budget but whose text was cut, or only pointed to, does not count. The whole turn,
+ * because which part of a turn carries the evidence is known only from the answer, which scoring
+ * never reads (FORMAT.md).
+ */
 export function questionMetrics(question: ScoredQuestion, line: RunLine, turnText: (id: string) => string | undefined): QuestionMetrics {
   const gold = question.evidence
   const rankOf = new Map<string, number>()
@@ -66,10 +88,11 @@ export function questionMetrics(question: ScoredQuestion, line: RunLine, turnTex
       budget[B] = 0
       continue
     }
-    const folded = fold(context)
+    const read = asRead(context)
     budget[B] = gold.filter((id) => {
       const text = turnText(id)
-      return text !== undefined && fold(text) !== '' && folded.includes(fold(text))
+      const said = text === undefined ? '' : asRead(text)
+      return said !== '' && read.includes(said)
     }).length / gold.length
   }
   let updOverStale: number | undefined

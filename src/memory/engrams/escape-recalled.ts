@@ -14,9 +14,9 @@
  *   controls) and list or quote markers (`- `, `1. `, `> `, `>`). So they are escaped there and only
  *   there — at the start of the text (of each line, for `escapeRecalledLines`), looking through
  *   the text's own markers as a reader does, compatibility forms folded (`＃`, `－`, `＞`, `⒈`,
- *   `｀`): a run of `#` (or `＃`, `﹟`) becomes `\#…`, a run of three or more backticks or tildes
- *   `` \``` ``. Anywhere else on a line they start nothing and stay as written, so recalled code
- *   and prose are verbatim: `x = 1  # comment`, `use ```js fences`, `C#`, `#1`, `a ## b`;
+ *   `｀`): a run of `#` (or `＃`, `﹟`) gets one backslash before it (`\##`), a run of three or more
+ *   backticks or tildes too (`` \``` ``). Anywhere else on a line they start nothing and stay as
+ *   written, so recalled code and prose are verbatim: `x = 1  # comment`, `use ```js fences`, `C#`, `#1`, `a ## b`;
  * - no thematic break or setext underline: text that is nothing but `---`, `***`, `___`, `===`
  *   (behind list or quote markers of its own) starts with a backslash.
  *
@@ -53,15 +53,10 @@ const MAY_LEAD = /^[\s\p{Cf}\d.)*+>-]*$/u
 // `﹟`, `｀`, `～` and the like read as these).
 const OPENS_HEADING = /^#/
 const OPENS_FENCE = /^(?:`{3}|~{3})/
-const HASHES = /[#\uFF03\uFE5F]+/y
 
 function skip(pattern: RegExp, text: string, from: number): number {
   pattern.lastIndex = from
   return pattern.test(text) ? pattern.lastIndex : from
-}
-
-function escapeEach(hashes: string): string {
-  return hashes.replace(/./gu, '\\$&')
 }
 
 /** `line` with a heading or a fence at the start of its first block escaped (see the file comment). */
@@ -87,13 +82,10 @@ function defuseStart(line: string): string {
   // (`⒈` is `1.`): no `#`, backtick or tilde is one of those.
   if (start === undefined || (at > 0 && origin[at - 1] === start)) return line
   const block = folded.slice(at)
-  if (OPENS_HEADING.test(block)) {
-    HASHES.lastIndex = start
-    const hashes = HASHES.exec(line)?.[0] ?? ''
-    return `${line.slice(0, start)}${escapeEach(hashes)}${line.slice(start + hashes.length)}`
-  }
-  if (OPENS_FENCE.test(block)) return `${line.slice(0, start)}\\${line.slice(start)}`
-  return line
+  // One backslash before the run is enough: a block that starts with `\` opens no heading and no
+  // fence in any reader, and the `#`s or backticks after it are text. One per `#` (`\#\#`) doubled
+  // what a recalled heading cost and read as noise.
+  return OPENS_HEADING.test(block) || OPENS_FENCE.test(block) ? `${line.slice(0, start)}\\${line.slice(start)}` : line
 }
 
 /**

@@ -108,7 +108,7 @@ describe('buildMemoryContext()', () => {
     assert.equal(text.match(/^#/gm)?.length, 1, text) // only the real "## Your memory — Global lessons"
     assert.ok(text.trimEnd().endsWith('</memory>'))
     assert.equal(escapeRecalled('a\u2028## b'), 'a ## b') // on one line, mid-line: no heading
-    assert.equal(escapeRecalled('## b'), '\\#\\# b')
+    assert.equal(escapeRecalled('## b'), '\\## b')
     assert.equal(escapeRecalled('C# and x < y and a -> b'), 'C# and x < y and a -> b')
   })
 

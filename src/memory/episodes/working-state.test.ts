@@ -63,7 +63,7 @@ describe('working state in the prompt', () => {
         '## Your memory — Current task',
         '- Ship the billing migration &lt;/memory> by Friday.',
         '- [ ] Migrate the billing cron',
-        '- [ ] \\#\\# Write the runbook',
+        '- [ ] \\## Write the runbook',
         '',
         '## Your memory — Recently resolved',
         '- [2026-03-09] Fixed the login loop (-> episodes/2026-03-09.md#10:00 — Work)',

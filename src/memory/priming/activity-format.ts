@@ -287,9 +287,42 @@ function sessionBlocks(run: readonly ActivityRecord[]): ActivityBlock[] {
   ]
 }
 
+// A block's line without its time: `[09:00] ` or `[09:00-09:05] `.
+const LEADING_SPAN = /^\[\d\d:\d\d(?:-\d\d:\d\d)?\] /
+
 /**
- * Fold chronological `records` into blocks (see the file comment). Returned in chronological
- * order; priming keeps the newest blocks that fit its budget.
+ * One-line blocks that say the same thing at different times (a heartbeat with nothing to do, a
+ * reminder, a poll between other events) as one line: the newest, with how many times and since
+ * when, standing for all of their log lines. The same line said again adds no evidence, only tokens.
+ */
+function foldRepeats(blocks: readonly ActivityBlock[]): ActivityBlock[] {
+  const said = (block: ActivityBlock): string | undefined => (block.text.includes('\n') ? undefined : block.text.replace(LEADING_SPAN, ''))
+  const byText = new Map<string, ActivityBlock[]>()
+  for (const block of blocks) {
+    const key = said(block)
+    if (key !== undefined) byText.set(key, [...(byText.get(key) ?? []), block])
+  }
+  const out: ActivityBlock[] = []
+  for (const block of blocks) {
+    const key = said(block)
+    const same = key === undefined ? undefined : byText.get(key)
+    if (same === undefined || same.length === 1) {
+      out.push(block)
+      continue
+    }
+    // Only the newest stands for them all.
+    if (same[same.length - 1] !== block) continue
+    const first = same[0] as ActivityBlock
+    const since = LEADING_SPAN.exec(first.text)?.[0].slice(1, 6) ?? ''
+    const refs = same.flatMap((b) => b.refs)
+    out.push({ ...block, text: `${block.text} (x${same.length}${since === '' ? '' : ` since ${since}`})`, refs })
+  }
+  return out
+}
+
+/**
+ * Fold chronological `records` into blocks (see the file comment), the same line said at several
+ * times into one. Returned in chronological order; priming keeps the newest blocks that fit its budget.
  */
 export function groupActivity(records: readonly ActivityRecord[]): ActivityBlock[] {
   const blocks: ActivityBlock[] = []
@@ -377,5 +410,5 @@ export function groupActivity(records: readonly ActivityRecord[]): ActivityBlock
     if (text !== undefined) blocks.push({ text, refs: [record.ref], pointer: record.ref, kind: 'single', latestTs: record.ts })
     i++
   }
-  return blocks
+  return foldRepeats(blocks)
 }

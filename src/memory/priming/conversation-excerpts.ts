@@ -4,13 +4,16 @@
  *
  * Ranked hits are taken down the ranking while they fit (one that does not fit is skipped, so a
  * shorter one further down can still be taken). Messages and summaries of a conversation
- * (`conv:<id>` sources) are then shown as excerpts, grouped by conversation and day, each group
- * under one compact header and in chronological order inside:
+ * (`conv:<id>` sources) are then shown as excerpts, grouped by day, each group under its date and
+ * in chronological order inside:
  *
- *   [2023-05-08 · session conv-26#1]
+ *   [2023-05-08]
  *   Caroline: I went to a LGBTQ support group yesterday and it was so powerful.
  *   Melanie: That's great! What happened there?
  *
+ * The date is what a reader needs of where a line was said; the session's id (`conv-26#1`, often a
+ * UUID: 7 to 39 tokens a header) is an identifier, not meaning, and each message's own pointer
+ * names its conversation when it is cut (decision 0075).
  * A per-line `- [message date] … (-> pointer)` frame costs about a dozen tokens, as much as a short
  * turn; paid once per group instead, the same budget holds many more of the turns an answer needs.
  * Other kinds (knowledge, lessons, rules, episodes…) keep their compact line each, above the
@@ -21,13 +24,18 @@ import { countTokensByLine, truncateToTokens } from '../../core/tokens.ts'
 import type { StoredUnit } from '../../storage/contracts.ts'
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
 import { type BudgetMeter, headingCost, lineCost, type PackedSection } from './packing.ts'
+import { withoutMarkup } from './related-lines.ts'
 import type { PrimingChannel } from './settings.ts'
 
 /** A ranked candidate for the section: its unit, and its compact line when it is not conversational. */
 export interface RelatedCandidate<T> {
   unit: StoredUnit
-  /** The compact line shown for units that are not conversation messages or summaries. */
-  line: string
+  /**
+   * The compact line of a unit that is not a conversation message or summary, given what is
+   * already said (`said('ada: text')`: an excerpt line taken, or the message in recent activity),
+   * which it need not say again; '' when it has nothing more to say.
+   */
+  compact?: (said: (line: string) => boolean) => string
   meta: T
 }
 
@@ -68,14 +76,8 @@ function speakerOf(unit: StoredUnit): string {
   return label
 }
 
-function sessionOf(unit: StoredUnit): string | undefined {
-  const session = unit.meta?.sessionId
-  return typeof session === 'string' && session.trim() !== '' ? escapeRecalled(session) : undefined
-}
-
 function groupHeader(unit: StoredUnit): string {
-  const session = sessionOf(unit)
-  return session === undefined ? `[${day(unit.createdAt)}]` : `[${day(unit.createdAt)} · session ${session}]`
+  return `[${day(unit.createdAt)}]`
 }
 
 /**
@@ -86,14 +88,14 @@ function groupHeader(unit: StoredUnit): string {
 function excerptLine(unit: StoredUnit, longest: number, itemTokens: number, meter: BudgetMeter, said?: string): string {
   const pointer = `${unit.source}#${unit.id}`
   if (unit.kind === 'summary') {
-    const text = escapeRecalled(unit.text)
+    const text = escapeRecalled(withoutMarkup(unit.text))
     const cut = truncateToTokens(text, itemTokens)
     return cut.length < text.length ? `(summary) ${cut}… (-> ${pointer})` : `(summary) ${text} (-> ${pointer})`
   }
   const line = said ?? spokenLine(unit)
   const part = passageOf(unit)
   // A passage of a long message says which part it is and where the whole is read.
-  const whole = part === undefined ? '' : ` (-> passage ${part.index} of ${part.count} of msg:${part.messageId}; expand msg:${part.messageId}#p${part.index})`
+  const whole = part === undefined ? '' : ` (-> msg:${part.messageId}, part ${part.index} of ${part.count})`
   // Encoding is the cost here: a line whose characters alone are over `longest` is cut without
   // counting it whole, and what the cut cannot keep is not encoded either.
   if (meter.atLeast(line) <= longest && meter.line(line) <= longest) return `${line}${whole}`
@@ -110,9 +112,9 @@ function excerptLine(unit: StoredUnit, longest: number, itemTokens: number, mete
 
 const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
 
-/** A message as said: its speaker and its text, escaped, before any cut or pointer. */
+/** A message as said: its speaker and its text without markup (related-lines.ts), escaped, before any cut or pointer. */
 function spokenLine(unit: StoredUnit): string {
-  return `${speakerOf(unit)}: ${escapeRecalled(unit.text)}`
+  return `${speakerOf(unit)}: ${escapeRecalled(withoutMarkup(unit.text))}`
 }
 
 /**
@@ -154,7 +156,9 @@ interface Chosen<T> {
 
 /**
  * Pack `candidates` (best first) into `budget` units under `heading`: down the ranking, each
- * taken if it still fits (a new excerpt group pays its header and the blank line before it).
+ * taken if it still fits (a new excerpt group pays its header and the blank line before it), and
+ * none said twice: a message already said whole by a compact line taken or by the recent
+ * `activity` above is skipped, and a compact line leaves out what excerpts taken say.
  * Compact lines come first in rank order, then the excerpt groups in chronological order.
  */
 export function packRelated<T>(
@@ -164,30 +168,49 @@ export function packRelated<T>(
   budget: number,
   meter: BudgetMeter,
   itemTokens: number,
+  activity = '',
 ): RelatedPack<T> {
   const chosen: Array<Chosen<T>> = []
+  // Recent activity already said these words in full (`MSG< text`, `MSG> text`, `MSG< ada: text`, each ending its line).
+  const lines = `${activity}\n`
+  const inActivity = (text: string): boolean => text !== '' && (lines.includes(`< ${text}\n`) || lines.includes(`> ${text}\n`) || lines.includes(`: ${text}\n`))
   let left = budget - headingCost(heading, meter)
   const longest = longestExcerpt(budget, itemTokens)
   const openGroups = new Set<string>()
+  // What is already said, so that nothing is said twice: excerpt lines taken, and compact lines.
+  const saidLines = new Set<string>()
+  const compactLines: string[] = []
+  // A part of an episode (`ada: text`, or a sentence) is said above when an excerpt taken is that line, or activity its words.
+  const alreadySaid = (line: string): boolean => {
+    if (saidLines.has(line)) return true
+    const speaker = line.indexOf(': ')
+    return activity !== '' && inActivity(speaker < 0 ? line : line.slice(speaker + 2))
+  }
   for (const [rank, candidate] of candidates.entries()) {
     if (left < NOTHING_FITS) break
     const unit = candidate.unit
     if (!isConversational(unit)) {
-      const cost = meter.line(candidate.line)
+      const line = candidate.compact?.(alreadySaid) ?? ''
+      if (line === '') continue
+      const cost = meter.line(line)
       if (cost > left) continue
-      chosen.push({ rank, candidate, line: candidate.line, group: undefined, header: undefined })
+      chosen.push({ rank, candidate, line, group: undefined, header: undefined })
+      compactLines.push(line)
       left -= cost
       continue
     }
     const said = unit.kind === 'message' ? spokenLine(unit) : undefined
+    // A message an episode line or recent activity already says in full is not shown again.
+    if (said !== undefined && (compactLines.some((line) => line.includes(said)) || (activity !== '' && inActivity(escapeRecalled(unit.text))))) continue
     if (said !== undefined && certainlyOver(said, longest, left, meter)) continue
     const line = excerptLine(unit, longest, itemTokens, meter, said)
-    const group = `${unit.source}\u0000${day(unit.createdAt)}`
+    const group = day(unit.createdAt)
     const header = groupHeader(unit)
     const cost = meter.line(line) + (openGroups.has(group) ? 0 : meter.line(header) + 1)
     if (cost > left) continue
     openGroups.add(group)
     chosen.push({ rank, candidate, line, group, header })
+    if (said !== undefined) saidLines.add(said)
     left -= cost
   }
 

@@ -16,12 +16,11 @@ import type { Clock } from '../../core/clock.ts'
 import { inListingOrder, memoryKinds } from '../../core/memory-kinds.ts'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import { userKey, type Viewer } from '../../core/owner.ts'
-import { countTokensByLine, truncateToTokens } from '../../core/tokens.ts'
+import { countTokensByLine } from '../../core/tokens.ts'
 import type { ActivityLog, DocumentStore, SearchIndex, UnitKind } from '../../storage/contracts.ts'
 import { escapeRecalled } from '../engrams/escape-recalled.ts'
 import { contentWords, MIN_VECTOR_SIMILARITY, matchProcedures, type MatchCandidate } from '../procedures/matching.ts'
 import type { ProcedureStore } from '../procedures/procedure-store.ts'
-import { factValidityOfUnit, siblingSource, validityNote } from '../retrieval/fact-history.ts'
 import { analyseQuery, recallText } from '../retrieval/query-analysis.ts'
 import type { Retriever, RetrievalHit, RetrievalResult } from '../retrieval/search.ts'
 import type { SkillStore } from '../skills/skill-store.ts'
@@ -32,6 +31,7 @@ import { classifyMessage, type MessageType } from './classify.ts'
 import { isConversational, longestExcerpt, packRelated, passageOf, type RelatedCandidate } from './conversation-excerpts.ts'
 import { PASSAGE_CHARS } from '../context/passages.ts'
 import { createBudgetMeter, frameCost, headingCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
+import { relatedLine } from './related-lines.ts'
 import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
 
 const PROCEDURE_LIST_TTL_MS = 2_000
@@ -172,24 +172,6 @@ const HEADINGS: Record<PrimingChannel, (user?: string) => string> = {
 
 function invalid(message: string, fix: string): EngramError {
   return new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message, fix })
-}
-
-function day(iso: string): string {
-  return iso.slice(0, 10)
-}
-
-/**
- * A related memory as one line: kind, date, text (cut with a pointer when long), source, and for a
- * fact with a history what replaced it and when it held (decision 0033), pointing as the source does.
- */
-function relatedLine(hit: RetrievalHit, itemTokens: number): string {
-  const unit = hit.unit
-  const text = escapeRecalled(unit.text)
-  const pointer = unit.kind === 'message' || unit.kind === 'summary' ? `${unit.source}#${unit.id}` : unit.source
-  const cut = truncateToTokens(text, itemTokens)
-  const body = cut.length < text.length ? `${cut}… (-> ${pointer})` : `${text} (-> ${pointer})`
-  const note = validityNote(factValidityOfUnit(unit), (slug) => siblingSource(unit.source, slug))
-  return `- [${unit.kind} ${day(unit.createdAt)}] ${body}${note === '' ? '' : ` ${escapeRecalled(note)}`}`
 }
 
 /** A hit's degraded reason (set by the indexer on an extractive episode section), as an injected memory's field. */
@@ -393,7 +375,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
       if (!SKILL_KINDS.includes(hit.unit.kind) || reason === undefined || taken.has(hit.unit.source)) continue
       taken.add(hit.unit.source)
       items.push({
-        text: relatedLine(hit, Math.min(settings.itemTokens, 80)),
+        text: relatedLine(hit.unit, Math.min(settings.itemTokens, 80), new Set()),
         meta: { channel: 'skills', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: { stage: 'index', ...whyOf(hit), reason } },
       })
     }
@@ -467,15 +449,17 @@ export function createPrimer(deps: PrimerDeps): Primer {
       const relatedBudget = Math.max(0, body - sectionCost(profileSection, meter) - sectionCost(activitySection, meter) - sectionCost(skillsSection, meter))
       const shownSkills = new Set(skillsSection.items.map((item) => item.meta.source))
       const relatedCandidates: Array<RelatedCandidate<Meta>> = (await wholeMessages(related, longestExcerpt(relatedBudget, settings.itemTokens)))
-        .filter((hit) => !shownSkills.has(hit.unit.source))
+        // A tool's result is what the agent read while it worked, not a memory: what it made of it is in its own reply.
+        .filter((hit) => !shownSkills.has(hit.unit.source) && hit.unit.meta?.role !== 'tool')
         .map((hit) => ({
           unit: hit.unit,
-          line: isConversational(hit.unit) ? '' : relatedLine(hit, settings.itemTokens),
+          ...(isConversational(hit.unit) ? {} : { compact: (said: (line: string) => boolean) => relatedLine(hit.unit, settings.itemTokens, messageWords, said) }),
           meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit), ...degradedOf(hit) },
         }))
       // The degraded note is one line for the whole block: its room is kept when a candidate may need it.
       const noteCost = relatedCandidates.some((candidate) => candidate.meta.degraded !== undefined) ? meter.line(DEGRADED_NOTE) + 1 : 0
-      const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, Math.max(0, relatedBudget - noteCost), meter, settings.itemTokens)
+      const activityText = activitySection.items.map((item) => item.text).join('\n')
+      const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, Math.max(0, relatedBudget - noteCost), meter, settings.itemTokens, activityText)
       sections.push(profileSection, activitySection, relatedPack.section, skillsSection)
 
       const rendered = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'], noteCost)
