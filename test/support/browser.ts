@@ -99,6 +99,10 @@ function watchProblems(page: Page): string[] {
   })
   const ours = (url: string) => !url.endsWith('/favicon.ico')
   page.on('requestfailed', (request) => {
+    // A navigation superseded by the next one is aborted, and no person sees it: the landing page's
+    // script replaces the address with the dashboard's place while the landing page may still be
+    // loading (browser-session.ts). Whether the page the test went to opened is the test's to check.
+    if (request.isNavigationRequest() && request.failure()?.errorText === 'net::ERR_ABORTED') return
     if (ours(request.url())) problems.push(`${page.url()}: request failed: ${request.method()} ${request.url()} (${request.failure()?.errorText ?? 'unknown'})`)
   })
   page.on('response', (response) => {
