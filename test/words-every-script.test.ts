@@ -144,6 +144,13 @@ function wordsSuite(target: Target): void {
       })
     }
 
+    test('status says which languages the memory is in and which get full analysis', async () => {
+      const { languages } = await mind.status()
+      assert.deepEqual(languages.full, ['English'])
+      const found = new Map(languages.found.map((each) => [each.language, each.analysis]))
+      for (const language of ['Japanese', 'Chinese', 'Korean', 'German']) assert.equal(found.get(language), 'words', JSON.stringify(languages))
+    })
+
     test('full-width and half-width, composed and decomposed forms find each other', async () => {
       const notes = [
         { text: 'ﾊﾞｯｸｱｯﾌﾟは毎晩ＡＰＩサーバーで取る', query: 'バックアップ api' },
