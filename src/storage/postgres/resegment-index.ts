@@ -17,6 +17,9 @@ const META_ANALYSIS = 'analysis'
 /** Postings of text in unspaced scripts are cut into words (decision 0076). */
 const ANALYSIS = 'segmented-words-v1'
 
+/** Units re-cut per statement. */
+const BATCH_UNITS = 500
+
 /** Per term, its count in own, near, far and related. */
 type Counts = Map<string, [number, number, number, number]>
 
@@ -52,49 +55,65 @@ export async function resegmentPostings(client: PgQueryable, schema: string): Pr
     )
     const touched = new Set<string>()
     let tokenDelta = 0
-    const postings = { term: [] as string[], rowid: [] as number[], own: [] as number[], near: [] as number[], far: [] as number[], related: [] as number[], tokens: [] as number[], kind: [] as string[] }
-    for (const unit of affected) {
-      const { rows: old } = await client.query<{ term: string; own: number; near: number; far: number; related: number }>(
-        'DELETE FROM index_postings WHERE rowid = $1 RETURNING term, own, near, far, related',
-        [unit.rowid],
+    // In batches: one statement each to take the old postings, write the lengths and the new postings.
+    for (let at = 0; at < affected.length; at += BATCH_UNITS) {
+      const batch = affected.slice(at, at + BATCH_UNITS)
+      const { rows: old } = await client.query<{ rowid: number; term: string; own: number; near: number; far: number; related: number }>(
+        'DELETE FROM index_postings WHERE rowid = ANY($1::bigint[]) RETURNING rowid::integer AS rowid, term, own, near, far, related',
+        [batch.map((unit) => unit.rowid)],
       )
-      const counts: Counts = new Map()
-      const [own, , , related] = ftsFields({ text: unit.text, kind: unit.kind })
-      addTokens(counts, unicode61Tokens(own), 0)
-      addTokens(counts, unicode61Tokens(related), 3)
-      let oldMatched = 0
+      const oldByUnit = new Map<number, typeof old>()
       for (const row of old) {
-        touched.add(row.term)
-        oldMatched += row.own + row.near + row.far + row.related
-        const cut = unicode61Tokens(resegmentAnalysed(row.term))
-        if (row.near > 0) addTokens(counts, cut, 1, row.near)
-        if (row.far > 0) addTokens(counts, cut, 2, row.far)
+        const list = oldByUnit.get(row.rowid) ?? []
+        list.push(row)
+        oldByUnit.set(row.rowid, list)
       }
-      let newMatched = 0
-      for (const each of counts.values()) newMatched += each[0] + each[1] + each[2] + each[3]
-      // The unit's length over all five fields: the kind's token is unchanged.
-      const tokenCount = unit.token_count - oldMatched + newMatched
-      tokenDelta += tokenCount - unit.token_count
-      await client.query('UPDATE index_units SET token_count = $1 WHERE rowid = $2', [tokenCount, unit.rowid])
-      for (const [term, each] of counts) {
-        touched.add(term)
-        postings.term.push(term)
-        postings.rowid.push(unit.rowid)
-        postings.own.push(each[0])
-        postings.near.push(each[1])
-        postings.far.push(each[2])
-        postings.related.push(each[3])
-        postings.tokens.push(tokenCount)
-        postings.kind.push(unit.kind)
+      const postings = { term: [] as string[], rowid: [] as number[], own: [] as number[], near: [] as number[], far: [] as number[], related: [] as number[], tokens: [] as number[], kind: [] as string[] }
+      const lengths = { rowid: [] as number[], tokens: [] as number[] }
+      for (const unit of batch) {
+        const counts: Counts = new Map()
+        const [own, , , related] = ftsFields({ text: unit.text, kind: unit.kind })
+        addTokens(counts, unicode61Tokens(own), 0)
+        addTokens(counts, unicode61Tokens(related), 3)
+        let oldMatched = 0
+        for (const row of oldByUnit.get(Number(unit.rowid)) ?? []) {
+          touched.add(row.term)
+          oldMatched += row.own + row.near + row.far + row.related
+          const cut = unicode61Tokens(resegmentAnalysed(row.term))
+          if (row.near > 0) addTokens(counts, cut, 1, row.near)
+          if (row.far > 0) addTokens(counts, cut, 2, row.far)
+        }
+        let newMatched = 0
+        for (const each of counts.values()) newMatched += each[0] + each[1] + each[2] + each[3]
+        // The unit's length over all five fields: the kind's token is unchanged.
+        const tokenCount = unit.token_count - oldMatched + newMatched
+        tokenDelta += tokenCount - unit.token_count
+        lengths.rowid.push(unit.rowid)
+        lengths.tokens.push(tokenCount)
+        for (const [term, each] of counts) {
+          touched.add(term)
+          postings.term.push(term)
+          postings.rowid.push(unit.rowid)
+          postings.own.push(each[0])
+          postings.near.push(each[1])
+          postings.far.push(each[2])
+          postings.related.push(each[3])
+          postings.tokens.push(tokenCount)
+          postings.kind.push(unit.kind)
+        }
+        units++
       }
-      units++
-    }
-    if (postings.term.length > 0) {
-      await client.query(
-        `INSERT INTO index_postings (term, rowid, own, near, far, related, token_count, kind)
-         SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[], $5::integer[], $6::integer[], $7::integer[], $8::text[])`,
-        [postings.term, postings.rowid, postings.own, postings.near, postings.far, postings.related, postings.tokens, postings.kind],
-      )
+      await client.query('UPDATE index_units u SET token_count = v.tokens FROM unnest($1::bigint[], $2::integer[]) AS v(rowid, tokens) WHERE u.rowid = v.rowid', [
+        lengths.rowid,
+        lengths.tokens,
+      ])
+      if (postings.term.length > 0) {
+        await client.query(
+          `INSERT INTO index_postings (term, rowid, own, near, far, related, token_count, kind)
+           SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[], $5::integer[], $6::integer[], $7::integer[], $8::text[])`,
+          [postings.term, postings.rowid, postings.own, postings.near, postings.far, postings.related, postings.tokens, postings.kind],
+        )
+      }
     }
     // The touched terms' unit counts, counted again from the postings; in term order, as writers lock them.
     const terms = [...touched].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
