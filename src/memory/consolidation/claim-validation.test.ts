@@ -123,6 +123,8 @@ test('other languages: unknown words just do not match, digits and names still d
   assert.equal(verdict('Die Bereitstellung dauert 2 Stunden.', 'Das Deployment braucht zwei Stunden.'), 'unsupported-facts', 'German number words are not read')
   assert.equal(verdict('Der Export ist nicht aktiviert.', 'Der Export ist aktiviert.'), 'contradicted')
   assert.equal(verdict('デプロイは2時間かかる。', 'デプロイは2時間かかる。'), 'entailed')
-  assert.equal(verdict('デプロイは2時間かかる。', 'デプロイには二時間かかります。'), 'unsupported-facts')
+  // Numerals written as characters are read (decision 0077): 二時間 states the 2 of 2時間; 三時間 does not.
+  assert.equal(verdict('デプロイは2時間かかる。', 'デプロイには二時間かかります。'), 'undecided')
+  assert.equal(verdict('デプロイは2時間かかる。', 'デプロイには三時間かかります。'), 'unsupported-facts')
   assert.equal(verdict('ステージングは速い。', 'デプロイは2時間かかる。'), 'undecided')
 })

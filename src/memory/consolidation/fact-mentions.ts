@@ -8,8 +8,11 @@
  * Each mention carries alternative readings (`keys`): an ambiguous form ("5m": five minutes, five
  * million or five metres; "3/4/2026": March 4 or April 3) has several, and two mentions state the
  * same fact when any reading is shared. Number words are English only; in other languages digits
- * still match and unknown words simply state no fact.
+ * still match, and the language tables add numerals written as characters (十五, 二〇二五), dates
+ * with unit characters (2025年3月15日, 三月十五日, 2025년 3월 15일) and month names (15. März 2025,
+ * 15 de marzo de 2025) (decision 0077). Full-width digits are read as digits (NFKC).
  */
+import { DATE_UNIT, MONTH_NAME, monthOfName, NUMERAL_RUN, numeralValue, writtenNumber } from '../../text/languages/numbers.ts'
 
 export interface FactMention {
   kind: 'number' | 'date' | 'time' | 'literal'
@@ -195,7 +198,58 @@ const NOT_AFTER = '(?<![\\p{Script=Latin}\\p{N}_.,/:-])'
 const NOT_BEFORE = '(?![\\p{Script=Latin}\\p{N}_])'
 const DIGITS_START = '(?<![\\p{Script=Latin}\\p{N}_:/]|\\d[.,])'
 
+/** A number in a date written with unit characters: digits or numerals (2025, 二〇二五, 十五). */
+const CJK_NUMBER = `(\\d{1,4}|${NUMERAL_RUN})`
+
+/** A date with unit characters; `day` and `year` may be missing. */
+function unitDate(year: string | undefined, month: string | undefined, day: string | undefined): Omit<FactMention, 'start' | 'end' | 'text'> | undefined {
+  const y = year === undefined ? undefined : writtenNumber(year)
+  const m = month === undefined ? undefined : writtenNumber(month)
+  const d = day === undefined ? undefined : writtenNumber(day)
+  if (m === undefined || (year !== undefined && (y === undefined || y < 1000)) || (day !== undefined && d === undefined)) return undefined
+  const keys = dateKeys(y, m, d)
+  return keys.length > 0 ? { kind: 'date', keys, values: y === undefined ? [] : [String(y)], hasUnit: false, claim: true } : undefined
+}
+
+/** A date with a month name of a language table: 15. März 2025, 1er mars, 15 de marzo de 2025, März 2025. */
+function namedMonthDate(year: string | undefined, month: string, day: string | undefined): Omit<FactMention, 'start' | 'end' | 'text'> | undefined {
+  const m = monthOfName(month)
+  if (m === undefined) return undefined
+  const keys = dateKeys(year === undefined ? undefined : Number(year), m, day === undefined ? undefined : Number(day))
+  return keys.length > 0 ? { kind: 'date', keys, values: year === undefined ? [] : [year], hasUnit: false, claim: true } : undefined
+}
+
+// The language tables' forms (decision 0077), read before the English ones: none of them overlaps
+// an English form, and a date's digits must not be read as bare numbers first.
+const LANGUAGE_SCANNERS: Scanner[] = [
+  {
+    // 2025年3月15日, 三月十五日, 2025년 3월 15일, 3月15号, 2025年3月, 3月.
+    pattern: new RegExp(`(?:${CJK_NUMBER}\\s*${DATE_UNIT.year}\\s*)?${CJK_NUMBER}\\s*${DATE_UNIT.month}(?:\\s*${CJK_NUMBER}\\s*${DATE_UNIT.day})?`, 'gu'),
+    read: (m) => unitDate(m[1], m[2], m[3]),
+  },
+  {
+    // 15. März 2025, 15 mars 2025, 1er mars, 15 de marzo de 2025.
+    pattern: new RegExp(`${NOT_AFTER}(\\d{1,2})(?:\\.|er|º|°)?\\s+(?:de\\s+)?(${MONTH_NAME})(?:\\.?,?\\s+(?:de\\s+)?(\\d{4}))?${NOT_BEFORE}`, 'giu'),
+    read: (m) => namedMonthDate(m[3], m[2] ?? '', m[1]),
+  },
+  {
+    // März 2025, marzo de 2025.
+    pattern: new RegExp(`(?<![\\p{L}])(${MONTH_NAME})\\.?\\s+(?:de\\s+)?(\\d{4})${NOT_BEFORE}`, 'giu'),
+    read: (m) => namedMonthDate(m[2], m[1] ?? '', undefined),
+  },
+  {
+    // Numerals written as characters: 三, 十五, 二千二十五. One character alone (一, 十) is also part
+    // of many words (一緒, 十分): a reading a source offers, not a figure a claim states.
+    pattern: new RegExp(NUMERAL_RUN, 'gu'),
+    read: (m) => {
+      const value = numeralValue(m[0])
+      return value === undefined ? undefined : { kind: 'number', keys: [], values: [num(value)], hasUnit: false, claim: [...m[0]].length > 1 }
+    },
+  },
+]
+
 const SCANNERS: Scanner[] = [
+  ...LANGUAGE_SCANNERS,
   {
     // ISO dates, with a time when one follows: 2026-03-04, 2026-03-04T10:30:00Z.
     pattern: new RegExp(`${NOT_AFTER}(\\d{4})-(\\d{1,2})-(\\d{1,2})(?:[T ](\\d{1,2}):(\\d{2})(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?${NOT_BEFORE}`, 'gu'),
