@@ -219,23 +219,14 @@ function namedMonthDate(year: string | undefined, month: string, day: string | u
   return keys.length > 0 ? { kind: 'date', keys, values: year === undefined ? [] : [year], hasUnit: false, claim: true } : undefined
 }
 
-// The language tables' forms (decision 0077), read before the English ones: none of them overlaps
-// an English form, and a date's digits must not be read as bare numbers first.
-const LANGUAGE_SCANNERS: Scanner[] = [
+// The language tables' forms (decision 0077). Dates with unit characters and numerals are read
+// first (no English form overlaps them, and a date's digits must not be read as bare numbers);
+// month names after the English dates ("1st September 2023" is English, and stays one date).
+const UNIT_SCANNERS: Scanner[] = [
   {
     // 2025年3月15日, 三月十五日, 2025년 3월 15일, 3月15号, 2025年3月, 3月.
     pattern: new RegExp(`(?:${CJK_NUMBER}\\s*${DATE_UNIT.year}\\s*)?${CJK_NUMBER}\\s*${DATE_UNIT.month}(?:\\s*${CJK_NUMBER}\\s*${DATE_UNIT.day})?`, 'gu'),
     read: (m) => unitDate(m[1], m[2], m[3]),
-  },
-  {
-    // 15. März 2025, 15 mars 2025, 1er mars, 15 de marzo de 2025.
-    pattern: new RegExp(`${NOT_AFTER}(\\d{1,2})(?:\\.|er|º|°)?\\s+(?:de\\s+)?(${MONTH_NAME})(?:\\.?,?\\s+(?:de\\s+)?(\\d{4}))?${NOT_BEFORE}`, 'giu'),
-    read: (m) => namedMonthDate(m[3], m[2] ?? '', m[1]),
-  },
-  {
-    // März 2025, marzo de 2025.
-    pattern: new RegExp(`(?<![\\p{L}])(${MONTH_NAME})\\.?\\s+(?:de\\s+)?(\\d{4})${NOT_BEFORE}`, 'giu'),
-    read: (m) => namedMonthDate(m[2], m[1] ?? '', undefined),
   },
   {
     // Numerals written as characters: 三, 十五, 二千二十五. One character alone (一, 十) is also part
@@ -248,8 +239,21 @@ const LANGUAGE_SCANNERS: Scanner[] = [
   },
 ]
 
+const NAMED_MONTH_SCANNERS: Scanner[] = [
+  {
+    // 15. März 2025, 15 mars 2025, 1er mars, 15 de marzo de 2025.
+    pattern: new RegExp(`${NOT_AFTER}(\\d{1,2})(?:\\.|er|º|°)?\\s+(?:de\\s+)?(${MONTH_NAME})(?:\\.?,?\\s+(?:de\\s+)?(\\d{4}))?${NOT_BEFORE}`, 'giu'),
+    read: (m) => namedMonthDate(m[3], m[2] ?? '', m[1]),
+  },
+  {
+    // März 2025, marzo de 2025.
+    pattern: new RegExp(`(?<![\\p{L}])(${MONTH_NAME})\\.?\\s+(?:de\\s+)?(\\d{4})${NOT_BEFORE}`, 'giu'),
+    read: (m) => namedMonthDate(m[2], m[1] ?? '', undefined),
+  },
+]
+
 const SCANNERS: Scanner[] = [
-  ...LANGUAGE_SCANNERS,
+  ...UNIT_SCANNERS,
   {
     // ISO dates, with a time when one follows: 2026-03-04, 2026-03-04T10:30:00Z.
     pattern: new RegExp(`${NOT_AFTER}(\\d{4})-(\\d{1,2})-(\\d{1,2})(?:[T ](\\d{1,2}):(\\d{2})(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?${NOT_BEFORE}`, 'gu'),
@@ -274,6 +278,7 @@ const SCANNERS: Scanner[] = [
     pattern: new RegExp(`\\b${MONTH}\\s+(\\d{4})${NOT_BEFORE}`, 'giu'),
     read: (m) => date(m[2], m[1] ?? '', undefined),
   },
+  ...NAMED_MONTH_SCANNERS,
   {
     // 3/4/2026 (March 4 or April 3), 4.3.2026 (day first).
     pattern: new RegExp(`${NOT_AFTER}(\\d{1,2})([/.])(\\d{1,2})\\2(\\d{4}|\\d{2})${NOT_BEFORE}`, 'gu'),

@@ -75,7 +75,7 @@ export function classifyMessage(text: string): MessageType {
   const words = wordCount(trimmed)
   if (POLITE_REQUEST.test(trimmed)) return 'request'
   // "hi!", "good morning, how are you?": short, opening with a greeting.
-  if ((GREETING.test(trimmed) || opensWithAnyGreeting(trimmed)) && words <= 8) return 'greeting'
+  if (words <= 8 && (GREETING.test(trimmed) || opensWithAnyGreeting(trimmed))) return 'greeting'
   if (trimmed.includes('?') || QUESTION_WORD.test(trimmed)) return 'question'
   if (IMPERATIVE.test(trimmed)) return 'request'
   // A long message without a question is a brief: instructions, a pasted spec, a bug report.
