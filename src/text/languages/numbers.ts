@@ -63,3 +63,15 @@ export const MONTH_NAME = `(?:${[...MONTH_OF.keys()]
 export function monthOfName(name: string): number | undefined {
   return MONTH_OF.get(name.toLowerCase())
 }
+
+const NUMERAL_CHARS = `[${[...NUMERALS.keys()].join('')}]`
+const STATES_A_NUMBER = new RegExp(`\\p{Nd}|${NUMERAL_CHARS}{2}|${NUMERAL_CHARS}(?:${DATE_UNIT.year}|${DATE_UNIT.month}|${DATE_UNIT.day})`, 'u')
+
+/**
+ * Whether `text` states a number: digits of any script (full-width ２ included), two numeral
+ * characters or more (十五), or one before a date unit (三月). One numeral character alone is
+ * part of too many words (一緒, 十分) to count.
+ */
+export function statesANumber(text: string): boolean {
+  return STATES_A_NUMBER.test(text)
+}
