@@ -177,7 +177,7 @@ for (const { language, howTo, small } of [
   })
 }
 
-test('numbers and dates in other scripts are the facts consolidation checks: 漢数字, full-width digits, 年月日, Korean and European month names', () => {
+test('numbers and dates in other scripts and languages are the facts consolidation checks: 漢数字, full-width digits, 年月日, Korean dates, European month names and number words', () => {
   // A candidate's date written another way is supported by its source; a different one is not.
   assert.deepEqual(unsupportedFacts('締め切りは2025年3月15日です。', '締め切りは二〇二五年三月十五日。'), [])
   assert.deepEqual(unsupportedFacts('締め切りは三月十五日です。', '締め切りは3月15日。'), [])
@@ -191,4 +191,9 @@ test('numbers and dates in other scripts are the facts consolidation checks: 漢
   assert.deepEqual(unsupportedFacts('締め切りは三月十六日です。', '締め切りは3月15日。'), ['三月十六日'])
   assert.deepEqual(unsupportedFacts('Die Frist endet am 16. März 2025.', 'Die Frist endet am 2025-03-15.'), ['16. März 2025'])
   assert.deepEqual(unsupportedFacts('サーバーは十六台ある。', 'サーバーは15台ある。'), ['十六'])
+  // Number words of a table, only in that table's language: "once" in English is no eleven.
+  assert.deepEqual(unsupportedFacts('La migration de la base a pris 3 heures.', 'La migration de la base a pris trois heures.'), [])
+  assert.deepEqual(unsupportedFacts('El despliegue tarda 2 horas.', 'El despliegue tarda dos horas.'), [])
+  assert.deepEqual(unsupportedFacts('El despliegue tarda 11 horas.', 'El despliegue tarda dos horas.'), ['11'])
+  assert.deepEqual(unsupportedFacts('We met 11 times.', 'We met once and then again.'), ['11 times'])
 })

@@ -12,6 +12,7 @@
  * with unit characters (2025年3月15日, 三月十五日, 2025년 3월 15일) and month names (15. März 2025,
  * 15 de marzo de 2025) (decision 0077). Full-width digits are read as digits (NFKC).
  */
+import { detectLanguage, escapeRegExp, type Language } from '../../text/languages/language.ts'
 import { DATE_UNIT, MONTH_NAME, monthOfName, NUMERAL_RUN, numeralValue, writtenNumber } from '../../text/languages/numbers.ts'
 
 export interface FactMention {
@@ -354,7 +355,7 @@ const SCANNERS: Scanner[] = [
     },
   },
   {
-    // "both", "a couple of": two, as a source says it.
+    // "both", "a couple of": two, as a source says it (a table's number words: numberWordScanner).
     pattern: /\b(?:both|a\s+couple(?:\s+of)?)\b/giu,
     read: () => ({ kind: 'number', keys: [], values: ['2'], hasUnit: false, claim: false }),
   },
@@ -370,12 +371,33 @@ function date(year: string | undefined, month: string, day: string | undefined):
   return keys.length > 0 ? { kind: 'date', keys, values: year === undefined ? [] : [year], hasUnit: false, claim: true } : undefined
 }
 
+const numberWordScanners = new Map<Language, Scanner | undefined>()
+
+/** The number words of `language`'s table, each alone ("zwei Stunden"), read after every other form. */
+function numberWordScanner(language: Language): Scanner | undefined {
+  if (numberWordScanners.has(language)) return numberWordScanners.get(language)
+  const words = language.table.numberWords
+  const scanner: Scanner | undefined = words
+    ? {
+        pattern: new RegExp(`(?<![\\p{L}\\p{N}])(?:${Object.keys(words).map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}])`, 'giu'),
+        read: (m) => {
+          const value = words[m[0].toLowerCase()]
+          return value === undefined ? undefined : { kind: 'number', keys: [], values: [num(value)], hasUnit: false, claim: true }
+        },
+      }
+    : undefined
+  numberWordScanners.set(language, scanner)
+  return scanner
+}
+
 /** Every fact `text` states, in order of where it is (spans never overlap). */
 export function factMentions(text: string): FactMention[] {
   const taken: boolean[] = []
   const mentions: FactMention[] = []
   const normalised = text.normalize('NFKC')
-  for (const scanner of SCANNERS) {
+  const language = detectLanguage(normalised)
+  const words = language && numberWordScanner(language)
+  for (const scanner of words ? [...SCANNERS, words] : SCANNERS) {
     scanner.pattern.lastIndex = 0
     for (let m = scanner.pattern.exec(normalised); m !== null; m = scanner.pattern.exec(normalised)) {
       if (m[0].length === 0) {

@@ -36,6 +36,7 @@ export const german: LanguageTable = {
   firstPerson: ['ich', 'wir', 'mein', 'meine', 'unser', 'unsere'],
   preferencePatterns: ['\\bich (?:mag|bevorzuge|liebe|hasse)\\b', '\\bich \\S+ (?:\\S+ )?(?:lieber|am liebsten)\\b', '\\bmir gefällt\\b'],
 
+  numberWords: { null: 0, eins: 1, zwei: 2, drei: 3, vier: 4, fünf: 5, sechs: 6, sieben: 7, acht: 8, neun: 9, zehn: 10, elf: 11, zwölf: 12, zwanzig: 20, dreißig: 30, vierzig: 40, fünfzig: 50, hundert: 100, tausend: 1000 },
   months: [
     ['januar', 'jänner', 'jan'],
     ['februar', 'feb'],

@@ -36,6 +36,7 @@ export const spanish: LanguageTable = {
   firstPerson: ['yo', 'nosotros', 'nosotras', 'mi', 'mis'],
   preferencePatterns: ['\\b(?:yo )?prefiero\\b', '\\bme (?:gusta|gustan|encanta|encantan)\\b', '\\bodio\\b'],
 
+  numberWords: { cero: 0, dos: 2, tres: 3, cuatro: 4, cinco: 5, seis: 6, siete: 7, ocho: 8, nueve: 9, diez: 10, once: 11, doce: 12, quince: 15, veinte: 20, treinta: 30, cuarenta: 40, cincuenta: 50, cien: 100, mil: 1000 },
   months: [
     ['enero'],
     ['febrero'],

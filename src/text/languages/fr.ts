@@ -36,6 +36,7 @@ export const french: LanguageTable = {
   firstPerson: ['je', "j'", 'nous', 'mon', 'ma', 'mes'],
   preferencePatterns: ['\\bje (?:préfère|aime|adore|déteste)\\b', "\\bj'(?:aime|adore)\\b"],
 
+  numberWords: { zéro: 0, deux: 2, trois: 3, quatre: 4, cinq: 5, six: 6, sept: 7, huit: 8, neuf: 9, dix: 10, onze: 11, douze: 12, quinze: 15, vingt: 20, trente: 30, quarante: 40, cinquante: 50, cent: 100, mille: 1000 },
   months: [
     ['janvier', 'janv'],
     ['février', 'fevrier', 'févr'],

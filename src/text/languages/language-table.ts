@@ -62,6 +62,12 @@ export interface LanguageTable {
   months?: readonly (readonly string[])[]
   /** Dates written with unit characters (2025年3月15日, 2025년 3월 15일): each unit's spellings. */
   dateUnits?: { year: readonly string[]; month: readonly string[]; day: readonly string[] }
+  /**
+   * Number words written out, each alone (zwei, trois, cinco), read only in a text of this language
+   * (several are English words elsewhere: "once", "elf", "cent"). Articles that also mean one
+   * (ein, un, uno) are left out, as English leaves out "a".
+   */
+  numberWords?: Readonly<Record<string, number>>
   /** Numerals written as characters (三, 十五, 二千二十五): each character's value; 十, 百, 千, 万 multiply. */
   numerals?: Readonly<Record<string, number>>
 }
