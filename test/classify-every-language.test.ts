@@ -12,10 +12,11 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
+import { consolidationModel } from '../src/memory/consolidation/test-support/consolidation-kills.ts'
 import { unsupportedFacts } from '../src/memory/consolidation/text-facts.ts'
 import { createMind } from '../src/mind.ts'
 import { internalsOf } from '../src/mind-internals.ts'
-import { type FakeChatRequest, startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
+import { startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
 const read = (path: string): string => (existsSync(path) ? readFileSync(path, 'utf8') : '')
@@ -102,14 +103,6 @@ test('standing instructions and preferences in Japanese, Chinese, Korean, German
   assert.match(rules, /method:rules/)
 })
 
-const schemaName = (request: FakeChatRequest): string =>
-  (request.body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name ?? 'text'
-
-function asked(request: FakeChatRequest): string {
-  const messages = (request.body as { messages?: Array<{ content?: unknown }> }).messages ?? []
-  return messages.map((message) => (typeof message.content === 'string' ? message.content : JSON.stringify(message.content))).join('\n')
-}
-
 for (const { language, howTo, small } of [
   { language: 'Japanese', howTo: 'ステージング環境の更新手順：まずテストを実行し、次に更新スクリプトを実行する。', small: '今日は昼にラーメンを食べて、天気の話をした。' },
   { language: 'German', howTo: 'So richten wir den Staging-Server ein: zuerst die Tests laufen lassen, dann das Skript ausrollen.', small: 'Wir haben heute Mittag Pizza gegessen und über das Wetter geredet.' },
@@ -118,26 +111,12 @@ for (const { language, howTo, small } of [
     const temp = makeTempHome('engram-languages-procedure-')
     t.after(temp.cleanup)
     const distilled: string[] = []
+    // The consolidation tests' fake model, its procedure-distillation calls recorded.
     const server = await startFakeOpenAiServer({
       onChat: (request) => {
-        const text = asked(request)
-        switch (schemaName(request)) {
-          case 'episode': {
-            const said = [...text.matchAll(/(?:user|ada|bob)[^:\n]*: (.+)/gi)].map((m) => m[1]).join(' ')
-            return { json: { title: 'Conversation', summary: said || 'They talked.', resolved: [], newTasks: [] } }
-          }
-          case 'procedures':
-            distilled.push(text)
-            return { json: { procedures: [{ title: 'Deploy staging', description: 'Deploy the staging server with Kamal', steps: ['Run the tests', 'Run kamal deploy'] }] } }
-          case 'knowledge':
-            return { json: { items: [] } }
-          case 'reconsolidation':
-            return { json: { update: false, reason: 'still true' } }
-          case 'contradiction':
-            return { json: { relation: 'unrelated', reason: 'different topics' } }
-          default:
-            return { json: { summary: 'A summary.' } }
-        }
+        const schema = (request.body as { response_format?: { json_schema?: { name?: string } } }).response_format?.json_schema?.name
+        if (schema === 'procedures') distilled.push(request.messages.map((message) => message.content).join('\n'))
+        return consolidationModel(request)
       },
     })
     t.after(() => server.close())
@@ -175,7 +154,7 @@ for (const { language, howTo, small } of [
     assert.equal(distilled.length, 1, 'one distillation call, for ada\'s how-to')
     assert.ok(distilled[0]?.includes(howTo.slice(0, 12)), distilled[0])
     assert.ok(!distilled.some((text) => text.includes(small.slice(0, 12))), 'small talk is not sorted as a procedure')
-    const procedure = await internalsOf(mind).backend.owned('user:ada').documents.read('procedure', 'deploy-staging')
+    const procedure = await internalsOf(mind).backend.owned('user:ada').documents.read('procedure', 'deploy-staging-with-fly')
     assert.equal(procedure?.frontmatter.auto_distilled, true)
   })
 }
