@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { detectLanguage, fullyAnalysedLanguages } from './languages.ts'
+import { languageForAnalysis, fullyAnalysedLanguages } from './analysis.ts'
 
 test('each message is given its language by script, and Latin text by its commonest short words', () => {
   const cases: Array<[string, string]> = [
@@ -16,8 +16,8 @@ test('each message is given its language by script, and Latin text by its common
     ['ok', 'und'],
     ['', 'und'],
   ]
-  for (const [text, code] of cases) assert.equal(detectLanguage(text).code, code, text)
-  assert.equal(detectLanguage('How often are the deploy tokens rotated?').analysis, 'full')
-  assert.equal(detectLanguage('Wie oft werden die Deploy-Tokens rotiert?').analysis, 'words')
+  for (const [text, code] of cases) assert.equal(languageForAnalysis(text).code, code, text)
+  assert.equal(languageForAnalysis('How often are the deploy tokens rotated?').analysis, 'full')
+  assert.equal(languageForAnalysis('Wie oft werden die Deploy-Tokens rotiert?').analysis, 'words')
   assert.deepEqual(fullyAnalysedLanguages(), ['English'])
 })

@@ -1,6 +1,9 @@
 /**
  * Which language a text is in, cheaply (decision 0076), and what engram's offline analysis does
- * for it. Detection is by script first (kana → Japanese, Han alone → Chinese, Hangul → Korean, …);
+ * for it — what `engram status` and `doctor` report. The message classifier and the fact rules
+ * use `detectLanguage` of language.ts beside this file (decision 0077), which knows only the
+ * languages it has a table for; the two are to become one detector (both go by script, then by
+ * common short words). Detection is by script first (kana → Japanese, Han alone → Chinese, Hangul → Korean, …);
  * text in Latin letters is told apart by its commonest short words. One table, one row per
  * language: adding a language is a row, not code.
  *
@@ -62,7 +65,7 @@ const UNDETERMINED: DetectedLanguage = { code: 'und', name: 'undetermined', anal
  * The language of `text`: the script most of its letters are in, and for Latin letters the
  * language whose marker words it uses most (undetermined when it uses none, as in "ok" or a name).
  */
-export function detectLanguage(text: string): DetectedLanguage {
+export function languageForAnalysis(text: string): DetectedLanguage {
   const sample = text.slice(0, SAMPLE_CHARS)
   const counts = new Map<LanguageRow | 'latin', number>()
   for (const char of sample) {
