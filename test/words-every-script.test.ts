@@ -137,9 +137,10 @@ function wordsSuite(target: Target): void {
         assert.ok(relatedSection(primed.text).includes(scenario.note), `primed for ${scenario.question}:\n${primed.text}`)
         const session = mind.session(`${scenario.user}-${scenario.language}-asks`, { user: scenario.user })
         const turn = await session.begin(scenario.question)
-        // Through the session the budget is the classifier's; whenever it gives priming room for
-        // related memories, the note is among them.
-        if (turn.type !== 'greeting') assert.ok(relatedSection(turn.systemParts.primed).includes(scenario.note), `${turn.type}:\n${turn.systemParts.primed}`)
+        // Through the session: the classifier reads it as a question in its language (decision
+        // 0077), and the note is among the related memories primed for it.
+        assert.equal(turn.type, 'question', `${scenario.question} is a question`)
+        assert.ok(relatedSection(turn.systemParts.primed).includes(scenario.note), `${turn.type}:\n${turn.systemParts.primed}`)
         await session.end(turn, 'OK')
       })
     }
