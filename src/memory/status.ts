@@ -11,6 +11,7 @@ import type { HomeLayout } from '../storage/home-layout.ts'
 import type { OwnersStatus } from '../storage/owner-counts.ts'
 import type { Embedder, Llm } from '../llm/contracts.ts'
 import type { ReindexReport } from './retrieval/indexer.ts'
+import { type LanguageSample, sampleLanguages } from './language-sample.ts'
 import { type LegacyMigrationRecord, readLegacyRecord } from './engrams/import/legacy-migration-record.ts'
 
 export interface ScopeCounts {
@@ -58,6 +59,8 @@ export interface MindStatus {
   /** Old-layout folders (`context/`, `learnings/`) migrated when the home was opened (decision 0050), by folder. */
   legacyMigration: Record<string, LegacyMigrationRecord>
   index: { units: number; byKind: Record<UnitKind, number> }
+  /** The languages of a sample of the index, and which get more than their words (decision 0076). */
+  languages: LanguageSample
   capabilities: {
     backend: string
     /** What holds the memory, in words (`BackendCapabilities.describe`). */
@@ -173,6 +176,7 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
   const conversations = await backend.context.listConversations(layout.agent)
   for (const conversation of conversations) messages += await backend.context.messageCount(conversation.id)
   const byKind = await backend.index.count()
+  const units = Object.values(byKind).reduce((a, b) => a + b, 0)
   const open = await backend.lifecycle.jobs(layout.agent, { status: ['queued', 'running', 'failed'], limit: 1_000 })
   const consolidation: MindStatus['jobs']['consolidation'] = {}
   for (const kind of ['consolidation-daily', 'consolidation-weekly', 'consolidation-monthly']) {
@@ -196,7 +200,8 @@ export async function collectStatus(deps: StatusDeps): Promise<MindStatus> {
     pendingConfirmations: (await backend.confirmations.pending()).length,
     ...(deps.owners ? { owners: await deps.owners() } : {}),
     legacyMigration: await readLegacyRecord(layout),
-    index: { units: Object.values(byKind).reduce((a, b) => a + b, 0), byKind },
+    index: { units, byKind },
+    languages: await sampleLanguages(backend.index, units),
     capabilities: {
       backend: backend.name,
       storage: backend.capabilities.describe.storage,

@@ -9,6 +9,7 @@ import { ftsFields, kindToken } from './lexical-plan.ts'
 // apostrophes, compatibility characters NFKC folds, scripts without spaces, long runs.
 const PIECES = [
   'the deploy pipeline failed', 'Caroline’s dog', "didn't", "'quoted'", 'ΟΔΟΣ', 'Σ', 'e\u0301', '\u0301x', 'ﬁle', '①', '東京',
+  'デプロイトークン', 'トークンの', '배포 토큰은', '令牌轮换', 'ﾛｰﾃｰｼｮﾝ',
   'x'.repeat(70), 'painting paintings', 'Tea? Coffee!', '\r', '\n', '\n\n', ' \n ', '\u00a0', '2023', 'Zoë', 'İstanbul', 'ǅ',
 ]
 

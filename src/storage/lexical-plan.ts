@@ -3,7 +3,7 @@
  * (the embedded index in FTS5, PostgreSQL in SQL): the terms, their repetitions, and the pruning
  * of terms so common that scoring them would cost more than they tell.
  */
-import { queryTerms as analyseTerms, STOP_WORDS, stem, words } from '../text/analyse.ts'
+import { holdsUnspacedLetters, queryTerms as analyseTerms, STOP_WORDS, stem, words } from '../text/analyse.ts'
 import { relatedTerms } from '../text/related-words.ts'
 import type { IndexQuery, IndexUnit } from './contracts.ts'
 
@@ -87,6 +87,9 @@ function relatedOfWords(text: string, textWords: readonly string[]): string {
   for (const word of textWords) {
     if (STOP_WORDS.has(word) || seen.has(word)) continue
     seen.add(word)
+    // Related words are English (WordNet): a word in an unspaced script has none, and is often
+    // not its own only word (a CJK word adds its letter pairs), which would analyse the text again.
+    if (holdsUnspacedLetters(word)) continue
     let related = relatedMemo.get(word)
     if (related === undefined) {
       // A word is its own only word in all but odd cases of Unicode normalisation; there, the

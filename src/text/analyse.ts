@@ -53,7 +53,12 @@ const SPLIT = /[^\p{L}\p{N}']+/u
  */
 export const MAX_WORD_CHARS = 64
 
-/** Lowercase words with apostrophes folded and possessives removed, in order; each at most MAX_WORD_CHARS. */
+/**
+ * Lowercase words with apostrophes folded and possessives removed, in order; each at most
+ * MAX_WORD_CHARS. Text in a script written without spaces (Chinese, Japanese, Thai…) or with
+ * particles joined to its words (Korean) is cut into words as well (`unspacedWords`); a part of the
+ * text without such a letter is split exactly as it always was.
+ */
 export function words(text: string): string[] {
   const out: string[] = []
   const parts = text.normalize('NFKC').toLowerCase().replace(/[\u2018\u2019\u02bc`]/g, "'").split(SPLIT)
@@ -64,9 +69,53 @@ export function words(text: string): string[] {
       if (part.endsWith("'s")) part = part.slice(0, -2)
       part = part.replace(/'/g, '')
     }
-    if (part !== '') out.push(part.length > MAX_WORD_CHARS ? part.slice(0, MAX_WORD_CHARS) : part)
+    if (part === '') continue
+    if (UNSPACED.test(part)) unspacedWords(part, out)
+    else out.push(part.length > MAX_WORD_CHARS ? part.slice(0, MAX_WORD_CHARS) : part)
   }
   return out
+}
+
+/** Letters of scripts whose words are not (or not only) delimited by spaces. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u
+/** Scripts also indexed as overlapping pairs of letters (CJK: a word inside a compound is found). */
+const PAIRED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+/** A segment of katakana only (the long-vowel mark ー is in Common, with katakana among its extensions). */
+const KATAKANA_ONLY = /^\p{Script_Extensions=Katakana}+$/u
+
+let segmenter: Intl.Segmenter | undefined
+
+/**
+ * The words of one part of text holding letters of an unspaced script, pushed to `out`: the
+ * platform's word segmenter (ICU's dictionaries for Chinese, Japanese, Thai, Lao, Khmer, Burmese)
+ * gives the words, and in the CJK scripts each word longer than two letters adds its overlapping
+ * letter pairs. Segmentation depends on the words around: ICU cuts トークン alone as トーク|ン
+ * and デプロイトークン whole, so a word inside a compound would never meet the compound. The
+ * pairs are context-free (トー ーク クン in both), the standard remedy for CJK search (Lucene's
+ * CJK bigrams); the whole word is kept too, so a query that segments the same way matches more
+ * strongly. Adjacent katakana segments are joined first: a katakana run is one loanword or
+ * compound, which ICU's dictionary often splits wrongly. Korean is written with spaces but joins
+ * particles and endings to its words (토큰은, 토큰의): the pairs find 토큰 in both.
+ */
+function unspacedWords(part: string, out: string[]): void {
+  segmenter ??= new Intl.Segmenter('und', { granularity: 'word' })
+  const segments: string[] = []
+  for (const { segment, isWordLike } of segmenter.segment(part)) {
+    if (!isWordLike) continue
+    const last = segments.length - 1
+    if (last >= 0 && KATAKANA_ONLY.test(segment) && KATAKANA_ONLY.test(segments[last] as string)) segments[last] += segment
+    else segments.push(segment)
+  }
+  for (const whole of segments) {
+    const word = whole.length > MAX_WORD_CHARS ? whole.slice(0, MAX_WORD_CHARS) : whole
+    out.push(word)
+    const letters = [...word]
+    if (letters.length < 3 || !PAIRED.test(word)) continue
+    for (let i = 0; i + 1 < letters.length; i++) {
+      const pair = (letters[i] as string) + (letters[i + 1] as string)
+      if (PAIRED.test(pair)) out.push(pair)
+    }
+  }
 }
 
 /** Index/query terms of `text`: words minus stop words, stemmed. */
@@ -96,4 +145,26 @@ export function termCounts(list: readonly string[]): Map<string, number> {
   const out = new Map<string, number>()
   for (const term of list) out.set(term, (out.get(term) ?? 0) + 1)
   return out
+}
+
+/** Whether `text` holds a letter of a script that `words` segments (Chinese, Japanese, Korean, Thai…). */
+export function holdsUnspacedLetters(text: string): boolean {
+  return UNSPACED.test(text)
+}
+
+/**
+ * An analysed field (terms joined by spaces) as stored before text in unspaced scripts was
+ * segmented, with each such term cut as `words` cuts it now; other terms (already stemmed, and
+ * stemming is not idempotent) are kept as they are. Re-analysing the stored terms, not the text,
+ * keeps the fields that hold a unit's neighbours, which the index does not have the text of.
+ */
+export function resegmentAnalysed(field: string): string {
+  if (!UNSPACED.test(field)) return field
+  const out: string[] = []
+  for (const term of field.split(' ')) {
+    if (term === '') continue
+    if (UNSPACED.test(term)) unspacedWords(term, out)
+    else out.push(term)
+  }
+  return out.join(' ')
 }

@@ -120,9 +120,14 @@ test('a claim its source says the opposite of is contradicted, without a new num
 
 test('other languages: unknown words just do not match, digits and names still do', () => {
   assert.equal(verdict('Die Bereitstellung dauert 2 Stunden.', 'Die Bereitstellung dauert 2 Stunden.'), 'entailed')
-  assert.equal(verdict('Die Bereitstellung dauert 2 Stunden.', 'Das Deployment braucht zwei Stunden.'), 'unsupported-facts', 'German number words are not read')
+  assert.equal(verdict('Die Bereitstellung dauert 2 Stunden.', 'Das Deployment braucht zwei Stunden.'), 'unsupported-facts', 'a capitalised noun the source lacks reads as a name')
+  // The German table's number words are read (decision 0077): "zwei" states the 2, "drei" does not.
+  assert.deepEqual(unsupportedFacts('Die Bereitstellung dauert 2 Stunden.', 'Die Bereitstellung dauert zwei Stunden.'), [])
+  assert.deepEqual(unsupportedFacts('Die Bereitstellung dauert 2 Stunden.', 'Die Bereitstellung dauert drei Stunden.'), ['2'])
   assert.equal(verdict('Der Export ist nicht aktiviert.', 'Der Export ist aktiviert.'), 'contradicted')
   assert.equal(verdict('デプロイは2時間かかる。', 'デプロイは2時間かかる。'), 'entailed')
-  assert.equal(verdict('デプロイは2時間かかる。', 'デプロイには二時間かかります。'), 'unsupported-facts')
+  // Numerals written as characters are read (decision 0077): 二時間 states the 2 of 2時間; 三時間 does not.
+  assert.equal(verdict('デプロイは2時間かかる。', 'デプロイには二時間かかります。'), 'undecided')
+  assert.equal(verdict('デプロイは2時間かかる。', 'デプロイには三時間かかります。'), 'unsupported-facts')
   assert.equal(verdict('ステージングは速い。', 'デプロイは2時間かかる。'), 'undecided')
 })

@@ -10,6 +10,7 @@
 import { contentHash } from '../../core/hash.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
+import { detectLanguage, normaliseForMatching } from '../../text/languages/language.ts'
 import { parseEpisodeSections } from '../episodes/episode-format.ts'
 
 export interface EpisodeSource {
@@ -43,8 +44,17 @@ export const PROCEDURAL_PATTERNS: readonly RegExp[] = [
   /\bfirst\b[^.]{0,120}\bthen\b/i,
 ]
 
+/**
+ * Whether an episode says how something is done: the seed's English patterns, and those of the
+ * episode's language when a table covers it (decision 0077; the seed's own patterns include
+ * Japanese ones).
+ */
 export function isProcedural(text: string): boolean {
-  return PROCEDURAL_PATTERNS.some((pattern) => pattern.test(text))
+  if (PROCEDURAL_PATTERNS.some((pattern) => pattern.test(text))) return true
+  const language = detectLanguage(text)
+  if (!language) return false
+  const normalised = normaliseForMatching(text)
+  return language.procedural.some((pattern) => pattern.test(normalised))
 }
 
 export async function episodeOwners(backend: Backend): Promise<Owner[]> {

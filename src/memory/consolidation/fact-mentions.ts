@@ -8,8 +8,12 @@
  * Each mention carries alternative readings (`keys`): an ambiguous form ("5m": five minutes, five
  * million or five metres; "3/4/2026": March 4 or April 3) has several, and two mentions state the
  * same fact when any reading is shared. Number words are English only; in other languages digits
- * still match and unknown words simply state no fact.
+ * still match, and the language tables add numerals written as characters (十五, 二〇二五), dates
+ * with unit characters (2025年3月15日, 三月十五日, 2025년 3월 15일) and month names (15. März 2025,
+ * 15 de marzo de 2025) (decision 0077). Full-width digits are read as digits (NFKC).
  */
+import { detectLanguage, escapeRegExp, type Language } from '../../text/languages/language.ts'
+import { DATE_UNIT, MONTH_NAME, monthOfName, NUMERAL_RUN, numeralValue, writtenNumber } from '../../text/languages/numbers.ts'
 
 export interface FactMention {
   kind: 'number' | 'date' | 'time' | 'literal'
@@ -195,7 +199,62 @@ const NOT_AFTER = '(?<![\\p{Script=Latin}\\p{N}_.,/:-])'
 const NOT_BEFORE = '(?![\\p{Script=Latin}\\p{N}_])'
 const DIGITS_START = '(?<![\\p{Script=Latin}\\p{N}_:/]|\\d[.,])'
 
+/** A number in a date written with unit characters: digits or numerals (2025, 二〇二五, 十五). */
+const CJK_NUMBER = `(\\d{1,4}|${NUMERAL_RUN})`
+
+/** A date with unit characters; `day` and `year` may be missing. */
+function unitDate(year: string | undefined, month: string | undefined, day: string | undefined): Omit<FactMention, 'start' | 'end' | 'text'> | undefined {
+  const y = year === undefined ? undefined : writtenNumber(year)
+  const m = month === undefined ? undefined : writtenNumber(month)
+  const d = day === undefined ? undefined : writtenNumber(day)
+  if (m === undefined || (year !== undefined && (y === undefined || y < 1000)) || (day !== undefined && d === undefined)) return undefined
+  const keys = dateKeys(y, m, d)
+  return keys.length > 0 ? { kind: 'date', keys, values: y === undefined ? [] : [String(y)], hasUnit: false, claim: true } : undefined
+}
+
+/** A date with a month name of a language table: 15. März 2025, 1er mars, 15 de marzo de 2025, März 2025. */
+function namedMonthDate(year: string | undefined, month: string, day: string | undefined): Omit<FactMention, 'start' | 'end' | 'text'> | undefined {
+  const m = monthOfName(month)
+  if (m === undefined) return undefined
+  const keys = dateKeys(year === undefined ? undefined : Number(year), m, day === undefined ? undefined : Number(day))
+  return keys.length > 0 ? { kind: 'date', keys, values: year === undefined ? [] : [year], hasUnit: false, claim: true } : undefined
+}
+
+// The language tables' forms (decision 0077). Dates with unit characters and numerals are read
+// first (no English form overlaps them, and a date's digits must not be read as bare numbers);
+// month names after the English dates ("1st September 2023" is English, and stays one date).
+const UNIT_SCANNERS: Scanner[] = [
+  {
+    // 2025年3月15日, 三月十五日, 2025년 3월 15일, 3月15号, 2025年3月, 3月.
+    pattern: new RegExp(`(?:${CJK_NUMBER}\\s*${DATE_UNIT.year}\\s*)?${CJK_NUMBER}\\s*${DATE_UNIT.month}(?:\\s*${CJK_NUMBER}\\s*${DATE_UNIT.day})?`, 'gu'),
+    read: (m) => unitDate(m[1], m[2], m[3]),
+  },
+  {
+    // Numerals written as characters: 三, 十五, 二千二十五. One character alone (一, 十) is also part
+    // of many words (一緒, 十分): a reading a source offers, not a figure a claim states.
+    pattern: new RegExp(NUMERAL_RUN, 'gu'),
+    read: (m) => {
+      const value = numeralValue(m[0])
+      return value === undefined ? undefined : { kind: 'number', keys: [], values: [num(value)], hasUnit: false, claim: [...m[0]].length > 1 }
+    },
+  },
+]
+
+const NAMED_MONTH_SCANNERS: Scanner[] = [
+  {
+    // 15. März 2025, 15 mars 2025, 1er mars, 15 de marzo de 2025.
+    pattern: new RegExp(`${NOT_AFTER}(\\d{1,2})(?:\\.|er|º|°)?\\s+(?:de\\s+)?(${MONTH_NAME})(?:\\.?,?\\s+(?:de\\s+)?(\\d{4}))?${NOT_BEFORE}`, 'giu'),
+    read: (m) => namedMonthDate(m[3], m[2] ?? '', m[1]),
+  },
+  {
+    // März 2025, marzo de 2025.
+    pattern: new RegExp(`(?<![\\p{L}])(${MONTH_NAME})\\.?\\s+(?:de\\s+)?(\\d{4})${NOT_BEFORE}`, 'giu'),
+    read: (m) => namedMonthDate(m[2], m[1] ?? '', undefined),
+  },
+]
+
 const SCANNERS: Scanner[] = [
+  ...UNIT_SCANNERS,
   {
     // ISO dates, with a time when one follows: 2026-03-04, 2026-03-04T10:30:00Z.
     pattern: new RegExp(`${NOT_AFTER}(\\d{4})-(\\d{1,2})-(\\d{1,2})(?:[T ](\\d{1,2}):(\\d{2})(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?${NOT_BEFORE}`, 'gu'),
@@ -220,6 +279,7 @@ const SCANNERS: Scanner[] = [
     pattern: new RegExp(`\\b${MONTH}\\s+(\\d{4})${NOT_BEFORE}`, 'giu'),
     read: (m) => date(m[2], m[1] ?? '', undefined),
   },
+  ...NAMED_MONTH_SCANNERS,
   {
     // 3/4/2026 (March 4 or April 3), 4.3.2026 (day first).
     pattern: new RegExp(`${NOT_AFTER}(\\d{1,2})([/.])(\\d{1,2})\\2(\\d{4}|\\d{2})${NOT_BEFORE}`, 'gu'),
@@ -295,7 +355,7 @@ const SCANNERS: Scanner[] = [
     },
   },
   {
-    // "both", "a couple of": two, as a source says it.
+    // "both", "a couple of": two, as a source says it (a table's number words: numberWordScanner).
     pattern: /\b(?:both|a\s+couple(?:\s+of)?)\b/giu,
     read: () => ({ kind: 'number', keys: [], values: ['2'], hasUnit: false, claim: false }),
   },
@@ -311,12 +371,33 @@ function date(year: string | undefined, month: string, day: string | undefined):
   return keys.length > 0 ? { kind: 'date', keys, values: year === undefined ? [] : [year], hasUnit: false, claim: true } : undefined
 }
 
+const numberWordScanners = new Map<Language, Scanner | undefined>()
+
+/** The number words of `language`'s table, each alone ("zwei Stunden"), read after every other form. */
+function numberWordScanner(language: Language): Scanner | undefined {
+  if (numberWordScanners.has(language)) return numberWordScanners.get(language)
+  const words = language.table.numberWords
+  const scanner: Scanner | undefined = words
+    ? {
+        pattern: new RegExp(`(?<![\\p{L}\\p{N}])(?:${Object.keys(words).map(escapeRegExp).join('|')})(?![\\p{L}\\p{N}])`, 'giu'),
+        read: (m) => {
+          const value = words[m[0].toLowerCase()]
+          return value === undefined ? undefined : { kind: 'number', keys: [], values: [num(value)], hasUnit: false, claim: true }
+        },
+      }
+    : undefined
+  numberWordScanners.set(language, scanner)
+  return scanner
+}
+
 /** Every fact `text` states, in order of where it is (spans never overlap). */
 export function factMentions(text: string): FactMention[] {
   const taken: boolean[] = []
   const mentions: FactMention[] = []
   const normalised = text.normalize('NFKC')
-  for (const scanner of SCANNERS) {
+  const language = detectLanguage(normalised)
+  const words = language && numberWordScanner(language)
+  for (const scanner of words ? [...SCANNERS, words] : SCANNERS) {
     scanner.pattern.lastIndex = 0
     for (let m = scanner.pattern.exec(normalised); m !== null; m = scanner.pattern.exec(normalised)) {
       if (m[0].length === 0) {

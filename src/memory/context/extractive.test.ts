@@ -56,3 +56,17 @@ test('a target too small for a line with its time still gives a whole sentence, 
   // Room for the full prefix: it is kept.
   assert.match(extractiveSummary(segments, 30), /^\[2026-03-02 09:0\d\] /)
 })
+
+test('a number in full-width digits or numerals counts as a number (decision 0077)', () => {
+  for (const figure of ['３０', '三十']) {
+    const summary = extractiveSummary(
+      [
+        { prefix: '[2026-03-01 09:00] ada (user)', text: 'Die Bereitstellung dauert ungefähr lange Minuten heute.' },
+        { prefix: '[2026-03-01 09:01] ada (user)', text: `Die Bereitstellung dauert ungefähr ${figure} Minuten heute.` },
+      ],
+      20,
+    )
+    assert.match(summary, new RegExp(figure), summary)
+    assert.doesNotMatch(summary, /lange/, summary)
+  }
+})

@@ -9,6 +9,7 @@
  * and labelled wherever it is shown.
  */
 import { countTokens, truncateToTokens } from '../../core/tokens.ts'
+import { statesANumber } from '../../text/languages/numbers.ts'
 
 /** A piece of the source with its speaker-and-time prefix, e.g. `[2026-01-01 09:00] ada (user)`. */
 export interface SourceSegment {
@@ -42,7 +43,6 @@ const STOPWORDS = new Set(
 // What the normal-mode LLM prompt asks to keep (decisions, rationale, constraints) — as words.
 const CUES =
   /\b(decid\w*|agree\w*|chose|choose|conclud\w*|because|therefore|so that|must|never|always|required?|requires|need(s|ed)? to|should|will|deadline|due|plan(ned)?|todo|fix(ed)?|bug|error|fail\w*|prefer\w*|important|note|remember|constraint|budget|cost|price|use|using|switch\w*|instead)\b/i
-const NUMBER = /\d/
 const FILLER = /^(ok(ay)?|yes|no|sure|thanks?( you)?( so much)?|great|cool|got it|sounds good|right|hmm+|lol|nice|(hi|hello|hey)( there)?|good (morning|afternoon|evening|night)|bye|see you)[.!?,]*$/i
 
 /** Sentences of a text: split after . ! ? followed by space, and at line breaks. */
@@ -116,7 +116,8 @@ function scoreSentences(sentences: Sentence[]): void {
     for (const term of sentence.terms) salience += weight.get(term)!
     // Normalised by length so long rambling sentences do not win by size alone.
     let score = salience / Math.sqrt(Math.max(sentence.terms.size, 1))
-    if (NUMBER.test(sentence.text)) score *= 1.3
+    // Digits of any width or script, and numerals written as characters (decision 0077).
+    if (statesANumber(sentence.text)) score *= 1.3
     if (CUES.test(sentence.text)) score *= 1.4
     score *= 1 + namedEntityCount(sentence.text, 3) * 0.1
     if (sentence.terms.size < 3) score *= 0.5

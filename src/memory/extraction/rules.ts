@@ -5,9 +5,12 @@
  * the assistant); a question, a negation, a hypothetical or conditional, a quotation or someone
  * else's words are skipped whole. The stored text is the user's own words turned to the third
  * person ("I'm allergic to peanuts" → "The user is allergic to peanuts."), never generalised.
- * English only: another language yields nothing (multilingual extraction is a later issue).
+ * In a language with a table (decision 0077), standing instructions and preferences are read by
+ * language-rules.ts; other facts about the user are read in English only.
  */
 import type { Engram, RuleKind } from '../../core/engram.ts'
+import { detectLanguage } from '../../text/languages/language.ts'
+import { languageRuleFacts } from './language-rules.ts'
 import { objectPhrase, sentence } from './object-phrase.ts'
 import { LEADING_WHEN } from './when-said.ts'
 import { NAMED_ATTEMPT, namedThingsOf, worldFactOf } from './world-rules.ts'
@@ -291,6 +294,8 @@ function factOf({ text: clause, when }: Clause, at: Date | undefined): RuleFact 
  * has a time, dates the events it reports ("last Friday" → the day).
  */
 export function ruleFacts(content: string, at?: Date): RuleFact[] {
+  const language = detectLanguage(content)
+  if (language) return languageRuleFacts(content, language)
   const facts: RuleFact[] = []
   const add = (fact: RuleFact | undefined): void => {
     if (fact && !facts.some((known) => known.kind === fact.kind && known.text === fact.text)) facts.push(fact)

@@ -2,8 +2,10 @@
  * Which kind of message is this? Decides how much recalled memory priming may inject (the seed's
  * dynamic budget: greeting 500, question 1500, request 3000, heartbeat 200 tokens). Rules only —
  * no LLM on the hot path (principle 7) — on triggers, greetings, question marks and words,
- * imperative verbs, and length.
+ * imperative verbs, and length. A message in another language with a table (decision 0077) is
+ * classified by the same steps over its table's words; English keeps its own rules below.
  */
+import { allLanguages, detectLanguage, type Language, normaliseForMatching } from '../../text/languages/language.ts'
 
 export const MESSAGE_TYPES = ['greeting', 'question', 'request', 'heartbeat'] as const
 export type MessageType = (typeof MESSAGE_TYPES)[number]
@@ -33,17 +35,47 @@ const wordCount = (text: string): number => (text.trim().match(/\S+/g) ?? []).le
  * boundary).
  */
 export function isHeartbeatMessage(text: string): boolean {
-  return HEARTBEAT.test(text)
+  if (HEARTBEAT.test(text)) return true
+  const language = detectLanguage(text)
+  return language?.heartbeat.test(normaliseForMatching(text)) === true
+}
+
+/** Whether `text` opens with a greeting of any table: "Guten Morgen, wie geht's?" has too few German stop words to be detected. */
+function opensWithAnyGreeting(text: string): boolean {
+  const normalised = normaliseForMatching(text)
+  return allLanguages().some((language) => language.greeting.test(normalised))
+}
+
+/**
+ * The same steps as for English over a table's words. Words are counted by the platform's
+ * segmenter (an unspaced sentence is one "word" between spaces); a question mark is any (`？`
+ * and `¿…?` are normalised to `?`). One difference from English: a request marker in a message
+ * that asks is a question ("请问…？", "may I ask …?"; "…を教えてください？"), not a request.
+ */
+function classifyInLanguage(trimmed: string, language: Language): MessageType {
+  const text = normaliseForMatching(trimmed)
+  if (language.heartbeat.test(text)) return 'heartbeat'
+  const words = language.wordCount(text)
+  const question = text.includes('?') || language.questionWord.test(text) || (language.questionEnding?.test(text) ?? false)
+  if (language.greeting.test(text) && words <= 8) return 'greeting'
+  if (language.request.test(text) && !text.includes('?')) return 'request'
+  if (question) return 'question'
+  if (language.request.test(text) || language.imperative.test(text)) return 'request'
+  if (words > 60) return 'request'
+  if (words <= 2) return 'greeting'
+  return 'question'
 }
 
 /** Classify a message by rules (see the file comment). Empty text counts as a heartbeat: there is nothing to answer. */
 export function classifyMessage(text: string): MessageType {
   const trimmed = text.trim()
   if (trimmed === '' || TRIGGER.test(trimmed)) return 'heartbeat'
+  const language = detectLanguage(trimmed)
+  if (language) return classifyInLanguage(trimmed, language)
   const words = wordCount(trimmed)
   if (POLITE_REQUEST.test(trimmed)) return 'request'
   // "hi!", "good morning, how are you?": short, opening with a greeting.
-  if (GREETING.test(trimmed) && words <= 8) return 'greeting'
+  if (words <= 8 && (GREETING.test(trimmed) || opensWithAnyGreeting(trimmed))) return 'greeting'
   if (trimmed.includes('?') || QUESTION_WORD.test(trimmed)) return 'question'
   if (IMPERATIVE.test(trimmed)) return 'request'
   // A long message without a question is a brief: instructions, a pasted spec, a bug report.

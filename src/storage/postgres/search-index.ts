@@ -46,6 +46,7 @@ import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexU
 import { UNIT_KINDS } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
+import { resegmentPostings } from './resegment-index.ts'
 import { createPendingAccess } from '../pending-access.ts'
 import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
@@ -334,6 +335,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         options.embedderId,
       ])
     }
+    await resegmentPostings(client, handle.schema)
   })
 
   /** The stored vector size, remembered once known (it changes only when the embedder does, which reopens the index). */

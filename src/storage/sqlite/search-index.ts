@@ -22,6 +22,7 @@ import type { SqliteHandle } from './database.ts'
 import { eraseInTransaction } from './erase.ts'
 import { ftsFields, keptTerms, kindToken, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
+import { holdsUnspacedLetters, resegmentAnalysed } from '../../text/analyse.ts'
 import { parseJsonObject, parseJsonStrings } from './json.ts'
 import { createSqliteVecStore, createTypescriptVectorStore, type UnitFilterSql, type VectorBackend, type VectorStore } from './vector-store.ts'
 
@@ -113,7 +114,9 @@ export function filterToSql(filter: IndexFilter): UnitFilterSql {
 }
 
 /** Version of what the full-text table holds; a different stored value means rebuild it. */
-const FTS_LAYOUT = 'analysed-fields-v2'
+const FTS_LAYOUT = 'analysed-fields-v3'
+/** The layout before text in unspaced scripts was cut into words (decision 0076); migrated in place. */
+const FTS_LAYOUT_V2 = 'analysed-fields-v2'
 /** The layout before units' kinds were indexed too; migrated by copying its rows. */
 const FTS_LAYOUT_V1 = 'analysed-fields-v1'
 const META_FTS = 'index.fts_layout'
@@ -144,6 +147,14 @@ function ensureFullText(handle: SqliteHandle): boolean {
         DROP TABLE index_fts;
         ALTER TABLE index_fts_v2 RENAME TO index_fts;
       `)
+      resegmentFullText(handle)
+      db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(META_FTS, FTS_LAYOUT)
+    })
+    return true
+  }
+  if (exists && layout === FTS_LAYOUT_V2) {
+    handle.transaction(() => {
+      resegmentFullText(handle)
       db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(META_FTS, FTS_LAYOUT)
     })
     return true
@@ -169,6 +180,29 @@ function ensureFullText(handle: SqliteHandle): boolean {
     db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(META_FTS, FTS_LAYOUT)
   })
   return true
+}
+
+/**
+ * Rows written before text in unspaced scripts was cut into words (decision 0076) held a run of
+ * such text as one term: those rows get their own text and related words analysed again, and the
+ * neighbours' fields (whose text the index does not keep) their stored terms cut as words cuts
+ * them now. Rows of other text are left alone: their analysis has not changed.
+ */
+function resegmentFullText(handle: SqliteHandle): void {
+  const { db } = handle
+  // Found first, rewritten after: the rows are streamed (a large index does not fit in memory at once).
+  const affected: number[] = []
+  for (const row of db.prepare('SELECT rowid, own, near, far FROM index_fts').iterate() as Iterable<{ rowid: number; own: string; near: string; far: string }>) {
+    if (holdsUnspacedLetters(row.own) || holdsUnspacedLetters(row.near) || holdsUnspacedLetters(row.far)) affected.push(row.rowid)
+  }
+  const read = db.prepare('SELECT f.near, f.far, u.text, u.kind FROM index_fts f JOIN index_units u ON u.rowid = f.rowid WHERE f.rowid = ?')
+  const update = db.prepare('UPDATE index_fts SET own = ?, near = ?, far = ?, related = ? WHERE rowid = ?')
+  for (const rowid of affected) {
+    const row = read.get(rowid) as { near: string; far: string; text: string; kind: string } | undefined
+    if (row === undefined) continue
+    const [own, , , related] = ftsFields({ text: row.text, kind: row.kind })
+    update.run(own, resegmentAnalysed(row.near), resegmentAnalysed(row.far), related, rowid)
+  }
 }
 
 /**

@@ -11,6 +11,7 @@ import { probeEmbedder, probeLlm } from '../../../../llm/probe.ts'
 import type { MindInternals } from '../../../../mind-internals.ts'
 import { FAILURE_LOOKBACK_MS, formatFailureGroup, groupFailures, readFailures } from '../../../../memory/failures.ts'
 import { checkContextConsistency } from '../../../../memory/context/consistency.ts'
+import { describeLanguages, sampleLanguages } from '../../../../memory/language-sample.ts'
 
 export interface DoctorCheck {
   name: string
@@ -73,6 +74,9 @@ export const doctorCommand: Command = {
               ? { name: 'vector search', status: 'warn', detail: `off: ${mind.backend.capabilities.vectorsOff}`, fix: 'see the pgvector check above' }
               : { name: 'vector search', status: 'warn', detail: 'off', fix: 'set ENGRAM_EMBED_PROVIDER to offline, openai-compatible or onnx' },
       )
+      // Informational: which languages get more than their words (decision 0076).
+      const units = Object.values(await mind.backend.index.count()).reduce((a, b) => a + b, 0)
+      checks.push({ name: 'languages', status: 'ok', detail: describeLanguages(await sampleLanguages(mind.backend.index, units)) })
       checks.push(await contextCheck(mind))
       checks.push(await memoryFilesCheck(mind))
       // Read before the probes below, which record their own failure (the checks after them show it).

@@ -3,6 +3,7 @@ import type { Command } from '../../command.ts'
 import { colourFor, makeStyle, table } from '../../format.ts'
 import { withMindCore } from '../../open-mind.ts'
 import type { MindStatus, ScopeCounts } from '../../../../memory/status.ts'
+import { describeLanguages } from '../../../../memory/language-sample.ts'
 import type { OwnersStatus } from '../../../../storage/owner-counts.ts'
 
 export const statusCommand: Command = {
@@ -80,6 +81,7 @@ export function renderStatus(status: MindStatus, colour: boolean): string {
       ['embedder', caps.embedder ? `${caps.embedder.id} (${caps.embedder.kind})` : s.yellow('none')],
       ['LLM', caps.llm.available ? `${caps.llm.provider} (${caps.llm.planningModel ?? '?'})` : s.yellow('none — offline paths, output marked as such')],
       ['memory mode', caps.memoryMode],
+      ['languages', describeLanguages(status.languages)],
     ]),
   ]
   if (status.problems.length > 0) {
