@@ -29,7 +29,7 @@ const DIMENSIONS = 8
 /** The fake multilingual model: a unit vector over the concepts a text mentions, plus one axis for the rest. */
 function meaning(text: string): number[] {
   const lower = text.toLowerCase()
-  const vector = CONCEPTS.map((forms) => (forms.some((form) => lower.includes(form)) ? 1 : 0))
+  const vector: number[] = CONCEPTS.map((forms) => (forms.some((form) => lower.includes(form)) ? 1 : 0))
   vector.push(0.2)
   while (vector.length < DIMENSIONS) vector.push(0)
   const norm = Math.hypot(...vector)
