@@ -4,7 +4,7 @@
  * analysis does for each. Derived each time from the index, nothing stored.
  */
 import type { SearchIndex } from '../storage/contracts.ts'
-import { type Analysis, languageForAnalysis, fullyAnalysedLanguages } from '../text/languages/analysis.ts'
+import { type LanguageAnalysis, languageForAnalysis, fullyAnalysedLanguages } from '../text/languages/analysis.ts'
 
 /** Units looked at: this many pages of PAGE, at offsets spread evenly over the index. */
 const PAGES = 10
@@ -14,13 +14,13 @@ export interface LanguageSample {
   /** Units whose language was detected. */
   sampled: number
   /** Languages found, most units first. */
-  found: Array<{ language: string; units: number; analysis: Analysis }>
+  found: Array<{ language: string; units: number; analysis: LanguageAnalysis }>
   /** Languages that get stemming, stop words and related words; every other one gets its words. */
   full: string[]
 }
 
 export async function sampleLanguages(index: SearchIndex, units: number): Promise<LanguageSample> {
-  const counts = new Map<string, { units: number; analysis: Analysis }>()
+  const counts = new Map<string, { units: number; analysis: LanguageAnalysis }>()
   let sampled = 0
   const step = Math.max(PAGE, Math.floor(units / PAGES))
   for (let offset = 0; offset < units && offset < step * PAGES; offset += step) {

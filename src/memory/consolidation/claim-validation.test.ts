@@ -126,8 +126,10 @@ test('other languages: unknown words just do not match, digits and names still d
   assert.deepEqual(unsupportedFacts('Die Bereitstellung dauert 2 Stunden.', 'Die Bereitstellung dauert drei Stunden.'), ['2'])
   assert.equal(verdict('Der Export ist nicht aktiviert.', 'Der Export ist aktiviert.'), 'contradicted')
   assert.equal(verdict('デプロイは2時間かかる。', 'デプロイは2時間かかる。'), 'entailed')
-  // Numerals written as characters are read (decision 0077): 二時間 states the 2 of 2時間; 三時間 does not.
-  assert.equal(verdict('デプロイは2時間かかる。', 'デプロイには二時間かかります。'), 'undecided')
+  // Numerals written as characters are read (decision 0077): 二時間 states the 2 of 2時間; 三時間 does
+  // not. And the words of unspaced text are cut (decision 0076): デプロイ, 時間, かか meet, so the
+  // claim is the source's said again.
+  assert.equal(verdict('デプロイは2時間かかる。', 'デプロイには二時間かかります。'), 'entailed')
   assert.equal(verdict('デプロイは2時間かかる。', 'デプロイには三時間かかります。'), 'unsupported-facts')
   assert.equal(verdict('ステージングは速い。', 'デプロイは2時間かかる。'), 'undecided')
 })

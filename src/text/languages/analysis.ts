@@ -13,12 +13,12 @@
  * stemming, stop words and related words (WordNet); every other language has its words only.
  */
 
-export type Analysis = 'full' | 'words'
+export type LanguageAnalysis = 'full' | 'words'
 
 interface LanguageRow {
   code: string
   name: string
-  analysis: Analysis
+  analysis: LanguageAnalysis
   /** Letters of the language's own script (tested on each letter); absent for Latin-script languages. */
   script?: RegExp
   /** Common short words that mark the language among those written in Latin letters. */
@@ -56,7 +56,7 @@ const SAMPLE_CHARS = 2_000
 export interface DetectedLanguage {
   code: string
   name: string
-  analysis: Analysis
+  analysis: LanguageAnalysis
 }
 
 const UNDETERMINED: DetectedLanguage = { code: 'und', name: 'undetermined', analysis: 'words' }
