@@ -38,6 +38,7 @@ import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
 import { allTerms } from '../../text/analyse.ts'
 import { createQueryExpander, type QueryExpander } from './query-expansion.ts'
 import { createUnitMemo } from './unit-memo.ts'
+import { changedValue, subjectStems, type ValueReading, valueReadings } from '../../text/value-readings.ts'
 
 /** Why a hit ranks where it does: each term of its score. */
 export interface ScoreTerms {
@@ -196,10 +197,8 @@ function passesFilter(unit: StoredUnit, options: RetrievalOptions, since: number
 /** A retriever over `deps.index`. Settings are resolved (and checked) once, here. */
 /** Units whose derived values (content words, prior, word vector) are remembered per retriever. */
 const UNIT_MEMO_CAPACITY = 10_000
-/** Candidates looked at for restatements (stage 5b). */
-const RESTATEMENT_DEPTH = 30
-/** A restatement must match the question about as well as what it restates: this share of its score at least. */
-const RESTATEMENT_SCORE_RATIO = 0.6
+/** Candidates looked at for values that changed (stage 5b). */
+const CHANGE_DEPTH = 30
 /**
  * The score of a superseded fact is multiplied by this (decision 0033): a live fact that matches
  * as well, or nearly (within a tenth), ranks above it; one that matches clearly better stays where
@@ -283,6 +282,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   const wordsMemo = createUnitMemo<Set<string>>(UNIT_MEMO_CAPACITY)
   const vectorMemo = createUnitMemo<Float32Array>(UNIT_MEMO_CAPACITY)
   const informationMemo = createUnitMemo<number>(UNIT_MEMO_CAPACITY)
+  const readingsMemo = createUnitMemo<ValueReading[]>(UNIT_MEMO_CAPACITY)
   let informationParticipants = ''
   const wordsOf = (unit: StoredUnit): Set<string> => wordsMemo.get(unit.hash, () => contentWordSet(unit.text))
 
@@ -516,42 +516,33 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   }
 
   /**
-   * Stage 5b: facts that change. When a speaker restates, later, something they said before — the
-   * same words about the same thing as far as the question goes, usually with a new value ("the
-   * login API now answers in 120 ms under 20 concurrent requests" after "180 ms") — the newer
-   * statement is what holds now: it moves just above the older one, which stays in the list (the
-   * seed's prediction error, at retrieval time). Two messages of one speaker are one fact restated
-   * when the newer matches every query word the older matches (at least two) and their content words
-   * overlap (cosine ≥ RESTATEMENT_SIMILARITY). Among the best RESTATEMENT_DEPTH candidates only.
+   * Stage 5b: facts that change (decision 0078). When a speaker gives, later, a new value to a
+   * subject they gave a value before — "the login API now answers in 120 ms" after "180 ms", "we
+   * moved to Berlin" after "I live in Lisbon" — the newer statement is what holds now: it moves just
+   * above the older one, which stays in the list, right below, with its date (the seed's prediction
+   * error, at retrieval time). "Changed" is read, not guessed from shared words: both messages are
+   * read as (subject, value) clauses (text/value-readings.ts) and the later one has a reading of
+   * the same subject with a different value of the same type. Among the best CHANGE_DEPTH
+   * candidates, and only when the question names the subject that changed (its words, or for a
+   * subject a verb names, the words it is asked with: "where do I live" for a residence). The
+   * newer statement needs no words in common with the older one or with the question beyond that.
    */
-  function restatementsFirst(scored: Scored[], queryWords: readonly string[]): void {
-    if (queryWords.length < 2 || settings.restatementSimilarity >= 1) return
-    const depth = Math.min(scored.length, RESTATEMENT_DEPTH)
-    const matched = new Map<Scored, string[]>()
-    const matchedOf = (s: Scored): string[] => {
-      let words = matched.get(s)
-      if (!words) {
-        s.words ??= wordsOf(s.unit)
-        const own = s.words
-        words = queryWords.filter((word) => own.has(word))
-        matched.set(s, words)
-      }
-      return words
-    }
+  function changedValuesFirst(scored: Scored[], queryStems: ReadonlySet<string>): void {
+    if (settings.restatementSimilarity >= 1) return
+    const depth = Math.min(scored.length, CHANGE_DEPTH)
     const speakerOf = (s: Scored): string | undefined => (s.unit.kind === 'message' && s.unit.meta?.role !== 'assistant' ? String(s.unit.meta?.name ?? s.unit.meta?.role ?? '') : undefined)
+    const readingsOf = (s: Scored): ValueReading[] => readingsMemo.get(s.unit.hash, () => valueReadings(s.unit.text))
     for (let j = 1; j < depth; j++) {
       const later = scored[j] as Scored
       const speaker = speakerOf(later)
-      if (speaker === undefined || later.score === Number.NEGATIVE_INFINITY) continue
+      if (speaker === undefined || later.score === Number.NEGATIVE_INFINITY || readingsOf(later).length === 0) continue
       for (let i = 0; i < j; i++) {
         const earlier = scored[i] as Scored
         if (speakerOf(earlier) !== speaker || earlier.unit.createdAt >= later.unit.createdAt) continue
-        if (later.score < RESTATEMENT_SCORE_RATIO * earlier.score) continue
-        const before = matchedOf(earlier)
-        if (before.length < 2) continue
-        const now = new Set(matchedOf(later))
-        if (!before.every((word) => now.has(word))) continue
-        if (setCosine(earlier.words as Set<string>, later.words as Set<string>) < settings.restatementSimilarity) continue
+        const change = changedValue(readingsOf(earlier), readingsOf(later))
+        // The change must be what the question asks about: a message of many clauses may change a
+        // value the question does not name.
+        if (change === undefined || ![...subjectStems(change)].some((word) => queryStems.has(word))) continue
         scored.splice(j, 1)
         scored.splice(i, 0, later)
         later.score = Math.max(later.score, earlier.score)
@@ -681,7 +672,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
 
       // Stage 6: diversification — a repeat of a better hit adds nothing the agent has not seen.
       scored.sort((a, b) => b.score - a.score || a.unit.id.localeCompare(b.unit.id))
-      restatementsFirst(scored, query.contentWords)
+      changedValuesFirst(scored, new Set(query.indexTerms))
       let kept: Scored[] = []
       const duplicates = createNearDuplicateFilter(settings.duplicateSimilarity)
       for (const s of scored) {

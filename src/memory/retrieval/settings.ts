@@ -77,9 +77,10 @@ export interface RetrievalSettings {
    */
   agentMessageWeight: number
   /**
-   * Content-word cosine from which a later message of the same speaker that matches the query as
-   * well is taken for a restatement of an earlier one and ranked above it (search.ts, stage 5b);
-   * 1 turns it off.
+   * 1 turns off stage 5b (search.ts): a later message of the same speaker that gives a subject of
+   * an earlier one a new value ranks just above it. Any other value leaves it on; since decision
+   * 0078 the rule reads values, not a content-word cosine, so the number no longer sets a threshold
+   * (the key stays so that existing configurations keep working).
    */
   restatementSimilarity: number
 }
