@@ -31,6 +31,14 @@ test('a value the user changed later: search_memory and the next primed context 
     clock.advance(20 * 86_400_000)
   }
   await mind.indexed()
+  // Priming packs down the ranking and shows each day's lines in the order said: the smallest
+  // budget that holds either value holds the new one (asked before the question is itself a message).
+  for (let budget = 40; budget <= 400; budget += 10) {
+    const primed = await mind.primer.prime({ message: QUESTION, budget, viewer: { agent: mind.agent, user: 'ada' }, type: 'question' })
+    if (!primed.text.includes('$1,450') && !primed.text.includes('$1,200')) continue
+    assert.ok(primed.text.includes('$1,450') && !primed.text.includes('$1,200'), `at ${budget} tokens:\n${primed.text}`)
+    break
+  }
   const later = mind.session('later', { user: 'ada' })
   const turn = await later.begin(QUESTION)
   // The next turn's primed context holds both, each under the day it was said.
@@ -38,14 +46,6 @@ test('a value the user changed later: search_memory and the next primed context 
   const olderAt = turn.system.indexOf('$1,200')
   assert.ok(newerAt >= 0 && olderAt >= 0, turn.system)
   assert.match(turn.system, /2026-03-02/, 'the old value keeps its date')
-  // Priming packs down the ranking and shows each day's lines in the order said: the smallest
-  // budget that holds either value holds the new one.
-  for (let budget = 40; budget <= 400; budget += 10) {
-    const primed = await mind.primer.prime({ message: QUESTION, budget, viewer: { agent: mind.agent, user: 'ada' }, type: 'question' })
-    if (!primed.text.includes('$1,450') && !primed.text.includes('$1,200')) continue
-    assert.ok(primed.text.includes('$1,450') && !primed.text.includes('$1,200'), `at ${budget} tokens:\n${primed.text}`)
-    break
-  }
   const search = turn.tools.find((tool) => tool.name === 'search_memory')
   const found = await search?.execute({ query: QUESTION })
   assert.ok(found && found.isError !== true, found?.text)

@@ -197,8 +197,10 @@ function passesFilter(unit: StoredUnit, options: RetrievalOptions, since: number
 /** A retriever over `deps.index`. Settings are resolved (and checked) once, here. */
 /** Units whose derived values (content words, prior, word vector) are remembered per retriever. */
 const UNIT_MEMO_CAPACITY = 10_000
-/** Candidates looked at for values that changed (stage 5b). */
+/** Candidates looked at for values that changed and restatements (stage 5b). */
 const CHANGE_DEPTH = 30
+/** A restatement must match the question about as well as what it restates: this share of its score at least. */
+const RESTATEMENT_SCORE_RATIO = 0.6
 /**
  * The score of a superseded fact is multiplied by this (decision 0033): a live fact that matches
  * as well, or nearly (within a tenth), ranks above it; one that matches clearly better stays where
@@ -522,27 +524,49 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
    * above the older one, which stays in the list, right below, with its date (the seed's prediction
    * error, at retrieval time). "Changed" is read, not guessed from shared words: both messages are
    * read as (subject, value) clauses (text/value-readings.ts) and the later one has a reading of
-   * the same subject with a different value of the same type. Among the best CHANGE_DEPTH
-   * candidates, and only when the question names the subject that changed (its words, or for a
-   * subject a verb names, the words it is asked with: "where do I live" for a residence). The
-   * newer statement needs no words in common with the older one or with the question beyond that.
+   * the same subject with a different value of the same type, and the question names the subject
+   * that changed (its words, or for a subject a verb names, the words it is asked with: "where do I
+   * live" for a residence) — the newer statement needs no other words in common with the older one
+   * or with the question. Beside it the restatement of decision 0029 stays: a newer message that
+   * matches every query word the older matches, their content words overlapping (cosine ≥
+   * restatementSimilarity), matching the question about as well — it catches a value the reader
+   * has no type for (decision 0078: without it BEAM's upd>stale is 18 of 22, with both 20).
+   * Among the best CHANGE_DEPTH candidates.
    */
-  function changedValuesFirst(scored: Scored[], queryStems: ReadonlySet<string>): void {
+  function changedValuesFirst(scored: Scored[], queryStems: ReadonlySet<string>, queryWords: readonly string[]): void {
     if (settings.restatementSimilarity >= 1) return
+    const matched = new Map<Scored, string[]>()
+    const matchedOf = (s: Scored): string[] => {
+      let words = matched.get(s)
+      if (!words) {
+        s.words ??= wordsOf(s.unit)
+        const own = s.words
+        words = queryWords.filter((word) => own.has(word))
+        matched.set(s, words)
+      }
+      return words
+    }
+    const restated = (earlier: Scored, later: Scored): boolean => {
+      if (queryWords.length < 2 || later.score < RESTATEMENT_SCORE_RATIO * earlier.score) return false
+      const before = matchedOf(earlier)
+      if (before.length < 2) return false
+      const now = new Set(matchedOf(later))
+      return before.every((word) => now.has(word)) && setCosine(earlier.words as Set<string>, later.words as Set<string>) >= settings.restatementSimilarity
+    }
     const depth = Math.min(scored.length, CHANGE_DEPTH)
     const speakerOf = (s: Scored): string | undefined => (s.unit.kind === 'message' && s.unit.meta?.role !== 'assistant' ? String(s.unit.meta?.name ?? s.unit.meta?.role ?? '') : undefined)
     const readingsOf = (s: Scored): ValueReading[] => readingsMemo.get(s.unit.hash, () => valueReadings(s.unit.text))
     for (let j = 1; j < depth; j++) {
       const later = scored[j] as Scored
       const speaker = speakerOf(later)
-      if (speaker === undefined || later.score === Number.NEGATIVE_INFINITY || readingsOf(later).length === 0) continue
+      if (speaker === undefined || later.score === Number.NEGATIVE_INFINITY) continue
       for (let i = 0; i < j; i++) {
         const earlier = scored[i] as Scored
         if (speakerOf(earlier) !== speaker || earlier.unit.createdAt >= later.unit.createdAt) continue
         const change = changedValue(readingsOf(earlier), readingsOf(later))
-        // The change must be what the question asks about: a message of many clauses may change a
-        // value the question does not name.
-        if (change === undefined || ![...subjectStems(change)].some((word) => queryStems.has(word))) continue
+        // A message of many clauses may change a value the question does not ask about.
+        const changed = change !== undefined && [...subjectStems(change)].some((word) => queryStems.has(word))
+        if (!changed && !restated(earlier, later)) continue
         scored.splice(j, 1)
         scored.splice(i, 0, later)
         later.score = Math.max(later.score, earlier.score)
@@ -672,7 +696,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
 
       // Stage 6: diversification — a repeat of a better hit adds nothing the agent has not seen.
       scored.sort((a, b) => b.score - a.score || a.unit.id.localeCompare(b.unit.id))
-      changedValuesFirst(scored, new Set(query.indexTerms))
+      changedValuesFirst(scored, new Set(query.indexTerms), query.contentWords)
       let kept: Scored[] = []
       const duplicates = createNearDuplicateFilter(settings.duplicateSimilarity)
       for (const s of scored) {

@@ -77,10 +77,10 @@ export interface RetrievalSettings {
    */
   agentMessageWeight: number
   /**
-   * 1 turns off stage 5b (search.ts): a later message of the same speaker that gives a subject of
-   * an earlier one a new value ranks just above it. Any other value leaves it on; since decision
-   * 0078 the rule reads values, not a content-word cosine, so the number no longer sets a threshold
-   * (the key stays so that existing configurations keep working).
+   * Stage 5b (search.ts), facts that change: a later message of the same speaker ranks just above
+   * an earlier one when it gives a subject the question names a new value (decision 0078), or when
+   * it matches the query as well with this content-word cosine or more (a restatement, decision
+   * 0029). 1 turns both off.
    */
   restatementSimilarity: number
 }
