@@ -50,19 +50,23 @@ const NON_UPDATES: Array<[string, string]> = [
   ['I use Vim for everything.', 'Vim keybindings are hard to learn at first.'],
 ]
 
-test('the changed-value rule on update pairs and non-updates written for it (decision 0078)', () => {
-  const misses: string[] = []
+function accuracy(updates: Array<[string, string]>, nonUpdates: Array<[string, string]>): { right: number; total: number; misses: string[] } {
   let right = 0
-  for (const [earlier, later] of UPDATES) {
+  const misses: string[] = []
+  for (const [earlier, later] of updates) {
     if (changedValue(valueReadings(earlier), valueReadings(later)) !== undefined) right++
     else misses.push(`missed update: ${earlier} → ${later}`)
   }
-  for (const [earlier, later] of NON_UPDATES) {
+  for (const [earlier, later] of nonUpdates) {
     const change = changedValue(valueReadings(earlier), valueReadings(later))
     if (change === undefined) right++
     else misses.push(`false update: ${earlier} → ${later} (${JSON.stringify(change)})`)
   }
-  const total = UPDATES.length + NON_UPDATES.length
+  return { right, total: updates.length + nonUpdates.length, misses }
+}
+
+test('the changed-value rule on update pairs and non-updates written for it (decision 0078)', () => {
+  const { right, total, misses } = accuracy(UPDATES, NON_UPDATES)
   console.log(`value-change accuracy ${right}/${total}${misses.length > 0 ? `\n${misses.join('\n')}` : ''}`)
   assert.ok(UPDATES.length >= 20 && NON_UPDATES.length >= 10)
   assert.ok(right / total >= 0.9, misses.join('\n'))
@@ -119,20 +123,6 @@ const THIRD_NON_UPDATES: Array<[string, string]> = [
   ['We deploy with Jenkins.', 'Jenkins has a new plugin for Slack.'],
 ]
 
-function accuracy(updates: Array<[string, string]>, nonUpdates: Array<[string, string]>): { right: number; total: number; misses: string[] } {
-  let right = 0
-  const misses: string[] = []
-  for (const [earlier, later] of updates) {
-    if (changedValue(valueReadings(earlier), valueReadings(later)) !== undefined) right++
-    else misses.push(`missed update: ${earlier} → ${later}`)
-  }
-  for (const [earlier, later] of nonUpdates) {
-    const change = changedValue(valueReadings(earlier), valueReadings(later))
-    if (change === undefined) right++
-    else misses.push(`false update: ${earlier} → ${later} (${JSON.stringify(change)})`)
-  }
-  return { right, total: updates.length + nonUpdates.length, misses }
-}
 
 test('the changed-value rule on pairs written after it was frozen (reported, not tuned)', () => {
   for (const [name, updates, nonUpdates] of [['second', LATER_UPDATES, LATER_NON_UPDATES], ['third', THIRD_UPDATES, THIRD_NON_UPDATES]] as const) {

@@ -194,6 +194,12 @@ function passesFilter(unit: StoredUnit, options: RetrievalOptions, since: number
   return true
 }
 
+/** Whether every sentence of a text asks: a question restates no fact ("How much is my rent?" after "My rent is $1,200."). */
+function onlyQuestions(text: string): boolean {
+  const sentences = text.split(/(?<=[.!?])\s+|\n+/).filter((sentence) => sentence.trim() !== '')
+  return sentences.length > 0 && sentences.every((sentence) => sentence.trim().endsWith('?'))
+}
+
 /** A retriever over `deps.index`. Settings are resolved (and checked) once, here. */
 /** Units whose derived values (content words, prior, word vector) are remembered per retriever. */
 const UNIT_MEMO_CAPACITY = 10_000
@@ -547,7 +553,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       return words
     }
     const restated = (earlier: Scored, later: Scored): boolean => {
-      if (queryWords.length < 2 || later.score < RESTATEMENT_SCORE_RATIO * earlier.score) return false
+      if (queryWords.length < 2 || later.score < RESTATEMENT_SCORE_RATIO * earlier.score || onlyQuestions(later.unit.text)) return false
       const before = matchedOf(earlier)
       if (before.length < 2) return false
       const now = new Set(matchedOf(later))
