@@ -194,7 +194,10 @@ function holderOf(who: string): string[] {
 
 /** The reading of a clause around one value, by the structure before it. */
 function readingAt(clause: string, value: Found): ValueReading | undefined {
-  const before = clause.slice(0, value.start)
+  // The frames below end at the value and the subject is the last few words: the clause's last 120
+  // characters before the value are enough, and keep the end-anchored patterns linear.
+  const whole = clause.slice(0, value.start)
+  const before = whole.length > 120 ? whole.slice(-120).replace(/^\S*\s/, '') : whole
   // "64 GB of memory per node", "I pay $1,450 (now) for the flat": the quantity's subject follows it.
   const of = /^\s*(?:now\s+)?(?:of|for)\s+(?:the\s+|my\s+|our\s+)?([\p{L}\s-]{2,40}?)(?=\s+(?:for|on|in|at|to|and|is|are|was|we|i|by|since|after|before)\b|[,.;!]|$)/iu.exec(clause.slice(value.end))
   if (of && !value.type.startsWith('state:') && value.type !== 'number') {
@@ -202,7 +205,7 @@ function readingAt(clause: string, value: Found): ValueReading | undefined {
     if (subject.length > 0) return { subject, type: value.type, value: value.value }
   }
   // "… switched/changed <object> from <A> to <value>", "the rent went up (from $900) to <value>".
-  const change = new RegExp(`(.*?)\\b(?:${CHANGE_VERBS})\\b(?:\\s+(.*?))?(?:\\s+from\\s+(.+?))?\\s+(?:to|for|with)\\s+(?:an?\\s+|the\\s+)?$`, 'iu').exec(before)
+  const change = new RegExp(`^(.*?)\\b(?:${CHANGE_VERBS})\\b(?:\\s+(.*?))?(?:\\s+from\\s+(.+?))?\\s+(?:to|for|with)\\s+(?:an?\\s+|the\\s+)?$`, 'iu').exec(before)
   if (change) {
     const object = subjectOf(change[2] ?? '').filter((w) => w !== 'i' && w !== 'we')
     const subject = object.length > 0 ? object : subjectOf(change[1] ?? '')
@@ -210,7 +213,7 @@ function readingAt(clause: string, value: Found): ValueReading | undefined {
     if (subject.length > 0) return { subject, type: value.type, value: value.value, ...(from !== undefined ? { from } : {}) }
   }
   // "<noun phrase> is (now) <value>", "the API answers in <value>", "rent: <value>".
-  const copula = new RegExp(`(.*?)\\s*(?:\\b(${COPULAS})\\b|:)\\s*(?:${FILLERS})*$`, 'iu').exec(before)
+  const copula = new RegExp(`^(.*?)\\s*(?:\\b(${COPULAS})\\b|:)\\s*(?:${FILLERS})*$`, 'iu').exec(before)
   if (copula) {
     const subject = subjectOf(copula[1] ?? '')
     if (subject.length > 0 && subject.some((w) => w !== 'i')) return { subject, type: value.type, value: value.value }
