@@ -38,6 +38,7 @@ import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
 import { allTerms } from '../../text/analyse.ts'
 import { createQueryExpander, type QueryExpander } from './query-expansion.ts'
 import { createUnitMemo } from './unit-memo.ts'
+import { changedValue, subjectStems, type ValueReading, valueReadings } from '../../text/value-readings.ts'
 
 /** Why a hit ranks where it does: each term of its score. */
 export interface ScoreTerms {
@@ -193,11 +194,17 @@ function passesFilter(unit: StoredUnit, options: RetrievalOptions, since: number
   return true
 }
 
+/** Whether every sentence of a text asks: a question restates no fact ("How much is my rent?" after "My rent is $1,200."). */
+function onlyQuestions(text: string): boolean {
+  const sentences = text.split(/(?<=[.!?])\s+|\n+/).filter((sentence) => sentence.trim() !== '')
+  return sentences.length > 0 && sentences.every((sentence) => sentence.trim().endsWith('?'))
+}
+
 /** A retriever over `deps.index`. Settings are resolved (and checked) once, here. */
 /** Units whose derived values (content words, prior, word vector) are remembered per retriever. */
 const UNIT_MEMO_CAPACITY = 10_000
-/** Candidates looked at for restatements (stage 5b). */
-const RESTATEMENT_DEPTH = 30
+/** Candidates looked at for values that changed and restatements (stage 5b). */
+const CHANGE_DEPTH = 30
 /** A restatement must match the question about as well as what it restates: this share of its score at least. */
 const RESTATEMENT_SCORE_RATIO = 0.6
 /**
@@ -283,6 +290,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   const wordsMemo = createUnitMemo<Set<string>>(UNIT_MEMO_CAPACITY)
   const vectorMemo = createUnitMemo<Float32Array>(UNIT_MEMO_CAPACITY)
   const informationMemo = createUnitMemo<number>(UNIT_MEMO_CAPACITY)
+  const readingsMemo = createUnitMemo<ValueReading[]>(UNIT_MEMO_CAPACITY)
   let informationParticipants = ''
   const wordsOf = (unit: StoredUnit): Set<string> => wordsMemo.get(unit.hash, () => contentWordSet(unit.text))
 
@@ -516,17 +524,23 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   }
 
   /**
-   * Stage 5b: facts that change. When a speaker restates, later, something they said before — the
-   * same words about the same thing as far as the question goes, usually with a new value ("the
-   * login API now answers in 120 ms under 20 concurrent requests" after "180 ms") — the newer
-   * statement is what holds now: it moves just above the older one, which stays in the list (the
-   * seed's prediction error, at retrieval time). Two messages of one speaker are one fact restated
-   * when the newer matches every query word the older matches (at least two) and their content words
-   * overlap (cosine ≥ RESTATEMENT_SIMILARITY). Among the best RESTATEMENT_DEPTH candidates only.
+   * Stage 5b: facts that change (decision 0078). When a speaker gives, later, a new value to a
+   * subject they gave a value before — "the login API now answers in 120 ms" after "180 ms", "we
+   * moved to Berlin" after "I live in Lisbon" — the newer statement is what holds now: it moves just
+   * above the older one, which stays in the list, right below, with its date (the seed's prediction
+   * error, at retrieval time). "Changed" is read, not guessed from shared words: both messages are
+   * read as (subject, value) clauses (text/value-readings.ts) and the later one has a reading of
+   * the same subject with a different value of the same type, and the question names the subject
+   * that changed (its words, or for a subject a verb names, the words it is asked with: "where do I
+   * live" for a residence) — the newer statement needs no other words in common with the older one
+   * or with the question. Beside it the restatement of decision 0029 stays: a newer message that
+   * matches every query word the older matches, their content words overlapping (cosine ≥
+   * restatementSimilarity), matching the question about as well — it catches a value the reader
+   * has no type for (decision 0078: without it BEAM's upd>stale is 18 of 22, with both 20).
+   * Among the best CHANGE_DEPTH candidates.
    */
-  function restatementsFirst(scored: Scored[], queryWords: readonly string[]): void {
-    if (queryWords.length < 2 || settings.restatementSimilarity >= 1) return
-    const depth = Math.min(scored.length, RESTATEMENT_DEPTH)
+  function changedValuesFirst(scored: Scored[], queryStems: ReadonlySet<string>, queryWords: readonly string[]): void {
+    if (settings.restatementSimilarity >= 1) return
     const matched = new Map<Scored, string[]>()
     const matchedOf = (s: Scored): string[] => {
       let words = matched.get(s)
@@ -538,7 +552,16 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       }
       return words
     }
+    const restated = (earlier: Scored, later: Scored): boolean => {
+      if (queryWords.length < 2 || later.score < RESTATEMENT_SCORE_RATIO * earlier.score || onlyQuestions(later.unit.text)) return false
+      const before = matchedOf(earlier)
+      if (before.length < 2) return false
+      const now = new Set(matchedOf(later))
+      return before.every((word) => now.has(word)) && setCosine(earlier.words as Set<string>, later.words as Set<string>) >= settings.restatementSimilarity
+    }
+    const depth = Math.min(scored.length, CHANGE_DEPTH)
     const speakerOf = (s: Scored): string | undefined => (s.unit.kind === 'message' && s.unit.meta?.role !== 'assistant' ? String(s.unit.meta?.name ?? s.unit.meta?.role ?? '') : undefined)
+    const readingsOf = (s: Scored): ValueReading[] => readingsMemo.get(s.unit.hash, () => valueReadings(s.unit.text))
     for (let j = 1; j < depth; j++) {
       const later = scored[j] as Scored
       const speaker = speakerOf(later)
@@ -546,12 +569,10 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       for (let i = 0; i < j; i++) {
         const earlier = scored[i] as Scored
         if (speakerOf(earlier) !== speaker || earlier.unit.createdAt >= later.unit.createdAt) continue
-        if (later.score < RESTATEMENT_SCORE_RATIO * earlier.score) continue
-        const before = matchedOf(earlier)
-        if (before.length < 2) continue
-        const now = new Set(matchedOf(later))
-        if (!before.every((word) => now.has(word))) continue
-        if (setCosine(earlier.words as Set<string>, later.words as Set<string>) < settings.restatementSimilarity) continue
+        const change = changedValue(readingsOf(earlier), readingsOf(later))
+        // A message of many clauses may change a value the question does not ask about.
+        const changed = change !== undefined && [...subjectStems(change)].some((word) => queryStems.has(word))
+        if (!changed && !restated(earlier, later)) continue
         scored.splice(j, 1)
         scored.splice(i, 0, later)
         later.score = Math.max(later.score, earlier.score)
@@ -681,7 +702,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
 
       // Stage 6: diversification — a repeat of a better hit adds nothing the agent has not seen.
       scored.sort((a, b) => b.score - a.score || a.unit.id.localeCompare(b.unit.id))
-      restatementsFirst(scored, query.contentWords)
+      changedValuesFirst(scored, new Set(query.indexTerms), query.contentWords)
       let kept: Scored[] = []
       const duplicates = createNearDuplicateFilter(settings.duplicateSimilarity)
       for (const s of scored) {

@@ -77,9 +77,10 @@ export interface RetrievalSettings {
    */
   agentMessageWeight: number
   /**
-   * Content-word cosine from which a later message of the same speaker that matches the query as
-   * well is taken for a restatement of an earlier one and ranked above it (search.ts, stage 5b);
-   * 1 turns it off.
+   * Stage 5b (search.ts), facts that change: a later message of the same speaker ranks just above
+   * an earlier one when it gives a subject the question names a new value (decision 0078), or when
+   * it matches the query as well with this content-word cosine or more (a restatement, decision
+   * 0029). 1 turns both off.
    */
   restatementSimilarity: number
 }
