@@ -39,7 +39,7 @@ import { allTerms } from '../../text/analyse.ts'
 import { createQueryExpander, DEFAULT_EXPANSION_OPTIONS, type QueryExpander } from './query-expansion.ts'
 import { createUnitMemo } from './unit-memo.ts'
 import { asksWhatTheAgentSaid } from './agent-said.ts'
-import { readRules, RULES_READ, rulesThatApply, wordRelatedness } from './standing-instructions.ts'
+import { type ConditionWords, readRules, RULES_READ, rulesThatApply, wordRelatedness } from './standing-instructions.ts'
 
 /** Why a hit ranks where it does: each term of its score. */
 export interface ScoreTerms {
@@ -298,6 +298,8 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   const wordsMemo = createUnitMemo<Set<string>>(UNIT_MEMO_CAPACITY)
   const vectorMemo = createUnitMemo<Float32Array>(UNIT_MEMO_CAPACITY)
   const informationMemo = createUnitMemo<number>(UNIT_MEMO_CAPACITY)
+  // The condition of a rule read before: priming reads every rule of the viewer before each turn.
+  const conditionMemo = createUnitMemo<ConditionWords>(UNIT_MEMO_CAPACITY)
   let informationParticipants = ''
   const wordsOf = (unit: StoredUnit): Set<string> => wordsMemo.get(unit.hash, () => contentWordSet(unit.text))
 
@@ -594,7 +596,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     const rules = (await index.list(filter, { limit: RULES_READ })).filter((unit) => passesFilter(unit, options, since, until) && !excluded(unit))
     if (rules.length === 0) return kept
     related ??= loadWordVectors ? wordRelatedness(loadWordVectors(), DEFAULT_EXPANSION_OPTIONS.minCosine) : undefined
-    const applying = rulesThatApply(readRules(rules, settings.maxQueryTerms), query, related)
+    const applying = rulesThatApply(readRules(rules, settings.maxQueryTerms, conditionMemo), query, related)
     if (applying.length === 0) return kept
     const ids = new Set(applying.map((unit) => unit.id))
     const score = kept[0]?.score ?? 1

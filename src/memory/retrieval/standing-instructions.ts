@@ -19,6 +19,7 @@ import type { WordVectors } from '../../llm/embedders/glove.ts'
 import type { StoredUnit } from '../../storage/contracts.ts'
 import { stem } from '../../text/analyse.ts'
 import { type AnalysedQuery, analyseQuery } from './query-analysis.ts'
+import type { UnitMemo } from './unit-memo.ts'
 
 /** Rules that apply primed first, at most (the rest rank by their words like any memory). */
 const RULE_SLOTS = 3
@@ -69,13 +70,20 @@ export interface ReadRule {
   condition: Array<{ word: string; stem: string }> | undefined
 }
 
-/** Each rule with its condition's words; a rule whose condition names nothing is left out. */
-export function readRules(rules: readonly StoredUnit[], maxTerms: number): ReadRule[] {
-  return rules.flatMap((unit): ReadRule[] => {
-    const condition = conditionOf(unit.text)
-    if (condition === undefined) return [{ unit, condition: undefined }]
+/** A rule's condition words as read: undefined without a condition, null when it names nothing. */
+export type ConditionWords = ReadRule['condition'] | null
+
+/** Each rule with its condition's words; a rule whose condition names nothing is left out. `memo`: the words of a text read before (by its hash). */
+export function readRules(rules: readonly StoredUnit[], maxTerms: number, memo?: UnitMemo<ConditionWords>): ReadRule[] {
+  const wordsOf = (text: string): ConditionWords => {
+    const condition = conditionOf(text)
+    if (condition === undefined) return undefined
     const words = analyseQuery(condition, maxTerms).contentWords.map((word) => ({ word: word.toLowerCase(), stem: stem(word.toLowerCase()) }))
-    return words.length === 0 ? [] : [{ unit, condition: words }]
+    return words.length === 0 ? null : words
+  }
+  return rules.flatMap((unit): ReadRule[] => {
+    const condition = memo === undefined ? wordsOf(unit.text) : memo.get(unit.hash, () => wordsOf(unit.text))
+    return condition === null ? [] : [{ unit, condition }]
   })
 }
 
