@@ -15,6 +15,7 @@ import type { StoredMessage, Summary } from '../../core/message.ts'
 import { candidateUnits } from '../../storage/candidate-units.ts'
 import type { Conversation, ContextStore, IndexUnit, SearchIndex } from '../../storage/contracts.ts'
 import { yieldToEventLoop } from '../../core/yield.ts'
+import { standingInstructions } from '../extraction/rules.ts'
 import { allSummaryIds, type MessageIdResolver } from './dag.ts'
 import { isLong, type Passage, PASSAGE_CHARS, passageBounds } from './passages.ts'
 import type { SearchHit, SearchResult } from './provider.ts'
@@ -49,7 +50,25 @@ function passageUnit(conversation: Conversation, message: StoredMessage, passage
 }
 
 /**
- * The units of one message: the message itself, or its passages when it is long. `context` is
+ * The standing instructions a user's message sets, each a `rule` unit beside the message (decision
+ * 0079): the sentence as the user said it, the message's provenance, the conversation's source (it
+ * goes with the conversation). Rules are what retrieval checks against every request by what the
+ * request is about (retrieval/standing-instructions.ts), not only by the words it shares.
+ */
+function instructionUnits(conversation: Conversation, message: StoredMessage): IndexUnit[] {
+  if (message.role !== 'user') return []
+  return standingInstructions(message.content).map((said, i) => {
+    const unit = messageUnit(conversation, { ...message, content: said })
+    unit.id = `msg:${message.id}#i${i + 1}`
+    unit.kind = 'rule'
+    unit.meta = { ...unit.meta, messageId: message.id, instruction: true }
+    return unit
+  })
+}
+
+/**
+ * The units of one message: the message itself, or its passages when it is long, and the
+ * standing instructions it sets. `context` is
  * what its neighbours add (below); a long message's first passage takes the context before it, its
  * last passage the context after it. `lastOnly` gives only the last unit (the one whose context a
  * new next message changes).
@@ -64,11 +83,11 @@ export function unitsOfMessage(
   if (!isLong(message.content)) {
     const unit = messageUnit(conversation, message)
     if (context) unit.context = { near: join(context.before.near, context.after.near), far: join(context.before.far, context.after.far) }
-    return [unit]
+    return lastOnly ? [unit] : [unit, ...instructionUnits(conversation, message)]
   }
   const bounds = passageBounds(message.content)
   const chosen = lastOnly ? bounds.slice(-1) : bounds
-  return chosen.map((passage) => {
+  const passages = chosen.map((passage) => {
     const unit = passageUnit(conversation, message, passage, bounds.length)
     if (context) {
       const first = passage.index === 1
@@ -80,6 +99,7 @@ export function unitsOfMessage(
     }
     return unit
   })
+  return lastOnly ? passages : [...passages, ...instructionUnits(conversation, message)]
 }
 
 /**

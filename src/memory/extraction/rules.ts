@@ -312,3 +312,14 @@ export function ruleFacts(content: string, at?: Date): RuleFact[] {
 export function ruleEngram(fact: RuleFact): Engram & { meta: Record<string, string> } {
   return { text: fact.text, kind: fact.kind, scope: 'global', confidence: 'high', source: 'user', meta: { method: 'rules' } }
 }
+
+/**
+ * The sentences of one user message that set a standing instruction ("Always give me the psql
+ * command.", "Never use semicolons in examples.", "When I ask about deadlines, use 24-hour time."),
+ * as the user said them (decision 0079): what the conversation index keeps as the user's rules
+ * beside the message (memory/context/context-index.ts). The rules of `ruleFacts`, read on the whole
+ * sentence; a question is a request, not an instruction.
+ */
+export function standingInstructions(content: string): string[] {
+  return statementSentences(content).filter((candidate) => !candidate.endsWith('?') && ruleOf(candidate.replace(/[.!,;]+$/, '').trim()) !== undefined)
+}

@@ -263,7 +263,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
       }))
   }
 
-  async function relatedHits(message: string, input: PrimeInput, asOf: Date, share: number): Promise<{ hits: RetrievalHit[]; dense: RetrievalResult['stats']['dense'] }> {
+  async function relatedHits(message: string, input: PrimeInput, type: MessageType, asOf: Date, share: number): Promise<{ hits: RetrievalHit[]; dense: RetrievalResult['stats']['dense'] }> {
     // Enough candidates to fill the share with short turns (packing skips those that do not fit
     // and goes on down the ranking); the retriever bounds the work.
     const limit = Math.max(3, Math.min(RELATED_LIMIT, Math.round(share / TOKENS_PER_SHORT_MEMORY)))
@@ -274,6 +274,8 @@ export function createPrimer(deps: PrimerDeps): Primer {
       limit,
       asOf,
       recordAccess: false,
+      // A question or a request is answered: the instructions set for every answer apply to it; a greeting asks for nothing they shape.
+      answering: type === 'question' || type === 'request',
       excludeMessageIds: input.excludeMessageIds,
       ...(input.viewer ? { viewer: input.viewer } : {}),
     })
@@ -426,7 +428,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
         guard('profile', () => (input.skipProfile ? Promise.resolve([]) : profileItems(input.user ?? input.viewer?.user)), []),
         guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId, input.viewer, (text) => meter.line(text) + headingCost(HEADINGS.activity(), meter) <= share('activity')), []),
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
-        guard('related', async () => (associative ? relatedHits(message, input, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
+        guard('related', async () => (associative ? relatedHits(message, input, type, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
       ])
       // Skills and procedures the index found are shown only on evidence the message bears on them.
       const messageWords = contentWords(message)
@@ -438,7 +440,9 @@ export function createPrimer(deps: PrimerDeps): Primer {
       }
       const skills = await guard('skills', async () => (associative ? skillItems(message, found.hits, evidence, input.procedures ?? deps.procedures) : []), [])
       // Skills are channel D's; procedures it did not show may still be related memories, when the message bears on them.
-      const related = found.hits.filter((hit) => hit.unit.kind !== 'skill' && (hit.unit.kind !== 'procedure' || evidence.has(hit.unit.id)))
+      const shown = found.hits.filter((hit) => hit.unit.kind !== 'skill' && (hit.unit.kind !== 'procedure' || evidence.has(hit.unit.id)))
+      // The standing instructions that apply are packed first: a few short lines, the answer's frame.
+      const related = [...shown.filter((hit) => hit.applies), ...shown.filter((hit) => !hit.applies)]
 
       const sections: Array<PackedSection<Meta>> = []
       const profileSection = packSection('profile', HEADINGS.profile(input.user), profile, share('profile'), meter)

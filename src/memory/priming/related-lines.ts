@@ -160,8 +160,10 @@ export function relatedLine(unit: StoredUnit, itemTokens: number, messageWords: 
     // Everything it would say is already shown: it is not said again.
     if (parts.length === 0) return ''
   }
-  const text = [...(head === undefined ? [] : [head]), ...parts].join(' ')
-  const pointer = unit.kind === 'message' || unit.kind === 'summary' ? `${unit.source}#${unit.id}` : unit.source
+  // A standing instruction said in a conversation (decision 0079) is the user's words: said as theirs, pointing to its message.
+  const instruction = unit.meta?.instruction === true
+  const text = [...(instruction ? ['user:'] : []), ...(head === undefined ? [] : [head]), ...parts].join(' ')
+  const pointer = unit.kind === 'message' || unit.kind === 'summary' ? `${unit.source}#${unit.id}` : instruction ? `${unit.source}#msg:${String(unit.meta?.messageId)}` : unit.source
   const cut = truncateToTokens(text, itemTokens)
   const body = cut.length < text.length ? `${cut}… (-> ${pointer})` : `${text} (-> ${pointer})`
   const note = validityNote(factValidityOfUnit(unit), (slug) => siblingSource(unit.source, slug))

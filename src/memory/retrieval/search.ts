@@ -36,9 +36,11 @@ import { createNearDuplicateFilter } from './near-duplicates.ts'
 import { type AnalysedQuery, analyseQuery, contentWordSet, setCosine } from './query-analysis.ts'
 import { type RetrievalSettings, resolveRetrievalSettings } from './settings.ts'
 import { allTerms } from '../../text/analyse.ts'
-import { createQueryExpander, type QueryExpander } from './query-expansion.ts'
+import { createQueryExpander, DEFAULT_EXPANSION_OPTIONS, type QueryExpander } from './query-expansion.ts'
 import { createUnitMemo } from './unit-memo.ts'
 import { changedValue, subjectStems, type ValueReading, valueReadings } from '../../text/value-readings.ts'
+import { asksWhatTheAgentSaid } from './agent-said.ts'
+import { type ConditionWords, readRules, RULES_READ, rulesThatApply, wordRelatedness } from './standing-instructions.ts'
 
 /** Why a hit ranks where it does: each term of its score. */
 export interface ScoreTerms {
@@ -74,6 +76,8 @@ export interface RetrievalHit {
   terms: ScoreTerms
   /** The messages or documents the unit stands for. */
   provenance: string[]
+  /** A standing instruction that applies to the request (stage 6c, standing-instructions.ts): priming packs it first. */
+  applies?: true
 }
 
 export interface RetrievalOptions {
@@ -116,6 +120,13 @@ export interface RetrievalOptions {
   excludeMessageIds?: Iterable<string | number>
   /** Override `retrieval.graph` for this query. */
   graph?: boolean
+  /**
+   * The request is a turn about to be answered (priming): the standing instructions that apply to
+   * it come first, marked `applies` — those whose condition it meets, then those set in a
+   * conversation without one (standing-instructions.ts). Default false: a search ranks what is
+   * about its words.
+   */
+  answering?: boolean
 }
 
 export type RetrievalWarning =
@@ -151,6 +162,7 @@ interface Scored {
   terms: ScoreTerms
   score: number
   words?: Set<string>
+  applies?: true
 }
 
 /*
@@ -199,6 +211,9 @@ function onlyQuestions(text: string): boolean {
   const sentences = text.split(/(?<=[.!?])\s+|\n+/).filter((sentence) => sentence.trim() !== '')
   return sentences.length > 0 && sentences.every((sentence) => sentence.trim().endsWith('?'))
 }
+
+/** A hit as the retriever returns it. */
+const hitOf = (s: Scored): RetrievalHit => ({ unit: s.unit, score: s.score, terms: { ...s.terms }, provenance: s.unit.provenance, ...(s.applies ? { applies: true as const } : {}) })
 
 /** A retriever over `deps.index`. Settings are resolved (and checked) once, here. */
 /** Units whose derived values (content words, prior, word vector) are remembered per retriever. */
@@ -291,6 +306,8 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   const vectorMemo = createUnitMemo<Float32Array>(UNIT_MEMO_CAPACITY)
   const informationMemo = createUnitMemo<number>(UNIT_MEMO_CAPACITY)
   const readingsMemo = createUnitMemo<ValueReading[]>(UNIT_MEMO_CAPACITY)
+  // The condition of a rule read before: priming reads every rule of the viewer before each turn.
+  const conditionMemo = createUnitMemo<ConditionWords>(UNIT_MEMO_CAPACITY)
   let informationParticipants = ''
   const wordsOf = (unit: StoredUnit): Set<string> => wordsMemo.get(unit.hash, () => contentWordSet(unit.text))
 
@@ -581,6 +598,32 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     }
   }
 
+  let related: ((a: string, b: string) => boolean) | undefined
+  /**
+   * Stage 6c, for a turn about to be answered (`answering`): the rules that apply to it
+   * (`rulesThatApply`) first, marked `applies` — priming packs them in their own small share. A
+   * plain search leaves them where their words put them: it ranks what is about its words.
+   */
+  async function withRulesThatApply(
+    kept: Scored[],
+    query: AnalysedQuery,
+    options: RetrievalOptions,
+    since: number | undefined,
+    until: number | undefined,
+    excluded: (unit: StoredUnit) => boolean,
+  ): Promise<Scored[]> {
+    if (options.answering !== true || (options.kinds !== undefined && !options.kinds.includes('rule')) || query.indexTerms.length === 0) return kept
+    const filter = { kinds: ['rule' as const], scope: options.scope, agent: options.agent, user: options.user, viewer: options.viewer, sources: options.sources }
+    const rules = (await index.list(filter, { limit: RULES_READ })).filter((unit) => passesFilter(unit, options, since, until) && !excluded(unit))
+    if (rules.length === 0) return kept
+    related ??= loadWordVectors ? wordRelatedness(loadWordVectors(), DEFAULT_EXPANSION_OPTIONS.minCosine) : undefined
+    const applying = rulesThatApply(readRules(rules, settings.maxQueryTerms, conditionMemo), query, related)
+    if (applying.length === 0) return kept
+    const ids = new Set(applying.map((unit) => unit.id))
+    const score = kept[0]?.score ?? 1
+    return [...applying.map((unit): Scored => ({ unit, terms: zeroTerms(), score, applies: true })), ...kept.filter((s) => !ids.has(s.unit.id))]
+  }
+
   return {
     settings,
     async search(queryText, options = {}) {
@@ -611,13 +654,18 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       const excludeMessages = new Set([...(options.excludeMessageIds ?? [])].map(String))
       const perChannel = Math.max(settings.candidates, Math.ceil(limit * CANDIDATES_PER_HIT)) + excludeIds.size + Math.min(excludeMessages.size, 200)
       const { found, dense, queryVector, expansion } = await candidates(query, options, perChannel, warnings)
-      if (found.length === 0) return empty(dense)
-      const units = await candidateUnits(index, found)
       const excluded = (unit: StoredUnit): boolean => {
         if (excludeIds.has(unit.id)) return true
-        if (excludeMessages.size === 0 || (unit.kind !== 'message' && unit.kind !== 'summary') || unit.provenance.length === 0) return false
+        // A message in the conversation already is not recalled, nor a standing instruction it sets (the agent reads it there).
+        if (excludeMessages.size === 0 || (unit.kind !== 'message' && unit.kind !== 'summary' && unit.meta?.instruction !== true) || unit.provenance.length === 0) return false
         return unit.provenance.every((id) => excludeMessages.has(id))
       }
+      if (found.length === 0) {
+        // No memory shares the request's words; a standing instruction may still apply to it.
+        const rules = await withRulesThatApply([], query, options, since, until, excluded)
+        return rules.length === 0 ? empty(dense) : { ...empty(dense), hits: rules.map(hitOf) }
+      }
+      const units = await candidateUnits(index, found)
       const scored: Scored[] = []
       for (const candidate of found) {
         const unit = units.get(candidate.id)
@@ -659,6 +707,8 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
         informationMemo.clear()
         informationParticipants = participantKey
       }
+      // …unless the question is about them ("the hotel you recommended"): then they are the evidence (agent-said.ts).
+      const aboutTheAgent = asksWhatTheAgentSaid(queryText)
       const activate = (s: Scored): void => {
         s.terms.lexical = maxLexical > 0 && s.lexical !== undefined ? Math.max(0, s.lexical) / maxLexical : 0
         s.terms.dense = s.dense ?? 0
@@ -673,7 +723,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
           s.terms.information = settings.informationWeight === 0 ? 1 : informationMemo.get(s.unit.hash, () => informationFactor(s.unit.text, settings.informationWeight, participantWords))
           s.terms.fused *= s.terms.information
           // What the user said is the evidence; the agent's own answers are its conclusions.
-          if (s.unit.meta?.role === 'assistant') s.terms.fused *= settings.agentMessageWeight
+          if (s.unit.meta?.role === 'assistant' && !aboutTheAgent) s.terms.fused *= settings.agentMessageWeight
         }
         // A fact a newer one replaced is history: found, but below what holds now (stage 6b).
         s.terms.history = s.unit.kind === 'knowledge' && supersededAt(s.unit, asOfMs) ? SUPERSEDED_SCORE_FACTOR : 1
@@ -718,6 +768,8 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       }
       // Stage 6b: superseded facts right below their successors.
       kept = supersededBelowSuccessors(kept)
+      // Stage 6c: for a turn about to be answered, the standing instructions that apply to it (standing-instructions.ts).
+      kept = await withRulesThatApply(kept, query, options, since, until, excluded)
 
       // Stage 7: threshold, never emptying the list silently.
       let hits = kept
@@ -729,7 +781,7 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       }
 
       const result: RetrievalResult = {
-        hits: hits.map((s) => ({ unit: s.unit, score: s.score, terms: { ...s.terms }, provenance: s.unit.provenance })),
+        hits: hits.map(hitOf),
         belowThreshold,
         warnings,
         stats: { terms: query.terms, candidates: found.length, dense: denseRan ? dense : 'off', graphNodes, ms: 0 },

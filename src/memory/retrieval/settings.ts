@@ -73,7 +73,8 @@ export interface RetrievalSettings {
   /**
    * Factor on the relevance of the agent's own messages (`role: 'assistant'`): what a user said is
    * the evidence a question asks after; the agent's long answers about it must not drown it
-   * (decision 0012, 2026-11-23 "user–assistant chats"). 1 = no difference.
+   * (decision 0012, 2026-11-23 "user–assistant chats"). 1 = no difference. Not applied to a
+   * question about what the agent said ("the hotel you recommended", agent-said.ts, decision 0079).
    */
   agentMessageWeight: number
   /**
