@@ -10,7 +10,9 @@
  * home, as an agent process does: its resident memory (RSS after the measured priming, before the
  * brute-force baseline reads every text) is the mind's, not what building left behind; the
  * building process's peak RSS and CPU seconds are reported beside its wall time. `--runs N` repeats
- * everything N times (a fresh home each time) and reports the median of each figure.
+ * everything N times (a fresh home each time) and reports the median of each figure. Priming is
+ * reported in wall time and in the process's CPU time per prime (`process.cpuUsage()` around each
+ * call): on a shared machine the wall time includes waiting for a core, the CPU time does not.
  *
  * Units are synthetic (scripts/bench/synthetic-memories.ts): Zipf-distributed words, a mix of
  * kinds, dates over a year, some [[links]]. Vectors (offline hashing embedder) are stored only for
@@ -162,6 +164,11 @@ interface Row {
   buildCpuS: number
   search: [number, number]
   prime: [number, number]
+  /**
+   * p50 and p95 of the process CPU time (user + system) per prime, in ms: on a machine shared with
+   * other work, wall time counts the waits for a core; CPU time counts only what priming spent.
+   */
+  primeCpu: [number, number]
   /** p50 and p95 of priming per message type. */
   primeByType: Record<string, [number, number]>
   primeTokens: number
@@ -390,15 +397,19 @@ async function measureOne(size: number, backend: BenchBackend, root: string, sch
       searchTimes.push(performance.now() - t)
     }
     const primeTimes: number[] = []
+    const primeCpuTimes: number[] = []
     const primeByType: Record<string, number[]> = {}
     let primeTokens = 0
     let slowest = { ms: -1, message: '' }
     timing?.setRecording(true)
     for (const m of messages) {
       const t = performance.now()
+      const cpuStart = process.cpuUsage()
       const result = await primer.prime({ message: m, user: 'ada' })
+      const cpu = process.cpuUsage(cpuStart)
       const took = performance.now() - t
       primeTimes.push(took)
+      primeCpuTimes.push((cpu.user + cpu.system) / 1000)
       if (took > slowest.ms) slowest = { ms: took, message: m }
       const ofType = primeByType[result.type] ?? []
       ofType.push(took)
@@ -453,6 +464,7 @@ async function measureOne(size: number, backend: BenchBackend, root: string, sch
       buildCpuS: build.buildCpuS,
       search: [pct(searchTimes, 0.5), pct(searchTimes, 0.95)],
       prime: [pct(primeTimes, 0.5), pct(primeTimes, 0.95)],
+      primeCpu: [pct(primeCpuTimes, 0.5), pct(primeCpuTimes, 0.95)],
       primeByType: Object.fromEntries(Object.entries(primeByType).map(([type, times]) => [type, [Math.round(pct(times, 0.5) * 10) / 10, Math.round(pct(times, 0.95) * 10) / 10]])),
       primeTokens: primeTokens / messages.length,
       brute: [pct(bruteTimes, 0.5), pct(bruteTimes, 0.95)],
@@ -633,6 +645,7 @@ function medianRow(of: readonly Row[]): Row {
     buildCpuS: median(of.map((r) => r.buildCpuS)),
     search: pair((r) => r.search),
     prime: pair((r) => r.prime),
+    primeCpu: pair((r) => r.primeCpu),
     primeByType: Object.fromEntries(
       types.map((type) => [type, pair((r) => r.primeByType[type] ?? [Number.NaN, Number.NaN]).map((x) => Math.round(x * 10) / 10) as [number, number]]),
     ),
@@ -672,11 +685,11 @@ if (values.one !== undefined) {
   )
   if (server) console.log(`PostgreSQL: ${server}; units upserted in batches of ${pgBatch}`)
   console.log('')
-  console.log('| units | backend | vectors | build s (CPU s) | search p50 / p95 ms | prime p50 / p95 ms | prime tokens (mean) | brute-force BM25 p50 / p95 ms (queries) | RSS MB (heap) | build peak RSS MB | DB MB |')
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|')
+  console.log('| units | backend | vectors | build s (CPU s) | search p50 / p95 ms | prime p50 / p95 ms | prime CPU p50 / p95 ms | prime tokens (mean) | brute-force BM25 p50 / p95 ms (queries) | RSS MB (heap) | build peak RSS MB | DB MB |')
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const r of rows) {
     console.log(
-      `| ${r.size.toLocaleString('en')} | ${r.backend} | ${r.vectors} | ${r.buildS.toFixed(1)} (${r.buildCpuS.toFixed(1)}) | ${ms(r.search[0])} / ${ms(r.search[1])} | ${ms(r.prime[0])} / ${ms(r.prime[1])} | ${r.primeTokens.toFixed(0)} | ${ms(r.brute[0])} / ${ms(r.brute[1])} (${r.bruteQueries}) | ${r.rssMb} (${r.heapMb}) | ${r.buildPeakRssMb} | ${r.dbMb} |`,
+      `| ${r.size.toLocaleString('en')} | ${r.backend} | ${r.vectors} | ${r.buildS.toFixed(1)} (${r.buildCpuS.toFixed(1)}) | ${ms(r.search[0])} / ${ms(r.search[1])} | ${ms(r.prime[0])} / ${ms(r.prime[1])} | ${ms(r.primeCpu[0])} / ${ms(r.primeCpu[1])} | ${r.primeTokens.toFixed(0)} | ${ms(r.brute[0])} / ${ms(r.brute[1])} (${r.bruteQueries}) | ${r.rssMb} (${r.heapMb}) | ${r.buildPeakRssMb} | ${r.dbMb} |`,
     )
   }
   console.log('')
@@ -684,8 +697,8 @@ if (values.one !== undefined) {
   for (const r of rows) console.log(`- ${r.size.toLocaleString('en')} ${r.backend}: ${Object.entries(r.primeByType).map(([type, [p50, p95]]) => `${type} ${p50} / ${p95}`).join(', ')}`)
   if (runs > 1) {
     console.log('')
-    console.log('Each run (build s; prime p50 / p95 ms; RSS MB):')
-    for (const [key, of] of runRows) console.log(`- ${key}: ${of.map((r) => `${r.buildS.toFixed(1)}; ${ms(r.prime[0])} / ${ms(r.prime[1])}; ${r.rssMb}`).join(' | ')}`)
+    console.log('Each run (build s; prime p50 / p95 ms; prime CPU p50 / p95 ms; RSS MB; DB MB):')
+    for (const [key, of] of runRows) console.log(`- ${key}: ${of.map((r) => `${r.buildS.toFixed(1)}; ${ms(r.prime[0])} / ${ms(r.prime[1])}; ${ms(r.primeCpu[0])} / ${ms(r.primeCpu[1])}; ${r.rssMb}; ${r.dbMb}`).join(' | ')}`)
   }
   if (quality.length > 0) console.log(`\n${quality.join('\n')}`)
   if (failures.length > 0) {

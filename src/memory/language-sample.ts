@@ -4,7 +4,7 @@
  * analysis does for each. Derived each time from the index, nothing stored.
  */
 import type { SearchIndex } from '../storage/contracts.ts'
-import { type LanguageAnalysis, languageForAnalysis, fullyAnalysedLanguages } from '../text/languages/analysis.ts'
+import { detectLanguage, fullyAnalysedLanguages, type LanguageAnalysis } from '../text/languages/detect.ts'
 
 /** Units looked at: this many pages of PAGE, at offsets spread evenly over the index. */
 const PAGES = 10
@@ -25,7 +25,7 @@ export async function sampleLanguages(index: SearchIndex, units: number): Promis
   const step = Math.max(PAGE, Math.floor(units / PAGES))
   for (let offset = 0; offset < units && offset < step * PAGES; offset += step) {
     for (const unit of await index.list({}, { limit: PAGE, offset })) {
-      const language = languageForAnalysis(unit.text)
+      const language = detectLanguage(unit.text)
       const count = counts.get(language.name) ?? { units: 0, analysis: language.analysis }
       count.units++
       counts.set(language.name, count)

@@ -10,7 +10,8 @@
 import { contentHash } from '../../core/hash.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
 import type { Backend } from '../../storage/contracts.ts'
-import { detectLanguage, normaliseForMatching } from '../../text/languages/language.ts'
+import { detectLanguage } from '../../text/languages/detect.ts'
+import { normaliseForMatching } from '../../text/languages/language.ts'
 import { parseEpisodeSections } from '../episodes/episode-format.ts'
 
 export interface EpisodeSource {
@@ -51,7 +52,7 @@ export const PROCEDURAL_PATTERNS: readonly RegExp[] = [
  */
 export function isProcedural(text: string): boolean {
   if (PROCEDURAL_PATTERNS.some((pattern) => pattern.test(text))) return true
-  const language = detectLanguage(text)
+  const language = detectLanguage(text).rules
   if (!language) return false
   const normalised = normaliseForMatching(text)
   return language.procedural.some((pattern) => pattern.test(normalised))

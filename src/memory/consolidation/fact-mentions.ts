@@ -12,7 +12,8 @@
  * with unit characters (2025年3月15日, 三月十五日, 2025년 3월 15일) and month names (15. März 2025,
  * 15 de marzo de 2025) (decision 0077). Full-width digits are read as digits (NFKC).
  */
-import { detectLanguage, escapeRegExp, type Language } from '../../text/languages/language.ts'
+import { detectLanguage } from '../../text/languages/detect.ts'
+import { escapeRegExp, type Language } from '../../text/languages/language.ts'
 import { DATE_UNIT, MONTH_NAME, monthOfName, NUMERAL_RUN, numeralValue, writtenNumber } from '../../text/languages/numbers.ts'
 
 export interface FactMention {
@@ -395,7 +396,7 @@ export function factMentions(text: string): FactMention[] {
   const taken: boolean[] = []
   const mentions: FactMention[] = []
   const normalised = text.normalize('NFKC')
-  const language = detectLanguage(normalised)
+  const language = detectLanguage(normalised).rules
   const words = language && numberWordScanner(language)
   for (const scanner of words ? [...SCANNERS, words] : SCANNERS) {
     scanner.pattern.lastIndex = 0

@@ -9,7 +9,7 @@
  * language-rules.ts; other facts about the user are read in English only.
  */
 import type { Engram, RuleKind } from '../../core/engram.ts'
-import { detectLanguage } from '../../text/languages/language.ts'
+import { detectLanguage } from '../../text/languages/detect.ts'
 import { languageRuleFacts } from './language-rules.ts'
 import { objectPhrase, sentence } from './object-phrase.ts'
 import { LEADING_WHEN } from './when-said.ts'
@@ -294,7 +294,7 @@ function factOf({ text: clause, when }: Clause, at: Date | undefined): RuleFact 
  * has a time, dates the events it reports ("last Friday" → the day).
  */
 export function ruleFacts(content: string, at?: Date): RuleFact[] {
-  const language = detectLanguage(content)
+  const language = detectLanguage(content).rules
   if (language) return languageRuleFacts(content, language)
   const facts: RuleFact[] = []
   const add = (fact: RuleFact | undefined): void => {

@@ -5,7 +5,8 @@
  * imperative verbs, and length. A message in another language with a table (decision 0077) is
  * classified by the same steps over its table's words; English keeps its own rules below.
  */
-import { allLanguages, detectLanguage, type Language, normaliseForMatching } from '../../text/languages/language.ts'
+import { detectLanguage } from '../../text/languages/detect.ts'
+import { allLanguages, type Language, normaliseForMatching } from '../../text/languages/language.ts'
 
 export const MESSAGE_TYPES = ['greeting', 'question', 'request', 'heartbeat'] as const
 export type MessageType = (typeof MESSAGE_TYPES)[number]
@@ -36,7 +37,7 @@ const wordCount = (text: string): number => (text.trim().match(/\S+/g) ?? []).le
  */
 export function isHeartbeatMessage(text: string): boolean {
   if (HEARTBEAT.test(text)) return true
-  const language = detectLanguage(text)
+  const language = detectLanguage(text).rules
   return language?.heartbeat.test(normaliseForMatching(text)) === true
 }
 
@@ -70,7 +71,7 @@ function classifyInLanguage(trimmed: string, language: Language): MessageType {
 export function classifyMessage(text: string): MessageType {
   const trimmed = text.trim()
   if (trimmed === '' || TRIGGER.test(trimmed)) return 'heartbeat'
-  const language = detectLanguage(trimmed)
+  const language = detectLanguage(trimmed).rules
   if (language) return classifyInLanguage(trimmed, language)
   const words = wordCount(trimmed)
   if (POLITE_REQUEST.test(trimmed)) return 'request'

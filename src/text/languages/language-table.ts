@@ -22,7 +22,7 @@ export interface LanguageTable {
   words: 'spaced' | 'agglutinated' | 'unspaced'
   /**
    * Characters that mark the language on their own (a regular-expression class body such as
-   * `\p{Script=Hiragana}`); the first table whose script a text has is its language. Tables
+   * `\p{Script=Hiragana}`); a text mostly in them is in this language (detect.ts). Tables
    * without a script (Latin languages) are chosen by `stopWords` hits instead.
    */
   script?: string
