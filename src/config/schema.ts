@@ -127,7 +127,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   s('serve.port', 'ENGRAM_SERVE_PORT', { kind: 'integer', min: 0, max: 65535 }, 7477,
     'Port `engram serve` listens on (0: any free port, printed when it starts).'),
   s('serve.maintain', 'ENGRAM_SERVE_MAINTAIN', { kind: 'string' }, '*/5 * * * *',
-    'When `engram serve` looks for due background work (maintain(): idle session boundaries, work left by stopped processes, daily and weekly consolidation, monthly forgetting, memory-file compaction; each runs once per period whatever this says), as a cron pattern: 5 fields, or 6 with seconds first; local time. A run never overlaps the previous one. It also runs once a second after the server starts, so the work a killed server left is finished by the next start.'),
+    'When `engram serve` looks for due background work (maintain(): idle session boundaries, work left by stopped processes, daily and weekly consolidation, monthly forgetting, memory-file compaction; each runs once per period whatever this says), as a cron pattern: 5 fields, or 6 with seconds first; local time. A run never overlaps the previous one.'),
   s('serve.headersTimeoutMs', 'ENGRAM_SERVE_HEADERS_TIMEOUT_MS', { kind: 'integer', min: 100, max: 86_400_000 }, 10_000,
     'Longest a client of `engram serve` may take to send a request\'s headers, in milliseconds, counted from connecting (or from the first byte of the next request on a kept-alive connection): a slower one gets 408 and its connection is closed. serve.requestTimeoutMs bounds the headers too, when it is shorter (decision 0056).'),
   s('serve.requestTimeoutMs', 'ENGRAM_SERVE_REQUEST_TIMEOUT_MS', { kind: 'integer', min: 100, max: 86_400_000 }, 30_000,

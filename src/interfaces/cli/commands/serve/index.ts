@@ -1,7 +1,7 @@
 /**
  * `engram serve`: the HTTP API over this agent's memory (decision 0038) on serve.host :
- * serve.port, loopback by default. The due background work runs a second after the start, then on
- * the serve.maintain cron schedule; on SIGINT / SIGTERM the server stops the schedule, stops
+ * serve.port, loopback by default. The due background work runs on the serve.maintain cron
+ * schedule; on SIGINT / SIGTERM the server stops the schedule, stops
  * accepting, waits for the requests in flight, gives the background work a short grace (what is
  * still running then goes back to the queue), closes the mind and returns 0. What a
  * client may hold of it (time to send a request, connections per client and in all) is bounded by
@@ -33,26 +33,19 @@ import { limitConnections, serverTimeouts } from './connection-limits.ts'
 const DRAIN_MS = 10_000
 
 /**
- * The first maintenance run comes a second after the start, not at the schedule's first tick: a
- * server started after one that was killed finishes the killed one's MCP turns (decision 0045) now,
- * not up to five minutes on (decision 0084; `engram mcp` does the same, decision 0057).
- */
-const FIRST_MAINTAIN_MS = 1_000
-
-/**
  * After SIGINT / SIGTERM and the requests' drain, how long the background work (an MCP turn's
  * learning, a maintenance run waiting on a model) may go on before it is handed back to the queue,
- * where the next maintain anywhere — this server's next start, a second after it listens — runs it
+ * where the next maintain anywhere (`engram maintain`, this server's next scheduled run) runs it
  * at once. The drain and this stay well inside a supervisor's grace (Kubernetes 30 s), which a
  * model call (llm.timeoutMs, 60 s by default) would not.
  */
 const SIGNAL_GRACE_MS = 5_000
 
 /**
- * The due background work on a cron schedule, and once soon after the start. `mind.maintain()`
- * decides what is due (each job is keyed by its period, so a schedule more frequent than the work
- * runs it once); a tick while a run is still going joins that run, and `stop()` stops the ticks and
- * returns the run in progress.
+ * The due background work on a cron schedule. `mind.maintain()` decides what is due (each job is
+ * keyed by its period, so a schedule more frequent than the work runs it once); a tick while a run
+ * is still going joins that run, and `stop()` stops the ticks and returns the run in progress (a
+ * stopping server gives it a grace, not its whole length).
  */
 function scheduleMaintenance(mind: MindInternals, pattern: string, log: (line: string) => void): { stop(): Promise<void> } {
   let running: Promise<void> | undefined
@@ -81,11 +74,8 @@ function scheduleMaintenance(mind: MindInternals, pattern: string, log: (line: s
       cause: error,
     })
   }
-  const first = setTimeout(() => void run(), FIRST_MAINTAIN_MS)
-  first.unref()
   return {
     stop() {
-      clearTimeout(first)
       job.stop()
       return running ?? Promise.resolve()
     },
