@@ -1,9 +1,9 @@
 /**
  * `engram serve`: the HTTP API over this agent's memory (decision 0038) on serve.host :
  * serve.port, loopback by default. The due background work runs on the serve.maintain cron
- * schedule; on SIGINT / SIGTERM the server stops the schedule, stops
- * accepting, waits for the requests in flight, gives the background work a short grace (what is
- * still running then goes back to the queue), closes the mind and returns 0. What a
+ * schedule; on SIGINT / SIGTERM the server stops the schedule, stops accepting, waits for the
+ * requests in flight, gives the background work a short grace (what still runs then goes back to
+ * the queue), closes the mind and returns 0. What a
  * client may hold of it (time to send a request, connections per client and in all) is bounded by
  * the serve.* settings (`connection-limits.ts`, decision 0056).
  *
@@ -43,28 +43,22 @@ const SIGNAL_GRACE_MS = 5_000
 
 /**
  * The due background work on a cron schedule. `mind.maintain()` decides what is due (each job is
- * keyed by its period, so a schedule more frequent than the work runs it once); a tick while a run
- * is still going joins that run, and `stop()` stops the ticks and returns the run in progress (a
- * stopping server gives it a grace, not its whole length).
+ * keyed by its period, so a schedule more frequent than the work runs it once); croner's `protect`
+ * skips a tick while the previous run is still going, and `stop()` stops the ticks and returns that
+ * run (a stopping server gives it a grace, not its whole length).
  */
 function scheduleMaintenance(mind: MindInternals, pattern: string, log: (line: string) => void): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined
-  const run = (): Promise<void> => {
-    // What degraded in a run is logged by the mind as it happens (log.level); a failed run here.
-    running ??= mind
-      .maintain()
-      .then(
+  let running: Promise<void> = Promise.resolve()
+  let job: Cron
+  try {
+    job = new Cron(pattern, { protect: true, unref: true }, () => {
+      // What degraded in a run is logged by the mind as it happens (log.level); a failed run here.
+      running = mind.maintain().then(
         () => {},
         (error: unknown) => log(`engram serve: maintenance failed: ${messageOf(error)}`),
       )
-      .finally(() => {
-        running = undefined
-      })
-    return running
-  }
-  let job: Cron
-  try {
-    job = new Cron(pattern, { protect: true, unref: true }, run)
+      return running
+    })
   } catch (error) {
     throw new EngramError({
       code: ErrorCode.configInvalid,
@@ -77,7 +71,7 @@ function scheduleMaintenance(mind: MindInternals, pattern: string, log: (line: s
   return {
     stop() {
       job.stop()
-      return running ?? Promise.resolve()
+      return running
     },
   }
 }
