@@ -171,6 +171,7 @@ describe('forget_memory in a session, restore and purge', () => {
     assert.equal(refused.isError, true)
     assert.equal((refused.data as { code: string }).code, 'access_denied')
     assert.match(refused.text, /the agent's own memory; a session with ada cannot forget it\.\nFix: .*engram forget/)
+    assert.match(refused.text, /`engram forget "Always: Answer in English unless asked otherwise"`/, 'the command quotes the text once')
     const [agentRule] = (await search(await turnOf(undefined), 'answer English')).filter((hit) => hit.kind === 'rule')
     const byId = await call(adaTurn, 'forget_memory', { target: `memory/rules.md#${agentRule?.id.split('#')[1]}` })
     assert.equal((byId.data as { code: string }).code, 'access_denied', "the agent's rule by its id, though ada has a rules.md of her own")

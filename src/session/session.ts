@@ -34,7 +34,7 @@ import { createErrorLearner } from '../memory/learning/error-learner.ts'
 import { type HostEvent, observeHostEvent } from '../memory/learning/host-events.ts'
 import { createPatternMonitor } from '../memory/learning/pattern-monitor.ts'
 import { isHeartbeatMessage } from '../memory/priming/classify.ts'
-import type { Primer } from '../memory/priming/prime.ts'
+import type { InjectedMemory, Primer } from '../memory/priming/prime.ts'
 import type { SkillStore } from '../memory/skills/skill-store.ts'
 import { compactSkillList } from '../memory/skills/skill-prompt.ts'
 import type { DocumentStore, PendingConfirmation } from '../storage/contracts.ts'
@@ -131,9 +131,11 @@ export interface Session {
    * End a turn opened by `beginCalls`: the failures and pattern events of the calls made through
    * `execute` since are queued as its work, as `end` queues a begun turn's. Stores no message;
    * `said`, the user's message the turn answered when the host knows it (MCP's `primed_context`),
-   * is read for facts when `memory.extractFromTurns` is on (decision 0066).
+   * is read for facts when `memory.extractFromTurns` is on (decision 0066). `shown`, the procedures
+   * and skills the host showed for the turn (the `kind` and `source` of priming's items), are
+   * credited a use when the turn's calls bore them out (decision 0084).
    */
-  endCalls(number: number, said?: string): Promise<string[]>
+  endCalls(number: number, said?: string, shown?: ReadonlyArray<Pick<InjectedMemory, 'kind' | 'source'>>): Promise<string[]>
   /** Explicit end of the session: its episode is written now; sleep replay of a working session is queued. */
   close(): Promise<void>
 }
@@ -338,9 +340,9 @@ export function createSession(deps: SessionDeps, sessionId: string, options: Ses
       return deps.lifecycle.beginCalls(sessionId, user)
     },
 
-    async endCalls(number, said) {
+    async endCalls(number, said, shown) {
       checkId()
-      return deps.lifecycle.endCalls({ ...turnWork(number, false), ...(said !== undefined ? { said } : {}) })
+      return deps.lifecycle.endCalls({ ...turnWork(number, false), ...(said !== undefined ? { said } : {}), ...(shown !== undefined ? { shown } : {}) })
     },
 
     async close() {

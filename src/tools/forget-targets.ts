@@ -55,14 +55,16 @@ export function forgettableOwners(viewer: Viewer): Owner[] {
 
 function denied(viewer: Viewer, owner: Owner, path: string): EngramError {
   const whose = owner === 'agent' ? "the agent's own memory" : owner === 'shared' ? 'shared memory' : `${owner.slice(5)}'s memory`
+  // A text target comes quoted already; a path is quoted here, once, as a shell argument.
+  const argument = path.startsWith('"') ? path : JSON.stringify(path)
   return new EngramError({
     code: ErrorCode.accessDenied,
     category: 'user',
     message: `${path} is ${whose}; ${viewer.user === undefined ? 'the agent\'s own view' : `a session with ${viewer.user}`} cannot forget it.`,
     fix:
       viewer.user === undefined
-        ? `forget a user's memory as that user: \`engram forget "${path}" --user <id>\``
-        : `a session with a user forgets only that user's memories; an administrator forgets the agent's or shared memory with \`engram forget "${path}"\` (without --user)`,
+        ? `forget a user's memory as that user: \`engram forget ${argument} --user <id>\``
+        : `a session with a user forgets only that user's memories; an administrator forgets the agent's or shared memory with \`engram forget ${argument}\` (without --user)`,
     details: { path, owner },
   })
 }

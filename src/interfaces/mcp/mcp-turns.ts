@@ -13,6 +13,7 @@
  */
 import { describeError } from '../../core/errors.ts'
 import type { MindInternals } from '../../mind-internals.ts'
+import type { InjectedMemory } from '../../memory/priming/prime.ts'
 import type { Session } from '../../session/session.ts'
 import type { AgentToolsSession } from '../../tools/agent-tools.ts'
 import type { ToolResult } from '../../tools/tool.ts'
@@ -34,13 +35,23 @@ export interface McpTurns {
    * without a call — at the next `end`.
    */
   heard(message: string): void
+  /**
+   * What the context of that message showed: its procedures and skills are credited a use when the
+   * turn that answers the message bears them out (decision 0084).
+   */
+  showed(items: readonly Shown[]): void
 }
 
+/** A memory priming showed (its `kind` and `source`). */
+type Shown = Pick<InjectedMemory, 'kind' | 'source'>
+
 export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession, offers?: (tool: string) => boolean): McpTurns {
-  let open: { session: Session; number: Promise<number>; said?: string } | undefined
+  let open: { session: Session; number: Promise<number>; said?: string; shown: readonly Shown[] } | undefined
   // Only kept when it will be read: otherwise a message answered without a call opens no turn (as before).
   const extracting = mind.config.values.memory.extractFromTurns
   let unanswered: string | undefined
+  // What the last primed_context showed of procedures and skills, for the turn that answers it.
+  let shownForNext: readonly Shown[] = []
   let lastCallAt = Number.NEGATIVE_INFINITY
   let inFlight = 0
   let timer: NodeJS.Timeout | undefined
@@ -52,8 +63,9 @@ export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession, offe
     const number = session.beginCalls()
     // Awaited where the turn ends; a failure to count it is reported there, and the call still runs.
     number.catch(() => {})
-    const turn = { session, number, ...(unanswered !== undefined ? { said: unanswered } : {}) }
+    const turn = { session, number, shown: shownForNext, ...(unanswered !== undefined ? { said: unanswered } : {}) }
     unanswered = undefined
+    shownForNext = []
     return turn
   }
 
@@ -64,7 +76,7 @@ export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession, offe
     if (turn) {
       ending = ending
         .then(async () => {
-          await turn.session.endCalls(await turn.number, turn.said)
+          await turn.session.endCalls(await turn.number, turn.said, turn.shown)
         })
         .catch((error: unknown) => mind.logger.warn({ session: ref.sessionId, error: describeError(error) }, 'engram mcp: the work of a turn could not be queued'))
     }
@@ -102,6 +114,12 @@ export function createMcpTurns(mind: MindInternals, ref: AgentToolsSession, offe
     end,
     heard(message) {
       if (extracting) unanswered = message
+    },
+    showed(items) {
+      const shown = items.filter((item) => item.kind === 'procedure' || item.kind === 'skill')
+      // A call that came while the context was being computed opened the turn that answers it.
+      if (open) open.shown = shown
+      else shownForNext = shown
     },
   }
 }

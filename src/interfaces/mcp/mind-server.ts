@@ -6,6 +6,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { derivedSessionId } from '../../core/session-ids.ts'
 import { createResolutionReader } from '../../memory/episodes/resolutions.ts'
+import type { InjectedMemory } from '../../memory/priming/prime.ts'
 import { buildWorkingState } from '../../memory/episodes/working-state.ts'
 import type { Mind } from '../../mind.ts'
 import { internalsOf, type MindInternals } from '../../mind-internals.ts'
@@ -54,9 +55,10 @@ export function primeUserOf(requested: string | undefined, own: string | undefin
  * memory context (identity, rules, lessons within their budgets), the working state (current task,
  * recently resolved issues) and automatic recall (the
  * sender's profile, recent activity, related memories, matching skills) within the message type's
- * budget — all framed and escaped as recalled data (principle 5).
+ * budget — all framed and escaped as recalled data (principle 5) — and the memories it showed (the
+ * procedures the turn answering the message may bear out, decision 0084).
  */
-export function primedContextOf(mind: MindInternals): (message: string, user?: string) => Promise<string> {
+function primedContextOf(mind: MindInternals): (message: string, user?: string) => Promise<{ text: string; shown: readonly InjectedMemory[] }> {
   const resolutions = createResolutionReader(mind.layout.resolutionsFile, 'shared/resolutions.jsonl')
   return async (message, user) => {
     const sender = user !== undefined && user.trim() !== '' ? user.trim() : undefined
@@ -68,7 +70,7 @@ export function primedContextOf(mind: MindInternals): (message: string, user?: s
       mind.primer.prime({ message, viewer: scope.viewer, activity: scope.view.activity, procedures: scope.procedures, skipProfile: true }),
     ])
     const parts = [context.text.trim(), state.text.trim(), primed.text.trim()].filter((part) => part !== '')
-    return parts.length > 0 ? parts.join('\n\n') : 'Your memory holds nothing related to this message yet.'
+    return { text: parts.length > 0 ? parts.join('\n\n') : 'Your memory holds nothing related to this message yet.', shown: primed.injected }
   }
 }
 
@@ -96,7 +98,9 @@ export function createMindMcpServer(host: Mind, options: MindMcpServerOptions = 
   const offers = (name: string): boolean => mcpOffers(set, name)
   const turns = createMcpTurns(mind, ref, offers)
   const agentTools = buildAgentTools(mind, ref, { offers }).map((tool) => ({ ...tool, execute: (input: unknown) => turns.execute(tool.name, input) }))
-  const prime = options.primeMessage ?? primedContextOf(mind)
+  const custom = options.primeMessage
+  // A context computed elsewhere says nothing of what it showed.
+  const prime = custom !== undefined ? async (message: string, user?: string) => ({ text: await custom(message, user), shown: [] }) : primedContextOf(mind)
   const own = options.session?.user
   // Copilot confirmations reach the client where it reads: new ones after a tool's result (pending-confirmations.ts).
   const confirming = withConfirmationsInResults(agentTools, () => mind.pendingConfirmations(own !== undefined ? { user: own } : {}), own)
@@ -118,7 +122,9 @@ export function createMindMcpServer(host: Mind, options: MindMcpServerOptions = 
       if (sender === own) turns.heard(message)
       // What waits for the user's yes or no comes with the context, before the model answers the new message.
       const [context, pending] = await Promise.all([prime(message, sender), mind.pendingConfirmations(sender !== undefined ? { user: sender } : {})])
-      return withPendingConfirmations(context, pending, sender)
+      // The procedures it shows are the ones the turn answering it may bear out.
+      if (sender === own) turns.showed(context.shown)
+      return withPendingConfirmations(context.text, pending, sender)
     },
   })
   // The connection's last turn ends with it, however it closes: the client goes away (the

@@ -20,7 +20,7 @@ import type { DroppedWork } from '../failures.ts'
 import type { ViewerScope } from '../view.ts'
 import type { BoundaryReason, ImmediateEncoder } from '../episodes/immediate-encoding.ts'
 import type { ProcedureStore } from '../procedures/procedure-store.ts'
-import { creditFollowedProcedures, type UseCreditingDeps } from '../procedures/use-crediting.ts'
+import { creditFollowedProcedures, creditShownInCallTurn, type UseCreditingDeps } from '../procedures/use-crediting.ts'
 import { type BoundaryOutcome, encodingHandler, procedureOutcomesHandler, replayHandler } from './boundary-work.ts'
 import { createJobRunner, type JobHandler, type JobOutcome } from './job-runner.ts'
 import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob, settledCompactionStates } from './memory-compaction-work.ts'
@@ -244,6 +244,14 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       const facts = deps.extractFromTurns && work.said !== undefined ? [work.said] : undefined
       const queued = await queueTurnJobs(turnJobs(work, undefined, clock.now().toISOString(), facts))
       await callTurns.ended(work.sessionId, work.user, work.turn)
+      // What the client was shown for this turn and opened or bore out in it is credited a use, as a library turn's end does.
+      if (work.shown !== undefined && work.shown.length > 0) {
+        try {
+          await creditShownInCallTurn(crediting, { session: work.sessionId, user: work.user, log: deps.scope(work.user).view.own.activity, turn: work.turn, shown: work.shown })
+        } catch (error) {
+          deps.onWarning(`procedure use: ${describeError(error)}`)
+        }
+      }
       return queued
     },
 

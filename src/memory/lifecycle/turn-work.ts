@@ -52,6 +52,8 @@ export interface TurnWork {
   messageId?: number
   /** A calls-only turn: the user's message it answered, when the host said it (MCP's `primed_context`); not stored. */
   said?: string
+  /** A calls-only turn: the procedures and skills shown for it (MCP's `primed_context`), credited when the turn bore them out. */
+  shown?: ReadonlyArray<{ kind: string; source: string }>
 }
 
 /**

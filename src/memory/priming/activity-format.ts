@@ -144,6 +144,16 @@ function toolOutcome(record: ActivityRecord): string {
   return result === '' ? status : `${status}: ${result}`
 }
 
+/**
+ * What a tool call was given and how it ended, neither escaped nor cut: `path=x -> failed: …`. For
+ * readers other than priming that show the log to a model (the skill drafter): a call logged
+ * without content is still its input, as priming shows it.
+ */
+export function describeToolCall(record: ActivityRecord): string {
+  const outcome = toolOutcome(record)
+  return [toolInput(record), outcome === '' ? '' : `-> ${outcome}`].filter((part) => part !== '').join(' ')
+}
+
 /** A part of a tool call's line, escaped and cut short; `cut` says whether the pointer is needed. */
 function toolPart(text: string, limit = TOOL_PART_LIMIT): { text: string; cut: boolean } {
   const flat = escaped(text)

@@ -46,9 +46,15 @@ test('the log is read back into numbered turns of one session', () => {
     { ts: at(4), type: 'message_received', content: 'unnumbered', session: 's' },
     { ts: at(5), type: 'tool_use', tool: 'lost', session: 's', meta: {} },
     { ts: at(6), type: 'message_received', content: 'thanks', session: 's', meta: { turn: 2 } },
+    // An MCP client's calls: no message, each call logged with its turn's number.
+    { ts: at(7), type: 'tool_use', tool: 'read_memory_file', session: 's', meta: { turn: 3, input: '{"path":"procedures/x.md"}' } },
+    { ts: at(8), type: 'tool_use', tool: 'memorize', session: 's', meta: { turn: 3, input: '{}' } },
+    { ts: at(9), type: 'tool_use', tool: 'search_memory', session: 's', meta: { turn: 4, input: '{}' } },
   ].map((record, i) => ({ ...record, ref: `activity/2026-03-02.jsonl#L${i + 1}` })) as ActivityRecord[]
   assert.deepEqual(loggedTurns(records, 's'), [
     { number: 1, message: 'deploy', calls: [{ tool: 'shell', input: '{"command":"npm test"}' }], replies: ['done'] },
     { number: 2, message: 'thanks', calls: [], replies: [] },
+    { number: 3, message: '', calls: [{ tool: 'read_memory_file', input: '{"path":"procedures/x.md"}' }, { tool: 'memorize', input: '{}' }], replies: [] },
+    { number: 4, message: '', calls: [{ tool: 'search_memory', input: '{}' }], replies: [] },
   ])
 })

@@ -41,8 +41,9 @@ const REPORT_OUTCOME_TOOL = 'report_procedure_outcome'
 
 /**
  * The numbered turns of `sessionId` in `records`: each `message_received` logged with its turn
- * number opens one; tool calls and replies after it are its own. Records of other sessions, and
- * messages logged without a number, open nothing.
+ * number opens one; tool calls and replies after it are its own. A tool call logged with the number
+ * of a turn without a message (an MCP client's calls, decision 0045) opens that turn, with no
+ * message. Records of other sessions, and messages logged without a number, open nothing.
  */
 export function loggedTurns(records: readonly ActivityRecord[], sessionId: string): LoggedTurn[] {
   const events = records
@@ -56,6 +57,11 @@ export function loggedTurns(records: readonly ActivityRecord[], sessionId: strin
       current = typeof number === 'number' && Number.isInteger(number) && number > 0 ? { number, message: event.content ?? '', calls: [], replies: [] } : undefined
       if (current) turns.push(current)
     } else if (event.type === 'tool_use') {
+      const number = event.meta?.turn
+      if (typeof number === 'number' && Number.isInteger(number) && number > 0 && current?.number !== number) {
+        current = { number, message: '', calls: [], replies: [] }
+        turns.push(current)
+      }
       current?.calls.push({ tool: event.tool ?? '', input: typeof event.meta?.input === 'string' ? event.meta.input : '' })
     } else if (event.content) {
       current?.replies.push(event.content)

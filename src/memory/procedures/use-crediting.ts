@@ -23,6 +23,8 @@ export const PROCEDURE_USE_ORIGIN = 'procedure_use'
 
 /** A host may date a message a little before the clock logs it: the log is read from this much earlier. */
 const LOG_MARGIN_MS = 60 * 60_000
+/** How far back the log is read for an MCP call turn's calls (it has no stored start). */
+const CALL_TURN_LOG_MS = 24 * 60 * 60_000
 
 export interface UseCreditingDeps {
   agent: string
@@ -117,8 +119,47 @@ export async function creditFollowedProcedures(deps: UseCreditingDeps, input: Us
   throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Another process is crediting the procedures of session ${input.session}.`, fix: 'It runs again at the session boundary.' })
 }
 
+/**
+ * Credits each procedure or skill an MCP client was shown (its `primed_context`, which is no stored
+ * turn) and opened or bore out in the call turn that followed (decision 0084). The same rule and the
+ * same once-per-showing record as a library turn's; only the turn itself is read (an MCP turn ends at
+ * the next message, which is shown anew).
+ */
+export async function creditShownInCallTurn(deps: UseCreditingDeps, input: Omit<UseCreditingInput, 'from'> & { turn: number; shown: ReadonlyArray<{ kind: string; source: string }> }): Promise<UseCreditingRun> {
+  const run: UseCreditingRun = { shown: 0, credited: [], already: 0 }
+  const shown = shownIn(deps.agent, input.turn, { primed: input.shown })
+  if (shown.length === 0) return run
+  // A call turn lasts minutes (two quiet minutes end it); its calls are in the log of the last day.
+  const since = new Date(deps.clock.now().getTime() - CALL_TURN_LOG_MS).toISOString()
+  const credit = (): Promise<UseCreditingRun> => creditShowings(deps, input, since, input.turn, run, async () => new Map([[input.turn, shown]]))
+  if (!deps.locks) return credit()
+  const outcome = await deps.locks.withLock(`procedure-use:${deps.agent}:${input.session}`, credit)
+  if (outcome.kind === 'done') return outcome.value
+  throw new EngramError({ code: ErrorCode.lockBusy, category: 'system', message: `Another process is crediting the procedures of session ${input.session}.`, fix: 'Open the procedure again in a later turn to have it counted.' })
+}
+
 /** The credit run itself, over the log from `since` and the showings from turn `fromTurn`. */
-async function creditSince(deps: UseCreditingDeps, input: UseCreditingInput, since: string, fromTurn: number, run: UseCreditingRun): Promise<UseCreditingRun> {
+function creditSince(deps: UseCreditingDeps, input: UseCreditingInput, since: string, fromTurn: number, run: UseCreditingRun): Promise<UseCreditingRun> {
+  return creditShowings(deps, input, since, fromTurn, run, async (turns) => {
+    const shown = new Map<number, Shown[]>()
+    for (const turn of turns) {
+      const stored = await deps.lifecycle.turn(deps.agent, { sessionId: input.session, turn: turn.number })
+      // A session belongs to the user it was opened with; a turn of anyone else is never read.
+      if (stored && stored.user === input.user) shown.set(turn.number, shownIn(deps.agent, turn.number, stored.provenance))
+    }
+    return shown
+  })
+}
+
+/** Credits the showings `showingsOf` gives for the logged turns from `fromTurn`, each once. */
+async function creditShowings(
+  deps: UseCreditingDeps,
+  input: Pick<UseCreditingInput, 'session' | 'log'>,
+  since: string,
+  fromTurn: number,
+  run: UseCreditingRun,
+  showingsOf: (turns: readonly LoggedTurn[]) => Promise<Map<number, Shown[]>>,
+): Promise<UseCreditingRun> {
   const records = await input.log.read({ since, types: ['message_received', 'tool_use', 'response_sent', 'memory_write'] })
   const turns = loggedTurns(records, input.session).filter((turn) => turn.number >= fromTurn)
   const byNumber = new Map(turns.map((turn) => [turn.number, turn]))
@@ -127,17 +168,13 @@ async function creditSince(deps: UseCreditingDeps, input: UseCreditingInput, sin
       .filter((record) => record.type === 'memory_write' && record.meta?.origin === PROCEDURE_USE_ORIGIN && record.meta.session === input.session)
       .map((record) => `${String(record.meta?.turn)}\u0000${String(record.meta?.path)}`),
   )
-
-  const shown = new Map<number, Shown[]>()
-  for (const turn of turns) {
-    const stored = await deps.lifecycle.turn(deps.agent, { sessionId: input.session, turn: turn.number })
-    // A session belongs to the user it was opened with; a turn of anyone else is never read.
-    if (stored && stored.user === input.user) shown.set(turn.number, shownIn(deps.agent, turn.number, stored.provenance))
-  }
+  const shown = await showingsOf(turns)
   const ignored = new Set(deps.ignoredTools)
   const texts = new Map<string, { text: string; unit: string } | null>()
   for (const [number, items] of shown) {
-    const turn = byNumber.get(number) as LoggedTurn
+    const turn = byNumber.get(number)
+    // A showing whose turn left nothing in the log (no call, no reply) was followed by nothing.
+    if (turn === undefined) continue
     for (const item of items) {
       run.shown++
       if (credited.has(`${number}\u0000${item.source}`)) {

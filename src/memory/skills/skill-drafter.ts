@@ -8,6 +8,7 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { parseFrontmatter } from '../../core/frontmatter.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { ActivityLog, ActivityRecord } from '../../storage/contracts.ts'
+import { describeToolCall } from '../priming/activity-format.ts'
 import { slugify } from './labels.ts'
 
 /** What a draft holds before it gets a unique label and is saved. */
@@ -35,7 +36,8 @@ const EVENT_TEXT_LIMIT = 400
 
 function formatEvent(record: ActivityRecord): string {
   const label = ACTIVITY_LABELS[record.type] ?? record.type
-  const text = (record.summary ?? record.content ?? '').replace(/\s+/g, ' ').trim()
+  // A tool call as priming shows it: its input and how it ended (a call over MCP logs no content).
+  const text = (record.type === 'tool_use' ? describeToolCall(record) : (record.summary ?? record.content ?? '')).replace(/\s+/g, ' ').trim()
   const tool = record.tool ? ` ${record.tool}` : ''
   return `${record.ts} ${label}${tool}: ${text.length > EVENT_TEXT_LIMIT ? `${text.slice(0, EVENT_TEXT_LIMIT)}…` : text}`
 }

@@ -2,7 +2,8 @@
  * `engram serve`: the HTTP API over this agent's memory (decision 0038) on serve.host :
  * serve.port, loopback by default. The due background work runs on the serve.maintain cron
  * schedule; on SIGINT / SIGTERM the server stops the schedule, stops accepting, waits for the
- * requests in flight and a maintenance run in progress, closes the mind and returns 0. What a
+ * requests in flight, gives the background work a short grace (what still runs then goes back to
+ * the queue), closes the mind and returns 0. What a
  * client may hold of it (time to send a request, connections per client and in all) is bounded by
  * the serve.* settings (`connection-limits.ts`, decision 0056).
  *
@@ -12,6 +13,7 @@
 import { randomBytes } from 'node:crypto'
 import { Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { serve } from '@hono/node-server'
 import { Cron } from 'croner'
 import { EngramError, ErrorCode, messageOf } from '../../../../core/errors.ts'
@@ -31,9 +33,19 @@ import { limitConnections, serverTimeouts } from './connection-limits.ts'
 const DRAIN_MS = 10_000
 
 /**
+ * After SIGINT / SIGTERM and the requests' drain, how long the background work (an MCP turn's
+ * learning, a maintenance run waiting on a model) may go on before it is handed back to the queue,
+ * where the next maintain anywhere (`engram maintain`, this server's next scheduled run) runs it
+ * at once. The drain and this stay well inside a supervisor's grace (Kubernetes 30 s), which a
+ * model call (llm.timeoutMs, 60 s by default) would not.
+ */
+const SIGNAL_GRACE_MS = 5_000
+
+/**
  * The due background work on a cron schedule. `mind.maintain()` decides what is due (each job is
  * keyed by its period, so a schedule more frequent than the work runs it once); croner's `protect`
- * skips a tick while the previous run is still going, and `stop()` waits for that run.
+ * skips a tick while the previous run is still going, and `stop()` stops the ticks and returns that
+ * run (a stopping server gives it a grace, not its whole length).
  */
 function scheduleMaintenance(mind: MindInternals, pattern: string, log: (line: string) => void): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve()
@@ -57,9 +69,9 @@ function scheduleMaintenance(mind: MindInternals, pattern: string, log: (line: s
     })
   }
   return {
-    async stop() {
+    stop() {
       job.stop()
-      await running
+      return running
     },
   }
 }
@@ -128,6 +140,7 @@ export const serveCommand: Command = {
     let server: ReturnType<typeof serve> | undefined
     let schedule: { stop(): Promise<void> } | undefined
     let draining: { stop(): Promise<void> } | undefined
+    let closing: { graceMs: number } | undefined
     try {
       const limits = mind.config.values.serve
       const { host, port, tokens, maintain } = limits
@@ -173,16 +186,22 @@ export const serveCommand: Command = {
         process.on('SIGINT', stop)
         process.on('SIGTERM', stop)
       })
-      // No new maintenance run; stop accepting, let the requests in flight finish; then the run in progress.
+      // No new maintenance run; stop accepting, let the requests in flight finish; then the run in
+      // progress and the background work, within the grace (what is still running then goes back
+      // to the queue when the mind closes).
       const stopping = schedule.stop()
       await draining?.stop()
-      await stopping
+      const deadline = Date.now() + SIGNAL_GRACE_MS
+      await Promise.race([stopping, sleep(SIGNAL_GRACE_MS, undefined, { ref: false })])
+      closing = { graceMs: Math.max(0, deadline - Date.now()) }
       context.io.stderr.write(`engram serve: stopped (${signal})\n`)
       return { data: { served: true, agent: mind.agent, address, ended: signal }, human: '', quiet: true }
     } finally {
       if (server?.listening) server.close()
-      await schedule?.stop()
-      await mind.close()
+      // Stopped by a signal: the run in progress was given its grace above; otherwise it is awaited.
+      const running = schedule?.stop()
+      if (closing === undefined) await running
+      await mind.close(closing)
     }
   },
 }
