@@ -238,7 +238,11 @@ async function dumpTables(url: string, schema: string): Promise<TableDump> {
       [schema],
     )
     const dump: TableDump = {}
-    for (const column of columns) (dump[column.table_name] ??= { columns: [], rows: [] }).columns.push({ name: column.column_name, type: column.data_type })
+    for (const column of columns) {
+      const table = dump[column.table_name] ?? { columns: [], rows: [] }
+      table.columns.push({ name: column.column_name, type: column.data_type })
+      dump[column.table_name] = table
+    }
     for (const table of Object.keys(dump)) {
       const result = await client.query<{ row: Record<string, unknown> }>(`SELECT to_jsonb(t) AS row FROM "${schema}"."${table}" t`)
       ;(dump[table] as TableDump[string]).rows = result.rows.map((row) => row.row)
