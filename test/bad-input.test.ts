@@ -7,7 +7,7 @@
  * named by U+FFFD.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -38,6 +38,24 @@ function assertRefused(answer: Answer, field: string, what: RegExp): void {
 function namesUnder(dir: string): string[] {
   if (!existsSync(dir)) return []
   return readdirSync(dir, { recursive: true, withFileTypes: true }).map((entry) => entry.name)
+}
+
+/** `engram mcp` in a child process written to line by line (what the official client cannot send), and its answer to a request id. */
+function rawMcp(home: string, env: Record<string, string | undefined>): { child: ChildProcess; answerTo(id: number): Promise<string> } {
+  const child = spawn(process.execPath, [bin, 'mcp', '--home', home, '--user', 'ada'], { env, cwd: root, stdio: ['pipe', 'pipe', 'ignore'] })
+  let out = ''
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8')
+  })
+  const answerTo = async (id: number): Promise<string> => {
+    for (let waited = 0; waited < 200; waited++) {
+      const line = out.split('\n').find((candidate) => candidate.includes(`"id":${id}`))
+      if (line) return line
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    throw new Error(`no answer to request ${id}: ${out}`)
+  }
+  return { child, answerTo }
 }
 
 function httpCases(settings: () => Record<string, unknown>): void {
@@ -178,29 +196,17 @@ function mcpCases(setup: () => { env: Record<string, string>; home: string }): v
     // The official client cannot send such bytes (JSON.stringify escapes half a character), so
     // they are written to a second engram mcp on the same home as a raw line of stdin.
     const { env, home } = setup()
-    const child = spawn(process.execPath, [bin, 'mcp', '--home', home, '--user', 'ada'], { env, cwd: root, stdio: ['pipe', 'pipe', 'ignore'] })
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8')
-    })
-    const answerTo = async (id: number): Promise<string> => {
-      for (let waited = 0; waited < 200; waited++) {
-        const line = out.split('\n').find((candidate) => candidate.includes(`"id":${id}`))
-        if (line) return line
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      throw new Error(`no answer to request ${id}: ${out}`)
-    }
+    const { child, answerTo } = rawMcp(home, env)
     try {
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`)
+      child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`)
       await answerTo(1)
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`)
+      child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`)
       const call = Buffer.concat([
         Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_memory_file","arguments":{"path":"knowledge/'),
         Buffer.from([0xed, 0xa0, 0x80]),
         Buffer.from('raw-tea.md","content":"# Tea\\n\\nGreen.\\n"}}}\n'),
       ])
-      child.stdin.write(call)
+      child.stdin?.write(call)
       const answer = JSON.parse(await answerTo(2)) as { result: { isError?: boolean; content: Array<{ text: string }> } }
       assert.equal(answer.result.isError, true, JSON.stringify(answer))
       assert.match(answer.result.content[0]?.text ?? '', /U\+FFFD/)
@@ -208,6 +214,32 @@ function mcpCases(setup: () => { env: Record<string, string>; home: string }): v
       child.kill()
     }
     assert.deepEqual(namesUnder(home).filter((name) => name.includes('\ufffd')), [], 'no file is named by a replacement character')
+  })
+
+  test('an initialize whose params have the wrong types is invalid params naming the field, and a good one then connects', async () => {
+    // The SDK registered initialize before any handler of ours: a number as protocolVersion was -32603 (decision 0085).
+    const { env, home } = setup()
+    const { child, answerTo } = rawMcp(home, env)
+    try {
+      const initialize = (id: number, params: Record<string, unknown>) => child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params })}\n`)
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [{ protocolVersion: 5, capabilities: {}, clientInfo: { name: 'raw', version: '1' } }, /params\.protocolVersion/],
+        [{ protocolVersion: '2025-06-18', capabilities: 'all', clientInfo: { name: 'raw', version: '1' } }, /params\.capabilities/],
+        [{ protocolVersion: '2025-06-18', capabilities: {}, clientInfo: 7 }, /params\.clientInfo/],
+      ]
+      for (const [i, [params, field]] of cases.entries()) {
+        initialize(i + 1, params)
+        const answer = JSON.parse(await answerTo(i + 1)) as { error?: { code: number; message: string } }
+        assert.equal(answer.error?.code, McpErrorCode.InvalidParams, JSON.stringify(answer))
+        assert.match(answer.error?.message ?? '', field)
+      }
+      initialize(9, { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } })
+      const good = JSON.parse(await answerTo(9)) as { result?: { protocolVersion: string; serverInfo: { name: string } } }
+      assert.equal(good.result?.protocolVersion, '2025-06-18', JSON.stringify(good))
+      assert.equal(good.result?.serverInfo.name, 'engram')
+    } finally {
+      child.kill()
+    }
   })
 
   test('tools/list, resources/list and prompts/list with params of the wrong type are invalid params, not internal errors', async () => {

@@ -17,15 +17,18 @@
  * ENGRAM_CONSOLIDATION_KILLS_PG=<n> change how many.
  */
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { parseFrontmatter } from '../src/core/frontmatter.ts'
-import { consolidationModel, runKillTrials } from '../src/memory/consolidation/test-support/consolidation-kills.ts'
+import { CONSOLIDATED_AT, consolidationModel, LIVED_AT, runKillTrials } from '../src/memory/consolidation/test-support/consolidation-kills.ts'
 import { runPostgresKillTrials } from '../src/memory/consolidation/test-support/consolidation-kills-postgres.ts'
 import { onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { startFakeOpenAiServer } from '../src/testing/fake-openai-server.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
+
+/** The day `days` before the home was lived in (the scenario's old episode days). */
+const dated = (days: number): string => new Date(Date.parse(LIVED_AT) - days * 86_400_000).toISOString().slice(0, 10)
 
 const KILLS = Number(process.env.ENGRAM_CONSOLIDATION_KILLS ?? 24)
 const SEED = Number(process.env.ENGRAM_KILL_SEED ?? Date.now() % 1_000_000)
@@ -50,6 +53,11 @@ test(`consolidation killed ${KILLS} times at random points ends, after a recover
   assert.equal(read('archive/merged/knowledge/tea-habit.md').merged_into, 'tea-habits')
   const bob = join(dir, 'unkilled', 'agents', 'default', 'users', 'bob')
   assert.equal(parseFrontmatter(readFileSync(join(bob, 'knowledge/office-hours.md'), 'utf8')).frontmatter.superseded_by, 'office-opening')
+  // …and compressed the old days of episodes, each with its version and its record.
+  const day = dated(45)
+  assert.equal(read(`episodes/${day}.md`).compressed, true)
+  assert.ok(readdirSync(join(ada, 'archive/versions/episode')).some((name) => name.startsWith(`${day}.`)))
+  assert.match(readFileSync(join(dir, 'unkilled', 'agents', 'default', 'users', 'ada', 'activity', `${CONSOLIDATED_AT.slice(0, 10)}.jsonl`), 'utf8'), new RegExp(`compressed \\d+ → \\d+ bytes.*episodes/${day}\\.md`))
   assert.ok(run.written >= 15, `the unkilled run changed ${run.written} files`)
 
   const summary = run.trials.map((trial, i) => `#${i} kill ${trial.delayMs} ms ${trial.point} → ${trial.leftAt}; differ after recovery: ${trial.differ.join(', ') || 'nothing'}${trial.recoveryCode === 0 ? '' : `; recovery exited ${trial.recoveryCode}: ${trial.recoveryStderr}`}`)

@@ -9,7 +9,7 @@
  * the same rows and digest as an unkilled one.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, describe, test } from 'node:test'
@@ -126,6 +126,11 @@ describe('engram migrate carries archives, forgotten memory, earlier versions an
     assert.equal(run.json?.data?.status, 'complete')
     const notCarried = JSON.stringify(((run.json?.data?.agents ?? []) as Array<{ notMoved: string[] }>)[0]?.notMoved)
     assert.doesNotMatch(notCarried, /forgotten rules|archived documents|earlier versions of documents/, 'what is carried is not listed as left behind')
+    // --help promises what is carried and names what is not: no "without loss" (issue 27).
+    const help = spawnSync(process.execPath, [BIN, 'migrate', '--help'], { env: tmp.env, encoding: 'utf8' }).stdout
+    assert.doesNotMatch(help, /without loss|lossless/i)
+    assert.match(help, /archives, earlier versions, forgotten memories and access counts/)
+    assert.match(help, /not session records, counters or ended jobs/)
     const mind = await openMindInternals({ home: target, env: tmp.env, ignoreConfigFile: true, embedder: null, reindexOnOpen: false })
     try {
       const there = await archiveAndAccess(mind.backend)

@@ -91,6 +91,10 @@ onPostgres('engram migrate killed and run again', (url) => {
             `UPDATE "${schema}".ctx_messages SET content = 'changed by hand' WHERE seq = 3 AND conversation_id = (SELECT id FROM "${schema}".ctx_conversations WHERE session_id = 'long-1')`,
           )
           assert.equal(changed.rowCount, 1)
+          // And a copied archived document, edited by hand (a rerun writes a live document again, but
+          // never over an archive it did not write): its file and its tree differ.
+          const edited = await client.query(`UPDATE "${schema}".docs_archived SET body = body || 'edited by hand' WHERE owner = 'agent' AND slug = 'old-office'`)
+          assert.equal(edited.rowCount, 1)
         } finally {
           await client.end()
         }
@@ -101,7 +105,10 @@ onPostgres('engram migrate killed and run again', (url) => {
         const [agent] = again.json?.data?.agents ?? []
         assert.ok(agent)
         assert.equal(agent.status, 'incomplete')
-        assert.match(JSON.stringify(agent.verification.differences), /conversation long-1: messages/)
+        const differences = JSON.stringify(agent.verification.differences)
+        assert.match(differences, /conversation long-1: messages/)
+        assert.match(differences, /"what":"file agents\/default\/archive\/forgotten\/knowledge\/old-office\.md"/, differences)
+        assert.match(differences, /"what":"tree agents\/default"/, differences)
       } finally {
         await dropKillRunSchema(url, schema)
       }

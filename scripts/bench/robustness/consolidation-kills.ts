@@ -3,7 +3,8 @@
  * then run again in a fresh process; the recovered home against an unkilled run's, byte for byte.
  * The scenario, the child and what is compared are those of test/consolidation-kill.test.ts
  * (src/memory/consolidation/test-support/consolidation-kills.ts): daily (extraction, validation,
- * supersession, distillation, reconsolidation) then weekly (duplicate merge, contradiction scan),
+ * supersession, distillation, reconsolidation) then weekly (duplicate merge, contradiction scan,
+ * episode compression: decision 0085),
  * two users, the fake model server, a fixed instant. Baseline, same run: the unkilled run.
  *
  * Run on its own: `node scripts/bench/robustness/consolidation-kills.ts [--kills 30] [--seed N]`

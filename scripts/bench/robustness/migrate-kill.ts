@@ -4,8 +4,9 @@
  * turns, job runs, long conversations with a three-level summary DAG) is migrated once to the end
  * (the reference); then each trial migrates into a fresh schema in a child process killed after a
  * delay drawn over the part of the reference run that writes, runs the same command again, and
- * compares the schema with the reference: the rows of every table and the digests per conversation
- * and per tree. Last, a target changed by hand must be reported incomplete with a non-zero exit.
+ * compares the schema with the reference: every row of every table (counts and contents, ids and
+ * times two unkilled runs fill differently left out: decision 0085) and the digests per
+ * conversation and per tree. Last, a target changed by hand must be reported incomplete with a non-zero exit.
  *
  * Needs PostgreSQL: ENGRAM_DATABASE_URL, or the test server `npm run bench -- robustness --backend
  * postgres` starts. Run on its own: `node scripts/bench/robustness/migrate-kill.ts [--kills 24]
@@ -91,7 +92,7 @@ export async function run(options: MigrateKillBenchOptions = {}): Promise<string
       `Server: ${await describeServer(url)}. Seed ${seed}. The home: ${rows.map(([table, n]) => `${table} ${n}`).join(', ')}.`,
       `Unkilled run: ${(reference.run.ms / 1000).toFixed(2)} s, the target's schema created at ${(reference.openedAtMs / 1000).toFixed(2)} s; kills drawn uniformly between the two.`,
       '',
-      '| runs killed with SIGKILL | left mid-copy (some rows) | of them with some summaries but not all | before any row | every row there (reindex, verification) | reruns exit 0 and "complete" | reruns equal to the unkilled run (rows of every table, digests per conversation and tree) | rerun time median / max |',
+      '| runs killed with SIGKILL | left mid-copy (some rows) | of them with some summaries but not all | before any row | every row there (reindex, verification) | reruns exit 0 and "complete" | reruns equal to the unkilled run (every row of every table, digests per conversation and tree) | rerun time median / max |',
       '|---|---|---|---|---|---|---|---|',
       `| ${killed.length} | ${count('mid-run')} | ${partSummaries.length} | ${count('before any row')} | ${count('every row there')} | ${complete} | ${same} | ${(median(reruns) / 1000).toFixed(2)} s / ${(Math.max(...reruns) / 1000).toFixed(2)} s |`,
       '',

@@ -15,6 +15,7 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  InitializeRequestSchema,
   ErrorCode as McpErrorCode,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -59,6 +60,9 @@ function toCallToolResult(result: ToolResult, tool?: McpTool): CallToolResult {
     ...(result.isError && result.error ? { _meta: { [TOOL_ERROR_META]: { ...result.error } } } : {}),
   }
 }
+
+/** A handler as the SDK's protocol keeps it: the raw request, parsed by the handler itself. */
+type SdkRequestHandler = (request: unknown, extra: unknown) => Promise<unknown>
 
 function invalidParams(message: string): McpError {
   return new McpError(McpErrorCode.InvalidParams, message)
@@ -169,6 +173,11 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   // e.g. tools/list with a numeric cursor (decision 0055).
   const register = server.setRequestHandler.bind(server)
   server.setRequestHandler = ((schema: z.ZodObject, handler: never) => register(paramsReadByUs(schema) as never, handler)) as typeof server.setRequestHandler
+  // The SDK registered `initialize` in its constructor, before the wrap above: an initialize whose
+  // protocolVersion was a number went back as -32603 (decision 0085). Registered again through the
+  // wrap, delegating to the SDK's own handler, which records the client's capabilities and info.
+  const sdkInitialize = (server as unknown as { _requestHandlers?: Map<string, SdkRequestHandler> })._requestHandlers?.get('initialize')
+  if (sdkInitialize) server.setRequestHandler(InitializeRequestSchema, ((request: unknown, extra: unknown) => sdkInitialize(request, extra)) as never)
   server.registerCapabilities({ tools: {}, resources: {} })
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {

@@ -15,6 +15,7 @@
  * text), a file already compressed, and one that would not shrink. A second run changes nothing.
  * The search index still holds the full sections until the next reindex; the caller reindexes.
  */
+import type { ActivityEvent } from '../../core/activity.ts'
 import { type Clock, isoDay } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
@@ -43,6 +44,11 @@ export interface EpisodeCompressionOptions {
   olderThanDays?: number
   /** Say what would be compressed, write nothing. */
   dryRun?: boolean
+  /**
+   * The start of a killed run this one goes on with: a compression whose record that run appended
+   * is finished at the record's instant, not compressed (and recorded) a second time.
+   */
+  resumedSince?: string
 }
 
 export interface EpisodeCompressionRun {
@@ -51,6 +57,10 @@ export interface EpisodeCompressionRun {
   /** Old files left alone for a reason a person may want to fix (frontmatter that cannot be read, a write that failed). */
   skipped: Array<{ path: string; reason: string }>
 }
+
+/** Whether `event` is the record of an episode's compression (see `compressEpisodes`). */
+const isCompressionRecord = (event: ActivityEvent): boolean =>
+  event.type === 'memory_write' && event.meta?.action === 'consolidate' && event.meta.period === 'weekly' && typeof event.meta.reason === 'string' && event.meta.reason.startsWith('compressed ')
 
 /** A unit of kept text: a sentence of a paragraph, or one list item. */
 interface Unit {
@@ -202,6 +212,9 @@ export async function compressEpisodes(deps: EpisodeCompressionDeps, options: Ep
     const old = (await documents.slugs('episode')).filter((slug) => slug < before).map((slug) => ({ slug, path: `${ownerTree(deps.layout, owner).rel}/episodes/${slug}.md` }))
     if (old.length === 0) continue
     const unreadable = new Set((await documents.problems(['episode'])).map((problem) => problem.file))
+    const activity = deps.backend.owned(owner).activity
+    // What a killed run recorded of its compressions (each record is appended before its write).
+    const begun = options.resumedSince === undefined || options.dryRun ? [] : (await activity.read({ since: options.resumedSince, types: ['memory_write'] })).filter(isCompressionRecord)
     for (const ref of old) {
       const path = `${ownerNamespace(owner)}episodes/${ref.slug}.md`
       if (unreadable.has(ref.path)) {
@@ -218,12 +231,19 @@ export async function compressEpisodes(deps: EpisodeCompressionDeps, options: Ep
           // Nothing cut (only blank lines would go) or nothing saved: the file stays as it is.
           if (!dropped || sizes.after >= sizes.before) return undefined
           if (!options.dryRun) {
-            const at = deps.clock.now().toISOString()
+            // Recorded in the owner's own log, as the weekly run's other changes are (the dashboard
+            // lists a run's changes from there) — before the write, so that a crash between the two
+            // leaves the record for the resumed run to finish at its instant, never a compressed
+            // file without its record (decision 0085).
+            const earlier = begun.find((record) => record.content === path)
+            const at = earlier?.ts ?? deps.clock.now().toISOString()
+            if (!earlier) {
+              const reason = `compressed ${sizes.before} → ${sizes.after} bytes; the full text stays in archive/versions/`
+              await activity.append({ ts: at, type: 'memory_write', content: path, summary: `${reason} — ${path}`, meta: { action: 'consolidate', period: 'weekly', path, reason } })
+            }
             const frontmatter = { ...doc.frontmatter, compressed: true, compression: 'extractive', compressed_at: at }
-            await documents.write('episode', ref.slug, frontmatter, body, { reason: `episode compression: older than ${olderThanDays} days, each section cut to its heading, first sentences, lists and marker` })
-            // Recorded in the owner's own log, as the weekly run's other changes are (the dashboard lists a run's changes from there).
-            const reason = `compressed ${sizes.before} → ${sizes.after} bytes; the full text stays in archive/versions/`
-            await deps.backend.owned(owner).activity.append({ ts: at, type: 'memory_write', content: path, summary: `${reason} — ${path}`, meta: { action: 'consolidate', period: 'weekly', path, reason } })
+            // At the record's instant: a write a crash cut after saving the version reuses that version.
+            await documents.write('episode', ref.slug, frontmatter, body, { reason: `episode compression: older than ${olderThanDays} days, each section cut to its heading, first sentences, lists and marker`, at })
           }
           return sizes
         })

@@ -418,12 +418,12 @@ const WEEKLY_RUN = 'consolidation-weekly-run'
  * The run to do now: the one a killed process left unfinished (started, never ended), with the
  * owners it had integrated, so that it goes on with the next owner; else a new one.
  */
-async function resumableRun(backend: Backend, agent: string, at: string): Promise<{ id: string; done: Set<string> }> {
+async function resumableRun(backend: Backend, agent: string, at: string): Promise<{ id: string; done: Set<string>; since?: string }> {
   const [last] = await backend.jobs.runs({ job: WEEKLY_RUN, agent, limit: 1 })
   if (last && last.details.state === 'started' && typeof last.details.run === 'string') {
     const id = last.details.run
     const owners = await backend.jobs.runs({ job: WEEK_INTEGRATED, agent, limit: 1000 })
-    return { id, done: new Set(owners.filter((run) => run.details.run === id && typeof run.details.owner === 'string').map((run) => run.details.owner as string)) }
+    return { id, since: last.startedAt, done: new Set(owners.filter((run) => run.details.run === id && typeof run.details.owner === 'string').map((run) => run.details.owner as string)) }
   }
   const id = randomUUID()
   await backend.jobs.record({ job: WEEKLY_RUN, agent, startedAt: at, finishedAt: at, status: 'ok', details: { run: id, state: 'started' } })
@@ -461,7 +461,7 @@ async function weeklyRun(deps: WeeklyIntegrationDeps, options: { dryRun?: boolea
     if (!(error instanceof BudgetExhausted)) throw error
     run.pending.push({ step: 'contradiction scan', reason: error.message, waiting: 0 })
   }
-  run.compressed = (await compressEpisodes(deps, options)).compressed
+  run.compressed = (await compressEpisodes(deps, { ...options, ...(resumed.since !== undefined ? { resumedSince: resumed.since } : {}) })).compressed
   if (!options.dryRun) await deps.backend.jobs.record({ job: WEEKLY_RUN, agent: deps.agent, startedAt: now, finishedAt: deps.clock.now().toISOString(), status: 'ok', details: { run: resumed.id, state: 'ended' } })
   if (llm) Object.assign(run, { calls: llm.used().calls, tokens: llm.used().tokens })
   return run

@@ -82,7 +82,7 @@ const NOT_MOVED = [
 ]
 
 /** How many times each key is there: the target holds a thing as many times as the source, not once. */
-function multiset(keys: string[]): Map<string, number> {
+export function multiset(keys: string[]): Map<string, number> {
   const counts = new Map<string, number>()
   for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1)
   return counts

@@ -5,12 +5,13 @@
  * A small home is built once: two users whose sessions of the day wrote episodes (Ada moved the
  * staging deploys from Kamal to Fly.io; Bob's standup moved), Ada's fact and procedure about
  * Kamal, two near-identical facts of Ada's about tea, and two facts of Bob's about when the office
- * opens that contradict each other. One consolidation of it, daily then weekly
+ * opens that contradict each other, and old days of episodes of both. One consolidation of it, daily then weekly
  * (`consolidate-child.ts`, a process of its own, a fixed instant, the fake model server answering
  * by what it is asked), writes linked documents: a distilled procedure, the Kamal procedure
  * reconsolidated to version 2, a fact superseding the Kamal fact (`supersedes` / `superseded_by`),
  * Bob's new fact, the tea facts merged (one to `archive/merged/` with `merged_into`), Bob's office
- * facts resolved by the weekly scan — with their versions, version log and activity records.
+ * facts resolved by the weekly scan, old episode days compressed — with their versions, version
+ * log and activity records.
  *
  * Each trial copies the home, starts the child, kills it with SIGKILL after a random delay, runs
  * the child again in a fresh process (the recovery run), and compares the home with the home of an
@@ -107,6 +108,15 @@ export async function buildHome(home: string, env: Record<string, string>, url: 
     await ada.write('knowledge', 'tea-habits', fact(10), '# Tea\n\nAda drinks green tea every afternoon in the office.\n')
     await bob.write('knowledge', 'office-hours', fact(30), '# Office hours\n\nThe office opens at 9 every weekday.\n')
     await bob.write('knowledge', 'office-opening', fact(5), '# Office hours\n\nThe office opens at 8 every weekday.\n')
+    // Old days of episodes, which the weekly run compresses (each file: a record, then the write).
+    const section = (time: string, topic: string): string =>
+      `## ${time} — ${topic}\n\n${topic} took the whole meeting. The budget came first, line by line, with every quote we had. Then the venue, the rooms and the travel days of each team. Lunch was last, and it ran long because nobody agreed on the place. We left with a list of open questions for next time.\n`
+    for (const [documents, days] of [[ada, [45, 44, 43]], [bob, [41, 40]]] as const) {
+      for (const days_ of days) {
+        const day = dated(days_).slice(0, 10)
+        await documents.write('episode', day, { date: day }, `# ${day}\n\n${section('10:00', 'Offsite planning')}\n${section('15:00', 'Deploy review')}`)
+      }
+    }
   } finally {
     await mind.close()
   }

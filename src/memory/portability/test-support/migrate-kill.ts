@@ -4,8 +4,8 @@
  * migration carries and conversations with a summary DAG; `engram migrate --to postgres://…` run
  * once to the end (the reference), then again and again in child processes killed with SIGKILL
  * after a random delay drawn over the reference's duration, each followed by a rerun; each
- * recovered schema is compared with the reference row for row (the rows of every table) and by
- * digest (per conversation and per tree, `digestAgent`).
+ * recovered schema is compared with the reference row for row (the count and the contents of the
+ * rows of every table, `RowContents`) and by digest (per conversation and per tree, `digestAgent`).
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -15,6 +15,7 @@ import { ManualClock, systemClock } from '../../../core/clock.ts'
 import type { Engram } from '../../../core/engram.ts'
 import { openMindInternals } from '../../../mind-internals.ts'
 import { openPostgresBackend } from '../../../storage/postgres/backend.ts'
+import { multiset } from '../migrate-backend.ts'
 import { type AgentDigest, digestAgent } from '../migration-digest.ts'
 
 const BIN = fileURLToPath(new URL('../../../interfaces/cli/bin.ts', import.meta.url))
@@ -205,6 +206,88 @@ export interface ReferenceRun {
   openedAtMs: number
   rows: Record<string, number>
   digest: AgentDigest
+  /** Every row of every table, without the columns no two runs agree on (`RowContents`). */
+  contents: RowContents
+}
+
+/**
+ * The rows of a schema as a multiset per table, each row its JSON without the columns that say
+ * when or under which number it was written: the columns two unkilled runs into fresh schemas
+ * fill differently (times the target stamps, random summary ids), and every bigint id and
+ * reference to one (`id`, `rowid`, `*_id`) — a killed run uses up identity values, so a rerun
+ * numbers its rows otherwise while holding the same ones. What links rows by those ids (a
+ * summary's messages, a conversation's items) is compared by the digest instead.
+ */
+export interface RowContents {
+  /** Per table, the columns left out. */
+  ignored: Record<string, string[]>
+  /** Per table, each row's JSON (without the ignored columns) and how many times it is there. */
+  rows: Record<string, Map<string, number>>
+}
+
+type TableDump = Record<string, { columns: Array<{ name: string; type: string }>; rows: Array<Record<string, unknown>> }>
+
+/** Every row of every table of `schema`, with each table's columns and their types. */
+async function dumpTables(url: string, schema: string): Promise<TableDump> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows: columns } = await client.query<{ table_name: string; column_name: string; data_type: string }>(
+      `SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
+        WHERE c.table_schema = $1 AND t.table_type = 'BASE TABLE' ORDER BY c.table_name, c.ordinal_position`,
+      [schema],
+    )
+    const dump: TableDump = {}
+    for (const column of columns) {
+      const table = dump[column.table_name] ?? { columns: [], rows: [] }
+      table.columns.push({ name: column.column_name, type: column.data_type })
+      dump[column.table_name] = table
+    }
+    for (const table of Object.keys(dump)) {
+      const result = await client.query<{ row: Record<string, unknown> }>(`SELECT to_jsonb(t) AS row FROM "${schema}"."${table}" t`)
+      ;(dump[table] as TableDump[string]).rows = result.rows.map((row) => row.row)
+    }
+    return dump
+  } finally {
+    await client.end()
+  }
+}
+
+/** Each column's values of `table` in `dump`, as one sorted list (to tell whether two runs filled it alike). */
+const columnValues = (dump: TableDump, table: string, column: string): string => JSON.stringify((dump[table]?.rows ?? []).map((row) => JSON.stringify(row[column] ?? null)).sort())
+
+/** The columns of each table left out of the comparison: ids, and what `first` and `second` (two unkilled runs) fill differently. */
+function ignoredColumns(first: TableDump, second: TableDump): Record<string, string[]> {
+  const ignored: Record<string, string[]> = {}
+  for (const [table, { columns }] of Object.entries(first)) {
+    ignored[table] = columns
+      .filter(({ name, type }) => (type === 'bigint' && (name === 'id' || name === 'rowid' || name.endsWith('_id'))) || columnValues(first, table, name) !== columnValues(second, table, name))
+      .map(({ name }) => name)
+  }
+  return ignored
+}
+
+function contentsOf(dump: TableDump, ignored: Record<string, string[]>): RowContents['rows'] {
+  const rows: RowContents['rows'] = {}
+  for (const [table, { rows: tableRows }] of Object.entries(dump)) {
+    const left = new Set(ignored[table] ?? [])
+    rows[table] = multiset(tableRows.map((row) => JSON.stringify(Object.fromEntries(Object.entries(row).filter(([column]) => !left.has(column))))))
+  }
+  return rows
+}
+
+/** Rows of `actual` not in `expected` and the reverse, per table: at most three shown of each. */
+function rowDifferences(actual: RowContents['rows'], expected: RowContents['rows']): string[] {
+  const differences: string[] = []
+  for (const table of new Set([...Object.keys(actual), ...Object.keys(expected)])) {
+    const extra = (from: Map<string, number> | undefined, minus: Map<string, number> | undefined): string[] =>
+      [...(from ?? new Map<string, number>())].flatMap(([row, count]) => Array<string>(Math.max(0, count - (minus?.get(row) ?? 0))).fill(row))
+    const more = extra(actual[table], expected[table])
+    const fewer = extra(expected[table], actual[table])
+    if (more.length > 0) differences.push(`${table}: ${more.length} row(s) the unkilled run does not hold, e.g. ${more.slice(0, 3).map((row) => row.slice(0, 300)).join(' | ')}`)
+    if (fewer.length > 0) differences.push(`${table}: ${fewer.length} row(s) of the unkilled run missing, e.g. ${fewer.slice(0, 3).map((row) => row.slice(0, 300)).join(' | ')}`)
+  }
+  return differences
 }
 
 /**
@@ -229,7 +312,18 @@ export async function referenceRun(home: string, env: Record<string, string>, ur
     }
     const run = await running
     if (run.code !== 0) throw new Error(`the unkilled migrate failed (exit ${run.code}): ${JSON.stringify(run.json)} ${run.stderr}`)
-    return { run, openedAtMs: Number.isNaN(openedAtMs) ? 0 : openedAtMs, rows: await rowCounts(url, schema), digest: await schemaDigest(url, schema) }
+    const dump = await dumpTables(url, schema)
+    // A second unkilled run into another fresh schema tells which columns no two runs fill alike.
+    const twin = killRunSchema(prefix)
+    try {
+      const again = await runMigrate(home, env, url, twin)
+      if (again.code !== 0) throw new Error(`the second unkilled migrate failed (exit ${again.code}): ${JSON.stringify(again.json)} ${again.stderr}`)
+      const ignored = ignoredColumns(dump, await dumpTables(url, twin))
+      const contents = { ignored, rows: contentsOf(dump, ignored) }
+      return { run, openedAtMs: Number.isNaN(openedAtMs) ? 0 : openedAtMs, rows: await rowCounts(url, schema), digest: await schemaDigest(url, schema), contents }
+    } finally {
+      await dropKillRunSchema(url, twin)
+    }
   } finally {
     await client.end()
     await dropKillRunSchema(url, schema)
@@ -295,7 +389,7 @@ export interface KillTrial {
   /** Rows of the messages and summaries tables the kill left, against the reference. */
   left: { messages: number; summaries: number }
   rerun: MigrateRun
-  /** Tables whose rows differ from the reference's after the rerun, and the digest differences. */
+  /** Tables whose row counts or rows (`RowContents`) differ from the reference's after the rerun. */
   rowsDiffer: string[]
   digestSame: boolean
 }
@@ -305,7 +399,7 @@ export async function killTrial(
   home: string,
   env: Record<string, string>,
   url: string,
-  reference: { rows: Record<string, number>; digest: AgentDigest },
+  reference: { rows: Record<string, number>; digest: AgentDigest; contents: RowContents },
   delayMs: number,
   prefix = 'test',
 ): Promise<KillTrial> {
@@ -315,7 +409,10 @@ export async function killTrial(
     const afterKill = await rowCounts(url, schema)
     const rerun = await runMigrate(home, env, url, schema)
     const rows = await rowCounts(url, schema)
-    const rowsDiffer = [...new Set([...Object.keys(rows), ...Object.keys(reference.rows)])].filter((table) => rows[table] !== reference.rows[table]).map((table) => `${table}: ${rows[table] ?? 0} rows, reference ${reference.rows[table] ?? 0}`)
+    const rowsDiffer = [
+      ...[...new Set([...Object.keys(rows), ...Object.keys(reference.rows)])].filter((table) => rows[table] !== reference.rows[table]).map((table) => `${table}: ${rows[table] ?? 0} rows, reference ${reference.rows[table] ?? 0}`),
+      ...rowDifferences(contentsOf(await dumpTables(url, schema), reference.contents.ignored), reference.contents.rows),
+    ]
     const digest = await schemaDigest(url, schema)
     return {
       delayMs,
