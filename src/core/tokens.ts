@@ -18,27 +18,58 @@
  * is: a message may say anything, and model APIs do not read special tokens out of user text.
  */
 import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { O200kTable } from './o200k-table.ts'
 
-// The o200k tables take ~80 ms to load; commands that never count tokens should not pay for them,
-// so the encoder is required synchronously on first use rather than imported at start-up.
+// Nothing of the encoder is loaded at start-up: commands that never count tokens do not pay for it.
 const require = createRequire(import.meta.url)
 type EncoderCount = (text: string, options?: { disallowedSpecial?: Set<string> }) => number
 /** No special token is refused: `<|endoftext|>` in a message is counted as ordinary text. */
 const NO_SPECIAL_TOKENS = new Set<string>()
+/** The ranks shipped in their compact form (o200k-table.ts), two levels above this file in src/ and in dist/ alike. */
+const RANKS = new URL('../../resources/o200k.ranks', import.meta.url)
 let o200kCount: ((text: string) => number) | undefined
+
+/**
+ * The o200k count of a text: its pieces (the encoder's own pattern) counted over the shipped
+ * ranks, which load in a millisecond. Without that file (a damaged install) gpt-tokenizer's own
+ * encoder counts, the same numbers after 200–450 ms of building its tables.
+ */
 function encoder(): (text: string) => number {
   if (o200kCount === undefined) {
-    const count = (require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: EncoderCount }).countTokens
-    o200kCount = (text) => count(text, { disallowedSpecial: NO_SPECIAL_TOKENS })
+    let table: O200kTable | undefined
+    try {
+      table = O200kTable.read(readFileSync(RANKS))
+    } catch {
+      table = undefined
+    }
+    const split = pieces()
+    if (table && split) {
+      const global = new RegExp(split.source, 'gu')
+      const ranks = table
+      o200kCount = (text) => {
+        let n = 0
+        for (const [piece] of text.matchAll(global)) n += ranks.countPiece(piece)
+        return n
+      }
+    } else o200kCount = gptTokenizerCount()
   }
   return o200kCount
 }
+
+/** gpt-tokenizer's own o200k count (what the shipped ranks reproduce). */
+function gptTokenizerCount(): (text: string) => number {
+  const count = (require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: EncoderCount }).countTokens
+  return (text) => count(text, { disallowedSpecial: NO_SPECIAL_TOKENS })
+}
+
 let o200kPieces: RegExp | null | undefined
 /**
  * The encoder's own pre-tokenisation pattern (what it splits text into before byte-pair merging),
  * sticky; null when this version of gpt-tokenizer does not export it where expected (it is not
- * part of its documented API): countTokensByLine then counts the whole text.
+ * part of its documented API): countTokensByLine then counts the whole text, and the encoder is
+ * gpt-tokenizer's own.
  */
 function pieces(): RegExp | null {
   if (o200kPieces === undefined) {
