@@ -13,7 +13,7 @@
  * slows each of them alike.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -105,6 +105,8 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const built = join(root, '.bench', 'dist')
 rmSync(built, { recursive: true, force: true })
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', built], { cwd: root, stdio: 'inherit' })
+// As in the package, resources/ sits beside dist/ (the word vectors, WordNet, the token ranks).
+symlinkSync(join(root, 'resources'), join(root, '.bench', 'resources'))
 
 if (values.only !== 'first') {
   const status = ['status', '--home', home, '--json']
