@@ -21,6 +21,8 @@ const FORMAT = 1
 const HEADER = 4
 const EMPTY = -1
 const NO_RANK = Number.POSITIVE_INFINITY
+/** Half of a surrogate pair (TextEncoder writes it as U+FFFD; gpt-tokenizer's string lookup never finds it). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 /** Pieces merged (not single tokens) whose count is remembered, as gpt-tokenizer's merge cache does. */
 const MERGE_MEMO_LIMIT = 50_000
 
@@ -166,7 +168,7 @@ export class O200kTable {
     const length = this.#encoder.encodeInto(piece, bytes).written
     // A whole piece that is a token: gpt-tokenizer finds it among its string tokens (never one that
     // starts with a byte-order mark; never a piece holding half a surrogate pair).
-    if (piece.isWellFormed() && !bomAt(bytes, 0, length) && this.#find(bytes, 0, length) >= 0) return 1
+    if (!bomAt(bytes, 0, length) && this.#find(bytes, 0, length) >= 0 && (length === piece.length || !LONE_SURROGATE.test(piece))) return 1
     const n = this.#mergedCount(bytes, length)
     if (this.#merged.size >= MERGE_MEMO_LIMIT) this.#merged.clear()
     this.#merged.set(piece, n)
