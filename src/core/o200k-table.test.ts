@@ -8,12 +8,13 @@ import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import { test } from 'node:test'
-import { O200kTable } from './o200k-table.ts'
+import { O200K_PIECES, O200kTable } from './o200k-table.ts'
 
 const require = createRequire(import.meta.url)
 const library = require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: (text: string, options: { disallowedSpecial: Set<string> }) => number }
 const ranks = (require('gpt-tokenizer/cjs/bpeRanks/o200k_base') as { default: Array<string | number[]> }).default
-const split = new RegExp((require('gpt-tokenizer/cjs/encodingParams/constants') as { O200K_TOKEN_SPLIT_REGEX: RegExp }).O200K_TOKEN_SPLIT_REGEX.source, 'gu')
+const libraryPieces = (require('gpt-tokenizer/cjs/encodingParams/constants') as { O200K_TOKEN_SPLIT_REGEX: RegExp }).O200K_TOKEN_SPLIT_REGEX
+const split = new RegExp(O200K_PIECES, 'gu')
 const root = resolve(import.meta.dirname, '../..')
 const table = O200kTable.read(readFileSync(join(root, 'resources/o200k.ranks'))) as O200kTable
 
@@ -23,6 +24,11 @@ function counted(text: string): number {
   for (const [piece] of text.matchAll(split)) n += table.countPiece(piece)
   return n
 }
+
+test('the pre-tokenisation pattern is gpt-tokenizer’s', () => {
+  assert.equal(O200K_PIECES, libraryPieces.source)
+  assert.ok(libraryPieces.unicode)
+})
 
 test('the shipped file holds gpt-tokenizer’s ranks: each token kept as a string is one token', () => {
   assert.ok(table, 'resources/o200k.ranks is not a table of this format')

@@ -15,6 +15,13 @@
  */
 import { endianness } from 'node:os'
 
+/**
+ * The o200k pre-tokenisation pattern, gpt-tokenizer's O200K_TOKEN_SPLIT_REGEX (tiktoken's), as a
+ * source for the `u` flag; o200k-table.test.ts holds it to gpt-tokenizer's.
+ */
+export const O200K_PIECES =
+  "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+
 /** Layout version, first word of the file. */
 const FORMAT = 1
 /** Header words: format, tokens, bytes of all tokens, hash capacity. */

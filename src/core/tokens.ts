@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { O200kTable } from './o200k-table.ts'
+import { O200K_PIECES, O200kTable } from './o200k-table.ts'
 
 // Nothing of the encoder is loaded at start-up: commands that never count tokens do not pay for it.
 const require = createRequire(import.meta.url)
@@ -44,13 +44,17 @@ function encoder(): (text: string) => number {
     } catch {
       table = undefined
     }
-    const split = pieces()
-    if (table && split) {
-      const global = new RegExp(split.source, 'gu')
+    if (table) {
       const ranks = table
       o200kCount = (text) => {
         let n = 0
-        for (const [piece] of text.matchAll(global)) n += ranks.countPiece(piece)
+        for (let at = 0; at < text.length; at = PIECES.lastIndex) {
+          PIECES.lastIndex = at
+          const piece = PIECES.exec(text)?.[0]
+          // Every character belongs to some piece; were the pattern to say otherwise, the encoder counts.
+          if (piece === undefined || piece === '') return gptTokenizerCount()(text)
+          n += ranks.countPiece(piece)
+        }
         return n
       }
     } else o200kCount = gptTokenizerCount()
@@ -64,24 +68,12 @@ function gptTokenizerCount(): (text: string) => number {
   return (text) => count(text, { disallowedSpecial: NO_SPECIAL_TOKENS })
 }
 
-let o200kPieces: RegExp | null | undefined
 /**
  * The encoder's own pre-tokenisation pattern (what it splits text into before byte-pair merging),
- * sticky; null when this version of gpt-tokenizer does not export it where expected (it is not
- * part of its documented API): countTokensByLine then counts the whole text, and the encoder is
- * gpt-tokenizer's own.
+ * sticky: one compiled pattern both counts and finds a line's last piece (each compile of it costs
+ * milliseconds in a fresh process).
  */
-function pieces(): RegExp | null {
-  if (o200kPieces === undefined) {
-    try {
-      const source = (require('gpt-tokenizer/cjs/encodingParams/constants') as { O200K_TOKEN_SPLIT_REGEX?: RegExp }).O200K_TOKEN_SPLIT_REGEX?.source
-      o200kPieces = source === undefined ? null : new RegExp(source, 'uy')
-    } catch {
-      o200kPieces = null
-    }
-  }
-  return o200kPieces
-}
+const PIECES = new RegExp(O200K_PIECES, 'uy')
 
 // Short strings are the common case on the hot path (entries, messages); caching them avoids
 // re-encoding the same rule or lesson on every turn. Bounded so that it cannot grow without limit.
@@ -259,8 +251,7 @@ function lastPiece(line: string, pattern: RegExp): string {
  * not look like that are counted together. tokens.test.ts checks the equality on random texts.
  */
 export function countTokensByLine(text: string): number {
-  const pattern = pieces()
-  if (pattern === null) return countTokens(text)
+  const pattern = PIECES
   const parts = text.split(NEWLINE_RUNS)
   const breaks = text.match(NEWLINE_RUNS) ?? []
   const opensPiece = (line: string): boolean => line !== '' && !WHITESPACE.test(line.charAt(0)) && line.charAt(0) !== '/'
