@@ -103,7 +103,7 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 // The published package runs compiled JavaScript; from a clone, Node strips the types of the
 // sources on every start. Both are measured.
 const built = join(root, '.bench', 'dist')
-rmSync(built, { recursive: true, force: true })
+rmSync(join(root, '.bench'), { recursive: true, force: true })
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', built], { cwd: root, stdio: 'inherit' })
 // As in the package, resources/ sits beside dist/ (the word vectors, WordNet, the token ranks).
 symlinkSync(join(root, 'resources'), join(root, '.bench', 'resources'))
