@@ -178,7 +178,8 @@ export class O200kTable {
     if (!bomAt(bytes, 0, length) && this.#find(bytes, 0, length) >= 0 && (length === piece.length || !LONE_SURROGATE.test(piece))) return 1
     const n = this.#mergedCount(bytes, length)
     if (this.#merged.size >= MERGE_MEMO_LIMIT) this.#merged.clear()
-    this.#merged.set(piece, n)
+    // Kept as a copy: a piece cut from a long message must not keep the whole message alive.
+    this.#merged.set(` ${piece}`.slice(1), n)
     return n
   }
 
