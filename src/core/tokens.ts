@@ -18,39 +18,62 @@
  * is: a message may say anything, and model APIs do not read special tokens out of user text.
  */
 import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { O200K_PIECES, O200kTable } from './o200k-table.ts'
 
-// The o200k tables take ~80 ms to load; commands that never count tokens should not pay for them,
-// so the encoder is required synchronously on first use rather than imported at start-up.
+// Nothing of the encoder is loaded at start-up: commands that never count tokens do not pay for it.
 const require = createRequire(import.meta.url)
 type EncoderCount = (text: string, options?: { disallowedSpecial?: Set<string> }) => number
 /** No special token is refused: `<|endoftext|>` in a message is counted as ordinary text. */
 const NO_SPECIAL_TOKENS = new Set<string>()
+/** The ranks shipped in their compact form (o200k-table.ts), two levels above this file in src/ and in dist/ alike. */
+const RANKS = new URL('../../resources/o200k.ranks', import.meta.url)
 let o200kCount: ((text: string) => number) | undefined
+
+/**
+ * The o200k count of a text: its pieces (the encoder's own pattern) counted over the shipped
+ * ranks, which load in a millisecond. Without that file (a damaged install) gpt-tokenizer's own
+ * encoder counts, the same numbers after 200–450 ms of building its tables.
+ */
 function encoder(): (text: string) => number {
   if (o200kCount === undefined) {
-    const count = (require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: EncoderCount }).countTokens
-    o200kCount = (text) => count(text, { disallowedSpecial: NO_SPECIAL_TOKENS })
+    let table: O200kTable | undefined
+    try {
+      table = O200kTable.read(readFileSync(RANKS))
+    } catch {
+      table = undefined
+    }
+    if (table) {
+      const ranks = table
+      o200kCount = (text) => {
+        let n = 0
+        for (let at = 0; at < text.length; at = PIECES.lastIndex) {
+          PIECES.lastIndex = at
+          const piece = PIECES.exec(text)?.[0]
+          // Every character belongs to some piece; were the pattern to say otherwise, the encoder counts.
+          if (piece === undefined || piece === '') return gptTokenizerCount()(text)
+          n += ranks.countPiece(piece)
+        }
+        return n
+      }
+    } else o200kCount = gptTokenizerCount()
   }
   return o200kCount
 }
-let o200kPieces: RegExp | null | undefined
+
+/** gpt-tokenizer's own o200k count (what the shipped ranks reproduce). */
+function gptTokenizerCount(): (text: string) => number {
+  const count = (require('gpt-tokenizer/cjs/encoding/o200k_base') as { countTokens: EncoderCount }).countTokens
+  return (text) => count(text, { disallowedSpecial: NO_SPECIAL_TOKENS })
+}
+
 /**
  * The encoder's own pre-tokenisation pattern (what it splits text into before byte-pair merging),
- * sticky; null when this version of gpt-tokenizer does not export it where expected (it is not
- * part of its documented API): countTokensByLine then counts the whole text.
+ * sticky: one compiled pattern both counts and finds a line's last piece (each compile of it costs
+ * milliseconds in a fresh process).
  */
-function pieces(): RegExp | null {
-  if (o200kPieces === undefined) {
-    try {
-      const source = (require('gpt-tokenizer/cjs/encodingParams/constants') as { O200K_TOKEN_SPLIT_REGEX?: RegExp }).O200K_TOKEN_SPLIT_REGEX?.source
-      o200kPieces = source === undefined ? null : new RegExp(source, 'uy')
-    } catch {
-      o200kPieces = null
-    }
-  }
-  return o200kPieces
-}
+const PIECES = new RegExp(O200K_PIECES, 'uy')
 
 // Short strings are the common case on the hot path (entries, messages); caching them avoids
 // re-encoding the same rule or lesson on every turn. Bounded so that it cannot grow without limit.
@@ -228,8 +251,7 @@ function lastPiece(line: string, pattern: RegExp): string {
  * not look like that are counted together. tokens.test.ts checks the equality on random texts.
  */
 export function countTokensByLine(text: string): number {
-  const pattern = pieces()
-  if (pattern === null) return countTokens(text)
+  const pattern = PIECES
   const parts = text.split(NEWLINE_RUNS)
   const breaks = text.match(NEWLINE_RUNS) ?? []
   const opensPiece = (line: string): boolean => line !== '' && !WHITESPACE.test(line.charAt(0)) && line.charAt(0) !== '/'

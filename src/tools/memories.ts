@@ -19,7 +19,7 @@ import { canSee, type Owner, ownerOfUser, userOfOwner, type Viewer } from '../co
 import { type ForgetOutcome, type ForgettableMemory, memoryPathOf } from '../memory/forgetting/forget-memory.ts'
 import type { DocumentHistory } from '../memory/consolidation/history.ts'
 import { locateMemoryPath, memoryPathOfSource } from '../memory/tree/memory-paths.ts'
-import { type ExtractionMessage, type ExtractionMethod, extractFacts } from '../memory/extraction/extract.ts'
+import type { ExtractionMessage, ExtractionMethod } from '../memory/extraction/extract.ts'
 import type { Llm } from '../llm/contracts.ts'
 import type { EngramFile } from '../storage/contracts.ts'
 import { forgettableOwners, resolveForgetTarget } from './forget-targets.ts'
@@ -264,6 +264,8 @@ export function createMemories(host: ToolHost, deps: { llm?: Llm } = {}): Memori
         if (!Array.isArray(input.messages) || input.messages.some((message) => typeof message !== 'object' || message === null || typeof message.role !== 'string' || typeof message.content !== 'string')) {
           throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'add({ messages }) takes a list of { role, content } with text content.', fix: 'pass { messages: [{ role: "user", content: "…" }, …], user?: "<id>" }' })
         }
+        // Loaded when facts are first extracted, not when a mind opens (decision 0082).
+        const { extractFacts } = await import('../memory/extraction/extract.ts')
         const extraction = await extractFacts(input.messages, deps.llm ? { llm: deps.llm } : {})
         const owner = ownerOfUser(input.user)
         const results = await encode(extraction.engrams.map((engram) => ({ ...engram, owner: engram.owner ?? owner })), input.user)

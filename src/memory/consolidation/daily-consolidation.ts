@@ -27,13 +27,12 @@
  */
 import { lstat, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { isoDay } from '../../core/clock.ts'
 import type { Clock } from '../../core/clock.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
 import { type ProgressOptions, startPhase } from '../../core/progress.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { Backend, JobInput } from '../../storage/contracts.ts'
+import type { Backend } from '../../storage/contracts.ts'
 import type { HomeLayout } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { type ForgettingVerdict, LOW_ACTIVITY_FIELDS } from './forgetting-policy.ts'
@@ -42,15 +41,10 @@ import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
 import { type ConsolidationSettings, type KnowledgeConsolidationRun, runKnowledgeConsolidation } from './knowledge-consolidation.ts'
 
-export const DAILY_CONSOLIDATION_JOB = 'consolidation-daily'
+export { DAILY_CONSOLIDATION_JOB, dailyConsolidationJob } from './schedule.ts'
 
 /** Larger files are left for a person (a document pasted whole is not a memory to annotate). */
 const MAX_MIGRATED_BYTES = 1_000_000
-
-/** The daily job for `at`'s day. */
-export function dailyConsolidationJob(at: Date): Omit<JobInput, 'agent'> {
-  return { kind: DAILY_CONSOLIDATION_JOB, key: `${DAILY_CONSOLIDATION_JOB}:${isoDay(at)}`, payload: {}, runAfter: at.toISOString() }
-}
 
 export interface DailyConsolidationDeps {
   backend: Backend

@@ -13,12 +13,11 @@
  * applied step by step, idempotently; a run killed anywhere is finished by the next consolidation
  * (or the next mind's first `maintain()`) and ends where an unkilled run ends.
  */
-import { randomUUID } from 'node:crypto'
 import { isoDay } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import type { MemoryDoc } from '../../core/memory-doc.ts'
 import { type Owner, ownerOfUser } from '../../core/owner.ts'
-import type { Backend, JobInput } from '../../storage/contracts.ts'
+import type { Backend } from '../../storage/contracts.ts'
 import { type HomeLayout, ownerNamespace, ownerTree } from '../../storage/home-layout.ts'
 import type { Clock } from '../../core/clock.ts'
 import { type ForgettableDocKind, forgottenDocumentEvent } from '../forgetting/forget-memory.ts'
@@ -30,24 +29,9 @@ import { everyOwnedDocument, type OwnedDocument } from './owned-documents.ts'
 import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedForgetting, stuckStep, type UnitPlan } from './unit-plan.ts'
 import { retainProcedureVersions, type VersionRetentionRun } from './version-retention.ts'
 
-export const MONTHLY_FORGETTING_JOB = 'consolidation-monthly'
+export { MONTHLY_FORGETTING_JOB, monthlyForgettingJob } from './schedule.ts'
 /** The job run recorded when one owner's month is done (its plan's completion). */
 const MONTH_FORGOTTEN = 'consolidation-monthly-owner'
-
-/**
- * The monthly job for `at`'s month, or a forced one of its own (`engram consolidate monthly`). A
- * forced job's key is unique to the call, not only to the instant: a killed process's job, still
- * leased, must not stand for the next process's request at the same instant (a fixed clock).
- */
-export function monthlyForgettingJob(at: Date, forced = false): Omit<JobInput, 'agent'> {
-  const iso = at.toISOString()
-  return {
-    kind: MONTHLY_FORGETTING_JOB,
-    key: forced ? `${MONTHLY_FORGETTING_JOB}:forced:${iso}:${randomUUID().slice(0, 8)}` : `${MONTHLY_FORGETTING_JOB}:${isoDay(at).slice(0, 7)}`,
-    payload: { forced },
-    runAfter: iso,
-  }
-}
 
 export interface ForgettingDeps {
   backend: Backend

@@ -40,7 +40,7 @@ import { describeError } from '../../core/errors.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { Backend, DocumentStore, JobInput } from '../../storage/contracts.ts'
+import type { Backend, DocumentStore } from '../../storage/contracts.ts'
 import { type HomeLayout, ownerNamespace } from '../../storage/home-layout.ts'
 import type { JobHandler } from '../lifecycle/job-runner.ts'
 import { DOC_FOLDERS } from '../forgetting/forget-memory.ts'
@@ -51,10 +51,11 @@ import { oneConsolidationAtATime } from './one-at-a-time.ts'
 import { contradictionSchema, type ConsolidationSettings, distilledProcedure, type PendingStep, PROCEDURE_DUPLICATE_SIMILARITY, proceduresSchema, step } from './knowledge-consolidation.ts'
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm } from './llm-budget.ts'
 import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedChange, stuckStep, type UnitPlan } from './unit-plan.ts'
+import { isoWeek } from './schedule.ts'
 import { countsSimilarity, factsAgree, sanitizeFences, slugFor, termCounts, textSimilarity, unsupportedFacts } from './text-facts.ts'
 import { z } from 'zod'
 
-export const WEEKLY_INTEGRATION_JOB = 'consolidation-weekly'
+export { WEEKLY_INTEGRATION_JOB, weeklyIntegrationJob } from './schedule.ts'
 
 /** Two live facts at least this similar, with the same numbers and names, are duplicates. */
 export const DUPLICATE_SIMILARITY = 0.8
@@ -71,19 +72,6 @@ const PATTERN_SESSIONS = 3
 /** The documents of one owner compared pairwise (the newest); a bound on the week's work. */
 const MAX_COMPARED = 2000
 
-/** The ISO week of `at` (`2026-W09`). */
-export function isoWeek(at: Date): string {
-  const day = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()))
-  const weekday = day.getUTCDay() || 7
-  day.setUTCDate(day.getUTCDate() + 4 - weekday)
-  const yearStart = Date.UTC(day.getUTCFullYear(), 0, 1)
-  const week = Math.ceil(((day.getTime() - yearStart) / 86_400_000 + 1) / 7)
-  return `${day.getUTCFullYear()}-W${String(week).padStart(2, '0')}`
-}
-
-export function weeklyIntegrationJob(at: Date): Omit<JobInput, 'agent'> {
-  return { kind: WEEKLY_INTEGRATION_JOB, key: `${WEEKLY_INTEGRATION_JOB}:${isoWeek(at)}`, payload: {}, runAfter: at.toISOString() }
-}
 
 export interface WeeklyIntegrationDeps {
   backend: Backend

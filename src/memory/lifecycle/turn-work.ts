@@ -15,7 +15,7 @@ import { type ConversationMessage, IDENTITY_EVERY_TURNS } from '../engrams/ident
 import { type BufferedFailure, learnFromFailures } from '../learning/error-learner.ts'
 import { type PatternEvent, isEventKind } from '../learning/pattern-events.ts'
 import { createPatternMonitor, knownRulesPredicate, PATTERN_MONITOR_MODES, type PatternMonitorMode } from '../learning/pattern-monitor.ts'
-import { extractAndEncodeFacts, type ExtractionMessage } from '../extraction/extract.ts'
+import type { ExtractionMessage } from '../extraction/extract.ts'
 import type { DroppedWork } from '../failures.ts'
 import type { ViewerScope } from '../view.ts'
 import type { JobHandler, JobHandlerResult } from './job-runner.ts'
@@ -176,6 +176,8 @@ export function turnWorkHandlers(options: TurnWorkHandlerOptions): Record<string
     async [FACT_EXTRACTION_JOB](job) {
       const { messages } = job.payload
       if (!Array.isArray(messages)) return invalidPayload(job, 'no messages in the payload')
+      // Loaded when a turn's facts are first extracted, not when a mind opens (decision 0082).
+      const { extractAndEncodeFacts } = await import('../extraction/extract.ts')
       // The turn's user's scope: what they said about themselves goes to their own tree, through the gate.
       const extracted = await extractAndEncodeFacts(messages as ExtractionMessage[], options.scope(userOf(job)).encoder, { llm: options.llm })
       const { report } = extracted
