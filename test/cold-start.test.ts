@@ -40,8 +40,10 @@ test('a fresh process’s first begin counts tokens over the shipped ranks and l
     [],
     'gpt-tokenizer’s tables were loaded',
   )
+  // The offline rules of extraction/rules.ts are on the path: a user message's standing instructions are
+  // indexed when it is stored (decision 0079). The fact extraction pipeline (extract.ts) is not.
   assert.deepEqual(
-    own.filter((url) => /\/src\/memory\/(consolidation\/(?!schedule\.ts|episode-compression\.ts|history\.ts)|extraction\/)/.test(url)).map((url) => url.slice(pathToFileURL(root).href.length)),
+    own.filter((url) => /\/src\/memory\/(consolidation\/(?!schedule\.ts|episode-compression\.ts|history\.ts)|extraction\/extract\.ts)/.test(url)).map((url) => url.slice(pathToFileURL(root).href.length)),
     [],
   )
 })
