@@ -3,7 +3,8 @@
  * `session.begin` (store the message, assemble, prime, the memory context, the working state, the
  * tools with their wisdom, the turn counted and its provenance stored) and `session.end` — beside
  * the least a turn can do, measured in the same run: appending the message and assembling the
- * conversation. Run: `npm run bench -- turn [--turns N] [--users N]`.
+ * conversation. Run: `npm run bench -- turn [--turns N] [--users N]`. With `--units N [--home DIR]`,
+ * `session.begin` over N synthetic units instead, beside plain FTS5 (scripts/bench/turn-at-size.ts).
  *
  * Users take turns in their own sessions (new sessions every 40 turns), so every turn reads its
  * user's tree, the agent's and the shared one, and writes into its own.
@@ -15,8 +16,16 @@ import { parseArgs } from 'node:util'
 import { ManualClock } from '../../src/core/clock.ts'
 import { openMindInternals } from '../../src/mind-internals.ts'
 
-const { values } = parseArgs({ options: { turns: { type: 'string', default: '400' }, users: { type: 'string', default: '4' } } })
-const turns = Number(values.turns)
+const { values } = parseArgs({
+  options: { turns: { type: 'string' }, users: { type: 'string', default: '4' }, units: { type: 'string', default: '0' }, home: { type: 'string' } },
+})
+if (Number(values.units) > 0) {
+  // `--units N`: session.begin over N units in the user's tree, beside plain FTS5 (turn-at-size.ts).
+  const { benchTurnAtSize } = await import('./turn-at-size.ts')
+  await benchTurnAtSize({ units: Number(values.units), turns: Number(values.turns ?? 200), ...(values.home ? { home: values.home } : {}) })
+  process.exit(0)
+}
+const turns = Number(values.turns ?? 400)
 const users = Number(values.users)
 const dir = mkdtempSync(join(tmpdir(), 'engram-bench-turn-'))
 const env = { HOME: dir, PATH: process.env.PATH ?? '', ENGRAM_EMBED_MODEL: 'hash-v1' }
