@@ -434,9 +434,10 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       // Analysed before the write lock is taken: the transaction only writes.
       const fields = fullText ? units.map((unit) => ftsFields(unit)) : []
       let replaced = false
+      const written: Array<{ rowid: number; existed: boolean; kindBefore?: string }> = []
       // Prepared once (preparing these five cost more than running them for a turn's few units).
       handle.transaction(() => {
-        const selectExisting = cachedStatement('SELECT rowid, hash, has_vector FROM index_units WHERE id = ?')
+        const selectExisting = cachedStatement('SELECT rowid, kind, hash, has_vector FROM index_units WHERE id = ?')
         const deleteFts = cachedStatement('DELETE FROM index_fts WHERE rowid = ?')
         const insertFts = cachedStatement('INSERT INTO index_fts (rowid, own, near, far, related, kind) VALUES (?, ?, ?, ?, ?, ?)')
         const insertName = cachedStatement('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
@@ -453,9 +454,9 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
         // Rows first, then their full-text rows: written interleaved, unit by unit, the same batch
         // took twice the CPU (FTS5's pending terms and the tables' B-trees evicting each other from
         // the CPU caches; measured at 200k units, decision 0042).
-        const written: Array<{ rowid: number; existed: boolean }> = []
+        written.length = 0
         for (const [i, unit] of units.entries()) {
-          const existing = selectExisting.get(unit.id) as { rowid: number; hash: string; has_vector: number } | undefined
+          const existing = selectExisting.get(unit.id) as { rowid: number; kind: string; hash: string; has_vector: number } | undefined
           if (unit.vector !== undefined) {
             checkDims(unit.vector, `units[${i}].vector`)
             if (storedDims() === undefined) {
@@ -486,7 +487,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
           ) as { rowid: number }
           if (unit.vector !== undefined) vectors.put(rowid, unit.vector)
           else if (!hasVector && existing?.has_vector === 1) vectors.delete([rowid])
-          written.push({ rowid, existed: existing !== undefined })
+          written.push({ rowid, existed: existing !== undefined, ...(existing !== undefined ? { kindBefore: existing.kind } : {}) })
           const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
           if (fullText && typeof speaker === 'string' && speaker.trim() !== '') insertName.run(unit.agent ?? '', speaker.trim())
         }
@@ -497,12 +498,22 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
         }
         replaced = written.some((row) => row.existed)
       })
-      // Once committed: the counts and the vocabulary read (when there are) gain the new units.
+      // Once committed: the counts read (when there are) gain the new units and move the replaced
+      // ones to their kind — every turn replaces its previous message's unit (its neighbours
+      // changed), and counting 100k rows again cost ~2 ms of that turn's priming.
+      if (countsRead !== undefined) {
+        const counts = countsRead.counts
+        written.forEach(({ kindBefore }, i) => {
+          if (kindBefore !== undefined && kindBefore in counts) counts[kindBefore as UnitKind]--
+          counts[(units[i] as IndexUnit).kind]++
+        })
+      }
+      // A replaced unit may have lost words: the vocabulary is read again (the counts stay).
       if (replaced) {
-        forgetVocabulary()
+        vocabularyRead = undefined
+        vocabularyAdded = []
         return
       }
-      if (countsRead !== undefined) for (const unit of units) countsRead.counts[unit.kind]++
       if (vocabularyRead === undefined || !fullText) return
       for (const [own] of fields) vocabularyAdded.push(...unicode61Tokens(own))
       if (vocabularyAdded.length > VOCABULARY_ADDED_LIMIT) forgetVocabulary()
