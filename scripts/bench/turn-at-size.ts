@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { ManualClock } from '../../src/core/clock.ts'
 import { openMindInternals } from '../../src/mind-internals.ts'
+import type { Turn } from '../../src/session/turn.ts'
 import { analyseQuery } from '../../src/memory/retrieval/query-analysis.ts'
 import { seededRandom } from '../../src/test-support/seeded-random.ts'
 import { makeCorpus } from './synthetic-memories.ts'
@@ -50,60 +51,76 @@ const pct = (samples: number[], p: number): number => {
 }
 
 export async function benchTurnAtSize(options: { units: number; turns: number; home?: string }): Promise<void> {
-  const root = mkdtempSync(join(tmpdir(), 'engram-bench-turn-size-'))
-  // A kept home is built once and copied for each run: turns write into it (messages, activity),
-  // and a run must start from the same memory as the run it is compared with.
-  const kept = options.home
-  if (kept !== undefined && existsSync(join(kept, 'built'))) {
+  // The built home is kept (in --home, else for this run) and each pass starts from a copy of it:
+  // turns write into it (messages, activity), and a pass must start from the same memory as the
+  // pass, or the run, it is compared with.
+  const kept = options.home ?? mkdtempSync(join(tmpdir(), 'engram-bench-turn-size-'))
+  try {
+    if (!existsSync(join(kept, 'built'))) await build(kept, options.units)
     if (readFileSync(join(kept, 'built'), 'utf8') !== String(options.units)) throw new Error(`${kept} holds a home of another size: use another --home`)
-    cpSync(kept, root, { recursive: true })
+    // Two passes of the same turns: one times `begin`, the other priming alone just before each
+    // turn. Timed in one pass, each would find the caches the other just filled.
+    const turns = await pass(kept, options, 'begin')
+    const primed = await pass(kept, options, 'prime')
+    const row = (name: string, f: Figures, base?: Figures) => {
+      const ratio = (p: number) => (base ? ` (${(pct(f.cpu, p) / pct(base.cpu, p)).toFixed(1)}×)` : '')
+      return `| ${name} | ${pct(f.cpu, 0.5).toFixed(2)}${ratio(0.5)} | ${pct(f.cpu, 0.95).toFixed(2)}${ratio(0.95)} | ${pct(f.wall, 0.5).toFixed(2)} | ${pct(f.wall, 0.95).toFixed(2)} |`
+    }
+    console.log(`session.begin at ${options.units} units in the user's tree: ${options.turns} turns (first ${WARM_UP} not counted), Node ${process.version}`)
+    console.log('| measure | CPU p50 ms (× floor) | CPU p95 ms (× floor) | wall p50 ms | wall p95 ms |')
+    console.log('|---|---|---|---|---|')
+    console.log(row('plain FTS5 BM25 top-10 of the message (the floor)', turns.floor))
+    console.log(row('priming alone (mind.primer.prime, before each turn)', primed.timed, turns.floor))
+    console.log(row('session.begin', turns.timed, turns.floor))
+  } finally {
+    if (!options.home) rmSync(kept, { recursive: true, force: true })
   }
-  const home = join(root, 'home')
-  const built = existsSync(join(root, 'built'))
-  const clock = new ManualClock(NOW)
-  const env = { HOME: join(root, 'user-home'), PATH: process.env.PATH ?? '', ENGRAM_EMBED_MODEL: 'hash-v1' }
-  const mind = await openMindInternals({ home, env, ignoreConfigFile: true, clock, reindexOnOpen: false })
-  const corpus = makeCorpus({ now: NOW, agent: mind.agent })
-  const floorDb = new DatabaseSync(join(root, 'floor.db'))
-  let closed = false
-  const close = async (): Promise<void> => {
-    if (closed) return
-    closed = true
+}
+
+/** Builds the home in `kept`: the units in the user's tree, a plain FTS5 table of the same texts, what a turn reads besides. */
+async function build(kept: string, units: number): Promise<void> {
+  mkdirSync(kept, { recursive: true })
+  const mind = await openMindInternals({ home: join(kept, 'home'), env: envOf(kept), ignoreConfigFile: true, clock: new ManualClock(NOW), reindexOnOpen: false })
+  const floorDb = new DatabaseSync(join(kept, 'floor.db'))
+  try {
+    const corpus = makeCorpus({ now: NOW, agent: mind.agent })
+    floorDb.exec('CREATE VIRTUAL TABLE floor USING fts5(text)')
+    const insert = floorDb.prepare('INSERT INTO floor(rowid, text) VALUES (?, ?)')
+    const started = performance.now()
+    for (let i = 0; i < units; i += BATCH) {
+      const batch = []
+      for (let j = i; j < Math.min(units, i + BATCH); j++) batch.push({ ...corpus.unit(j), owner: `user:${USER}` as const, user: USER })
+      await mind.backend.index.upsert(batch)
+      floorDb.exec('BEGIN')
+      batch.forEach((unit, k) => insert.run(i + k + 1, unit.text))
+      floorDb.exec('COMMIT')
+      process.stderr.write(`\r${Math.min(units, i + BATCH)} units, ${((performance.now() - started) / 1000).toFixed(0)} s   `)
+    }
+    // What a turn reads besides the index: the user's profile, procedures.
+    await mind.backend.documents.write('user', USER, { name: 'Ada' }, '# Ada\n\n- Prefers short answers.\n- Works on the staging cluster.\n- Timezone: Europe/Berlin.\n')
+    for (let p = 0; p < 20; p++) {
+      await mind.backend.documents.write('procedure', `procedure-${p}`, { description: corpus.sentence(5, 9) }, `# Procedure ${p}\n\n${corpus.sentence(10, 20)}\n`)
+    }
+    await mind.indexed()
+    process.stderr.write('\n')
+  } finally {
     floorDb.close()
     await mind.close()
   }
+  writeFileSync(join(kept, 'built'), String(units))
+}
+
+const envOf = (root: string) => ({ HOME: join(root, 'user-home'), PATH: process.env.PATH ?? '', ENGRAM_EMBED_MODEL: 'hash-v1' })
+
+/** One pass of turns on a copy of the kept home: `begin` timed (with the floor), or priming alone before each turn. */
+async function pass(kept: string, options: { units: number; turns: number }, timing: 'begin' | 'prime'): Promise<{ timed: Figures; floor: Figures }> {
+  const root = mkdtempSync(join(tmpdir(), 'engram-bench-turn-size-'))
+  cpSync(kept, root, { recursive: true })
+  const clock = new ManualClock(NOW)
+  const mind = await openMindInternals({ home: join(root, 'home'), env: envOf(root), ignoreConfigFile: true, clock, reindexOnOpen: false })
+  const floorDb = new DatabaseSync(join(root, 'floor.db'))
   try {
-    if (!built) {
-      floorDb.exec('CREATE VIRTUAL TABLE IF NOT EXISTS floor USING fts5(text)')
-      const insert = floorDb.prepare('INSERT INTO floor(rowid, text) VALUES (?, ?)')
-      const started = performance.now()
-      for (let i = 0; i < options.units; i += BATCH) {
-        const units = []
-        for (let j = i; j < Math.min(options.units, i + BATCH); j++) {
-          const unit = corpus.unit(j)
-          units.push({ ...unit, owner: `user:${USER}` as const, user: USER })
-        }
-        await mind.backend.index.upsert(units)
-        floorDb.exec('BEGIN')
-        units.forEach((unit, k) => insert.run(i + k + 1, unit.text))
-        floorDb.exec('COMMIT')
-        process.stderr.write(`\r${Math.min(options.units, i + BATCH)} units, ${((performance.now() - started) / 1000).toFixed(0)} s   `)
-      }
-      // What a turn reads besides the index: the user's profile, procedures, a day of activity.
-      await mind.backend.documents.write('user', USER, { name: 'Ada' }, '# Ada\n\n- Prefers short answers.\n- Works on the staging cluster.\n- Timezone: Europe/Berlin.\n')
-      for (let p = 0; p < 20; p++) {
-        await mind.backend.documents.write('procedure', `procedure-${p}`, { description: corpus.sentence(5, 9) }, `# Procedure ${p}\n\n${corpus.sentence(10, 20)}\n`)
-      }
-      await mind.indexed()
-      writeFileSync(join(root, 'built'), String(options.units))
-      process.stderr.write('\n')
-      if (kept !== undefined) {
-        await close()
-        mkdirSync(kept, { recursive: true })
-        cpSync(root, kept, { recursive: true })
-        return await benchTurnAtSize(options).finally(() => rmSync(root, { recursive: true, force: true }))
-      }
-    }
+    const corpus = makeCorpus({ now: NOW, agent: mind.agent })
     const random = seededRandom(options.units)
     // Mid-frequency words (Zipf ranks 100–5,000): the words people actually ask about.
     const word = (): string => corpus.vocabulary[100 + Math.floor(random() * 4900)] as string
@@ -120,43 +137,36 @@ export async function benchTurnAtSize(options: { units: number; turns: number; h
       }
     }
     const messages = Array.from({ length: options.turns + WARM_UP }, (_, i) => message(i))
-    // Priming alone is measured on messages of its own, so that neither warms the other's memos.
-    const primed = Array.from({ length: options.turns + WARM_UP }, (_, i) => message(i))
-
     const floorQuery = floorDb.prepare('SELECT rowid FROM floor WHERE floor MATCH ? ORDER BY bm25(floor) LIMIT 10')
     // The message's content words (engram's own query analysis drops the function words, which
     // would make any OR query score nearly every row), OR'd, as a plain full-text search is asked.
     const floorOf = (text: string) => analyseQuery(text, 12).terms.map((w) => `"${w}"`).join(' OR ')
     const floor: Figures = { cpu: [], wall: [] }
-    const begin: Figures = { cpu: [], wall: [] }
-    const prime: Figures = { cpu: [], wall: [] }
+    const timed: Figures = { cpu: [], wall: [] }
     const scope = mind.scope(USER)
     for (let i = 0; i < messages.length; i++) {
       const text = messages[i] as string
       const counted = i >= WARM_UP
-      await measure(floor, counted, () => floorQuery.all(floorOf(text)))
-      await measure(prime, counted, () =>
-        mind.primer.prime({ message: primed[i] as string, viewer: scope.viewer, activity: scope.view.activity, procedures: scope.procedures, skipProfile: true, asOf: clock.now().toISOString() }),
-      )
       const session = mind.session(`chat-${Math.floor(i / 40)}`, { user: USER })
-      const turn = await measure(begin, counted, () => session.begin(text))
+      let turn: Turn
+      if (timing === 'begin') {
+        await measure(floor, counted, () => floorQuery.all(floorOf(text)))
+        turn = await measure(timed, counted, () => session.begin(text))
+      } else {
+        await measure(timed, counted, () =>
+          mind.primer.prime({ message: text, viewer: scope.viewer, activity: scope.view.activity, procedures: scope.procedures, skipProfile: true, asOf: clock.now().toISOString() }),
+        )
+        turn = await session.begin(text)
+      }
       await session.end(turn, `Noted: item ${i}, with the figures you gave.`)
+      // The work `end` queued is not `begin`'s: done before the next turn, not timed.
       await mind.idle()
       clock.advance(30_000)
     }
-    const row = (name: string, f: Figures, base?: Figures) => {
-      const ratio = (p: number) => (base ? ` (${(pct(f.cpu, p) / pct(base.cpu, p)).toFixed(1)}×)` : '')
-      return `| ${name} | ${pct(f.cpu, 0.5).toFixed(2)}${ratio(0.5)} | ${pct(f.cpu, 0.95).toFixed(2)}${ratio(0.95)} | ${pct(f.wall, 0.5).toFixed(2)} | ${pct(f.wall, 0.95).toFixed(2)} |`
-    }
-    console.log(`session.begin at ${options.units} units in the user's tree: ${options.turns} turns (first ${WARM_UP} not counted), Node ${process.version}`)
-    console.log('| measure | CPU p50 ms (× floor) | CPU p95 ms (× floor) | wall p50 ms | wall p95 ms |')
-    console.log('|---|---|---|---|---|')
-    console.log(row('plain FTS5 BM25 top-10 of the message (the floor)', floor))
-    console.log(row('priming alone (mind.primer.prime)', prime, floor))
-    console.log(row('session.begin', begin, floor))
-    const T = (globalThis as any).__T; if (T) console.log(Object.entries(T).map(([k, v]) => `${k} ${((v as number) / messages.length).toFixed(2)}`).join('  '))
+    return { timed, floor }
   } finally {
-    await close()
+    floorDb.close()
+    await mind.close()
     rmSync(root, { recursive: true, force: true })
   }
 }
