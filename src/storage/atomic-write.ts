@@ -13,7 +13,7 @@
  * processes never interleave parts of their lines.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs'
+import { constants } from 'node:fs'
 import { type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { basename, dirname, join } from 'node:path'
@@ -137,12 +137,12 @@ export async function syncFolder(folder: string): Promise<void> {
  * copied, so a missing newline is looked at again after a moment: only one that stays is a line
  * cut off by a crash. (Guessing wrong costs one blank line, which readers skip.)
  */
-async function endsMidLine(fd: number): Promise<boolean> {
+async function endsMidLine(handle: FileHandle): Promise<boolean> {
   const last = Buffer.alloc(1)
   for (let attempt = 0; attempt < 3; attempt++) {
-    const size = fstatSync(fd).size
+    const size = (await handle.stat()).size
     if (size === 0) return false
-    readSync(fd, last, 0, 1, size - 1)
+    await handle.read(last, 0, 1, size - 1)
     if (last[0] === 0x0a) return false
     await sleep(1)
   }
@@ -165,23 +165,20 @@ export async function appendLine(path: string, line: string): Promise<void> {
       fix: 'Serialize the record on one line (JSON.stringify escapes line breaks).',
     })
   }
-  // Synchronous calls, and the folder made only when it is missing: an append is a line of the
-  // activity log on every turn, and six calls through the thread pool cost more than the line.
+  // The folder is made only when it is missing: an append is a line of the activity log on every
+  // turn, and a call through the thread pool for a folder that is there cost as much as the write.
   const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT
-  let fd: number
+  const handle = await open(path, flags, 0o644).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error
+    await mkdir(dirname(path), { recursive: true })
+    return open(path, flags, 0o644)
+  })
   try {
-    fd = openSync(path, flags, 0o644)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    mkdirSync(dirname(path), { recursive: true })
-    fd = openSync(path, flags, 0o644)
-  }
-  try {
-    const prefix = (await endsMidLine(fd)) ? '\n' : ''
+    const prefix = (await endsMidLine(handle)) ? '\n' : ''
     const bytes = Buffer.from(`${prefix}${line}\n`, 'utf8')
-    checkWhole(writeSync(fd, bytes, 0, bytes.length), bytes.length, path)
+    await writeWhole(handle, bytes, path)
   } finally {
-    closeSync(fd)
+    await handle.close()
   }
 }
 
@@ -206,17 +203,13 @@ export async function appendText(path: string, text: string): Promise<void> {
 /** One write of all of `bytes`; a short write (disk full, quota) is an error, never half a record. */
 async function writeWhole(handle: FileHandle, bytes: Buffer, path: string): Promise<void> {
   const { bytesWritten } = await handle.write(bytes, 0, bytes.length)
-  checkWhole(bytesWritten, bytes.length, path)
-}
-
-function checkWhole(bytesWritten: number, expected: number, path: string): void {
-  if (bytesWritten !== expected) {
+  if (bytesWritten !== bytes.length) {
     throw new EngramError({
       code: ErrorCode.storageUnavailable,
       category: 'system',
-      message: `Short write appending to ${path}: ${bytesWritten} of ${expected} bytes.`,
+      message: `Short write appending to ${path}: ${bytesWritten} of ${bytes.length} bytes.`,
       fix: 'Check free disk space and quotas on the engram home (ENGRAM_HOME).',
-      details: { path, bytesWritten, expected },
+      details: { path, bytesWritten, expected: bytes.length },
     })
   }
 }
