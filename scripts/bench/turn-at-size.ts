@@ -92,7 +92,7 @@ async function build(kept: string, units: number): Promise<void> {
       for (let j = i; j < Math.min(units, i + BATCH); j++) batch.push({ ...corpus.unit(j), owner: `user:${USER}` as const, user: USER })
       await mind.backend.index.upsert(batch)
       floorDb.exec('BEGIN')
-      batch.forEach((unit, k) => insert.run(i + k + 1, unit.text))
+      for (const [k, unit] of batch.entries()) insert.run(i + k + 1, unit.text)
       floorDb.exec('COMMIT')
       process.stderr.write(`\r${Math.min(units, i + BATCH)} units, ${((performance.now() - started) / 1000).toFixed(0)} s   `)
     }

@@ -10,7 +10,7 @@ import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Locks } from '../../storage/contracts.ts'
 import { isTempFileName, writeFileAtomic } from '../../storage/atomic-write.ts'
-import { type PathStamps, stampPaths, stillStamped } from '../../storage/files/file-stamp.ts'
+import { type PathStamps, stampPaths, stillStamped } from '../../storage/path-stamps.ts'
 import { DEFAULT_MAX_FILE_BYTES, type MemoryFileLimits, readMemoryFile } from '../../storage/memory-file-read.ts'
 import { assertSafeLabel, CLOSEST_MATCH_CUTOFF, closestLabel, isSafeLabel, makeUniqueLabel } from './labels.ts'
 import {

@@ -12,7 +12,7 @@
  * that resolution when it is read, any later write gives it a new stamp. Until then the stamp is
  * *unsettled*, and the caller checks the bytes themselves.
  */
-import { type BigIntStats, statSync } from 'node:fs'
+import type { BigIntStats } from 'node:fs'
 
 /**
  * How long after its last change a file's stamp is not trusted alone: above the coarsest
@@ -48,27 +48,4 @@ export function sameStamp(stamp: FileStamp, stat: BigIntStats): boolean {
  */
 export function unchanged(stamp: FileStamp, stat: BigIntStats): boolean {
   return stamp.settled && sameStamp(stamp, stat)
-}
-
-/** What a set of files and folders looked like when read: each path's stamp, or undefined when it was missing. */
-export type PathStamps = ReadonlyArray<{ path: string; stamp: FileStamp | undefined }>
-
-/** Stamps of `paths` (taken before they are read, so that a write during the read is seen later). */
-export function stampPaths(paths: readonly string[], readAtMs: number = Date.now()): PathStamps {
-  return paths.map((path) => {
-    const stat = statSync(path, { bigint: true, throwIfNoEntry: false })
-    return { path, stamp: stat === undefined ? undefined : fileStamp(stat, readAtMs) }
-  })
-}
-
-/** Whether every path is still as stamped: the same settled stamp, or still missing. Any error reads as changed. */
-export function stillStamped(stamps: PathStamps): boolean {
-  try {
-    return stamps.every(({ path, stamp }) => {
-      const stat = statSync(path, { bigint: true, throwIfNoEntry: false })
-      return stamp === undefined ? stat === undefined : stat !== undefined && unchanged(stamp, stat)
-    })
-  } catch {
-    return false
-  }
 }
