@@ -1,4 +1,4 @@
-// @slow: waits for file stamps to settle (3 s, twice) and runs the CLI in child processes
+// @slow: waits for file stamps to settle (3 s, twice), runs the CLI in child processes, drives PostgreSQL
 /**
  * A turn reads the skill library again only when it changed (decision 0086): the summaries are
  * kept behind the stamps of the folders and files they were read from. What another process
@@ -13,6 +13,7 @@ import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { createMind } from '../src/mind.ts'
 import { SETTLE_MS } from '../src/storage/files/file-stamp.ts'
+import { dropSchema, freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome, type TempHome } from '../src/testing/temp-home.ts'
 
 const run = promisify(execFile)
@@ -21,18 +22,21 @@ const bin = join(root, 'src/interfaces/cli/bin.ts')
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 200))
 
 /** `engram skills save --from <file>` in a process of its own. */
-async function saveSkillElsewhere(tmp: TempHome, file: string, text: string): Promise<void> {
+async function saveSkillElsewhere(tmp: TempHome, storage: Record<string, string>, file: string, text: string): Promise<void> {
   writeFileSync(join(tmp.project, file), text)
-  await run(process.execPath, [bin, 'skills', 'save', '--from', file, '--json'], { env: { ...tmp.env, ENGRAM_HOME: tmp.home }, cwd: tmp.project })
+  await run(process.execPath, [bin, 'skills', 'save', '--from', file, '--json'], { env: { ...tmp.env, ...storage, ENGRAM_HOME: tmp.home }, cwd: tmp.project })
 }
 
-test('a skill another process saves or edits is in the next turn, before and after the stamps settle', async (t) => {
+async function seenNextTurn(t: { after(fn: () => unknown): void }, storage: Record<string, string> = {}): Promise<void> {
   const tmp = makeTempHome()
-  t.after(tmp.cleanup)
   mkdirSync(tmp.project, { recursive: true })
-  await saveSkillElsewhere(tmp, 'csv.md', '# CSV Summary\n\nWhen to use: User asks to summarize a CSV file.\n\n1. Load it.\n2. describe().\n')
-  const mind = await createMind({ home: tmp.home, env: tmp.env, ignoreConfigFile: true })
-  t.after(() => mind.close())
+  await saveSkillElsewhere(tmp, storage, 'csv.md', '# CSV Summary\n\nWhen to use: User asks to summarize a CSV file.\n\n1. Load it.\n2. describe().\n')
+  const mind = await createMind({ home: tmp.home, env: { ...tmp.env, ...storage }, ignoreConfigFile: true })
+  t.after(async () => {
+    await mind.close()
+    if (storage.ENGRAM_DATABASE_URL && storage.ENGRAM_DATABASE_SCHEMA) await dropSchema(storage.ENGRAM_DATABASE_URL, storage.ENGRAM_DATABASE_SCHEMA)
+    tmp.cleanup()
+  })
   const skillsOfTurn = async (user: string, message: string): Promise<string> => {
     const session = mind.session(`chat-${user}`, { user })
     const turn = await session.begin(message)
@@ -46,7 +50,7 @@ test('a skill another process saves or edits is in the next turn, before and aft
   assert.match(await skillsOfTurn('bob', 'hello again'), /csv_summary/)
   assert.match(await skillsOfTurn('ada', 'and again'), /csv_summary/)
 
-  await saveSkillElsewhere(tmp, 'deploy.md', '# Deploy Staging\n\nWhen to use: User asks to deploy to staging.\n\n1. Build.\n2. Ship.\n')
+  await saveSkillElsewhere(tmp, storage, 'deploy.md', '# Deploy Staging\n\nWhen to use: User asks to deploy to staging.\n\n1. Build.\n2. Ship.\n')
   const withBoth = await skillsOfTurn('bob', 'one more')
   assert.match(withBoth, /csv_summary/)
   assert.match(withBoth, /deploy_staging — User asks to deploy to staging\./)
@@ -60,4 +64,9 @@ test('a skill another process saves or edits is in the next turn, before and aft
   const edited = await skillsOfTurn('ada', 'after the edit')
   assert.match(edited, /csv_summary — User asks to chart a CSV file\./)
   assert.doesNotMatch(edited, /summarize a CSV/)
+}
+
+test('a skill another process saves or edits is in the next turn, before and after the stamps settle', (t) => seenNextTurn(t))
+onPostgres('a skill another process saves or edits is in the next turn', (url) => {
+  test('a skill another process saves or edits is in the next turn on PostgreSQL', (t) => seenNextTurn(t, { ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: freshSchema() }))
 })
