@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { describe, test } from 'node:test'
-import { countTokens, countTokensByLine, EXACT_LIMIT, SEGMENT_CHARS, truncateToTokens } from './tokens.ts'
+import { countTokens, countTokensByLine, EXACT_LIMIT, SEGMENT_CHARS, tokensAtLeast, tokensAtMost, truncateToTokens } from './tokens.ts'
 
 // The encoder itself, for reference counts (special-token text counted as text, as engram does).
 const library = (createRequire(import.meta.url)('gpt-tokenizer/cjs/encoding/o200k_base') as {
@@ -152,4 +152,28 @@ test('truncateToTokens keeps the longest prefix within a token of the budget, cu
     if (budget >= 50) assert.ok(countTokens(cut) >= budget - 25, `${budget}: only ${countTokens(cut)}`)
   }
   assert.equal(truncateToTokens(prose, countTokens(prose)), prose)
+})
+
+test('tokensAtLeast and tokensAtMost bound countTokens on random texts of the tokenizer’s edge cases and of marks after signs (property)', () => {
+  const next = random(23)
+  const signs = ['--\u0301', '-\u0301-\u0301', '..\u0308x', "it's", "rock'n'roll", 'l’été', '𝟙𝟚𝟛𝟜', '١٢٣٤٥', 'x²³', '12a34', 'AbcDEF', 'ǅemal']
+  let bounded = 0
+  for (let i = 0; i < 3_000; i++) {
+    let text = randomText(next)
+    for (let k = 0; k < 3; k++) if (next() < 0.4) text += (next() < 0.5 ? ' ' : '') + (signs[Math.floor(next() * signs.length)] as string)
+    const count = countTokens(text)
+    const least = tokensAtLeast(text)
+    const most = tokensAtMost(text)
+    assert.ok(least <= count, `${least} > ${count} for ${JSON.stringify(text)}`)
+    assert.ok(count <= most, `${count} > ${most} for ${JSON.stringify(text)}`)
+    if (least > 0) bounded++
+  }
+  assert.ok(bounded > 2_000, `a lower bound above 0 only ${bounded} times in 3,000`)
+  // Not vacuous: close on prose, where most English words are one token.
+  const prose = 'The quick brown fox jumps over the lazy dog, twice, and 42 times more before 2026-11-29.'
+  assert.ok(tokensAtLeast(prose) >= countTokens(prose) * 0.6, `${tokensAtLeast(prose)} of ${countTokens(prose)}`)
+  assert.equal(tokensAtMost(prose), Buffer.byteLength(prose))
+  // A text whose count is cut in segments or estimated has no byte bound.
+  assert.equal(tokensAtMost('x'.repeat(SEGMENT_CHARS * 3)), Number.POSITIVE_INFINITY)
+  assert.equal(tokensAtMost('a b '.repeat(EXACT_LIMIT)), Number.POSITIVE_INFINITY)
 })

@@ -281,6 +281,8 @@ export function countTokensByLine(text: string): number {
  */
 export function truncateToTokens(text: string, budget: number): string {
   if (budget <= 0) return ''
+  // Short enough to fit whatever its tokens: not encoded.
+  if (tokensAtMost(text) <= budget) return text
   const total = countTokens(text)
   if (total <= budget) return text
   // The longest prefix within the budget: the prefix [0, lo) fits, [0, hi) does not. Steps guess
@@ -309,4 +311,38 @@ export function truncateToTokens(text: string, budget: number): string {
   const space = cut.lastIndexOf(' ')
   if (space > cut.length * 0.5) return cut.slice(0, space)
   return cut
+}
+
+/*
+ * Bounds of countTokens(text) that encode nothing, for a caller that only needs to know whether a
+ * line can fit (priming looks at hundreds of candidate lines and keeps a few dozen: encoding each
+ * was half of its own work).
+ *
+ * At least: every piece of the encoder's pattern (O200K_TOKEN_SPLIT_REGEX) is at least one token.
+ * A piece holding letters holds one run of letters and marks (after an optional sign, before an
+ * optional contraction such as `'s`), and a piece of digits at most three digits and nothing
+ * else; marks without letters may share a piece of signs. So a run of letters and marks that
+ * holds a letter (runs joined by an apostrophe counted once), and every three digits of a run,
+ * are at least one token each. At most: every o200k token is at least one byte, where the count
+ * is exact (not cut in segments, not estimated).
+ */
+const COUNTED_RUNS = /[\p{L}\p{M}]+(?:['’][\p{L}\p{M}]+)*|\p{N}+/gu
+const LETTER = /\p{L}/u
+const DIGIT = /^\p{N}/u
+
+/** A number of tokens countTokens(text) is never below, found without encoding. */
+export function tokensAtLeast(text: string): number {
+  if (text.length > EXACT_LIMIT) return 0
+  let n = 0
+  for (const [run] of text.matchAll(COUNTED_RUNS)) {
+    if (DIGIT.test(run)) n += Math.ceil([...run].length / 3)
+    else if (LETTER.test(run)) n++
+  }
+  return n
+}
+
+/** A number of tokens countTokens(text) is never above, found without encoding (Infinity when the count is not exact). */
+export function tokensAtMost(text: string): number {
+  if (text.length > EXACT_LIMIT || (text.length > SEGMENT_CHARS && LONG_STRETCH.test(text))) return Number.POSITIVE_INFINITY
+  return Buffer.byteLength(text, 'utf8')
 }

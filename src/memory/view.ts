@@ -66,9 +66,13 @@ export function mergedActivity(trees: ReadonlyArray<Pick<ViewTree, 'stores' | 'n
     append: (event) => appendTo.append(event),
     async read(query: ActivityQuery = {}) {
       const parts = await Promise.all(trees.map(async (tree) => prefixed(await tree.stores.activity.read(query), tree.namespace)))
-      const all = parts.flat()
-      if (query.limit === undefined) return all.sort((a, b) => instantOf(a.ts) - instantOf(b.ts))
-      return all.sort((a, b) => instantOf(b.ts) - instantOf(a.ts)).slice(0, Math.max(0, Math.floor(query.limit)))
+      // Each time read once, not in every comparison (a stable sort of the records with their times).
+      const all = parts.flat().map((record) => ({ record, at: instantOf(record.ts) }))
+      if (query.limit === undefined) return all.sort((a, b) => a.at - b.at).map(({ record }) => record)
+      return all
+        .sort((a, b) => b.at - a.at)
+        .slice(0, Math.max(0, Math.floor(query.limit)))
+        .map(({ record }) => record)
     },
     async days() {
       const days = new Set<string>()

@@ -165,8 +165,14 @@ export async function appendLine(path: string, line: string): Promise<void> {
       fix: 'Serialize the record on one line (JSON.stringify escapes line breaks).',
     })
   }
-  await mkdir(dirname(path), { recursive: true })
-  const handle = await open(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o644)
+  // The folder is made only when it is missing: an append is a line of the activity log on every
+  // turn, and a call through the thread pool for a folder that is there cost as much as the write.
+  const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT
+  const handle = await open(path, flags, 0o644).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error
+    await mkdir(dirname(path), { recursive: true })
+    return open(path, flags, 0o644)
+  })
   try {
     const prefix = (await endsMidLine(handle)) ? '\n' : ''
     const bytes = Buffer.from(`${prefix}${line}\n`, 'utf8')

@@ -127,6 +127,15 @@ function certainlyOver(said: string, longest: number, left: number, meter: Budge
   return least > left && least <= longest
 }
 
+/**
+ * Whether a message's excerpt certainly cannot fit in `left` units, known from bounds of its tokens
+ * without encoding it: it is shown whole (a message, not a passage of one, whose line is at most
+ * `longest`) and is more than `left` (excerptLine).
+ */
+function cannotFitWhole(unit: StoredUnit, said: string, longest: number, left: number, meter: BudgetMeter): boolean {
+  return passageOf(unit) === undefined && meter.lineAtLeast(said) > left && meter.atLeast(said) <= longest && meter.lineAtMost(said) <= longest
+}
+
 /** Which passage of which message a unit is (context-index.ts `passageUnit`), else undefined. */
 export function passageOf(unit: StoredUnit): { messageId: number; index: number; count: number } | undefined {
   const meta = unit.meta
@@ -192,6 +201,7 @@ export function packRelated<T>(
     if (!isConversational(unit)) {
       const line = candidate.compact?.(alreadySaid) ?? ''
       if (line === '') continue
+      if (meter.lineAtLeast(line) > left) continue
       const cost = meter.line(line)
       if (cost > left) continue
       chosen.push({ rank, candidate, line, group: undefined, header: undefined })
@@ -203,6 +213,7 @@ export function packRelated<T>(
     // A message an episode line or recent activity already says in full is not shown again.
     if (said !== undefined && (compactLines.some((line) => line.includes(said)) || (activity !== '' && inActivity(escapeRecalled(unit.text))))) continue
     if (said !== undefined && certainlyOver(said, longest, left, meter)) continue
+    if (said !== undefined && cannotFitWhole(unit, said, longest, left - (openGroups.has(day(unit.createdAt)) ? 0 : meter.line(groupHeader(unit)) + 1), meter)) continue
     const line = excerptLine(unit, longest, itemTokens, meter, said)
     const group = day(unit.createdAt)
     const header = groupHeader(unit)

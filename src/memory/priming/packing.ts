@@ -12,7 +12,7 @@
  * countTokensByLine) and, while it is over, the lowest-priority line is dropped: the block can
  * never exceed its budget.
  */
-import { countTokens, countTokensByLine } from '../../core/tokens.ts'
+import { countTokens, countTokensByLine, tokensAtLeast, tokensAtMost } from '../../core/tokens.ts'
 import type { PrimingChannel } from './settings.ts'
 
 /** One line (or a few, for a group) of recalled memory, with what it stands for. */
@@ -50,6 +50,9 @@ export interface BudgetMeter {
   line(text: string): number
   /** A lower bound of `line(text)` that encodes nothing: its characters' share when characters are capped, else 0. */
   atLeast(text: string): number
+  /** Bounds of `line(text)` that encode nothing (its words and its bytes, core/tokens.ts): a line that cannot fit is passed over without encoding it. */
+  lineAtLeast(text: string): number
+  lineAtMost(text: string): number
   /** The most characters a line of `units` budget units can hold when characters are capped, else Infinity. */
   charsFor(units: number): number
 }
@@ -72,6 +75,8 @@ export function createBudgetMeter(budget: number, maxChars?: number): BudgetMete
     maxChars: charCap,
     line: (text) => Math.max(lineCost(text), charCost(text.length + 1)),
     atLeast: (text) => charCost(text.length + 1),
+    lineAtLeast: (text) => Math.max(tokensAtLeast(text) + 1, charCost(text.length + 1)),
+    lineAtMost: (text) => Math.max(tokensAtMost(text) + 1, charCost(text.length + 1)),
     charsFor: (units) => (charCap === undefined || budget === 0 ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor((units * charCap) / budget) - 1)),
   }
 }

@@ -304,6 +304,8 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   // Per-unit work that depends on the text alone, memoised by content hash (unit-memo.ts).
   const wordsMemo = createUnitMemo<Set<string>>(UNIT_MEMO_CAPACITY)
   const vectorMemo = createUnitMemo<Float32Array>(UNIT_MEMO_CAPACITY)
+  // An offline embedder (word vectors, hashing) is a function of the text alone: its vectors are memoised.
+  const memoisedVectors = wordVectorEmbedder || embedder?.kind === 'offline'
   const informationMemo = createUnitMemo<number>(UNIT_MEMO_CAPACITY)
   const readingsMemo = createUnitMemo<ValueReading[]>(UNIT_MEMO_CAPACITY)
   // The condition of a rule read before: priming reads every rule of the viewer before each turn.
@@ -437,14 +439,14 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
     const subset = [...scored].sort((a, b) => (b.lexical ?? 0) - (a.lexical ?? 0)).slice(0, rerankCandidates)
     try {
       // Word vectors of a text never change: embed only the texts not seen before.
-      const vectors: Array<Float32Array | undefined> = subset.map((s) => (wordVectorEmbedder ? vectorMemo.peek(s.unit.hash) : undefined))
+      const vectors: Array<Float32Array | undefined> = subset.map((s) => (memoisedVectors ? vectorMemo.peek(s.unit.hash) : undefined))
       const missing = subset.flatMap((_, i) => (vectors[i] === undefined ? [i] : []))
       if (missing.length > 0) {
         const fresh = await embedder.embed(missing.map((i) => (subset[i] as Scored).unit.text), 'document')
         missing.forEach((i, k) => {
           const vector = fresh[k]
           vectors[i] = vector
-          if (vector !== undefined && wordVectorEmbedder) vectorMemo.set((subset[i] as Scored).unit.hash, vector)
+          if (vector !== undefined && memoisedVectors) vectorMemo.set((subset[i] as Scored).unit.hash, vector)
         })
       }
       const cosines = subset.map((_, i) => {

@@ -10,6 +10,7 @@ import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import type { Locks } from '../../storage/contracts.ts'
 import { isTempFileName, writeFileAtomic } from '../../storage/atomic-write.ts'
+import { type PathStamps, stampPaths, stillStamped } from '../../storage/path-stamps.ts'
 import { DEFAULT_MAX_FILE_BYTES, type MemoryFileLimits, readMemoryFile } from '../../storage/memory-file-read.ts'
 import { assertSafeLabel, CLOSEST_MATCH_CUTOFF, closestLabel, isSafeLabel, makeUniqueLabel } from './labels.ts'
 import {
@@ -289,6 +290,25 @@ export function createSkillStore(options: SkillStoreOptions): SkillStore {
     })
   }
 
+  /*
+   * The summaries, asked twice per turn (the prompt's skill list and priming's matcher): read again
+   * only when the folder, a skill's folder or a file a skill is loaded from changed (file-stamp.ts),
+   * so a skill written by another process is seen on the next turn and nothing unchanged is listed.
+   */
+  let summaries: { stamps: PathStamps; value: SkillSummary[] } | undefined
+  const SKILL_FILES = [META, DECLARATIVE, CHUNKS, REQUIREMENTS, STATS, CODE]
+  async function readSummaries(): Promise<SkillSummary[]> {
+    if (summaries && stillStamped(summaries.stamps)) return summaries.value.map((summary) => ({ ...summary }))
+    // Stamped before reading: a write during the read leaves a stamp that no longer matches.
+    const readAt = Date.now()
+    const before = stampPaths([dir], readAt)
+    const names = before[0]?.stamp === undefined ? [] : await folderNames()
+    const stamps = [...before, ...stampPaths(names.flatMap((name) => [join(dir, name), ...SKILL_FILES.map((file) => join(dir, name, file))]), readAt)]
+    const value = (await list()).skills.map((skill) => ({ label: skill.label, name: skill.meta.name, when_to_use: skill.meta.when_to_use }))
+    summaries = { stamps, value }
+    return value.map((summary) => ({ ...summary }))
+  }
+
   async function labels(): Promise<string[]> {
     return (await list()).skills.map((skill) => skill.label)
   }
@@ -296,9 +316,7 @@ export function createSkillStore(options: SkillStoreOptions): SkillStore {
   return {
     dir,
     list,
-    async listSummaries() {
-      return (await list()).skills.map((skill) => ({ label: skill.label, name: skill.meta.name, when_to_use: skill.meta.when_to_use }))
-    },
+    listSummaries: readSummaries,
     labels,
     load,
 

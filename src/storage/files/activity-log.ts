@@ -154,13 +154,31 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
     return true
   }
 
+  /*
+   * Where each parsed record sits, read once when its line is parsed: a read filters and orders
+   * the day's records by time and line at every turn, and reading the time out of `ts` (a regular
+   * expression and Date.parse) in every comparison was most of priming's activity channel.
+   */
+  const positions = new WeakMap<ActivityRecord, { at: number; day: string; line: number }>()
+  const positionOf = (record: ActivityRecord): { at: number; day: string; line: number } => {
+    const known = positions.get(record)
+    if (known) return known
+    const [day = '', line = '0'] = record.ref.split('#L')
+    return { at: instantOf(record.ts), day, line: Number(line) }
+  }
+
   function parseLines(file: string, text: string, firstLine: number, into: { records: ActivityRecord[]; problems: ParseProblem[] }): number {
     const lines = text.split('\n')
+    const day = `activity/${file}`
     lines.forEach((line, index) => {
       if (line.trim().length === 0) return
-      const ref = `activity/${file}#L${firstLine + index}`
+      const ref = `${day}#L${firstLine + index}`
       const parsed = parseLine(line)
-      if (parsed.ok) into.records.push({ ...parsed.event, ref })
+      if (parsed.ok) {
+        const record = { ...parsed.event, ref }
+        positions.set(record, { at: instantOf(record.ts), day, line: firstLine + index })
+        into.records.push(record)
+      }
       else into.problems.push({ file: `activity/${file}`, line: firstLine + index, text: line.length > 300 ? `${line.slice(0, 300)}…` : line, reason: parsed.reason })
     })
     return lines.length
@@ -252,10 +270,15 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
       const inRange = (await days()).filter((day) => (sinceDay === undefined || day >= sinceDay) && (untilDay === undefined || day <= untilDay))
       const types = query.types === undefined ? undefined : new Set<string>(query.types)
       const keep = (record: ActivityRecord): boolean => {
-        const at = instantOf(record.ts)
+        const at = positionOf(record).at
         return (since === undefined || at >= since) && (until === undefined || at <= until) && (types === undefined || types.has(record.type))
       }
-      const order = (a: ActivityRecord, b: ActivityRecord): number => instantOf(a.ts) - instantOf(b.ts) || refOrder(a.ref, b.ref)
+      // By time, then by day file and line.
+      const order = (a: ActivityRecord, b: ActivityRecord): number => {
+        const x = positionOf(a)
+        const y = positionOf(b)
+        return x.at - y.at || (x.day === y.day ? 0 : x.day < y.day ? -1 : 1) || x.line - y.line
+      }
 
       if (query.limit === undefined) {
         const all: ActivityRecord[] = []
@@ -280,11 +303,4 @@ export function createFileActivityLog(options: FileActivityLogOptions): Activity
       return problems
     },
   }
-}
-
-/** Orders refs `activity/<day>.jsonl#L<n>` by day, then line number. */
-function refOrder(a: string, b: string): number {
-  const [dayA = '', lineA = '0'] = a.split('#L')
-  const [dayB = '', lineB = '0'] = b.split('#L')
-  return dayA.localeCompare(dayB) || Number(lineA) - Number(lineB)
 }

@@ -361,6 +361,12 @@ test('the vocabulary and unit counts, kept between reads, are always what a fres
     await index.upsert([{ ...unit('d', 'a rule of the sea'), kind: 'rule' }])
     assert.deepEqual(await kept(), await fresh())
     assert.deepEqual([(await index.count()).knowledge, (await index.count()).rule], [2, 1])
+    // Replaced with another kind, in a batch that also adds a unit and names it twice (the counts
+    // are kept, not read again, as each turn replaces its previous message's unit).
+    await index.upsert([{ ...unit('d', 'a lesson of the sea'), kind: 'lesson' }, unit('e', 'new knowledge'), { ...unit('e', 'newer knowledge'), kind: 'topic' }])
+    assert.deepEqual(await kept(), await fresh())
+    const counts = await index.count()
+    assert.deepEqual([counts.knowledge, counts.rule, counts.lesson, counts.topic], [2, 0, 1, 1])
   } finally {
     db.cleanup()
   }

@@ -342,7 +342,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     let kinds = ''
     if (query.kinds && query.kinds.length > 0) {
       const clause = `kind: (${query.kinds.map(kindToken).join(' OR ')})`
-      if (postingCount(clause) <= POSTINGS_CAP) kinds = ` AND ${clause}`
+      if (unitsOfKinds(query.kinds) <= POSTINGS_CAP) kinds = ` AND ${clause}`
     }
     // Kinds matched inside FTS5 need no second check in SQL (nor the over-fetch that check needs).
     const filter = kinds !== '' ? filterToSql({ ...query, kinds: undefined }) : fullFilter
@@ -424,6 +424,26 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
   }
   /** Units per kind, kept the same way (counting them read an index of every unit: 150 ms at 1M). */
   let countsRead: { counts: Record<UnitKind, number>; dataVersion: number } | undefined
+  const unitCounts = (): Record<UnitKind, number> => {
+    const version = dataVersion()
+    if (countsRead === undefined || countsRead.dataVersion !== version) {
+      const counts = Object.fromEntries(UNIT_KINDS.map((kind) => [kind, 0])) as Record<UnitKind, number>
+      const rows = db.prepare('SELECT kind, count(*) AS n FROM index_units GROUP BY kind').all() as Array<{ kind: string; n: number }>
+      for (const row of rows) if (row.kind in counts) counts[row.kind as UnitKind] = row.n
+      countsRead = { counts, dataVersion: version }
+    }
+    return countsRead.counts
+  }
+  /**
+   * Rows a kind clause of the full-text index matches: every unit's row holds its one kind token
+   * (lexical-plan.ts `kindToken`), so they are the units of the kinds with those tokens, counted
+   * already — counting the clause's postings again after each turn's write cost ~0.7 ms at 100k.
+   */
+  const unitsOfKinds = (kinds: readonly string[]): number => {
+    const tokens = new Set(kinds.map(kindToken))
+    const counts = unitCounts()
+    return UNIT_KINDS.reduce((sum, kind) => sum + (tokens.has(kindToken(kind)) ? counts[kind] : 0), 0)
+  }
   const index: SearchIndex & { vocabulary(): Promise<Set<string>> } = {
     capabilities,
 
@@ -434,9 +454,10 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       // Analysed before the write lock is taken: the transaction only writes.
       const fields = fullText ? units.map((unit) => ftsFields(unit)) : []
       let replaced = false
+      const written: Array<{ rowid: number; existed: boolean; kindBefore?: string }> = []
       // Prepared once (preparing these five cost more than running them for a turn's few units).
       handle.transaction(() => {
-        const selectExisting = cachedStatement('SELECT rowid, hash, has_vector FROM index_units WHERE id = ?')
+        const selectExisting = cachedStatement('SELECT rowid, kind, hash, has_vector FROM index_units WHERE id = ?')
         const deleteFts = cachedStatement('DELETE FROM index_fts WHERE rowid = ?')
         const insertFts = cachedStatement('INSERT INTO index_fts (rowid, own, near, far, related, kind) VALUES (?, ?, ?, ?, ?, ?)')
         const insertName = cachedStatement('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
@@ -453,9 +474,9 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
         // Rows first, then their full-text rows: written interleaved, unit by unit, the same batch
         // took twice the CPU (FTS5's pending terms and the tables' B-trees evicting each other from
         // the CPU caches; measured at 200k units, decision 0042).
-        const written: Array<{ rowid: number; existed: boolean }> = []
+        written.length = 0
         for (const [i, unit] of units.entries()) {
-          const existing = selectExisting.get(unit.id) as { rowid: number; hash: string; has_vector: number } | undefined
+          const existing = selectExisting.get(unit.id) as { rowid: number; kind: string; hash: string; has_vector: number } | undefined
           if (unit.vector !== undefined) {
             checkDims(unit.vector, `units[${i}].vector`)
             if (storedDims() === undefined) {
@@ -486,7 +507,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
           ) as { rowid: number }
           if (unit.vector !== undefined) vectors.put(rowid, unit.vector)
           else if (!hasVector && existing?.has_vector === 1) vectors.delete([rowid])
-          written.push({ rowid, existed: existing !== undefined })
+          written.push({ rowid, existed: existing !== undefined, ...(existing !== undefined ? { kindBefore: existing.kind } : {}) })
           const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
           if (fullText && typeof speaker === 'string' && speaker.trim() !== '') insertName.run(unit.agent ?? '', speaker.trim())
         }
@@ -497,12 +518,22 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
         }
         replaced = written.some((row) => row.existed)
       })
-      // Once committed: the counts and the vocabulary read (when there are) gain the new units.
+      // Once committed: the counts read (when there are) gain the new units and move the replaced
+      // ones to their kind — every turn replaces its previous message's unit (its neighbours
+      // changed), and counting 100k rows again cost ~2 ms of that turn's priming.
+      if (countsRead !== undefined) {
+        const counts = countsRead.counts
+        written.forEach(({ kindBefore }, i) => {
+          if (kindBefore !== undefined && kindBefore in counts) counts[kindBefore as UnitKind]--
+          counts[(units[i] as IndexUnit).kind]++
+        })
+      }
+      // A replaced unit may have lost words: the vocabulary is read again (the counts stay).
       if (replaced) {
-        forgetVocabulary()
+        vocabularyRead = undefined
+        vocabularyAdded = []
         return
       }
-      if (countsRead !== undefined) for (const unit of units) countsRead.counts[unit.kind]++
       if (vocabularyRead === undefined || !fullText) return
       for (const [own] of fields) vocabularyAdded.push(...unicode61Tokens(own))
       if (vocabularyAdded.length > VOCABULARY_ADDED_LIMIT) forgetVocabulary()
@@ -654,14 +685,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     },
 
     async count() {
-      const version = dataVersion()
-      if (countsRead === undefined || countsRead.dataVersion !== version) {
-        const counts = Object.fromEntries(UNIT_KINDS.map((kind) => [kind, 0])) as Record<UnitKind, number>
-        const rows = db.prepare('SELECT kind, count(*) AS n FROM index_units GROUP BY kind').all() as Array<{ kind: string; n: number }>
-        for (const row of rows) if (row.kind in counts) counts[row.kind as UnitKind] = row.n
-        countsRead = { counts, dataVersion: version }
-      }
-      return { ...countsRead.counts }
+      return { ...unitCounts() }
     },
   }
   return index
