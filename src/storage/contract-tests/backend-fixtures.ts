@@ -100,7 +100,7 @@ const embedded: SeamFixtures = {
   },
   async context() {
     const { handle, cleanup } = tempSqlite('engram-sqlite-ctx-')
-    return { store: createSqliteContextStore(handle, { clock: new ManualClock() }), cleanup }
+    return { store: createSqliteContextStore(handle, { clock: new ManualClock() }), index: () => createSqliteSearchIndex(handle), cleanup }
   },
   searchIndexes: [
     ...(hasSqliteVec ? [{ name: 'sqlite + sqlite-vec', vectorBackend: 'sqlite-vec' as const }] : []),
