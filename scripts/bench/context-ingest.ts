@@ -22,6 +22,8 @@
  */
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
+import v8 from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import type { Clock } from '../../src/core/clock.ts'
 import type { MessageInput, StoredMessage } from '../../src/core/message.ts'
 import { countTokens } from '../../src/core/tokens.ts'
@@ -43,12 +45,18 @@ export interface IngestOptions {
   batches: number
 }
 
+// A full collection before each timed stretch: the garbage of one path (or of the untimed work
+// between them) is otherwise collected in whichever path runs next.
+v8.setFlagsFromString('--expose-gc')
+const collectGarbage = runInNewContext('gc') as () => void
+
 /** Wall and CPU time of a stretch of work, summed over the rounds it was measured in. */
 class Meter {
   wallMs = 0
   cpuMicros = 0
   count = 0
   async time(count: number, fn: () => unknown): Promise<void> {
+    collectGarbage()
     const cpu = process.cpuUsage()
     const wall = performance.now()
     await fn()
@@ -110,6 +118,8 @@ export async function measureIngest(options: IngestOptions): Promise<{ rows: str
   const withRelated = plainFts(join(options.dir, 'analysed-fts.db'), 'own, near, far, related, kind')
   const withoutRelated = plainFts(join(options.dir, 'analysed-fts-no-related.db'), 'own, near, far, kind')
   const singleRows = plainFts(join(options.dir, 'analysed-fts-single.db'), 'own, near, far, related, kind')
+  const ownOnly = plainFts(join(options.dir, 'analysed-fts-own.db'), 'own, kind')
+  const singleOwn = plainFts(join(options.dir, 'analysed-fts-single-own.db'), 'own, related, kind')
   const storeOnly = async (conversation: Conversation, messages: MessageInput[]): Promise<StoredMessage[]> => {
     const at = clock.now().toISOString()
     return backend.context.appendMessages(
@@ -135,74 +145,112 @@ export async function measureIngest(options: IngestOptions): Promise<{ rows: str
       await storeOnly(singleStore, [options.message()])
     }
 
-    // Single-message appends, in rounds of ROUND, each path in turn, so a change of load touches all alike.
-    const single = { engram: new Meter(), plain: new Meter(), store: new Meter(), index: new Meter(), rows: new Meter() }
+    // Single-message appends, in rounds of ROUND, each path in turn, so a change of load touches all
+    // alike; the path that goes first turns with each round (where a path stands in the round moved
+    // its rate by up to 2x on a loaded machine).
+    const single = { engram: new Meter(), plain: new Meter(), store: new Meter(), index: new Meter(), rows: new Meter(), ownRows: new Meter() }
     let singleWindow: StoredMessage[] = []
-    for (let done = 0; done < options.singles; done += ROUND) {
+    let formWindow: StoredMessage[] = []
+    for (let done = 0, turn = 0; done < options.singles; done += ROUND, turn++) {
       const round = Array.from({ length: Math.min(ROUND, options.singles - done) }, () => options.message())
       clock.advance(1_000)
-      await single.engram.time(round.length, async () => {
-        for (const message of round) await provider.append(session('ingest-single'), [message])
-      })
-      await single.plain.time(round.length, () => {
-        for (const message of round) plain.transaction(() => plain.insert(message.content))
-      })
-      const stored: StoredMessage[] = []
-      await single.store.time(round.length, async () => {
-        for (const message of round) stored.push(...(await storeOnly(singleStore, [message])))
-      })
-      // Message rows of the index conversation, then their index writes one at a time, as appends make them.
+      // Message rows of the index conversation, indexed one at a time below, as appends index them.
       const indexRows = await storeOnly(singleIndex, round)
-      const appends: Array<Array<{ rowid: number; fresh: boolean; fields: ReturnType<typeof ftsFields> }>> = []
-      let window = singleWindow
-      await single.index.time(round.length, async () => {
-        for (const message of indexRows) {
-          singleWindow = [...lastTwo(singleWindow), message]
-          await indexOnly(singleIndex, singleWindow, 1)
-        }
-      })
-      // The FTS5 rows those index writes hold, analysed before the clock starts: the form's own cost.
-      for (const message of indexRows) {
-        window = [...lastTwo(window), message]
-        const from = window.length - 1
-        appends.push(messageUnitsWithNeighbours(singleIndex, window, from, from).map((unit) => ({ rowid: Number(unit.provenance[0]), fresh: unit.id === `msg:${message.id}`, fields: ftsFields(unit) })))
-      }
-      await single.rows.time(round.length, () => {
-        for (const rows of appends) singleRows.transaction(() => {
-          for (const row of rows) singleRows.replace(row.rowid, row.fresh, ...row.fields)
-        })
-      })
+      const phases: Array<() => Promise<void>> = [
+        () =>
+          single.engram.time(round.length, async () => {
+            for (const message of round) await provider.append(session('ingest-single'), [message])
+          }),
+        () =>
+          single.plain.time(round.length, () => {
+            for (const message of round) plain.transaction(() => plain.insert(message.content))
+          }),
+        () =>
+          single.store.time(round.length, async () => {
+            for (const message of round) await storeOnly(singleStore, [message])
+          }),
+        () =>
+          single.index.time(round.length, async () => {
+            for (const message of indexRows) {
+              singleWindow = [...lastTwo(singleWindow), message]
+              await indexOnly(singleIndex, singleWindow, 1)
+            }
+          }),
+        async () => {
+          // The FTS5 rows those index writes hold, analysed before the clock starts: the form's own cost.
+          const appends: Array<Array<{ rowid: number; fresh: boolean; fields: ReturnType<typeof ftsFields> }>> = []
+          for (const message of indexRows) {
+            formWindow = [...lastTwo(formWindow), message]
+            const from = formWindow.length - 1
+            appends.push(
+              messageUnitsWithNeighbours(singleIndex, formWindow, from, from).map((unit) => ({ rowid: Number(unit.provenance[0]), fresh: unit.id === `msg:${message.id}`, fields: ftsFields(unit) })),
+            )
+          }
+          await single.rows.time(round.length, () => {
+            for (const rows of appends) {
+              singleRows.transaction(() => {
+                for (const row of rows) singleRows.replace(row.rowid, row.fresh, ...row.fields)
+              })
+            }
+          })
+          // A form without neighbour fields writes one row per append and rewrites none.
+          await single.ownRows.time(round.length, () => {
+            for (const rows of appends) {
+              const [own, , , related, kind] = rows.find((row) => row.fresh)!.fields
+              singleOwn.transaction(() => singleOwn.insert(own, related, kind))
+            }
+          })
+        },
+      ]
+      for (let p = 0; p < phases.length; p++) await phases[(p + turn) % phases.length]!()
     }
 
-    const batch = { engram: new Meter(), plain: new Meter(), store: new Meter(), index: new Meter(), related: new Meter(), noRelated: new Meter() }
+    const batch = { engram: new Meter(), plain: new Meter(), store: new Meter(), index: new Meter(), related: new Meter(), noRelated: new Meter(), own: new Meter() }
     let batchWindow: StoredMessage[] = []
     for (let b = 0; b < options.batches; b++) {
       const messages = Array.from({ length: BATCH }, () => options.message())
       clock.advance(1_000)
-      await batch.engram.time(BATCH, () => provider.append(session('ingest-batch'), messages))
-      await batch.plain.time(BATCH, () => plain.transaction(() => {
-        for (const m of messages) plain.insert(m.content)
-      }))
-      await batch.store.time(BATCH, () => storeOnly(batchStore, messages))
       const indexRows = await storeOnly(batchIndex, messages)
       batchWindow = [...lastTwo(batchWindow), ...indexRows]
-      await batch.index.time(BATCH, () => indexOnly(batchIndex, batchWindow, BATCH))
-      // The index form: the same rows' analysed fields, analysed before the clock starts.
-      const fields = messageUnitsWithNeighbours(batchIndex, batchWindow, batchWindow.length - BATCH).map((unit) => ftsFields(unit))
-      await batch.related.time(BATCH, () => withRelated.transaction(() => {
-        for (const f of fields) withRelated.insert(...f)
-      }))
-      await batch.noRelated.time(BATCH, () => withoutRelated.transaction(() => {
-        for (const [own, near, far, , kind] of fields) withoutRelated.insert(own, near, far, kind)
-      }))
+      const phases: Array<() => Promise<void>> = [
+        () => batch.engram.time(BATCH, () => provider.append(session('ingest-batch'), messages)),
+        () =>
+          batch.plain.time(BATCH, () =>
+            plain.transaction(() => {
+              for (const m of messages) plain.insert(m.content)
+            }),
+          ),
+        () => batch.store.time(BATCH, () => storeOnly(batchStore, messages)),
+        () => batch.index.time(BATCH, () => indexOnly(batchIndex, batchWindow, BATCH)),
+        async () => {
+          // The index form: the same rows' analysed fields, analysed before the clock starts.
+          const fields = messageUnitsWithNeighbours(batchIndex, batchWindow, batchWindow.length - BATCH).map((unit) => ftsFields(unit))
+          await batch.related.time(BATCH, () =>
+            withRelated.transaction(() => {
+              for (const f of fields) withRelated.insert(...f)
+            }),
+          )
+          await batch.noRelated.time(BATCH, () =>
+            withoutRelated.transaction(() => {
+              for (const [own, near, far, , kind] of fields) withoutRelated.insert(own, near, far, kind)
+            }),
+          )
+          await batch.own.time(BATCH, () =>
+            ownOnly.transaction(() => {
+              for (const [own, , , , kind] of fields) ownOnly.insert(own, kind)
+            }),
+          )
+        },
+      ]
+      for (let p = 0; p < phases.length; p++) await phases[(p + b) % phases.length]!()
     }
 
     const ratio = (a: Meter, b: Meter): string => `${(b.perCpuSecond / a.perCpuSecond).toFixed(1)}×`
     const rows = [
       `| single-message appends (store + index, ${n(options.singles)} timed) | ${single.engram.describe()} | plain FTS5, one transaction per message: ${single.plain.describe()} (${ratio(single.engram, single.plain)} engram's CPU rate) | store alone: ${single.store.describe()}; index write alone: ${single.index.describe()} |`,
       `| appends in batches of ${BATCH} (${n(options.batches * BATCH)} messages timed) | ${batch.engram.describe()} | plain FTS5, ${BATCH} per transaction: ${batch.plain.describe()} (${ratio(batch.engram, batch.plain)} engram's CPU rate) | store alone: ${batch.store.describe()}; index write alone: ${batch.index.describe()} |`,
-      `| index form (measurement): the FTS5 rows of one single-message append (its row, the two before it rewritten), already analysed, one transaction per message | ${single.rows.describe()} | | |`,
-      `| index form (measurement): FTS5 rows of the analysed fields, already analysed, ${BATCH} per transaction | with related words (the current form): ${batch.related.describe('rows')} | without related words: ${batch.noRelated.describe('rows')} | |`,
+      `| index form (measurement): the FTS5 rows of one single-message append (its row, the two before it rewritten), already analysed, one transaction per message | ${single.rows.describe()} | a form without neighbour fields (its own row alone: own text, related words, kind): ${single.ownRows.describe()} | |`,
+      `| index form (measurement): FTS5 rows of the analysed fields, already analysed, ${BATCH} per transaction | with related words (the current form): ${batch.related.describe('rows')} | without related words: ${batch.noRelated.describe('rows')} | own text and kind only: ${batch.own.describe('rows')} |`,
     ]
     const notes = [
       'Append rates: messages per second of wall time, and per CPU-second of the process (user + system; the reliable figure on a shared machine: wall time also waits for the checkpoints of the WAL, which sync).',
@@ -213,5 +261,7 @@ export async function measureIngest(options: IngestOptions): Promise<{ rows: str
     withRelated.close()
     withoutRelated.close()
     singleRows.close()
+    ownOnly.close()
+    singleOwn.close()
   }
 }
