@@ -152,7 +152,8 @@ function postgres(url: string): SeamFixtures {
     },
     async context() {
       const { handle, cleanup } = await openTestHandle(url)
-      return { store: createPostgresContextStore(handle, { clock: new ManualClock() }), cleanup }
+      const index = await createPostgresSearchIndex(handle)
+      return { store: createPostgresContextStore(handle, { clock: new ManualClock() }), index: () => index, cleanup }
     },
     searchIndexes: [
       {
