@@ -5,11 +5,11 @@
  * with the event loop free between them, so indexing a 10 MB message neither holds one huge
  * transaction nor keeps a signal waiting.
  *
- * An append writes the messages and their units in one transaction where the store can
- * (`ContextStore.appendMessagesIndexed`: the embedded backend). Elsewhere (PostgreSQL, a batch
- * larger than BATCH_CHARS) the store write and the index write are two transactions: a process
- * killed between them leaves stored messages that are not indexed. Nothing is lost (the store is
- * the truth); the first search of a conversation in a process catches the index up.
+ * An append writes the messages and their units in one transaction (decision 0083:
+ * `ContextStore.appendMessagesIndexed`, both backends, when the index is the store's own). A batch
+ * larger than BATCH_CHARS, or an index of another database, is indexed after the store's commit: a
+ * process killed between the two leaves stored messages that are not indexed. Nothing is lost (the
+ * store is the truth); the first search of a conversation in a process catches the index up.
  */
 import { contentHash } from '../../core/hash.ts'
 import { ownerOfUser } from '../../core/owner.ts'

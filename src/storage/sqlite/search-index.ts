@@ -429,9 +429,10 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
   /** Units per kind, kept the same way (counting them read an index of every unit: 150 ms at 1M). */
   let countsRead: { counts: Record<UnitKind, number>; dataVersion: number } | undefined
   /**
-   * A write of `units`, analysed now (before the write lock is taken: the transaction only writes):
-   * `rows()` writes them inside the caller's transaction, `committed()` updates what this connection
-   * remembers (counts, vocabulary) once that transaction has committed. Undefined when there is nothing to write.
+   * A write of `units`, analysed now (`upsert` prepares before it takes the write lock, so its
+   * transaction only writes; an append prepares inside its own): `rows()` writes them inside the
+   * caller's transaction, `committed()` updates what this connection remembers (counts,
+   * vocabulary) once that transaction has committed. Undefined when there is nothing to write.
    */
   function prepareWrite(units: IndexUnit[]): PreparedIndexWrite | undefined {
     postingCounts.clear()
