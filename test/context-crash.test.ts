@@ -2,7 +2,7 @@
 /**
  * Crash safety of the lossless context across processes: writers appending and compacting are
  * killed with SIGKILL many times; every acknowledged message must still be stored and the DAG must
- * be consistent afterwards. And two processes appending to one session at once lose nothing and
+ * be consistent afterwards, and every stored message indexed for search. And two processes appending to one session at once lose nothing and
  * keep each writer's order.
  */
 import assert from 'node:assert/strict'
@@ -84,6 +84,11 @@ test('SIGKILL during appends and compactions, 15 times: every acknowledged messa
   const numbers = stored.map((message) => Number(/^w (\d+):/.exec(message.content)?.[1]))
   for (const n of acknowledged) assert.ok(numbers.includes(n), `acknowledged message ${n} is stored`)
   for (let i = 1; i < numbers.length; i++) assert.ok(numbers[i]! > numbers[i - 1]!, 'stored in the order written')
+  // Stored and indexed in one transaction (decision 0083): no kill leaves a stored message unindexed,
+  // so search finds every message without catching up first.
+  const indexed = await backend.index!.hashes(`conv:${conv.id}`)
+  const unindexed = stored.filter((message) => !indexed.has(`msg:${message.id}`)).map((message) => message.seq)
+  assert.deepEqual(unindexed, [], 'every stored message is in the search index')
   const report = await checkContextConsistency(backend.context, conv.id)
   assert.deepEqual(report.problems, [])
   assert.ok(report.summaries > 0, 'compactions happened between the kills')

@@ -2,10 +2,10 @@
  * Lossless-context benchmark (decision 0043): for one long conversation (default 100,000 messages),
  * offline (no LLM: extractive summaries), each figure beside a baseline measured in the same run.
  *
- * 1. Append, on the provider (embedded backend): single turns of 2 messages through `append` (store
- *    + index, as an agent appends them) beside the path before decision 0043 (the session's file lock
- *    around the store's append, then the index); batches of 100 (one transaction, one index update
- *    per batch) beside the same turns of 2; the store alone (no index) for the split.
+ * 1. Append, on the provider (embedded backend): single-message appends and batches of 100, per
+ *    second and per CPU-second, beside plain FTS5 inserts of the same texts; the store alone and the
+ *    index write alone for the split; the FTS5 write of the analysed fields with and without the
+ *    related words (context-ingest.ts). Then the backlog for parts 2–3, in batches of 100.
  * 2. Assemble at a 16k-token budget on the raw window, beside a naive baseline (read every message,
  *    keep the newest that fit).
  * 3. Offline compaction of the backlog: the first incremental compaction (one leaf and one condensed
@@ -19,29 +19,36 @@
  *    same process (incremental compactions until under the threshold, as the `context-compaction`
  *    jobs that turns queue do): the longest and p95 calls.
  *
- * Usage: node scripts/bench/context.ts [MESSAGES] [--turns N] [--think MS]
- *   (N single turns timed, default 2,000; MS between turns in part 4, default 200)
+ * Usage: node scripts/bench/context.ts [MESSAGES] [--turns N] [--batches B] [--think MS] [--append-only]
+ *   (N single-message appends timed, default 2,000; B batches of 100 timed, default 100; MS between
+ *   turns in part 4, default 200; --append-only: part 1 alone)
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { ManualClock } from '../../src/core/clock.ts'
-import { countTokens } from '../../src/core/tokens.ts'
 import { createNoneLlm } from '../../src/llm/none-llm.ts'
 import { checkContextConsistency } from '../../src/memory/context/consistency.ts'
-import { createContextIndexer } from '../../src/memory/context/context-index.ts'
-import { MessageIdResolver } from '../../src/memory/context/dag.ts'
 import { createLcmProvider } from '../../src/memory/context/lcm-provider.ts'
 import { type CompactionResult, hasCompactor } from '../../src/memory/context/provider.ts'
-import { lockName } from '../../src/memory/context/session-support.ts'
 import { prng, randomMessage } from '../../src/memory/context/test-support/harness.ts'
 import { openMindInternals } from '../../src/mind-internals.ts'
 import { openEmbeddedBackend } from '../../src/storage/embedded.ts'
 import { makeTempHome } from '../../src/testing/temp-home.ts'
+import { measureIngest } from './context-ingest.ts'
 
-const { values, positionals } = parseArgs({ options: { turns: { type: 'string', default: '2000' }, think: { type: 'string', default: '200' } }, allowPositionals: true })
+const { values, positionals } = parseArgs({
+  options: {
+    turns: { type: 'string', default: '2000' },
+    batches: { type: 'string', default: '100' },
+    think: { type: 'string', default: '200' },
+    'append-only': { type: 'boolean', default: false },
+  },
+  allowPositionals: true,
+})
 const MESSAGES = Number(positionals[0] ?? 100_000)
 const TIMED_TURNS = Number(values.turns)
+const TIMED_BATCHES = Number(values.batches)
 /** Milliseconds between two turns in part 4: the model's answer, which a turn waits for (a host never begins turns back to back). */
 const THINK_MS = Number(values.think)
 const BUDGET = 16_000
@@ -86,76 +93,27 @@ const turn = (count: number) => {
 }
 
 try {
-  // The path before decision 0043, on a conversation of its own: the session's lock around the store's append, then the index.
-  const old = { sessionId: 'bench-old-path', agent: 'bench' }
-  const oldConversation = await backend.context.conversation(old.sessionId, { agent: old.agent })
-  const oldIndexer = createContextIndexer(backend.context, backend.index, new MessageIdResolver(backend.context))
-  const oldAppend = async (messages: ReturnType<typeof turn>): Promise<void> => {
-    const at = clock.now().toISOString()
-    const stored = await backend.locks.withLock(lockName(old), () =>
-      backend.context.appendMessages(
-        oldConversation.id,
-        messages.map((m) => ({ ...m, at, tokenCount: countTokens(m.content) })),
-      ),
-    )
-    if (stored.kind === 'done') await oldIndexer.indexMessages(oldConversation, stored.value)
+  const ingest = await measureIngest({
+    backend,
+    provider: lcm,
+    clock,
+    dir: tmp.home,
+    message: () => randomMessage(random, appended++, size()),
+    singles: TIMED_TURNS,
+    batches: TIMED_BATCHES,
+  })
+  rows.push(...ingest.rows)
+  notes.push(...ingest.notes)
+  if (values['append-only']) {
+    printReport()
+    process.exit(0)
   }
-  const storeOnly = await backend.context.conversation('bench-store-only', { agent: 'bench' })
-  // Warm both paths (module loading, first statements).
-  for (let i = 0; i < 20; i++) {
-    await lcm.append(session, turn(2))
-    await oldAppend(turn(2))
-  }
-  // Interleaved in rounds so a change of the machine's load touches every path alike.
-  let newMs = 0
-  let oldMs = 0
-  let storeMs = 0
-  const ROUND = 100
-  for (let done = 0; done < TIMED_TURNS; done += ROUND) {
-    let t = performance.now()
-    for (let i = 0; i < ROUND; i++) await lcm.append(session, turn(2))
-    newMs += performance.now() - t
-    t = performance.now()
-    for (let i = 0; i < ROUND; i++) await oldAppend(turn(2))
-    oldMs += performance.now() - t
-    t = performance.now()
-    for (let i = 0; i < ROUND; i++) {
-      const at = clock.now().toISOString()
-      await backend.context.appendMessages(
-        storeOnly.id,
-        turn(2).map((m) => ({ ...m, at, tokenCount: countTokens(m.content) })),
-      )
-    }
-    storeMs += performance.now() - t
-  }
-  const turnsPerSecond = (TIMED_TURNS / newMs) * 1000
-  rows.push(
-    `| single-turn appends (2 messages: store + index, no lock) | ${n(turnsPerSecond)} appends/s (${n(turnsPerSecond * 2)} messages/s) | ${n((TIMED_TURNS / oldMs) * 1000)} appends/s: lock + store + index, as before | store alone: ${n((TIMED_TURNS / storeMs) * 1000)} appends/s |`,
-  )
 
-  // Batches of 100 up to MESSAGES; the store alone on a conversation of its own for the split.
-  const inSession = (await lcm.stats(session)).messages
-  const batches = Math.max(1, Math.floor((MESSAGES - inSession) / BATCH))
-  let batchMs = 0
-  let batchStoreMs = 0
-  const bulkStore = await backend.context.conversation('bench-bulk-store-only', { agent: 'bench' })
-  const storeBatches = Math.min(batches, 200)
-  for (let b = 0; b < batches; b++) {
-    const messages = turn(BATCH)
-    let t = performance.now()
-    await lcm.append(session, messages)
-    batchMs += performance.now() - t
-    if (b < storeBatches) {
-      const at = clock.now().toISOString()
-      const input = turn(BATCH).map((m) => ({ ...m, at, tokenCount: countTokens(m.content) }))
-      t = performance.now()
-      await backend.context.appendMessages(bulkStore.id, input)
-      batchStoreMs += performance.now() - t
-    }
-  }
-  rows.push(
-    `| appends in batches of ${BATCH} (one transaction, one index update per batch) | ${n(((batches * BATCH) / batchMs) * 1000)} messages/s | ${n(turnsPerSecond * 2)} messages/s in turns of 2 (above) | store alone: ${n(((storeBatches * BATCH) / batchStoreMs) * 1000)} messages/s |`,
-  )
+  // The backlog for parts 2–3: batches of 100 up to MESSAGES.
+  const batches = Math.max(1, Math.floor(MESSAGES / BATCH))
+  const fillStart = performance.now()
+  for (let b = 0; b < batches; b++) await lcm.append(session, turn(BATCH))
+  rows.push(`| the backlog: ${n(batches * BATCH)} messages appended in batches of ${BATCH} | ${n(((batches * BATCH) / (performance.now() - fillStart)) * 1000)} messages/s | | |`)
 
   const conversation = (await backend.context.findConversation('bench', 'bench'))!
   const stats = await lcm.stats(session)
@@ -302,12 +260,18 @@ try {
   }
 }
 
-console.log(`## Lossless context — ${MESSAGES.toLocaleString('en')} messages, budget ${BUDGET}, fresh tail ${FRESH_TAIL}`)
-console.log('')
-console.log(`Node ${process.version}, ${process.platform}/${process.arch}, offline (no LLM: extractive summaries); ${TIMED_TURNS.toLocaleString('en')} single turns timed.`)
-console.log('')
-console.log('| measure | engram | baseline (same run) | split |')
-console.log('|---|---|---|---|')
-for (const row of rows) console.log(row)
-console.log('')
-for (const note of notes) console.log(note)
+printReport()
+
+function printReport(): void {
+  console.log(`## Lossless context — ${MESSAGES.toLocaleString('en')} messages, budget ${BUDGET}, fresh tail ${FRESH_TAIL}`)
+  console.log('')
+  console.log(
+    `Node ${process.version}, ${process.platform}/${process.arch}, offline (no LLM: extractive summaries); ${TIMED_TURNS.toLocaleString('en')} single-message appends and ${TIMED_BATCHES.toLocaleString('en')} batches of ${BATCH} timed.`,
+  )
+  console.log('')
+  console.log('| measure | engram | baseline (same run) | split |')
+  console.log('|---|---|---|---|')
+  for (const row of rows) console.log(row)
+  console.log('')
+  for (const note of notes) console.log(note)
+}

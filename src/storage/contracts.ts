@@ -232,6 +232,17 @@ export interface ItemRange {
   newest?: boolean
 }
 
+/** What `ContextStore.appendMessagesIndexed` writes to the index beside the messages. */
+export interface AppendIndexing {
+  index: SearchIndex
+  /**
+   * The units to write, given `window`: up to `before` stored messages preceding the appended ones
+   * (read inside the transaction, so another writer's messages are seen), then the appended ones as stored.
+   */
+  units(window: StoredMessage[], appended: number): IndexUnit[]
+  before: number
+}
+
 export interface ContextStore {
   /** Find or create the conversation of a session. */
   conversation(sessionId: string, owner: { agent: string; user?: string }): Promise<Conversation>
@@ -239,6 +250,17 @@ export interface ContextStore {
   listConversations(agent?: string): Promise<Conversation[]>
   /** Append messages in order and add one context item each; atomic. */
   appendMessages(conversationId: number, messages: Array<MessageInput & { at: string; tokenCount: number }>): Promise<StoredMessage[]>
+  /**
+   * Optional capability: `appendMessages` and the search-index units `indexing.units` makes of the
+   * stored messages written in the SAME transaction, when `indexing.index` keeps its units in this
+   * store's database — an acknowledged append is then findable, and a crash leaves neither. Returns
+   * undefined, having written nothing, for any other index: the caller appends, then indexes.
+   */
+  appendMessagesIndexed?(
+    conversationId: number,
+    messages: Array<MessageInput & { at: string; tokenCount: number }>,
+    indexing: AppendIndexing,
+  ): Promise<StoredMessage[] | undefined>
   messages(conversationId: number, range?: { fromSeq?: number; toSeq?: number; limit?: number }): Promise<StoredMessage[]>
   messagesById(ids: number[]): Promise<StoredMessage[]>
   messageCount(conversationId: number): Promise<number>

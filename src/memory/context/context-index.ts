@@ -5,15 +5,17 @@
  * with the event loop free between them, so indexing a 10 MB message neither holds one huge
  * transaction nor keeps a signal waiting.
  *
- * The store write and the index write are two transactions: a process killed between them leaves
- * stored messages that are not indexed. Nothing is lost (the store is the truth); the first search
- * of a conversation in a process catches the index up.
+ * An append writes the messages and their units in one transaction (decision 0083:
+ * `ContextStore.appendMessagesIndexed`, both backends, when the index is the store's own). A batch
+ * larger than BATCH_CHARS, or an index of another database, is indexed after the store's commit: a
+ * process killed between the two leaves stored messages that are not indexed. Nothing is lost (the
+ * store is the truth); the first search of a conversation in a process catches the index up.
  */
 import { contentHash } from '../../core/hash.ts'
 import { ownerOfUser } from '../../core/owner.ts'
-import type { StoredMessage, Summary } from '../../core/message.ts'
+import type { MessageInput, StoredMessage, Summary } from '../../core/message.ts'
 import { candidateUnits } from '../../storage/candidate-units.ts'
-import type { Conversation, ContextStore, IndexUnit, SearchIndex } from '../../storage/contracts.ts'
+import type { AppendIndexing, Conversation, ContextStore, IndexUnit, SearchIndex } from '../../storage/contracts.ts'
 import { yieldToEventLoop } from '../../core/yield.ts'
 import { standingInstructions } from '../extraction/rules.ts'
 import { allSummaryIds, type MessageIdResolver } from './dag.ts'
@@ -146,6 +148,12 @@ export function summaryUnit(conversation: Conversation, summary: Summary, messag
 }
 
 export interface ContextIndexer {
+  /**
+   * How an append of `messages` is indexed in the store's own transaction (the units of the new
+   * messages, and of the two before them with their new neighbours); undefined without an index,
+   * or for a batch too large for one transaction (then: append, then indexMessages).
+   */
+  appendIndexing(conversation: Conversation, messages: readonly MessageInput[]): AppendIndexing | undefined
   indexMessages(conversation: Conversation, messages: StoredMessage[]): Promise<void>
   /** Summaries written together (a compaction slice), in one index update. */
   indexSummaries(conversation: Conversation, summaries: Summary[]): Promise<void>
@@ -249,6 +257,25 @@ export function createContextIndexer(store: ContextStore, index: SearchIndex | u
   }
 
   return {
+    appendIndexing(conversation, messages) {
+      if (!index) return undefined
+      // The analysis then runs inside the write transaction: a batch up to BATCH_CHARS of text
+      // (~0.04 ms per chat message) holds it for milliseconds; a larger one is indexed in batches,
+      // with the event loop free between them, after the store's commit.
+      let chars = 0
+      for (const message of messages) chars += message.content.length
+      if (chars > BATCH_CHARS || messages.length > BATCH_UNITS) return undefined
+      return {
+        index,
+        before: 2,
+        units: (window, appended) => {
+          const from = window.length - appended
+          // Seqs of one conversation are consecutive; a gap (never expected) indexes the new messages alone.
+          const contiguous = window.every((message, i) => message.seq === window[0]!.seq + i)
+          return contiguous ? messageUnitsWithNeighbours(conversation, window, from, from) : window.slice(from).flatMap((message) => unitsOfMessage(conversation, message))
+        },
+      }
+    },
     async indexMessages(conversation, messages) {
       if (!index || messages.length === 0) return
       // The two messages before these gain new next-neighbours: they are indexed again with them.

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { EngramError } from '../../core/errors.ts'
 import { countTokens } from '../../core/tokens.ts'
+import { homeLayout } from '../../storage/home-layout.ts'
+import { openSqlite } from '../../storage/sqlite/database.ts'
 import { checkContextConsistency } from './consistency.ts'
 import { hasCompactor, hasExplorer, hasSearcher, providerCapabilities } from './provider.ts'
 import { lockName } from './session-support.ts'
@@ -180,6 +182,31 @@ test('search catches up messages a crashed process stored but never indexed', as
   const found = await lcm.search('default', 'kraken')
   assert.equal(found.hits.length, 1)
   assert.equal(found.hits[0]!.messageIds.length, 1)
+})
+
+test('an append is stored and indexed together: when its index write fails, nothing of it is stored', async (t) => {
+  const h = openHarness()
+  t.after(() => h.close())
+  const lcm = h.provider('lcm')
+  await lcm.append(session, turns(2))
+  // A real refusal by the database, from another connection to the same file: no unit row holding "poison" may be written.
+  const other = openSqlite(homeLayout(h.tmp.home, 'default').database)
+  other.db.exec("CREATE TRIGGER refuse_poison BEFORE INSERT ON index_units WHEN NEW.text LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused'); END")
+  other.close()
+  await assert.rejects(lcm.append(session, [{ role: 'user', content: 'a poison message' }]))
+  const conv = (await h.backend.context.findConversation(session.sessionId, session.agent))!
+  assert.deepEqual(
+    (await h.backend.context.messages(conv.id)).map((m) => m.seq),
+    [1, 2],
+    'the refused append left no message behind',
+  )
+  // The next append goes on from there, stored and findable at once.
+  const [next] = await lcm.append(session, [{ role: 'user', content: 'the zeppelin hangar opens at nine' }])
+  assert.equal(next?.seq, 3)
+  assert.deepEqual(
+    (await h.backend.index!.get([`msg:${next!.id}`])).map((unit) => unit.text),
+    ['the zeppelin hangar opens at nine'],
+  )
 })
 
 test('switching providers keeps every message: simple reads raw messages, LCM sees what simple appended', async (t) => {

@@ -131,9 +131,11 @@ export function createLcmProvider(deps: ContextProviderDeps): LcmContextProvider
 
     async append(session, messages) {
       foreground()
-      const { conversation, stored } = await support.append(session, messages)
-      // After the store's commit: a crash here leaves messages unindexed, never lost (search catches up).
-      await indexer.indexMessages(conversation, stored)
+      const { conversation, stored, indexed } = await support.append(session, messages, (target) => indexer.appendIndexing(target, messages))
+      // Stored without their index rows (a store that cannot write both at once, a large batch):
+      // indexed now, after the store's commit; a crash here leaves messages unindexed, never lost
+      // (search catches up).
+      if (!indexed) await indexer.indexMessages(conversation, stored)
       foreground()
       return stored
     },

@@ -9,7 +9,7 @@ import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { checkDerivedSessionId } from '../../core/session-ids.ts'
 import { MESSAGE_ROLES, type MessageInput, type StoredMessage } from '../../core/message.ts'
 import { countTokens } from '../../core/tokens.ts'
-import type { Conversation, ContextStore, Locks } from '../../storage/contracts.ts'
+import type { AppendIndexing, Conversation, ContextStore, Locks } from '../../storage/contracts.ts'
 import type { ContextSession, ContextStats } from './provider.ts'
 
 export interface SessionSupportDeps {
@@ -61,7 +61,15 @@ export interface SessionSupport {
   withSessionLock<T>(session: ContextSession, fn: () => Promise<T>): Promise<T>
   /** `fn` under the session's lock when it is free now; undefined (and `fn` not run) when another holds it. */
   tryWithSessionLock<T>(session: ContextSession, fn: () => Promise<T>): Promise<{ value: T } | undefined>
-  append(session: ContextSession, messages: MessageInput[]): Promise<{ conversation: Conversation; stored: StoredMessage[] }>
+  /**
+   * Store `messages`; with `indexing` (what to index for the conversation), index them in the same
+   * transaction when the store can (`indexed: true`), else only store them (`indexed: false`).
+   */
+  append(
+    session: ContextSession,
+    messages: MessageInput[],
+    indexing?: (conversation: Conversation) => AppendIndexing | undefined,
+  ): Promise<{ conversation: Conversation; stored: StoredMessage[]; indexed: boolean }>
 }
 
 /**
@@ -133,23 +141,27 @@ export function createSessionSupport(deps: SessionSupportDeps): SessionSupport {
     // appends (SQLite's write lock, PostgreSQL's conversation row), and a compaction checks the run it
     // folds inside its own transaction, so an append landing during a compaction is safe. The lock
     // cost ~1.1 ms of file work per append and made every turn wait behind a running compaction.
-    async append(session, messages) {
+    async append(session, messages, indexing) {
       validateMessages(messages, deps.maxMessageChars)
       let conv = await conversation(session)
-      if (messages.length === 0) return { conversation: conv, stored: [] }
+      if (messages.length === 0) return { conversation: conv, stored: [], indexed: true }
       const now = clock.now().toISOString()
       const rows = messages.map((message) => ({ ...message, at: message.at ?? now, tokenCount: countTokens(message.content) }))
+      const write = async (target: Conversation): Promise<{ conversation: Conversation; stored: StoredMessage[]; indexed: boolean }> => {
+        const plan = indexing?.(target)
+        const together = plan !== undefined && store.appendMessagesIndexed !== undefined ? await store.appendMessagesIndexed(target.id, rows, plan) : undefined
+        if (together !== undefined) return { conversation: target, stored: together, indexed: true }
+        return { conversation: target, stored: await store.appendMessages(target.id, rows), indexed: false }
+      }
       try {
-        const stored = await store.appendMessages(conv.id, rows)
-        return { conversation: conv, stored }
+        return await write(conv)
       } catch (error) {
         // The cached conversation was erased (its user was forgotten, decision 0023): the session
         // starts a new one rather than failing every turn of a long-lived process.
         if (!EngramError.is(error) || error.code !== ErrorCode.notFound) throw error
         cache.delete(key(session))
         conv = await conversation(session)
-        const stored = await store.appendMessages(conv.id, rows)
-        return { conversation: conv, stored }
+        return write(conv)
       }
     },
   }

@@ -100,7 +100,7 @@ const embedded: SeamFixtures = {
   },
   async context() {
     const { handle, cleanup } = tempSqlite('engram-sqlite-ctx-')
-    return { store: createSqliteContextStore(handle, { clock: new ManualClock() }), cleanup }
+    return { store: createSqliteContextStore(handle, { clock: new ManualClock() }), index: () => createSqliteSearchIndex(handle), cleanup }
   },
   searchIndexes: [
     ...(hasSqliteVec ? [{ name: 'sqlite + sqlite-vec', vectorBackend: 'sqlite-vec' as const }] : []),
@@ -152,7 +152,8 @@ function postgres(url: string): SeamFixtures {
     },
     async context() {
       const { handle, cleanup } = await openTestHandle(url)
-      return { store: createPostgresContextStore(handle, { clock: new ManualClock() }), cleanup }
+      const index = await createPostgresSearchIndex(handle)
+      return { store: createPostgresContextStore(handle, { clock: new ManualClock() }), index: () => index, cleanup }
     },
     searchIndexes: [
       {

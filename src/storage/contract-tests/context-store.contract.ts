@@ -4,13 +4,15 @@
  * reordered, and the context window and the summary DAG change together or not at all.
  */
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
+import { describe, type TestContext, test } from 'node:test'
 import { EngramError } from '../../core/errors.ts'
 import type { MessageInput } from '../../core/message.ts'
-import type { ContextStore, NewSummary } from '../contracts.ts'
+import type { ContextStore, IndexUnit, NewSummary, SearchIndex } from '../contracts.ts'
 
 export interface ContextStoreFixture {
   store: ContextStore
+  /** The backend's search index on the same database, when its store writes both in one transaction. */
+  index?: () => SearchIndex
   cleanup(): Promise<void>
 }
 
@@ -366,6 +368,75 @@ export function runContextStoreContract(name: string, make: () => Promise<Contex
         assert.equal(await store.messageCount(bobs.id), 4)
         assert.equal(await store.messageCount(agents.id), 4)
         assert.deepEqual(await store.purgeUser('ann'), { conversations: 0, messages: 0, summaries: 0 })
+      }))
+
+    // The optional capability: a backend that has it offers its index with the fixture.
+    type IndexingStore = ContextStore & Required<Pick<ContextStore, 'appendMessagesIndexed'>>
+    const indexed = async (t: TestContext, fn: (store: IndexingStore, index: SearchIndex) => Promise<void>): Promise<void> => {
+      const fixture = await make()
+      try {
+        const { store } = fixture
+        if (store.appendMessagesIndexed === undefined || fixture.index === undefined) {
+          t.skip(`${name} indexes after the store's commit (no appendMessagesIndexed)`)
+          return
+        }
+        await fn(store as IndexingStore, fixture.index())
+      } finally {
+        await fixture.cleanup()
+      }
+    }
+    const unitOf = (message: { id: number; content: string; at: string }, near = ''): IndexUnit => ({
+      id: `msg:${message.id}`,
+      kind: 'message',
+      text: message.content,
+      source: 'conv:test',
+      provenance: [String(message.id)],
+      createdAt: message.at,
+      hash: `h${message.id}`,
+      context: { near, far: '' },
+    })
+
+    test('appendMessagesIndexed: the messages and their units in one write, the messages before them given', (t) =>
+      indexed(t, async (store, index) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        await store.appendMessages(conv.id, messages(3))
+        const seen: Array<{ seqs: number[]; appended: number }> = []
+        const stored = await store.appendMessagesIndexed(conv.id, messages(2, 3), {
+          index,
+          before: 2,
+          units: (window, appended) => {
+            seen.push({ seqs: window.map((m) => m.seq), appended })
+            return window.map((m, i) => unitOf(m, window[i + 1]?.content ?? ''))
+          },
+        })
+        assert.deepEqual(
+          stored?.map((m) => m.seq),
+          [4, 5],
+        )
+        assert.deepEqual(seen, [{ seqs: [2, 3, 4, 5], appended: 2 }])
+        assert.deepEqual((await store.messages(conv.id)).map((m) => m.content), ['message 0', 'message 1', 'message 2', 'message 3', 'message 4'])
+        const all = await store.messages(conv.id)
+        assert.deepEqual(
+          (await index.get(all.slice(1).map((m) => `msg:${m.id}`))).map((unit) => unit.text),
+          ['message 1', 'message 2', 'message 3', 'message 4'],
+        )
+        const found = await index.search({ text: 'message', limit: 10 })
+        assert.equal(found.length, 4, 'the units are searchable as soon as the append returns')
+      }))
+
+    test('appendMessagesIndexed: a unit that cannot be written leaves no message stored', (t) =>
+      indexed(t, async (store, index) => {
+        const conv = await store.conversation('s', { agent: 'a' })
+        await store.appendMessages(conv.id, messages(1))
+        await assert.rejects(
+          store.appendMessagesIndexed(conv.id, messages(2, 1), { index, before: 2, units: (window) => window.map((m) => ({ ...unitOf(m), createdAt: 'not a time' })) }),
+        )
+        assert.deepEqual((await store.messages(conv.id)).map((m) => m.content), ['message 0'])
+        assert.equal((await store.items(conv.id)).length, 1)
+        assert.deepEqual(await index.search({ text: 'message', limit: 10 }), [])
+        // The next append takes the next seq, as if the failed one never happened.
+        const [next] = await store.appendMessages(conv.id, messages(1, 5))
+        assert.equal(next?.seq, 2)
       }))
   })
 }

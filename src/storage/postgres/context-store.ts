@@ -54,6 +54,7 @@ import type { ContextStore, NewSummary } from '../contracts.ts'
 import type { PostgresHandle } from './connection.ts'
 import type { PgQueryable } from './driver.ts'
 import { jsonObject } from './rows.ts'
+import { postgresIndexWriterOn } from './search-index.ts'
 
 export interface PostgresContextStoreOptions {
   clock: Clock
@@ -322,6 +323,31 @@ export function createPostgresContextStore(handle: PostgresHandle, options: Post
       return handle.transaction(async (client) => {
         await lockConversation(client, conversationId)
         return insertMessages(client, conversationId, messages)
+      })
+    },
+
+    async appendMessagesIndexed(conversationId, messages, indexing) {
+      const write = postgresIndexWriterOn(handle, indexing.index)
+      if (write === undefined) return undefined
+      checkMessages(messages)
+      if (messages.length === 0) return []
+      // One transaction: the store's rows and the index's commit together (an append used to
+      // commit twice, and a crash between the two left messages unindexed until a search caught up).
+      return handle.transaction(async (client) => {
+        await lockConversation(client, conversationId)
+        const appended = await insertMessages(client, conversationId, messages)
+        const first = appended[0]!.seq
+        const before =
+          first > 1 && indexing.before > 0
+            ? (
+                await client.query<EscapableMessageRow>(
+                  `SELECT ${MESSAGE_COLUMNS} FROM ctx_messages WHERE conversation_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
+                  [conversationId, Math.max(1, first - indexing.before), first],
+                )
+              ).rows.map(toMessage)
+            : []
+        await write(client, indexing.units([...before, ...appended], appended.length))
+        return appended
       })
     },
 

@@ -304,6 +304,18 @@ class StatsDelta {
  * A SearchIndex over `handle`'s schema. Vectors are searched with pgvector when the extension is
  * installed in the database; without it `capabilities.vectors` is false and vectors are refused.
  */
+const writers = new WeakMap<SearchIndex, { handle: PostgresHandle; write: (client: PgQueryable, units: IndexUnit[]) => Promise<void> }>()
+
+/**
+ * How to write units to `index` inside a transaction of `handle` — when `index` is this module's
+ * index on that very handle (the context store then writes a message and its index rows in one
+ * transaction); undefined for any other index.
+ */
+export function postgresIndexWriterOn(handle: PostgresHandle, index: SearchIndex): ((client: PgQueryable, units: IndexUnit[]) => Promise<void>) | undefined {
+  const writer = writers.get(index)
+  return writer?.handle === handle ? writer.write : undefined
+}
+
 export async function createPostgresSearchIndex(handle: PostgresHandle, options: PostgresSearchIndexOptions = {}): Promise<SearchIndex> {
   const { pool } = handle
   const vectorsOn = handle.features.pgvector !== false && (await ensureEmbeddingColumn(handle))
@@ -593,201 +605,217 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     return rows.length
   }
 
-  async function upsertBatch(pending: Pending[]): Promise<void> {
+  /** The units of `pending` written in the caller's transaction on `client`. */
+  async function writeBatch(client: PgQueryable, pending: Pending[]): Promise<void> {
     const ids = pending.map((p) => p.unit.id)
     const firstVector = pending.find((p) => p.vector !== undefined)?.vector
-    await handle.transaction(async (client) => {
-      if (firstVector !== undefined) {
-        let dims = await readMeta(client, META_DIMS).then((value) => (value === undefined ? undefined : Number(value)))
-        for (const [i, p] of pending.entries()) if (p.vector) checkDims(p.vector, `units[${i}].vector`, dims ?? options.dimensions ?? firstVector.length)
-        if (dims === undefined) {
-          // The first vector fixes the size, and the HNSW index is built for it (pgvector indexes
-          // only fixed-size vectors). Whoever stores the size first builds the index, once.
-          const { rows } = await client.query('INSERT INTO index_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key', [
-            META_DIMS,
-            String(firstVector.length),
-          ])
-          if (rows.length > 0 && firstVector.length <= HNSW_MAX_DIMS) {
-            // The predicate names the size too: building the index also reads row versions other
-            // transactions may still see, such as vectors of the embedder just replaced (another
-            // size), and the cast would fail on them (seen in the test of an embedder change).
-            await client.query(
-              `CREATE INDEX IF NOT EXISTS ${HNSW_INDEX} ON index_units USING hnsw ((embedding::vector(${firstVector.length})) vector_cosine_ops)
-               WHERE has_vector AND vector_dims(embedding) = ${firstVector.length}`,
-            )
-          }
-          if (rows.length > 0) {
-            dims = firstVector.length
-          } else {
-            dims = Number(await readMeta(client, META_DIMS))
-            for (const [i, p] of pending.entries()) if (p.vector) checkDims(p.vector, `units[${i}].vector`, dims)
-          }
+    if (firstVector !== undefined) {
+      let dims = await readMeta(client, META_DIMS).then((value) => (value === undefined ? undefined : Number(value)))
+      for (const [i, p] of pending.entries()) if (p.vector) checkDims(p.vector, `units[${i}].vector`, dims ?? options.dimensions ?? firstVector.length)
+      if (dims === undefined) {
+        // The first vector fixes the size, and the HNSW index is built for it (pgvector indexes
+        // only fixed-size vectors). Whoever stores the size first builds the index, once.
+        const { rows } = await client.query('INSERT INTO index_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key', [
+          META_DIMS,
+          String(firstVector.length),
+        ])
+        if (rows.length > 0 && firstVector.length <= HNSW_MAX_DIMS) {
+          // The predicate names the size too: building the index also reads row versions other
+          // transactions may still see, such as vectors of the embedder just replaced (another
+          // size), and the cast would fail on them (seen in the test of an embedder change).
+          await client.query(
+            `CREATE INDEX IF NOT EXISTS ${HNSW_INDEX} ON index_units USING hnsw ((embedding::vector(${firstVector.length})) vector_cosine_ops)
+             WHERE has_vector AND vector_dims(embedding) = ${firstVector.length}`,
+          )
+        }
+        if (rows.length > 0) {
+          dims = firstVector.length
+        } else {
+          dims = Number(await readMeta(client, META_DIMS))
+          for (const [i, p] of pending.entries()) if (p.vector) checkDims(p.vector, `units[${i}].vector`, dims)
         }
       }
-      const previous = new Map<string, Previous>()
-      const rowids = new Map<number, number>()
-      const lockExisting = async (list: string[]): Promise<void> => {
-        const { rows } = await client.query<Previous & { id: string }>(
-          'SELECT id, rowid, hash, has_vector, token_count FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
-          [list],
-        )
-        for (const row of rows) previous.set(row.id, row)
+    }
+    const previous = new Map<string, Previous>()
+    const rowids = new Map<number, number>()
+    const lockExisting = async (list: string[]): Promise<void> => {
+      const { rows } = await client.query<Previous & { id: string }>(
+        'SELECT id, rowid, hash, has_vector, token_count FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+        [list],
+      )
+      for (const row of rows) previous.set(row.id, row)
+    }
+    await lockExisting(ids)
+    const delta = new StatsDelta()
+    const rowsOf = (list: Pending[]): RowArrays => {
+      const rows: RowArrays = {
+        id: [],
+        kind: [],
+        text: [],
+        source: [],
+        provenance: [],
+        scope: [],
+        agent: [],
+        user: [],
+        owner: [],
+        createdAt: [],
+        updatedAt: [],
+        hash: [],
+        links: [],
+        meta: [],
+        hasVector: [],
+        tokenCount: [],
+        embedding: [],
+        keep: [],
+        rowid: [],
       }
-      await lockExisting(ids)
-      const delta = new StatsDelta()
-      const rowsOf = (list: Pending[]): RowArrays => {
-        const rows: RowArrays = {
-          id: [],
-          kind: [],
-          text: [],
-          source: [],
-          provenance: [],
-          scope: [],
-          agent: [],
-          user: [],
-          owner: [],
-          createdAt: [],
-          updatedAt: [],
-          hash: [],
-          links: [],
-          meta: [],
-          hasVector: [],
-          tokenCount: [],
-          embedding: [],
-          keep: [],
-          rowid: [],
-        }
-        for (const { unit, analysed, vector, order } of list) {
-          const before = previous.get(unit.id)
-          // Re-upserting the same content without a vector keeps the vector it has; new content
-          // without one drops the old vector, which described text that is gone.
-          const keep = vector === undefined && before !== undefined && before.has_vector && before.hash === unit.hash
-          const hasVector = vector !== undefined || keep
-          // The old terms are taken out with the old postings (below).
-          if (before) delta.add(undefined, before.token_count, before.has_vector, -1)
-          delta.add(analysed.tf, analysed.tokenCount, hasVector, 1)
-          rows.id.push(unit.id)
-          rows.kind.push(unit.kind)
-          rows.text.push(withoutNul(unit.text))
-          rows.source.push(unit.source)
-          rows.provenance.push(JSON.stringify(withoutNul(unit.provenance)))
-          rows.scope.push(unit.scope ?? null)
-          rows.agent.push(unit.agent ?? null)
-          rows.user.push(unit.user ?? null)
-          rows.owner.push(unit.owner ?? 'agent')
-          rows.createdAt.push(instant(unit.createdAt, 'createdAt'))
-          rows.updatedAt.push(unit.updatedAt === undefined ? null : instant(unit.updatedAt, 'updatedAt'))
-          rows.hash.push(unit.hash)
-          rows.links.push(unit.links === undefined ? null : JSON.stringify(withoutNul(unit.links)))
-          rows.meta.push(unit.meta === undefined ? null : JSON.stringify(withoutNul(unit.meta)))
-          rows.hasVector.push(hasVector)
-          rows.tokenCount.push(analysed.tokenCount)
-          rows.embedding.push(vector === undefined ? null : vectorText(vector))
-          rows.keep.push(keep)
-          rows.rowid.push(rowids.get(order) ?? null)
-        }
-        return rows
+      for (const { unit, analysed, vector, order } of list) {
+        const before = previous.get(unit.id)
+        // Re-upserting the same content without a vector keeps the vector it has; new content
+        // without one drops the old vector, which described text that is gone.
+        const keep = vector === undefined && before !== undefined && before.has_vector && before.hash === unit.hash
+        const hasVector = vector !== undefined || keep
+        // The old terms are taken out with the old postings (below).
+        if (before) delta.add(undefined, before.token_count, before.has_vector, -1)
+        delta.add(analysed.tf, analysed.tokenCount, hasVector, 1)
+        rows.id.push(unit.id)
+        rows.kind.push(unit.kind)
+        rows.text.push(withoutNul(unit.text))
+        rows.source.push(unit.source)
+        rows.provenance.push(JSON.stringify(withoutNul(unit.provenance)))
+        rows.scope.push(unit.scope ?? null)
+        rows.agent.push(unit.agent ?? null)
+        rows.user.push(unit.user ?? null)
+        rows.owner.push(unit.owner ?? 'agent')
+        rows.createdAt.push(instant(unit.createdAt, 'createdAt'))
+        rows.updatedAt.push(unit.updatedAt === undefined ? null : instant(unit.updatedAt, 'updatedAt'))
+        rows.hash.push(unit.hash)
+        rows.links.push(unit.links === undefined ? null : JSON.stringify(withoutNul(unit.links)))
+        rows.meta.push(unit.meta === undefined ? null : JSON.stringify(withoutNul(unit.meta)))
+        rows.hasVector.push(hasVector)
+        rows.tokenCount.push(analysed.tokenCount)
+        rows.embedding.push(vector === undefined ? null : vectorText(vector))
+        rows.keep.push(keep)
+        rows.rowid.push(rowids.get(order) ?? null)
       }
-      const embeddingColumn = vectorsOn ? ', embedding' : ''
-      const fresh = pending.filter((p) => !previous.has(p.unit.id))
-      if (fresh.length > 0) {
-        // Rows are inserted in id order (the lock order), but numbered in the caller's order, as
-        // SQLite numbers them: BM25 ties are ordered by rowid on both backends.
-        const { rows: numbers } = await client.query<{ n: number }>(
-          "SELECT nextval(pg_get_serial_sequence('index_units', 'rowid')) AS n FROM generate_series(1, $1::integer)",
-          [fresh.length],
-        )
-        const orders = fresh.map((p) => p.order).sort((a, b) => a - b)
-        for (const [i, order] of orders.entries()) rowids.set(order, numbers[i]!.n)
-        const { rows: inserted } = await client.query<{ id: string }>(
-          `INSERT INTO index_units (rowid, id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta,
-             has_vector, token_count${embeddingColumn}) OVERRIDING SYSTEM VALUE
-           SELECT v.rowid, v.id, v.kind, v.text, v.source, v.provenance::json, v.scope, v.agent, v.user_id, v.owner, v.created_at, v.updated_at, v.hash,
-             v.links::json, v.meta::json, v.has_vector, v.token_count
-             ${vectorsOn ? ', v.embedding::vector' : ''}
-           FROM ${ROW_SOURCE} ORDER BY v.id
-           ON CONFLICT (id) DO NOTHING RETURNING id`,
-          rowParams(rowsOf(fresh)),
-        )
-        // Units another process inserted meanwhile are updated like those that were there.
-        const done = new Set(inserted.map((row) => row.id))
-        const late = fresh.filter((p) => !done.has(p.unit.id))
-        if (late.length > 0) {
-          // Their share was counted as new: take it back, then count them as replacements.
-          for (const p of late) delta.add(p.analysed.tf, p.analysed.tokenCount, p.vector !== undefined, -1)
-          await lockExisting(late.map((p) => p.unit.id))
-        }
-        fresh.splice(0, fresh.length, ...late)
+      return rows
+    }
+    const embeddingColumn = vectorsOn ? ', embedding' : ''
+    const fresh = pending.filter((p) => !previous.has(p.unit.id))
+    if (fresh.length > 0) {
+      // Rows are inserted in id order (the lock order), but numbered in the caller's order, as
+      // SQLite numbers them: BM25 ties are ordered by rowid on both backends.
+      const { rows: numbers } = await client.query<{ n: number }>(
+        "SELECT nextval(pg_get_serial_sequence('index_units', 'rowid')) AS n FROM generate_series(1, $1::integer)",
+        [fresh.length],
+      )
+      const orders = fresh.map((p) => p.order).sort((a, b) => a - b)
+      for (const [i, order] of orders.entries()) rowids.set(order, numbers[i]!.n)
+      const { rows: inserted } = await client.query<{ id: string }>(
+        `INSERT INTO index_units (rowid, id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta,
+           has_vector, token_count${embeddingColumn}) OVERRIDING SYSTEM VALUE
+         SELECT v.rowid, v.id, v.kind, v.text, v.source, v.provenance::json, v.scope, v.agent, v.user_id, v.owner, v.created_at, v.updated_at, v.hash,
+           v.links::json, v.meta::json, v.has_vector, v.token_count
+           ${vectorsOn ? ', v.embedding::vector' : ''}
+         FROM ${ROW_SOURCE} ORDER BY v.id
+         ON CONFLICT (id) DO NOTHING RETURNING id`,
+        rowParams(rowsOf(fresh)),
+      )
+      // Units another process inserted meanwhile are updated like those that were there.
+      const done = new Set(inserted.map((row) => row.id))
+      const late = fresh.filter((p) => !done.has(p.unit.id))
+      if (late.length > 0) {
+        // Their share was counted as new: take it back, then count them as replacements.
+        for (const p of late) delta.add(p.analysed.tf, p.analysed.tokenCount, p.vector !== undefined, -1)
+        await lockExisting(late.map((p) => p.unit.id))
       }
-      const replaced = [...pending.filter((p) => previous.has(p.unit.id) && !fresh.includes(p)), ...fresh]
-      if (replaced.length > 0) {
-        await client.query(
-          `UPDATE index_units u SET kind = v.kind, text = v.text, source = v.source, provenance = v.provenance::json, scope = v.scope, agent = v.agent,
-             user_id = v.user_id, owner = v.owner, created_at = v.created_at, updated_at = v.updated_at, hash = v.hash, links = v.links::json,
-             meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
-           FROM ${ROW_SOURCE} WHERE u.id = v.id`,
-          rowParams(rowsOf(replaced)),
-        )
-        // The old postings go (their terms out of the delta), the new ones come below.
-        await delta.removedPostings(
-          client,
-          replaced.map((p) => previous.get(p.unit.id)!.rowid),
-        )
+      fresh.splice(0, fresh.length, ...late)
+    }
+    const replaced = [...pending.filter((p) => previous.has(p.unit.id) && !fresh.includes(p)), ...fresh]
+    if (replaced.length > 0) {
+      await client.query(
+        `UPDATE index_units u SET kind = v.kind, text = v.text, source = v.source, provenance = v.provenance::json, scope = v.scope, agent = v.agent,
+           user_id = v.user_id, owner = v.owner, created_at = v.created_at, updated_at = v.updated_at, hash = v.hash, links = v.links::json,
+           meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
+         FROM ${ROW_SOURCE} WHERE u.id = v.id`,
+        rowParams(rowsOf(replaced)),
+      )
+      // The old postings go (their terms out of the delta), the new ones come below.
+      await delta.removedPostings(
+        client,
+        replaced.map((p) => previous.get(p.unit.id)!.rowid),
+      )
+    }
+    // Every unit's postings in one statement, in term order (the primary key's).
+    const postings = {
+      term: [] as string[],
+      rowid: [] as number[],
+      own: [] as number[],
+      near: [] as number[],
+      far: [] as number[],
+      related: [] as number[],
+      tokens: [] as number[],
+      kind: [] as string[],
+    }
+    for (const p of pending) {
+      const rowid = previous.get(p.unit.id)?.rowid ?? rowids.get(p.order)!
+      for (const [term, counts] of p.analysed.tf) {
+        postings.term.push(term)
+        postings.rowid.push(rowid)
+        postings.own.push(counts[0])
+        postings.near.push(counts[1])
+        postings.far.push(counts[2])
+        postings.related.push(counts[3])
+        postings.tokens.push(p.analysed.tokenCount)
+        postings.kind.push(p.unit.kind)
       }
-      // Every unit's postings in one statement, in term order (the primary key's).
-      const postings = {
-        term: [] as string[],
-        rowid: [] as number[],
-        own: [] as number[],
-        near: [] as number[],
-        far: [] as number[],
-        related: [] as number[],
-        tokens: [] as number[],
-        kind: [] as string[],
+    }
+    if (postings.term.length > 0) {
+      await client.query(
+        `INSERT INTO index_postings (term, rowid, own, near, far, related, token_count, kind)
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[], $5::integer[], $6::integer[], $7::integer[], $8::text[])`,
+        [postings.term, postings.rowid, postings.own, postings.near, postings.far, postings.related, postings.tokens, postings.kind],
+      )
+    }
+    const names = new Map<string, [string, string]>()
+    for (const { unit } of pending) {
+      const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
+      if (typeof speaker === 'string' && speaker.trim() !== '') {
+        const name = withoutNul(speaker.trim())
+        names.set(JSON.stringify([unit.agent ?? '', name]), [unit.agent ?? '', name])
       }
-      for (const p of pending) {
-        const rowid = previous.get(p.unit.id)?.rowid ?? rowids.get(p.order)!
-        for (const [term, counts] of p.analysed.tf) {
-          postings.term.push(term)
-          postings.rowid.push(rowid)
-          postings.own.push(counts[0])
-          postings.near.push(counts[1])
-          postings.far.push(counts[2])
-          postings.related.push(counts[3])
-          postings.tokens.push(p.analysed.tokenCount)
-          postings.kind.push(p.unit.kind)
-        }
-      }
-      if (postings.term.length > 0) {
-        await client.query(
-          `INSERT INTO index_postings (term, rowid, own, near, far, related, token_count, kind)
-           SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[], $5::integer[], $6::integer[], $7::integer[], $8::text[])`,
-          [postings.term, postings.rowid, postings.own, postings.near, postings.far, postings.related, postings.tokens, postings.kind],
-        )
-      }
-      const names = new Map<string, [string, string]>()
-      for (const { unit } of pending) {
-        const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
-        if (typeof speaker === 'string' && speaker.trim() !== '') {
-          const name = withoutNul(speaker.trim())
-          names.set(JSON.stringify([unit.agent ?? '', name]), [unit.agent ?? '', name])
-        }
-      }
-      if (names.size > 0) {
-        const list = [...names.values()]
-        await client.query(
-          `INSERT INTO index_names (agent, name) SELECT agent, name FROM unnest($1::text[], $2::text[]) AS n(agent, name)
-           ORDER BY agent COLLATE "C", name COLLATE "C" ON CONFLICT DO NOTHING`,
-          [list.map(([agent]) => agent), list.map(([, name]) => name)],
-        )
-      }
-      await delta.write(client)
-    })
+    }
+    if (names.size > 0) {
+      const list = [...names.values()]
+      await client.query(
+        `INSERT INTO index_names (agent, name) SELECT agent, name FROM unnest($1::text[], $2::text[]) AS n(agent, name)
+         ORDER BY agent COLLATE "C", name COLLATE "C" ON CONFLICT DO NOTHING`,
+        [list.map(([agent]) => agent), list.map(([, name]) => name)],
+      )
+    }
+    await delta.write(client)
+  }
+
+  /**
+   * `units` as writes in id order, one per id (the last one given, as successive upserts would
+   * leave it): every writer locks unit rows in that order, so concurrent batches never deadlock.
+   */
+  function pendingOf(units: IndexUnit[]): Pending[] {
+    const byId = new Map<string, Pending>()
+    for (const [i, unit] of units.entries()) {
+      const earlier = byId.get(unit.id)
+      const order = earlier?.order ?? i
+      // The same content given again without a vector keeps the vector given earlier in the batch.
+      const vector = unit.vector ?? (earlier?.vector !== undefined && earlier.unit.hash === unit.hash ? earlier.vector : undefined)
+      byId.delete(unit.id)
+      byId.set(unit.id, { unit, analysed: analyse(unit), vector, order })
+    }
+    return [...byId.values()].sort((a, b) => (a.unit.id < b.unit.id ? -1 : a.unit.id > b.unit.id ? 1 : 0))
   }
 
   const capabilities: IndexCapabilities = Object.freeze({ fullText: true, vectors: vectorsOn ? 'pgvector' : false })
 
-  return {
+  const index: SearchIndex = {
     capabilities,
 
     async upsert(units) {
@@ -799,19 +827,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         const expected = (await storedDims()) ?? options.dimensions ?? first.length
         for (const [i, unit] of units.entries()) if (unit.vector) checkDims(unit.vector, `units[${i}].vector`, expected)
       }
-      // One row per id, the last one given (as successive upserts would leave it), in id order:
-      // every writer locks unit rows in that order, so concurrent batches never deadlock.
-      const byId = new Map<string, Pending>()
-      for (const [i, unit] of units.entries()) {
-        const earlier = byId.get(unit.id)
-        const order = earlier?.order ?? i
-        // The same content given again without a vector keeps the vector given earlier in the batch.
-        const vector = unit.vector ?? (earlier?.vector !== undefined && earlier.unit.hash === unit.hash ? earlier.vector : undefined)
-        byId.delete(unit.id)
-        byId.set(unit.id, { unit, analysed: analyse(unit), vector, order })
-      }
-      const pending = [...byId.values()].sort((a, b) => (a.unit.id < b.unit.id ? -1 : a.unit.id > b.unit.id ? 1 : 0))
-      await upsertBatch(pending)
+      const pending = pendingOf(units)
+      await handle.transaction((client) => writeBatch(client, pending))
     },
 
     async remove(ids) {
@@ -944,6 +961,16 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       return counts
     },
   }
+  writers.set(index, {
+    handle,
+    write: async (client, units) => {
+      postingCounts.clear()
+      units.forEach(validateUnit)
+      // Vectors' size is checked inside writeBatch, on this transaction's connection.
+      if (units.length > 0) await writeBatch(client, pendingOf(units))
+    },
+  })
+  return index
 }
 
 /** Adds the `embedding` column when pgvector was installed after migration 7 ran (under a lock, once). */

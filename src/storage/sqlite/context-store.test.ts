@@ -7,6 +7,7 @@ import { ManualClock } from '../../core/clock.ts'
 import { makeTempHome } from '../../testing/temp-home.ts'
 import { createSqliteContextStore } from './context-store.ts'
 import { openSqlite } from './database.ts'
+import { createSqliteSearchIndex } from './search-index.ts'
 
 const APPEND_WORKER = join(import.meta.dirname, 'test-support', 'append-worker.ts')
 
@@ -24,6 +25,29 @@ function openTemp() {
     },
   }
 }
+
+test('appendMessagesIndexed writes nothing and answers undefined for an index of another database', async () => {
+  const mine = openTemp()
+  const other = openTemp()
+  try {
+    const store = createSqliteContextStore(mine.handle, { clock: new ManualClock() })
+    const conv = await store.conversation('s', { agent: 'a' })
+    let asked = 0
+    const units = () => {
+      asked++
+      return []
+    }
+    const row = { role: 'user' as const, content: 'hi', at: '2026-01-01T00:00:00.000Z', tokenCount: 1 }
+    assert.equal(await store.appendMessagesIndexed!(conv.id, [row], { index: createSqliteSearchIndex(other.handle), before: 2, units }), undefined)
+    assert.equal(asked, 0)
+    assert.equal(await store.messageCount(conv.id), 0)
+    assert.equal((await store.appendMessagesIndexed!(conv.id, [row], { index: createSqliteSearchIndex(mine.handle), before: 2, units }))?.length, 1)
+    assert.equal(asked, 1)
+  } finally {
+    mine.cleanup()
+    other.cleanup()
+  }
+})
 
 test('timestamps written by the store come from the injected clock', async () => {
   const { handle, cleanup } = openTemp()

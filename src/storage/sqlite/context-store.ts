@@ -41,6 +41,7 @@ import type { ContextStore, NewSummary } from '../contracts.ts'
 import type { SqliteHandle } from './database.ts'
 import { changesOf, eraseInTransaction } from './erase.ts'
 import { parseJsonObject } from './json.ts'
+import { indexWriterOn, type PreparedIndexWrite } from './search-index.ts'
 
 export interface SqliteContextStoreOptions {
   clock: Clock
@@ -84,6 +85,28 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
      VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${MESSAGE_COLUMNS}`,
   )
   const insertItem = db.prepare('INSERT INTO ctx_items (conversation_id, position, message_id) VALUES (?, ?, ?)')
+
+  /** Inside the caller's transaction: the messages stored after the conversation's last one, each with its context item. */
+  function insertMessages(conversationId: number, messages: Array<MessageInput & { at: string; tokenCount: number }>): StoredMessage[] {
+    requireConversation(conversationId)
+    // Read inside the IMMEDIATE transaction: no other process can append between this read
+    // and our inserts, so seq and position never collide across processes.
+    const top = selectTop.get(conversationId) as { seq: number; position: number }
+    return messages.map((message, i) => {
+      const row = insertMessage.get(
+        conversationId,
+        top.seq + i + 1,
+        message.role,
+        message.name ?? null,
+        message.content,
+        message.tokenCount,
+        message.at,
+        message.meta === undefined ? null : JSON.stringify(message.meta),
+      ) as unknown as MessageRow
+      insertItem.run(conversationId, top.position + i + 1, row.id)
+      return toMessage(row)
+    })
+  }
 
   function requireConversation(conversationId: number): void {
     if (!Number.isInteger(conversationId) || !selectConversationById.get(conversationId)) throw conversationNotFound(conversationId)
@@ -209,26 +232,27 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
     async appendMessages(conversationId, messages) {
       checkMessages(messages)
       if (messages.length === 0) return []
-      return handle.transaction(() => {
-        requireConversation(conversationId)
-        // Read inside the IMMEDIATE transaction: no other process can append between this read
-        // and our inserts, so seq and position never collide across processes.
-        const top = selectTop.get(conversationId) as { seq: number; position: number }
-        return messages.map((message: MessageInput & { at: string; tokenCount: number }, i) => {
-          const row = insertMessage.get(
-            conversationId,
-            top.seq + i + 1,
-            message.role,
-            message.name ?? null,
-            message.content,
-            message.tokenCount,
-            message.at,
-            message.meta === undefined ? null : JSON.stringify(message.meta),
-          ) as unknown as MessageRow
-          insertItem.run(conversationId, top.position + i + 1, row.id)
-          return toMessage(row)
-        })
+      return handle.transaction(() => insertMessages(conversationId, messages))
+    },
+
+    async appendMessagesIndexed(conversationId, messages, indexing) {
+      const prepare = indexWriterOn(handle, indexing.index)
+      if (prepare === undefined) return undefined
+      checkMessages(messages)
+      if (messages.length === 0) return []
+      let write: PreparedIndexWrite | undefined
+      // One transaction, one commit: the store's rows and the index's (an append used to commit
+      // twice, and a crash between the two left messages unindexed until a search caught up).
+      const stored = handle.transaction(() => {
+        const appended = insertMessages(conversationId, messages)
+        const first = appended[0]!.seq
+        const before = first > 1 && indexing.before > 0 ? (selectMessageRange.all(conversationId, Math.max(1, first - indexing.before), first - 1, -1) as unknown as MessageRow[]).map(toMessage) : []
+        write = prepare(indexing.units([...before, ...appended], appended.length))
+        write?.rows()
+        return appended
       })
+      write?.committed()
+      return stored
     },
 
     async messages(conversationId, range = {}) {

@@ -361,6 +361,14 @@ test('the vocabulary and unit counts, kept between reads, are always what a fres
     await index.upsert([{ ...unit('d', 'a rule of the sea'), kind: 'rule' }])
     assert.deepEqual(await kept(), await fresh())
     assert.deepEqual([(await index.count()).knowledge, (await index.count()).rule], [2, 1])
+    // Written again as it is (a message whose neighbours changed), and twice in one batch: counted once.
+    await index.upsert([unit('c', 'glacier expedition'), unit('e', 'polar night'), unit('e', 'polar night')])
+    assert.deepEqual(await kept(), await fresh())
+    assert.equal((await index.count()).knowledge, 3)
+    // The same text as another kind: the counts move.
+    await index.upsert([{ ...unit('e', 'polar night'), kind: 'rule' }])
+    assert.deepEqual(await kept(), await fresh())
+    assert.deepEqual([(await index.count()).knowledge, (await index.count()).rule], [2, 2])
     // Replaced with another kind, in a batch that also adds a unit and names it twice (the counts
     // are kept, not read again, as each turn replaces its previous message's unit).
     await index.upsert([{ ...unit('d', 'a lesson of the sea'), kind: 'lesson' }, unit('e', 'new knowledge'), { ...unit('e', 'newer knowledge'), kind: 'topic' }])

@@ -44,6 +44,10 @@ interface UnitRow extends IndexUnitRow<string> {
   rowid: number
 }
 
+/** The columns an upsert writes, after `id`. */
+const WRITTEN_COLUMNS = ['kind', 'text', 'source', 'provenance', 'scope', 'agent', 'user_id', 'owner', 'created_at', 'updated_at', 'hash', 'links', 'meta', 'has_vector'] as const
+type WrittenColumn = (typeof WRITTEN_COLUMNS)[number]
+
 const UNIT_COLUMNS =
   'rowid, id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, access_count, last_access_at'
 
@@ -444,83 +448,91 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     const counts = unitCounts()
     return UNIT_KINDS.reduce((sum, kind) => sum + (tokens.has(kindToken(kind)) ? counts[kind] : 0), 0)
   }
-  const index: SearchIndex & { vocabulary(): Promise<Set<string>> } = {
-    capabilities,
-
-    async upsert(units) {
-      postingCounts.clear()
-      units.forEach(validateUnit)
-      if (units.length === 0) return
-      // Analysed before the write lock is taken: the transaction only writes.
-      const fields = fullText ? units.map((unit) => ftsFields(unit)) : []
-      let replaced = false
-      const written: Array<{ rowid: number; existed: boolean; kindBefore?: string }> = []
-      // Prepared once (preparing these five cost more than running them for a turn's few units).
-      handle.transaction(() => {
-        const selectExisting = cachedStatement('SELECT rowid, kind, hash, has_vector FROM index_units WHERE id = ?')
-        const deleteFts = cachedStatement('DELETE FROM index_fts WHERE rowid = ?')
-        const insertFts = cachedStatement('INSERT INTO index_fts (rowid, own, near, far, related, kind) VALUES (?, ?, ?, ?, ?, ?)')
-        const insertName = cachedStatement('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
-        const write = cachedStatement(
-          `INSERT INTO index_units (id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (id) DO UPDATE SET
-             kind = excluded.kind, text = excluded.text, source = excluded.source, provenance = excluded.provenance,
-             scope = excluded.scope, agent = excluded.agent, user_id = excluded.user_id, owner = excluded.owner, created_at = excluded.created_at,
-             updated_at = excluded.updated_at, hash = excluded.hash, links = excluded.links, meta = excluded.meta,
-             has_vector = excluded.has_vector
-           RETURNING rowid`,
-        )
-        // Rows first, then their full-text rows: written interleaved, unit by unit, the same batch
-        // took twice the CPU (FTS5's pending terms and the tables' B-trees evicting each other from
-        // the CPU caches; measured at 200k units, decision 0042).
-        written.length = 0
-        for (const [i, unit] of units.entries()) {
-          const existing = selectExisting.get(unit.id) as { rowid: number; kind: string; hash: string; has_vector: number } | undefined
-          if (unit.vector !== undefined) {
-            checkDims(unit.vector, `units[${i}].vector`)
-            if (storedDims() === undefined) {
-              vectors.ensure(unit.vector.length)
-              setMeta.run(META_DIMS, String(unit.vector.length))
-            }
+  /**
+   * A write of `units`, analysed now (`upsert` prepares before it takes the write lock, so its
+   * transaction only writes; an append prepares inside its own): `rows()` writes them inside the
+   * caller's transaction, `committed()` updates what this connection remembers (counts,
+   * vocabulary) once that transaction has committed. Undefined when there is nothing to write.
+   */
+  function prepareWrite(units: IndexUnit[]): PreparedIndexWrite | undefined {
+    postingCounts.clear()
+    units.forEach(validateUnit)
+    if (units.length === 0) return undefined
+    const fields = fullText ? units.map((unit) => ftsFields(unit)) : []
+    /** A unit that existed changed its kind or text: the counts and vocabulary are read again. */
+    let replaced = false
+    /** Indexes in `units` of the units new to the index. */
+    let added: number[] = units.map((_, i) => i)
+    /** What was written, with the kind a replaced unit had (the counts move it to its new kind). */
+    const written: Array<{ rowid: number; existed: boolean; kindBefore?: string }> = []
+    // Prepared once (preparing these five cost more than running them for a turn's few units).
+    const rows = (): void => {
+      const selectExisting = cachedStatement(`SELECT rowid, ${WRITTEN_COLUMNS.join(', ')} FROM index_units WHERE id = ?`)
+      const deleteFts = cachedStatement('DELETE FROM index_fts WHERE rowid = ?')
+      const insertFts = cachedStatement('INSERT INTO index_fts (rowid, own, near, far, related, kind) VALUES (?, ?, ?, ?, ?, ?)')
+      const insertName = cachedStatement('INSERT OR IGNORE INTO index_names (agent, name) VALUES (?, ?)')
+      const write = cachedStatement(
+        `INSERT INTO index_units (id, ${WRITTEN_COLUMNS.join(', ')})
+         VALUES (?, ${WRITTEN_COLUMNS.map(() => '?').join(', ')})
+         ON CONFLICT (id) DO UPDATE SET ${WRITTEN_COLUMNS.map((column) => `${column} = excluded.${column}`).join(', ')}
+         RETURNING rowid`,
+      )
+      // Rows first, then their full-text rows: written interleaved, unit by unit, the same batch
+      // took twice the CPU (FTS5's pending terms and the tables' B-trees evicting each other from
+      // the CPU caches; measured at 200k units, decision 0042).
+      written.length = 0
+      for (const [i, unit] of units.entries()) {
+        const existing = selectExisting.get(unit.id) as (Record<WrittenColumn, SQLInputValue> & { rowid: number }) | undefined
+        if (unit.vector !== undefined) {
+          checkDims(unit.vector, `units[${i}].vector`)
+          if (storedDims() === undefined) {
+            vectors.ensure(unit.vector.length)
+            setMeta.run(META_DIMS, String(unit.vector.length))
           }
-          // Re-upserting the same content without a vector keeps the vector it has; new content
-          // without one drops the old vector, which described text that is gone.
-          const keepsVector = unit.vector === undefined && existing !== undefined && existing.has_vector === 1 && existing.hash === unit.hash
-          const hasVector = unit.vector !== undefined || keepsVector
-          const { rowid } = write.get(
-            unit.id,
-            unit.kind,
-            unit.text,
-            unit.source,
-            JSON.stringify(unit.provenance),
-            unit.scope ?? null,
-            unit.agent ?? null,
-            unit.user ?? null,
-            unit.owner ?? 'agent',
-            normaliseInstant(unit.createdAt, `units[${i}].createdAt`),
-            unit.updatedAt === undefined ? null : normaliseInstant(unit.updatedAt, `units[${i}].updatedAt`),
-            unit.hash,
-            unit.links === undefined ? null : JSON.stringify(unit.links),
-            unit.meta === undefined ? null : JSON.stringify(unit.meta),
-            hasVector ? 1 : 0,
-          ) as { rowid: number }
-          if (unit.vector !== undefined) vectors.put(rowid, unit.vector)
-          else if (!hasVector && existing?.has_vector === 1) vectors.delete([rowid])
-          written.push({ rowid, existed: existing !== undefined, ...(existing !== undefined ? { kindBefore: existing.kind } : {}) })
-          const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
-          if (fullText && typeof speaker === 'string' && speaker.trim() !== '') insertName.run(unit.agent ?? '', speaker.trim())
         }
-        if (!fullText) return
-        for (const [i, { rowid, existed }] of written.entries()) {
-          if (existed) deleteFts.run(rowid)
-          insertFts.run(rowid, ...(fields[i] as ReturnType<typeof ftsFields>))
-        }
-        replaced = written.some((row) => row.existed)
-      })
-      // Once committed: the counts read (when there are) gain the new units and move the replaced
-      // ones to their kind — every turn replaces its previous message's unit (its neighbours
-      // changed), and counting 100k rows again cost ~2 ms of that turn's priming.
+        // Re-upserting the same content without a vector keeps the vector it has; new content
+        // without one drops the old vector, which described text that is gone.
+        const keepsVector = unit.vector === undefined && existing !== undefined && existing.has_vector === 1 && existing.hash === unit.hash
+        const hasVector = unit.vector !== undefined || keepsVector
+        const values: SQLInputValue[] = [
+          unit.kind,
+          unit.text,
+          unit.source,
+          JSON.stringify(unit.provenance),
+          unit.scope ?? null,
+          unit.agent ?? null,
+          unit.user ?? null,
+          unit.owner ?? 'agent',
+          normaliseInstant(unit.createdAt, `units[${i}].createdAt`),
+          unit.updatedAt === undefined ? null : normaliseInstant(unit.updatedAt, `units[${i}].updatedAt`),
+          unit.hash,
+          unit.links === undefined ? null : JSON.stringify(unit.links),
+          unit.meta === undefined ? null : JSON.stringify(unit.meta),
+          hasVector ? 1 : 0,
+        ]
+        // A unit written again as it is (a message whose neighbours changed: only its full-text row
+        // differs) keeps its row: rewriting it rewrote every index of the table.
+        const unchanged = existing !== undefined && WRITTEN_COLUMNS.every((column, c) => existing[column] === values[c])
+        const rowid = unchanged ? existing.rowid : (write.get(unit.id, ...values) as { rowid: number }).rowid
+        if (unit.vector !== undefined) vectors.put(rowid, unit.vector)
+        else if (!hasVector && existing?.has_vector === 1) vectors.delete([rowid])
+        written.push({ rowid, existed: existing !== undefined, ...(existing !== undefined ? { kindBefore: String(existing.kind) } : {}) })
+        // The vocabulary and the counts lose or gain nothing when a unit keeps its kind and text.
+        if (existing !== undefined && (existing.kind !== unit.kind || existing.text !== unit.text)) replaced = true
+        const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
+        if (fullText && typeof speaker === 'string' && speaker.trim() !== '') insertName.run(unit.agent ?? '', speaker.trim())
+      }
+      added = written.flatMap((row, i) => (row.existed ? [] : [i]))
+      if (!fullText) return
+      for (const [i, { rowid, existed }] of written.entries()) {
+        if (existed) deleteFts.run(rowid)
+        insertFts.run(rowid, ...(fields[i] as ReturnType<typeof ftsFields>))
+      }
+    }
+    const committed = (): void => {
+      // The counts read (when there are) gain the new units and move the replaced ones to their
+      // kind — every turn replaces its previous message's unit (its neighbours changed), and
+      // counting 100k rows again cost ~2 ms of that turn's priming.
       if (countsRead !== undefined) {
         const counts = countsRead.counts
         written.forEach(({ kindBefore }, i) => {
@@ -535,8 +547,20 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
         return
       }
       if (vocabularyRead === undefined || !fullText) return
-      for (const [own] of fields) vocabularyAdded.push(...unicode61Tokens(own))
+      for (const i of added) vocabularyAdded.push(...unicode61Tokens((fields[i] as ReturnType<typeof ftsFields>)[0]))
       if (vocabularyAdded.length > VOCABULARY_ADDED_LIMIT) forgetVocabulary()
+    }
+    return { rows, committed }
+  }
+
+  const index: SearchIndex & { vocabulary(): Promise<Set<string>> } = {
+    capabilities,
+
+    async upsert(units) {
+      const write = prepareWrite(units)
+      if (write === undefined) return
+      handle.transaction(write.rows)
+      write.committed()
     },
 
     async remove(ids) {
@@ -688,7 +712,28 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       return { ...unitCounts() }
     },
   }
+  writers.set(index, { handle, prepareWrite })
   return index
+}
+
+/** A write of units prepared by an index of this module (see `prepareWrite` inside createSqliteSearchIndex). */
+export interface PreparedIndexWrite {
+  /** Writes the rows; inside the caller's transaction on the index's handle. */
+  rows(): void
+  /** After that transaction committed: what the index remembers gains the units. */
+  committed(): void
+}
+
+const writers = new WeakMap<SearchIndex, { handle: SqliteHandle; prepareWrite: (units: IndexUnit[]) => PreparedIndexWrite | undefined }>()
+
+/**
+ * How to write units to `index` inside a transaction of `handle` — when `index` is this module's
+ * index on that very handle (the context store then writes a message and its index rows in one
+ * transaction); undefined for any other index. A prepared write of no units is undefined.
+ */
+export function indexWriterOn(handle: SqliteHandle, index: SearchIndex): ((units: IndexUnit[]) => PreparedIndexWrite | undefined) | undefined {
+  const writer = writers.get(index)
+  return writer?.handle === handle ? writer.prepareWrite : undefined
 }
 
 /** Re-exported for callers that wire the index and report its facts together. */
