@@ -271,7 +271,8 @@ export function createMemories(host: ToolHost, deps: { llm?: Llm } = {}): Memori
         const values: ValueRecording = { backend: host.backend, agent: host.agent, clock: host.clock, owner, profile: async () => (user === undefined ? [] : host.memory.profiles.facts(user)) }
         const earlier = extraction.engrams.length > 0 ? await factsBefore(values) : []
         const results = await encode(extraction.engrams.map((engram) => ({ ...engram, owner: engram.owner ?? owner })), input.user)
-        const saved = results.filter((change) => change.event === 'added').map((change) => ({ text: change.text, kind: change.kind, method: extraction.method }))
+        // A duplicate counts too: a call repeated after a crash finds its facts saved, and the change not yet recorded.
+        const saved = results.filter((change) => change.event === 'added' || change.event === 'unchanged').map((change) => ({ text: change.text, kind: change.kind, method: extraction.method }))
         if (saved.length > 0) await recordChangedValues(values, input.messages, saved, earlier)
         return { results, method: extraction.method, ...(extraction.degraded !== undefined ? { degraded: extraction.degraded } : {}) }
       }

@@ -179,7 +179,8 @@ export async function extractAndEncodeFacts(messages: readonly ExtractionMessage
   if (extraction.engrams.length === 0) return { ...extraction, report: { saved: [], duplicates: [], pending: [], suppressed: [], rejected: [] } }
   const earlier = deps.values ? await factsBefore(deps.values) : []
   const report = await encoder.encode(extraction.engrams)
-  const saved = report.saved.map(({ engram, entry }) => ({ text: entry.text, kind: engram.kind, method: extraction.method }))
+  // A duplicate counts too: a turn run again after a crash finds its facts saved, and the change not yet recorded.
+  const saved = [...report.saved.map(({ engram, entry }) => ({ text: entry.text, kind: engram.kind })), ...report.duplicates].map((fact) => ({ text: fact.text, kind: fact.kind, method: extraction.method }))
   const changes = deps.values ? await recordChangedValues(deps.values, messages, saved, earlier) : []
   return { ...extraction, report, ...(changes.length > 0 ? { changes } : {}) }
 }

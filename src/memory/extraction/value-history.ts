@@ -74,15 +74,18 @@ const KEYED: Record<string, { subject: string; type: string }> = {
   timezone: { subject: 'timezon', type: 'name' },
 }
 
-/** The (subject, value) readings of a recorded fact that can change: a subject naming more than the speaker, or a change "from" a name. */
+/** The (subject, value) readings of a recorded fact; a keyed profile value reads as its sentence would. */
 export function factReadings(text: string): ValueReading[] {
   const keyed = /^([A-Za-z][A-Za-z ]{1,20}):\s+(.+)$/.exec(text.trim())
   if (keyed) {
     const known = KEYED[(keyed[1] as string).toLowerCase()]
     if (known) return [{ subject: ['i', known.subject], type: known.type, value: (keyed[2] as string).toLowerCase().replace(/[.\s]+$/, '') }]
   }
-  return valueReadings(text).filter((reading) => reading.from !== undefined || reading.subject.some((word) => word !== 'i'))
+  return valueReadings(text)
 }
+
+/** Whether a fact can change a value: a reading with a subject naming more than the speaker, or a change "from" a name (a name merely mentioned cannot). */
+const canChange = (readings: readonly ValueReading[]): boolean => readings.some((reading) => reading.from !== undefined || reading.subject.some((word) => word !== 'i'))
 
 /** A value document's frontmatter says which subject and value it holds; `value_fact` marks it as this module's. */
 const isValueDoc = (fm: Frontmatter): boolean => fm.value_fact === true
@@ -131,7 +134,7 @@ const subjectOf = (reading: ValueReading): string => reading.subject.filter((wor
  * had recorded before these facts were encoded (`earlierFacts`). Returns the changes recorded.
  */
 export async function recordValueChanges(deps: ValueHistoryDeps, owner: Owner, facts: readonly NewFact[], earlier: readonly EarlierFact[]): Promise<ValueChangeRecord[]> {
-  const candidates = facts.filter((fact) => factReadings(fact.text).length > 0)
+  const candidates = facts.filter((fact) => canChange(factReadings(fact.text)))
   if (candidates.length === 0) return []
   return oneConsolidationAtATime(deps.backend, deps.agent, async () => {
     // A pair a killed process left half written is finished before anything is compared with it.
