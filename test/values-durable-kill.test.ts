@@ -6,6 +6,8 @@
  * names a document that is not there; the next process's first `maintain()` finishes a plan left
  * behind, and the caller's retry of the same call (a duplicate now) records the change once.
  * The assistant's words are never read as a value, and Bob's facts are never compared with Ada's.
+ * The record through `add` runs on both backends; the kills on the embedded home, where the plan
+ * is a file the test can watch for (PostgreSQL writes each document in one transaction, 0053).
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -15,6 +17,7 @@ import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { createMind } from '../src/mind.ts'
 import type { Backend } from '../src/storage/contracts.ts'
+import { dropSchema, freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { seededRandom } from '../src/test-support/seeded-random.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
@@ -111,11 +114,9 @@ function runChild(script: string, env: NodeJS.ProcessEnv, kill?: { afterMs: numb
   })
 }
 
-test('a change given to mind.memories.add is recorded as a pair; the assistant is not read; Bob is untouched', async (t) => {
-  const temp = makeTempHome('engram-values-add-')
-  t.after(temp.cleanup)
-  await seeded(temp.home, temp.env)
-  const mind = await createMind({ home: temp.home, env: temp.env, ignoreConfigFile: true, clock: new ManualClock('2026-04-10T11:00:00Z') })
+async function recordedThroughAdd(t: test.TestContext, home: string, env: NodeJS.ProcessEnv): Promise<void> {
+  await seeded(home, env)
+  const mind = await createMind({ home, env, ignoreConfigFile: true, clock: new ManualClock('2026-04-10T11:00:00Z') })
   t.after(() => mind.close())
   await mind.memories.add({ messages: LATER, user: 'ada' })
   const backend = (mind as unknown as { backend: Backend }).backend
@@ -132,6 +133,24 @@ test('a change given to mind.memories.add is recorded as a pair; the assistant i
   // Said again, the same value records nothing more.
   await mind.memories.add({ messages: LATER, user: 'ada' })
   assert.equal((await knowledge(backend, 'ada')).size, 2)
+}
+
+test('a change given to mind.memories.add is recorded as a pair; the assistant is not read; Bob is untouched', async (t) => {
+  const temp = makeTempHome('engram-values-add-')
+  t.after(temp.cleanup)
+  await recordedThroughAdd(t, temp.home, temp.env)
+})
+
+onPostgres('a change given to mind.memories.add', (url) => {
+  test('a change given to mind.memories.add is recorded as a pair on PostgreSQL; the assistant is not read; Bob is untouched', async (t) => {
+    const temp = makeTempHome('engram-values-add-pg-')
+    const schema = freshSchema()
+    t.after(async () => {
+      await dropSchema(url, schema)
+      temp.cleanup()
+    })
+    await recordedThroughAdd(t, temp.home, { ...temp.env, ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: schema })
+  })
 })
 
 test('killed while recording a change: no superseded_by names a missing document; the next maintain() and the retry record it once', async (t) => {
