@@ -292,6 +292,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     },
     eager: values.jobs.eager,
     extractFromTurns: values.memory.extractFromTurns,
+    // A fact a turn gives that changes a value is recorded as superseding the earlier one (decision 0087).
+    values: { backend, agent: values.agent, clock },
     onWarning: warn,
     onDropped: (work) => failureReports.dropped(work),
     scheduled: [

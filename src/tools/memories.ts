@@ -19,7 +19,7 @@ import { canSee, type Owner, ownerOfUser, userOfOwner, type Viewer } from '../co
 import { type ForgetOutcome, type ForgettableMemory, memoryPathOf } from '../memory/forgetting/forget-memory.ts'
 import type { DocumentHistory } from '../memory/consolidation/history.ts'
 import { locateMemoryPath, memoryPathOfSource } from '../memory/tree/memory-paths.ts'
-import type { ExtractionMessage, ExtractionMethod } from '../memory/extraction/extract.ts'
+import type { ExtractionMessage, ExtractionMethod, ValueRecording } from '../memory/extraction/extract.ts'
 import type { Llm } from '../llm/contracts.ts'
 import type { EngramFile } from '../storage/contracts.ts'
 import { forgettableOwners, resolveForgetTarget } from './forget-targets.ts'
@@ -265,10 +265,17 @@ export function createMemories(host: ToolHost, deps: { llm?: Llm } = {}): Memori
           throw new EngramError({ code: ErrorCode.invalidArgument, category: 'user', message: 'add({ messages }) takes a list of { role, content } with text content.', fix: 'pass { messages: [{ role: "user", content: "…" }, …], user?: "<id>" }' })
         }
         // Loaded when facts are first extracted, not when a mind opens (decision 0082).
-        const { extractFacts } = await import('../memory/extraction/extract.ts')
+        const { extractFacts, factsBefore, recordChangedValues } = await import('../memory/extraction/extract.ts')
         const extraction = await extractFacts(input.messages, deps.llm ? { llm: deps.llm } : {})
         const owner = ownerOfUser(input.user)
+        const user = input.user
+        // A saved fact that gives a subject a new value supersedes the earlier one (decision 0087).
+        const values: ValueRecording = { backend: host.backend, agent: host.agent, clock: host.clock, owner, profile: async () => (user === undefined ? [] : host.memory.profiles.facts(user)) }
+        const earlier = extraction.engrams.length > 0 ? await factsBefore(values) : []
         const results = await encode(extraction.engrams.map((engram) => ({ ...engram, owner: engram.owner ?? owner })), input.user)
+        // A duplicate counts too: a call repeated after a crash finds its facts saved, and the change not yet recorded.
+        const saved = results.filter((change) => change.event === 'added' || change.event === 'unchanged').map((change) => ({ text: change.text, kind: change.kind, method: extraction.method }))
+        if (saved.length > 0) await recordChangedValues(values, input.messages, saved, earlier)
         return { results, method: extraction.method, ...(extraction.degraded !== undefined ? { degraded: extraction.degraded } : {}) }
       }
       if (!input || !('text' in input)) {

@@ -169,23 +169,37 @@ export async function finishUnfinishedUnits(backend: Backend): Promise<{ finishe
   const finished: string[] = []
   const stuck: StuckUnit[] = []
   for (const owner of owners) {
-    const stores = backend.owned(owner)
-    const doc = await stores.documents.read('state', PLAN_SLUG)
-    if (!doc) continue
-    const plan = parsePlan(doc.body)
-    if (!plan) {
-      stuck.push({ owner, path: doc.path, why: 'it cannot be read (cut, or written by another engram version)' })
-      continue
-    }
-    try {
-      await apply(backend, stores, plan)
-      await stores.documents.purge('state', PLAN_SLUG)
-      finished.push(plan.unit)
-    } catch (error) {
-      stuck.push({ owner, path: doc.path, why: describeError(error) })
-    }
+    const outcome = await finishOwner(backend, owner)
+    if (outcome === undefined) continue
+    if ('why' in outcome) stuck.push(outcome)
+    else finished.push(outcome.unit)
   }
   return { finished, stuck }
+}
+
+/** Finishes the unit `owner`'s tree holds, if any: the unit finished, or why it could not be. */
+async function finishOwner(backend: Backend, owner: Owner): Promise<{ unit: string } | StuckUnit | undefined> {
+  const stores = backend.owned(owner)
+  const doc = await stores.documents.read('state', PLAN_SLUG)
+  if (!doc) return undefined
+  const plan = parsePlan(doc.body)
+  if (!plan) return { owner, path: doc.path, why: 'it cannot be read (cut, or written by another engram version)' }
+  try {
+    await apply(backend, stores, plan)
+    await stores.documents.purge('state', PLAN_SLUG)
+    return { unit: plan.unit }
+  } catch (error) {
+    return { owner, path: doc.path, why: describeError(error) }
+  }
+}
+
+/**
+ * Finishes one owner's unfinished unit before a new one of that owner is planned (the caller
+ * holds the consolidation lock); a plan that cannot be finished is left, and `commitUnit` then
+ * refuses to plan over it.
+ */
+export async function finishOwnerUnit(backend: Backend, owner: Owner): Promise<void> {
+  await finishOwner(backend, owner)
 }
 
 /** The pending step that reports a stuck owner (what waits is the plan). */

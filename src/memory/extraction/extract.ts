@@ -17,8 +17,11 @@ import type { Engram } from '../../core/engram.ts'
 import { describeError } from '../../core/errors.ts'
 import { headAndTail } from '../../core/excerpt.ts'
 import type { Llm } from '../../llm/contracts.ts'
+import type { EngramEntry } from '../../core/engram.ts'
+import type { Owner } from '../../core/owner.ts'
 import type { EncodeReport, Encoder } from '../engrams/encoder.ts'
 import { ruleEngram, ruleFacts } from './rules.ts'
+import { earlierFacts, type NewFact, recordValueChanges, type ValueChangeRecord, type ValueHistoryDeps } from './value-history.ts'
 
 export type ExtractionMethod = 'rules' | 'model'
 
@@ -128,15 +131,56 @@ export async function extractFacts(messages: readonly ExtractionMessage[], deps:
 export interface ExtractedFacts extends Extraction {
   /** What the encoder did with them: saved, duplicates, held for confirmation, suppressed, rejected. */
   report: EncodeReport
+  /** Values the saved facts changed, each recorded as a superseding knowledge pair (value-history.ts); only when some. */
+  changes?: ValueChangeRecord[]
+}
+
+/** Where a changed value is recorded: the owner's knowledge, beside the profile facts it may change (decision 0087). */
+export interface ValueRecording extends ValueHistoryDeps {
+  owner: Owner
+  /** The owner's profile facts (a user's one profile; none for the agent). */
+  profile(): Promise<EngramEntry[]>
+}
+
+/** When the facts of `messages` were said: the last user message's `at`, else now. */
+function saidAt(messages: readonly ExtractionMessage[], recording: ValueRecording): string {
+  for (const message of [...messages].reverse()) {
+    if (message?.role !== 'user' || typeof message.at !== 'string') continue
+    const ms = Date.parse(message.at)
+    if (!Number.isNaN(ms)) return new Date(ms).toISOString()
+  }
+  return recording.clock.now().toISOString()
+}
+
+/**
+ * The facts the encoder saved, as `recordValueChanges` compares them with what the owner had
+ * recorded before (`earlier`, read before encoding: a keyed profile value replaces the earlier one
+ * when it is saved). Rules are standing instructions, not values.
+ */
+export async function recordChangedValues(recording: ValueRecording, messages: readonly ExtractionMessage[], saved: ReadonlyArray<{ text: string; kind: string; method?: string }>, earlier: Awaited<ReturnType<typeof earlierFacts>>): Promise<ValueChangeRecord[]> {
+  const at = saidAt(messages, recording)
+  const facts: NewFact[] = saved.filter((fact) => fact.kind === 'lesson' || fact.kind === 'profile').map((fact) => ({ text: fact.text, at, ...(fact.method ? { method: fact.method } : {}) }))
+  return facts.length === 0 ? [] : recordValueChanges(recording, recording.owner, facts, earlier)
+}
+
+/** What `owner` had recorded before a turn's facts are encoded, for `recordChangedValues`. */
+export async function factsBefore(recording: ValueRecording): Promise<Awaited<ReturnType<typeof earlierFacts>>> {
+  return earlierFacts(recording.backend, recording.owner, await recording.profile())
 }
 
 /**
  * Extracts the facts of `messages` and hands them to `encoder` — the encoder of the user whose
  * messages they are (`encoderFor(encoder, { user })`, a `ViewerScope`'s): their facts go to their
- * own tree, through the gate like every other memory.
+ * own tree, through the gate like every other memory. With `values`, a saved fact that gives a
+ * subject a new value is also recorded as superseding the earlier fact (decision 0087).
  */
-export async function extractAndEncodeFacts(messages: readonly ExtractionMessage[], encoder: Encoder, deps: ExtractionDeps = {}): Promise<ExtractedFacts> {
+export async function extractAndEncodeFacts(messages: readonly ExtractionMessage[], encoder: Encoder, deps: ExtractionDeps & { values?: ValueRecording } = {}): Promise<ExtractedFacts> {
   const extraction = await extractFacts(messages, deps)
-  const report = extraction.engrams.length > 0 ? await encoder.encode(extraction.engrams) : { saved: [], duplicates: [], pending: [], suppressed: [], rejected: [] }
-  return { ...extraction, report }
+  if (extraction.engrams.length === 0) return { ...extraction, report: { saved: [], duplicates: [], pending: [], suppressed: [], rejected: [] } }
+  const earlier = deps.values ? await factsBefore(deps.values) : []
+  const report = await encoder.encode(extraction.engrams)
+  // A duplicate counts too: a turn run again after a crash finds its facts saved, and the change not yet recorded.
+  const saved = [...report.saved.map(({ engram, entry }) => ({ text: entry.text, kind: engram.kind })), ...report.duplicates].map((fact) => ({ text: fact.text, kind: fact.kind, method: extraction.method }))
+  const changes = deps.values ? await recordChangedValues(deps.values, messages, saved, earlier) : []
+  return { ...extraction, report, ...(changes.length > 0 ? { changes } : {}) }
 }

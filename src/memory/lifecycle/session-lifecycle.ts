@@ -26,6 +26,7 @@ import { createJobRunner, type JobHandler, type JobOutcome } from './job-runner.
 import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob, settledCompactionStates } from './memory-compaction-work.ts'
 import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, PROCEDURE_OUTCOMES_JOB, REPLAY_JOB } from './session-boundaries.ts'
 import { IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
+import type { ValueHistoryDeps } from '../extraction/value-history.ts'
 import { IDENTITY_COUNTER, identityDue, type TurnWork, turnJobs, turnWorkHandlers } from './turn-work.ts'
 
 export interface SessionLifecycleDeps {
@@ -58,6 +59,8 @@ export interface SessionLifecycleDeps {
   readMessages(ids: number[]): Promise<Array<{ role: string; content: string }>>
   /** Extract facts from each turn's user message at the end of the turn (`memory.extractFromTurns`, decision 0066). */
   extractFromTurns?: boolean
+  /** Where an extracted fact that changes a value is recorded as superseding the earlier one (decision 0087). */
+  values?: ValueHistoryDeps
   /** Run queued work at once in the background of this process (default true); false leaves it to `maintain()`. */
   eager?: boolean
   idleMs?: number
@@ -174,7 +177,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory, store, agent),
       [CALL_TURN_JOB]: callTurns.handler,
       ...Object.fromEntries((deps.scheduled ?? []).map((work) => [work.kind, work.handler])),
-      ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}) }),
+      ...turnWorkHandlers({ agent, llm: deps.llm, memory, scope: deps.scope, context: deps.context, freshTail: deps.freshTail, ...(deps.onDropped ? { onDropped: deps.onDropped } : {}), ...(deps.values ? { values: deps.values } : {}) }),
     },
     onSettled(outcome) {
       if (outcome.status === 'failed' || outcome.status === 'retrying') {

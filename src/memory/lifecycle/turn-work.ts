@@ -6,6 +6,7 @@
  * and incremental compaction of the conversation. The process that ends the turn runs them at once in
  * the background; if it dies first, the next `maintain()` anywhere does.
  */
+import { ownerOfUser } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
 import type { JobInput, QueuedJob } from '../../storage/contracts.ts'
 import type { ContextProvider, ContextSession } from '../context/provider.ts'
@@ -16,6 +17,7 @@ import { type BufferedFailure, learnFromFailures } from '../learning/error-learn
 import { type PatternEvent, isEventKind } from '../learning/pattern-events.ts'
 import { createPatternMonitor, knownRulesPredicate, PATTERN_MONITOR_MODES, type PatternMonitorMode } from '../learning/pattern-monitor.ts'
 import type { ExtractionMessage } from '../extraction/extract.ts'
+import type { ValueHistoryDeps } from '../extraction/value-history.ts'
 import type { DroppedWork } from '../failures.ts'
 import type { ViewerScope } from '../view.ts'
 import type { JobHandler, JobHandlerResult } from './job-runner.ts'
@@ -102,6 +104,8 @@ export interface TurnWorkHandlerOptions {
   freshTail: number
   /** Work given up after its last attempt (the error learner's), to be reported to the next turns (failures.ts). */
   onDropped?(work: DroppedWork): Promise<void>
+  /** Where a fact that changes a value is recorded as superseding the earlier one (decision 0087). */
+  values?: ValueHistoryDeps
 }
 
 function contextSession(agent: string, job: QueuedJob): ContextSession | undefined {
@@ -179,7 +183,9 @@ export function turnWorkHandlers(options: TurnWorkHandlerOptions): Record<string
       // Loaded when a turn's facts are first extracted, not when a mind opens (decision 0082).
       const { extractAndEncodeFacts } = await import('../extraction/extract.ts')
       // The turn's user's scope: what they said about themselves goes to their own tree, through the gate.
-      const extracted = await extractAndEncodeFacts(messages as ExtractionMessage[], options.scope(userOf(job)).encoder, { llm: options.llm })
+      const user = userOf(job)
+      const values = options.values ? { ...options.values, owner: ownerOfUser(user), profile: async () => (user === undefined ? [] : options.memory.profiles.facts(user)) } : undefined
+      const extracted = await extractAndEncodeFacts(messages as ExtractionMessage[], options.scope(user).encoder, { llm: options.llm, ...(values ? { values } : {}) })
       const { report } = extracted
       const result = {
         method: extracted.method,
@@ -188,6 +194,7 @@ export function turnWorkHandlers(options: TurnWorkHandlerOptions): Record<string
         pending: report.pending.length,
         duplicates: report.duplicates.length,
         ...(report.rejected.length > 0 ? { rejected: report.rejected.map((item) => item.reason) } : {}),
+        ...(extracted.changes ? { changed: extracted.changes.map((change) => `${change.subject}: ${change.from} → ${change.to} (${change.new} supersedes ${change.old})`) } : {}),
         ...(extracted.degraded ? { degraded: extracted.degraded } : {}),
       }
       if (extracted.engrams.length === 0) return { status: 'skipped', reason: extracted.degraded ?? 'no fact stated in the turn', result }
