@@ -36,6 +36,24 @@ const QUOTE = /["“”„«»]|(?:^|\s)['‘][^'’]*\s[^'’]*['’](?:\s|$|[.
 // Whole words only: "Yesterday" does not begin with the interjection "Yes".
 const SUBJECT_OK_PREFIX = /^(?:(?:oh|ah|wow|yeah|yes|yep|well|so|hey|hi|hello|thanks|thank you|sure|ok|okay|cool|great|honestly|actually|by the way|btw|and|also|plus)\b[\s,!.-]*)*/i
 
+/** Longest piece of a line the sentence pattern reads at once: on a 10 MB line without a full stop its backtracking overflowed the stack. */
+const LINE_PIECE = 100_000
+
+/** A line as pieces of at most LINE_PIECE characters, cut after a space where there is one (any line a person writes is one piece). */
+function boundedPieces(line: string): string[] {
+  if (line.length <= LINE_PIECE) return [line]
+  const pieces: string[] = []
+  let rest = line
+  while (rest.length > LINE_PIECE) {
+    const space = rest.lastIndexOf(' ', LINE_PIECE)
+    const cut = space > 0 ? space + 1 : LINE_PIECE
+    pieces.push(rest.slice(0, cut))
+    rest = rest.slice(cut)
+  }
+  pieces.push(rest)
+  return pieces
+}
+
 /** Sentences of one message, with code, bracketed asides (`[shares a photo: …]`) and URLs taken out. */
 export function statementSentences(content: string): string[] {
   const prose = content
@@ -46,7 +64,7 @@ export function statementSentences(content: string): string[] {
     .replace(/\[[^\]\n]*\]/g, ' ')
     .replace(/\bhttps?:\/\/\S+/g, ' ')
   const sentences: string[] = []
-  for (const line of prose.split(/\n+/)) {
+  for (const line of prose.split(/\n+/).flatMap(boundedPieces)) {
     // A full stop, question mark or exclamation ends a sentence before a space or the end ("OAuth 2.0" is one word).
     for (const match of line.matchAll(/(?:[^.!?]|[.!?](?=[^\s.!?]))+(?:[.!?]+|$)/g)) {
       const sentence = match[0].replace(/\s+/g, ' ').trim()
