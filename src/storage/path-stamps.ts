@@ -11,8 +11,15 @@ export type PathStamps = ReadonlyArray<{ path: string; stamp: FileStamp | undefi
 /** Stamps of `paths`, taken before they are read (so that a write during the read is seen later). */
 export function stampPaths(paths: readonly string[], readAtMs: number = Date.now()): PathStamps {
   return paths.map((path) => {
-    const stat = statSync(path, { bigint: true, throwIfNoEntry: false })
-    return { path, stamp: stat === undefined ? undefined : fileStamp(stat, readAtMs) }
+    try {
+      const stat = statSync(path, { bigint: true, throwIfNoEntry: false })
+      return { path, stamp: stat === undefined ? undefined : fileStamp(stat, readAtMs) }
+    } catch {
+      // A path that cannot be stat'ed (a symlink loop, no permission) is stamped as missing: the read
+      // that follows says what is wrong with it, and `stillStamped` fails on the same error, so what
+      // was read is never trusted for it.
+      return { path, stamp: undefined }
+    }
   })
 }
 
