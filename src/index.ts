@@ -71,6 +71,7 @@ export type {
   EngramStore,
   DocumentStore,
   ContextStore,
+  AppendIndexing,
   SearchIndex,
   ActivityLog,
   Locks,
