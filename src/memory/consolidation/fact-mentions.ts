@@ -425,16 +425,40 @@ function wanted(mention: FactMention): string[] {
 }
 
 /**
+ * What a text's mentions offer a claim (`mentionSupported`), gathered once: every reading, every
+ * plain value, and the plain values of mentions without a unit. Checking a claim against it costs
+ * the claim's readings, not the text's length, so a long text is compared with many others in
+ * time linear in its mentions rather than in their product.
+ */
+export interface MentionIndex {
+  keys: ReadonlySet<string>
+  values: ReadonlySet<string>
+  /** The values of mentions without a unit: all a claim with a unit may match by value. */
+  bareValues: ReadonlySet<string>
+}
+
+export function mentionIndex(sources: readonly FactMention[]): MentionIndex {
+  const keys = new Set<string>()
+  const values = new Set<string>()
+  const bareValues = new Set<string>()
+  for (const source of sources) {
+    for (const key of source.keys) keys.add(key)
+    for (const value of source.values) {
+      values.add(value)
+      if (!source.hasUnit) bareValues.add(value)
+    }
+  }
+  return { keys, values, bareValues }
+}
+
+/**
  * Whether `sources` state `claim`'s fact: a reading in common; or, for a number, the same value
  * where one side gives no unit ("2 hours" from "2 or 3 hours"; "2" from "two servers").
  */
-export function mentionSupported(claim: FactMention, sources: readonly FactMention[]): boolean {
-  const keys = wanted(claim)
-  for (const source of sources) {
-    if (keys.some((key) => source.keys.includes(key))) return true
-    if (claim.kind !== 'number' || claim.values.length === 0) continue
-    if (claim.hasUnit && source.hasUnit) continue
-    if (claim.values.some((value) => source.values.includes(value))) return true
-  }
-  return false
+export function mentionSupported(claim: FactMention, sources: readonly FactMention[] | MentionIndex): boolean {
+  const index = Array.isArray(sources) ? mentionIndex(sources) : (sources as MentionIndex)
+  if (wanted(claim).some((key) => index.keys.has(key))) return true
+  if (claim.kind !== 'number') return false
+  const values = claim.hasUnit ? index.bareValues : index.values
+  return claim.values.some((value) => values.has(value))
 }

@@ -7,7 +7,7 @@
  * names from titles.
  */
 import { tokenize } from '../episodes/text-ranking.ts'
-import { type FactMention, factMentions, mentionSupported } from './fact-mentions.ts'
+import { type FactMention, factMentions, type MentionIndex, mentionIndex, mentionSupported } from './fact-mentions.ts'
 
 /** A text's ranking terms with their counts (stopwords dropped, plurals folded). */
 export function termCounts(text: string): Map<string, number> {
@@ -71,6 +71,27 @@ function factsOf(text: string): { mentions: FactMention[]; names: Set<string>; f
 }
 
 /**
+ * A text's facts read once (`readFacts`) for comparing it with many others (`factsAgree`): the
+ * distinct figures it claims, what its figures offer another's claims, its names and its folded text.
+ */
+export interface TextFacts {
+  claims: FactMention[]
+  offered: MentionIndex
+  names: ReadonlySet<string>
+  folded: string
+}
+
+/** Claims that would be checked alike (same kind, readings, values and unit) are checked once. */
+const claimSignature = (mention: FactMention): string => JSON.stringify([mention.kind, mention.keys, mention.values, mention.hasUnit])
+
+export function readFacts(text: string): TextFacts {
+  const { mentions, names, folded } = factsOf(text)
+  const claims = new Map<string, FactMention>()
+  for (const mention of mentions) if (mention.claim && !claims.has(claimSignature(mention))) claims.set(claimSignature(mention), mention)
+  return { claims: [...claims.values()], offered: mentionIndex(mentions), names, folded }
+}
+
+/**
  * A title written in Title Case ("Staging Deploy Duration"): its capitals are style, not names.
  * More than half of its words of three letters or more capitalised, with at least two such words.
  */
@@ -83,13 +104,12 @@ function titleCase(line: string): boolean {
 /**
  * Whether two texts state the same facts — each one's numbers, dates and names found in the other,
  * however written (what a merge without a model requires: "budget 40k" never merges with "budget
- * 30k", but "40k" does with "40,000").
+ * 30k", but "40k" does with "40,000"). A text compared with many is read once (`readFacts`).
  */
-export function factsAgree(a: string, b: string): boolean {
-  const x = factsOf(a)
-  const y = factsOf(b)
-  const covers = (from: typeof x, to: typeof x): boolean =>
-    from.mentions.every((mention) => !mention.claim || mentionSupported(mention, to.mentions)) && [...from.names].every((name) => to.folded.includes(name))
+export function factsAgree(a: string | TextFacts, b: string | TextFacts): boolean {
+  const x = typeof a === 'string' ? readFacts(a) : a
+  const y = typeof b === 'string' ? readFacts(b) : b
+  const covers = (from: TextFacts, to: TextFacts): boolean => from.claims.every((claim) => mentionSupported(claim, to.offered)) && [...from.names].every((name) => to.folded.includes(name))
   return covers(x, y) && covers(y, x)
 }
 
@@ -112,7 +132,8 @@ export function statedFacts(sources: string): StatedFacts {
 export function unsupportedFacts(candidate: string, sources: string | StatedFacts): string[] {
   const claim = factsOf(candidate)
   const stated = typeof sources === 'string' ? statedFacts(sources) : sources
-  const numbers = claim.mentions.filter((mention) => mention.claim && !mentionSupported(mention, stated.mentions)).map((mention) => mention.text)
+  const offered = mentionIndex(stated.mentions)
+  const numbers = claim.mentions.filter((mention) => mention.claim && !mentionSupported(mention, offered)).map((mention) => mention.text)
   const names = [...claim.names].filter((name) => !stated.folded.includes(name))
   return [...new Set([...numbers, ...names])]
 }

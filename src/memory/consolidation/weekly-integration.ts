@@ -37,6 +37,7 @@ import { randomUUID } from 'node:crypto'
 import { isoDay } from '../../core/clock.ts'
 import type { Clock } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
+import { yieldToEventLoop } from '../../core/yield.ts'
 import type { Frontmatter } from '../../core/memory-doc.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
@@ -52,7 +53,7 @@ import { contradictionSchema, type ConsolidationSettings, distilledProcedure, ty
 import { BudgetExhausted, type BudgetedLlm, budgetedLlm } from './llm-budget.ts'
 import { commitUnit, finishUnfinishedUnits, ownerDigest, type PlannedChange, stuckStep, type UnitPlan } from './unit-plan.ts'
 import { isoWeek } from './schedule.ts'
-import { countsSimilarity, factsAgree, sanitizeFences, slugFor, termCounts, textSimilarity, unsupportedFacts } from './text-facts.ts'
+import { countsSimilarity, factsAgree, readFacts, sanitizeFences, slugFor, termCounts, type TextFacts, textSimilarity, unsupportedFacts } from './text-facts.ts'
 import { z } from 'zod'
 
 export { WEEKLY_INTEGRATION_JOB, weeklyIntegrationJob } from './schedule.ts'
@@ -99,6 +100,34 @@ interface Doc {
   frontmatter: Frontmatter
   body: string
   terms: Map<string, number>
+  /** Its facts, read at the first comparison that needs them (`sameFacts`), then reused. */
+  facts?: TextFacts
+}
+
+/**
+ * Whether two documents state the same facts. Each document's facts are read once, not once per
+ * pair: on a home of large notes alike in their words, reading them per pair cost minutes.
+ */
+function sameFacts(a: Doc, b: Doc): boolean {
+  a.facts ??= readFacts(a.body)
+  b.facts ??= readFacts(b.body)
+  return factsAgree(a.facts, b.facts)
+}
+
+/**
+ * Pairwise comparison is up to MAX_COMPARED² pairs: it lets the event loop run at least this often
+ * (milliseconds of work), so a server running maintenance keeps answering.
+ */
+const SLICE_MS = 20
+
+/** A loop's pause point: lets the event loop run once SLICE_MS of work have passed since the last. */
+function slicer(): () => Promise<void> {
+  let start = performance.now()
+  return async () => {
+    if (performance.now() - start < SLICE_MS) return
+    await yieldToEventLoop()
+    start = performance.now()
+  }
 }
 
 const isLive = (fm: Frontmatter): boolean => !(typeof fm.superseded_by === 'string' && fm.superseded_by !== '') && !(typeof fm.merged_into === 'string' && fm.merged_into !== '')
@@ -116,17 +145,19 @@ async function liveKnowledge(documents: DocumentStore): Promise<Doc[]> {
 }
 
 /** Groups of duplicates: connected pairs ≥ DUPLICATE_SIMILARITY whose facts agree. */
-function duplicateGroups(docs: readonly Doc[]): Doc[][] {
+async function duplicateGroups(docs: readonly Doc[]): Promise<Doc[][]> {
   const parent = docs.map((_, i) => i)
   const find = (i: number): number => {
     while (parent[i] !== i) i = parent[i] = parent[parent[i] as number] as number
     return i
   }
+  const pause = slicer()
   for (let i = 0; i < docs.length; i++) {
     for (let j = i + 1; j < docs.length; j++) {
       const a = docs[i] as Doc
       const b = docs[j] as Doc
-      if (countsSimilarity(a.terms, b.terms) >= DUPLICATE_SIMILARITY && factsAgree(a.body, b.body)) parent[find(j)] = find(i)
+      if (countsSimilarity(a.terms, b.terms) >= DUPLICATE_SIMILARITY && sameFacts(a, b)) parent[find(j)] = find(i)
+      await pause()
     }
   }
   const groups = new Map<number, Doc[]>()
@@ -242,7 +273,7 @@ async function planOwner(deps: WeeklyIntegrationDeps, llm: BudgetedLlm | undefin
 
   // Duplicate merge.
   const gone = new Set<string>()
-  for (const group of duplicateGroups(docs)) {
+  for (const group of await duplicateGroups(docs)) {
     const survivor = group[0] as Doc
     const others = group.slice(1).filter((doc) => !isGuarded(doc))
     if (others.length === 0) continue
@@ -317,6 +348,7 @@ async function planOwner(deps: WeeklyIntegrationDeps, llm: BudgetedLlm | undefin
   // Full contradiction scan.
   const live = docs.filter((doc) => !gone.has(doc.slug))
   const pairs: Array<[Doc, Doc]> = []
+  const pause = slicer()
   for (let i = 0; i < live.length; i++) {
     for (let j = i + 1; j < live.length; j++) {
       const a = live[i] as Doc
@@ -324,7 +356,8 @@ async function planOwner(deps: WeeklyIntegrationDeps, llm: BudgetedLlm | undefin
       const linked = [a.frontmatter.coexists_with, b.frontmatter.coexists_with].some((list) => Array.isArray(list) && (list.includes(a.slug) || list.includes(b.slug)))
       if (linked) continue
       const similarity = countsSimilarity(a.terms, b.terms)
-      if (similarity >= SCAN_SIMILARITY && !(similarity >= DUPLICATE_SIMILARITY && factsAgree(a.body, b.body))) pairs.push([a, b])
+      if (similarity >= SCAN_SIMILARITY && !(similarity >= DUPLICATE_SIMILARITY && sameFacts(a, b))) pairs.push([a, b])
+      await pause()
     }
   }
   if (pairs.length > 0 && !llm) run.pending.push({ step: 'contradiction scan', reason: 'no model configured (llm.provider none)', waiting: pairs.length })
