@@ -132,6 +132,56 @@ test('the changed-value rule on pairs written after it was frozen (reported, not
   }
 })
 
+/*
+ * A fourth set, on the conditions a measured value is stated under (decision 0092): written before
+ * the condition rule, from no benchmark. A value measured under one condition ("240 ms at 500
+ * requests per second") is not replaced by the same measure under another ("610 ms at 2,000
+ * requests per second"); the same condition, or a condition said on one side only, is a change.
+ */
+const CONDITION_UPDATES: Array<[string, string]> = [
+  ['The p95 latency is 240 ms at 500 requests per second.', 'After the index fix the p95 latency is now 90 ms at 500 requests per second.'],
+  ['The build takes 14 minutes on 4 cores.', 'The build now takes 9 minutes on 4 cores.'],
+  ['The battery lasts 9 hours at 50% brightness.', 'With the new firmware the battery lasts 11 hours.'],
+  ['The car gets 32 miles per gallon on the highway.', 'After the tune-up the car gets 36 miles per gallon on the highway.'],
+  ['The query takes 800 ms on the 10 GB table.', 'With the new index the query takes 45 ms on the 10 GB table.'],
+  ['My resting heart rate is 72 bpm.', 'My resting heart rate is down to 61 bpm.'],
+  ['Our API allows 100 requests per minute per user.', 'The API now allows 300 requests per minute per user.'],
+]
+const CONDITION_NON_UPDATES: Array<[string, string]> = [
+  ['The p95 latency is 240 ms at 500 requests per second.', 'The p95 latency is 610 ms at 2,000 requests per second.'],
+  ['The build takes 14 minutes on 4 cores.', 'The build takes 5 minutes on 16 cores.'],
+  ['The battery lasts 9 hours at 50% brightness.', 'The battery lasts 14 hours at 20% brightness.'],
+  ['The query takes 800 ms on the 10 GB table.', 'The query takes 9 seconds on the 200 GB table.'],
+  ['The roast needs 25 minutes at 180 degrees.', 'The roast needs 40 minutes at 150 degrees.'],
+  ['The upload takes 3 minutes over a 100 Mbps link.', 'The upload takes 30 seconds over a 1 Gbps link.'],
+]
+
+test('a value measured under another condition is no change (decision 0092)', () => {
+  const { right, total, misses } = accuracy(CONDITION_UPDATES, CONDITION_NON_UPDATES)
+  console.log(`value-change accuracy on the conditions set ${right}/${total}${misses.length > 0 ? `\n${misses.join('\n')}` : ''}`)
+  assert.ok(right / total >= 0.75, misses.join('\n'))
+})
+
+/* Written after the condition rule passed the set above, and not used to change it (reported). */
+const FROZEN_CONDITION_UPDATES: Array<[string, string]> = [
+  ['The dishwasher cycle takes 2 hours on the eco setting.', 'The dishwasher cycle now takes 90 minutes on the eco setting.'],
+  ['Inference costs $0.40 per 1,000 requests.', 'Inference now costs $0.25 per 1,000 requests.'],
+  ['Cold start takes 4 seconds on a 512 MB function.', 'Cold start now takes 1.5 seconds on a 512 MB function.'],
+  ['The page loads in 3.2 seconds on a 3G connection.', 'The page now loads in 1.8 seconds.'],
+]
+const FROZEN_CONDITION_NON_UPDATES: Array<[string, string]> = [
+  ['Cold start takes 4 seconds on a 512 MB function.', 'Cold start takes 900 ms on a 2 GB function.'],
+  ['The page loads in 3.2 seconds on a 3G connection.', 'The page loads in 0.9 seconds on a 100 Mbps connection.'],
+  ['Each worker handles 40 jobs per minute with 2 threads.', 'Each worker handles 110 jobs per minute with 8 threads.'],
+  ['The pump moves 12 liters per minute at 2 bar.', 'The pump moves 7 liters per minute at 4 bar.'],
+]
+
+test('the condition rule on pairs written after it was frozen (reported, not tuned)', () => {
+  const { right, total, misses } = accuracy(FROZEN_CONDITION_UPDATES, FROZEN_CONDITION_NON_UPDATES)
+  console.log(`value-change accuracy on the frozen conditions set ${right}/${total}${misses.length > 0 ? `\n${misses.join('\n')}` : ''}`)
+  assert.ok(right >= total / 2, misses.join('\n'))
+})
+
 test('a reading names the subject by structure and the value by type', () => {
   assert.deepEqual(valueReadings('My rent is now $1,450.'), [{ subject: ['rent'], type: 'money', value: '1450' }])
   const moved = valueReadings('I moved to Berlin.')

@@ -28,6 +28,12 @@ export interface ValueReading {
   value: string
   /** The value it replaced, when the clause says so ("from MySQL to Postgres"). */
   from?: string
+  /**
+   * The conditions the value was measured under, when the clause states them: the clause's other
+   * quantities after "at", "on", "with", "under", "over", "across", "using", "for" or "per"
+   * ("240 ms at 500 requests per second" → `count:request=500`), as `type=value`.
+   */
+  conditions?: readonly string[]
 }
 
 const MONTHS = 'jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?'
@@ -277,12 +283,25 @@ function endedReadings(clause: string): ValueReading[] {
   return readClause(positive, false).map((r) => ({ ...r, value: 'none' }))
 }
 
+/** A quantity that can be a condition: a measure or a count, not a date, a time, a version or a state. */
+const isMeasure = (type: string): boolean => !/^(?:date|time|version|name|role|state:.*)$/.test(type)
+/** The words right before a quantity that make it a condition of the clause's measure ("at 500 rps", "on the 10 GB table"). */
+const CONDITION_BEFORE = /\b(?:at|on|with|under|over|across|using|for|per)\s+(?:(?:the|a|an|our|my|about|around|roughly|up to)\s+)*$/i
+
 function readClause(clause: string, checkOccasion: boolean): ValueReading[] {
   if (checkOccasion && OCCASION.test(clause) && !CHANGE_CUE.test(clause)) return []
   const out = nameReadings(clause)
-  for (const value of valuesIn(clause)) {
+  const values = valuesIn(clause)
+  // A quantity after a condition word, with a measure before it in the clause, is that measure's
+  // condition ("14 minutes on 4 cores"), not a value of its own; alone it is one ("runs on 4 cores").
+  const isCondition = (v: Found): boolean =>
+    isMeasure(v.type) && values.some((other) => other.start < v.start && isMeasure(other.type)) && CONDITION_BEFORE.test(clause.slice(Math.max(0, v.start - 40), v.start))
+  const conditions = values.filter(isCondition)
+  for (const value of values) {
+    if (conditions.includes(value)) continue
     const reading = readingAt(clause, value)
-    if (reading) out.push(reading)
+    if (!reading) continue
+    out.push(conditions.length > 0 && isMeasure(value.type) ? { ...reading, conditions: conditions.map((c) => `${c.type}=${c.value}`) } : reading)
   }
   return out
 }
@@ -319,6 +338,17 @@ function namesSame(a: string, b: string): boolean {
 /** Type families that are one kind of value (a name changed into "none" is still a name that changed). */
 const comparable = (a: ValueReading, b: ValueReading): boolean => a.type === b.type || a.value === 'none' || b.value === 'none' || (a.type === 'name' && b.type === 'role') || (a.type === 'role' && b.type === 'name')
 
+/**
+ * Two measures stated under conditions that differ ("240 ms at 500 requests per second", "610 ms at
+ * 2,000 requests per second") are two measurements, not a value and its replacement. A condition
+ * said on one side only does not tell them apart: the later is taken as the current value.
+ */
+function measuredApart(a: ValueReading, b: ValueReading): boolean {
+  if (!a.conditions || !b.conditions) return false
+  const other = new Set(b.conditions)
+  return a.conditions.length !== other.size || a.conditions.some((c) => !other.has(c))
+}
+
 /** A value that changed: the earlier reading and the later one that gives its subject a new value. */
 export interface ValueChange {
   before: ValueReading
@@ -334,7 +364,7 @@ export function changedValue(earlier: readonly ValueReading[], later: readonly V
   for (const now of later) {
     for (const before of earlier) {
       if (now.from !== undefined && now.value !== before.value && namesSame(now.from, before.value)) return { before, now }
-      if (!comparable(before, now) || before.value === now.value || !sameSubject(before, now)) continue
+      if (!comparable(before, now) || before.value === now.value || !sameSubject(before, now) || measuredApart(before, now)) continue
       // A name that contains the other is the same name said more or less fully ("Lisbon" and "Lisbon Portugal").
       if (before.type === 'name' && (before.value.includes(now.value) || now.value.includes(before.value))) continue
       return { before, now }
