@@ -124,8 +124,32 @@ const THIRD_NON_UPDATES: Array<[string, string]> = [
 ]
 
 
+/*
+ * A fifth set, written after decision 0092's fixes to sentence ends after titles and to contracted
+ * residence verbs (which the third set's two misses showed), and not used to change anything.
+ */
+const FIFTH_UPDATES: Array<[string, string]> = [
+  ['My landlord is Mrs. Alvarez.', 'The building was sold, my landlord is now Mr. Chen.'],
+  ["We're living in Porto.", "We're based in Madrid since the autumn."],
+  ['The sprint review happens on Thursdays at 3pm.', 'The sprint review moved to 11am.'],
+  ['My salary is $85,000.', 'After the raise my salary is $92,000.'],
+  ['Our staging database is MongoDB.', 'We migrated staging from MongoDB to DynamoDB.'],
+  ['The conference talk is 30 minutes long.', 'The organizers cut my talk to 20 minutes.'],
+  ['My daughter is in second grade.', 'My daughter started third grade this week.'],
+  ['The API key expires on December 1.', 'The API key now expires on January 15.'],
+  ['I have 2 cats.', 'We adopted another one, so now I have 3 cats.'],
+  ['Our newsletter has 4,200 subscribers.', 'The newsletter just passed 5,000 subscribers.'],
+]
+const FIFTH_NON_UPDATES: Array<[string, string]> = [
+  ['My landlord is Mrs. Alvarez.', 'Mrs. Alvarez fixed the heating on Friday.'],
+  ["We're living in Porto.", 'My parents are visiting Porto next month.'],
+  ['My salary is $85,000.', "My partner's salary is $70,000."],
+  ['I have 2 cats.', 'My neighbour has 4 cats.'],
+  ['The API key expires on December 1.', 'The TLS certificate expires on March 3.'],
+]
+
 test('the changed-value rule on pairs written after it was frozen (reported, not tuned)', () => {
-  for (const [name, updates, nonUpdates] of [['second', LATER_UPDATES, LATER_NON_UPDATES], ['third', THIRD_UPDATES, THIRD_NON_UPDATES]] as const) {
+  for (const [name, updates, nonUpdates] of [['second', LATER_UPDATES, LATER_NON_UPDATES], ['third', THIRD_UPDATES, THIRD_NON_UPDATES], ['fifth', FIFTH_UPDATES, FIFTH_NON_UPDATES]] as const) {
     const { right, total, misses } = accuracy([...updates], [...nonUpdates])
     console.log(`value-change accuracy on the ${name} set ${right}/${total}${misses.length > 0 ? `\n${misses.join('\n')}` : ''}`)
     assert.ok(right >= total / 2, misses.join('\n'))

@@ -93,7 +93,8 @@ function clausesOf(text: string): string[] {
   const out: string[] = []
   // Code states no fact in words: fenced blocks and inline spans go, and a line that reads as code is skipped.
   const prose = text.replace(/```[\s\S]*?(?:```|$)/g, '\n').replace(/`[^`\n]*`/g, ' ')
-  for (const sentence of prose.split(/(?<=[.!?])\s+|\n+/)) {
+  // A title's or an abbreviation's full stop ends no sentence ("my therapist is now Dr. Moreau").
+  for (const sentence of prose.split(/(?<=[.!?])(?<!\b(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Jr|Sr|Mt|vs|e\.g|i\.e)\.)\s+|\n+/)) {
     if (/[{}]|\w\(|=>|==|::|;\s*$/.test(sentence)) continue
     for (const clause of sentence.split(/;\s+|,\s+(?:and|but|so|while|whereas)\s+|\s+(?:but|whereas)\s+/i)) {
       const trimmed = clause.trim()
@@ -185,7 +186,7 @@ const NAME = "(?:[A-Z][\\p{L}\\p{N}.+#'-]*(?:\\s+(?:[A-Z][\\p{L}\\p{N}.+#'-]*|\\
 
 /** Readings a verb gives by naming its subject: where one lives, works, what one works as. */
 const FRAMED: Array<{ re: RegExp; subject: string }> = [
-  { re: new RegExp(`\\b(I|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Mm]y \\w+|[Oo]ur \\w+|${NAME})\\s+(?:have |has |had |just |recently |finally |now )*(?:moved|relocated|live|lives|living|am living|is living|are living|settled|am based|is based|are based|'m based|'m living|'re based|is located|are located|is|are)\\s+(?:back\\s+)?(?:to|in)\\s+(${NAME})`, 'u'), subject: 'residence' },
+  { re: new RegExp(`\\b(I|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Mm]y \\w+|[Oo]ur \\w+|${NAME})(?:\\s+|(?=['’]))(?:have |has |had |just |recently |finally |now )*(?:moved|relocated|live|lives|living|am living|is living|are living|settled|am based|is based|are based|['’]m based|['’]m living|['’]re based|['’]re living|is located|are located|is|are)\\s+(?:back\\s+)?(?:to|in)\\s+(${NAME})`, 'u'), subject: 'residence' },
   { re: new RegExp(`\\b(I|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Mm]y \\w+|[Oo]ur \\w+|${NAME})\\s+(?:have |has |had |just |recently |finally |now |still )*(?:work|works|working|am working|is working|'m working|joined|started at|started working at|got a job at|took a job at|accepted an offer from)\\s+(?:at |for |with )?(${NAME})`, 'u'), subject: 'workplace' },
   { re: new RegExp(`\\b(I|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Mm]y \\w+|${NAME})\\s+(?:have |has |had |just |now |recently )*(?:work as|works as|working as|'m working as|got promoted to|was promoted to|became|am now|'m now|is now)\\s+(?:an? |the )?((?:senior |junior |lead |head |chief |staff |principal |assistant )?[a-z]+(?: [a-z]+)?(?: (?:manager|engineer|developer|designer|director|officer|analyst|teacher|nurse|lead)))`, 'u'), subject: 'role' },
 ]
