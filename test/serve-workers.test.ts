@@ -7,6 +7,7 @@
  *   the session bounds (decision 0054) stay the server's: with serve.mcpSessionsPerCaller 2, a
  *   caller's third session closes its own first one, on any process;
  * - a dashboard login made on one process works on the other (decision 0051);
+ * - a process that dies is replaced, and the server answers again, MCP included;
  * - SIGTERM while clients are mid-flight: the whole server exits 0 and everything answered 2xx is
  *   there after a restart;
  * - a busy process answers 503 with Retry-After and the API's error shape at once (over /mcp a
@@ -14,6 +15,7 @@
  *   request again once it has room.
  */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -105,6 +107,26 @@ describe('engram serve --workers 2', { timeout: 240_000 }, () => {
     await Promise.all([adaSecond, adaThird, bobOnly, adaFirst].map((client) => client.close().catch(() => {})))
   })
 
+  test('a process that dies is replaced (logged) and the server goes on answering, MCP included', async () => {
+    const children = readFileSync(`/proc/${server.pid}/task/${server.pid}/children`, 'utf8').trim().split(/\s+/).map(Number)
+    assert.equal(children.length, 2, 'two serving processes')
+    // The first of them answers /mcp: kill it, the one the others depend on.
+    process.kill(children[0] as number, 'SIGKILL')
+    const deadline = Date.now() + 60_000
+    while (!/process \d \(pid \d+\) ended \(SIGKILL\); starting another in its place/.test(server.stderr()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.match(server.stderr(), /ended \(SIGKILL\); starting another in its place/)
+    const [ada] = USERS as [ServeUser]
+    let client: Client | undefined
+    while (client === undefined && Date.now() < deadline) {
+      client = await connect(new URL(`${server.address}/mcp`), ada.token).catch(() => undefined)
+      if (client === undefined) await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    assert.ok(client, 'MCP over HTTP is answered again once the new process listens')
+    assert.match(await call(client, 'search_memory', { query: 'zqworkersada1' }), /\] zqworkersada1/)
+    await client.close()
+    for (let i = 0; i < 4; i++) assert.equal((await freshFetch(`${server.address}/v1/health`)).status, 200)
+  })
+
   test('SIGTERM while 16 clients are mid-flight: the whole server exits 0 and every 2xx answer is there after a restart', async () => {
     let signalledAt = Number.POSITIVE_INFINITY
     const serving = server
@@ -119,7 +141,7 @@ describe('engram serve --workers 2', { timeout: 240_000 }, () => {
     assert.equal(await serving.exited, 0, serving.stderr())
     assert.match(serving.stderr(), /process 0 stopped \(SIGTERM\)[\s\S]*stopped \(SIGTERM, 2 processes\)|process 1 stopped \(SIGTERM\)[\s\S]*stopped \(SIGTERM, 2 processes\)/)
     assert.equal(serving.stderr().match(/process \d stopped/g)?.length, 2, serving.stderr())
-    assert.doesNotMatch(serving.stderr(), /still open after|ended \(/)
+    assert.doesNotMatch(serving.stderr(), /still open after/)
     const failed = run.outcomes.filter((outcome) => typeof outcome.status === 'number' && outcome.status >= 300)
     assert.deepEqual(failed, [], run.failures.join('\n'))
     assert.equal(run.outcomes.filter((outcome) => outcome.status === 'refused' && outcome.sentAt + outcome.ms < signalledAt).length, 0, 'nothing fails before the signal')

@@ -48,17 +48,23 @@ const users: ServeUser[] = Array.from({ length: Number(values.users) }, (_, i) =
 const dir = mkdtempSync(join(tmpdir(), 'engram-bench-serve-'))
 const env = { HOME: dir, PATH: process.env.PATH ?? '', ENGRAM_EMBED_MODEL: 'hash-v1' }
 
-/** CPU milliseconds of a process and its children (the server's processes), from /proc: Linux only, else NaN. */
-function treeCpuMs(pid: number): number {
+/** CPU milliseconds of a process (with its children: the server's processes), from /proc: Linux only, else NaN. */
+function processCpuMs(pid: number, withChildren = true): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     const own = (Number(fields[11]) + Number(fields[12])) * 10 // utime + stime, in ticks of 10 ms
+    if (!withChildren) return own
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-    return own + children.reduce((sum, child) => sum + treeCpuMs(child), 0)
+    return own + children.reduce((sum, child) => sum + processCpuMs(child), 0)
   } catch {
     return Number.NaN
   }
+}
+
+function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
 }
 
 interface Measured {
@@ -66,18 +72,22 @@ interface Measured {
   started: number
   /** CPU ms of the server (HTTP) or of this process (in-process) over the counted part of the run. */
   cpuMs: number
+  /** CPU ms of the clients (this process) and of the server's first process alone, over HTTP. */
+  clientsCpuMs?: number
+  firstCpuMs?: number
 }
 
 /** Runs `clients` clients for the run's length, measuring `cpuMs()` from the end of the warmup to the end. */
-async function measured(clients: number, cpuMs: () => number, send: Send | undefined, address: string, run: string): Promise<Measured> {
+async function measured(clients: number, cpuMs: () => number, send: Send | undefined, address: string, run: string, serverPid?: number): Promise<Measured> {
   const started = performance.now()
-  let cpuAtWarm = Number.NaN
+  const probes = { server: cpuMs, clients: ownCpuMs, first: () => (serverPid === undefined ? Number.NaN : processCpuMs(serverPid, false)) }
+  let atWarm = { server: Number.NaN, clients: Number.NaN, first: Number.NaN }
   const warm = setTimeout(() => {
-    cpuAtWarm = cpuMs()
+    atWarm = { server: probes.server(), clients: probes.clients(), first: probes.first() }
   }, warmupMs)
   const result = await runClients({ address, ...(send ? { send } : {}), users, clients, run, running: () => performance.now() - started < seconds * 1000 })
   clearTimeout(warm)
-  return { run: result, started, cpuMs: cpuMs() - cpuAtWarm }
+  return { run: result, started, cpuMs: probes.server() - atWarm.server, clientsCpuMs: probes.clients() - atWarm.clients, firstCpuMs: probes.first() - atWarm.first }
 }
 
 // Through HTTP: one server for every count.
@@ -95,7 +105,7 @@ const server = await startServe({
 const workers = Number(server.started.workers ?? 1)
 const letters = 'abcdefghij'
 const overHttp: Measured[] = []
-for (const [i, clients] of counts.entries()) overHttp.push(await measured(clients, () => treeCpuMs(server.pid), undefined, server.address, `h${letters[i]}`))
+for (const [i, clients] of counts.entries()) overHttp.push(await measured(clients, () => processCpuMs(server.pid), undefined, server.address, `h${letters[i]}`, server.pid))
 const code = await server.stop('SIGTERM')
 if (code !== 0) console.error(`engram serve exited ${code}:\n${server.stderr()}`)
 
@@ -126,10 +136,6 @@ const inProcess: Send = async (route, user, body) => {
     return { status: 500, json: { error: (error as Error).message } }
   }
 }
-const ownCpuMs = () => {
-  const { user, system } = process.cpuUsage()
-  return (user + system) / 1000
-}
 const baselines: Measured[] = []
 if (!values['no-baseline']) for (const [i, clients] of counts.entries()) baselines.push(await measured(clients, ownCpuMs, inProcess, '', `b${letters[i]}`))
 await mind.close()
@@ -157,6 +163,13 @@ for (const [i, clients] of counts.entries()) {
       `| ${clients} | ${how} | ${(ok.length / countedSeconds).toFixed(1)} | ${cores.toFixed(2)} | ${(ok.length / (measure.cpuMs / 1000)).toFixed(1)} | ${ms(quantile(begins, 0.5))} / ${ms(quantile(begins, 0.95))} | ${errorsOf(outcomes).length} | ${busy.length} | ${ms(quantile(busy.map((outcome) => outcome.ms), 0.95))} |`,
     )
   }
+}
+
+console.log('\nWhere the CPU went over HTTP, cores (CPU s per wall s): the server (its first process alone), the clients (this process).')
+for (const [i, clients] of counts.entries()) {
+  const measure = overHttp[i] as Measured
+  const cores = (cpu: number | undefined) => ((cpu ?? Number.NaN) / 1000 / countedSeconds).toFixed(2)
+  console.log(`- ${clients} clients: server ${cores(measure.cpuMs)} (first process ${cores(measure.firstCpuMs)}), clients ${cores(measure.clientsCpuMs)}`)
 }
 
 console.log('\n| clients | route over HTTP | answered | p50 ms | p95 ms | p99 ms |')

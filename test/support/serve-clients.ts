@@ -117,8 +117,9 @@ export async function runClients(options: {
       const sentAt = performance.now()
       const answer = await send(route, user, body)
       // A busy server (503 with Retry-After): counted apart, and sent again when it said, as a well-behaved client does.
-      if (answer.status === 503 && answer.retryAfterS !== undefined && options.running()) {
+      if (answer.status === 503 && answer.retryAfterS !== undefined) {
         result.outcomes.push({ route, ms: performance.now() - sentAt, status: answer.status, sentAt, busy: true })
+        if (!options.running()) return answer
         await sleep(answer.retryAfterS * 1000)
         continue
       }

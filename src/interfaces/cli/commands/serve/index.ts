@@ -25,7 +25,7 @@ import { openMind } from '../../open-mind.ts'
 import { admitRequests } from './admission.ts'
 import { limitConnections, serverTimeouts } from './connection-limits.ts'
 import { forwardMcp } from './forward-mcp.ts'
-import { runWorkers, startLine, type WorkerRole, workerCount, workerRole } from './workers.ts'
+import { runWorkers, startLine, untilSignal, type WorkerRole, workerCount, workerRole } from './workers.ts'
 
 /**
  * After the signal, requests in flight get this long to finish before their connections are cut:
@@ -124,19 +124,6 @@ function drainOnStop(server: Server, log: (line: string) => void): { stop(): Pro
       })
     },
   }
-}
-
-/** Until SIGINT or SIGTERM (a process of several: until the first process says stop). */
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise<NodeJS.Signals>((resolve) => {
-    const stop = (name: NodeJS.Signals) => {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
-      resolve(name)
-    }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
-  })
 }
 
 /** Listens on `port` of `host` (shared by the processes of a cluster unless `exclusive`); rejects with the listening error. */

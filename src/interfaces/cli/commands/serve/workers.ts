@@ -64,6 +64,19 @@ export function startLine(json: boolean, started: { address: string; agent: stri
         `dashboard: ${dashboard}${runToken === undefined ? " (open it with ?token=<an administrator's or a user's token>)" : " (the agent's own memory; to see every user's, set serve.tokens with an administrator's token and open the dashboard with it)"}\n`
 }
 
+/** Until SIGINT or SIGTERM . */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (name: NodeJS.Signals) => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      resolve(name)
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}
+
 /** What the first process tells a worker. */
 type PrimaryMessage = { type: 'stop' } | { type: 'mcp-port'; port: number }
 
@@ -165,15 +178,7 @@ export async function runWorkers(context: CommandContext, settings: Record<strin
     })
   }
 
-  const signals = new Promise<NodeJS.Signals>((resolve) => {
-    const stop = (name: NodeJS.Signals) => {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
-      resolve(name)
-    }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
-  })
+  const signals = untilSignal()
   for (let slot = 0; slot < workers; slot++) fork(slot)
 
   const started = await Promise.race([announced.then(() => true), exited.then(() => false), signals.then(() => false)])
