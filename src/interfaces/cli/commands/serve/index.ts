@@ -160,8 +160,8 @@ export async function serveProcess(context: CommandContext, settings: Record<str
     const app = createServeApp({ mind, credentials })
     const log = (line: string) => context.io.stderr.write(`${line}\n`)
     // Before listening: a pattern that is not one is a configuration error at start. Of several
-    // processes, the first runs the schedule (what is due is claimed through the store anyway).
-    if (role === undefined || role.slot === 0) schedule = scheduleMaintenance(mind, maintain, log)
+    // processes, one runs the schedule (what is due is claimed through the store anyway).
+    if (role === undefined || role.maintains) schedule = scheduleMaintenance(mind, maintain, log)
     const answer = admitRequests(getRequestListener(app.fetch, { hostname: host }), limits, log)
     const makeServer = (listener: RequestListener) => {
       const server = createServer(serverTimeouts(limits), listener)

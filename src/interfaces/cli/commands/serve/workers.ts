@@ -15,7 +15,8 @@
  * What one process kept for itself and the others now share: the dashboard's token of the run,
  * made here and given to each (a browser session is a MAC under a key derived from it, checked in
  * any process, decision 0051); MCP over HTTP, answered by process 0 for all (forward-mcp.ts); the
- * maintenance schedule, run by process 0.
+ * maintenance schedule, run by the last process, so that a long run (minutes on a big home, 0084)
+ * holds neither MCP nor more than one process's share of the API.
  */
 import cluster, { type Worker } from 'node:cluster'
 import { randomBytes } from 'node:crypto'
@@ -28,11 +29,14 @@ import { ExitCode } from '../../io.ts'
 /** The environment a forked process learns its place from (set by the first process only). */
 const SLOT_ENV = 'ENGRAM_SERVE_WORKER_SLOT'
 const RUN_TOKEN_ENV = 'ENGRAM_SERVE_RUN_TOKEN'
+const MAINTAINS_ENV = 'ENGRAM_SERVE_WORKER_MAINTAINS'
 
 /** What a process of several (`serve.workers` > 1) is told by the first process that forked it (workers.ts). */
 export interface WorkerRole {
-  /** 0 for the process that answers /mcp and runs the maintenance schedule; 1… for the others. */
+  /** 0 for the process that answers /mcp; 1… for the others. */
   slot: number
+  /** Whether this process runs the maintenance schedule (the last one). */
+  maintains: boolean
   /** The dashboard token of this run, made once by the first process so that a browser session works on every process. */
   runToken: string | undefined
   /** Tells the first process (over the cluster's channel). */
@@ -105,6 +109,7 @@ export function workerRole(): WorkerRole | undefined {
   return {
     slot: Number(slot),
     runToken: process.env[RUN_TOKEN_ENV] || undefined,
+    maintains: process.env[MAINTAINS_ENV] === '1',
     send: (message) => process.send?.(message),
     mcpPort: () => mcpPort,
     stopped,
@@ -148,7 +153,7 @@ export async function runWorkers(context: CommandContext, settings: Record<strin
   }
 
   const fork = (slot: number): void => {
-    const worker = cluster.fork({ [SLOT_ENV]: String(slot), [RUN_TOKEN_ENV]: runToken ?? '' })
+    const worker = cluster.fork({ [SLOT_ENV]: String(slot), [RUN_TOKEN_ENV]: runToken ?? '', [MAINTAINS_ENV]: slot === workers - 1 ? '1' : '0' })
     bySlot.set(slot, worker)
     let listening = false
     worker.on('message', (message: WorkerMessage) => {
