@@ -5,7 +5,10 @@
  * requests in flight, gives the background work a short grace (what still runs then goes back to
  * the queue), closes the mind and returns 0. What a
  * client may hold of it (time to send a request, connections per client and in all) is bounded by
- * the serve.* settings (`connection-limits.ts`, decision 0056).
+ * the serve.* settings (`connection-limits.ts`, decision 0056); what a process takes on at once,
+ * and refuses with 503 beyond, by serve.requestsInWork and serve.requestsQueued (`admission.ts`).
+ * With serve.workers above 1 the command's process forks that many serving processes on the
+ * one port (`workers.ts`, decision 0089), each of them running `serveProcess` below.
  *
  * One line goes to stdout when it listens (`{"listening": "http://127.0.0.1:7477"}` or the text),
  * so a script or a test learns the port chosen for `--port 0`; logs go to stderr.
@@ -143,9 +146,9 @@ function listenOn(server: Server, host: string, port: number, exclusive = false)
  */
 export async function serveProcess(context: CommandContext, settings: Record<string, unknown>, role: WorkerRole | undefined): Promise<CommandResult> {
   const mind = await openMind({ ...context, settings })
-  let servers: Server[] = []
+  const servers: Server[] = []
   let schedule: { stop(): Promise<void> } | undefined
-  let draining: Array<{ stop(): Promise<void> }> = []
+  const draining: Array<{ stop(): Promise<void> }> = []
   let closing: { graceMs: number } | undefined
   try {
     const limits = mind.config.values.serve
@@ -198,8 +201,6 @@ export async function serveProcess(context: CommandContext, settings: Record<str
     return { data: { served: true, agent: mind.agent, address, ended: signal }, human: '', quiet: true }
   } finally {
     for (const server of servers) if (server.listening) server.close()
-    servers = []
-    draining = []
     // Stopped by a signal: the run in progress was given its grace above; otherwise it is awaited.
     const running = schedule?.stop()
     if (closing === undefined) await running
