@@ -83,6 +83,8 @@ describe('engram serve: slow and greedy clients', { timeout: 120_000 }, () => {
     server = await startServe({
       home: temp.home,
       killAfterMs: 110_000,
+      // The bounds are each process's (decision 0089): one process, so that they are the server's.
+      args: ['--workers', '1'],
       env: {
         ...temp.env,
         TMPDIR: scratch,
@@ -237,6 +239,8 @@ describe('engram serve: slow connections from many addresses, one each, do not k
     server = await startServe({
       home: temp.home,
       killAfterMs: 55_000,
+      // The bounds are each process's (decision 0089): one process, so that they are the server's.
+      args: ['--workers', '1'],
       env: {
         ...temp.env,
         ENGRAM_SERVE_TOKENS: `${ADMIN}=admin`,

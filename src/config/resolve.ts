@@ -60,6 +60,9 @@ export interface ConfigValues {
     keepAliveTimeoutMs: number
     maxConnectionsPerClient: number
     maxConnections: number
+    workers: number
+    requestsInWork: number
+    requestsQueued: number
   }
   consolidation: { llmCalls: number; llmTokens: number; backlogDays: number }
   log: { level: LogLevel }

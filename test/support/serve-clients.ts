@@ -7,7 +7,11 @@
  *
  * Every text carries a tag of letters only (`zqb…`), unique to its client and round, which the
  * search index keeps as one term: searching for the tag finds exactly that memory.
+ *
+ * A busy server's refusal (503 with Retry-After, decision 0089) is recorded as `busy` and the
+ * request sent again after the time it names, while the run goes on.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 
 export interface ServeUser {
   user: string
@@ -24,6 +28,8 @@ export interface Outcome {
   status: number | 'refused'
   /** When it was sent (performance.now()). */
   sentAt: number
+  /** A busy server's refusal (503 with Retry-After): the client waited as told and sent it again. */
+  busy?: boolean
 }
 
 export interface Memorized {
@@ -41,8 +47,8 @@ export interface EndedTurn {
   ended: boolean
 }
 
-/** One request: the answer's status and JSON body, or `refused` (and `{}`) when none came. */
-export type Send = (route: Route, user: ServeUser, body: Record<string, unknown>) => Promise<{ status: number | 'refused'; json: Record<string, unknown> }>
+/** One request: the answer's status and JSON body (and Retry-After), or `refused` (and `{}`) when none came. */
+export type Send = (route: Route, user: ServeUser, body: Record<string, unknown>) => Promise<{ status: number | 'refused'; json: Record<string, unknown>; retryAfterS?: number }>
 
 export interface LoadRun {
   outcomes: Outcome[]
@@ -97,7 +103,8 @@ export async function runClients(options: {
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(60_000),
       })
-      return { status: response.status, json: (await response.json()) as Record<string, unknown> }
+      const retryAfter = response.headers.get('retry-after')
+      return { status: response.status, json: (await response.json()) as Record<string, unknown>, ...(retryAfter !== null ? { retryAfterS: Number(retryAfter) } : {}) }
     } catch (error) {
       if (result.failures.length < 10) result.failures.push(`${route} refused: ${(error as Error).message}${(error as Error).cause ? ` (${String((error as Error).cause)})` : ''}`)
       return { status: 'refused', json: {} }
@@ -106,9 +113,21 @@ export async function runClients(options: {
   const send = options.send ?? overHttp
 
   async function request(route: Route, user: ServeUser, body: Record<string, unknown>): Promise<{ status: number | 'refused'; json: Record<string, unknown> }> {
-    const sentAt = performance.now()
-    const answer = await send(route, user, body)
-    result.outcomes.push({ route, ms: performance.now() - sentAt, status: answer.status, sentAt })
+    for (;;) {
+      const sentAt = performance.now()
+      const answer = await send(route, user, body)
+      // A busy server (503 with Retry-After): counted apart, and sent again when it said, as a well-behaved client does.
+      if (answer.status === 503 && answer.retryAfterS !== undefined) {
+        result.outcomes.push({ route, ms: performance.now() - sentAt, status: answer.status, sentAt, busy: true })
+        if (!options.running()) return answer
+        await sleep(answer.retryAfterS * 1000)
+        continue
+      }
+      result.outcomes.push({ route, ms: performance.now() - sentAt, status: answer.status, sentAt })
+      return recorded(route, answer)
+    }
+  }
+  function recorded(route: Route, answer: { status: number | 'refused'; json: Record<string, unknown> }): { status: number | 'refused'; json: Record<string, unknown> } {
     if (typeof answer.status === 'number' && answer.status >= 300 && result.failures.length < 10) result.failures.push(`${route} ${answer.status}: ${JSON.stringify(answer.json)}`)
     return answer
   }

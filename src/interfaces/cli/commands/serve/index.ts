@@ -5,24 +5,30 @@
  * requests in flight, gives the background work a short grace (what still runs then goes back to
  * the queue), closes the mind and returns 0. What a
  * client may hold of it (time to send a request, connections per client and in all) is bounded by
- * the serve.* settings (`connection-limits.ts`, decision 0056).
+ * the serve.* settings (`connection-limits.ts`, decision 0056); what a process takes on at once,
+ * and refuses with 503 beyond, by serve.requestsInWork and serve.requestsQueued (`admission.ts`).
+ * With serve.workers above 1 the command's process forks that many serving processes on the
+ * one port (`workers.ts`, decision 0089), each of them running `serveProcess` below.
  *
  * One line goes to stdout when it listens (`{"listening": "http://127.0.0.1:7477"}` or the text),
  * so a script or a test learns the port chosen for `--port 0`; logs go to stderr.
  */
 import { randomBytes } from 'node:crypto'
-import { Server, type ServerResponse } from 'node:http'
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { serve } from '@hono/node-server'
+import { getRequestListener } from '@hono/node-server'
 import { Cron } from 'croner'
 import { EngramError, ErrorCode, messageOf } from '../../../../core/errors.ts'
 import type { MindInternals } from '../../../../mind-internals.ts'
 import { createServeApp } from '../../../http/app.ts'
 import { checkBind, parseCredentials, withDashboardToken } from '../../../http/credentials.ts'
-import type { Command } from '../../command.ts'
+import type { Command, CommandContext, CommandResult } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
+import { admitRequests } from './admission.ts'
 import { limitConnections, serverTimeouts } from './connection-limits.ts'
+import { forwardMcp } from './forward-mcp.ts'
+import { runWorkers, startLine, untilSignal, type WorkerRole, workerCount, workerRole } from './workers.ts'
 
 /**
  * After the signal, requests in flight get this long to finish before their connections are cut:
@@ -123,85 +129,104 @@ function drainOnStop(server: Server, log: (line: string) => void): { stop(): Pro
   }
 }
 
+/** Listens on `port` of `host` (shared by the processes of a cluster unless `exclusive`); rejects with the listening error. */
+function listenOn(server: Server, host: string, port: number, exclusive = false): Promise<AddressInfo> {
+  return new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen({ host, port, exclusive }, () => {
+      server.off('error', reject)
+      resolve(server.address() as AddressInfo)
+    })
+  })
+}
+
+/**
+ * One serving process: the whole server (`role` undefined), or one of several forked by the first
+ * process (workers.ts), which prints the start-up line, and forwards the signal.
+ */
+export async function serveProcess(context: CommandContext, settings: Record<string, unknown>, role: WorkerRole | undefined): Promise<CommandResult> {
+  const mind = await openMind({ ...context, settings })
+  const servers: Server[] = []
+  let schedule: { stop(): Promise<void> } | undefined
+  const draining: Array<{ stop(): Promise<void> }> = []
+  let closing: { graceMs: number } | undefined
+  try {
+    const limits = mind.config.values.serve
+    const { host, port, tokens, maintain } = limits
+    const configured = parseCredentials(tokens)
+    checkBind(host, configured)
+    // With no token configured, the dashboard's address carries one made for this run, which a
+    // browser exchanges for a session of this server (decision 0051). It is no bearer token and
+    // no administrator: it acts as the agent alone, as every request of an open server does.
+    const runToken = !configured.open ? undefined : (role?.runToken ?? randomBytes(24).toString('base64url'))
+    const credentials = runToken === undefined ? configured : withDashboardToken(configured, runToken, { agent: mind.agent, user: undefined, admin: false })
+    const app = createServeApp({ mind, credentials })
+    const log = (line: string) => context.io.stderr.write(`${line}\n`)
+    // Before listening: a pattern that is not one is a configuration error at start. Of several
+    // processes, one runs the schedule (what is due is claimed through the store anyway).
+    if (role === undefined || role.maintains) schedule = scheduleMaintenance(mind, maintain, log)
+    const answer = admitRequests(getRequestListener(app.fetch, { hostname: host }), limits, log)
+    const makeServer = (listener: RequestListener) => {
+      const server = createServer(serverTimeouts(limits), listener)
+      servers.push(server)
+      draining.push(drainOnStop(server, log))
+      return server
+    }
+    const mcpElsewhere = role !== undefined && role.slot !== 0
+    const server = makeServer(mcpElsewhere ? forwardMcp(answer, role.mcpPort) : answer)
+    // Before listen(): no connection can arrive before the limits are on.
+    limitConnections(server, limits, log)
+    const info = await listenOn(server, host, port).catch((error: NodeJS.ErrnoException) => {
+      throw new EngramError({ code: ErrorCode.storageUnavailable, category: 'system', message: `engram serve cannot listen on ${host}:${port}: ${error.message}`, fix: 'choose another port (--port, serve.port) or stop what holds this one', cause: error })
+    })
+    const address = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`
+    if (role === undefined) {
+      context.io.stdout.write(startLine(context.json, { address, agent: mind.agent, runToken, open: credentials.open, workers: 1 }))
+    } else {
+      // The first of several answers /mcp for all, on a loopback port of its own (forward-mcp.ts).
+      const mcpPort = role.slot === 0 ? (await listenOn(makeServer(answer), '127.0.0.1', 0, true)).port : undefined
+      role.send({ type: 'listening', slot: role.slot, address, agent: mind.agent, ...(mcpPort !== undefined ? { mcpPort } : {}) })
+    }
+
+    const signal = await (role?.stopped ?? untilSignal())
+    // No new maintenance run; stop accepting, let the requests in flight finish; then the run in
+    // progress and the background work, within the grace (what is still running then goes back
+    // to the queue when the mind closes).
+    const stopping = schedule?.stop()
+    await Promise.all(draining.map((drain) => drain.stop()))
+    const deadline = Date.now() + SIGNAL_GRACE_MS
+    await Promise.race([stopping, sleep(SIGNAL_GRACE_MS, undefined, { ref: false })])
+    closing = { graceMs: Math.max(0, deadline - Date.now()) }
+    context.io.stderr.write(`engram serve: ${role === undefined ? '' : `process ${role.slot} `}stopped (${signal})\n`)
+    return { data: { served: true, agent: mind.agent, address, ended: signal }, human: '', quiet: true }
+  } finally {
+    for (const server of servers) if (server.listening) server.close()
+    // Stopped by a signal: the run in progress was given its grace above; otherwise it is awaited.
+    const running = schedule?.stop()
+    if (closing === undefined) await running
+    await mind.close(closing)
+  }
+}
+
 export const serveCommand: Command = {
   path: ['serve'],
-  usage: '[--host ADDRESS] [--port N]',
-  examples: ['engram serve', 'engram serve --host 0.0.0.0 --port 8787'],
+  usage: '[--host ADDRESS] [--port N] [--workers N]',
+  examples: ['engram serve', 'engram serve --host 0.0.0.0 --port 8787', 'engram serve --workers 4'],
   home: 'creates',
   options: {
     host: { type: 'string', description: 'address to listen on (default serve.host, 127.0.0.1); others need serve.tokens', valueName: 'ADDRESS' },
     port: { type: 'string', description: 'port (default serve.port, 7477; 0 = any free port)', valueName: 'N' },
+    workers: { type: 'string', description: 'processes answering (default serve.workers: 0 = one per core)', valueName: 'N' },
   },
   async run(context) {
     const settings = { ...context.settings }
     if (typeof context.options.host === 'string') settings['serve.host'] = context.options.host
     if (typeof context.options.port === 'string') settings['serve.port'] = context.options.port
-    const mind = await openMind({ ...context, settings })
-    let server: ReturnType<typeof serve> | undefined
-    let schedule: { stop(): Promise<void> } | undefined
-    let draining: { stop(): Promise<void> } | undefined
-    let closing: { graceMs: number } | undefined
-    try {
-      const limits = mind.config.values.serve
-      const { host, port, tokens, maintain } = limits
-      const configured = parseCredentials(tokens)
-      checkBind(host, configured)
-      // With no token configured, the dashboard's address carries one made for this run, which a
-      // browser exchanges for a session of this server (decision 0051). It is no bearer token and
-      // no administrator: it acts as the agent alone, as every request of an open server does.
-      const runToken = configured.open ? randomBytes(24).toString('base64url') : undefined
-      const credentials = runToken === undefined ? configured : withDashboardToken(configured, runToken, { agent: mind.agent, user: undefined, admin: false })
-      const app = createServeApp({ mind, credentials })
-      // Before listening: a pattern that is not one is a configuration error at start.
-      const log = (line: string) => context.io.stderr.write(`${line}\n`)
-      schedule = scheduleMaintenance(mind, maintain, log)
-      const info = await new Promise<AddressInfo>((resolve, reject) => {
-        server = serve({ fetch: app.fetch, hostname: host, port, serverOptions: serverTimeouts(limits) }, resolve)
-        server.once('error', reject)
-        // In the tick of listen(), before any connection can arrive.
-        if (server instanceof Server) {
-          limitConnections(server, limits, log)
-          draining = drainOnStop(server, log)
-        }
-      }).catch((error: NodeJS.ErrnoException) => {
-        throw new EngramError({ code: ErrorCode.storageUnavailable, category: 'system', message: `engram serve cannot listen on ${host}:${port}: ${error.message}`, fix: 'choose another port (--port, serve.port) or stop what holds this one', cause: error })
-      })
-      const address = `http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}`
-      const dashboard = runToken === undefined ? `${address}/` : `${address}/?token=${runToken}`
-      // Without tokens the server acts as the agent alone for every request: both start-up lines say so.
-      const open = 'loopback, no tokens: a request without one acts as the agent alone'
-      context.io.stdout.write(
-        context.json
-          ? `${JSON.stringify({ listening: address, agent: mind.agent, dashboard, tokens: credentials.open ? 'none' : 'configured', ...(credentials.open ? { note: `${open}; set serve.tokens (ENGRAM_SERVE_TOKENS) to tell users apart` } : {}) })}\n`
-          : `engram serve: agent ${mind.agent} at ${address}${credentials.open ? ` (${open})` : ''}\n` +
-              `dashboard: ${dashboard}${runToken === undefined ? " (open it with ?token=<an administrator's or a user's token>)" : " (the agent's own memory; to see every user's, set serve.tokens with an administrator's token and open the dashboard with it)"}\n`,
-      )
-
-      const signal = await new Promise<NodeJS.Signals>((resolve) => {
-        const stop = (name: NodeJS.Signals) => {
-          process.off('SIGINT', stop)
-          process.off('SIGTERM', stop)
-          resolve(name)
-        }
-        process.on('SIGINT', stop)
-        process.on('SIGTERM', stop)
-      })
-      // No new maintenance run; stop accepting, let the requests in flight finish; then the run in
-      // progress and the background work, within the grace (what is still running then goes back
-      // to the queue when the mind closes).
-      const stopping = schedule.stop()
-      await draining?.stop()
-      const deadline = Date.now() + SIGNAL_GRACE_MS
-      await Promise.race([stopping, sleep(SIGNAL_GRACE_MS, undefined, { ref: false })])
-      closing = { graceMs: Math.max(0, deadline - Date.now()) }
-      context.io.stderr.write(`engram serve: stopped (${signal})\n`)
-      return { data: { served: true, agent: mind.agent, address, ended: signal }, human: '', quiet: true }
-    } finally {
-      if (server?.listening) server.close()
-      // Stopped by a signal: the run in progress was given its grace above; otherwise it is awaited.
-      const running = schedule?.stop()
-      if (closing === undefined) await running
-      await mind.close(closing)
-    }
+    if (typeof context.options.workers === 'string') settings['serve.workers'] = context.options.workers
+    const role = workerRole()
+    if (role) return serveProcess(context, settings, role)
+    const workers = workerCount(context, settings)
+    if (workers <= 1) return serveProcess(context, settings, undefined)
+    return runWorkers(context, settings, workers)
   },
 }

@@ -1,0 +1,133 @@
+/**
+ * Admission control of `engram serve` (decision 0089). A serve process answers on one thread and
+ * almost all of a request is CPU (search, priming, SQLite), so requests taken beyond a few only
+ * wait behind each other: at 50 clients a `begin` waited 1–3 s in the process's own queue. Here a
+ * process works on at most `serve.requestsInWork` requests at once, keeps at most
+ * `serve.requestsQueued` more waiting in arrival order, and answers any further one at once with
+ * 503, `Retry-After` and the API's error shape (over `/mcp` a JSON-RPC error, which the official
+ * client raises with its text), before reading its body: a refusal costs a few microseconds of
+ * this thread, so it is answered within the time of the request in work, not the queue's.
+ *
+ * The operators' probes (`GET /v1/health`, `GET /v1/status`) are never refused nor queued.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import { ErrorCode } from '../../../../core/errors.ts'
+import { isMcpPath } from './forward-mcp.ts'
+
+interface AdmissionLimits {
+  /** Requests answered at once (serve.requestsInWork). */
+  requestsInWork: number
+  /** Requests waiting beyond them (serve.requestsQueued); one more is refused. */
+  requestsQueued: number
+}
+
+/** Seconds a refused client is told to wait: a request in work takes milliseconds, the queue drains in well under a second. */
+const BUSY_RETRY_AFTER_S = 1
+
+/** At most one log line about refusals per this long, so a flood cannot fill stderr. */
+const REFUSAL_LOG_MS = 10_000
+
+const PROBES = new Set(['/v1/health', '/v1/status'])
+
+function isProbe(request: IncomingMessage): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false
+  const path = (request.url ?? '').split('?')[0] ?? ''
+  return PROBES.has(path)
+}
+
+/** The refusal of a busy process: 503 and Retry-After, in the API's error shape or as JSON-RPC over /mcp. */
+function refuse(request: IncomingMessage, response: ServerResponse, limits: AdmissionLimits): void {
+  const message = `This server is busy: it is answering ${limits.requestsInWork} requests with ${limits.requestsQueued} waiting, as many as it takes (serve.requestsInWork, serve.requestsQueued).`
+  const fix = `retry after Retry-After seconds (${BUSY_RETRY_AFTER_S}); the operator may add processes (serve.workers) or raise serve.requestsQueued`
+  const body = isMcpPath(request.url)
+    ? { jsonrpc: '2.0', id: null, error: { code: -32000, message: `${message} Retry after ${BUSY_RETRY_AFTER_S} s.`, data: { code: ErrorCode.limitExceeded, fix } } }
+    : { ok: false, error: { code: ErrorCode.limitExceeded, message, fix } }
+  const text = JSON.stringify(body)
+  response.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'retry-after': String(BUSY_RETRY_AFTER_S), 'referrer-policy': 'no-referrer' })
+  response.end(text)
+}
+
+/**
+ * `listener` behind the bounds: what it is given at once, what waits (in arrival order; a waiting
+ * request whose client goes away leaves the queue), and what is refused.
+ */
+export function admitRequests(listener: RequestListener, limits: AdmissionLimits, log: (line: string) => void): RequestListener {
+  const inWork = Math.max(1, limits.requestsInWork)
+  const queueBound = Math.max(0, limits.requestsQueued)
+  const waiting: Array<() => void> = []
+  let working = 0
+  let refusedSinceLog = 0
+  let loggedAt = Number.NEGATIVE_INFINITY
+
+  /** Holds a place in work from now until its answer is out or its connection closes. */
+  const hold = (response: ServerResponse): void => {
+    working++
+    let finished = false
+    const finish = () => {
+      if (finished) return
+      finished = true
+      working--
+      if (working < inWork) waiting.shift()?.()
+    }
+    if (response.closed) finish()
+    else response.once('close', finish)
+  }
+  const start = (request: IncomingMessage, response: ServerResponse): void => {
+    hold(response)
+    listener(request, response)
+  }
+
+  const admit = (request: IncomingMessage, response: ServerResponse): void => {
+    if (working < inWork) {
+      start(request, response)
+      return
+    }
+    if (waiting.length < queueBound) {
+      const go = () => {
+        response.off('close', gone)
+        start(request, response)
+      }
+      const gone = () => {
+        const at = waiting.indexOf(go)
+        if (at >= 0) waiting.splice(at, 1)
+      }
+      response.once('close', gone)
+      waiting.push(go)
+      return
+    }
+    refusedSinceLog++
+    const now = Date.now()
+    if (now - loggedAt > REFUSAL_LOG_MS) {
+      loggedAt = now
+      log(`engram serve: busy, ${refusedSinceLog} request(s) refused with 503 (serve.requestsInWork ${inWork}, serve.requestsQueued ${queueBound})`)
+      refusedSinceLog = 0
+    }
+    refuse(request, response, { requestsInWork: inWork, requestsQueued: queueBound })
+  }
+
+  return (request, response) => {
+    if (isProbe(request)) return listener(request, response)
+    if (request.complete || !hasBody(request)) {
+      admit(request, response)
+      return
+    }
+    // The parser reads the body sent with the headers right after announcing the request: a tick
+    // later, a body sent at once has arrived. One still arriving then (a large upload, a client
+    // trickling it) is not made to wait in the queue nor allowed to hold a place while it
+    // arrives — eight slow clients would otherwise shut everyone out until their request timeout
+    // (serve.requestTimeoutMs): it goes to work as it comes and counts as in work once it is in.
+    setImmediate(() => {
+      if (request.complete) {
+        admit(request, response)
+        return
+      }
+      request.once('end', () => hold(response))
+      listener(request, response)
+    })
+  }
+}
+
+function hasBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length']
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
+}
