@@ -24,6 +24,8 @@ import { join } from 'node:path'
 import { ManualClock } from '../core/clock.ts'
 import { type ProgressOptions, startPhase } from '../core/progress.ts'
 import { RELATED_KINDS } from '../memory/priming/prime.ts'
+import { gatherThreads } from '../memory/threads/gather-threads.ts'
+import { recallThread } from '../memory/threads/gathering-question.ts'
 import { openMindInternals } from '../mind-internals.ts'
 import { dropPostgresSchema } from '../storage/postgres/connection.ts'
 import { createPlainBm25, packPlain } from './plain-bm25.ts'
@@ -103,11 +105,15 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
       })
       lastMs = start + session.turns.length * TURN_SPACING_MS
       clock.set(lastMs)
+      // The session's boundary gathers its threads, as a host's boundary job does (decision 0080).
+      await gatherThreads({ context: mind.backend.context, documents: mind.scope().view.own.documents, agent: mind.agent, clock }, `${conversation.id}#${session.id}`)
       await mind.maintain()
       living.step()
     }
     await mind.idle()
     await mind.indexed()
+    // The threads written above reach the index (a host's boundary job reindexes when it settles).
+    await mind.reindex()
 
     const bm25 = createPlainBm25(order)
     const out: EvaluatedQuestion[] = []
@@ -118,10 +124,13 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
       const asOf = at(Math.max(askedMs, lastMs))
       clock.set(asOf)
       const result = await mind.retriever.search(question.question, { kinds: [...RELATED_KINDS], limit: RANKED_LIMIT, asOf, recordAccess: false, allOwners: true })
+      // A question about order, change or the whole story recalls its thread, as priming does: the
+      // thread is scored by expanding it into its member turns, each taking its own rank, first.
+      const thread = await recallThread(mind.retriever, question.question, { asOf, recordAccess: false, allOwners: true })
       const ranked: string[] = []
       const seen = new Set<string>()
-      for (const hit of result.hits) {
-        for (const messageId of hit.provenance) {
+      for (const provenance of [thread?.messageIds ?? [], ...result.hits.map((hit) => hit.provenance)]) {
+        for (const messageId of provenance) {
           const turnId = turnOfMessage.get(messageId)
           if (turnId === undefined || seen.has(turnId)) continue
           seen.add(turnId)
