@@ -54,20 +54,21 @@ function threadSuite(target: Target): void {
     const thread = await ada.read('thread', 'sourdough')
     assert.ok(thread, `a sourdough thread; threads: ${JSON.stringify(await ada.slugs('thread'))}`)
     assert.equal(thread.path, `agents/${mind.agent}/users/ada/threads/sourdough.md`)
+    const lines = thread.body.split('\n').filter((line) => line.startsWith('- '))
     assert.deepEqual(
-      thread.body.split('\n').filter((line) => line.startsWith('- ')),
+      lines.map((line) => line.replace(/ <!-- msg:\d+ -->$/, '')),
       [
         '- 2026-03-02 ada: I started a sourdough starter with rye flour today.',
         '- 2026-03-05 ada: The sourdough starter doubled overnight, so I baked my first loaf.',
         '- 2026-03-08 ada: My sourdough loaf came out dense, I think the oven was too cool.',
       ],
     )
-    const ids = String(thread.frontmatter.messages).split(' ')
+    const ids = lines.map((line) => /<!-- msg:(\d+) -->$/.exec(line)?.[1] ?? '')
     const messages = await mind.backend.context.messagesById(ids.map(Number))
     assert.deepEqual(
       ids.map((id) => messages.find((message) => String(message.id) === id)?.content),
       SITTINGS.map((said) => said[0]),
-      'its pointers name the turns, in time order',
+      'each line points back to its turn, in time order',
     )
     // A subject said in one sitting only starts no thread.
     assert.equal(await ada.read('thread', 'dentist'), null)

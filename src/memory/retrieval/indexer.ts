@@ -20,7 +20,7 @@ import type { SkillStore } from '../skills/skill-store.ts'
 import { profileFacts } from '../engrams/user-profiles.ts'
 import { chunkEpisode, chunkMarkdown } from './chunking.ts'
 import { factValidityOf } from './fact-history.ts'
-import { threadMessageIds } from '../threads/gather-threads.ts'
+import { threadMessageIds, threadText } from '../threads/gather-threads.ts'
 
 export interface ReindexReport {
   /** Sources (files) looked at. */
@@ -521,8 +521,8 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
   const historyKey = validity === undefined ? '' : `\n\u0000history ${validity.supersededBy ?? ''} ${validity.supersedes ?? ''} ${validity.validFrom ?? ''} ${validity.validUntil ?? ''}`
   // A thread is one unit standing for the turns it gathers (decision 0080): recalled, it expands into them.
   if (unit === 'thread') {
-    const members = threadMessageIds(fm)
-    return [{ id: `${doc.path}#0`, kind: unit, text: doc.body, source: doc.path, provenance: members.length > 0 ? members : [doc.path], agent: deps.agent, createdAt, updatedAt: modifiedAt, hash: contentHash(`${doc.body}\n\u0000members ${members.join(' ')}`), meta: { slug: doc.slug } }]
+    const members = threadMessageIds(doc.body)
+    return [{ id: `${doc.path}#0`, kind: unit, text: threadText(doc.body), source: doc.path, provenance: members.length > 0 ? members : [doc.path], agent: deps.agent, createdAt, updatedAt: modifiedAt, hash: contentHash(doc.body), meta: { slug: doc.slug } }]
   }
   const chunks = unit === 'episode' ? chunkEpisode(doc.body) : chunkMarkdown(doc.body)
   return chunks.map((chunk) => {
