@@ -115,6 +115,7 @@ test('the closed grammar of a question about order, change or the whole story', 
     'What did I try throughout our sessions to fix the build?',
     'How did my reading habits shift over time?',
     'Tell me the whole story of the kitchen renovation.',
+    "Give me an overview of everything we've discussed about the wedding.",
   ]) {
     assert.ok(asksForTheWholeStory(question), question)
   }

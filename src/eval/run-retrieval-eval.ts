@@ -4,12 +4,15 @@
  * session of the data set is one engram session (the way an agent lives them: a session id per
  * sitting), its turns appended in order through `mind.context.append`, named by their speaker,
  * as the agent's own (`assistant`) messages when the data says the agent said them (`role`) and
- * as `user` messages otherwise, stamped from the session start; the clock then moves to the session's end and
- * `mind.maintain()` runs the background work that would run between sittings. Every question is
+ * as `user` messages otherwise, stamped from the session start; the clock then moves to the session's end,
+ * the session's boundary gathers its threads (decision 0080) and `mind.maintain()` runs the background
+ * work that would run between sittings. Every question is
  * then asked at its `asked_at` (or a day after the last session):
  *
  *   ranked       the retriever's ranking over the kinds priming recalls (summaries map to the
  *                messages they stand for, in order), as turn ids via each message's meta.turnId;
+ *                a question about order, change or the whole story first has the turns of the
+ *                threads it recalls, each taking its own rank, as priming packs them first;
  *   contexts[B]  the text `mind.primer.prime({ message, budget: B, maxChars: 4B, asOf })` injects
  *                (the format counts characters / 4 as tokens);
  *   ms           the time of the priming call at the largest budget (what an agent pays per turn).

@@ -433,7 +433,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
         // A question about order, change or the whole story recalls its thread (decision 0080).
         guard('related', async () => (associative ? recallThread(deps.retriever, message, { asOf, recordAccess: false, ...(input.viewer ? { viewer: input.viewer } : {}) }) : undefined), undefined),
       ])
-      // The thread's turns come first, in its order, each packed as the message it is (dated by its day's group).
+      // The threads' turns come first, in time order, each packed as the message it is, under its day.
       const members = thread === undefined ? [] : (await threadMemberHits(deps.index, thread)).filter((hit) => (deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent) && !hit.provenance.every((id) => excluded.has(id)))
       const memberUnits = new Set(members.map((hit) => hit.unit.id))
       // Skills and procedures the index found are shown only on evidence the message bears on them.

@@ -12,10 +12,15 @@
  * once is rare but tells of nothing that recurs, a word said everywhere recurs but tells nothing;
  * the subjects of a conversation lie between. A subject is a thing: a noun (WordNet's nouns, when
  * the word list is installed; every word otherwise) or a name (a word written capitalised inside a
- * sentence: `Flask`, `JWT`), starting with a letter (`120ms`, `768px` are quantities). A thread once started gathers every later turn that says its
- * word among the few it is about (`TURN_SUBJECTS`: the subjects it says most, weighted by their
- * information; a noun in passing is not what a turn is about); gathering twice writes nothing new. Each line is
- * the turn's day and the sentences of it that say the subject: what was said about it, not the turn.
+ * sentence: `Flask`, `JWT`), starting with a letter (`120ms`, `768px` are quantities).
+ *
+ * A turn is about the few subjects it says most, weighted by their information (`TURN_SUBJECTS`; a
+ * noun in passing is not what it is about); a thread gathers every turn about its subject, and a
+ * thread started late gathers the earlier ones too. Each line is the turn's day, its speaker, the
+ * sentences of it that say the subject (what was said about it, not the whole turn) and its pointer
+ * (`<!-- msg:123 -->`, as Anton's topic files mark a line's topic and time). A thread grows by
+ * appending: its history is the turns themselves, so no version is kept. Gathering twice writes
+ * nothing new.
  *
  * Only what the user (the sessions' `user`-role speakers) said is gathered: a question about the
  * whole story is about what they brought up; the agent's replies are reached from the turns.

@@ -3,8 +3,8 @@
  * that answers it (decision 0080). The recognition is a small closed grammar of the question's form
  * — not its subject — said in English: "in what order / the order in which / in order", "how did …
  * develop / change / evolve / progress", "summarize / a summary", "across / throughout our
- * conversations", "over time", "the whole story". Anything else is an ordinary question: threads
- * are not recalled for it, and priming and its ranking are what they were.
+ * conversations", "over time", "the whole story", "everything we discussed". Anything else is an
+ * ordinary question: threads are not recalled for it, and priming and its ranking are what they were.
  */
 import { memoryKinds } from '../../core/memory-kinds.ts'
 import type { StoredUnit, UnitKind } from '../../storage/contracts.ts'
@@ -23,6 +23,7 @@ const GATHERING_FORMS: readonly RegExp[] = [
   /\b(?:across|throughout|over) (?:all )?(?:of )?(?:our|my|the|these) (?:conversations?|sessions?|chats?|discussions?|talks?)\b/,
   /\bover time\b/,
   /\bthe whole story\b/,
+  /\beverything (?:we|i)(?:['’]ve| have)? (?:discussed|covered|talked about|said)\b/,
 ]
 
 /** Whether `question` asks for order, change or the whole story (the closed grammar above). */
@@ -30,6 +31,9 @@ export function asksForTheWholeStory(question: string): boolean {
   const text = question.toLowerCase().replace(/\s+/g, ' ')
   return GATHERING_FORMS.some((form) => form.test(text))
 }
+
+/** Threads a question recalls, their turns merged in time order: a story often spans two subjects ("the laptop for video editing"). */
+const THREADS_RECALLED = 2
 
 /** A recalled thread and the message ids it points back to, in time order. */
 export interface RecalledThread {
@@ -45,10 +49,12 @@ export interface RecalledThread {
  */
 export async function recallThread(retriever: Retriever, question: string, options: Omit<RetrievalOptions, 'kinds' | 'limit'>): Promise<RecalledThread | undefined> {
   if (GATHERED_KINDS.length === 0 || !asksForTheWholeStory(question)) return undefined
-  const result = await retriever.search(question, { ...options, kinds: [...GATHERED_KINDS], limit: 1 })
+  const result = await retriever.search(question, { ...options, kinds: [...GATHERED_KINDS], limit: THREADS_RECALLED })
   const hit = result.hits[0]
   if (hit === undefined) return undefined
-  return { hit, messageIds: hit.provenance.filter((id) => /^\d+$/.test(id)) }
+  // Messages are stored in the order they were said: their ids order the threads' turns as one story.
+  const ids = new Set(result.hits.flatMap((thread) => thread.provenance.filter((id) => /^\d+$/.test(id))))
+  return { hit, messageIds: [...ids].sort((a, b) => Number(a) - Number(b)) }
 }
 
 /**
