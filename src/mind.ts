@@ -277,6 +277,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     locks: backend.locks,
     memory,
     context,
+    conversations: backend.context,
     freshTail: values.context.freshTail,
     patternMonitorMode: values.learning.patternMonitorMode,
     // Only the learner's buffer is read: its encoder and model are never called here.

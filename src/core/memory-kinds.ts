@@ -28,8 +28,12 @@ export type KindHome =
  */
 export type ForgettingRule = 'knowledge' | 'procedure' | 'episode'
 
-/** The priming channel whose search reaches a kind's index units (memory/priming/settings.ts). */
-export type KindChannel = 'related' | 'profile'
+/**
+ * The priming channel whose search reaches a kind's index units (memory/priming/settings.ts).
+ * `gathered`: recalled, members first, only when a message asks for order, change or the whole
+ * story (memory/threads/gathering-question.ts, decision 0080).
+ */
+export type KindChannel = 'related' | 'profile' | 'gathered'
 
 /** Where a kind is counted: `engram status`, the dashboard's counts of a user's memory, the export report. */
 export type CountedIn = 'status' | 'dashboard' | 'export'
@@ -130,6 +134,19 @@ export const MEMORY_KINDS = {
     versionsKept: null,
     agentWritable: false,
     count: null,
+  },
+  thread: {
+    // What was said about one subject, in time order with dates, pointing back to its turns
+    // (memory/threads/, decision 0080): gathered at session boundaries, rebuilt whole each time.
+    home: 'tree',
+    folder: 'threads',
+    shared: false,
+    unit: 'thread',
+    primedBy: 'gathered',
+    forgetting: null,
+    versionsKept: null,
+    agentWritable: false,
+    count: { key: 'threads', label: 'threads', in: ['status', 'dashboard', 'export'] },
   },
 } as const satisfies Record<string, MemoryKindSpec>
 

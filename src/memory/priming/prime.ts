@@ -32,6 +32,7 @@ import { isConversational, longestExcerpt, packRelated, passageOf, type RelatedC
 import { PASSAGE_CHARS } from '../context/passages.ts'
 import { createBudgetMeter, frameCost, headingCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
 import { relatedLine } from './related-lines.ts'
+import { recallThread, threadMemberHits } from '../threads/gathering-question.ts'
 import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
 
 const PROCEDURE_LIST_TTL_MS = 2_000
@@ -424,12 +425,19 @@ export function createPrimer(deps: PrimerDeps): Primer {
       // "hi, how are you?" has no content word to associate from; searching its function words
       // would score most of the index (measured: the p95 of priming at 1M units) for nothing.
       const associative = !analyseQuery(message, 16).onlyStopWords
-      const [profile, activity, found] = await Promise.all([
+      // Read once: the search and the thread's members both leave these messages out.
+      const excluded = new Set([...(input.excludeMessageIds ?? [])].map(String))
+      const [profile, activity, found, thread] = await Promise.all([
         guard('profile', () => (input.skipProfile ? Promise.resolve([]) : profileItems(input.user ?? input.viewer?.user)), []),
         guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId, input.viewer, (text) => meter.line(text) + headingCost(HEADINGS.activity(), meter) <= share('activity')), []),
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
-        guard('related', async () => (associative ? relatedHits(message, input, type, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
+        guard('related', async () => (associative ? relatedHits(message, { ...input, excludeMessageIds: excluded }, type, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
+        // A question about order, change or the whole story recalls its thread (decision 0080).
+        guard('related', async () => (associative ? recallThread(deps.retriever, message, { asOf, recordAccess: false, ...(input.viewer ? { viewer: input.viewer } : {}) }) : undefined), undefined),
       ])
+      // The threads' turns come first, in time order, each packed as the message it is, under its day.
+      const members = thread === undefined ? [] : (await threadMemberHits(deps.index, thread)).filter((hit) => (deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent) && !hit.provenance.every((id) => excluded.has(id)))
+      const memberUnits = new Set(members.map((hit) => hit.unit.id))
       // Skills and procedures the index found are shown only on evidence the message bears on them.
       const messageWords = contentWords(message)
       const evidence = new Map<string, string>()
@@ -440,9 +448,10 @@ export function createPrimer(deps: PrimerDeps): Primer {
       }
       const skills = await guard('skills', async () => (associative ? skillItems(message, found.hits, evidence, input.procedures ?? deps.procedures) : []), [])
       // Skills are channel D's; procedures it did not show may still be related memories, when the message bears on them.
-      const shown = found.hits.filter((hit) => hit.unit.kind !== 'skill' && (hit.unit.kind !== 'procedure' || evidence.has(hit.unit.id)))
-      // The standing instructions that apply are packed first: a few short lines, the answer's frame.
-      const related = [...shown.filter((hit) => hit.applies), ...shown.filter((hit) => !hit.applies)]
+      const shown = found.hits.filter((hit) => !memberUnits.has(hit.unit.id) && hit.unit.kind !== 'skill' && (hit.unit.kind !== 'procedure' || evidence.has(hit.unit.id)))
+      // The standing instructions that apply are packed first (a few short lines, the answer's frame), then a
+      // gathering question's thread turns in time order, then the rest.
+      const related = [...shown.filter((hit) => hit.applies), ...members, ...shown.filter((hit) => !hit.applies)]
 
       const sections: Array<PackedSection<Meta>> = []
       const profileSection = packSection('profile', HEADINGS.profile(input.user), profile, share('profile'), meter)
