@@ -30,8 +30,8 @@ export type ForgettingRule = 'knowledge' | 'procedure' | 'episode'
 
 /**
  * The priming channel whose search reaches a kind's index units (memory/priming/settings.ts).
- * `gathered`: recalled, members first, only when a message asks for order, change or the whole
- * story (memory/threads/gathering-question.ts, decision 0080).
+ * `gathered`: read whole (no index units) and recalled, members first, only when a message asks for
+ * order, change or the whole story (memory/threads/gathering-question.ts, decision 0080).
  */
 export type KindChannel = 'related' | 'profile' | 'gathered'
 
@@ -137,11 +137,13 @@ export const MEMORY_KINDS = {
   },
   thread: {
     // What was said about one subject, in time order with dates, pointing back to its turns
-    // (memory/threads/, decision 0080): gathered at session boundaries, rebuilt whole each time.
+    // (memory/threads/, decision 0080): gathered at session boundaries, grown by appending. Not in the
+    // search index — its units would share the other kinds' word statistics — but read whole by a
+    // question that gathers, and scored over the threads alone (gathering-question.ts).
     home: 'tree',
     folder: 'threads',
     shared: false,
-    unit: 'thread',
+    unit: null,
     primedBy: 'gathered',
     forgetting: null,
     versionsKept: null,

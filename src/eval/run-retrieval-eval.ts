@@ -28,7 +28,7 @@ import { ManualClock } from '../core/clock.ts'
 import { type ProgressOptions, startPhase } from '../core/progress.ts'
 import { RELATED_KINDS } from '../memory/priming/prime.ts'
 import { gatherThreads } from '../memory/threads/gather-threads.ts'
-import { recallThread } from '../memory/threads/gathering-question.ts'
+import { readThreads, recallThread } from '../memory/threads/gathering-question.ts'
 import { openMindInternals } from '../mind-internals.ts'
 import { dropPostgresSchema } from '../storage/postgres/connection.ts'
 import { createPlainBm25, packPlain } from './plain-bm25.ts'
@@ -115,8 +115,6 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
     }
     await mind.idle()
     await mind.indexed()
-    // The threads written above reach the index (a host's boundary job reindexes when it settles).
-    await mind.reindex()
 
     const bm25 = createPlainBm25(order)
     const out: EvaluatedQuestion[] = []
@@ -129,7 +127,7 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
       const result = await mind.retriever.search(question.question, { kinds: [...RELATED_KINDS], limit: RANKED_LIMIT, asOf, recordAccess: false, allOwners: true })
       // A question about order, change or the whole story recalls its thread, as priming does: the
       // thread is scored by expanding it into its member turns, each taking its own rank, first.
-      const thread = await recallThread(mind.retriever, question.question, { asOf, recordAccess: false, allOwners: true })
+      const thread = await recallThread(() => readThreads([mind.scope().view.own.documents]), question.question)
       const ranked: string[] = []
       const seen = new Set<string>()
       for (const provenance of [thread?.messageIds ?? [], ...result.hits.map((hit) => hit.provenance)]) {

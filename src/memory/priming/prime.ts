@@ -32,7 +32,7 @@ import { isConversational, longestExcerpt, packRelated, passageOf, type RelatedC
 import { PASSAGE_CHARS } from '../context/passages.ts'
 import { createBudgetMeter, frameCost, headingCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
 import { relatedLine } from './related-lines.ts'
-import { recallThread, threadMemberHits } from '../threads/gathering-question.ts'
+import { recallThread, type ThreadSource, threadMemberHits } from '../threads/gathering-question.ts'
 import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
 
 const PROCEDURE_LIST_TTL_MS = 2_000
@@ -150,6 +150,8 @@ export interface PrimerDeps {
    * still holds them (it is never rewritten), and recent activity keeps them out (forgotten-texts.ts).
    */
   forgotten?: (viewer: Viewer | undefined) => Promise<readonly string[]>
+  /** The threads a viewer's owners hold (decision 0080), read whole when a message gathers. */
+  threads?: (viewer: Viewer | undefined) => ReturnType<ThreadSource>
   settings?: Partial<PrimingSettings>
 }
 
@@ -433,7 +435,7 @@ export function createPrimer(deps: PrimerDeps): Primer {
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
         guard('related', async () => (associative ? relatedHits(message, { ...input, excludeMessageIds: excluded }, type, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
         // A question about order, change or the whole story recalls its thread (decision 0080).
-        guard('related', async () => (associative ? recallThread(deps.retriever, message, { asOf, recordAccess: false, ...(input.viewer ? { viewer: input.viewer } : {}) }) : undefined), undefined),
+        guard('related', async () => (associative ? recallThread(() => deps.threads?.(input.viewer) ?? Promise.resolve([]), message) : undefined), undefined),
       ])
       // The threads' turns come first, in time order, each packed as the message it is, under its day.
       const members = thread === undefined ? [] : (await threadMemberHits(deps.index, thread)).filter((hit) => (deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent) && !hit.provenance.every((id) => excluded.has(id)))

@@ -20,7 +20,6 @@ import type { SkillStore } from '../skills/skill-store.ts'
 import { profileFacts } from '../engrams/user-profiles.ts'
 import { chunkEpisode, chunkMarkdown } from './chunking.ts'
 import { factValidityOf } from './fact-history.ts'
-import { threadMessageIds, threadText } from '../threads/gather-threads.ts'
 
 export interface ReindexReport {
   /** Sources (files) looked at. */
@@ -519,11 +518,6 @@ function docUnits(doc: MemoryDoc, unit: UnitKind, modifiedAt: string, deps: Inde
   // document without these fields keeps the hash of its text alone.
   const validity = unit === 'knowledge' ? factValidityOf(fm) : undefined
   const historyKey = validity === undefined ? '' : `\n\u0000history ${validity.supersededBy ?? ''} ${validity.supersedes ?? ''} ${validity.validFrom ?? ''} ${validity.validUntil ?? ''}`
-  // A thread is one unit standing for the turns it gathers (decision 0080): recalled, it expands into them.
-  if (unit === 'thread') {
-    const members = threadMessageIds(doc.body)
-    return [{ id: `${doc.path}#0`, kind: unit, text: threadText(doc.body), source: doc.path, provenance: members.length > 0 ? members : [doc.path], agent: deps.agent, createdAt, updatedAt: modifiedAt, hash: contentHash(doc.body), meta: { slug: doc.slug } }]
-  }
   const chunks = unit === 'episode' ? chunkEpisode(doc.body) : chunkMarkdown(doc.body)
   return chunks.map((chunk) => {
     const text = chunk.index === 0 && description ? `${description}\n${chunk.text}` : chunk.text
