@@ -54,7 +54,7 @@ export interface SessionLifecycleDeps {
   memory: DeclarativeMemory
   context: ContextProvider
   /** The stored conversations: a boundary gathers the session's threads from its owner's turns (decision 0080). */
-  conversations: Pick<ContextStore, 'findConversation' | 'listConversations' | 'messages'>
+  conversations: Pick<ContextStore, 'findConversation' | 'listConversations' | 'messages' | 'messagesById'>
   freshTail: number
   /** Stored messages by id (identity extraction reads the user's messages of their latest turns). */
   readMessages(ids: number[]): Promise<Array<{ role: string; content: string }>>

@@ -43,7 +43,7 @@ const MIN_SUBJECT_CHARS = 3
 const LINE_CHARS = 400
 
 export interface GatherThreadsDeps {
-  context: Pick<ContextStore, 'findConversation' | 'listConversations' | 'messages'>
+  context: Pick<ContextStore, 'findConversation' | 'listConversations' | 'messages' | 'messagesById'>
   /** The session owner's documents (the user's tree, the agent's without a user). */
   documents: Pick<DocumentStore, 'slugs' | 'read' | 'write' | 'append'>
   agent: string
@@ -67,19 +67,78 @@ function isNoun(word: string): boolean {
   return nouns === null || nounLemma(word, (lemma) => nouns.has(lemma)) !== undefined
 }
 
-/**
- * The parsed user turns of each conversation, read once per process: stored messages are never
- * rewritten, so a conversation's later boundaries read only the messages after the last one seen.
- */
-const turnsRead = new WeakMap<object, Map<number, { lastSeq: number; turns: Turn[] }>>()
+/** Owners whose parsed turns a process keeps, the least recently gathered dropped first (and read again when next gathered). */
+const OWNERS_KEPT = 16
 
+/**
+ * A user turn as gathering reads it: where it is, and the things it says (nouns and names, by
+ * stem). Its text is not kept: the few turns a boundary writes lines for are read again by id.
+ */
 interface Turn {
-  message: StoredMessage
-  /** The stems of the things it says (nouns and names), with the surface form of each. */
-  stems: Map<string, string>
-  /** How many times it says each. */
-  counts: Map<string, number>
+  id: number
+  at: string
   session: string
+  /** How many times it says each thing (by stem). */
+  counts: Map<string, number>
+}
+
+/**
+ * The parsed user turns of one owner, with the statistics gathering reads over them, kept up to
+ * date as turns are read: stored messages are never rewritten, so a boundary reads only its own
+ * session's new messages (and those of conversations this process has not read yet).
+ */
+interface OwnerTurns {
+  /** The last message seq read of each conversation. */
+  lastSeq: Map<number, number>
+  /** Oldest first. */
+  turns: Turn[]
+  /** Turns saying each stem. */
+  df: Map<string, number>
+  /** Sessions saying each stem. */
+  sessionsOf: Map<string, Set<string>>
+  /** The surface forms of each stem, by the turns that say them so. */
+  surface: Map<string, Map<string, number>>
+}
+
+/** Per context store, the owners' turns (by user; '' for the agent's own sessions), in the order last gathered. */
+const turnsRead = new WeakMap<object, Map<string, OwnerTurns>>()
+
+/** The owner's turns, kept or new, refreshed as the most recently gathered (at most OWNERS_KEPT are kept). */
+function ownerTurns(context: object, owner: string): OwnerTurns {
+  const owners = turnsRead.get(context) ?? new Map<string, OwnerTurns>()
+  turnsRead.set(context, owners)
+  const kept = owners.get(owner) ?? { lastSeq: new Map(), turns: [], df: new Map(), sessionsOf: new Map(), surface: new Map() }
+  owners.delete(owner)
+  owners.set(owner, kept)
+  for (const oldest of owners.keys()) {
+    if (owners.size <= OWNERS_KEPT) break
+    owners.delete(oldest)
+  }
+  return kept
+}
+
+/** Reads one user message into `owner`'s turns and statistics. */
+function addTurn(owner: OwnerTurns, message: StoredMessage, session: string): void {
+  const names = new Set([...message.content.matchAll(NAME)].map((match) => (match[1] as string).toLowerCase()))
+  const forms = new Map<string, string>()
+  const counts = new Map<string, number>()
+  for (const word of words(message.content)) {
+    if (STOP_WORDS.has(word) || word.length < MIN_SUBJECT_CHARS || !/^\p{L}/u.test(word)) continue
+    if (!names.has(word) && !isNoun(word)) continue
+    const s = stem(word)
+    forms.set(s, word)
+    counts.set(s, (counts.get(s) ?? 0) + 1)
+  }
+  owner.turns.push({ id: message.id, at: message.at, session, counts })
+  for (const [s, word] of forms) {
+    owner.df.set(s, (owner.df.get(s) ?? 0) + 1)
+    const sessions = owner.sessionsOf.get(s) ?? new Set<string>()
+    sessions.add(session)
+    owner.sessionsOf.set(s, sessions)
+    const surface = owner.surface.get(s) ?? new Map<string, number>()
+    surface.set(word, (surface.get(word) ?? 0) + 1)
+    owner.surface.set(s, surface)
+  }
 }
 
 /** A thread's document slug for a subject word. */
@@ -117,53 +176,27 @@ export async function gatherThreads(deps: GatherThreadsDeps, sessionId: string):
   const report: GatherReport = { session: sessionId, written: [], started: [] }
   const conversation = await deps.context.findConversation(sessionId, deps.agent)
   if (!conversation) return report
-  // Every user turn of the same owner, oldest first.
-  const conversations = (await deps.context.listConversations(deps.agent)).filter((c) => c.user === conversation.user)
-  const read = turnsRead.get(deps.context) ?? new Map<number, { lastSeq: number; turns: Turn[] }>()
-  turnsRead.set(deps.context, read)
-  const turns: Turn[] = []
-  for (const c of conversations) {
-    const known = read.get(c.id) ?? { lastSeq: 0, turns: [] }
-    for (const message of await deps.context.messages(c.id, { fromSeq: known.lastSeq + 1 })) {
-      known.lastSeq = Math.max(known.lastSeq, message.seq)
+  // Every user turn of the same owner, oldest first: read once per process, then only what is new.
+  const owner = ownerTurns(deps.context, conversation.user ?? '')
+  let added = false
+  for (const c of (await deps.context.listConversations(deps.agent)).filter((other) => other.user === conversation.user)) {
+    const seen = owner.lastSeq.get(c.id)
+    // A conversation read before grows only through its own boundary, which reads what it added.
+    if (seen !== undefined && c.id !== conversation.id) continue
+    let last = seen ?? 0
+    for (const message of await deps.context.messages(c.id, { fromSeq: last + 1 })) {
+      last = Math.max(last, message.seq)
       if (message.role !== 'user' || message.content.trim() === '') continue
-      const names = new Set([...message.content.matchAll(NAME)].map((match) => (match[1] as string).toLowerCase()))
-      const stems = new Map<string, string>()
-      const counts = new Map<string, number>()
-      for (const word of words(message.content)) {
-        if (STOP_WORDS.has(word) || word.length < MIN_SUBJECT_CHARS || !/^\p{L}/u.test(word)) continue
-        if (!names.has(word) && !isNoun(word)) continue
-        const s = stem(word)
-        stems.set(s, word)
-        counts.set(s, (counts.get(s) ?? 0) + 1)
-      }
-      known.turns.push({ message, stems, counts, session: c.sessionId })
+      addTurn(owner, message, c.sessionId)
+      added = true
     }
-    read.set(c.id, known)
-    turns.push(...known.turns)
+    owner.lastSeq.set(c.id, last)
   }
-  const surface = new Map<string, Map<string, number>>()
-  for (const turn of turns) {
-    for (const [s, word] of turn.stems) {
-      const forms = surface.get(s) ?? new Map<string, number>()
-      forms.set(word, (forms.get(word) ?? 0) + 1)
-      surface.set(s, forms)
-    }
-  }
-  turns.sort((a, b) => a.message.at.localeCompare(b.message.at) || a.message.id - b.message.id)
+  const { turns, df, sessionsOf, surface } = owner
+  if (added) turns.sort((a, b) => a.at.localeCompare(b.at) || a.id - b.id)
   const mine = turns.filter((turn) => turn.session === sessionId)
   if (mine.length === 0) return report
 
-  const df = new Map<string, number>()
-  const sessionsOf = new Map<string, Set<string>>()
-  for (const turn of turns) {
-    for (const s of turn.stems.keys()) {
-      df.set(s, (df.get(s) ?? 0) + 1)
-      const sessions = sessionsOf.get(s) ?? new Set<string>()
-      sessions.add(turn.session)
-      sessionsOf.set(s, sessions)
-    }
-  }
   const bits = (s: string): number => Math.log2(turns.length / (df.get(s) ?? turns.length))
   const wordOf = (s: string): string => [...(surface.get(s) ?? new Map([[s, 1]]))].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? s
 
@@ -172,7 +205,7 @@ export async function gatherThreads(deps: GatherThreadsDeps, sessionId: string):
   for (const slug of await deps.documents.slugs('thread')) existing.set(stem(slug), slug)
   // This session's new subjects: shared with an earlier session, informative, most said here.
   const saidHere = new Map<string, number>()
-  for (const turn of mine) for (const s of turn.stems.keys()) saidHere.set(s, (saidHere.get(s) ?? 0) + 1)
+  for (const turn of mine) for (const s of turn.counts.keys()) saidHere.set(s, (saidHere.get(s) ?? 0) + 1)
   const fresh = [...saidHere]
     .filter(([s]) => !existing.has(s) && (sessionsOf.get(s)?.size ?? 0) >= 2 && bits(s) >= MIN_BITS)
     .map(([s]) => ({ s, salience: (df.get(s) ?? 0) * bits(s) }))
@@ -199,13 +232,23 @@ export async function gatherThreads(deps: GatherThreadsDeps, sessionId: string):
     return subjects
   }
   const touched = new Set(mine.flatMap((turn) => [...aboutOf(turn)]))
+  const growing: Array<{ s: string; slug: string; before: Awaited<ReturnType<typeof deps.documents.read>>; adding: Turn[] }> = []
   for (const [s, slug] of existing) {
     if (!touched.has(s)) continue
-    const members = turns.filter((turn) => aboutOf(turn).has(s))
     const before = await deps.documents.read('thread', slug)
     const held = new Set(before === null ? [] : threadMessageIds(before.body))
-    const lines = members.filter((turn) => !held.has(String(turn.message.id))).map((turn) => threadLine(turn.message, s))
+    const adding = turns.filter((turn) => aboutOf(turn).has(s) && !held.has(String(turn.id)))
+    if (adding.length > 0) growing.push({ s, slug, before, adding })
+  }
+  // The turns the lines quote, read once for every thread the boundary writes.
+  const said = new Map((await deps.context.messagesById([...new Set(growing.flatMap(({ adding }) => adding.map((turn) => turn.id)))])).map((message) => [message.id, message]))
+  for (const { s, slug, before, adding } of growing) {
+    const lines = adding.flatMap((turn) => {
+      const message = said.get(turn.id)
+      return message === undefined ? [] : [threadLine(message, s)]
+    })
     if (lines.length === 0) continue
+    // One write a thread a boundary: a new thread whole, a thread there is grown by its new lines.
     const subject = wordOf(s)
     if (before === null) await deps.documents.write('thread', slug, { subject }, `# ${subject}\n\n${lines.join('\n')}\n`)
     else await deps.documents.append('thread', slug, `${lines.join('\n')}\n`)
