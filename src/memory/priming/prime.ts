@@ -504,8 +504,11 @@ export function createPrimer(deps: PrimerDeps): Primer {
       const tokens = degraded.length > 0 ? countTokensByLine(text) : rendered.tokens
 
       // The Hebbian term: what priming put in front of the agent was recalled. A skill or procedure
-      // is not: it is credited a use when the session follows it (procedures/use-crediting.ts).
-      const recalledUnits = injected.filter((m) => m.channel === 'related' && !SKILL_KINDS.includes(m.kind as UnitKind)).map((m) => m.id)
+      // is not: it is credited a use when the session follows it (procedures/use-crediting.ts). Nor is
+      // a thread's turn the search did not find: it is shown because the story holds it, not recalled by
+      // the message — a story of thirty turns would otherwise weigh on every later recall (decision 0080).
+      const associated = new Set(found.hits.map((hit) => hit.unit.id))
+      const recalledUnits = injected.filter((m) => m.channel === 'related' && !SKILL_KINDS.includes(m.kind as UnitKind) && (!memberUnits.has(m.id) || associated.has(m.id))).map((m) => m.id)
       if (recalledUnits.length > 0 && input.inspect !== true) {
         try {
           await deps.index.recordAccess(recalledUnits, deps.clock.now().toISOString())
