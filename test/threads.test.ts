@@ -56,20 +56,19 @@ function threadSuite(target: Target): void {
     assert.equal(thread.path, `agents/${mind.agent}/users/ada/threads/sourdough.md`)
     const lines = thread.body.split('\n').filter((line) => line.startsWith('- '))
     assert.deepEqual(
-      lines.map((line) => line.replace(/ <!-- msg:\d+ -->$/, '')),
+      lines.map((line) => line.replace(/ <!-- msg:\d+ reply:\d+ -->$/, '')),
       [
         '- 2026-03-02 ada: I started a sourdough starter with rye flour today.',
         '- 2026-03-05 ada: The sourdough starter doubled overnight, so I baked my first loaf.',
         '- 2026-03-08 ada: My sourdough loaf came out dense, I think the oven was too cool.',
       ],
     )
-    const ids = lines.map((line) => /<!-- msg:(\d+) -->$/.exec(line)?.[1] ?? '')
-    const messages = await mind.backend.context.messagesById(ids.map(Number))
-    assert.deepEqual(
-      ids.map((id) => messages.find((message) => String(message.id) === id)?.content),
-      SITTINGS.map((said) => said[0]),
-      'each line points back to its turn, in time order',
-    )
+    const ids = lines.map((line) => /<!-- msg:(\d+) reply:\d+ -->$/.exec(line)?.[1] ?? '')
+    const replies = lines.map((line) => / reply:(\d+) -->$/.exec(line)?.[1] ?? '')
+    const messages = await mind.backend.context.messagesById([...ids, ...replies].map(Number))
+    const said = (id: string): string | undefined => messages.find((message) => String(message.id) === id)?.content
+    assert.deepEqual(ids.map(said), SITTINGS.map((sitting) => sitting[0]), 'each line points back to its turn, in time order')
+    assert.deepEqual(replies.map(said), ['Noted.', 'Noted.', 'Noted.'], 'and to the reply that answered it')
     // A subject said in one sitting only starts no thread.
     assert.equal(await ada.read('thread', 'dentist'), null)
     // Gathering again writes nothing new: the boundary's job is done once per period, and a rebuild of the same turns is the same thread.
@@ -92,6 +91,11 @@ function threadSuite(target: Target): void {
       'the primed memories are the turns themselves',
     )
     await asking.end(turn, 'Starter, first loaf, then a dense one.')
+
+    // A summary asks for both sides: each turn, then the reply that answered it.
+    const summary = await mind.primer.prime({ message: 'Summarize what I told you about my sourdough.', viewer: { agent: mind.agent, user: 'ada' }, inspect: true })
+    const summarised = summary.injected.flatMap((item) => (item.kind === 'message' ? item.provenance : []))
+    for (const id of [...ids, ...replies]) assert.ok(summarised.includes(id), `message ${id} in ${JSON.stringify(summarised)}`)
 
     // The same subject asked without the form of a whole story is an ordinary question: no thread.
     const plain = await mind.primer.prime({ message: 'Which flour did I use for the sourdough starter?', viewer: { agent: mind.agent, user: 'ada' }, inspect: true })

@@ -78,6 +78,8 @@ interface Turn {
   id: number
   at: string
   session: string
+  /** The assistant message that answered it (the next message of its conversation, when the agent's). */
+  reply?: number
   /** How many times it says each thing (by stem). */
   counts: Map<string, number>
 }
@@ -90,6 +92,8 @@ interface Turn {
 interface OwnerTurns {
   /** The last message seq read of each conversation. */
   lastSeq: Map<number, number>
+  /** Each conversation's last turn while the message after it is not read yet (its reply, when the agent's). */
+  awaiting: Map<number, Turn>
   /** Oldest first. */
   turns: Turn[]
   /** Turns saying each stem. */
@@ -107,7 +111,7 @@ const turnsRead = new WeakMap<object, Map<string, OwnerTurns>>()
 function ownerTurns(context: object, owner: string): OwnerTurns {
   const owners = turnsRead.get(context) ?? new Map<string, OwnerTurns>()
   turnsRead.set(context, owners)
-  const kept = owners.get(owner) ?? { lastSeq: new Map(), turns: [], df: new Map(), sessionsOf: new Map(), surface: new Map() }
+  const kept = owners.get(owner) ?? { lastSeq: new Map(), awaiting: new Map(), turns: [], df: new Map(), sessionsOf: new Map(), surface: new Map() }
   owners.delete(owner)
   owners.set(owner, kept)
   for (const oldest of owners.keys()) {
@@ -118,7 +122,7 @@ function ownerTurns(context: object, owner: string): OwnerTurns {
 }
 
 /** Reads one user message into `owner`'s turns and statistics. */
-function addTurn(owner: OwnerTurns, message: StoredMessage, session: string): void {
+function addTurn(owner: OwnerTurns, message: StoredMessage, session: string): Turn {
   const names = new Set([...message.content.matchAll(NAME)].map((match) => (match[1] as string).toLowerCase()))
   const forms = new Map<string, string>()
   const counts = new Map<string, number>()
@@ -129,7 +133,8 @@ function addTurn(owner: OwnerTurns, message: StoredMessage, session: string): vo
     forms.set(s, word)
     counts.set(s, (counts.get(s) ?? 0) + 1)
   }
-  owner.turns.push({ id: message.id, at: message.at, session, counts })
+  const turn: Turn = { id: message.id, at: message.at, session, counts }
+  owner.turns.push(turn)
   for (const [s, word] of forms) {
     owner.df.set(s, (owner.df.get(s) ?? 0) + 1)
     const sessions = owner.sessionsOf.get(s) ?? new Set<string>()
@@ -139,6 +144,7 @@ function addTurn(owner: OwnerTurns, message: StoredMessage, session: string): vo
     surface.set(word, (surface.get(word) ?? 0) + 1)
     owner.surface.set(s, surface)
   }
+  return turn
 }
 
 /** A thread's document slug for a subject word. */
@@ -147,25 +153,33 @@ function slugOf(word: string): string {
 }
 
 /** One dated line of a thread: its day, its speaker when named, the sentences that say the subject (stem `subject`), on one line, and its pointer. */
-export function threadLine(message: Pick<StoredMessage, 'id' | 'at' | 'name' | 'content'>, subject: string): string {
+export function threadLine(message: Pick<StoredMessage, 'id' | 'at' | 'name' | 'content'>, subject: string, reply?: number): string {
   const sentences = message.content.split(/(?<=[.!?])\s+|\n+/).map((sentence) => sentence.replace(/\s+/g, ' ').trim())
   const about = sentences.filter((sentence) => words(sentence).some((word) => stem(word) === subject))
   let said = (about.length > 0 ? about : sentences).filter((sentence) => sentence !== '').join(' … ')
   if (said.length > LINE_CHARS) said = `${said.slice(0, LINE_CHARS - 1).trimEnd()}…`
-  return `- ${message.at.slice(0, 10)}${message.name ? ` ${message.name}:` : ':'} ${said} <!-- msg:${message.id} -->`
+  return `- ${message.at.slice(0, 10)}${message.name ? ` ${message.name}:` : ':'} ${said} <!-- msg:${message.id}${reply === undefined ? '' : ` reply:${reply}`} -->`
 }
 
-/** A line's pointer to its turn, as Anton's topic files mark a line's topic and time: `<!-- msg:123 -->`. */
-const POINTER = /<!-- msg:(\d+) -->/g
+/**
+ * A line's pointer to its turn, as Anton's topic files mark a line's topic and time, and to the reply
+ * that answered it when there was one: `<!-- msg:123 reply:124 -->`.
+ */
+const POINTER = /<!-- msg:(\d+)(?: reply:(\d+))? -->/g
 
 /** The message ids a thread's body points back to, in its lines' order (time order). */
 export function threadMessageIds(body: string): string[] {
   return [...body.matchAll(POINTER)].map((match) => match[1] as string)
 }
 
+/** Each line's turn and the reply that answered it (when the line has one), in its lines' order. */
+export function threadTurnsAndReplies(body: string): string[] {
+  return [...body.matchAll(POINTER)].flatMap((match) => (match[2] === undefined ? [match[1] as string] : [match[1] as string, match[2]]))
+}
+
 /** A thread's body as it is read and searched: its lines without their pointers. */
 export function threadText(body: string): string {
-  return body.replace(/ ?<!-- msg:\d+ -->/g, '')
+  return body.replace(/ ?<!-- msg:\d+(?: reply:\d+)? -->/g, '')
 }
 
 /**
@@ -186,8 +200,12 @@ export async function gatherThreads(deps: GatherThreadsDeps, sessionId: string):
     let last = seen ?? 0
     for (const message of await deps.context.messages(c.id, { fromSeq: last + 1 })) {
       last = Math.max(last, message.seq)
+      // The message after a turn answers it when the agent said it.
+      const asked = owner.awaiting.get(c.id)
+      owner.awaiting.delete(c.id)
+      if (asked !== undefined && message.role === 'assistant' && message.content.trim() !== '') asked.reply = message.id
       if (message.role !== 'user' || message.content.trim() === '') continue
-      addTurn(owner, message, c.sessionId)
+      owner.awaiting.set(c.id, addTurn(owner, message, c.sessionId))
       added = true
     }
     owner.lastSeq.set(c.id, last)
@@ -237,7 +255,7 @@ export async function gatherThreads(deps: GatherThreadsDeps, sessionId: string):
     if (!touched.has(s)) continue
     const before = await deps.documents.read('thread', slug)
     const held = new Set(before === null ? [] : threadMessageIds(before.body))
-    const adding = turns.filter((turn) => aboutOf(turn).has(s) && !held.has(String(turn.id)))
+    const adding = turns.filter((turn) => turn.counts.has(s) && !held.has(String(turn.id)) && aboutOf(turn).has(s))
     if (adding.length > 0) growing.push({ s, slug, before, adding })
   }
   // The turns the lines quote, read once for every thread the boundary writes.
@@ -245,7 +263,7 @@ export async function gatherThreads(deps: GatherThreadsDeps, sessionId: string):
   for (const { s, slug, before, adding } of growing) {
     const lines = adding.flatMap((turn) => {
       const message = said.get(turn.id)
-      return message === undefined ? [] : [threadLine(message, s)]
+      return message === undefined ? [] : [threadLine(message, s, turn.reply)]
     })
     if (lines.length === 0) continue
     // One write a thread a boundary: a new thread whole, a thread there is grown by its new lines.

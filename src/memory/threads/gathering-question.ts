@@ -16,7 +16,14 @@ import type { MemoryDoc } from '../../core/memory-doc.ts'
 import type { DocumentStore, StoredUnit } from '../../storage/contracts.ts'
 import { STOP_WORDS, stem, words } from '../../text/analyse.ts'
 import type { RetrievalHit } from '../retrieval/search.ts'
-import { threadMessageIds, threadText } from './gather-threads.ts'
+import { threadMessageIds, threadText, threadTurnsAndReplies } from './gather-threads.ts'
+
+/** The forms that ask for what was said, both sides of it: a summary, the whole story, everything discussed. */
+const SUMMARY_FORMS: readonly RegExp[] = [
+  /\bsummar(?:y|ies|ize|ise|ized|ised|izing|ising)\b/,
+  /\bthe whole story\b/,
+  /\beverything (?:we|i)(?:['’]ve| have)? (?:discussed|covered|talked about|said)\b/,
+]
 
 const GATHERING_FORMS: readonly RegExp[] = [
   /\bin (?:what|which) order\b/,
@@ -24,11 +31,9 @@ const GATHERING_FORMS: readonly RegExp[] = [
   /\bthe order (?:in which|of)\b/,
   /\bin order\b(?! to\b)/,
   /\bhow (?:did|has|have|do|does) .{0,120}?\b(?:develop|evolve|change|progress|grow|shift)(?:ed|s|d)?\b/,
-  /\bsummar(?:y|ies|ize|ise|ized|ised|izing|ising)\b/,
   /\b(?:across|throughout|over) (?:all )?(?:of )?(?:our|my|the|these) (?:conversations?|sessions?|chats?|discussions?|talks?)\b/,
   /\bover time\b/,
-  /\bthe whole story\b/,
-  /\beverything (?:we|i)(?:['’]ve| have)? (?:discussed|covered|talked about|said)\b/,
+  ...SUMMARY_FORMS,
 ]
 
 /** Whether `question` asks for order, change or the whole story (the closed grammar above). */
@@ -112,7 +117,11 @@ export async function recallThread(threads: ThreadSource, question: string): Pro
   const best = scored[0]
   if (best === undefined) return undefined
   // Messages are stored in the order they were said: their ids order the threads' turns as one story.
-  const ids = new Set(scored.flatMap((thread) => threadMessageIds(thread.body)))
+  // A summary asks for what was said on both sides: each turn, then the reply that answered it; an
+  // order or a change is the sequence of the turns themselves.
+  const text = question.toLowerCase().replace(/\s+/g, ' ')
+  const both = SUMMARY_FORMS.some((form) => form.test(text))
+  const ids = new Set(scored.flatMap((thread) => (both ? threadTurnsAndReplies(thread.body) : threadMessageIds(thread.body))))
   return { score: best.score, messageIds: [...ids].sort((a, b) => Number(a) - Number(b)) }
 }
 
