@@ -450,12 +450,11 @@ export function createPrimer(deps: PrimerDeps): Primer {
       }
       const skills = await guard('skills', async () => (associative ? skillItems(message, found.hits, evidence, input.procedures ?? deps.procedures) : []), [])
       // Skills are channel D's; procedures it did not show may still be related memories, when the message bears on them.
-      const shown = found.hits.filter((hit) => !memberUnits.has(hit.unit.id) && hit.unit.kind !== 'skill' && (hit.unit.kind !== 'procedure' || evidence.has(hit.unit.id)))
+      const ordinary = found.hits.filter((hit) => hit.unit.kind !== 'skill' && (hit.unit.kind !== 'procedure' || evidence.has(hit.unit.id)))
       // The standing instructions that apply are packed first (a few short lines, the answer's frame), then a
       // gathering question's thread turns in time order, then the rest.
-      const related = [...shown.filter((hit) => hit.applies), ...members, ...shown.filter((hit) => !hit.applies)]
+      const relatedOf = (hits: RetrievalHit[], story: RetrievalHit[]): RetrievalHit[] => [...hits.filter((hit) => hit.applies), ...story, ...hits.filter((hit) => !hit.applies)]
 
-      const sections: Array<PackedSection<Meta>> = []
       const profileSection = packSection('profile', HEADINGS.profile(input.user), profile, share('profile'), meter)
       const activitySection = packSection('activity', HEADINGS.activity(), activity, share('activity'), meter)
       activitySection.items.reverse()
@@ -463,52 +462,57 @@ export function createPrimer(deps: PrimerDeps): Primer {
       // Unused shares flow to related memories.
       const relatedBudget = Math.max(0, body - sectionCost(profileSection, meter) - sectionCost(activitySection, meter) - sectionCost(skillsSection, meter))
       const shownSkills = new Set(skillsSection.items.map((item) => item.meta.source))
-      const relatedCandidates: Array<RelatedCandidate<Meta>> = (await wholeMessages(related, longestExcerpt(relatedBudget, settings.itemTokens)))
-        // A tool's result is what the agent read while it worked, not a memory: what it made of it is in its own reply.
-        .filter((hit) => !shownSkills.has(hit.unit.source) && hit.unit.meta?.role !== 'tool')
-        .map((hit) => ({
-          unit: hit.unit,
-          ...(isConversational(hit.unit) ? {} : { compact: (said: (line: string) => boolean) => relatedLine(hit.unit, settings.itemTokens, messageWords, said) }),
-          meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit), ...degradedOf(hit) },
-        }))
-      // The degraded note is one line for the whole block: its room is kept when a candidate may need it.
-      const noteCost = relatedCandidates.some((candidate) => candidate.meta.degraded !== undefined) ? meter.line(DEGRADED_NOTE) + 1 : 0
       const activityText = activitySection.items.map((item) => item.text).join('\n')
-      const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, Math.max(0, relatedBudget - noteCost), meter, settings.itemTokens, activityText)
-      sections.push(profileSection, activitySection, relatedPack.section, skillsSection)
-
-      const rendered = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'], noteCost)
-      const injected: InjectedMemory[] = []
-      const shownDegraded: Meta[] = []
-      if (rendered.text !== '') {
-        for (const section of sections) {
-          if (section === relatedPack.section) {
-            // Excerpt groups hold several memories each: list every one shown.
-            for (const item of relatedPack.packed()) {
-              injected.push(asInjected(item.meta, item.tokens))
-              if (item.meta.degraded !== undefined) shownDegraded.push(item.meta)
+      // Packs the other channels' sections (copies: rendering drops items) with one list of related memories.
+      const pack = async (related: RetrievalHit[]) => {
+        const relatedCandidates: Array<RelatedCandidate<Meta>> = (await wholeMessages(related, longestExcerpt(relatedBudget, settings.itemTokens)))
+          // A tool's result is what the agent read while it worked, not a memory: what it made of it is in its own reply.
+          .filter((hit) => !shownSkills.has(hit.unit.source) && hit.unit.meta?.role !== 'tool')
+          .map((hit) => ({
+            unit: hit.unit,
+            ...(isConversational(hit.unit) ? {} : { compact: (said: (line: string) => boolean) => relatedLine(hit.unit, settings.itemTokens, messageWords, said) }),
+            meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit), ...degradedOf(hit) },
+          }))
+        // The degraded note is one line for the whole block: its room is kept when a candidate may need it.
+        const noteCost = relatedCandidates.some((candidate) => candidate.meta.degraded !== undefined) ? meter.line(DEGRADED_NOTE) + 1 : 0
+        const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, Math.max(0, relatedBudget - noteCost), meter, settings.itemTokens, activityText)
+        const sections: Array<PackedSection<Meta>> = [profileSection, activitySection, relatedPack.section, skillsSection].map((section) => (section === relatedPack.section ? section : { ...section, items: [...section.items] }))
+        const rendered = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'], noteCost)
+        const injected: InjectedMemory[] = []
+        const shownDegraded: Meta[] = []
+        if (rendered.text !== '') {
+          for (const section of sections) {
+            if (section === relatedPack.section) {
+              // Excerpt groups hold several memories each: list every one shown.
+              for (const item of relatedPack.packed()) {
+                injected.push(asInjected(item.meta, item.tokens))
+                if (item.meta.degraded !== undefined) shownDegraded.push(item.meta)
+              }
+              continue
             }
-            continue
-          }
-          for (const item of section.items) {
-            // Profile lines are one memory: merge them.
-            const same = injected.find((m) => m.channel === section.channel && m.id === item.meta.id)
-            if (same) same.tokens += item.tokens
-            else injected.push(asInjected(item.meta, item.tokens))
+            for (const item of section.items) {
+              // Profile lines are one memory: merge them.
+              const same = injected.find((m) => m.channel === section.channel && m.id === item.meta.id)
+              if (same) same.tokens += item.tokens
+              else injected.push(asInjected(item.meta, item.tokens))
+            }
           }
         }
+        return { rendered, injected, shownDegraded }
       }
+      const { rendered, injected, shownDegraded } = await pack(relatedOf(ordinary.filter((hit) => !memberUnits.has(hit.unit.id)), members))
 
       const degraded = degradedNotes(shownDegraded)
       const text = degraded.length > 0 ? `${rendered.text}\n\n${DEGRADED_NOTE}` : rendered.text
       const tokens = degraded.length > 0 ? countTokensByLine(text) : rendered.tokens
 
       // The Hebbian term: what priming put in front of the agent was recalled. A skill or procedure
-      // is not: it is credited a use when the session follows it (procedures/use-crediting.ts). Nor is
-      // a thread's turn the search did not find: it is shown because the story holds it, not recalled by
-      // the message — a story of thirty turns would otherwise weigh on every later recall (decision 0080).
-      const associated = new Set(found.hits.map((hit) => hit.unit.id))
-      const recalledUnits = injected.filter((m) => m.channel === 'related' && !SKILL_KINDS.includes(m.kind as UnitKind) && (!memberUnits.has(m.id) || associated.has(m.id))).map((m) => m.id)
+      // is not: it is credited a use when the session follows it (procedures/use-crediting.ts). A
+      // gathering question's story is not either: its turns are shown because a thread holds them, not
+      // recalled by the message, and the turns it displaced were. Its access record is what the message
+      // alone would have shown, so the story changes no later recall (decision 0080).
+      const recalled = members.length === 0 ? injected : (await pack(relatedOf(ordinary, []))).injected
+      const recalledUnits = recalled.filter((m) => m.channel === 'related' && !SKILL_KINDS.includes(m.kind as UnitKind)).map((m) => m.id)
       if (recalledUnits.length > 0 && input.inspect !== true) {
         try {
           await deps.index.recordAccess(recalledUnits, deps.clock.now().toISOString())
