@@ -20,7 +20,7 @@ const DAY = 86_400_000
 const SITTINGS: ReadonlyArray<readonly string[]> = [
   ['I started a sourdough starter with rye flour today.', 'Also my bike needs a new chain before the weekend ride.'],
   ['The sourdough starter doubled overnight, so I baked my first loaf.', 'The garden tomatoes are finally turning red.'],
-  ['My sourdough loaf came out dense, I think the oven was too cool.', 'I booked the dentist for Thursday.'],
+  ['My sourdough came out dense, I think the oven was too cool.', 'I booked the dentist for Thursday.'],
 ]
 
 type Target = { backend: 'embedded' } | { backend: 'postgres'; url: string }
@@ -60,7 +60,7 @@ function threadSuite(target: Target): void {
       [
         '- 2026-03-02 ada: I started a sourdough starter with rye flour today.',
         '- 2026-03-05 ada: The sourdough starter doubled overnight, so I baked my first loaf.',
-        '- 2026-03-08 ada: My sourdough loaf came out dense, I think the oven was too cool.',
+        '- 2026-03-08 ada: My sourdough came out dense, I think the oven was too cool.',
       ],
     )
     const ids = lines.map((line) => /<!-- msg:(\d+) reply:\d+ -->$/.exec(line)?.[1] ?? '')
@@ -101,6 +101,23 @@ function threadSuite(target: Target): void {
     const plain = await mind.primer.prime({ message: 'Which flour did I use for the sourdough starter?', viewer: { agent: mind.agent, user: 'ada' }, inspect: true })
     assert.ok(!plain.injected.some((item) => item.kind === 'thread'))
     assert.match(plain.text, /rye flour/)
+
+    // A gathering question's access record (the Hebbian term of later recalls) is what the message alone
+    // would have shown: the story's turns are shown because the thread holds them, and the turns they
+    // displace were recalled by the message — so no later question ranks otherwise for the thread.
+    const viewer = { agent: mind.agent, user: 'ada' }
+    const story = 'Across our conversations, what did I say about the oven and my bread?'
+    const related = (primed: { injected: ReadonlyArray<{ channel: string; id: string }> }): string[] => primed.injected.filter((item) => item.channel === 'related').map((item) => item.id)
+    await ada.archive('thread', 'sourdough', 'forgotten')
+    const alone = await mind.primer.prime({ message: story, viewer, budget: 160, inspect: true })
+    await ada.restore('thread', 'sourdough', 'forgotten')
+    const gathered = await mind.primer.prime({ message: story, viewer, budget: 160, inspect: true })
+    assert.notDeepEqual(related(gathered), related(alone), 'the thread shows other turns than the message alone')
+    const accessed = async (): Promise<Map<string, number>> => new Map((await mind.backend.index.list({ kinds: ['message'] }, { limit: 1000 })).map((unit) => [unit.id, unit.accessCount]))
+    const before = await accessed()
+    await mind.primer.prime({ message: story, viewer, budget: 160 })
+    const recalled = [...(await accessed())].filter(([id, count]) => count > (before.get(id) ?? 0)).map(([id]) => id)
+    assert.deepEqual(recalled.sort(), related(alone).sort())
   })
 }
 
@@ -129,6 +146,7 @@ test('the closed grammar of a question about order, change or the whole story', 
     'I need this in order to finish the report.',
     'When did I book the dentist?',
     'How did the meeting go?',
+    'How did you feel about my progress with the piano?',
   ]) {
     assert.ok(!asksForTheWholeStory(question), question)
   }

@@ -14,9 +14,9 @@
  * the word list is installed; every word otherwise) or a name (a word written capitalised inside a
  * sentence: `Flask`, `JWT`), starting with a letter (`120ms`, `768px` are quantities).
  *
- * A turn is about the few subjects it says most, weighted by their information (`TURN_SUBJECTS`; a
- * noun in passing is not what it is about); a thread gathers every turn about its subject, and a
- * thread started late gathers the earlier ones too. Each line is the turn's day, its speaker, the
+ * A turn is about the subject it says most, weighted by its information (`TURN_SUBJECTS`; a noun
+ * in passing is not what it is about); a thread gathers every turn about its subject, and a thread
+ * started late gathers the earlier ones it is now what they say most about. Each line is the turn's day, its speaker, the
  * sentences of it that say the subject (what was said about it, not the whole turn) and its pointer
  * (`<!-- msg:123 -->`, as Anton's topic files mark a line's topic and time). A thread grows by
  * appending: its history is the turns themselves, so no version is kept. Gathering twice writes
@@ -33,8 +33,12 @@ import { installedHypernymMap, nounLemma } from '../../text/wordnet.ts'
 
 /** Threads a boundary may start (the session's most informative new subjects); existing threads always grow. */
 const NEW_SUBJECTS = 2
-/** The subjects a turn is about, at most: the ones it says most, by their information. */
-const TURN_SUBJECTS = 3
+/**
+ * The subjects a turn is about: the one it says most, by its information. Three (the first form) put
+ * each BEAM turn in ~4 threads and cost ~3.3 document writes a boundary; one holds both dev sets and
+ * writes ~1.2 (decision 0080, amended).
+ */
+const TURN_SUBJECTS = 1
 /** A subject's least information over the user's turns, in bits: said in at most half of them. */
 const MIN_BITS = 1
 /** A word shorter than this is not a subject (units, abbreviations of a letter or two). */
@@ -98,27 +102,52 @@ interface OwnerTurns {
   turns: Turn[]
   /** Turns saying each stem. */
   df: Map<string, number>
+  /** The turns saying each stem (the ones a thread of it may gather), in the order read. */
+  saying: Map<string, Turn[]>
   /** Sessions saying each stem. */
   sessionsOf: Map<string, Set<string>>
   /** The surface forms of each stem, by the turns that say them so. */
   surface: Map<string, Map<string, number>>
+  /**
+   * The owner's threads, by the stem of their subject: the slug and the turns its lines point at. Read
+   * from the documents at the owner's first gathering in this process, then kept as this process
+   * writes them, so a boundary neither lists nor reads the threads it adds to.
+   */
+  threads?: Map<string, Held>
+}
+
+/** A thread as gathering knows it: its document's slug and the turns it holds a line for. */
+interface Held {
+  slug: string
+  turns: Set<number>
 }
 
 /** Per context store, the owners' turns (by user; '' for the agent's own sessions), in the order last gathered. */
 const turnsRead = new WeakMap<object, Map<string, OwnerTurns>>()
 
-/** The owner's turns, kept or new, refreshed as the most recently gathered (at most OWNERS_KEPT are kept). */
-function ownerTurns(context: object, owner: string): OwnerTurns {
+/** The owner's turns, kept or undefined, refreshed as the most recently gathered (at most OWNERS_KEPT are kept). */
+function ownerTurns(context: object, owner: string, fresh: () => OwnerTurns): { kept: boolean; turns: OwnerTurns } {
   const owners = turnsRead.get(context) ?? new Map<string, OwnerTurns>()
   turnsRead.set(context, owners)
-  const kept = owners.get(owner) ?? { lastSeq: new Map(), awaiting: new Map(), turns: [], df: new Map(), sessionsOf: new Map(), surface: new Map() }
+  const kept = owners.get(owner)
+  const turns = kept ?? fresh()
   owners.delete(owner)
-  owners.set(owner, kept)
+  owners.set(owner, turns)
   for (const oldest of owners.keys()) {
     if (owners.size <= OWNERS_KEPT) break
     owners.delete(oldest)
   }
-  return kept
+  return { kept: kept !== undefined, turns }
+}
+
+/** The owner's threads as their documents say: each subject's slug and the turns its lines point at. */
+async function readHeld(documents: GatherThreadsDeps['documents']): Promise<Map<string, Held>> {
+  const threads = new Map<string, Held>()
+  for (const slug of await documents.slugs('thread')) {
+    const doc = await documents.read('thread', slug)
+    threads.set(stem(slug), { slug, turns: new Set(doc === null ? [] : threadMessageIds(doc.body).map(Number)) })
+  }
+  return threads
 }
 
 /** Reads one user message into `owner`'s turns and statistics. */
@@ -137,6 +166,9 @@ function addTurn(owner: OwnerTurns, message: StoredMessage, session: string): Tu
   owner.turns.push(turn)
   for (const [s, word] of forms) {
     owner.df.set(s, (owner.df.get(s) ?? 0) + 1)
+    const saying = owner.saying.get(s) ?? []
+    saying.push(turn)
+    owner.saying.set(s, saying)
     const sessions = owner.sessionsOf.get(s) ?? new Set<string>()
     sessions.add(session)
     owner.sessionsOf.set(s, sessions)
@@ -145,6 +177,11 @@ function addTurn(owner: OwnerTurns, message: StoredMessage, session: string): Tu
     owner.surface.set(s, surface)
   }
   return turn
+}
+
+/** Oldest first: by instant (ISO strings of one form compare as text), then in the order stored. */
+function inTime(a: Turn, b: Turn): number {
+  return a.at < b.at ? -1 : a.at > b.at ? 1 : a.id - b.id
 }
 
 /** A thread's document slug for a subject word. */
@@ -190,10 +227,12 @@ export async function gatherThreads(deps: GatherThreadsDeps, sessionId: string):
   const report: GatherReport = { session: sessionId, written: [], started: [] }
   const conversation = await deps.context.findConversation(sessionId, deps.agent)
   if (!conversation) return report
-  // Every user turn of the same owner, oldest first: read once per process, then only what is new.
-  const owner = ownerTurns(deps.context, conversation.user ?? '')
+  // Every user turn of the same owner, oldest first: read once per process, then only what is new —
+  // an owner kept reads its boundary's conversation only (another grows through its own boundary).
+  const { kept, turns: owner } = ownerTurns(deps.context, conversation.user ?? '', () => ({ lastSeq: new Map(), awaiting: new Map(), turns: [], df: new Map(), saying: new Map(), sessionsOf: new Map(), surface: new Map() }))
   let added = false
-  for (const c of (await deps.context.listConversations(deps.agent)).filter((other) => other.user === conversation.user)) {
+  const reading = kept ? [conversation] : (await deps.context.listConversations(deps.agent)).filter((other) => other.user === conversation.user)
+  for (const c of reading) {
     const seen = owner.lastSeq.get(c.id)
     // A conversation read before grows only through its own boundary, which reads what it added.
     if (seen !== undefined && c.id !== conversation.id) continue
@@ -211,16 +250,24 @@ export async function gatherThreads(deps: GatherThreadsDeps, sessionId: string):
     owner.lastSeq.set(c.id, last)
   }
   const { turns, df, sessionsOf, surface } = owner
-  if (added) turns.sort((a, b) => a.at.localeCompare(b.at) || a.id - b.id)
+  if (added && turns.some((turn, i) => i > 0 && inTime(turns[i - 1] as Turn, turn) > 0)) turns.sort(inTime)
   const mine = turns.filter((turn) => turn.session === sessionId)
   if (mine.length === 0) return report
 
-  const bits = (s: string): number => Math.log2(turns.length / (df.get(s) ?? turns.length))
+  const information = new Map<string, number>()
+  const bits = (s: string): number => {
+    const known = information.get(s)
+    if (known !== undefined) return known
+    const b = Math.log2(turns.length / (df.get(s) ?? turns.length))
+    information.set(s, b)
+    return b
+  }
   const wordOf = (s: string): string => [...(surface.get(s) ?? new Map([[s, 1]]))].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? s
 
   // The threads there are, by the stem of their subject: a slug is its subject word (`slugOf`).
-  const existing = new Map<string, string>()
-  for (const slug of await deps.documents.slugs('thread')) existing.set(stem(slug), slug)
+  owner.threads ??= await readHeld(deps.documents)
+  const held = owner.threads
+  const existing = new Map([...held].map(([s, thread]) => [s, thread.slug]))
   // This session's new subjects: shared with an earlier session, informative, most said here.
   const saidHere = new Map<string, number>()
   for (const turn of mine) for (const s of turn.counts.keys()) saidHere.set(s, (saidHere.get(s) ?? 0) + 1)
@@ -238,39 +285,48 @@ export async function gatherThreads(deps: GatherThreadsDeps, sessionId: string):
 
   // Every thread the session adds to: a new one written whole, a thread there is grown by the lines of
   // its turns it does not hold yet (appended: its history is the turns themselves, so no version is kept).
-  // A turn is about the few subjects it says most, by their information: a word in passing is not what it is about.
+  // A turn is about the subject it says most, by its information: a word in passing is not what it is about.
   const about = new Map<Turn, Set<string>>()
   const aboutOf = (turn: Turn): Set<string> => {
     let subjects = about.get(turn)
     if (subjects === undefined) {
       const ranked = [...turn.counts].filter(([s]) => existing.has(s)).map(([s, count]) => ({ s, weight: count * bits(s) }))
-      subjects = new Set(ranked.sort((a, b) => b.weight - a.weight || a.s.localeCompare(b.s)).slice(0, TURN_SUBJECTS).map(({ s }) => s))
+      subjects = new Set(ranked.sort((a, b) => b.weight - a.weight || (a.s < b.s ? -1 : a.s > b.s ? 1 : 0)).slice(0, TURN_SUBJECTS).map(({ s }) => s))
       about.set(turn, subjects)
     }
     return subjects
   }
   const touched = new Set(mine.flatMap((turn) => [...aboutOf(turn)]))
-  const growing: Array<{ s: string; slug: string; before: Awaited<ReturnType<typeof deps.documents.read>>; adding: Turn[] }> = []
+  const growing: Array<{ s: string; slug: string; holding: Set<number> | undefined; adding: Turn[] }> = []
   for (const [s, slug] of existing) {
     if (!touched.has(s)) continue
-    const before = await deps.documents.read('thread', slug)
-    const held = new Set(before === null ? [] : threadMessageIds(before.body))
-    const adding = turns.filter((turn) => turn.counts.has(s) && !held.has(String(turn.id)) && aboutOf(turn).has(s))
-    if (adding.length > 0) growing.push({ s, slug, before, adding })
+    const holding = held.get(s)?.turns
+    const adding = (owner.saying.get(s) ?? []).filter((turn) => !holding?.has(turn.id) && aboutOf(turn).has(s)).sort(inTime)
+    if (adding.length > 0) growing.push({ s, slug, holding, adding })
   }
   // The turns the lines quote, read once for every thread the boundary writes.
   const said = new Map((await deps.context.messagesById([...new Set(growing.flatMap(({ adding }) => adding.map((turn) => turn.id)))])).map((message) => [message.id, message]))
-  for (const { s, slug, before, adding } of growing) {
-    const lines = adding.flatMap((turn) => {
-      const message = said.get(turn.id)
-      return message === undefined ? [] : [threadLine(message, s, turn.reply)]
-    })
-    if (lines.length === 0) continue
-    // One write a thread a boundary: a new thread whole, a thread there is grown by its new lines.
-    const subject = wordOf(s)
-    if (before === null) await deps.documents.write('thread', slug, { subject }, `# ${subject}\n\n${lines.join('\n')}\n`)
-    else await deps.documents.append('thread', slug, `${lines.join('\n')}\n`)
-    report.written.push(slug)
+  try {
+    for (const { s, slug, holding, adding } of growing) {
+      const lined = adding.flatMap((turn) => {
+        const message = said.get(turn.id)
+        return message === undefined ? [] : [{ turn, line: threadLine(message, s, turn.reply) }]
+      })
+      if (lined.length === 0) continue
+      // One write a thread a boundary: a new thread whole, a thread there is grown by its new lines.
+      const subject = wordOf(s)
+      const lines = lined.map(({ line }) => line).join('\n')
+      if (holding === undefined) await deps.documents.write('thread', slug, { subject }, `# ${subject}\n\n${lines}\n`)
+      else await deps.documents.append('thread', slug, `${lines}\n`)
+      const thread = held.get(s) ?? { slug, turns: new Set<number>() }
+      for (const { turn } of lined) thread.turns.add(turn.id)
+      held.set(s, thread)
+      report.written.push(slug)
+    }
+  } catch (error) {
+    // What a failed write left is read again from the documents at the next boundary.
+    owner.threads = undefined
+    throw error
   }
   return report
 }

@@ -2,7 +2,7 @@
  * Recognising a question that asks for order, change or the whole story, and recalling the thread
  * that answers it (decision 0080). The recognition is a small closed grammar of the question's form
  * — not its subject — said in English: "in what order / the order in which / in order", "how did …
- * develop / change / evolve / progress", "summarize / a summary", "across / throughout our
+ * develop / change / evolve / progress" (a verb, not "her progress"), "summarize / a summary", "across / throughout our
  * conversations", "over time", "the whole story", "everything we discussed". Anything else is an
  * ordinary question: threads are not recalled for it, and priming and its ranking are what they were.
  *
@@ -30,7 +30,9 @@ const GATHERING_FORMS: readonly RegExp[] = [
   /\b(?:what|which) order (?:did|do|does|have|has|had|was|were|should|is|are)\b/,
   /\bthe order (?:in which|of)\b/,
   /\bin order\b(?! to\b)/,
-  /\bhow (?:did|has|have|do|does) .{0,120}?\b(?:develop|evolve|change|progress|grow|shift)(?:ed|s|d)?\b/,
+  // The word of change is the question's verb: after an article or a possessive it is a noun ("how did she
+  // feel about her progress" asks about a feeling, not how something changed).
+  /\bhow (?:did|has|have|do|does) .{0,120}?(?<!\b(?:a|an|the|my|your|his|her|our|their|its|this|that) )\b(?:develop|evolve|change|progress|grow|shift)(?:ed|s|d)?\b/,
   /\b(?:across|throughout|over) (?:all )?(?:of )?(?:our|my|the|these) (?:conversations?|sessions?|chats?|discussions?|talks?)\b/,
   /\bover time\b/,
   ...SUMMARY_FORMS,
