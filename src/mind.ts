@@ -52,6 +52,7 @@ import { forgetTarget, forgettingContextOf, historyOfTarget, purgeTarget, restor
 import type { DocumentHistory } from './memory/consolidation/history.ts'
 import type { EngramTool } from './tools/tool.ts'
 import { type MindInternals, withInternals } from './mind-internals.ts'
+import { readThreads } from './memory/threads/gathering-question.ts'
 import { createMemories, isMemoryId, type Memories, pathOfMemoryId } from './tools/memories.ts'
 
 export type { CreateMindOptions } from './mind-core.ts'
@@ -279,6 +280,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     locks: backend.locks,
     memory,
     context,
+    conversations: backend.context,
     freshTail: values.context.freshTail,
     patternMonitorMode: values.learning.patternMonitorMode,
     // Only the learner's buffer is read: its encoder and model are never called here.
@@ -343,6 +345,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     skills,
     // What a viewer's owners forgot stays out of the recent activity primed for them.
     forgotten: (viewer) => forgottenEntryTexts(visibleOwners(viewer ?? { agent: values.agent }).flatMap((owner) => memory.storesOf(owner).global.archive ?? [])),
+    // Threads are not shared: a viewer's are its user's and the agent's (decision 0080).
+    threads: (viewer) => readThreads(visibleOwners(viewer ?? { agent: values.agent }).flatMap((owner) => (owner === 'shared' ? [] : [backend.owned(owner).documents]))),
     settings: { ...primingSettingsFromConfig(values.priming), queryChars: values.limits.queryChars },
   })
 

@@ -177,6 +177,9 @@ test('an agent process exits with its work queued; a later `engram maintain` doe
     'procedure-outcomes:chat-u2:skipped',
     'sleep-replay:chat-u1:done',
     'sleep-replay:chat-u2:skipped',
+    // Each user's one session shares no subject with an earlier one: no thread (decision 0080).
+    'thread-gathering:chat-u1:skipped',
+    'thread-gathering:chat-u2:skipped',
   ])
   assert.match(first.jobs.find((job) => job.kind === 'sleep-replay' && job.session === 'chat-u2')?.reason ?? '', /not worth replaying: too short/)
   assertWorkDoneOnce(tmp)
@@ -204,6 +207,9 @@ test('two `engram maintain` processes at once still do each piece of work exactl
     'procedure-outcomes:chat-u2:skipped',
     'sleep-replay:chat-u1:done',
     'sleep-replay:chat-u2:skipped',
+    // Each user's one session shares no subject with an earlier one: no thread (decision 0080).
+    'thread-gathering:chat-u1:skipped',
+    'thread-gathering:chat-u2:skipped',
   ])
   assert.equal(new Set(jobs.map((job) => job.id)).size, jobs.length, 'no job ran in both')
   assert.equal(reports.flatMap((report) => report.closed).length, 2, 'each session was closed by one of them')

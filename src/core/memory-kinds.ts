@@ -28,8 +28,12 @@ export type KindHome =
  */
 export type ForgettingRule = 'knowledge' | 'procedure' | 'episode'
 
-/** The priming channel whose search reaches a kind's index units (memory/priming/settings.ts). */
-export type KindChannel = 'related' | 'profile'
+/**
+ * The priming channel whose search reaches a kind's index units (memory/priming/settings.ts).
+ * `gathered`: read whole (no index units) and recalled, members first, only when a message asks for
+ * order, change or the whole story (memory/threads/gathering-question.ts, decision 0080).
+ */
+export type KindChannel = 'related' | 'profile' | 'gathered'
 
 /** Where a kind is counted: `engram status`, the dashboard's counts of a user's memory, the export report. */
 export type CountedIn = 'status' | 'dashboard' | 'export'
@@ -130,6 +134,21 @@ export const MEMORY_KINDS = {
     versionsKept: null,
     agentWritable: false,
     count: null,
+  },
+  thread: {
+    // What was said about one subject, in time order with dates, pointing back to its turns
+    // (memory/threads/, decision 0080): gathered at session boundaries, grown by appending. Not in the
+    // search index — its units would share the other kinds' word statistics — but read whole by a
+    // question that gathers, and scored over the threads alone (gathering-question.ts).
+    home: 'tree',
+    folder: 'threads',
+    shared: false,
+    unit: null,
+    primedBy: 'gathered',
+    forgetting: null,
+    versionsKept: null,
+    agentWritable: false,
+    count: { key: 'threads', label: 'threads', in: ['status', 'dashboard', 'export'] },
   },
 } as const satisfies Record<string, MemoryKindSpec>
 

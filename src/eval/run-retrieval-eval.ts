@@ -4,12 +4,15 @@
  * session of the data set is one engram session (the way an agent lives them: a session id per
  * sitting), its turns appended in order through `mind.context.append`, named by their speaker,
  * as the agent's own (`assistant`) messages when the data says the agent said them (`role`) and
- * as `user` messages otherwise, stamped from the session start; the clock then moves to the session's end and
- * `mind.maintain()` runs the background work that would run between sittings. Every question is
+ * as `user` messages otherwise, stamped from the session start; the clock then moves to the session's end,
+ * the session's boundary gathers its threads (decision 0080) and `mind.maintain()` runs the background
+ * work that would run between sittings. Every question is
  * then asked at its `asked_at` (or a day after the last session):
  *
  *   ranked       the retriever's ranking over the kinds priming recalls (summaries map to the
  *                messages they stand for, in order), as turn ids via each message's meta.turnId;
+ *                a question about order, change or the whole story first has the turns of the
+ *                threads it recalls, each taking its own rank, as priming packs them first;
  *   contexts[B]  the text `mind.primer.prime({ message, budget: B, maxChars: 4B, asOf })` injects
  *                (the format counts characters / 4 as tokens);
  *   ms           the time of the priming call at the largest budget (what an agent pays per turn).
@@ -24,6 +27,8 @@ import { join } from 'node:path'
 import { ManualClock } from '../core/clock.ts'
 import { type ProgressOptions, startPhase } from '../core/progress.ts'
 import { RELATED_KINDS } from '../memory/priming/prime.ts'
+import { gatherThreads } from '../memory/threads/gather-threads.ts'
+import { readThreads, recallThread } from '../memory/threads/gathering-question.ts'
 import { openMindInternals } from '../mind-internals.ts'
 import { dropPostgresSchema } from '../storage/postgres/connection.ts'
 import { createPlainBm25, packPlain } from './plain-bm25.ts'
@@ -103,6 +108,8 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
       })
       lastMs = start + session.turns.length * TURN_SPACING_MS
       clock.set(lastMs)
+      // The session's boundary gathers its threads, as a host's boundary job does (decision 0080).
+      await gatherThreads({ context: mind.backend.context, documents: mind.scope().view.own.documents, agent: mind.agent, clock }, `${conversation.id}#${session.id}`)
       await mind.maintain()
       living.step()
     }
@@ -118,10 +125,13 @@ async function evaluateConversation(conversation: EvalConversation, options: Ret
       const asOf = at(Math.max(askedMs, lastMs))
       clock.set(asOf)
       const result = await mind.retriever.search(question.question, { kinds: [...RELATED_KINDS], limit: RANKED_LIMIT, asOf, recordAccess: false, allOwners: true })
+      // A question about order, change or the whole story recalls its thread, as priming does: the
+      // thread is scored by expanding it into its member turns, each taking its own rank, first.
+      const thread = await recallThread(() => readThreads([mind.scope().view.own.documents]), question.question)
       const ranked: string[] = []
       const seen = new Set<string>()
-      for (const hit of result.hits) {
-        for (const messageId of hit.provenance) {
+      for (const provenance of [thread?.messageIds ?? [], ...result.hits.map((hit) => hit.provenance)]) {
+        for (const messageId of provenance) {
           const turnId = turnOfMessage.get(messageId)
           if (turnId === undefined || seen.has(turnId)) continue
           seen.add(turnId)

@@ -16,6 +16,7 @@ import { replayAndExtract, replayDecision, stepsFromActivity } from '../learning
 import { type OutcomeTrackingDeps, trackProcedureOutcomes } from '../procedures/outcome-tracking.ts'
 import { creditFollowedProcedures, type UseCreditingDeps } from '../procedures/use-crediting.ts'
 import type { JobHandler, JobHandlerResult } from './job-runner.ts'
+import { type GatherThreadsDeps, gatherThreads } from '../threads/gather-threads.ts'
 
 /** What a boundary did for a session: the encoder's outcome, or why it failed. */
 export type BoundaryOutcome = ImmediateEncodingOutcome | { kind: 'failed'; session: string; reason: BoundaryReason; error: string }
@@ -154,5 +155,20 @@ export function procedureOutcomesHandler(deps: OutcomeTrackingDeps, crediting: U
     if (run.shown === 0) return { status: 'skipped', reason: 'no procedure was shown in the session', result }
     if (run.success + run.failure === 0) return { status: 'skipped', reason: 'no outcome to count: reported by the agent, undecided, or counted before', result }
     return { status: 'done', result }
+  }
+}
+
+/**
+ * The threads of the session in the payload, gathered into its owner's tree (decision 0080): done
+ * when one was written (the mind then reindexes), skipped when the session added to none.
+ */
+export function threadsHandler(deps: Omit<GatherThreadsDeps, 'documents'> & { scope(user: string | undefined): ViewerScope }): JobHandler {
+  return async (job) => {
+    const session = stringField(job, 'session')
+    if (!session) return missing(job, 'session')
+    const { scope, ...gathering } = deps
+    const report = await gatherThreads({ ...gathering, documents: scope(stringField(job, 'user')).view.own.documents }, session)
+    const result = { written: report.written, started: report.started }
+    return report.written.length > 0 ? { status: 'done', result } : { status: 'skipped', reason: 'the session added to no thread', result }
   }
 }

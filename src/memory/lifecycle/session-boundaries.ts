@@ -24,6 +24,8 @@ export const ENCODING_JOB = 'immediate-encoding'
 export const REPLAY_JOB = 'sleep-replay'
 /** Success or failure of the procedures shown in the period and not reported by the agent (procedures/outcome-tracking.ts). */
 export const PROCEDURE_OUTCOMES_JOB = 'procedure-outcomes'
+/** The threads a session adds to, gathered at its boundary (memory/threads/, decision 0080). */
+export const THREADS_JOB = 'thread-gathering'
 
 /** A session a boundary closed (its boundary work is queued). */
 export interface ClosedSession {
@@ -88,6 +90,7 @@ export function boundaryJobs(
       payload: { ...common, ...(session.openedAt !== undefined ? { from: session.openedAt } : {}), until: period },
       runAfter: at,
     },
+    { kind: THREADS_JOB, key: `${THREADS_JOB}:${session.sessionId}:${period}`, payload: common, runAfter: at },
   ]
 }
 

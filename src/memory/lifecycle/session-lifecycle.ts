@@ -11,7 +11,7 @@ import type { Clock } from '../../core/clock.ts'
 import { describeError } from '../../core/errors.ts'
 import type { Owner } from '../../core/owner.ts'
 import type { Llm } from '../../llm/contracts.ts'
-import type { JobInput, Lifecycle, Locks, SearchIndex, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
+import type { ContextStore, JobInput, Lifecycle, Locks, SearchIndex, SessionRecord, TurnRecord } from '../../storage/contracts.ts'
 import type { PatternMonitorMode } from '../learning/pattern-monitor.ts'
 import { CALL_TURN_JOB, type CallTurnDeps, createCallTurns } from './call-turns.ts'
 import type { ContextProvider } from '../context/provider.ts'
@@ -21,10 +21,10 @@ import type { ViewerScope } from '../view.ts'
 import type { BoundaryReason, ImmediateEncoder } from '../episodes/immediate-encoding.ts'
 import type { ProcedureStore } from '../procedures/procedure-store.ts'
 import { creditFollowedProcedures, creditShownInCallTurn, type UseCreditingDeps } from '../procedures/use-crediting.ts'
-import { type BoundaryOutcome, encodingHandler, procedureOutcomesHandler, replayHandler } from './boundary-work.ts'
+import { type BoundaryOutcome, encodingHandler, procedureOutcomesHandler, replayHandler, threadsHandler } from './boundary-work.ts'
 import { createJobRunner, type JobHandler, type JobOutcome } from './job-runner.ts'
 import { type CompactionSummary, MEMORY_COMPACTION_JOB, memoryCompactionDue, memoryCompactionHandler, memoryCompactionJob, settledCompactionStates } from './memory-compaction-work.ts'
-import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, PROCEDURE_OUTCOMES_JOB, REPLAY_JOB } from './session-boundaries.ts'
+import { type ClosedSession, createSessionBoundaries, ENCODING_JOB, PROCEDURE_OUTCOMES_JOB, REPLAY_JOB, THREADS_JOB } from './session-boundaries.ts'
 import { IDENTITY_EVERY_TURNS } from '../engrams/identity.ts'
 import type { ValueHistoryDeps } from '../extraction/value-history.ts'
 import { IDENTITY_COUNTER, identityDue, type TurnWork, turnJobs, turnWorkHandlers } from './turn-work.ts'
@@ -54,6 +54,8 @@ export interface SessionLifecycleDeps {
   locks?: Pick<Locks, 'withLock'>
   memory: DeclarativeMemory
   context: ContextProvider
+  /** The stored conversations: a boundary gathers the session's threads from its owner's turns (decision 0080). */
+  conversations: Pick<ContextStore, 'findConversation' | 'listConversations' | 'messages' | 'messagesById'>
   freshTail: number
   /** Stored messages by id (identity extraction reads the user's messages of their latest turns). */
   readMessages(ids: number[]): Promise<Array<{ role: string; content: string }>>
@@ -174,6 +176,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       [ENCODING_JOB]: encodingHandler(deps.encoder),
       [REPLAY_JOB]: replayHandler({ scope: deps.scope, llm: deps.llm }),
       [PROCEDURE_OUTCOMES_JOB]: procedureOutcomesHandler({ agent, lifecycle: store, scope: deps.scope, procedures: deps.procedures, clock, ignoredTools: deps.memoryTools }, crediting),
+      [THREADS_JOB]: threadsHandler({ context: deps.conversations, agent, clock, scope: deps.scope }),
       [MEMORY_COMPACTION_JOB]: memoryCompactionHandler(memory, store, agent),
       [CALL_TURN_JOB]: callTurns.handler,
       ...Object.fromEntries((deps.scheduled ?? []).map((work) => [work.kind, work.handler])),

@@ -32,6 +32,7 @@ import { isConversational, longestExcerpt, packRelated, passageOf, type RelatedC
 import { PASSAGE_CHARS } from '../context/passages.ts'
 import { createBudgetMeter, frameCost, headingCost, type PackItem, type PackedSection, packSection, renderWithinBudget, sectionCost } from './packing.ts'
 import { relatedLine } from './related-lines.ts'
+import { recallThread, type ThreadSource, threadMemberHits } from '../threads/gathering-question.ts'
 import { type PrimingChannel, type PrimingSettings, resolvePrimingSettings } from './settings.ts'
 
 const PROCEDURE_LIST_TTL_MS = 2_000
@@ -149,6 +150,8 @@ export interface PrimerDeps {
    * still holds them (it is never rewritten), and recent activity keeps them out (forgotten-texts.ts).
    */
   forgotten?: (viewer: Viewer | undefined) => Promise<readonly string[]>
+  /** The threads a viewer's owners hold (decision 0080), read whole when a message gathers. */
+  threads?: (viewer: Viewer | undefined) => ReturnType<ThreadSource>
   settings?: Partial<PrimingSettings>
 }
 
@@ -424,12 +427,19 @@ export function createPrimer(deps: PrimerDeps): Primer {
       // "hi, how are you?" has no content word to associate from; searching its function words
       // would score most of the index (measured: the p95 of priming at 1M units) for nothing.
       const associative = !analyseQuery(message, 16).onlyStopWords
-      const [profile, activity, found] = await Promise.all([
+      // Read once: the search and the thread's members both leave these messages out.
+      const excluded = new Set([...(input.excludeMessageIds ?? [])].map(String))
+      const [profile, activity, found, thread] = await Promise.all([
         guard('profile', () => (input.skipProfile ? Promise.resolve([]) : profileItems(input.user ?? input.viewer?.user)), []),
         guard('activity', () => activityItems(input.activity ?? deps.activity, asOf, input.sessionId, input.viewer, (text) => meter.line(text) + headingCost(HEADINGS.activity(), meter) <= share('activity')), []),
         // Related memories get whatever the other channels leave, so ask for enough to fill the body.
-        guard('related', async () => (associative ? relatedHits(message, input, type, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
+        guard('related', async () => (associative ? relatedHits(message, { ...input, excludeMessageIds: excluded }, type, asOf, body) : { hits: [], dense: 'off' as const }), { hits: [], dense: 'off' as const }),
+        // A question about order, change or the whole story recalls its thread (decision 0080).
+        guard('related', async () => (associative ? recallThread(() => deps.threads?.(input.viewer) ?? Promise.resolve([]), message) : undefined), undefined),
       ])
+      // The threads' turns come first, in time order, each packed as the message it is, under its day.
+      const members = thread === undefined ? [] : (await threadMemberHits(deps.index, thread)).filter((hit) => (deps.agent === undefined || hit.unit.agent === undefined || hit.unit.agent === deps.agent) && !hit.provenance.every((id) => excluded.has(id)))
+      const memberUnits = new Set(members.map((hit) => hit.unit.id))
       // Skills and procedures the index found are shown only on evidence the message bears on them.
       const messageWords = contentWords(message)
       const evidence = new Map<string, string>()
@@ -440,11 +450,11 @@ export function createPrimer(deps: PrimerDeps): Primer {
       }
       const skills = await guard('skills', async () => (associative ? skillItems(message, found.hits, evidence, input.procedures ?? deps.procedures) : []), [])
       // Skills are channel D's; procedures it did not show may still be related memories, when the message bears on them.
-      const shown = found.hits.filter((hit) => hit.unit.kind !== 'skill' && (hit.unit.kind !== 'procedure' || evidence.has(hit.unit.id)))
-      // The standing instructions that apply are packed first: a few short lines, the answer's frame.
-      const related = [...shown.filter((hit) => hit.applies), ...shown.filter((hit) => !hit.applies)]
+      const ordinary = found.hits.filter((hit) => hit.unit.kind !== 'skill' && (hit.unit.kind !== 'procedure' || evidence.has(hit.unit.id)))
+      // The standing instructions that apply are packed first (a few short lines, the answer's frame), then a
+      // gathering question's thread turns in time order, then the rest.
+      const relatedOf = (hits: RetrievalHit[], story: RetrievalHit[]): RetrievalHit[] => [...hits.filter((hit) => hit.applies), ...story, ...hits.filter((hit) => !hit.applies)]
 
-      const sections: Array<PackedSection<Meta>> = []
       const profileSection = packSection('profile', HEADINGS.profile(input.user), profile, share('profile'), meter)
       const activitySection = packSection('activity', HEADINGS.activity(), activity, share('activity'), meter)
       activitySection.items.reverse()
@@ -452,49 +462,57 @@ export function createPrimer(deps: PrimerDeps): Primer {
       // Unused shares flow to related memories.
       const relatedBudget = Math.max(0, body - sectionCost(profileSection, meter) - sectionCost(activitySection, meter) - sectionCost(skillsSection, meter))
       const shownSkills = new Set(skillsSection.items.map((item) => item.meta.source))
-      const relatedCandidates: Array<RelatedCandidate<Meta>> = (await wholeMessages(related, longestExcerpt(relatedBudget, settings.itemTokens)))
-        // A tool's result is what the agent read while it worked, not a memory: what it made of it is in its own reply.
-        .filter((hit) => !shownSkills.has(hit.unit.source) && hit.unit.meta?.role !== 'tool')
-        .map((hit) => ({
-          unit: hit.unit,
-          ...(isConversational(hit.unit) ? {} : { compact: (said: (line: string) => boolean) => relatedLine(hit.unit, settings.itemTokens, messageWords, said) }),
-          meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit), ...degradedOf(hit) },
-        }))
-      // The degraded note is one line for the whole block: its room is kept when a candidate may need it.
-      const noteCost = relatedCandidates.some((candidate) => candidate.meta.degraded !== undefined) ? meter.line(DEGRADED_NOTE) + 1 : 0
       const activityText = activitySection.items.map((item) => item.text).join('\n')
-      const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, Math.max(0, relatedBudget - noteCost), meter, settings.itemTokens, activityText)
-      sections.push(profileSection, activitySection, relatedPack.section, skillsSection)
-
-      const rendered = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'], noteCost)
-      const injected: InjectedMemory[] = []
-      const shownDegraded: Meta[] = []
-      if (rendered.text !== '') {
-        for (const section of sections) {
-          if (section === relatedPack.section) {
-            // Excerpt groups hold several memories each: list every one shown.
-            for (const item of relatedPack.packed()) {
-              injected.push(asInjected(item.meta, item.tokens))
-              if (item.meta.degraded !== undefined) shownDegraded.push(item.meta)
+      // Packs the other channels' sections (copies: rendering drops items) with one list of related memories.
+      const pack = async (related: RetrievalHit[]) => {
+        const relatedCandidates: Array<RelatedCandidate<Meta>> = (await wholeMessages(related, longestExcerpt(relatedBudget, settings.itemTokens)))
+          // A tool's result is what the agent read while it worked, not a memory: what it made of it is in its own reply.
+          .filter((hit) => !shownSkills.has(hit.unit.source) && hit.unit.meta?.role !== 'tool')
+          .map((hit) => ({
+            unit: hit.unit,
+            ...(isConversational(hit.unit) ? {} : { compact: (said: (line: string) => boolean) => relatedLine(hit.unit, settings.itemTokens, messageWords, said) }),
+            meta: { channel: 'related', id: hit.unit.id, kind: hit.unit.kind, source: hit.unit.source, provenance: hit.provenance, why: whyOf(hit), ...degradedOf(hit) },
+          }))
+        // The degraded note is one line for the whole block: its room is kept when a candidate may need it.
+        const noteCost = relatedCandidates.some((candidate) => candidate.meta.degraded !== undefined) ? meter.line(DEGRADED_NOTE) + 1 : 0
+        const relatedPack = packRelated('related', HEADINGS.related(), relatedCandidates, Math.max(0, relatedBudget - noteCost), meter, settings.itemTokens, activityText)
+        const sections: Array<PackedSection<Meta>> = [profileSection, activitySection, relatedPack.section, skillsSection].map((section) => (section === relatedPack.section ? section : { ...section, items: [...section.items] }))
+        const rendered = renderWithinBudget(sections, meter, ['related', 'activity', 'skills', 'profile'], noteCost)
+        const injected: InjectedMemory[] = []
+        const shownDegraded: Meta[] = []
+        if (rendered.text !== '') {
+          for (const section of sections) {
+            if (section === relatedPack.section) {
+              // Excerpt groups hold several memories each: list every one shown.
+              for (const item of relatedPack.packed()) {
+                injected.push(asInjected(item.meta, item.tokens))
+                if (item.meta.degraded !== undefined) shownDegraded.push(item.meta)
+              }
+              continue
             }
-            continue
-          }
-          for (const item of section.items) {
-            // Profile lines are one memory: merge them.
-            const same = injected.find((m) => m.channel === section.channel && m.id === item.meta.id)
-            if (same) same.tokens += item.tokens
-            else injected.push(asInjected(item.meta, item.tokens))
+            for (const item of section.items) {
+              // Profile lines are one memory: merge them.
+              const same = injected.find((m) => m.channel === section.channel && m.id === item.meta.id)
+              if (same) same.tokens += item.tokens
+              else injected.push(asInjected(item.meta, item.tokens))
+            }
           }
         }
+        return { rendered, injected, shownDegraded }
       }
+      const { rendered, injected, shownDegraded } = await pack(relatedOf(ordinary.filter((hit) => !memberUnits.has(hit.unit.id)), members))
 
       const degraded = degradedNotes(shownDegraded)
       const text = degraded.length > 0 ? `${rendered.text}\n\n${DEGRADED_NOTE}` : rendered.text
       const tokens = degraded.length > 0 ? countTokensByLine(text) : rendered.tokens
 
       // The Hebbian term: what priming put in front of the agent was recalled. A skill or procedure
-      // is not: it is credited a use when the session follows it (procedures/use-crediting.ts).
-      const recalledUnits = injected.filter((m) => m.channel === 'related' && !SKILL_KINDS.includes(m.kind as UnitKind)).map((m) => m.id)
+      // is not: it is credited a use when the session follows it (procedures/use-crediting.ts). A
+      // gathering question's story is not either: its turns are shown because a thread holds them, not
+      // recalled by the message, and the turns it displaced were. Its access record is what the message
+      // alone would have shown, so the story changes no later recall (decision 0080).
+      const recalled = members.length === 0 ? injected : (await pack(relatedOf(ordinary, []))).injected
+      const recalledUnits = recalled.filter((m) => m.channel === 'related' && !SKILL_KINDS.includes(m.kind as UnitKind)).map((m) => m.id)
       if (recalledUnits.length > 0 && input.inspect !== true) {
         try {
           await deps.index.recordAccess(recalledUnits, deps.clock.now().toISOString())

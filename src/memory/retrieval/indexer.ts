@@ -56,6 +56,13 @@ const INDEXED_DOC_KINDS: ReadonlyArray<{ kind: DocKind; unit: UnitKind }> = memo
   spec.home === 'tree' && spec.unit !== null ? [{ kind, unit: spec.unit as UnitKind }] : [],
 )
 
+/**
+ * The kinds whose unreadable files a reindex reports: all but the gathered ones (threads, decision
+ * 0080). A thread is rebuilt from the turns and read only by a question that gathers; checking each
+ * on every reindex read every thread at every session boundary. `engram status` still reports them.
+ */
+const PROBLEM_DOC_KINDS: readonly DocKind[] = memoryKinds().flatMap(([kind, spec]) => (spec.primedBy === 'gathered' ? [] : [kind]))
+
 const FILE_UNIT: Record<EngramFile, UnitKind> = { profile: 'profile', rules: 'rule', lessons: 'lesson' }
 
 /** The home-relative folder of an owner's tree (home-layout.ts `ownerTree().rel`). */
@@ -392,7 +399,7 @@ function ownerPieces(owner: Owner, deps: IndexerDeps, memo: DocumentMemo): Piece
   }
   pieces.push((found) =>
     guarded(found, treeRel(owner, deps.agent), async () => {
-      found.problems.push(...(await stores.documents.problems()))
+      found.problems.push(...(await stores.documents.problems(PROBLEM_DOC_KINDS)))
     }),
   )
   return pieces
