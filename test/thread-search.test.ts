@@ -91,11 +91,11 @@ function threadSearchSuite(target: Target): void {
     assert.ok(await adaDocs.read('thread', 'sourdough'), `Ada's sourdough thread; threads: ${JSON.stringify(await adaDocs.slugs('thread'))}`)
 
     clock.advance(DAY)
-    const searchIn = async (sessionId: string, user: string, message: string, query: string): Promise<{ outcome: ToolOutcome; hits: Hit[]; messageId: number }> => {
+    const searchIn = async (sessionId: string, user: string, message: string, query: string, limit?: number): Promise<{ outcome: ToolOutcome; hits: Hit[]; messageId: number }> => {
       const turn = await mind.session(sessionId, { user }).begin(message)
       const tool = turn.tools.find((candidate) => candidate.name === 'search_memory')
       assert.ok(tool)
-      const outcome = (await tool.execute({ query })) as ToolOutcome
+      const outcome = (await tool.execute({ query, ...(limit !== undefined ? { limit } : {}) })) as ToolOutcome
       assert.ok(!outcome.isError, outcome.text)
       await mind.session(sessionId, { user }).end(turn, 'Here is what I found.')
       return { outcome, hits: (outcome.data as { hits: Hit[] }).hits, messageId: turn.messageId }
@@ -106,6 +106,10 @@ function threadSearchSuite(target: Target): void {
       const { outcome, hits } = await searchIn('kitchen-ask', 'ada', 'Let me look back at my baking.', query)
       assertStoryFirst(outcome.text, hits)
     }
+    // A limit shorter than the story lists its beginning, and says how much more there is.
+    const cut = await searchIn('kitchen-ask', 'ada', 'And the start of it?', 'In what order did I do things with my sourdough?', 2)
+    assert.deepEqual(cut.hits.map((hit) => [hit.text, hit.thread, hit.threadTurns]), STORY.slice(0, 2).map((said) => [said, 'sourdough', 3]))
+    assert.match(cut.outcome.text, /\(the turns of the thread "sourdough" first, in time order \(2 of 3; a larger limit lists more\); then best first\):/)
 
     // (3) Bob asks the same: Ada's thread is not in his view, nor are her turns.
     const bob = await searchIn('bakery-ask', 'bob', 'Let me look back at my baking.', 'In what order did I do things with my sourdough?')

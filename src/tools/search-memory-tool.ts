@@ -47,6 +47,8 @@ export interface MemorySearchHit {
    * change or the whole story lists its thread's turns first, in time order (decision 0080).
    */
   thread?: string
+  /** How many turns the recalled threads hold (more than listed when the limit cut them). */
+  threadTurns?: number
 }
 
 /** A retrieval hit as search_memory and `engram search` show it. */
@@ -61,7 +63,7 @@ export function memorySearchHitOf(hit: GatheredHit): MemorySearchHit {
     createdAt: hit.unit.createdAt,
     provenance: hit.provenance,
     ...(history ? { history } : {}),
-    ...(hit.thread !== undefined ? { thread: hit.thread } : {}),
+    ...(hit.thread !== undefined ? { thread: hit.thread, threadTurns: hit.threadTurns } : {}),
   }
 }
 
@@ -137,9 +139,13 @@ function toolOpener(hit: MemorySearchHit, ref: string): string {
  */
 export function formatSearchHits(query: string, hits: MemorySearchHit[], layout: HomeLayout, viewer?: Viewer, opener: (hit: MemorySearchHit, ref: string) => string = toolOpener): string {
   if (hits.length === 0) return `Nothing in your memory matches "${escapeRecalled(query)}". Try other or fewer words, or drop the kinds filter.`
-  const threads = [...new Set(hits.flatMap((hit) => (hit.thread === undefined ? [] : [hit.thread])))]
-  // A gathering query's thread turns come first in time order, not by score: the header says so.
-  const order = threads.length === 0 ? 'best first' : `the turns of the thread${threads.length === 1 ? '' : 's'} ${threads.map((slug) => `"${escapeRecalled(slug)}"`).join(' and ')} first, in time order; then best first`
+  const members = hits.filter((hit) => hit.thread !== undefined)
+  const threads = [...new Set(members.map((hit) => hit.thread))]
+  // A gathering query's thread turns come first in time order, not by score: the header says so, and
+  // when the limit cut the story short, how much of it there is.
+  const total = members[0]?.threadTurns ?? members.length
+  const cut = total > members.length ? ` (${members.length} of ${total}; a larger limit lists more)` : ''
+  const order = threads.length === 0 ? 'best first' : `the turns of the thread${threads.length === 1 ? '' : 's'} ${threads.map((slug) => `"${escapeRecalled(slug ?? '')}"`).join(' and ')} first, in time order${cut}; then best first`
   const lines = [`${hits.length} result${hits.length === 1 ? '' : 's'} for "${escapeRecalled(query)}" (${order}):`]
   hits.forEach((hit, index) => {
     const ref = hitReference(hit, layout, viewer)

@@ -13,8 +13,11 @@ import type { UnitKind } from '../../storage/contracts.ts'
 import type { RetrievalHit } from '../retrieval/search.ts'
 import { recallThread, type ThreadSource, threadMemberHits } from './gathering-question.ts'
 
-/** A search hit, and when it is listed because a thread holds it, that thread's subject (its slug). */
-export type GatheredHit = RetrievalHit & { thread?: string }
+/**
+ * A search hit, and when it is listed because a thread holds it, that thread's subject (its slug) and
+ * how many turns the recalled threads hold for the viewer (more than are listed when the limit cut them).
+ */
+export type GatheredHit = RetrievalHit & { thread?: string; threadTurns?: number }
 
 export interface ThreadSearchDeps {
   /** The viewer's threads (its user's and the agent's trees), read only when the query gathers. */
@@ -40,13 +43,12 @@ export async function searchWithThreads(deps: ThreadSearchDeps, query: string, o
   const [hits, thread] = await Promise.all([ordinary(), wantsMessages ? recallThread(deps.threads, query) : undefined])
   if (thread === undefined) return hits
   const excluded = new Set((options.excludeMessageIds ?? []).map(String))
-  const members = (await threadMemberHits(deps.index, thread))
-    .filter((hit) => deps.visible(hit) && !hit.provenance.every((id) => excluded.has(id)))
-    .slice(0, options.limit)
-    .map((hit): GatheredHit => {
-      const subject = hit.provenance.map((id) => thread.subjects.get(id)).find((slug) => slug !== undefined)
-      return subject === undefined ? hit : { ...hit, thread: subject }
-    })
+  const visible = (await threadMemberHits(deps.index, thread)).filter((hit) => deps.visible(hit) && !hit.provenance.every((id) => excluded.has(id)))
+  // The story's beginning, when it is longer than the limit: the header tells how much more there is.
+  const members = visible.slice(0, options.limit).map((hit): GatheredHit => {
+    const subject = hit.provenance.map((id) => thread.subjects.get(id)).find((slug) => slug !== undefined)
+    return subject === undefined ? hit : { ...hit, thread: subject, threadTurns: visible.length }
+  })
   if (members.length === 0) return hits
   const listed = new Set(members.map((hit) => hit.unit.id))
   return [...members, ...hits.filter((hit) => !listed.has(hit.unit.id))].slice(0, options.limit)
