@@ -12,6 +12,8 @@ import type { Clock } from './core/clock.ts'
 import { EngramError, ErrorCode } from './core/errors.ts'
 import type { Engram } from './core/engram.ts'
 import type { Logger } from './core/logger.ts'
+import type { MemoryDoc } from './core/memory-doc.ts'
+import type { Viewer } from './core/owner.ts'
 import type { ProgressOptions } from './core/progress.ts'
 import type { Embedder, Llm } from './llm/contracts.ts'
 import type { ContextProvider } from './memory/context/provider.ts'
@@ -61,6 +63,8 @@ export interface MindInternals extends Mind {
   readonly context: ContextProvider
   /** Hybrid search with spreading activation over every retrievable unit. */
   readonly retriever: Retriever
+  /** The threads a viewer's owners hold (decision 0080: its user's and the agent's, never shared), read whole; the agent's own view without a viewer. */
+  threads(viewer?: Viewer): Promise<MemoryDoc[]>
   /** Automatic recall before a turn. */
   readonly primer: Primer
   /**

@@ -334,6 +334,8 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     settings: searchAllOwners.settings,
     search: (query, options = {}) => searchAllOwners.search(query, options.viewer !== undefined || options.allOwners === true ? options : { ...options, viewer: { agent: values.agent } }),
   }
+  // Threads are not shared: a viewer's are its user's and the agent's (decision 0080).
+  const threads = (viewer?: Viewer) => readThreads(visibleOwners(viewer ?? { agent: values.agent }).flatMap((owner) => (owner === 'shared' ? [] : [backend.owned(owner).documents])))
   const primer = createPrimer({
     documents: backend.documents,
     activity: backend.activity,
@@ -345,8 +347,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     skills,
     // What a viewer's owners forgot stays out of the recent activity primed for them.
     forgotten: (viewer) => forgottenEntryTexts(visibleOwners(viewer ?? { agent: values.agent }).flatMap((owner) => memory.storesOf(owner).global.archive ?? [])),
-    // Threads are not shared: a viewer's are its user's and the agent's (decision 0080).
-    threads: (viewer) => readThreads(visibleOwners(viewer ?? { agent: values.agent }).flatMap((owner) => (owner === 'shared' ? [] : [backend.owned(owner).documents]))),
+    threads,
     settings: { ...primingSettingsFromConfig(values.priming), queryChars: values.limits.queryChars },
   })
 
@@ -411,6 +412,7 @@ export async function createMind(options: CreateMindOptions = {}): Promise<Mind>
     memory,
     context,
     retriever,
+    threads,
     primer,
     session: (sessionId, sessionOptions) =>
       createSession(

@@ -5,8 +5,9 @@
  */
 import { join } from 'node:path'
 import { describeError } from '../core/errors.ts'
-import type { Viewer } from '../core/owner.ts'
+import { canSee, type Viewer } from '../core/owner.ts'
 import type { ContextSession } from '../memory/context/provider.ts'
+import { searchWithThreads } from '../memory/threads/thread-search.ts'
 import type { Locks } from '../storage/contracts.ts'
 import { createFileLocks } from '../storage/files/locks.ts'
 import { toEngramTool, toEngramTools } from './adapters.ts'
@@ -20,7 +21,7 @@ import { buildRecallTool } from './recall-tool.ts'
 import { createRecallSkillTool } from './recall-skill-tool.ts'
 import { createReportProcedureOutcomeTool } from './report-procedure-outcome-tool.ts'
 import { withAnnotations } from './tool-annotations.ts'
-import { buildSearchMemoryTool, type MemorySearch, memorySearchHitOf } from './search-memory-tool.ts'
+import { buildSearchMemoryTool, type MemorySearch, type MemorySearchHit, type MemorySearchOptions, memorySearchHitOf } from './search-memory-tool.ts'
 import type { EngramTool } from './tool.ts'
 import type { ToolHost } from './tool-host.ts'
 
@@ -142,13 +143,26 @@ async function currentTurnMessages(host: ToolHost, sessionId: string): Promise<n
 
 /** search_memory over the mind's hybrid retriever (lexical + dense + spreading activation), as `viewer` may see it. */
 function retrieverSearch(host: ToolHost, viewer: Viewer): MemorySearch {
-  return async (query, options) => {
-    const result = await host.retriever.search(query, {
-      limit: options.limit,
-      viewer,
-      ...(options.kinds ? { kinds: options.kinds } : {}),
-      ...(options.excludeMessageIds ? { excludeMessageIds: options.excludeMessageIds } : {}),
-    })
-    return result.hits.map(memorySearchHitOf)
-  }
+  return async (query, options) => searchMemory(host, viewer, query, options)
+}
+
+/**
+ * The search behind search_memory (the library's tools, `engram mcp`, `/mcp`) and `engram search`:
+ * the retriever's ranking as it is, and for a query that asks for order, change or the whole story
+ * the viewer's thread on it first — its turns in time order, each naming the thread (decision 0080).
+ * `recordAccess: false` for a person looking (`engram search`), not the agent recalling.
+ */
+export async function searchMemory(host: Pick<ToolHost, 'retriever' | 'threads' | 'backend'>, viewer: Viewer, query: string, options: MemorySearchOptions & { recordAccess?: false }): Promise<MemorySearchHit[]> {
+  const ordinary = async () =>
+    (
+      await host.retriever.search(query, {
+        limit: options.limit,
+        viewer,
+        ...(options.kinds ? { kinds: options.kinds } : {}),
+        ...(options.excludeMessageIds ? { excludeMessageIds: options.excludeMessageIds } : {}),
+        ...(options.recordAccess === false ? { recordAccess: false } : {}),
+      })
+    ).hits
+  const hits = await searchWithThreads({ threads: () => host.threads(viewer), index: host.backend.index, visible: (hit) => canSee(viewer, hit.unit) }, query, options, ordinary)
+  return hits.map(memorySearchHitOf)
 }

@@ -14,7 +14,7 @@ import { DEFAULT_LIMITS } from '../config/limits.ts'
 import { perQueryLimit, queryField } from './input-limits.ts'
 import { escapeRecalled } from '../memory/engrams/escape-recalled.ts'
 import { type FactValidity, factValidityOfUnit, siblingSource, validityNote } from '../memory/retrieval/fact-history.ts'
-import type { RetrievalHit } from '../memory/retrieval/search.ts'
+import type { GatheredHit } from '../memory/threads/thread-search.ts'
 import { memoryPathOfSource } from '../memory/tree/memory-paths.ts'
 import { type EngramTool, engramErrorResult, invalidArgumentsResult, toolErrorResult, toolJsonSchema, type ToolResult } from './tool.ts'
 
@@ -42,10 +42,17 @@ export interface MemorySearchHit {
    * it or that it supersedes, in the same folder, and when it held.
    */
   history?: FactValidity
+  /**
+   * Listed because this thread (its subject's slug) holds the turn: a query that asks for order,
+   * change or the whole story lists its thread's turns first, in time order (decision 0080).
+   */
+  thread?: string
+  /** How many turns the recalled threads hold (more than listed when the limit cut them). */
+  threadTurns?: number
 }
 
 /** A retrieval hit as search_memory and `engram search` show it. */
-export function memorySearchHitOf(hit: RetrievalHit): MemorySearchHit {
+export function memorySearchHitOf(hit: GatheredHit): MemorySearchHit {
   const history = factValidityOfUnit(hit.unit)
   return {
     id: hit.unit.id,
@@ -56,6 +63,7 @@ export function memorySearchHitOf(hit: RetrievalHit): MemorySearchHit {
     createdAt: hit.unit.createdAt,
     provenance: hit.provenance,
     ...(history ? { history } : {}),
+    ...(hit.thread !== undefined ? { thread: hit.thread, threadTurns: hit.threadTurns } : {}),
   }
 }
 
@@ -131,11 +139,19 @@ function toolOpener(hit: MemorySearchHit, ref: string): string {
  */
 export function formatSearchHits(query: string, hits: MemorySearchHit[], layout: HomeLayout, viewer?: Viewer, opener: (hit: MemorySearchHit, ref: string) => string = toolOpener): string {
   if (hits.length === 0) return `Nothing in your memory matches "${escapeRecalled(query)}". Try other or fewer words, or drop the kinds filter.`
-  const lines = [`${hits.length} result${hits.length === 1 ? '' : 's'} for "${escapeRecalled(query)}" (best first):`]
+  const members = hits.filter((hit) => hit.thread !== undefined)
+  const threads = [...new Set(members.map((hit) => hit.thread))]
+  // A gathering query's thread turns come first in time order, not by score: the header says so, and
+  // when the limit cut the story short, how much of it there is.
+  const total = members[0]?.threadTurns ?? members.length
+  const cut = total > members.length ? ` (${members.length} of ${total}; a larger limit lists more)` : ''
+  const order = threads.length === 0 ? 'best first' : `the turns of the thread${threads.length === 1 ? '' : 's'} ${threads.map((slug) => `"${escapeRecalled(slug ?? '')}"`).join(' and ')} first, in time order${cut}; then best first`
+  const lines = [`${hits.length} result${hits.length === 1 ? '' : 's'} for "${escapeRecalled(query)}" (${order}):`]
   hits.forEach((hit, index) => {
     const ref = hitReference(hit, layout, viewer)
     const when = hit.createdAt ? ` ${hit.createdAt.slice(0, 10)}` : ''
-    lines.push(`${index + 1}. [${hit.kind}${when}] ${snippet(hit.text)}${historyNote(hit, layout, viewer)}`)
+    const thread = hit.thread === undefined ? '' : `, thread ${escapeRecalled(hit.thread)}`
+    lines.push(`${index + 1}. [${hit.kind}${when}${thread}] ${snippet(hit.text)}${historyNote(hit, layout, viewer)}`)
     lines.push(`   source: ${escapeRecalled(ref)}${entryAnchor(hit)} (open with ${escapeRecalled(opener(hit, ref))})`)
   })
   return lines.join('\n')

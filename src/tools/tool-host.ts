@@ -6,6 +6,8 @@
  * that is not a whole mind (a test, another wiring) gives just these members.
  */
 import type { Clock } from '../core/clock.ts'
+import type { MemoryDoc } from '../core/memory-doc.ts'
+import type { Viewer } from '../core/owner.ts'
 import type { ConfigValues } from '../config/resolve.ts'
 import type { DeclarativeMemory } from '../memory/engrams/declarative-memory.ts'
 import type { ContextProvider } from '../memory/context/provider.ts'
@@ -28,6 +30,8 @@ export interface ToolHost {
   readonly skills: SkillStore
   readonly context: ContextProvider
   readonly retriever: Pick<Retriever, 'search'>
+  /** The threads a viewer's owners hold (decision 0080): search_memory lists a gathering query's thread turns first. */
+  threads(viewer: Viewer): Promise<MemoryDoc[]>
   /** One user's view, recorder, procedures and episodes (the agent's own without one). */
   scope(user?: string): ViewerScope
   /** Resolves when every write made so far is in the search index. */

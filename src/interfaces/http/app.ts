@@ -255,7 +255,7 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return c.json({ ok: true, ...(result.data as Record<string, unknown>) })
   }
   const searchRequest = searchParts(toolNamed(mind.agentTools(), SEARCH_MEMORY_TOOL_NAME).inputSchema as z.ZodObject)
-  const searchReturns = 'hits: ranked memories with their text, kind, source and score (the search_memory tool\'s result)'
+  const searchReturns = 'hits: ranked memories with their text, kind, source and score (the search_memory tool\'s result); a query that asks for order, change or the whole story lists its thread\'s turns first, in time order, each with thread'
   api.add({ method: 'post', path: '/v1/search', summary: 'Search the memory (the search_memory tool)', returns: searchReturns, body: searchRequest.body }, (c, { body }) => search(c, body))
   api.add({ method: 'get', path: '/v1/search', summary: 'Search the memory (the search_memory tool), from the query string', returns: searchReturns, query: searchRequest.query }, (c, { query }) => search(c, query))
 

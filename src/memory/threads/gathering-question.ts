@@ -61,7 +61,7 @@ const BM25_K1 = 1.2
 const BM25_B = 0.75
 
 /** The threads a question may recall: the documents of its viewer's trees (`threads/*.md`), read whole. */
-export type ThreadSource = () => Promise<ReadonlyArray<{ body: string }>>
+export type ThreadSource = () => Promise<ReadonlyArray<{ body: string; slug?: string }>>
 
 /** The threads of these trees' document stores (a viewer's own and the agent's), read whole. */
 export async function readThreads(stores: ReadonlyArray<Pick<DocumentStore, 'slugs' | 'read'>>): Promise<MemoryDoc[]> {
@@ -75,6 +75,8 @@ export interface RecalledThread {
   score: number
   /** The ids of the messages it gathers (`StoredMessage.id` as a string), oldest first. */
   messageIds: string[]
+  /** Each message's thread (its subject's slug, the better thread's when two hold it), when the source names them. */
+  subjects: ReadonlyMap<string, string>
 }
 
 /**
@@ -99,7 +101,7 @@ export async function recallThread(threads: ThreadSource, question: string): Pro
       const term = stem(word)
       if (wanted.has(term)) tf.set(term, (tf.get(term) ?? 0) + 1)
     }
-    return { body: thread.body, tf, length }
+    return { thread, tf, length }
   })
   const n = counted.length
   const avgdl = counted.reduce((sum, thread) => sum + thread.length, 0) / n || 1
@@ -111,7 +113,7 @@ export async function recallThread(threads: ThreadSource, question: string): Pro
     .map((thread) => {
       let score = 0
       for (const [term, f] of thread.tf) score += (idf.get(term) ?? 0) * ((f * (BM25_K1 + 1)) / (f + BM25_K1 * (1 - BM25_B + (BM25_B * thread.length) / avgdl)))
-      return { body: thread.body, score }
+      return { thread: thread.thread, score }
     })
     .filter((thread) => thread.score > 0)
     .sort((a, b) => b.score - a.score)
@@ -123,8 +125,15 @@ export async function recallThread(threads: ThreadSource, question: string): Pro
   // order or a change is the sequence of the turns themselves.
   const text = question.toLowerCase().replace(/\s+/g, ' ')
   const both = SUMMARY_FORMS.some((form) => form.test(text))
-  const ids = new Set(scored.flatMap((thread) => (both ? threadTurnsAndReplies(thread.body) : threadMessageIds(thread.body))))
-  return { score: best.score, messageIds: [...ids].sort((a, b) => Number(a) - Number(b)) }
+  const subjects = new Map<string, string>()
+  const ids = new Set<string>()
+  for (const { thread } of scored) {
+    for (const id of both ? threadTurnsAndReplies(thread.body) : threadMessageIds(thread.body)) {
+      ids.add(id)
+      if (thread.slug !== undefined && !subjects.has(id)) subjects.set(id, thread.slug)
+    }
+  }
+  return { score: best.score, messageIds: [...ids].sort((a, b) => Number(a) - Number(b)), subjects }
 }
 
 /**

@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { checkLength } from '../../../../config/limits.ts'
 import { EngramError, ErrorCode } from '../../../../core/errors.ts'
 import { UNIT_KINDS, type UnitKind } from '../../../../storage/contracts.ts'
-import { formatSearchHits, hitReference, memorySearchHitOf, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../../../tools/search-memory-tool.ts'
+import { searchMemory } from '../../../../tools/agent-tools.ts'
+import { formatSearchHits, hitReference, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT } from '../../../../tools/search-memory-tool.ts'
 import { choicesOf } from '../../choices.ts'
 import type { Command } from '../../command.ts'
 import { withMind } from '../../open-mind.ts'
@@ -52,8 +53,7 @@ export const searchCommand: Command = {
     return withMind(context, async (mind) => {
       checkLength('queryChars', 'The query', query, mind.config.values.limits.queryChars)
       const viewer = mind.scope(user).viewer
-      const result = await mind.retriever.search(query, { limit, viewer, recordAccess: false, ...(kinds ? { kinds } : {}) })
-      const hits = result.hits.map(memorySearchHitOf)
+      const hits = await searchMemory(mind, viewer, query, { limit, recordAccess: false, ...(kinds ? { kinds } : {}) })
       return {
         data: { query, ...(user !== undefined ? { user } : {}), hits: hits.map((hit) => ({ ...hit, ref: hitReference(hit, mind.layout, viewer) })) },
         // A person at the command line opens a conversation with `engram context expand` and a
