@@ -101,8 +101,9 @@ function threadSearchSuite(target: Target): void {
       return { outcome, hits: (outcome.data as { hits: Hit[] }).hits, messageId: turn.messageId }
     }
 
-    // (1) Through the session's own tools: an order and what was said across sessions both list the story first.
-    for (const query of ['In what order did I do things with my sourdough?', 'Across our conversations, what did I say about my sourdough?']) {
+    // (1) Through the session's own tools: an order, what was said across sessions and how the subject
+    // changed (named between "how did" and the verb) all list the story first.
+    for (const query of ['In what order did I do things with my sourdough?', 'Across our conversations, what did I say about my sourdough?', 'How did my sourdough develop?']) {
       const { outcome, hits } = await searchIn('kitchen-ask', 'ada', 'Let me look back at my baking.', query)
       assertStoryFirst(outcome.text, hits)
     }
@@ -130,6 +131,10 @@ function threadSearchSuite(target: Target): void {
     assert.match(shown.text, /\(best first\):/)
     await mind.session('kitchen-plain', { user: 'ada' }).end(turn, 'Rye.')
     const withThread = await searchMemory(internals, viewer, plain, { limit: 10, recordAccess: false })
+    // A "how did …" that asks about a feeling, not a change ("progress" after a possessive is a noun):
+    // the ordinary search, the thread in place.
+    const feeling = 'How did you feel about my progress with the sourdough?'
+    assert.deepEqual(await searchMemory(internals, viewer, feeling, { limit: 10, recordAccess: false }), (await internals.retriever.search(feeling, { viewer, limit: 10, recordAccess: false })).hits.map(memorySearchHitOf))
     await adaDocs.archive('thread', 'sourdough', 'forgotten')
     const withoutThread = await searchMemory(internals, viewer, plain, { limit: 10, recordAccess: false })
     // Without the thread, a gathering query is the ordinary search too.

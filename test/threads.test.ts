@@ -97,6 +97,11 @@ function threadSuite(target: Target): void {
     const summarised = summary.injected.flatMap((item) => (item.kind === 'message' ? item.provenance : []))
     for (const id of [...ids, ...replies]) assert.ok(summarised.includes(id), `message ${id} in ${JSON.stringify(summarised)}`)
 
+    // How a subject changed, the subject named between "how did" and the verb: the turns, in time order.
+    const developed = await mind.primer.prime({ message: 'How did my sourdough develop?', viewer: { agent: mind.agent, user: 'ada' }, inspect: true })
+    const told = developed.injected.filter((item) => item.channel === 'related').flatMap((item) => (item.kind === 'message' ? item.provenance : []))
+    assert.deepEqual(told.slice(0, ids.length), ids, `the thread's turns first, in time order: ${JSON.stringify(told)}`)
+
     // The same subject asked without the form of a whole story is an ordinary question: no thread.
     const plain = await mind.primer.prime({ message: 'Which flour did I use for the sourdough starter?', viewer: { agent: mind.agent, user: 'ada' }, inspect: true })
     assert.ok(!plain.injected.some((item) => item.kind === 'thread'))

@@ -31,8 +31,9 @@ const GATHERING_FORMS: readonly RegExp[] = [
   /\bthe order (?:in which|of)\b/,
   /\bin order\b(?! to\b)/,
   // The word of change is the question's verb: after an article or a possessive it is a noun ("how did she
-  // feel about her progress" asks about a feeling, not how something changed).
-  /\bhow (?:did|has|have|do|does) .{0,120}?(?<!\b(?:a|an|the|my|your|his|her|our|their|its|this|that) )\b(?:develop|evolve|change|progress|grow|shift)(?:ed|s|d)?\b/,
+  // feel about her progress" asks about a feeling, not how something changed). What changed sits between
+  // "how did" and the verb ("how did my sourdough develop"): the form's words are around it, not it.
+  /\bhow (?:did|has|have|do|does) (?<subject>.{0,120}?)(?<!\b(?:a|an|the|my|your|his|her|our|their|its|this|that) )\b(?:develop|evolve|change|progress|grow|shift)(?:ed|s|d)?\b/,
   /\b(?:across|throughout|over) (?:all )?(?:of )?(?:our|my|the|these) (?:conversations?|sessions?|chats?|discussions?|talks?)\b/,
   /\bover time\b/,
   ...SUMMARY_FORMS,
@@ -47,10 +48,17 @@ export function asksForTheWholeStory(question: string): boolean {
 /**
  * What a gathering question is about: its words without the form that made it gather ("in what
  * order", "summarize", "across our sessions" say how to tell, not what about), stemmed, stop words out.
+ * A form whose subject sits inside it names that part `subject`, and it stays: only the words around it go.
  */
 function subjectTerms(question: string): string[] {
   let text = question.toLowerCase().replace(/\s+/g, ' ')
-  for (const form of GATHERING_FORMS) text = text.replace(new RegExp(form.source, 'g'), ' ')
+  for (const form of GATHERING_FORMS) {
+    text = text.replace(new RegExp(form.source, 'g'), (...match: unknown[]) => {
+      // The last argument is the named groups when the form has any (the whole text when it has none).
+      const groups = match.at(-1)
+      return ` ${typeof groups === 'object' && groups !== null ? ((groups as { subject?: string }).subject ?? '') : ''} `
+    })
+  }
   return [...new Set(words(text).filter((word) => !STOP_WORDS.has(word)).map(stem))]
 }
 
