@@ -137,6 +137,21 @@ interface Found {
 
 const NUMBER = '(?:[$€£¥]\\s?)?\\d[\\d,]*(?:\\.\\d+)?(?:\\s?(?:k|m|bn)\\b)?'
 
+/**
+ * Every match of a global pattern in `text`, left to right — what `text.matchAll(re)` gives,
+ * without the copy of the pattern matchAll makes at each call (a fifth of reading a clause).
+ */
+function everyMatch(re: RegExp, text: string): RegExpExecArray[] {
+  const out: RegExpExecArray[] = []
+  re.lastIndex = 0
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    out.push(m)
+    // An empty match moves on by one code point, as matchAll does.
+    if (m[0] === '') re.lastIndex += (text.codePointAt(re.lastIndex) ?? 0) > 0xffff ? 2 : 1
+  }
+  return out
+}
+
 // The patterns of valuesIn, each compiled once (global: every match of a clause is read).
 const DATE_VALUE = new RegExp(`\\b\\d{4}-\\d{2}-\\d{2}\\b|\\b(?:${MONTHS})\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?(?:,?\\s+\\d{4})?\\b|\\b\\d{1,2}(?:st|nd|rd|th)?\\s+(?:of\\s+)?(?:${MONTHS})\\b(?:,?\\s+\\d{4})?`, 'giu')
 const TIME_VALUE = /\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b/giu
@@ -148,8 +163,7 @@ const STATE_VALUE = new RegExp(`\\b(?:${STATE_PATTERN})\\b`, 'giu')
 function valuesIn(clause: string): Found[] {
   const found: Found[] = []
   const take = (re: RegExp, read: (m: RegExpExecArray) => { type: string; value: string } | undefined): void => {
-    // `re` is global and never run itself: matchAll runs a copy from its start.
-    for (const m of clause.matchAll(re)) {
+    for (const m of everyMatch(re, clause)) {
       const start = m.index as number
       const end = start + m[0].length
       if (found.some((f) => start < f.end && end > f.start)) continue
@@ -282,7 +296,7 @@ function nameReadings(clause: string): ValueReading[] {
   const read = out.map((r) => ({ ...r, value: r.value.replace(/[.,!:]+$/, '') })).filter((r) => r.subject.length > 0 && r.value !== '')
   // Every name the clause mentions (its first word too unless a function word, capitalised anyway),
   // for a later "switched from <name> to …" that names this statement's value as the old one.
-  for (const m of clause.matchAll(NAME_MENTIONED)) {
+  for (const m of everyMatch(NAME_MENTIONED, clause)) {
     const name = m[0].toLowerCase().replace(/[.,!:]+$/, '')
     if (m.index === 0 && STOP_WORDS.has(name.split(' ')[0] as string)) continue
     if (name !== 'i' && !read.some((r) => r.value === name)) read.push({ subject: [], type: 'name', value: name })
