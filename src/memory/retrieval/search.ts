@@ -40,7 +40,7 @@ import { createQueryExpander, DEFAULT_EXPANSION_OPTIONS, type QueryExpander } fr
 import { createUnitMemo } from './unit-memo.ts'
 import { changedValue, subjectStems, type ValueReading, valueReadings } from '../../text/value-readings.ts'
 import { asksWhatTheAgentSaid } from './agent-said.ts'
-import { type ConditionWords, readRules, RULES_READ, rulesThatApply, wordRelatedness } from './standing-instructions.ts'
+import { type ConditionWords, type ReadRule, readRules, RULES_READ, rulesThatApply, wordRelatedness } from './standing-instructions.ts'
 
 /** Why a hit ranks where it does: each term of its score. */
 export interface ScoreTerms {
@@ -200,6 +200,7 @@ function passesFilter(unit: StoredUnit, options: RetrievalOptions, since: number
   if (options.user !== undefined && unit.user !== options.user) return false
   if (options.viewer !== undefined && !canSee(options.viewer, unit)) return false
   if (options.sources !== undefined && !options.sources.includes(unit.source)) return false
+  if (since === undefined && until === undefined) return true
   const at = Date.parse(unit.createdAt)
   if (since !== undefined && !(at >= since)) return false
   if (until !== undefined && !(at <= until)) return false
@@ -610,18 +611,20 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
    * a person sets a rule once in many turns. Without a stamp (a backend that cannot tell) they are
    * listed every time.
    */
-  const rulesRead = new Map<string, { stamp: string; units: StoredUnit[] }>()
-  async function rulesListed(filter: IndexFilter & { kinds: UnitKind[] }): Promise<StoredUnit[]> {
-    if (!index.stamp) return await index.list(filter, { limit: RULES_READ })
+  const rulesRead = new Map<string, { stamp: string; rules: ReadRule[] }>()
+  /** The rules `filter` lists, each read for its condition (readRules: one whose condition names nothing is left out). */
+  async function rulesListed(filter: IndexFilter & { kinds: UnitKind[] }): Promise<ReadRule[]> {
+    const read = async (): Promise<ReadRule[]> => readRules(await index.list(filter, { limit: RULES_READ }), settings.maxQueryTerms, conditionMemo)
+    if (!index.stamp) return await read()
     const key = JSON.stringify(filter)
     const stamp = await index.stamp(filter.kinds)
     const known = rulesRead.get(key)
-    if (known?.stamp === stamp) return known.units
-    const units = await index.list(filter, { limit: RULES_READ })
+    if (known?.stamp === stamp) return known.rules
+    const rules = await read()
     // A handful of viewers ask; a process serving many keeps the latest.
     if (rulesRead.size >= RULE_LISTS_KEPT) rulesRead.clear()
-    rulesRead.set(key, { stamp, units })
-    return units
+    rulesRead.set(key, { stamp, rules })
+    return rules
   }
   /**
    * Stage 6c, for a turn about to be answered (`answering`): the rules that apply to it
@@ -638,10 +641,11 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   ): Promise<Scored[]> {
     if (options.answering !== true || (options.kinds !== undefined && !options.kinds.includes('rule')) || query.indexTerms.length === 0) return kept
     const filter = { kinds: ['rule' as const], scope: options.scope, agent: options.agent, user: options.user, viewer: options.viewer, sources: options.sources }
-    const rules = (await rulesListed(filter)).filter((unit) => passesFilter(unit, options, since, until) && !excluded(unit))
+    // Read for their conditions, then filtered: the same rules as filtered then read (each is read alone).
+    const rules = (await rulesListed(filter)).filter(({ unit }) => passesFilter(unit, options, since, until) && !excluded(unit))
     if (rules.length === 0) return kept
     related ??= loadWordVectors ? wordRelatedness(loadWordVectors(), DEFAULT_EXPANSION_OPTIONS.minCosine) : undefined
-    const read = rulesThatApply(readRules(rules, settings.maxQueryTerms, conditionMemo), query, related)
+    const read = rulesThatApply(rules, query, related)
     if (read.length === 0) return kept
     // Listed maybe turns ago: the units as they are now (their access counts), in the order chosen.
     const fresh = new Map((await index.get(read.map((unit) => unit.id))).map((unit) => [unit.id, unit]))
