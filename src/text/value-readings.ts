@@ -171,24 +171,27 @@ function valuesIn(clause: string): Found[] {
       if (reading) found.push({ start, end, ...reading })
     }
   }
-  take(DATE_VALUE, (m) => ({ type: 'date', value: m[0].toLowerCase().replace(/(st|nd|rd|th)\b|of|,|\./g, '').replace(/\s+/g, ' ').trim() }))
-  take(TIME_VALUE, (m) => ({ type: 'time', value: m[0].toLowerCase().replace(/\s/g, '') }))
-  take(VERSION_VALUE, (m) => ({ type: 'version', value: m[0].toLowerCase().replace(/^(?:version\s+|v)/, '') }))
-  take(NUMBER_VALUE, (m) => {
-    const text = m[0]
-    const number = numberOf(text)
-    if (!Number.isFinite(number)) return undefined
-    const unitWord = (m[1] ?? '').toLowerCase()
-    const currency = /^[$€£¥]/.test(text)
-    if (currency) return { type: 'money', value: String(number) }
-    const unit = UNITS[unitWord]
-    if (unit) return { type: unit.type, value: String(Math.round(number * unit.factor * 1000) / 1000) }
-    // A year alone is a date; a number before a noun counts that noun ("3 cats", "20 concurrent requests" counts requests).
-    if (unitWord === '' && /^(19|20)\d\d$/.test(text)) return { type: 'date', value: text }
-    if (/^[a-z]{3,}$/.test(unitWord) && !STOP_WORDS.has(unitWord)) return { type: `count:${stemOf(unitWord)}`, value: String(number) }
-    // A bare number ("2", "0.4") is a value only where a copula or a change verb says whose (readingAt).
-    return { type: 'number', value: String(number) }
-  })
+  // A date, a time, a version and a number each hold a digit: a clause without one has none of them.
+  if (/[0-9]/.test(clause)) {
+    take(DATE_VALUE, (m) => ({ type: 'date', value: m[0].toLowerCase().replace(/(st|nd|rd|th)\b|of|,|\./g, '').replace(/\s+/g, ' ').trim() }))
+    take(TIME_VALUE, (m) => ({ type: 'time', value: m[0].toLowerCase().replace(/\s/g, '') }))
+    take(VERSION_VALUE, (m) => ({ type: 'version', value: m[0].toLowerCase().replace(/^(?:version\s+|v)/, '') }))
+    take(NUMBER_VALUE, (m) => {
+      const text = m[0]
+      const number = numberOf(text)
+      if (!Number.isFinite(number)) return undefined
+      const unitWord = (m[1] ?? '').toLowerCase()
+      const currency = /^[$€£¥]/.test(text)
+      if (currency) return { type: 'money', value: String(number) }
+      const unit = UNITS[unitWord]
+      if (unit) return { type: unit.type, value: String(Math.round(number * unit.factor * 1000) / 1000) }
+      // A year alone is a date; a number before a noun counts that noun ("3 cats", "20 concurrent requests" counts requests).
+      if (unitWord === '' && /^(19|20)\d\d$/.test(text)) return { type: 'date', value: text }
+      if (/^[a-z]{3,}$/.test(unitWord) && !STOP_WORDS.has(unitWord)) return { type: `count:${stemOf(unitWord)}`, value: String(number) }
+      // A bare number ("2", "0.4") is a value only where a copula or a change verb says whose (readingAt).
+      return { type: 'number', value: String(number) }
+    })
+  }
   take(STATE_VALUE, (m) => {
     const state = m[0].toLowerCase().replace(/\s+/g, ' ')
     return { type: `state:${STATES[state] ?? 'other'}`, value: state }
