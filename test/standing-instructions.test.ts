@@ -78,3 +78,42 @@ test('a question about what the agent recommended finds the agent\'s reply; the 
   assert.equal(await first('What was the name of the hotel you recommended?'), recommended)
   assert.equal(await first('What was the name of the hotel?'), asked, 'without "you recommended", the agent\'s reply stays demoted')
 })
+
+test('the rules listed for a turn are kept until one is stated, in this process or another (decision 0090)', async (t) => {
+  const temp = makeTempHome('engram-rules-kept-')
+  const { ENGRAM_EMBED_MODEL: _small, ...env } = temp.env
+  const clock = new ManualClock('2026-03-02T09:00:00Z')
+  const mind = await createMind({ home: temp.home, env, ignoreConfigFile: true, clock })
+  t.after(temp.cleanup)
+  t.after(() => mind.close())
+  const index = internalsOf(mind).backend.index
+  const stamp = () => (index.stamp as NonNullable<typeof index.stamp>)(['rule'])
+
+  await sitting(mind, 'monday', 'How do I list the tables of a database?', 'Use \\dt.')
+  await mind.idle()
+  const listed = await stamp()
+  clock.set('2026-03-02T10:00:00Z')
+  const before = await sitting(mind, 'monday-2', 'How do I join two tables in SQL?', 'SELECT … JOIN …')
+  await mind.idle()
+  assert.ok(!before.includes(PSQL))
+  assert.equal(await stamp(), listed, 'a turn that states no rule leaves the rules as listed')
+
+  // Stated in this process: the next request it applies to has it.
+  clock.set('2026-03-03T09:00:00Z')
+  await sitting(mind, 'tuesday', PSQL, 'Understood.')
+  await mind.idle()
+  assert.notEqual(await stamp(), listed)
+  clock.set('2026-03-03T10:00:00Z')
+  const sql = await sitting(mind, 'tuesday-2', 'How do I write an SQL query that joins two tables?', 'SELECT … JOIN …')
+  assert.ok(sql.includes(PSQL), sql)
+  assert.ok(!sql.includes(TYPESCRIPT))
+
+  // Stated by another process on the same home: seen by this one's next turn.
+  const elsewhere = await createMind({ home: temp.home, env, ignoreConfigFile: true, clock })
+  await sitting(elsewhere, 'wednesday', TYPESCRIPT, 'Sure.')
+  await elsewhere.idle()
+  await elsewhere.close()
+  clock.set('2026-03-04T10:00:00Z')
+  const both = await sitting(mind, 'wednesday-2', 'How do I write an SQL query that groups rows?', 'GROUP BY …')
+  assert.ok(both.includes(PSQL) && both.includes(TYPESCRIPT), both)
+})

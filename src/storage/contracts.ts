@@ -437,6 +437,13 @@ export interface SearchIndex {
   documentFrequencies?(terms: readonly string[]): Promise<Map<string, number>>
   /** Speaker names seen on message units (of `agent`, when given): the participants of its conversations. */
   participants?(agent?: string): Promise<string[]>
+  /**
+   * Optional: a stamp of the units of `kinds`. Two equal stamps mean that no unit of those kinds was
+   * added, changed or removed in between, through this index or by another process — a reader may
+   * keep what it listed of them until the stamp changes (access counts are not covered: read them
+   * again). Absent where a backend cannot tell cheaply; readers then list every time.
+   */
+  stamp?(kinds: readonly UnitKind[]): Promise<string>
 }
 
 export interface ActivityQuery {

@@ -144,11 +144,33 @@ interface Found {
 
 const NUMBER = '(?:[$€£¥]\\s?)?\\d[\\d,]*(?:\\.\\d+)?(?:\\s?(?:k|m|bn)\\b)?'
 
+/**
+ * Every match of a global pattern in `text`, left to right — what `text.matchAll(re)` gives,
+ * without the copy of the pattern matchAll makes at each call (a fifth of reading a clause).
+ */
+function everyMatch(re: RegExp, text: string): RegExpExecArray[] {
+  const out: RegExpExecArray[] = []
+  re.lastIndex = 0
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    out.push(m)
+    // An empty match moves on by one code point, as matchAll does.
+    if (m[0] === '') re.lastIndex += (text.codePointAt(re.lastIndex) ?? 0) > 0xffff ? 2 : 1
+  }
+  return out
+}
+
+// The patterns of valuesIn, each compiled once (global: every match of a clause is read).
+const DATE_VALUE = new RegExp(`\\b\\d{4}-\\d{2}-\\d{2}\\b|\\b(?:${MONTHS})\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?(?:,?\\s+\\d{4})?\\b|\\b\\d{1,2}(?:st|nd|rd|th)?\\s+(?:of\\s+)?(?:${MONTHS})\\b(?:,?\\s+\\d{4})?`, 'giu')
+const TIME_VALUE = /\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b/giu
+const VERSION_VALUE = /\b(?:v|version\s+)?\d+\.\d+(?:\.\d+){1,2}\b|\bv\d+(?:\.\d+)?\b|\bversion\s+\d+(?:\.\d+)?\b/giu
+const NUMBER_VALUE = new RegExp(`${NUMBER}(?:\\s?(%|°[cf]|[a-z]+))?`, 'giu')
+const STATE_VALUE = new RegExp(`\\b(?:${STATE_PATTERN})\\b`, 'giu')
+
 /** Every typed value in a clause, left to right, none overlapping another. */
 function valuesIn(clause: string): Found[] {
   const found: Found[] = []
   const take = (re: RegExp, read: (m: RegExpExecArray) => { type: string; value: string } | undefined): void => {
-    for (const m of clause.matchAll(new RegExp(re.source, 'giu'))) {
+    for (const m of everyMatch(re, clause)) {
       const start = m.index as number
       const end = start + m[0].length
       if (found.some((f) => start < f.end && end > f.start)) continue
@@ -156,25 +178,28 @@ function valuesIn(clause: string): Found[] {
       if (reading) found.push({ start, end, ...reading })
     }
   }
-  take(new RegExp(`\\b\\d{4}-\\d{2}-\\d{2}\\b|\\b(?:${MONTHS})\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?(?:,?\\s+\\d{4})?\\b|\\b\\d{1,2}(?:st|nd|rd|th)?\\s+(?:of\\s+)?(?:${MONTHS})\\b(?:,?\\s+\\d{4})?`), (m) => ({ type: 'date', value: m[0].toLowerCase().replace(/(st|nd|rd|th)\b|of|,|\./g, '').replace(/\s+/g, ' ').trim() }))
-  take(/\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\b\d{1,2}:\d{2}\b/, (m) => ({ type: 'time', value: m[0].toLowerCase().replace(/\s/g, '') }))
-  take(/\b(?:v|version\s+)?\d+\.\d+(?:\.\d+){1,2}\b|\bv\d+(?:\.\d+)?\b|\bversion\s+\d+(?:\.\d+)?\b/, (m) => ({ type: 'version', value: m[0].toLowerCase().replace(/^(?:version\s+|v)/, '') }))
-  take(new RegExp(`${NUMBER}(?:\\s?(%|°[cf]|[a-z]+))?`), (m) => {
-    const text = m[0]
-    const number = numberOf(text)
-    if (!Number.isFinite(number)) return undefined
-    const unitWord = (m[1] ?? '').toLowerCase()
-    const currency = /^[$€£¥]/.test(text)
-    if (currency) return { type: 'money', value: String(number) }
-    const unit = UNITS[unitWord]
-    if (unit) return { type: unit.type, value: String(Math.round(number * unit.factor * 1000) / 1000) }
-    // A year alone is a date; a number before a noun counts that noun ("3 cats", "20 concurrent requests" counts requests).
-    if (unitWord === '' && /^(19|20)\d\d$/.test(text)) return { type: 'date', value: text }
-    if (/^[a-z]{3,}$/.test(unitWord) && !STOP_WORDS.has(unitWord)) return { type: `count:${stemOf(unitWord)}`, value: String(number) }
-    // A bare number ("2", "0.4") is a value only where a copula or a change verb says whose (readingAt).
-    return { type: 'number', value: String(number) }
-  })
-  take(new RegExp(`\\b(?:${STATE_PATTERN})\\b`), (m) => {
+  // A date, a time, a version and a number each hold a digit: a clause without one has none of them.
+  if (/[0-9]/.test(clause)) {
+    take(DATE_VALUE, (m) => ({ type: 'date', value: m[0].toLowerCase().replace(/(st|nd|rd|th)\b|of|,|\./g, '').replace(/\s+/g, ' ').trim() }))
+    take(TIME_VALUE, (m) => ({ type: 'time', value: m[0].toLowerCase().replace(/\s/g, '') }))
+    take(VERSION_VALUE, (m) => ({ type: 'version', value: m[0].toLowerCase().replace(/^(?:version\s+|v)/, '') }))
+    take(NUMBER_VALUE, (m) => {
+      const text = m[0]
+      const number = numberOf(text)
+      if (!Number.isFinite(number)) return undefined
+      const unitWord = (m[1] ?? '').toLowerCase()
+      const currency = /^[$€£¥]/.test(text)
+      if (currency) return { type: 'money', value: String(number) }
+      const unit = UNITS[unitWord]
+      if (unit) return { type: unit.type, value: String(Math.round(number * unit.factor * 1000) / 1000) }
+      // A year alone is a date; a number before a noun counts that noun ("3 cats", "20 concurrent requests" counts requests).
+      if (unitWord === '' && /^(19|20)\d\d$/.test(text)) return { type: 'date', value: text }
+      if (/^[a-z]{3,}$/.test(unitWord) && !STOP_WORDS.has(unitWord)) return { type: `count:${stemOf(unitWord)}`, value: String(number) }
+      // A bare number ("2", "0.4") is a value only where a copula or a change verb says whose (readingAt).
+      return { type: 'number', value: String(number) }
+    })
+  }
+  take(STATE_VALUE, (m) => {
     const state = m[0].toLowerCase().replace(/\s+/g, ' ')
     return { type: `state:${STATES[state] ?? 'other'}`, value: state }
   })
@@ -199,6 +224,10 @@ function holderOf(who: string): string[] {
   return subjectOf(who)
 }
 
+// The frames of readingAt, compiled once (not global: `exec` keeps no state between calls).
+const CHANGE_BEFORE = new RegExp(`^(.*?)\\b(?:${CHANGE_VERBS})\\b(?:\\s+(.*?))?(?:\\s+from\\s+(.+?))?\\s+(?:to|for|with)\\s+(?:an?\\s+|the\\s+)?$`, 'iu')
+const COPULA_BEFORE = new RegExp(`^(.*?)\\s*(?:\\b(${COPULAS})\\b|:)\\s*(?:${FILLERS})*$`, 'iu')
+
 /** The reading of a clause around one value, by the structure before it. */
 function readingAt(clause: string, value: Found): ValueReading | undefined {
   // The frames below end at the value and the subject is the last few words: the clause's last 120
@@ -212,7 +241,7 @@ function readingAt(clause: string, value: Found): ValueReading | undefined {
     if (subject.length > 0) return { subject, type: value.type, value: value.value }
   }
   // "… switched/changed <object> from <A> to <value>", "the rent went up (from $900) to <value>".
-  const change = new RegExp(`^(.*?)\\b(?:${CHANGE_VERBS})\\b(?:\\s+(.*?))?(?:\\s+from\\s+(.+?))?\\s+(?:to|for|with)\\s+(?:an?\\s+|the\\s+)?$`, 'iu').exec(before)
+  const change = CHANGE_BEFORE.exec(before)
   if (change) {
     const object = subjectOf(change[2] ?? '').filter((w) => w !== 'i' && w !== 'we')
     const subject = object.length > 0 ? object : subjectOf(change[1] ?? '')
@@ -220,7 +249,7 @@ function readingAt(clause: string, value: Found): ValueReading | undefined {
     if (subject.length > 0) return { subject, type: value.type, value: value.value, ...(from !== undefined ? { from } : {}) }
   }
   // "<noun phrase> is (now) <value>", "the API answers in <value>", "rent: <value>".
-  const copula = new RegExp(`^(.*?)\\s*(?:\\b(${COPULAS})\\b|:)\\s*(?:${FILLERS})*$`, 'iu').exec(before)
+  const copula = COPULA_BEFORE.exec(before)
   if (copula) {
     const subject = subjectOf(copula[1] ?? '')
     if (subject.length > 0 && subject.some((w) => w !== 'i')) return { subject, type: value.type, value: value.value }
@@ -238,6 +267,14 @@ function readingAt(clause: string, value: Found): ValueReading | undefined {
   return undefined
 }
 
+// The frames of nameReadings, compiled once (`exec` of a non-global pattern and `matchAll` keep no state).
+const USES_NOW = new RegExp(`\\b(?:now|currently|instead|these days)\\b[^.]*?\\b(?:use|uses|using|run|runs|running|rely on|relies on|on)\\s+(${NAME})(?:\\s+(?:for|to|as|in)\\s+([\\w\\s-]{2,40}))?|\\b(?:use|uses|using|run|runs|running)\\s+(${NAME})\\s+(?:now|instead|these days)\\b`, 'u')
+const USE_FOR = new RegExp(`\\b(?:use|uses|using|run|runs|running)\\s+(${NAME})\\s+(?:for|to|as|in)\\s+([\\w\\s-]{2,40})`, 'u')
+const REPLACED_WITH = new RegExp(`\\b(?:replaced|swapped|traded)\\s+(?:the\\s+|our\\s+|my\\s+)?([\\p{L}\\p{N}.+#'-]+(?:\\s+[\\p{L}\\p{N}.+#'-]+){0,2}?)\\s+(?:with|for)\\s+(?:an?\\s+|the\\s+)?(${NAME}|[a-z][\\w.+#-]*)(?:\\s+(?:as|for)\\s+(?:our\\s+|my\\s+|the\\s+)?([\\w\\s-]{2,40}))?`, 'iu')
+const SWITCHED_FROM_TO = new RegExp(`\\b(?:${CHANGE_VERBS})\\b\\s*(.*?)\\s*\\bfrom\\s+(?:an?\\s+|the\\s+)?([\\p{L}\\p{N}.+#'-]+(?:\\s+[\\p{L}\\p{N}.+#'-]+){0,2}?)\\s+to\\s+(?:an?\\s+|the\\s+)?(${NAME}|[a-z][\\w.+#-]*)`, 'iu')
+const NAME_COPULA = new RegExp(`\\b(?:[Mm]y|[Oo]ur|[Tt]he|[Tt]heir|[Hh]is|[Hh]er)\\s+([\\w\\s-]{2,40}?)\\s+(?:is|are)\\s+(?:now\\s+|currently\\s+)?(${NAME})`, 'u')
+const NAME_MENTIONED = new RegExp(`(?<![\\p{L}\\p{N}])${NAME}`, 'gu')
+
 /** Names as values: "(now) use(s) X (for Y)", "switched (Y) from A to X", "changed Y to X", "Y is now X". */
 function nameReadings(clause: string): ValueReading[] {
   const out: ValueReading[] = []
@@ -245,31 +282,31 @@ function nameReadings(clause: string): ValueReading[] {
     const m = frame.re.exec(clause)
     if (m?.[2]) out.push({ subject: [...holderOf(m[1] as string), frame.subject], type: frame.subject === 'role' ? 'role' : 'name', value: (m[2] as string).toLowerCase().trim() })
   }
-  const uses = new RegExp(`\\b(?:now|currently|instead|these days)\\b[^.]*?\\b(?:use|uses|using|run|runs|running|rely on|relies on|on)\\s+(${NAME})(?:\\s+(?:for|to|as|in)\\s+([\\w\\s-]{2,40}))?|\\b(?:use|uses|using|run|runs|running)\\s+(${NAME})\\s+(?:now|instead|these days)\\b`, 'u').exec(clause)
+  const uses = USES_NOW.exec(clause)
   if (uses) {
     const name = (uses[1] ?? uses[3]) as string
     const purpose = subjectOf(uses[2] ?? '')
     out.push({ subject: purpose.length > 0 ? purpose : ['use'], type: 'name', value: name.toLowerCase() })
   } else {
-    const use = new RegExp(`\\b(?:use|uses|using|run|runs|running)\\s+(${NAME})\\s+(?:for|to|as|in)\\s+([\\w\\s-]{2,40})`, 'u').exec(clause)
+    const use = USE_FOR.exec(clause)
     if (use) out.push({ subject: subjectOf(use[2] as string), type: 'name', value: (use[1] as string).toLowerCase() })
   }
-  const replaced = new RegExp(`\\b(?:replaced|swapped|traded)\\s+(?:the\\s+|our\\s+|my\\s+)?([\\p{L}\\p{N}.+#'-]+(?:\\s+[\\p{L}\\p{N}.+#'-]+){0,2}?)\\s+(?:with|for)\\s+(?:an?\\s+|the\\s+)?(${NAME}|[a-z][\\w.+#-]*)(?:\\s+(?:as|for)\\s+(?:our\\s+|my\\s+|the\\s+)?([\\w\\s-]{2,40}))?`, 'iu').exec(clause)
+  const replaced = REPLACED_WITH.exec(clause)
   if (replaced) {
     const subject = subjectOf(replaced[3] ?? '').filter((w) => w !== 'i')
     out.push({ subject: subject.length > 0 ? subject : ['use'], type: 'name', value: (replaced[2] as string).toLowerCase(), from: (replaced[1] as string).toLowerCase() })
   }
-  const switched = new RegExp(`\\b(?:${CHANGE_VERBS})\\b\\s*(.*?)\\s*\\bfrom\\s+(?:an?\\s+|the\\s+)?([\\p{L}\\p{N}.+#'-]+(?:\\s+[\\p{L}\\p{N}.+#'-]+){0,2}?)\\s+to\\s+(?:an?\\s+|the\\s+)?(${NAME}|[a-z][\\w.+#-]*)`, 'iu').exec(clause)
+  const switched = SWITCHED_FROM_TO.exec(clause)
   if (switched) {
     const subject = subjectOf(switched[1] ?? '').filter((w) => w !== 'i' && w !== 'we')
     out.push({ subject: subject.length > 0 ? subject : ['use'], type: 'name', value: (switched[3] as string).toLowerCase(), from: (switched[2] as string).toLowerCase() })
   }
-  const copula = new RegExp(`\\b(?:[Mm]y|[Oo]ur|[Tt]he|[Tt]heir|[Hh]is|[Hh]er)\\s+([\\w\\s-]{2,40}?)\\s+(?:is|are)\\s+(?:now\\s+|currently\\s+)?(${NAME})`, 'u').exec(clause)
+  const copula = NAME_COPULA.exec(clause)
   if (copula) out.push({ subject: subjectOf(copula[1] as string), type: 'name', value: (copula[2] as string).toLowerCase() })
   const read = out.map((r) => ({ ...r, value: r.value.replace(/[.,!:]+$/, '') })).filter((r) => r.subject.length > 0 && r.value !== '')
   // Every name the clause mentions (its first word too unless a function word, capitalised anyway),
   // for a later "switched from <name> to …" that names this statement's value as the old one.
-  for (const m of clause.matchAll(new RegExp(`(?<![\\p{L}\\p{N}])${NAME}`, 'gu'))) {
+  for (const m of everyMatch(NAME_MENTIONED, clause)) {
     const name = m[0].toLowerCase().replace(/[.,!:]+$/, '')
     if (m.index === 0 && STOP_WORDS.has(name.split(' ')[0] as string)) continue
     if (name !== 'i' && !read.some((r) => r.value === name)) read.push({ subject: [], type: 'name', value: name })

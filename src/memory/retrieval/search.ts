@@ -25,7 +25,7 @@ import type { Embedder } from '../../llm/contracts.ts'
 import { wordVectorsOf } from '../../llm/embedders/glove-embedder.ts'
 import { cosineSimilarity } from '../../llm/embedders/vector-math.ts'
 import { candidateUnits } from '../../storage/candidate-units.ts'
-import type { IndexCandidate, SearchIndex, StoredUnit, UnitKind } from '../../storage/contracts.ts'
+import type { IndexCandidate, IndexFilter, SearchIndex, StoredUnit, UnitKind } from '../../storage/contracts.ts'
 import { frequencyTerm, recencyTerm } from './activation.ts'
 import { fuseScores } from './fusion.ts'
 import { personalizedPageRank } from './graph-diffusion.ts'
@@ -40,7 +40,7 @@ import { createQueryExpander, DEFAULT_EXPANSION_OPTIONS, type QueryExpander } fr
 import { createUnitMemo } from './unit-memo.ts'
 import { changedValue, subjectStems, type ValueReading, valueReadings } from '../../text/value-readings.ts'
 import { asksWhatTheAgentSaid } from './agent-said.ts'
-import { type ConditionWords, readRules, RULES_READ, rulesThatApply, wordRelatedness } from './standing-instructions.ts'
+import { type ConditionWords, type ReadRule, readRules, RULES_READ, rulesThatApply, wordRelatedness } from './standing-instructions.ts'
 
 /** Why a hit ranks where it does: each term of its score. */
 export interface ScoreTerms {
@@ -200,6 +200,7 @@ function passesFilter(unit: StoredUnit, options: RetrievalOptions, since: number
   if (options.user !== undefined && unit.user !== options.user) return false
   if (options.viewer !== undefined && !canSee(options.viewer, unit)) return false
   if (options.sources !== undefined && !options.sources.includes(unit.source)) return false
+  if (since === undefined && until === undefined) return true
   const at = Date.parse(unit.createdAt)
   if (since !== undefined && !(at >= since)) return false
   if (until !== undefined && !(at <= until)) return false
@@ -218,6 +219,8 @@ const hitOf = (s: Scored): RetrievalHit => ({ unit: s.unit, score: s.score, term
 /** A retriever over `deps.index`. Settings are resolved (and checked) once, here. */
 /** Units whose derived values (content words, prior, word vector) are remembered per retriever. */
 const UNIT_MEMO_CAPACITY = 10_000
+/** Lists of rules kept per retriever (one per filter: viewer, user, scope). */
+const RULE_LISTS_KEPT = 64
 /** Candidates looked at for values that changed and restatements (stage 5b). */
 const CHANGE_DEPTH = 30
 /** A restatement must match the question about as well as what it restates: this share of its score at least. */
@@ -572,11 +575,12 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
       return words
     }
     const restated = (earlier: Scored, later: Scored): boolean => {
-      if (queryWords.length < 2 || later.score < RESTATEMENT_SCORE_RATIO * earlier.score || onlyQuestions(later.unit.text)) return false
+      if (queryWords.length < 2 || later.score < RESTATEMENT_SCORE_RATIO * earlier.score) return false
       const before = matchedOf(earlier)
       if (before.length < 2) return false
       const now = new Set(matchedOf(later))
-      return before.every((word) => now.has(word)) && setCosine(earlier.words as Set<string>, later.words as Set<string>) >= settings.restatementSimilarity
+      // Whether the later only asks is read last: it splits the whole text, the tests before are set look-ups.
+      return before.every((word) => now.has(word)) && setCosine(earlier.words as Set<string>, later.words as Set<string>) >= settings.restatementSimilarity && !onlyQuestions(later.unit.text)
     }
     const depth = Math.min(scored.length, CHANGE_DEPTH)
     const speakerOf = (s: Scored): string | undefined => (s.unit.kind === 'message' && s.unit.meta?.role !== 'assistant' ? String(s.unit.meta?.name ?? s.unit.meta?.role ?? '') : undefined)
@@ -602,6 +606,27 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
 
   let related: ((a: string, b: string) => boolean) | undefined
   /**
+   * The rules a filter lists, kept until the index's stamp of rules changes (decision 0090): every
+   * turn about to be answered read up to RULES_READ of them again, ~2.5 ms at 100k units, though
+   * a person sets a rule once in many turns. Without a stamp (a backend that cannot tell) they are
+   * listed every time.
+   */
+  const rulesRead = new Map<string, { stamp: string; rules: ReadRule[] }>()
+  /** The rules `filter` lists, each read for its condition (readRules: one whose condition names nothing is left out). */
+  async function rulesListed(filter: IndexFilter & { kinds: UnitKind[] }): Promise<ReadRule[]> {
+    const read = async (): Promise<ReadRule[]> => readRules(await index.list(filter, { limit: RULES_READ }), settings.maxQueryTerms, conditionMemo)
+    if (!index.stamp) return await read()
+    const key = JSON.stringify(filter)
+    const stamp = await index.stamp(filter.kinds)
+    const known = rulesRead.get(key)
+    if (known?.stamp === stamp) return known.rules
+    const rules = await read()
+    // A handful of viewers ask; a process serving many keeps the latest.
+    if (rulesRead.size >= RULE_LISTS_KEPT) rulesRead.clear()
+    rulesRead.set(key, { stamp, rules })
+    return rules
+  }
+  /**
    * Stage 6c, for a turn about to be answered (`answering`): the rules that apply to it
    * (`rulesThatApply`) first, marked `applies` — priming packs them in their own small share. A
    * plain search leaves them where their words put them: it ranks what is about its words.
@@ -616,11 +641,15 @@ export function createRetriever(deps: RetrieverDeps): Retriever {
   ): Promise<Scored[]> {
     if (options.answering !== true || (options.kinds !== undefined && !options.kinds.includes('rule')) || query.indexTerms.length === 0) return kept
     const filter = { kinds: ['rule' as const], scope: options.scope, agent: options.agent, user: options.user, viewer: options.viewer, sources: options.sources }
-    const rules = (await index.list(filter, { limit: RULES_READ })).filter((unit) => passesFilter(unit, options, since, until) && !excluded(unit))
+    // Read for their conditions, then filtered: the same rules as filtered then read (each is read alone).
+    const rules = (await rulesListed(filter)).filter(({ unit }) => passesFilter(unit, options, since, until) && !excluded(unit))
     if (rules.length === 0) return kept
     related ??= loadWordVectors ? wordRelatedness(loadWordVectors(), DEFAULT_EXPANSION_OPTIONS.minCosine) : undefined
-    const applying = rulesThatApply(readRules(rules, settings.maxQueryTerms, conditionMemo), query, related)
-    if (applying.length === 0) return kept
+    const read = rulesThatApply(rules, query, related)
+    if (read.length === 0) return kept
+    // Listed maybe turns ago: the units as they are now (their access counts), in the order chosen.
+    const fresh = new Map((await index.get(read.map((unit) => unit.id))).map((unit) => [unit.id, unit]))
+    const applying = read.map((unit) => fresh.get(unit.id) ?? unit)
     const ids = new Set(applying.map((unit) => unit.id))
     const score = kept[0]?.score ?? 1
     return [...applying.map((unit): Scored => ({ unit, terms: zeroTerms(), score, applies: true })), ...kept.filter((s) => !ids.has(s.unit.id))]

@@ -298,6 +298,44 @@ test('access is counted at once, written in one batch, and kept across a restart
   }
 })
 
+test('the stamp of a kind changes when a unit of that kind is added, changed or removed, here or by another connection, and only then', async () => {
+  const db = tempDatabase()
+  try {
+    const index = createSqliteSearchIndex(db.open())
+    const other = createSqliteSearchIndex(db.open())
+    const unit = (id: string, kind: UnitKind, text: string): IndexUnit => ({ id, kind, text, source: 's', provenance: [], createdAt: '2026-01-01T00:00:00Z', hash: `${id}:${text}` })
+    const stamp = () => (index.stamp as NonNullable<typeof index.stamp>)(['rule'])
+    const listed = async () => (await index.list({ kinds: ['rule'] }, { limit: 10 })).map((u) => `${u.id}:${u.text}`)
+    const first = await stamp()
+    await index.upsert([unit('r1', 'rule', 'Always answer in French.')])
+    const afterRule = await stamp()
+    assert.notEqual(afterRule, first, 'a rule added here')
+    // What a turn writes besides rules: a message, and its previous message written again as it is.
+    await index.upsert([unit('m1', 'message', 'hello there')])
+    await index.upsert([unit('m1', 'message', 'hello there'), unit('r1', 'rule', 'Always answer in French.')])
+    await index.recordAccess(['r1'], '2026-01-02T00:00:00Z')
+    await index.flush?.()
+    assert.equal(await stamp(), afterRule, 'no rule changed: a reader keeps what it listed')
+    assert.deepEqual(await listed(), ['r1:Always answer in French.'])
+    const changes: Array<[string, () => Promise<unknown>, string[]]> = [
+      ['a rule changed here', () => index.upsert([unit('r1', 'rule', 'Always answer in German.')]), ['r1:Always answer in German.']],
+      ['a message that became a rule', () => index.upsert([unit('m1', 'rule', 'hello there')]), ['r1:Always answer in German.', 'm1:hello there']],
+      ['a rule that became a message', () => index.upsert([unit('m1', 'message', 'hello there')]), ['r1:Always answer in German.']],
+      ['a rule added by another connection', () => other.upsert([unit('r2', 'rule', 'Never use emoji.')]), ['r1:Always answer in German.', 'r2:Never use emoji.']],
+      ['a rule removed here', () => index.remove(['r2']), ['r1:Always answer in German.']],
+      ['a source removed by another connection', () => other.removeSource('s'), []],
+    ]
+    for (const [what, change, after] of changes) {
+      const before = await stamp()
+      await change()
+      assert.notEqual(await stamp(), before, what)
+      assert.deepEqual(await listed(), after, what)
+    }
+  } finally {
+    db.cleanup()
+  }
+})
+
 test('search plans use the FTS index and unit indexes, not full scans', () => {
   const db = tempDatabase()
   try {

@@ -421,6 +421,16 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
   const VOCABULARY_ADDED_LIMIT = 200_000
   let vocabularyAdded: string[] = []
   const dataVersion = (): number => (cachedStatement('PRAGMA data_version').get() as { data_version: number }).data_version
+  /**
+   * Units of each kind this connection added or changed (a changed kind counts for both), and
+   * removals of any kind: with `data_version` (another connection's commits) the stamp of a kind
+   * (`stamp`), so that what a reader listed of a kind is kept until one of them changed.
+   */
+  const kindWrites = new Map<string, number>()
+  let removals = 0
+  const wroteKind = (kind: string): void => {
+    kindWrites.set(kind, (kindWrites.get(kind) ?? 0) + 1)
+  }
   const forgetVocabulary = (): void => {
     vocabularyRead = undefined
     vocabularyAdded = []
@@ -464,7 +474,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     /** Indexes in `units` of the units new to the index. */
     let added: number[] = units.map((_, i) => i)
     /** What was written, with the kind a replaced unit had (the counts move it to its new kind). */
-    const written: Array<{ rowid: number; existed: boolean; kindBefore?: string }> = []
+    const written: Array<{ rowid: number; existed: boolean; changed: boolean; kindBefore?: string }> = []
     // Prepared once (preparing these five cost more than running them for a turn's few units).
     const rows = (): void => {
       const selectExisting = cachedStatement(`SELECT rowid, ${WRITTEN_COLUMNS.join(', ')} FROM index_units WHERE id = ?`)
@@ -516,7 +526,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
         const rowid = unchanged ? existing.rowid : (write.get(unit.id, ...values) as { rowid: number }).rowid
         if (unit.vector !== undefined) vectors.put(rowid, unit.vector)
         else if (!hasVector && existing?.has_vector === 1) vectors.delete([rowid])
-        written.push({ rowid, existed: existing !== undefined, ...(existing !== undefined ? { kindBefore: String(existing.kind) } : {}) })
+        written.push({ rowid, existed: existing !== undefined, changed: !unchanged, ...(existing !== undefined ? { kindBefore: String(existing.kind) } : {}) })
         // The vocabulary and the counts lose or gain nothing when a unit keeps its kind and text.
         if (existing !== undefined && (existing.kind !== unit.kind || existing.text !== unit.text)) replaced = true
         const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
@@ -530,6 +540,11 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
       }
     }
     const committed = (): void => {
+      written.forEach(({ changed, kindBefore }, i) => {
+        if (!changed) return
+        if (kindBefore !== undefined) wroteKind(kindBefore)
+        wroteKind((units[i] as IndexUnit).kind)
+      })
       // The counts read (when there are) gain the new units and move the replaced ones to their
       // kind — every turn replaces its previous message's unit (its neighbours changed), and
       // counting 100k rows again cost ~2 ms of that turn's priming.
@@ -566,6 +581,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     async remove(ids) {
       postingCounts.clear()
       forgetVocabulary()
+      removals++
       if (ids.length === 0) return
       handle.transaction(() => deleteRowids(rowidsWhere('id IN (SELECT value FROM json_each(?))', JSON.stringify(ids))))
     },
@@ -573,6 +589,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     async removeSource(source) {
       postingCounts.clear()
       forgetVocabulary()
+      removals++
       return handle.transaction(() => {
         const rowids = rowidsWhere('source = ?', source)
         deleteRowids(rowids)
@@ -583,6 +600,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     async purgeUser(user) {
       postingCounts.clear()
       forgetVocabulary()
+      removals++
       return eraseInTransaction(handle, () => {
         const rowids = rowidsWhere('owner = ? OR user_id = ?', `user:${user}`, user)
         deleteRowids(rowids)
@@ -710,6 +728,10 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
 
     async count() {
       return { ...unitCounts() }
+    },
+
+    async stamp(kinds) {
+      return `${dataVersion()}:${removals}:${kinds.map((kind) => kindWrites.get(kind) ?? 0).join(',')}`
     },
   }
   writers.set(index, { handle, prepareWrite })
