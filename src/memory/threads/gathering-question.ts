@@ -87,6 +87,28 @@ export interface RecalledThread {
   subjects: ReadonlyMap<string, string>
 }
 
+/** The term counts of threads read before, by their text: a thread changes only at a session boundary. */
+const THREAD_TERMS_KEPT = 2_000
+const threadTerms = new Map<string, { tf: ReadonlyMap<string, number>; length: number }>()
+
+/** A thread's content-word stems with their counts, and how many it has; counted once per text. */
+function termsOfThread(body: string): { tf: ReadonlyMap<string, number>; length: number } {
+  const known = threadTerms.get(body)
+  if (known) return known
+  const tf = new Map<string, number>()
+  let length = 0
+  for (const word of words(threadText(body))) {
+    if (STOP_WORDS.has(word)) continue
+    length++
+    const term = stem(word)
+    tf.set(term, (tf.get(term) ?? 0) + 1)
+  }
+  if (threadTerms.size >= THREAD_TERMS_KEPT) threadTerms.delete(threadTerms.keys().next().value as string)
+  const counted = { tf, length }
+  threadTerms.set(body, counted)
+  return counted
+}
+
 /**
  * The turns of the threads that best answer `question` when its form gathers; undefined otherwise,
  * or when no thread shares a word with what it asks about. The threads are scored by BM25 over the
@@ -101,15 +123,13 @@ export async function recallThread(threads: ThreadSource, question: string): Pro
   const bodies = await threads()
   if (bodies.length === 0) return undefined
   const counted = bodies.map((thread) => {
+    const terms = termsOfThread(thread.body)
     const tf = new Map<string, number>()
-    let length = 0
-    for (const word of words(threadText(thread.body))) {
-      if (STOP_WORDS.has(word)) continue
-      length++
-      const term = stem(word)
-      if (wanted.has(term)) tf.set(term, (tf.get(term) ?? 0) + 1)
+    for (const term of wanted) {
+      const f = terms.tf.get(term)
+      if (f !== undefined) tf.set(term, f)
     }
-    return { thread, tf, length }
+    return { thread, tf, length: terms.length }
   })
   const n = counted.length
   const avgdl = counted.reduce((sum, thread) => sum + thread.length, 0) / n || 1
