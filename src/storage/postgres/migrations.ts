@@ -446,7 +446,9 @@ CREATE TABLE index_blocks (
   own   integer NOT NULL,
   data  bytea NOT NULL
 ) WITH (autovacuum_vacuum_insert_scale_factor = 0.02);
-CREATE INDEX index_blocks_term ON index_blocks (term, first) INCLUDE (last, units, own);
+-- By term and last rowid: a query reads its terms' blocks, document frequencies sum units and own
+-- here, and a rewrite of recent units finds their blocks among those ending at or after them.
+CREATE INDEX index_blocks_term ON index_blocks (term, last) INCLUDE (first, units, own);
 -- A writer finds the small blocks of its terms to merge through this (a few per term at most).
 CREATE INDEX index_blocks_small ON index_blocks (term) WHERE units < 32;
 -- A unit's distinct matched terms, separated by spaces: where its postings are, to cut them out.

@@ -1,5 +1,5 @@
 /**
- * The search index on PostgreSQL (migrations 7 and 8): one `index_units` row per retrievable unit,
+ * The search index on PostgreSQL (migrations 7–9): one `index_units` row per retrievable unit,
  * an inverted index of postings, a BM25 that ranks exactly as the embedded index's FTS5 does, and
  * vectors in pgvector. It returns raw candidates per channel; fusion happens above it.
  *
@@ -7,31 +7,29 @@
  * backend. So the index stores what FTS5's `bm25()` reads (sqlite `fts5_aux.c`): a unit's fields
  * are the embedded index's (`ftsFields`: own text, near and far neighbours, related words, kind),
  * tokenized as FTS5's unicode61 does (`../unicode61.ts`); `index_units.token_count` is the unit's
- * length over all five; `index_postings` has a row per token of the four matched fields and unit,
- * with the token's count in each field and the unit's length; `index_terms` holds each token's
- * document frequency and `index_stats` the row count and total length, all kept in the writing
- * transaction. A query keeps the same terms as the embedded one (`../lexical-plan.ts`), reads the
- * postings of those terms only (an index-only scan of the primary key, which includes the counts),
- * and the score is computed here with FTS5's arithmetic, operation for operation:
+ * length over all five; a posting per token of the four matched fields and unit holds the token's
+ * count in each field, the unit's length and kind, packed into per-term blocks (`index_blocks`,
+ * ./index-blocks.ts); a token's document frequency is the sum over its blocks, and `index_stats`
+ * holds the row count and total length as a row per writing transaction, summed when read. A
+ * query keeps the same terms as the embedded one (`../lexical-plan.ts`), reads the blocks of
+ * those terms only, decodes them here and computes the score with FTS5's arithmetic, operation
+ * for operation:
  *   Σ over query terms (a repeated term once per repetition) of
  *     idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgdl)),  k1 = 1.2, b = 0.75,
  *   f = the field weights of the term's occurrences (own 1, near, far, related), D = token_count,
  *   idf = ln((N − n + 0.5)/(n + 0.5)), or 1e-6 when that is not positive.
- * A kinds filter applies to the postings (they hold the unit's kind: a skill lookup reads only
+ * A kinds filter applies to the postings (they hold the unit's kind: a skill lookup scores only
  * skills'); the other filters to the ranked units, best first: the rows of the best `limit` are
  * read with the filter (usually all pass), and only when some fail are the rest checked. The parity test checks
  * ids, order and scores against SQLite's (bit-identical on this machine).
  *
  * Why postings (migration 8): migration 7 kept each unit's counts of all its tokens in one jsonb
  * (with a GIN on the token list), and a query detoasted the whole 5–15 KB value of each candidate
- * (a message's own words and its neighbours') to read the counts of 2–6 tokens. Priming on a
- * 1,000-turn conversation (BEAM, 17 questions) spent 140–190 ms per question in that statement,
- * p50 ~230 ms a priming; reading postings the statement takes 5–35 ms and the priming p50 50 ms
- * (embedded: 43 ms), 25 ms once VACUUM has marked the postings' pages all-visible. At 100k
- * synthetic units, a 2–6 word query went from p50 4.5 / p95 13.6 ms to 2.3 / 6.6 ms. The price is
- * size: a posting is ~70 bytes of heap and ~110 of index (as written: random inserts leave the
- * primary key's pages part full), 23 postings per synthetic unit and 335 per BEAM message (its
- * neighbours' words are its fields too) — about twice migration 7's footprint (migrations.ts).
+ * to read the counts of 2–6 tokens (140–190 ms per BEAM question). Migration 8 made a row per
+ * posting with a covering primary key: fast, but ~200 bytes a posting, 1,183 MB at 100k synthetic
+ * units and 12 GB at 1M. Why blocks (migration 9, decision 0091): the same postings packed as
+ * varints, ~8 bytes each, read as a few rows per term; and writers that insert blocks instead of
+ * updating shared counter rows, so writers on several hosts do not queue on common words.
  *
  * PostgreSQL text and json cannot hold U+0000, which a message may (messages are lossless): the
  * index stores U+FFFD in its place in text, provenance, links and meta. The index is derived; the
