@@ -190,23 +190,31 @@ export async function writePostings(client: PgQueryable, byTerm: Map<string, Pos
   await insertBlocks(client, replace)
 }
 
+/** Units whose postings one pass cuts out: a purge of many units reads their terms' blocks a slice at a time. */
+const REMOVE_BATCH = 1_000
+
 /**
- * Cuts the postings of units `rowids` (rows the caller has locked) out of the blocks of `terms`,
- * the terms those units hold. Blocks are locked in (term, first) order, as every remover locks
- * them. A block merged meanwhile by a writer that held it is not seen by the statement that
- * waited for it, so the search is repeated until no block holds one of the rowids.
+ * Cuts the postings of `units` (rows the caller has locked; each with its rowid and the terms it
+ * holds, `index_units.terms`) out of the blocks that hold them. Blocks are locked in (term, first)
+ * order, as every remover locks them. A block merged meanwhile by a writer that held it is not
+ * seen by the statement that waited for it, so the search is repeated until no block holds one of
+ * the rowids.
  */
-export async function removePostings(client: PgQueryable, rowids: readonly number[], terms: readonly string[]): Promise<void> {
-  if (rowids.length === 0 || terms.length === 0) return
-  const gone = new Set(rowids)
-  const low = Math.min(...rowids)
-  const high = Math.max(...rowids)
-  const distinctTerms = [...new Set(terms)]
+export async function removePostings(client: PgQueryable, units: ReadonlyArray<{ rowid: number; terms: string }>): Promise<void> {
+  const sorted = [...units].sort((a, b) => a.rowid - b.rowid)
+  for (let at = 0; at < sorted.length; at += REMOVE_BATCH) {
+    const batch = sorted.slice(at, at + REMOVE_BATCH)
+    const terms = [...new Set(batch.flatMap((unit) => termsOf(unit.terms)))]
+    if (terms.length > 0) await removeBatch(client, new Set(batch.map((unit) => unit.rowid)), batch[0]!.rowid, batch[batch.length - 1]!.rowid, terms)
+  }
+}
+
+async function removeBatch(client: PgQueryable, gone: Set<number>, low: number, high: number, terms: string[]): Promise<void> {
   for (;;) {
     const { rows: blocks } = await client.query<{ ctid: string; term: string; first: number; data: Buffer }>(
-      `SELECT ctid::text, term, first, data FROM index_blocks WHERE term = ANY($1::text[]) AND first <= $3 AND last >= $2
+      `SELECT ctid::text, term, first, data FROM index_blocks WHERE term = ANY($1::text[]) AND last >= $2 AND first <= $3
        ORDER BY term COLLATE "C", first FOR UPDATE`,
-      [distinctTerms, low, high],
+      [terms, low, high],
     )
     const rewritten = emptyRows()
     const deleted: string[] = []
@@ -225,7 +233,7 @@ export async function removePostings(client: PgQueryable, rowids: readonly numbe
 
 /** The terms of a unit as `index_units.terms` holds them: separated by spaces, which no token holds. */
 export const termsText = (terms: Iterable<string>): string => [...terms].join(' ')
-export const termsOf = (text: string | null): string[] => (text ? text.split(' ') : [])
+const termsOf = (text: string | null): string[] => (text ? text.split(' ') : [])
 
 /** BM25's N and total length, and the vectors: the sum of every writer's row. */
 export const STATS_SUM =

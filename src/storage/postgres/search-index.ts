@@ -44,7 +44,7 @@ import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexU
 import { UNIT_KINDS } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
-import { addStats, decodeBlock, kindCodes, type Posting, postingOf, removePostings, STATS_SUM, termsOf, termsText, writePostings } from './index-blocks.ts'
+import { addStats, decodeBlock, kindCodes, type Posting, postingOf, removePostings, STATS_SUM, termsText, writePostings } from './index-blocks.ts'
 import { createPendingAccess } from '../pending-access.ts'
 import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
@@ -557,17 +557,13 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const { rows: locked } = await client.query<{ rowid: number }>(`SELECT rowid FROM index_units WHERE ${where} ORDER BY id FOR UPDATE`, params)
     if (locked.length === 0) return 0
     const rowids = locked.map((row) => row.rowid)
-    const { rows } = await client.query<{ has_vector: boolean; token_count: number; terms: string }>(
-      'DELETE FROM index_units WHERE rowid = ANY($1::bigint[]) RETURNING has_vector, token_count, terms',
+    const { rows } = await client.query<{ rowid: number; has_vector: boolean; token_count: number; terms: string }>(
+      'DELETE FROM index_units WHERE rowid = ANY($1::bigint[]) RETURNING rowid, has_vector, token_count, terms',
       [rowids],
     )
     const delta = new StatsDelta()
     for (const row of rows) delta.add(row.token_count, row.has_vector, -1)
-    await removePostings(
-      client,
-      rowids,
-      rows.flatMap((row) => termsOf(row.terms)),
-    )
+    await removePostings(client, rows)
     await delta.write(client, statsFoldKey)
     return rows.length
   }
@@ -709,11 +705,9 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         rowParams(rowsOf(replaced)),
       )
       // The old postings go, the new ones come below.
-      const old = replaced.map((p) => previous.get(p.unit.id)!)
       await removePostings(
         client,
-        old.map((row) => row.rowid),
-        old.flatMap((row) => termsOf(row.terms)),
+        replaced.map((p) => previous.get(p.unit.id)!),
       )
     }
     // Every unit's postings, as new blocks per term.
