@@ -80,14 +80,23 @@ function encode(postings: readonly Posting[]): Buffer {
   return Buffer.from(out.subarray(0, at))
 }
 
-/** Calls `visit` with each posting of a block whose first rowid is `first`, in rowid order. */
-export function decodeBlock(first: number, data: Uint8Array, visit: (p: Posting) => void): void {
+/**
+ * Calls `visit` with each posting of a block whose first rowid is `first`, in rowid order, as
+ * numbers (no object per posting: a common word's blocks hold hundreds of thousands).
+ */
+export function forEachPosting(
+  first: number,
+  data: Uint8Array,
+  visit: (rowid: number, own: number, near: number, far: number, related: number, tokens: number, kind: number) => void,
+): void {
   let at = 0
   const next = (): number => {
-    let value = 0
-    let scale = 1
+    let byte = data[at++]!
+    if (byte < 0x80) return byte
+    let value = byte & 0x7f
+    let scale = 0x80
     for (;;) {
-      const byte = data[at++]!
+      byte = data[at++]!
       value += (byte & 0x7f) * scale
       if (byte < 0x80) return value
       scale *= 0x80
@@ -101,8 +110,13 @@ export function decodeBlock(first: number, data: Uint8Array, visit: (p: Posting)
     const far = next()
     const related = next()
     const tokens = next()
-    visit({ rowid, own, near, far, related, tokens, kind: data[at++]! })
+    visit(rowid, own, near, far, related, tokens, data[at++]!)
   }
+}
+
+/** Calls `visit` with each posting of a block whose first rowid is `first`, in rowid order. */
+export function decodeBlock(first: number, data: Uint8Array, visit: (p: Posting) => void): void {
+  forEachPosting(first, data, (rowid, own, near, far, related, tokens, kind) => visit({ rowid, own, near, far, related, tokens, kind }))
 }
 
 function decoded(first: number, data: Uint8Array): Posting[] {

@@ -44,7 +44,7 @@ import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexU
 import { UNIT_KINDS } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
-import { addStats, decodeBlock, kindCodes, type Posting, postingOf, removePostings, STATS_SUM, termsText, writePostings } from './index-blocks.ts'
+import { addStats, forEachPosting, kindCodes, type Posting, postingOf, removePostings, STATS_SUM, termsText, writePostings } from './index-blocks.ts'
 import { createPendingAccess } from '../pending-access.ts'
 import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
@@ -261,6 +261,28 @@ class StatsDelta {
   }
 }
 
+type Ranked = Array<{ rowid: number; score: number }>
+const byScoreThenRowid = (a: { rowid: number; score: number }, b: { rowid: number; score: number }): number => b.score - a.score || a.rowid - b.rowid
+
+/**
+ * The best `limit` of the scored units, best first (equal scores by rowid), and the rest in the
+ * same order when asked for (a filter turned some of the best away): sorting every unit of a
+ * common word to keep ten cost more than scoring them.
+ */
+function bestFirst(scores: Float64Array, rowids: number[], limit: number): { best: Ranked; rest: () => Ranked } {
+  const all = (): Ranked => Array.from(scores, (score, unit) => ({ rowid: rowids[unit]!, score })).sort(byScoreThenRowid)
+  if (scores.length <= limit * 4) {
+    const sorted = all()
+    return { best: sorted.slice(0, limit), rest: () => sorted.slice(limit) }
+  }
+  // The limit-th best score; every unit scoring at least that is a candidate (ties included).
+  const threshold = Float64Array.from(scores).sort()[scores.length - limit]!
+  const candidates: Ranked = []
+  for (let unit = 0; unit < scores.length; unit++) if (scores[unit]! >= threshold) candidates.push({ rowid: rowids[unit]!, score: scores[unit]! })
+  const best = candidates.sort(byScoreThenRowid).slice(0, limit)
+  return { best, rest: () => all().slice(limit) }
+}
+
 /**
  * A SearchIndex over `handle`'s schema. Vectors are searched with pgvector when the extension is
  * installed in the database; without it `capabilities.vectors` is false and vectors are refused.
@@ -442,37 +464,47 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const value = Math.log((stats.units - n + 0.5) / (n + 0.5))
       return value <= 0 ? 1e-6 : value
     })
-    // Per unit, its length and the weighted frequency of each distinct token it holds.
-    const units = new Map<number, { d: number; frequency: number[] }>()
+    // Per unit (a slot, in the order first seen), its length and the weighted frequency of each
+    // distinct token it holds, in flat arrays: a common word brings hundreds of thousands.
+    const width = distinctTokens.length
+    const slotOf = new Map<number, number>()
+    const rowids: number[] = []
+    const lengths: number[] = []
+    const frequencies: number[] = []
     const kinds = query.kinds === undefined ? undefined : kindCodes(query.kinds)
     for (const block of blocks.rows) {
       const i = slot.get(block.term)!
-      decodeBlock(Number(block.first), block.data, (p: Posting) => {
-        if (kinds !== undefined && !kinds.has(p.kind)) return
-        let unit = units.get(p.rowid)
-        if (!unit) {
-          unit = { d: p.tokens, frequency: new Array<number>(distinctTokens.length).fill(0) }
-          units.set(p.rowid, unit)
+      forEachPosting(Number(block.first), block.data, (rowid, own, near, far, related, d, kind) => {
+        if (kinds !== undefined && !kinds.has(kind)) return
+        let unit = slotOf.get(rowid)
+        if (unit === undefined) {
+          unit = rowids.length
+          slotOf.set(rowid, unit)
+          rowids.push(rowid)
+          lengths.push(d)
+          for (let t = 0; t < width; t++) frequencies.push(0)
         }
         let frequency = 0
-        const counts = [p.own, p.near, p.far, p.related]
-        for (let column = 0; column < 4; column++) for (let k = 0; k < counts[column]!; k++) frequency += weights[column]!
-        unit.frequency[i] = frequency
+        for (let k = 0; k < own; k++) frequency += weights[0]
+        for (let k = 0; k < near; k++) frequency += weights[1]
+        for (let k = 0; k < far; k++) frequency += weights[2]
+        for (let k = 0; k < related; k++) frequency += weights[3]
+        frequencies[unit * width + i] = frequency
       })
     }
-    if (units.size === 0) return []
-    const scored: Array<{ rowid: number; score: number }> = []
-    for (const [rowid, unit] of units) {
+    if (rowids.length === 0) return []
+    const scores = new Float64Array(rowids.length)
+    for (let unit = 0; unit < rowids.length; unit++) {
       let score = 0
       for (const [p, i] of phraseSlots.entries()) {
-        const frequency = unit.frequency[i]!
-        score += idf[p]! * ((frequency * (BM25_K1 + 1.0)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * unit.d) / avgdl)))
+        const frequency = frequencies[unit * width + i]!
+        score += idf[p]! * ((frequency * (BM25_K1 + 1.0)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * lengths[unit]!) / avgdl)))
       }
-      scored.push({ rowid, score })
+      scores[unit] = score
     }
     // Best first; equal scores by rowid, as FTS5 returns them.
-    scored.sort((a, b) => b.score - a.score || a.rowid - b.rowid)
-    const rows = await passing(scored, limit, query)
+    const scored = bestFirst(scores, rowids, limit)
+    const rows = await passing(scored.best, scored.rest, limit, query)
     // The units are read already: hand them up rather than have the caller read them again.
     return rows.map(({ row, score }) => ({ id: row.id, kind: row.kind as UnitKind, lexical: score, unit: withPendingAccess(toStoredUnit(row)) }))
   }
@@ -482,7 +514,12 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
    * filter: the best `limit` are read with it applied (usually all pass: done in one statement);
    * when some fail, the rest are checked without reading their rows, and the next best read.
    */
-  async function passing(ranked: Array<{ rowid: number; score: number }>, limit: number, filter: IndexFilter): Promise<Array<{ row: UnitRow; score: number }>> {
+  async function passing(
+    best: Array<{ rowid: number; score: number }>,
+    after: () => Array<{ rowid: number; score: number }>,
+    limit: number,
+    filter: IndexFilter,
+  ): Promise<Array<{ row: UnitRow; score: number }>> {
     const where = filterToSql(filter, 2)
     const and = where.sql ? `AND ${where.sql}` : ''
     const read = async (rowids: number[]): Promise<Map<number, UnitRow>> => {
@@ -490,14 +527,14 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const { rows } = await pool.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [rowids, ...where.params])
       return new Map(rows.map((row) => [row.rowid, row]))
     }
-    const first = ranked.slice(0, limit)
-    const found = await read(first.map((hit) => hit.rowid))
-    const out = first.flatMap((hit) => {
+    const found = await read(best.map((hit) => hit.rowid))
+    const out = best.flatMap((hit) => {
       const row = found.get(hit.rowid)
       return row ? [{ row, score: hit.score }] : []
     })
-    if (out.length === limit || ranked.length <= limit) return out
-    const rest = ranked.slice(limit)
+    if (out.length === limit) return out
+    const rest = after()
+    if (rest.length === 0) return out
     const { rows: pass } = await pool.query<{ rowid: number }>(`SELECT u.rowid FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [
       rest.map((hit) => hit.rowid),
       ...where.params,
