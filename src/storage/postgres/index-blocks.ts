@@ -224,11 +224,26 @@ export async function removePostings(client: PgQueryable, units: ReadonlyArray<{
 }
 
 async function removeBatch(client: PgQueryable, gone: Set<number>, low: number, high: number, terms: string[]): Promise<void> {
+  const holds = (first: number, data: Buffer): boolean => {
+    let found = false
+    forEachPosting(first, data, (rowid) => {
+      if (gone.has(rowid)) found = true
+    })
+    return found
+  }
   for (;;) {
-    const { rows: blocks } = await client.query<{ ctid: string; term: string; first: number; data: Buffer }>(
-      `SELECT ctid::text, term, first, data FROM index_blocks WHERE term = ANY($1::text[]) AND last >= $2 AND first <= $3
-       ORDER BY term COLLATE "C", first FOR UPDATE`,
+    // Found without locks; only the blocks that hold one of the rowids are then locked (in one
+    // order), so removers never lock the blocks other writers keep adding beside them.
+    const { rows: seen } = await client.query<{ ctid: string; first: number; data: Buffer }>(
+      'SELECT ctid::text, first, data FROM index_blocks WHERE term = ANY($1::text[]) AND last >= $2 AND first <= $3',
       [terms, low, high],
+    )
+    const holding = seen.filter((block) => holds(Number(block.first), block.data)).map((block) => block.ctid)
+    if (holding.length === 0) return
+    // A block merged or rewritten meanwhile is not returned here; the next pass finds its successor.
+    const { rows: blocks } = await client.query<{ ctid: string; term: string; first: number; data: Buffer }>(
+      `SELECT ctid::text, term, first, data FROM index_blocks WHERE ctid = ANY($1::tid[]) ORDER BY term COLLATE "C", first FOR UPDATE`,
+      [holding],
     )
     const rewritten = emptyRows()
     const deleted: string[] = []
@@ -239,9 +254,10 @@ async function removeBatch(client: PgQueryable, gone: Set<number>, low: number, 
       deleted.push(block.ctid)
       if (kept.length > 0) addBlocks(rewritten, block.term, kept)
     }
-    if (deleted.length === 0) return
-    await client.query('DELETE FROM index_blocks WHERE ctid = ANY($1::tid[])', [deleted])
-    await insertBlocks(client, rewritten)
+    if (deleted.length > 0) {
+      await client.query('DELETE FROM index_blocks WHERE ctid = ANY($1::tid[])', [deleted])
+      await insertBlocks(client, rewritten)
+    }
   }
 }
 
