@@ -258,6 +258,10 @@ async function removeBatch(client: PgQueryable, gone: Set<number>, low: number, 
       await client.query('DELETE FROM index_blocks WHERE ctid = ANY($1::tid[])', [deleted])
       await insertBlocks(client, rewritten)
     }
+    // Every block found was locked and cut: done. One that another writer moved while this one
+    // waited (its lock returned nothing) is looked for again; only then is a block locked out of
+    // order, which a deadlock (retried with the transaction) can follow.
+    if (deleted.length === holding.length) return
   }
 }
 
