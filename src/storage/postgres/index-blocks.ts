@@ -13,6 +13,7 @@
  * another transaction holds. A unit's postings are found through its terms (`index_units.terms`)
  * and cut out of the blocks that hold its rowid.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { PgQueryable } from './driver.ts'
 
 /** Postings per block at most: a block of ~1 KB stays in its heap row (no TOAST to decompress). */
@@ -204,6 +205,9 @@ export async function writePostings(client: PgQueryable, byTerm: Map<string, Pos
   await insertBlocks(client, replace)
 }
 
+/** Tries without waiting for a block another writer holds, before waiting for it (~5 s of pauses). */
+const PATIENT_ATTEMPTS = 200
+
 /** Units whose postings one pass cuts out: a purge of many units reads their terms' blocks a slice at a time. */
 const REMOVE_BATCH = 1_000
 
@@ -231,18 +235,20 @@ async function removeBatch(client: PgQueryable, gone: Set<number>, low: number, 
     })
     return found
   }
-  for (;;) {
-    // Found without locks; only the blocks that hold one of the rowids are then locked (in one
-    // order), so removers never lock the blocks other writers keep adding beside them.
+  for (let attempt = 0; ; attempt++) {
+    // Found without locks; only the blocks that hold one of the rowids are then locked, and
+    // without waiting: a block another writer holds (it cut or merged it, and commits within
+    // milliseconds) is tried again after a pause. Waiting instead deadlocked 8 appending writers
+    // (each holding blocks the other's units shared). After ~5 s of that, it waits.
     const { rows: seen } = await client.query<{ ctid: string; first: number; data: Buffer }>(
       'SELECT ctid::text, first, data FROM index_blocks WHERE term = ANY($1::text[]) AND last >= $2 AND first <= $3',
       [terms, low, high],
     )
     const holding = seen.filter((block) => holds(Number(block.first), block.data)).map((block) => block.ctid)
     if (holding.length === 0) return
-    // A block merged or rewritten meanwhile is not returned here; the next pass finds its successor.
     const { rows: blocks } = await client.query<{ ctid: string; term: string; first: number; data: Buffer }>(
-      `SELECT ctid::text, term, first, data FROM index_blocks WHERE ctid = ANY($1::tid[]) ORDER BY term COLLATE "C", first FOR UPDATE`,
+      `SELECT ctid::text, term, first, data FROM index_blocks WHERE ctid = ANY($1::tid[])
+       ORDER BY term COLLATE "C", first, ctid FOR UPDATE ${attempt < PATIENT_ATTEMPTS ? 'SKIP LOCKED' : ''}`,
       [holding],
     )
     const rewritten = emptyRows()
@@ -258,10 +264,10 @@ async function removeBatch(client: PgQueryable, gone: Set<number>, low: number, 
       await client.query('DELETE FROM index_blocks WHERE ctid = ANY($1::tid[])', [deleted])
       await insertBlocks(client, rewritten)
     }
-    // Every block found was locked and cut: done. One that another writer moved while this one
-    // waited (its lock returned nothing) is looked for again; only then is a block locked out of
-    // order, which a deadlock (retried with the transaction) can follow.
+    // Every block found was locked and cut: done. Otherwise some were held by another writer, or
+    // moved meanwhile (the next look finds where).
     if (deleted.length === holding.length) return
+    if (blocks.length < holding.length) await sleep(Math.min(2 ** attempt, 25))
   }
 }
 
