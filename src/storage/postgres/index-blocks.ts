@@ -218,7 +218,13 @@ const REMOVE_BATCH = 1_000
  * seen by the statement that waited for it, so the search is repeated until no block holds one of
  * the rowids.
  */
-export async function removePostings(client: PgQueryable, units: ReadonlyArray<{ rowid: number; terms: string }>): Promise<void> {
+export async function removePostings(client: PgQueryable, units: ReadonlyArray<{ rowid: number; terms: string }>, removerKey: bigint | string): Promise<void> {
+  if (units.length === 0) return
+  // One remover at a time per schema, to the end of its transaction: removers cut shared blocks
+  // (a merged block holds many writers' units), and 8 appending writers cutting them at once
+  // deadlocked even when none waited for a block (decision 0091). Writes that only add postings
+  // do not take it.
+  await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [removerKey])
   const sorted = [...units].sort((a, b) => a.rowid - b.rowid)
   for (let at = 0; at < sorted.length; at += REMOVE_BATCH) {
     const batch = sorted.slice(at, at + REMOVE_BATCH)

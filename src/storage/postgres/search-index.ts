@@ -302,6 +302,7 @@ export function postgresIndexWriterOn(handle: PostgresHandle, index: SearchIndex
 export async function createPostgresSearchIndex(handle: PostgresHandle, options: PostgresSearchIndexOptions = {}): Promise<SearchIndex> {
   const { pool } = handle
   const statsFoldKey = advisoryKey(handle.schema, 'engram:index-stats-fold').key
+  const removerKey = advisoryKey(handle.schema, 'engram:index-remove').key
   const vectorsOn = handle.features.pgvector !== false && (await ensureEmbeddingColumn(handle))
   // pgvector 0.8 scans the HNSW graph further when a filter drops candidates (hnsw.iterative_scan).
   const iterativeScan = vectorsOn && versionAtLeast(String(handle.features.pgvector), [0, 8, 0])
@@ -600,7 +601,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     )
     const delta = new StatsDelta()
     for (const row of rows) delta.add(row.token_count, row.has_vector, -1)
-    await removePostings(client, rows)
+    await removePostings(client, rows, removerKey)
     await delta.write(client, statsFoldKey)
     return rows.length
   }
@@ -745,6 +746,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       await removePostings(
         client,
         replaced.map((p) => previous.get(p.unit.id)!),
+        removerKey,
       )
     }
     // Every unit's postings, as new blocks per term.
