@@ -160,7 +160,7 @@ onPostgres('a lesson remembered where pgvector was not created', (url) => {
         const reindexed = await engram(host('d', databaseUrl), 'reindex', '--full', '--json')
         assert.equal(reindexed.code, 0, reindexed.stderr)
         assert.doesNotMatch(reindexed.stderr, /vector search is off/)
-        const { rows } = await pool.query<{ vectors: number }>('SELECT vectors::int AS vectors FROM engram.index_stats')
+        const { rows } = await pool.query<{ vectors: number }>('SELECT sum(vectors)::int AS vectors FROM engram.index_stats')
         assert.ok((rows[0]?.vectors ?? 0) > 0, 'the lesson has its vector now')
       } finally {
         await pool.end()

@@ -311,7 +311,7 @@ async function buildOne(size: number, backend: BenchBackend, root: string, schem
       // What a bulk load into PostgreSQL is followed by: visibility map and planner statistics, so
       // autovacuum does not do it in the middle of the measurements.
       const vacuumStart = performance.now()
-      await pgBackend.handle.pool.query('VACUUM ANALYZE index_units, index_terms, index_stats')
+      await pgBackend.handle.pool.query('VACUUM ANALYZE index_units, index_blocks, index_stats')
       process.stderr.write(`\n${size} postgres: VACUUM ANALYZE ${((performance.now() - vacuumStart) / 1000).toFixed(1)} s`)
     }
     const buildS = (performance.now() - buildStart - generatingMs) / 1000

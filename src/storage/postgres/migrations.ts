@@ -14,11 +14,15 @@ import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PgPool, PgQueryable } from './driver.ts'
+import { convertPostingsToBlocks } from './index-blocks.ts'
+import { resegmentPostings } from './resegment-index.ts'
 
 interface Migration {
   version: number
   name: string
   sql: string
+  /** Work after `sql` that SQL alone cannot do, in the same transaction. */
+  after?: (client: PgQueryable, schema: string) => Promise<void>
 }
 
 const jobsAndLifecycle = `
@@ -428,6 +432,39 @@ ALTER TABLE index_units DROP COLUMN terms, DROP COLUMN tf;
 ALTER TABLE index_units RESET (toast_tuple_target);
 `
 
+const searchBlocks = `
+-- The postings as packed blocks (index-blocks.ts, decision 0091): migration 8's row per posting
+-- with a primary key repeating its counts cost ~180 bytes a posting (1,185 MB at 100k synthetic
+-- units, 12 GB at 1M); a block holds up to 128 postings of one term as varints, ~8 bytes each.
+-- Rows are only inserted and deleted, never updated by another writer: document frequencies are
+-- the sums of a term's blocks' units (postings) and own (postings in the units' own words).
+CREATE TABLE index_blocks (
+  term  text NOT NULL,
+  first bigint NOT NULL,
+  last  bigint NOT NULL,
+  units integer NOT NULL,
+  own   integer NOT NULL,
+  data  bytea NOT NULL
+) WITH (autovacuum_vacuum_insert_scale_factor = 0.02);
+-- By term and last rowid: a query reads its terms' blocks, document frequencies sum units and own
+-- here, and a rewrite of recent units finds their blocks among those ending at or after them.
+CREATE INDEX index_blocks_term ON index_blocks (term, last) INCLUDE (first, units, own);
+-- A writer finds the small blocks of its terms to merge through this (a few per term at most).
+CREATE INDEX index_blocks_small ON index_blocks (term) WHERE units < 32;
+-- A unit's distinct matched terms, separated by spaces: where its postings are, to cut them out.
+ALTER TABLE index_units ADD COLUMN terms text NOT NULL DEFAULT '';
+`
+
+/** After migration 9's tables: re-cut old unsegmented postings (decision 0076), convert, and drop what the blocks replace. */
+async function toBlocks(client: PgQueryable, schema: string): Promise<void> {
+  await resegmentPostings(client, schema)
+  await convertPostingsToBlocks(client)
+  await client.query(`DROP TABLE index_postings;
+DROP TABLE index_terms;
+-- The statistics become a row per writing transaction, summed when read (index-blocks.ts).
+ALTER TABLE index_stats DROP COLUMN only_row;`)
+}
+
 /** Every migration this engram knows, in order. */
 const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle },
@@ -438,6 +475,7 @@ const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 6, name: 'context store', sql: contextStore },
   { version: 7, name: 'search index', sql: searchIndex },
   { version: 8, name: 'search postings', sql: searchPostings },
+  { version: 9, name: 'search blocks', sql: searchBlocks, after: toBlocks },
 ])
 
 export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)
@@ -495,6 +533,7 @@ export async function applyPostgresMigrations(
     for (const migration of MIGRATIONS) {
       if (migration.version <= version || migration.version > target) continue
       await client.query(migration.sql)
+      await migration.after?.(client, schema)
       await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
         migration.version,
         migration.name,

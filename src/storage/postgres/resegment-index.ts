@@ -1,10 +1,11 @@
 /**
  * Units indexed on PostgreSQL before text in unspaced scripts was cut into words (decision 0076)
  * hold a run of Chinese, Japanese, Korean or Thai text as one posting term, which no query term
- * matches any more. Opening the index re-cuts them once, as the embedded index does
+ * matches any more. Migration 9 re-cuts them once, on migration 8's `index_postings`, before it
+ * packs them into blocks (./index-blocks.ts), as the embedded index does on open
  * (`resegmentFullText` in ../sqlite/search-index.ts): a unit's own text and related words are
  * analysed again from its text; its neighbours' fields, whose text the index does not keep, from
- * their stored terms. The index then says so in `index_meta`, and later opens cost one read.
+ * their stored terms. The index then says so in `index_meta`.
  */
 import { resegmentAnalysed, holdsUnspacedLetters } from '../../text/analyse.ts'
 import { ftsFields } from '../lexical-plan.ts'
@@ -35,9 +36,8 @@ function addTokens(counts: Counts, tokens: readonly string[], column: number, ti
 }
 
 /**
- * Re-cut the postings of units written before segmentation, in the caller's transaction (the
- * one that opens the index and locks its `index_meta` rows first, as writers do). Returns how
- * many units were re-cut.
+ * Re-cut the postings of units written before segmentation, in the caller's transaction (migration
+ * 9's, which holds the schema's migration lock). Returns how many units were re-cut.
  */
 export async function resegmentPostings(client: PgQueryable, schema: string): Promise<number> {
   // Two processes opening an old index at once: the second waits, then finds it done.

@@ -1,5 +1,5 @@
 /**
- * The search index on PostgreSQL (migrations 7 and 8): one `index_units` row per retrievable unit,
+ * The search index on PostgreSQL (migrations 7–9): one `index_units` row per retrievable unit,
  * an inverted index of postings, a BM25 that ranks exactly as the embedded index's FTS5 does, and
  * vectors in pgvector. It returns raw candidates per channel; fusion happens above it.
  *
@@ -7,31 +7,29 @@
  * backend. So the index stores what FTS5's `bm25()` reads (sqlite `fts5_aux.c`): a unit's fields
  * are the embedded index's (`ftsFields`: own text, near and far neighbours, related words, kind),
  * tokenized as FTS5's unicode61 does (`../unicode61.ts`); `index_units.token_count` is the unit's
- * length over all five; `index_postings` has a row per token of the four matched fields and unit,
- * with the token's count in each field and the unit's length; `index_terms` holds each token's
- * document frequency and `index_stats` the row count and total length, all kept in the writing
- * transaction. A query keeps the same terms as the embedded one (`../lexical-plan.ts`), reads the
- * postings of those terms only (an index-only scan of the primary key, which includes the counts),
- * and the score is computed here with FTS5's arithmetic, operation for operation:
+ * length over all five; a posting per token of the four matched fields and unit holds the token's
+ * count in each field, the unit's length and kind, packed into per-term blocks (`index_blocks`,
+ * ./index-blocks.ts); a token's document frequency is the sum over its blocks, and `index_stats`
+ * holds the row count and total length as a row per writing transaction, summed when read. A
+ * query keeps the same terms as the embedded one (`../lexical-plan.ts`), reads the blocks of
+ * those terms only, decodes them here and computes the score with FTS5's arithmetic, operation
+ * for operation:
  *   Σ over query terms (a repeated term once per repetition) of
  *     idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgdl)),  k1 = 1.2, b = 0.75,
  *   f = the field weights of the term's occurrences (own 1, near, far, related), D = token_count,
  *   idf = ln((N − n + 0.5)/(n + 0.5)), or 1e-6 when that is not positive.
- * A kinds filter applies to the postings (they hold the unit's kind: a skill lookup reads only
+ * A kinds filter applies to the postings (they hold the unit's kind: a skill lookup scores only
  * skills'); the other filters to the ranked units, best first: the rows of the best `limit` are
  * read with the filter (usually all pass), and only when some fail are the rest checked. The parity test checks
  * ids, order and scores against SQLite's (bit-identical on this machine).
  *
  * Why postings (migration 8): migration 7 kept each unit's counts of all its tokens in one jsonb
  * (with a GIN on the token list), and a query detoasted the whole 5–15 KB value of each candidate
- * (a message's own words and its neighbours') to read the counts of 2–6 tokens. Priming on a
- * 1,000-turn conversation (BEAM, 17 questions) spent 140–190 ms per question in that statement,
- * p50 ~230 ms a priming; reading postings the statement takes 5–35 ms and the priming p50 50 ms
- * (embedded: 43 ms), 25 ms once VACUUM has marked the postings' pages all-visible. At 100k
- * synthetic units, a 2–6 word query went from p50 4.5 / p95 13.6 ms to 2.3 / 6.6 ms. The price is
- * size: a posting is ~70 bytes of heap and ~110 of index (as written: random inserts leave the
- * primary key's pages part full), 23 postings per synthetic unit and 335 per BEAM message (its
- * neighbours' words are its fields too) — about twice migration 7's footprint (migrations.ts).
+ * to read the counts of 2–6 tokens (140–190 ms per BEAM question). Migration 8 made a row per
+ * posting with a covering primary key: fast, but ~200 bytes a posting, 1,183 MB at 100k synthetic
+ * units and 12 GB at 1M. Why blocks (migration 9, decision 0091): the same postings packed as
+ * varints, ~8 bytes each, read as a few rows per term; and writers that insert blocks instead of
+ * updating shared counter rows, so writers on several hosts do not queue on common words.
  *
  * PostgreSQL text and json cannot hold U+0000, which a message may (messages are lossless): the
  * index stores U+FFFD in its place in text, provenance, links and meta. The index is derived; the
@@ -46,7 +44,7 @@ import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexU
 import { UNIT_KINDS } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
-import { resegmentPostings } from './resegment-index.ts'
+import { addStats, forEachPosting, kindCodes, type Posting, postingOf, removePostings, STATS_SUM, termsText, writePostings } from './index-blocks.ts'
 import { createPendingAccess } from '../pending-access.ts'
 import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
@@ -193,11 +191,12 @@ interface RowArrays {
   embedding: Array<string | null>
   keep: boolean[]
   rowid: Array<number | null>
+  terms: string[]
 }
 
 const ROW_SOURCE = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-  $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::boolean[], $16::integer[], $17::text[], $18::boolean[], $19::bigint[])
-  AS v(id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector, token_count, embedding, keep, rowid)`
+  $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::boolean[], $16::integer[], $17::text[], $18::boolean[], $19::bigint[], $20::text[])
+  AS v(id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector, token_count, embedding, keep, rowid, terms)`
 
 function rowParams(rows: RowArrays): unknown[] {
   return [
@@ -220,6 +219,7 @@ function rowParams(rows: RowArrays): unknown[] {
     rows.embedding,
     rows.keep,
     rows.rowid,
+    rows.terms,
   ]
 }
 
@@ -239,65 +239,48 @@ interface Previous {
   hash: string
   has_vector: boolean
   token_count: number
+  terms: string
 }
 
-/** Changes to `index_terms` and `index_stats`, summed over a write. */
+/** Changes to the corpus statistics (`index_stats`), summed over a write. */
 class StatsDelta {
   units = 0
   tokens = 0
   vectors = 0
-  readonly terms = new Map<string, { any: number; own: number }>()
 
-  /** A unit's share: its length and vector, and its terms when given (a removed unit's come from its postings, `removedPostings`). */
-  add(tf: TermFrequencies | undefined, tokens: number, hasVector: boolean, sign: 1 | -1): void {
+  /** A unit's share: its length and vector. */
+  add(tokens: number, hasVector: boolean, sign: 1 | -1): void {
     this.units += sign
     this.tokens += sign * tokens
     if (hasVector) this.vectors += sign
-    if (tf) for (const [term, counts] of tf) this.term(term, sign, counts[0] > 0 ? sign : 0)
   }
 
-  term(term: string, any: number, own: number): void {
-    const delta = this.terms.get(term) ?? { any: 0, own: 0 }
-    delta.any += any
-    delta.own += own
-    this.terms.set(term, delta)
+  /** A row of its own, written last in the transaction (index-blocks.ts: no writer waits on another's). */
+  async write(client: PgQueryable, foldKey: bigint | string): Promise<void> {
+    await addStats(client, this.units, this.tokens, this.vectors, foldKey)
   }
+}
 
-  /**
-   * Deletes the postings of units `rowids` (rows the caller has locked) and takes their terms out:
-   * summed per term in SQL, so erasing many units does not ship every posting here.
-   */
-  async removedPostings(client: PgQueryable, rowids: number[]): Promise<void> {
-    if (rowids.length === 0) return
-    const { rows } = await client.query<{ term: string; any: number; own: number }>(
-      `WITH gone AS (DELETE FROM index_postings WHERE rowid = ANY($1::bigint[]) RETURNING term, own)
-       SELECT term, count(*)::integer AS any, (count(*) FILTER (WHERE own > 0))::integer AS own FROM gone GROUP BY term`,
-      [rowids],
-    )
-    for (const row of rows) this.term(row.term, -row.any, -row.own)
-  }
+type Ranked = Array<{ rowid: number; score: number }>
+const byScoreThenRowid = (a: { rowid: number; score: number }, b: { rowid: number; score: number }): number => b.score - a.score || a.rowid - b.rowid
 
-  /**
-   * Written last in the transaction, after the unit rows, in sorted term order: writers lock the
-   * rows they share (common terms, the stats row) in one order, so they queue and never deadlock.
-   */
-  async write(client: PgQueryable): Promise<void> {
-    const changed = [...this.terms].filter(([, d]) => d.any !== 0 || d.own !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    if (changed.length > 0) {
-      const terms = changed.map(([term]) => term)
-      await client.query(
-        `INSERT INTO index_terms (term, units_any, units_own)
-         SELECT term, units_any, units_own FROM unnest($1::text[], $2::integer[], $3::integer[]) AS d(term, units_any, units_own) ORDER BY term COLLATE "C"
-         ON CONFLICT (term) DO UPDATE SET units_any = index_terms.units_any + excluded.units_any, units_own = index_terms.units_own + excluded.units_own`,
-        [terms, changed.map(([, d]) => d.any), changed.map(([, d]) => d.own)],
-      )
-      // A word no unit holds any more leaves the vocabulary (purgeUser must not leave a user's words behind).
-      await client.query('DELETE FROM index_terms WHERE term = ANY($1::text[]) AND units_any <= 0', [terms])
-    }
-    if (this.units !== 0 || this.tokens !== 0 || this.vectors !== 0) {
-      await client.query('UPDATE index_stats SET units = units + $1, tokens = tokens + $2, vectors = vectors + $3', [this.units, this.tokens, this.vectors])
-    }
+/**
+ * The best `limit` of the scored units, best first (equal scores by rowid), and the rest in the
+ * same order when asked for (a filter turned some of the best away): sorting every unit of a
+ * common word to keep ten cost more than scoring them.
+ */
+function bestFirst(scores: Float64Array, rowids: number[], limit: number): { best: Ranked; rest: () => Ranked } {
+  const all = (): Ranked => Array.from(scores, (score, unit) => ({ rowid: rowids[unit]!, score })).sort(byScoreThenRowid)
+  if (scores.length <= limit * 4) {
+    const sorted = all()
+    return { best: sorted.slice(0, limit), rest: () => sorted.slice(limit) }
   }
+  // The limit-th best score; every unit scoring at least that is a candidate (ties included).
+  const threshold = Float64Array.from(scores).sort()[scores.length - limit]!
+  const candidates: Ranked = []
+  for (let unit = 0; unit < scores.length; unit++) if (scores[unit]! >= threshold) candidates.push({ rowid: rowids[unit]!, score: scores[unit]! })
+  const best = candidates.sort(byScoreThenRowid).slice(0, limit)
+  return { best, rest: () => all().slice(limit) }
 }
 
 /**
@@ -318,6 +301,8 @@ export function postgresIndexWriterOn(handle: PostgresHandle, index: SearchIndex
 
 export async function createPostgresSearchIndex(handle: PostgresHandle, options: PostgresSearchIndexOptions = {}): Promise<SearchIndex> {
   const { pool } = handle
+  const statsFoldKey = advisoryKey(handle.schema, 'engram:index-stats-fold').key
+  const removerKey = advisoryKey(handle.schema, 'engram:index-remove').key
   const vectorsOn = handle.features.pgvector !== false && (await ensureEmbeddingColumn(handle))
   // pgvector 0.8 scans the HNSW graph further when a filter drops candidates (hnsw.iterative_scan).
   const iterativeScan = vectorsOn && versionAtLeast(String(handle.features.pgvector), [0, 8, 0])
@@ -336,7 +321,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const { rows: dropped } = await client.query<{ id: string }>('SELECT id FROM index_units WHERE has_vector ORDER BY id FOR UPDATE')
       if (dropped.length > 0) {
         await client.query("UPDATE index_units SET hash = '', has_vector = false, embedding = NULL WHERE has_vector")
-        await client.query('UPDATE index_stats SET vectors = vectors - $1', [dropped.length])
+        await addStats(client, 0, 0, -dropped.length, statsFoldKey)
       }
       await client.query(`DROP INDEX IF EXISTS ${HNSW_INDEX}`)
       await client.query('DELETE FROM index_meta WHERE key = $1', [META_DIMS])
@@ -347,7 +332,6 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         options.embedderId,
       ])
     }
-    await resegmentPostings(client, handle.schema)
   })
 
   /** The stored vector size, remembered once known (it changes only when the embedder does, which reopens the index). */
@@ -421,7 +405,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
   async function postingCountsOf(tokens: string[]): Promise<number[]> {
     const missing = [...new Set(tokens.filter((token) => postingCounts.get(token) === undefined))]
     if (missing.length > 0) {
-      const { rows } = await pool.query<{ term: string; n: number }>('SELECT term, units_any AS n FROM index_terms WHERE term = ANY($1::text[])', [missing])
+      const { rows } = await pool.query<{ term: string; n: number }>('SELECT term, sum(units)::integer AS n FROM index_blocks WHERE term = ANY($1::text[]) GROUP BY term', [missing])
       const found = new Map(rows.map((row) => [row.term, row.n]))
       for (const token of missing) postingCounts.set(token, Math.min(found.get(token) ?? 0, POSTINGS_CAP + 1))
     }
@@ -454,25 +438,21 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const w = query.fieldWeights ?? { near: 0.5, far: 0.2, related: 0.3 }
     const weights = [1, w.near, w.far, w.related] as const
     const distinctTokens = [...new Set(tokens)]
-    // Two reads at once: the corpus statistics with each term's document frequency, and the
-    // postings of the query's tokens (index_postings: per unit its counts of that token and its
-    // length, read from the primary key). Scoring those in SQL cost ~5 µs per unit in expression
-    // evaluation; here it is free, and it can follow fts5_aux.c's arithmetic exactly (below).
-    const [statsResult, postings] = await Promise.all([
+    // Two reads at once: the corpus statistics with each term's document frequency (the sums of
+    // its blocks' postings, from the covering index), and the blocks of the query's tokens
+    // (index-blocks.ts: per unit its counts of that token, its length and kind, packed). Scoring
+    // in SQL cost ~5 µs per unit in expression evaluation; here it follows fts5_aux.c exactly.
+    const [statsResult, blocks] = await Promise.all([
       pool.query<{ units: number; tokens: number; n: number[] }>(
-        `SELECT s.units, s.tokens, ARRAY(SELECT coalesce(t.units_any, 0) FROM unnest($1::text[]) WITH ORDINALITY AS p(token, ord)
-           LEFT JOIN index_terms t ON t.term = p.token ORDER BY p.ord) AS n
-         FROM index_stats s`,
+        `SELECT s.units, s.tokens, ARRAY(SELECT coalesce((SELECT sum(b.units) FROM index_blocks b WHERE b.term = p.token), 0)::bigint
+           FROM unnest($1::text[]) WITH ORDINALITY AS p(token, ord) ORDER BY p.ord) AS n
+         FROM (${STATS_SUM}) s`,
         [distinctTokens],
       ),
-      pool.query<{ term: string; rowid: number; d: number; own: number; near: number; far: number; related: number }>(
-        `SELECT p.term, p.rowid, p.token_count AS d, p.own, p.near, p.far, p.related FROM index_postings p
-         WHERE p.term = ANY($1::text[]) ${query.kinds === undefined ? '' : 'AND p.kind = ANY($2::text[])'}`,
-        query.kinds === undefined ? [distinctTokens] : [distinctTokens, query.kinds],
-      ),
+      pool.query<{ term: string; first: number; data: Buffer }>('SELECT term, first, data FROM index_blocks WHERE term = ANY($1::text[])', [distinctTokens]),
     ])
     const stats = statsResult.rows[0]
-    if (!stats || postings.rows.length === 0) return []
+    if (!stats || blocks.rows.length === 0) return []
     // fts5_aux.c's bm25(): avgdl over every row, IDF per phrase (a repeated term is a phrase per
     // repetition) floored at 1e-6, the frequency of a phrase in a row the sum of its instances'
     // column weights added one by one in position order (own, near, far, related), and the
@@ -485,31 +465,47 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const value = Math.log((stats.units - n + 0.5) / (n + 0.5))
       return value <= 0 ? 1e-6 : value
     })
-    // Per unit, its length and the weighted frequency of each distinct token it holds.
-    const units = new Map<number, { d: number; frequency: number[] }>()
-    for (const row of postings.rows) {
-      let unit = units.get(row.rowid)
-      if (!unit) {
-        unit = { d: row.d, frequency: new Array<number>(distinctTokens.length).fill(0) }
-        units.set(row.rowid, unit)
-      }
-      let frequency = 0
-      const counts = [row.own, row.near, row.far, row.related]
-      for (let column = 0; column < 4; column++) for (let k = 0; k < counts[column]!; k++) frequency += weights[column]!
-      unit.frequency[slot.get(row.term)!] = frequency
+    // Per unit (a slot, in the order first seen), its length and the weighted frequency of each
+    // distinct token it holds, in flat arrays: a common word brings hundreds of thousands.
+    const width = distinctTokens.length
+    const slotOf = new Map<number, number>()
+    const rowids: number[] = []
+    const lengths: number[] = []
+    const frequencies: number[] = []
+    const kinds = query.kinds === undefined ? undefined : kindCodes(query.kinds)
+    for (const block of blocks.rows) {
+      const i = slot.get(block.term)!
+      forEachPosting(Number(block.first), block.data, (rowid, own, near, far, related, d, kind) => {
+        if (kinds !== undefined && !kinds.has(kind)) return
+        let unit = slotOf.get(rowid)
+        if (unit === undefined) {
+          unit = rowids.length
+          slotOf.set(rowid, unit)
+          rowids.push(rowid)
+          lengths.push(d)
+          for (let t = 0; t < width; t++) frequencies.push(0)
+        }
+        let frequency = 0
+        for (let k = 0; k < own; k++) frequency += weights[0]
+        for (let k = 0; k < near; k++) frequency += weights[1]
+        for (let k = 0; k < far; k++) frequency += weights[2]
+        for (let k = 0; k < related; k++) frequency += weights[3]
+        frequencies[unit * width + i] = frequency
+      })
     }
-    const scored: Array<{ rowid: number; score: number }> = []
-    for (const [rowid, unit] of units) {
+    if (rowids.length === 0) return []
+    const scores = new Float64Array(rowids.length)
+    for (let unit = 0; unit < rowids.length; unit++) {
       let score = 0
       for (const [p, i] of phraseSlots.entries()) {
-        const frequency = unit.frequency[i]!
-        score += idf[p]! * ((frequency * (BM25_K1 + 1.0)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * unit.d) / avgdl)))
+        const frequency = frequencies[unit * width + i]!
+        score += idf[p]! * ((frequency * (BM25_K1 + 1.0)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * lengths[unit]!) / avgdl)))
       }
-      scored.push({ rowid, score })
+      scores[unit] = score
     }
     // Best first; equal scores by rowid, as FTS5 returns them.
-    scored.sort((a, b) => b.score - a.score || a.rowid - b.rowid)
-    const rows = await passing(scored, limit, query)
+    const scored = bestFirst(scores, rowids, limit)
+    const rows = await passing(scored.best, scored.rest, limit, query)
     // The units are read already: hand them up rather than have the caller read them again.
     return rows.map(({ row, score }) => ({ id: row.id, kind: row.kind as UnitKind, lexical: score, unit: withPendingAccess(toStoredUnit(row)) }))
   }
@@ -519,7 +515,12 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
    * filter: the best `limit` are read with it applied (usually all pass: done in one statement);
    * when some fail, the rest are checked without reading their rows, and the next best read.
    */
-  async function passing(ranked: Array<{ rowid: number; score: number }>, limit: number, filter: IndexFilter): Promise<Array<{ row: UnitRow; score: number }>> {
+  async function passing(
+    best: Array<{ rowid: number; score: number }>,
+    after: () => Array<{ rowid: number; score: number }>,
+    limit: number,
+    filter: IndexFilter,
+  ): Promise<Array<{ row: UnitRow; score: number }>> {
     const where = filterToSql(filter, 2)
     const and = where.sql ? `AND ${where.sql}` : ''
     const read = async (rowids: number[]): Promise<Map<number, UnitRow>> => {
@@ -527,14 +528,14 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const { rows } = await pool.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [rowids, ...where.params])
       return new Map(rows.map((row) => [row.rowid, row]))
     }
-    const first = ranked.slice(0, limit)
-    const found = await read(first.map((hit) => hit.rowid))
-    const out = first.flatMap((hit) => {
+    const found = await read(best.map((hit) => hit.rowid))
+    const out = best.flatMap((hit) => {
       const row = found.get(hit.rowid)
       return row ? [{ row, score: hit.score }] : []
     })
-    if (out.length === limit || ranked.length <= limit) return out
-    const rest = ranked.slice(limit)
+    if (out.length === limit) return out
+    const rest = after()
+    if (rest.length === 0) return out
     const { rows: pass } = await pool.query<{ rowid: number }>(`SELECT u.rowid FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [
       rest.map((hit) => hit.rowid),
       ...where.params,
@@ -555,7 +556,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     if (dims === undefined) return []
     checkDims(query, 'The query vector', dims)
     const where = filterToSql(filter, 3)
-    const { rows: stats } = await pool.query<{ vectors: number }>('SELECT vectors FROM index_stats')
+    const { rows: stats } = await pool.query<{ vectors: number }>(STATS_SUM)
     const params = [vectorText(query), limit, ...where.params]
     const filterSql = where.sql ? `AND ${where.sql}` : ''
     let rows: Array<{ id: string; kind: string; distance: number }>
@@ -594,14 +595,14 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const { rows: locked } = await client.query<{ rowid: number }>(`SELECT rowid FROM index_units WHERE ${where} ORDER BY id FOR UPDATE`, params)
     if (locked.length === 0) return 0
     const rowids = locked.map((row) => row.rowid)
-    const { rows } = await client.query<{ has_vector: boolean; token_count: number }>(
-      'DELETE FROM index_units WHERE rowid = ANY($1::bigint[]) RETURNING has_vector, token_count',
+    const { rows } = await client.query<{ rowid: number; has_vector: boolean; token_count: number; terms: string }>(
+      'DELETE FROM index_units WHERE rowid = ANY($1::bigint[]) RETURNING rowid, has_vector, token_count, terms',
       [rowids],
     )
     const delta = new StatsDelta()
-    for (const row of rows) delta.add(undefined, row.token_count, row.has_vector, -1)
-    await delta.removedPostings(client, rowids)
-    await delta.write(client)
+    for (const row of rows) delta.add(row.token_count, row.has_vector, -1)
+    await removePostings(client, rows, removerKey)
+    await delta.write(client, statsFoldKey)
     return rows.length
   }
 
@@ -640,7 +641,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const rowids = new Map<number, number>()
     const lockExisting = async (list: string[]): Promise<void> => {
       const { rows } = await client.query<Previous & { id: string }>(
-        'SELECT id, rowid, hash, has_vector, token_count FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+        'SELECT id, rowid, hash, has_vector, token_count, terms FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
         [list],
       )
       for (const row of rows) previous.set(row.id, row)
@@ -668,6 +669,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         embedding: [],
         keep: [],
         rowid: [],
+        terms: [],
       }
       for (const { unit, analysed, vector, order } of list) {
         const before = previous.get(unit.id)
@@ -675,9 +677,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         // without one drops the old vector, which described text that is gone.
         const keep = vector === undefined && before !== undefined && before.has_vector && before.hash === unit.hash
         const hasVector = vector !== undefined || keep
-        // The old terms are taken out with the old postings (below).
-        if (before) delta.add(undefined, before.token_count, before.has_vector, -1)
-        delta.add(analysed.tf, analysed.tokenCount, hasVector, 1)
+        if (before) delta.add(before.token_count, before.has_vector, -1)
+        delta.add(analysed.tokenCount, hasVector, 1)
         rows.id.push(unit.id)
         rows.kind.push(unit.kind)
         rows.text.push(withoutNul(unit.text))
@@ -697,6 +698,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         rows.embedding.push(vector === undefined ? null : vectorText(vector))
         rows.keep.push(keep)
         rows.rowid.push(rowids.get(order) ?? null)
+        rows.terms.push(termsText(analysed.tf.keys()))
       }
       return rows
     }
@@ -713,9 +715,9 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       for (const [i, order] of orders.entries()) rowids.set(order, numbers[i]!.n)
       const { rows: inserted } = await client.query<{ id: string }>(
         `INSERT INTO index_units (rowid, id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta,
-           has_vector, token_count${embeddingColumn}) OVERRIDING SYSTEM VALUE
+           has_vector, token_count, terms${embeddingColumn}) OVERRIDING SYSTEM VALUE
          SELECT v.rowid, v.id, v.kind, v.text, v.source, v.provenance::json, v.scope, v.agent, v.user_id, v.owner, v.created_at, v.updated_at, v.hash,
-           v.links::json, v.meta::json, v.has_vector, v.token_count
+           v.links::json, v.meta::json, v.has_vector, v.token_count, v.terms
            ${vectorsOn ? ', v.embedding::vector' : ''}
          FROM ${ROW_SOURCE} ORDER BY v.id
          ON CONFLICT (id) DO NOTHING RETURNING id`,
@@ -726,7 +728,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const late = fresh.filter((p) => !done.has(p.unit.id))
       if (late.length > 0) {
         // Their share was counted as new: take it back, then count them as replacements.
-        for (const p of late) delta.add(p.analysed.tf, p.analysed.tokenCount, p.vector !== undefined, -1)
+        for (const p of late) delta.add(p.analysed.tokenCount, p.vector !== undefined, -1)
         await lockExisting(late.map((p) => p.unit.id))
       }
       fresh.splice(0, fresh.length, ...late)
@@ -736,47 +738,29 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       await client.query(
         `UPDATE index_units u SET kind = v.kind, text = v.text, source = v.source, provenance = v.provenance::json, scope = v.scope, agent = v.agent,
            user_id = v.user_id, owner = v.owner, created_at = v.created_at, updated_at = v.updated_at, hash = v.hash, links = v.links::json,
-           meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
+           meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count, terms = v.terms${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
          FROM ${ROW_SOURCE} WHERE u.id = v.id`,
         rowParams(rowsOf(replaced)),
       )
-      // The old postings go (their terms out of the delta), the new ones come below.
-      await delta.removedPostings(
+      // The old postings go, the new ones come below.
+      await removePostings(
         client,
-        replaced.map((p) => previous.get(p.unit.id)!.rowid),
+        replaced.map((p) => previous.get(p.unit.id)!),
+        removerKey,
       )
     }
-    // Every unit's postings in one statement, in term order (the primary key's).
-    const postings = {
-      term: [] as string[],
-      rowid: [] as number[],
-      own: [] as number[],
-      near: [] as number[],
-      far: [] as number[],
-      related: [] as number[],
-      tokens: [] as number[],
-      kind: [] as string[],
-    }
+    // Every unit's postings, as new blocks per term.
+    const postings = new Map<string, Posting[]>()
     for (const p of pending) {
       const rowid = previous.get(p.unit.id)?.rowid ?? rowids.get(p.order)!
       for (const [term, counts] of p.analysed.tf) {
-        postings.term.push(term)
-        postings.rowid.push(rowid)
-        postings.own.push(counts[0])
-        postings.near.push(counts[1])
-        postings.far.push(counts[2])
-        postings.related.push(counts[3])
-        postings.tokens.push(p.analysed.tokenCount)
-        postings.kind.push(p.unit.kind)
+        const list = postings.get(term)
+        const posting = postingOf(rowid, counts, p.analysed.tokenCount, p.unit.kind)
+        if (list) list.push(posting)
+        else postings.set(term, [posting])
       }
     }
-    if (postings.term.length > 0) {
-      await client.query(
-        `INSERT INTO index_postings (term, rowid, own, near, far, related, token_count, kind)
-         SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[], $5::integer[], $6::integer[], $7::integer[], $8::text[])`,
-        [postings.term, postings.rowid, postings.own, postings.near, postings.far, postings.related, postings.tokens, postings.kind],
-      )
-    }
+    await writePostings(client, postings)
     const names = new Map<string, [string, string]>()
     for (const { unit } of pending) {
       const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
@@ -793,7 +777,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         [list.map(([agent]) => agent), list.map(([, name]) => name)],
       )
     }
-    await delta.write(client)
+    await delta.write(client, statsFoldKey)
   }
 
   /**
@@ -939,7 +923,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
 
     /** Distinct tokens of the units' own words (query expansion looks for neighbours of a query word among them). */
     async vocabulary() {
-      const { rows } = await pool.query<{ term: string }>('SELECT term FROM index_terms WHERE units_own > 0')
+      const { rows } = await pool.query<{ term: string }>('SELECT DISTINCT term FROM index_blocks WHERE own > 0')
       return new Set(rows.map((row) => row.term))
     },
 
@@ -948,7 +932,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const out = new Map<string, number>()
       if (terms.length === 0) return out
       const distinct = [...new Set(terms)]
-      const { rows } = await pool.query<{ term: string; n: number }>('SELECT term, units_own AS n FROM index_terms WHERE term = ANY($1::text[])', [distinct])
+      const { rows } = await pool.query<{ term: string; n: number }>('SELECT term, sum(own)::integer AS n FROM index_blocks WHERE term = ANY($1::text[]) GROUP BY term', [distinct])
       const found = new Map(rows.map((row) => [row.term, row.n]))
       for (const term of distinct) out.set(term, Math.max(0, found.get(term) ?? 0))
       return out

@@ -1,0 +1,29 @@
+/** The search index's postings read out of their blocks (../index-blocks.ts), for tests that compare two indexes. */
+import { decodeBlock } from '../index-blocks.ts'
+import type { PgQueryable } from '../driver.ts'
+
+export interface PostingRow {
+  term: string
+  rowid: number
+  own: number
+  near: number
+  far: number
+  related: number
+  token_count: number
+  /** The unit's kind, read from its row ('?' for a posting whose unit is gone). */
+  kind: string
+}
+
+/** Every posting as a row, in (term, rowid) order. */
+export async function postingRows(db: PgQueryable): Promise<PostingRow[]> {
+  const { rows: units } = await db.query<{ rowid: number; kind: string }>('SELECT rowid, kind FROM index_units')
+  const kinds = new Map(units.map((unit) => [Number(unit.rowid), unit.kind]))
+  const { rows } = await db.query<{ term: string; first: number; data: Buffer }>('SELECT term, first, data FROM index_blocks')
+  const out: PostingRow[] = []
+  for (const block of rows) {
+    decodeBlock(Number(block.first), block.data, (p) =>
+      out.push({ term: block.term, rowid: p.rowid, own: p.own, near: p.near, far: p.far, related: p.related, token_count: p.tokens, kind: kinds.get(p.rowid) ?? '?' }),
+    )
+  }
+  return out.sort((a, b) => (a.term < b.term ? -1 : a.term > b.term ? 1 : a.rowid - b.rowid))
+}
