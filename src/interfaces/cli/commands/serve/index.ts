@@ -216,7 +216,7 @@ export const serveCommand: Command = {
   options: {
     host: { type: 'string', description: 'address to listen on (default serve.host, 127.0.0.1); others need serve.tokens', valueName: 'ADDRESS' },
     port: { type: 'string', description: 'port (default serve.port, 7477; 0 = any free port)', valueName: 'N' },
-    workers: { type: 'string', description: 'processes answering (default serve.workers: 0 = one per core)', valueName: 'N' },
+    workers: { type: 'string', description: 'processes answering (default serve.workers: 0 = one per core, at most 4)', valueName: 'N' },
   },
   async run(context) {
     const settings = { ...context.settings }

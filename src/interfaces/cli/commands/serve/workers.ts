@@ -84,10 +84,17 @@ export function untilSignal(): Promise<NodeJS.Signals> {
 /** What the first process tells a worker. */
 type PrimaryMessage = { type: 'stop' } | { type: 'mcp-port'; port: number }
 
-/** How many processes serve.workers asks for (0: one per core this process may use). */
+/**
+ * Processes the default gives at most: each opens the home or database and holds its own mind (a few
+ * hundred MB on a large home), so one per core of a 64-core host would cost gigabytes a person did
+ * not ask for. More is one setting away (decision 0089, amended).
+ */
+const DEFAULT_WORKERS_AT_MOST = 4
+
+/** How many processes serve.workers asks for (0: one per core this process may use, at most DEFAULT_WORKERS_AT_MOST). */
 export function workerCount(context: CommandContext, settings: Record<string, unknown>): number {
   const configured = resolveConfig({ env: context.io.env, flags: settings }).values.serve.workers
-  return configured === 0 ? availableParallelism() : configured
+  return configured === 0 ? Math.min(availableParallelism(), DEFAULT_WORKERS_AT_MOST) : configured
 }
 
 /** This process's role when the first process of `engram serve` forked it; undefined otherwise. */
