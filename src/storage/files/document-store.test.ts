@@ -308,6 +308,31 @@ describe('file DocumentStore: files it cannot read (decision 0025)', () => {
     }
   })
 
+  test('a write repeated at the same instant after a crash cut its version copy short saves the old version whole, once', async () => {
+    const { temp, store } = setup()
+    try {
+      const at = '2026-03-04T18:00:00.000Z'
+      await store.write('knowledge', 'deploys', { version: 1 }, 'Kamal, with a long note on why.\n')
+      const live = join(temp.home, 'agents/default/knowledge/deploys.md')
+      const versions = join(temp.home, 'agents/default/archive/versions/knowledge')
+      const whole = readFileSync(live)
+      // The crash: the version's copy had written half the file, no log line, the file not replaced.
+      mkdirSync(versions, { recursive: true })
+      writeFileSync(join(versions, 'deploys.2026-03-04T18-00-00-000Z.md'), whole.subarray(0, Math.floor(whole.length / 2)))
+      await store.write('knowledge', 'deploys', { version: 2 }, 'Fly.io.\n', { reason: 'moved', at })
+      assert.deepEqual(readdirSync(versions), ['deploys.2026-03-04T18-00-00-000Z.md'], 'no second version beside the cut one')
+      assert.deepEqual(readFileSync(join(versions, 'deploys.2026-03-04T18-00-00-000Z.md')), whole, 'the version holds the old file whole')
+      const log = readFileSync(join(temp.home, 'agents/default/archive/versions/versions.jsonl'), 'utf8').trim().split('\n')
+      assert.equal(log.length, 1)
+      assert.equal((await store.read('knowledge', 'deploys'))?.body, 'Fly.io.\n')
+      // A logged version at the same instant is another write's, kept: the next change is a second version.
+      await store.write('knowledge', 'deploys', { version: 3 }, 'Render.\n', { reason: 'moved again', at })
+      assert.equal(readdirSync(versions).length, 2)
+    } finally {
+      temp.cleanup()
+    }
+  })
+
   test('a write repeated at the same instant after it took effect saves no second version (decision 0053)', async () => {
     const { temp, store } = setup()
     try {

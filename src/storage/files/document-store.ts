@@ -261,12 +261,12 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
    * The version a write with the same instant already saved of the live file, when a crash came
    * between saving it and replacing the file (the last version with this stamp holds exactly the
    * live bytes): its log line is written if the crash came before that too, and its path returned.
+   * A copy the crash cut short (unlogged, not the live bytes) is removed.
    */
   async function savedAt(kind: DocKind, slug: string, folderRel: string, stamp: string, sourceRel: string, reason: string | undefined): Promise<string | undefined> {
     const last = (await stampedVersions(folderRel, slug)).find((version) => version.name.startsWith(`${slug}.${stamp}`))
     if (!last) return undefined
     const [saved, live] = await Promise.all([readFile(abs(last.path)), readFile(abs(sourceRel))])
-    if (!saved.equals(live)) return undefined
     const log = await readFile(abs(versionsLogRel(kind, slug)), 'utf8').catch((error: unknown) => {
       if (noFolder(error)) return ''
       throw error
@@ -279,6 +279,16 @@ export function createFileDocumentStore(options: FileDocumentStoreOptions): Docu
         return false
       }
     })
+    if (!saved.equals(live)) {
+      // A version is logged as soon as its copy is whole. One with this write's stamp, not logged, that
+      // is not the live file, is this write's copy cut by the crash: it goes, and the copy is made again
+      // under its name (so the recovered run ends where an unkilled one does, decision 0053).
+      if (!logged) {
+        await unlink(abs(last.path))
+        await syncFolder(abs(folderRel))
+      }
+      return undefined
+    }
     if (!logged) await appendLine(abs(versionsLogRel(kind, slug)), versionLine(kind, slug, last.path, new Date(last.archivedAt), reason))
     return last.path
   }

@@ -172,6 +172,10 @@ export async function runWorkers(context: CommandContext, settings: Record<strin
         for (const other of bySlot.values()) tell(other, { type: 'mcp-port', port: message.mcpPort })
       } else if (mcpPort !== undefined) tell(worker, { type: 'mcp-port', port: mcpPort })
       if (slot === 0) first = message
+      if (slot === 0 && !othersForked && !stopping) {
+        othersForked = true
+        for (let other = 1; other < workers; other++) fork(other)
+      }
       if (listened.size === workers) announce()
       if (stopping) tell(worker, { type: 'stop' })
     })
@@ -179,7 +183,8 @@ export async function runWorkers(context: CommandContext, settings: Record<strin
       if (bySlot.get(slot) === worker) bySlot.delete(slot)
       if (slot === 0) mcpPort = undefined
       if (!stopping && !listening) {
-        // It never served: a failure to start (its reason is on stderr). No restart loop.
+        // It never served: a failure to start (its reason is on stderr, when it had time to write it). No restart loop.
+        log(`engram serve: process ${slot} (pid ${worker.process.pid}) ended before it listened (${signal ?? `code ${code}`}); stopping the others`)
         failedCode = code ?? ExitCode.system
         stopAll()
       } else if (!stopping) {
@@ -191,7 +196,11 @@ export async function runWorkers(context: CommandContext, settings: Record<strin
   }
 
   const signals = untilSignal()
-  for (let slot = 0; slot < workers; slot++) fork(slot)
+  // The others start once the first listens: it alone creates and migrates a new home or schema,
+  // which processes opening it at the same moment would race for (on a loaded machine one of them
+  // gave up waiting for the store's lock and the whole server failed to start).
+  let othersForked = false
+  fork(0)
 
   const started = await Promise.race([announced.then(() => true), exited.then(() => false), signals.then(() => false)])
   if (started && first) context.io.stdout.write(startLine(context.json, { address: first.address, agent: first.agent, runToken, open: credentials.open, workers }))
