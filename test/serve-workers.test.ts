@@ -162,6 +162,40 @@ describe('engram serve --workers 2', { timeout: 240_000 }, () => {
   })
 })
 
+test('engram serve --workers 2: a process other than the first that ends before it listens is started again, and the server starts', { timeout: 120_000 }, async (t) => {
+  const temp = makeTempHome('engram-serve-workers-restart-')
+  let killed: number | undefined
+  let watching: NodeJS.Timeout | undefined
+  // The second process is forked once the first listens, and takes hundreds of milliseconds to open
+  // the home: killed as soon as it appears, it ends before it listens.
+  const watch = (pid: number) => {
+    watching = setInterval(() => {
+      try {
+        const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+        if (killed === undefined && children.length >= 2) {
+          killed = children[1] as number
+          process.kill(killed, 'SIGKILL')
+          clearInterval(watching)
+        }
+      } catch {
+        // Not there yet, or already gone.
+      }
+    }, 2)
+  }
+  const server = await startServe({ home: temp.home, env: { ...temp.env, ENGRAM_SERVE_TOKENS: TOKENS }, args: ['--workers', '2'], killAfterMs: 100_000, onSpawn: watch })
+  t.after(async () => {
+    clearInterval(watching)
+    await server.stop('SIGKILL')
+    temp.cleanup()
+  })
+  assert.ok(killed !== undefined, 'the second process was seen and killed')
+  assert.equal(server.started.workers, 2)
+  assert.match(server.stderr(), /process 1 \(pid \d+\) ended before it listened \(SIGKILL\); starting another in its place/)
+  const health = await freshFetch(`${server.address}/v1/health`)
+  assert.equal(health.status, 200)
+  assert.equal(await server.stop('SIGTERM'), 0, server.stderr())
+})
+
 test('engram serve --workers 2 without tokens: a dashboard login made on one process works on the other', { timeout: 120_000 }, async (t) => {
   const temp = makeTempHome('engram-serve-workers-dash-')
   const server = await startServe({ home: temp.home, env: temp.env, args: ['--workers', '2'], killAfterMs: 100_000 })

@@ -26,8 +26,9 @@ export interface ServeProcess {
   stderr(): string
 }
 
-export async function startServe(options: { home: string; env: Record<string, string | undefined>; killAfterMs?: number; args?: string[] }): Promise<ServeProcess> {
+export async function startServe(options: { home: string; env: Record<string, string | undefined>; killAfterMs?: number; args?: string[]; onSpawn?: (pid: number) => void }): Promise<ServeProcess> {
   const child = spawn(process.execPath, [bin, 'serve', '--home', options.home, '--port', '0', '--json', ...(options.args ?? [])], { stdio: ['ignore', 'pipe', 'pipe'], env: options.env, cwd: root })
+  if (child.pid !== undefined) options.onSpawn?.(child.pid)
   let stderr = ''
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString()

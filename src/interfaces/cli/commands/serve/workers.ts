@@ -91,6 +91,9 @@ type PrimaryMessage = { type: 'stop' } | { type: 'mcp-port'; port: number }
  */
 const DEFAULT_WORKERS_AT_MOST = 4
 
+/** How many times a process other than the first is started again when it ends before it listens. */
+const STARTS_AGAIN = 2
+
 /** How many processes serve.workers asks for (0: one per core this process may use, at most DEFAULT_WORKERS_AT_MOST). */
 export function workerCount(context: CommandContext, settings: Record<string, unknown>): number {
   const configured = resolveConfig({ env: context.io.env, flags: settings }).values.serve.workers
@@ -133,6 +136,7 @@ export async function runWorkers(context: CommandContext, settings: Record<strin
   const runToken = credentials.open ? randomBytes(24).toString('base64url') : undefined
 
   const bySlot = new Map<number, Worker>()
+  const startsAgain = new Map<number, number>()
   const listened = new Set<number>()
   let mcpPort: number | undefined
   let first: WorkerMessage | undefined
@@ -182,7 +186,13 @@ export async function runWorkers(context: CommandContext, settings: Record<strin
     worker.once('exit', (code, signal) => {
       if (bySlot.get(slot) === worker) bySlot.delete(slot)
       if (slot === 0) mcpPort = undefined
-      if (!stopping && !listening) {
+      if (!stopping && !listening && slot !== 0 && (startsAgain.get(slot) ?? 0) < STARTS_AGAIN) {
+        // The first process listened, so the configuration, the home and the port are good: another
+        // that ends before it listens met something passing (decision 0089). Started again, twice at most.
+        startsAgain.set(slot, (startsAgain.get(slot) ?? 0) + 1)
+        log(`engram serve: process ${slot} (pid ${worker.process.pid}) ended before it listened (${signal ?? `code ${code}`}); starting another in its place`)
+        fork(slot)
+      } else if (!stopping && !listening) {
         // It never served: a failure to start (its reason is on stderr, when it had time to write it). No restart loop.
         log(`engram serve: process ${slot} (pid ${worker.process.pid}) ended before it listened (${signal ?? `code ${code}`}); stopping the others`)
         failedCode = code ?? ExitCode.system
