@@ -186,9 +186,11 @@ export async function runWorkers(context: CommandContext, settings: Record<strin
     worker.once('exit', (code, signal) => {
       if (bySlot.get(slot) === worker) bySlot.delete(slot)
       if (slot === 0) mcpPort = undefined
-      if (!stopping && !listening && slot !== 0 && (startsAgain.get(slot) ?? 0) < STARTS_AGAIN) {
-        // The first process listened, so the configuration, the home and the port are good: another
-        // that ends before it listens met something passing (decision 0089). Started again, twice at most.
+      // Killed, or ended by a failure of the machine or of engram (not by a setting or input that was
+      // wrong, which would end it the same way again): a process other than the first is started
+      // again, twice at most — the first one listening shows the home and the port good (decision 0089).
+      const passing = code === null || code === ExitCode.system || code === ExitCode.internal
+      if (!stopping && !listening && slot !== 0 && passing && (startsAgain.get(slot) ?? 0) < STARTS_AGAIN) {
         startsAgain.set(slot, (startsAgain.get(slot) ?? 0) + 1)
         log(`engram serve: process ${slot} (pid ${worker.process.pid}) ended before it listened (${signal ?? `code ${code}`}); starting another in its place`)
         fork(slot)
