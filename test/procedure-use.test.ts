@@ -177,7 +177,13 @@ test('a turn\'s end and the boundary job, in two processes at the same moment, c
   clock.advance(11 * MINUTE)
   const second = await open(tmp, clock)
   t.after(() => second.close())
-  const [, report] = await Promise.all([session.end(begun, 'Deployed to staging.'), second.maintain()])
+  let [, report] = await Promise.all([session.end(begun, 'Deployed to staging.'), second.maintain()])
+  if (!report.jobs.some((job) => job.kind === 'procedure-outcomes')) {
+    // The turn's end touched the session before the other process looked: it was not idle yet, and
+    // its boundary comes at the next idle period. Credited again there, the showing still counts once.
+    clock.advance(11 * MINUTE)
+    report = await second.maintain()
+  }
   assert.ok(report.jobs.some((job) => job.kind === 'procedure-outcomes'), JSON.stringify(report.jobs))
   await Promise.all([first.close(), second.close()])
   // Read in a third process: each of the two may keep what it read itself.
