@@ -1,6 +1,9 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
-/** sha256 hex of a string or bytes: how files and index units are compared for change. */
+/**
+ * sha256 hex of a string or bytes: how files and index units are compared for change. The one-shot
+ * `hash` (no Hash object per call): every append hashes its message and the two before it again.
+ */
 export function contentHash(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex')
+  return hash('sha256', data, 'hex')
 }

@@ -82,7 +82,7 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
   )
   const insertMessage = db.prepare(
     `INSERT INTO ctx_messages (conversation_id, seq, role, name, content, token_count, created_at, meta)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${MESSAGE_COLUMNS}`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
   )
   const insertItem = db.prepare('INSERT INTO ctx_items (conversation_id, position, message_id) VALUES (?, ?, ?)')
 
@@ -92,17 +92,20 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
     // Read inside the IMMEDIATE transaction: no other process can append between this read
     // and our inserts, so seq and position never collide across processes.
     const top = selectTop.get(conversationId) as { seq: number; position: number }
+    // The stored message is built from what was written, not read back: only its id is new.
     return messages.map((message, i) => {
-      const row = insertMessage.get(
-        conversationId,
-        top.seq + i + 1,
-        message.role,
-        message.name ?? null,
-        message.content,
-        message.tokenCount,
-        message.at,
-        message.meta === undefined ? null : JSON.stringify(message.meta),
-      ) as unknown as MessageRow
+      const row: MessageRow = {
+        id: 0,
+        conversation_id: conversationId,
+        seq: top.seq + i + 1,
+        role: message.role,
+        name: message.name ?? null,
+        content: message.content,
+        token_count: message.tokenCount,
+        created_at: message.at,
+        meta: message.meta === undefined ? null : JSON.stringify(message.meta),
+      }
+      row.id = (insertMessage.get(row.conversation_id, row.seq, row.role, row.name, row.content, row.token_count, row.created_at, row.meta) as { id: number }).id
       insertItem.run(conversationId, top.position + i + 1, row.id)
       return toMessage(row)
     })

@@ -66,10 +66,21 @@ function accessCountOf(value: unknown, i: number): number {
   return value
 }
 
-function normaliseInstant(value: unknown, what: string): string {
+/** Instants normalised lately: an append writes its message's and rewrites the two before it, each with the instant it had. */
+const INSTANT_MEMO_LIMIT = 256
+const instantMemo = new Map<string, string>()
+
+function normaliseInstant(value: unknown, what: () => string): string {
+  if (typeof value === 'string') {
+    const known = instantMemo.get(value)
+    if (known !== undefined) return known
+  }
   const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN
-  if (Number.isNaN(ms)) throw invalid(`${what} must be an ISO-8601 instant, got ${JSON.stringify(value)}.`, `Pass ${what} as new Date(...).toISOString().`)
-  return new Date(ms).toISOString()
+  if (Number.isNaN(ms)) throw invalid(`${what()} must be an ISO-8601 instant, got ${JSON.stringify(value)}.`, `Pass ${what()} as new Date(...).toISOString().`)
+  const normal = new Date(ms).toISOString()
+  if (instantMemo.size >= INSTANT_MEMO_LIMIT) instantMemo.clear()
+  instantMemo.set(value as string, normal)
+  return normal
 }
 
 const JSON_TEXT = { strings: parseJsonStrings, object: parseJsonObject }
@@ -108,11 +119,11 @@ export function filterToSql(filter: IndexFilter): UnitFilterSql {
   }
   if (filter.since !== undefined) {
     clauses.push('u.created_at >= ?')
-    params.push(normaliseInstant(filter.since, 'since'))
+    params.push(normaliseInstant(filter.since, () => 'since'))
   }
   if (filter.until !== undefined) {
     clauses.push('u.created_at <= ?')
-    params.push(normaliseInstant(filter.until, 'until'))
+    params.push(normaliseInstant(filter.until, () => 'until'))
   }
   return { sql: clauses.join(' AND '), params }
 }
@@ -513,8 +524,8 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
           unit.agent ?? null,
           unit.user ?? null,
           unit.owner ?? 'agent',
-          normaliseInstant(unit.createdAt, `units[${i}].createdAt`),
-          unit.updatedAt === undefined ? null : normaliseInstant(unit.updatedAt, `units[${i}].updatedAt`),
+          normaliseInstant(unit.createdAt, () => `units[${i}].createdAt`),
+          unit.updatedAt === undefined ? null : normaliseInstant(unit.updatedAt, () => `units[${i}].updatedAt`),
           unit.hash,
           unit.links === undefined ? null : JSON.stringify(unit.links),
           unit.meta === undefined ? null : JSON.stringify(unit.meta),
@@ -659,7 +670,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
 
     async recordAccess(ids, at) {
       if (ids.length === 0) return
-      const instant = normaliseInstant(at, 'at')
+      const instant = normaliseInstant(at, () => 'at')
       if (handle.readOnly) throw invalid('This index was opened read-only; access cannot be recorded.', 'Open the database writable to record access.')
       await pendingAccess.record(ids, instant)
     },
@@ -671,7 +682,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
     async raiseAccess(units) {
       if (units.length === 0) return 0
       if (handle.readOnly) throw invalid('This index was opened read-only; access cannot be recorded.', 'Open the database writable to record access.')
-      const rows = units.map((u, i) => ({ id: u.id, count: accessCountOf(u.count, i), last: u.lastAccessAt === undefined ? null : normaliseInstant(u.lastAccessAt, `units[${i}].lastAccessAt`) }))
+      const rows = units.map((u, i) => ({ id: u.id, count: accessCountOf(u.count, i), last: u.lastAccessAt === undefined ? null : normaliseInstant(u.lastAccessAt, () => `units[${i}].lastAccessAt`) }))
       // What this process counted is written first, so the counts raised are the ones readers see.
       await pendingAccess.flush()
       const raise = cachedStatement(
