@@ -332,6 +332,15 @@ export function ruleEngram(fact: RuleFact): Engram & { meta: Record<string, stri
 }
 
 /**
+ * What every instruction `ruleOf` reads starts with ("always", "from now on", "going forward", "in
+ * (the) future", "never", "don't ever", "when(ever)"), as the text holds it once its backticks are
+ * gone (a sentence joins a name in backticks to its word, and never joins anything else): a
+ * message without one sets none, and is not cut into sentences (every user message of every
+ * append is asked, inside its write transaction).
+ */
+const MAY_INSTRUCT = /always|now\s+on|forward|future|ever|when/i
+
+/**
  * The sentences of one user message that set a standing instruction ("Always give me the psql
  * command.", "Never use semicolons in examples.", "When I ask about deadlines, use 24-hour time."),
  * as the user said them (decision 0079): what the conversation index keeps as the user's rules
@@ -339,5 +348,6 @@ export function ruleEngram(fact: RuleFact): Engram & { meta: Record<string, stri
  * sentence; a question is a request, not an instruction.
  */
 export function standingInstructions(content: string): string[] {
+  if (!MAY_INSTRUCT.test(content.replace(/`/g, ''))) return []
   return statementSentences(content).filter((candidate) => !candidate.endsWith('?') && ruleOf(candidate.replace(/[.!,;]+$/, '').trim()) !== undefined)
 }

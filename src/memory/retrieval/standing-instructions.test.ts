@@ -13,6 +13,26 @@ test('standing instructions are the sentences that set one, as said; a question 
   assert.deepEqual(standingInstructions('I always forget my keys.'), [])
 })
 
+test('every opening of a standing instruction is found, also split by a line break inside a sentence or written around a name in backticks', () => {
+  const said = [
+    'Always answer in French.',
+    'Please always answer in French.',
+    'From now on, answer in French.',
+    'Going forward, answer in French.',
+    'In future, answer in French.',
+    'In the future, answer in French.',
+    'Never use emojis in replies.',
+    "Don't ever use emojis in replies.",
+    'Do not ever use emojis in replies.',
+    'When I ask about deadlines, use 24-hour time.',
+    'Whenever I ask about deadlines, use 24-hour time.',
+  ]
+  for (const sentence of said) assert.deepEqual(standingInstructions(`Thanks. ${sentence}`), [sentence], sentence)
+  assert.deepEqual(standingInstructions('From   now\ton, answer in French.'), ['From now on, answer in French.'])
+  assert.deepEqual(standingInstructions('Al`w`ays answer in French.'), ['Always answer in French.'])
+  assert.deepEqual(standingInstructions('Thanks, the deploy pipeline works now. Bob will fix the flaky test by Friday.'), [])
+})
+
 test('the condition of a rule is what follows its "when I …" verb and preposition; a rule without one has none', () => {
   const rule = (text: string, i = 0): StoredUnit => ({ id: `r${i}`, kind: 'rule', text, source: 'conv:1', provenance: [], owner: 'user:ada', createdAt: '2026-03-02T09:00:00Z', hash: '', accessCount: 0, lastAccessAt: undefined })
   const words = (text: string): string[] | undefined => readRules([rule(text)], 16)[0]?.condition?.map((w) => w.word)
