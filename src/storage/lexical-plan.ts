@@ -16,7 +16,7 @@ export function ftsFields(unit: { text: string; kind: string; context?: IndexUni
     return [own.map(stem).join(' '), '', '', relatedOfWords(unit.text, own), kindToken(unit.kind)]
   }
   const own = analysedLines(unit.text)
-  return [own.stems, analysedLines(unit.context.near ?? '').content, analysedLines(unit.context.far ?? '').content, relatedOfWords(unit.text, own.words), kindToken(unit.kind)]
+  return [own.stems, analysedContent(unit.context.near ?? ''), analysedContent(unit.context.far ?? ''), relatedOfWords(unit.text, own.words), kindToken(unit.kind)]
 }
 
 /*
@@ -57,6 +57,21 @@ function analyseLine(line: string): AnalysedLine {
     lineMemo.set(line, analysed)
   }
   return analysed
+}
+
+/**
+ * `terms(text).join(' ')`, line by line: a neighbour field needs only its content terms (its
+ * words and stems joined were built for nothing, twice per unit: near and far).
+ */
+function analysedContent(text: string): string {
+  if (text === '') return ''
+  if (!text.includes('\n')) return analyseLine(text).content
+  let out = ''
+  for (const line of text.split('\n')) {
+    const content = analyseLine(line).content
+    if (content !== '') out = out === '' ? content : `${out} ${content}`
+  }
+  return out
 }
 
 /** `words(text)`, `allTerms(text).join(' ')` and `terms(text).join(' ')`, line by line. */
