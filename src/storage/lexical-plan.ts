@@ -15,8 +15,28 @@ export function ftsFields(unit: { text: string; kind: string; context?: IndexUni
     const own = words(unit.text)
     return [own.map(stem).join(' '), '', '', relatedOfWords(unit.text, own), kindToken(unit.kind)]
   }
-  const own = analysedLines(unit.text)
-  return [own.stems, analysedContent(unit.context.near ?? ''), analysedContent(unit.context.far ?? ''), relatedOfWords(unit.text, own.words), kindToken(unit.kind)]
+  const own = ownFields(unit.text)
+  return [own.stems, analysedContent(unit.context.near ?? ''), analysedContent(unit.context.far ?? ''), own.related, kindToken(unit.kind)]
+}
+
+/*
+ * A message's own fields do not change when its row is written again with a new neighbour, and
+ * every single-message append writes the two messages before it again: their stems and related
+ * words are kept for the last OWN_MEMO_LIMIT texts (related words were looked up word by word again).
+ */
+const OWN_MEMO_LIMIT = 64
+const ownMemo = new Map<string, { stems: string; related: string }>()
+
+function ownFields(text: string): { stems: string; related: string } {
+  const memo = ownMemo.get(text)
+  if (memo !== undefined) return memo
+  const own = analysedLines(text)
+  const fields = { stems: own.stems, related: relatedOfWords(text, own.words) }
+  if (text.length <= LINE_MEMO_MAX_CHARS) {
+    if (ownMemo.size >= OWN_MEMO_LIMIT) ownMemo.delete(ownMemo.keys().next().value as string)
+    ownMemo.set(text, fields)
+  }
+  return fields
 }
 
 /*
