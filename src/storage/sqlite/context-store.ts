@@ -94,19 +94,12 @@ export function createSqliteContextStore(handle: SqliteHandle, options: SqliteCo
     const top = selectTop.get(conversationId) as { seq: number; position: number }
     // The stored message is built from what was written, not read back: only its id is new.
     return messages.map((message, i) => {
-      const row: MessageRow = {
-        id: 0,
-        conversation_id: conversationId,
-        seq: top.seq + i + 1,
-        role: message.role,
-        name: message.name ?? null,
-        content: message.content,
-        token_count: message.tokenCount,
-        created_at: message.at,
-        meta: message.meta === undefined ? null : JSON.stringify(message.meta),
-      }
-      row.id = (insertMessage.get(row.conversation_id, row.seq, row.role, row.name, row.content, row.token_count, row.created_at, row.meta) as { id: number }).id
-      insertItem.run(conversationId, top.position + i + 1, row.id)
+      const seq = top.seq + i + 1
+      const name = message.name ?? null
+      const meta = message.meta === undefined ? null : JSON.stringify(message.meta)
+      const { id } = insertMessage.get(conversationId, seq, message.role, name, message.content, message.tokenCount, message.at, meta) as { id: number }
+      insertItem.run(conversationId, top.position + i + 1, id)
+      const row: MessageRow = { id, conversation_id: conversationId, seq, role: message.role, name, content: message.content, token_count: message.tokenCount, created_at: message.at, meta }
       return toMessage(row)
     })
   }
