@@ -28,9 +28,10 @@ function compileCacheDir(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 // Node keeps the compiled code of engram's modules and its packages in a cache and the next start
-// skips compiling them: decisions 0041 and 0082 (a first-ever start costs ~X ms more). It must be on
-// before the modules load, so the command line is imported below, not at the top. A folder it
-// cannot create or write leaves the cache off (Node's status says so); the command runs the same.
+// skips compiling them: decisions 0041 and 0082 (`engram mcp` to its first answer: ~590 ms of CPU
+// with the cache, ~710 without). It must be on before the modules load, so the command line is
+// imported below, not at the top. A folder it cannot make or write leaves the cache off (Node's
+// returned status says so); the command runs the same.
 if ('enableCompileCache' in nodeModule) nodeModule.enableCompileCache(compileCacheDir(process.env))
 const { runCli } = await import('./run-cli.ts')
 
