@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { test } from 'node:test'
@@ -46,4 +46,32 @@ test('a fresh process’s first begin counts tokens over the shipped ranks and l
     own.filter((url) => /\/src\/memory\/(consolidation\/(?!schedule\.ts|episode-compression\.ts|history\.ts)|extraction\/extract\.ts)/.test(url)).map((url) => url.slice(pathToFileURL(root).href.length)),
     [],
   )
+})
+
+test('the engram command keeps its compiled code in the user’s cache folder, or where NODE_COMPILE_CACHE says; a folder it cannot write changes nothing', (t) => {
+  const temp = makeTempHome('engram-compile-cache-')
+  t.after(() => temp.cleanup())
+  const bin = join(root, 'src/interfaces/cli/bin.ts')
+  const { NODE_COMPILE_CACHE: _shared, ...env } = temp.env
+  const cached = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).flatMap((version) => readdirSync(join(dir, version))) : [])
+  const help = (extra: Record<string, string>): string => execFileSync(process.execPath, [bin, '--help'], { cwd: root, env: { ...env, ...extra }, encoding: 'utf8' })
+
+  // XDG_CACHE_HOME, else ~/.cache (macOS and Windows have their own folders).
+  const xdg = join(temp.home, '..', 'xdg-cache')
+  assert.match(help({ XDG_CACHE_HOME: xdg }), /Usage/)
+  assert.ok(cached(join(xdg, 'engram', 'node-compile-cache')).length > 0, 'compiled code kept under XDG_CACHE_HOME/engram')
+  if (process.platform === 'linux') {
+    help({})
+    assert.ok(cached(join(env.HOME as string, '.cache', 'engram', 'node-compile-cache')).length > 0, 'compiled code kept under ~/.cache/engram')
+  }
+  // NODE_COMPILE_CACHE wins, as Node's own setting.
+  const chosen = join(temp.home, '..', 'chosen-cache')
+  const elsewhere = join(temp.home, '..', 'unused-xdg')
+  help({ NODE_COMPILE_CACHE: chosen, XDG_CACHE_HOME: elsewhere })
+  assert.ok(cached(chosen).length > 0)
+  assert.equal(existsSync(elsewhere), false)
+  // A cache folder that cannot be made (a file is in the way): the command runs as before, without the cache.
+  const blocked = join(temp.home, '..', 'a-file')
+  writeFileSync(blocked, 'not a folder\n')
+  assert.match(help({ XDG_CACHE_HOME: blocked }), /Usage/)
 })

@@ -1,6 +1,8 @@
 /**
  * Benchmark: the cost of starting engram, each figure beside the simplest process doing the same
- * job, measured in the same run. Run: `npm run bench -- startup [--runs N] [--only status|first]`.
+ * job, measured in the same run. Run: `npm run bench -- startup [--runs N] [--only status|first]
+ * [--against DIR [--against-label NAME]]` (the first answers of another checkout, e.g. main, taking turns
+ * with this one's).
  *
  * 1. Open a home and print `engram status`, beside a bare `node -e ''` (the floor any CLI pays).
  * 2. The first answer (startup-first-answer.ts): `engram mcp` from its spawn to its first
@@ -15,12 +17,12 @@
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { openMindInternals } from '../../src/mind-internals.ts'
 import { measureFirstAnswers } from './startup-first-answer.ts'
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '15' }, only: { type: 'string' } } })
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '15' }, only: { type: 'string' }, against: { type: 'string' }, 'against-label': { type: 'string' } } })
 const runs = Number(values.runs)
 const root = resolve(import.meta.dirname, '../..')
 const dir = mkdtempSync(join(tmpdir(), 'engram-bench-startup-'))
@@ -100,13 +102,21 @@ function time(variants: Variant[]): Array<{ wall: number[]; cpu: number[] }> {
 }
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number
 
+/** `root`'s sources compiled into `root/.bench/dist`, with resources/ beside it as in the package (the word vectors, WordNet, the token ranks). */
+function compiled(root: string): string {
+  const built = join(root, '.bench', 'dist')
+  rmSync(join(root, '.bench'), { recursive: true, force: true })
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', built], { cwd: root, stdio: 'inherit' })
+  symlinkSync(join(root, 'resources'), join(root, '.bench', 'resources'))
+  return built
+}
+
 // The published package runs compiled JavaScript; from a clone, Node strips the types of the
 // sources on every start. Both are measured.
-const built = join(root, '.bench', 'dist')
-rmSync(join(root, '.bench'), { recursive: true, force: true })
-execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', built], { cwd: root, stdio: 'inherit' })
-// As in the package, resources/ sits beside dist/ (the word vectors, WordNet, the token ranks).
-symlinkSync(join(root, 'resources'), join(root, '.bench', 'resources'))
+const built = compiled(root)
+// --against DIR: another checkout (e.g. main) whose first answers are measured in the same run,
+// taking turns with this one's, so that a busy machine slows both alike.
+const against = values.against === undefined ? undefined : { root: resolve(values.against), built: compiled(resolve(values.against)), label: values['against-label'] ?? basename(resolve(values.against)) }
 
 if (values.only !== 'first') {
   const status = ['status', '--home', home, '--json']
@@ -132,6 +142,7 @@ if (values.only !== 'first') {
   const over = pct((samples[1] as { wall: number[] }).wall, 0.5) - pct((samples[0] as { wall: number[] }).wall, 0.5)
   console.log(`\nengram status, compiled, p50 over the baseline's: ${over.toFixed(0)} ms (decision 0041 asks for at most 100)`)
 }
-if (values.only !== 'status') await measureFirstAnswers({ root, built, home, env, texts, dir, runs })
+if (values.only !== 'status') await measureFirstAnswers({ root, built, home, env, texts, dir, runs, ...(against ? { against } : {}) })
 rmSync(dir, { recursive: true, force: true })
 rmSync(join(root, '.bench'), { recursive: true, force: true })
+if (against) rmSync(join(against.root, '.bench'), { recursive: true, force: true })

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { ManualClock } from '../../core/clock.ts'
 import { ErrorCode } from '../../core/errors.ts'
@@ -93,6 +94,23 @@ describe('MCP server (in process)', () => {
       assert.deepEqual(unknown._meta?.[TOOL_ERROR_META], { code: 'not_found', message: 'There is no tool named "nope".', fix: 'call one of: echo, broken.' })
 
       assert.equal(client.getServerCapabilities()?.prompts, undefined, 'without primeMessage there is no primed_context prompt')
+    } finally {
+      await client.close()
+    }
+  })
+
+  test("an elicitation's answer is still checked against the schema asked for (the SDK's validator, made when first needed)", async () => {
+    const server = createMcpServer({ name: 't', version: '0', tools: [], resources: createMemoryResources(mind) })
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } })
+    const answers: Array<Record<string, unknown>> = [{ name: 'Ada' }, { name: 42 }]
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: answers.shift() as Record<string, string> }))
+    await Promise.all([server.connect(serverSide), client.connect(clientSide)])
+    try {
+      const requestedSchema = { type: 'object' as const, properties: { name: { type: 'string' as const } }, required: ['name'] }
+      const accepted = await server.server.elicitInput({ message: 'Your name?', requestedSchema })
+      assert.deepEqual(accepted, { action: 'accept', content: { name: 'Ada' } })
+      await assert.rejects(server.server.elicitInput({ message: 'Your name?', requestedSchema }), /does not match requested schema/)
     } finally {
       await client.close()
     }

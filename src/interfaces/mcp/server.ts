@@ -19,6 +19,8 @@ import {
   ErrorCode as McpErrorCode,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js'
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import { z } from 'zod'
 import { describeError, EngramError, ErrorCode } from '../../core/errors.ts'
 import { textProblem } from '../../core/well-formed-text.ts'
@@ -159,6 +161,21 @@ function asMcpError(error: unknown): McpError {
   return new McpError(McpErrorCode.InternalError, describeError(error))
 }
 
+/**
+ * The SDK's JSON Schema validator (ajv), made when first asked for: the server checks only an
+ * elicitation's answer with it, which engram never asks for, and making it at once cost ~7 ms of
+ * CPU at every start and every `/mcp` session (decision 0082).
+ */
+function ajvWhenAsked(): jsonSchemaValidator {
+  let made: AjvJsonSchemaValidator | undefined
+  return {
+    getValidator(schema) {
+      made ??= new AjvJsonSchemaValidator()
+      return made.getValidator(schema)
+    },
+  }
+}
+
 /** Builds the server; connect it to a transport with `server.connect(transport)`. */
 export function createMcpServer(options: McpServerOptions): McpServer {
   const byName = new Map<string, McpTool>()
@@ -166,7 +183,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     if (byName.has(tool.name)) throw new EngramError({ code: ErrorCode.invalidArgument, category: 'system', message: `Two tools are named "${tool.name}".`, fix: 'give every tool a unique name' })
     byName.set(tool.name, tool)
   }
-  const mcp = new McpServer({ name: options.name, version: options.version }, { ...(options.instructions ? { instructions: options.instructions } : {}) })
+  const mcp = new McpServer({ name: options.name, version: options.version }, { ...(options.instructions ? { instructions: options.instructions } : {}), jsonSchemaValidator: ajvWhenAsked() })
   const server = mcp.server
   // Every handler registered from here on (ours and the SDK's own, e.g. prompts/list) reads its
   // params so that malformed ones are invalid params: the SDK's parse failure went back as -32603,
