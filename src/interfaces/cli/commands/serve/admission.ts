@@ -9,6 +9,11 @@
  * this thread, so it is answered within the time of the request in work, not the queue's.
  *
  * The operators' probes (`GET /v1/health`, `GET /v1/status`) are never refused nor queued.
+ *
+ * The beginning of a turn goes ahead of the other requests waiting (decision 0089, amended): its
+ * user waits for it before the model can say anything, whereas an end, a memorize or a search comes
+ * after the reply, and a search is one step of a reply already under way. A waiting request is passed over by at most
+ * `PASSED_OVER_AT_MOST` beginnings, so a stream of them cannot hold the rest back for long.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import { ErrorCode } from '../../../../core/errors.ts'
@@ -28,6 +33,14 @@ const BUSY_RETRY_AFTER_S = 1
 const REFUSAL_LOG_MS = 10_000
 
 const PROBES = new Set(['/v1/health', '/v1/status'])
+
+/** How many beginnings of turns may go ahead of a request that waited before them. */
+const PASSED_OVER_AT_MOST = 8
+
+/** A request whose caller's user waits for it before anything else happens: the beginning of a turn. */
+function goesFirst(request: IncomingMessage): boolean {
+  return request.method === 'POST' && (request.url ?? '').split('?')[0] === '/v1/turns/begin'
+}
 
 function isProbe(request: IncomingMessage): boolean {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false
@@ -54,7 +67,20 @@ function refuse(request: IncomingMessage, response: ServerResponse, limits: Admi
 export function admitRequests(listener: RequestListener, limits: AdmissionLimits, log: (line: string) => void): RequestListener {
   const inWork = Math.max(1, limits.requestsInWork)
   const queueBound = Math.max(0, limits.requestsQueued)
-  const waiting: Array<() => void> = []
+  // Two lines, each in arrival order: beginnings of turns, and the rest.
+  const first: Array<() => void> = []
+  const rest: Array<() => void> = []
+  let passedOver = 0
+  const waitingCount = () => first.length + rest.length
+  /** The next waiting request: a beginning, unless the oldest of the rest has been passed over enough. */
+  const next = (): (() => void) | undefined => {
+    if (first.length > 0 && (rest.length === 0 || passedOver < PASSED_OVER_AT_MOST)) {
+      if (rest.length > 0) passedOver++
+      return first.shift()
+    }
+    passedOver = 0
+    return rest.shift()
+  }
   let working = 0
   let refusedSinceLog = 0
   let loggedAt = Number.NEGATIVE_INFINITY
@@ -67,7 +93,7 @@ export function admitRequests(listener: RequestListener, limits: AdmissionLimits
       if (finished) return
       finished = true
       working--
-      if (working < inWork) waiting.shift()?.()
+      if (working < inWork) next()?.()
     }
     if (response.closed) finish()
     else response.once('close', finish)
@@ -82,17 +108,18 @@ export function admitRequests(listener: RequestListener, limits: AdmissionLimits
       start(request, response)
       return
     }
-    if (waiting.length < queueBound) {
+    if (waitingCount() < queueBound) {
+      const line = goesFirst(request) ? first : rest
       const go = () => {
         response.off('close', gone)
         start(request, response)
       }
       const gone = () => {
-        const at = waiting.indexOf(go)
-        if (at >= 0) waiting.splice(at, 1)
+        const at = line.indexOf(go)
+        if (at >= 0) line.splice(at, 1)
       }
       response.once('close', gone)
-      waiting.push(go)
+      line.push(go)
       return
     }
     refusedSinceLog++
