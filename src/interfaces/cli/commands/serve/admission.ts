@@ -3,17 +3,18 @@
  * almost all of a request is CPU (search, priming, SQLite), so requests taken beyond a few only
  * wait behind each other: at 50 clients a `begin` waited 1–3 s in the process's own queue. Here a
  * process works on at most `serve.requestsInWork` requests at once, keeps at most
- * `serve.requestsQueued` more waiting in arrival order, and answers any further one at once with
- * 503, `Retry-After` and the API's error shape (over `/mcp` a JSON-RPC error, which the official
- * client raises with its text), before reading its body: a refusal costs a few microseconds of
- * this thread, so it is answered within the time of the request in work, not the queue's.
+ * `serve.requestsQueued` more waiting (a turn's beginning first, below), and answers any further
+ * one at once with 503, `Retry-After` and the API's error shape (over `/mcp` a JSON-RPC error,
+ * which the official client raises with its text), before reading its body: a refusal costs a few
+ * microseconds of this thread, so it is answered within the time of the request in work, not the
+ * queue's.
  *
  * The operators' probes (`GET /v1/health`, `GET /v1/status`) are never refused nor queued.
  *
  * The beginning of a turn goes ahead of the other requests waiting (decision 0089, amended): its
- * user waits for it before the model can say anything, whereas an end, a memorize or a search comes
- * after the reply, and a search is one step of a reply already under way. A waiting request is passed over by at most
- * `PASSED_OVER_AT_MOST` beginnings, so a stream of them cannot hold the rest back for long.
+ * user waits for it before the model can say anything, whereas an end or a memorize comes after
+ * the reply, and a search is one step of a reply already under way. A waiting request is passed
+ * over by at most `PASSED_OVER_AT_MOST` beginnings, so a stream of them cannot hold the rest back.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import { ErrorCode } from '../../../../core/errors.ts'
@@ -61,8 +62,9 @@ function refuse(request: IncomingMessage, response: ServerResponse, limits: Admi
 }
 
 /**
- * `listener` behind the bounds: what it is given at once, what waits (in arrival order; a waiting
- * request whose client goes away leaves the queue), and what is refused.
+ * `listener` behind the bounds: what it is given at once, what waits (beginnings of turns first,
+ * each line in arrival order; a waiting request whose client goes away leaves its line), and what
+ * is refused.
  */
 export function admitRequests(listener: RequestListener, limits: AdmissionLimits, log: (line: string) => void): RequestListener {
   const inWork = Math.max(1, limits.requestsInWork)
