@@ -59,6 +59,25 @@ describe('engram serve: the HTTP API with tokens', () => {
     assertError(await call(app, 'POST', '/v1/turns/begin', { token: BOB, body: { session: 'ada-1', message: 'hello' } }), 403, 'access_denied')
   })
 
+  test('a compact turn leaves out the provenance and the system parts, which stay readable by the turn', async () => {
+    const full = await call(app, 'POST', '/v1/turns/begin', { token: ADA, body: { session: 'ada-compact', message: 'What was decided about the Orion deploy?' } })
+    const compact = await call(app, 'POST', '/v1/turns/begin', { token: ADA, body: { session: 'ada-compact', message: 'And who decided it?', compact: true } })
+    assert.equal(compact.status, 200, JSON.stringify(compact.body))
+    const turn = compact.body.turn
+    assert.equal(turn.number, full.body.turn.number + 1)
+    assert.equal(turn.provenance, undefined)
+    assert.equal(turn.systemParts, undefined)
+    // What a host calls its model with is all there: the prompt, the conversation, the tools, what waits for the user.
+    assert.deepEqual(Object.keys(full.body.turn).filter((key) => key !== 'provenance' && key !== 'systemParts'), Object.keys(turn))
+    assert.ok(turn.system.length > 0 && turn.messages.at(-1)?.content === 'And who decided it?')
+    assert.deepEqual(turn.tools.map((tool: { name: string }) => tool.name), full.body.turn.tools.map((tool: { name: string }) => tool.name))
+    // The provenance was stored with the turn all the same.
+    const stored = await call(app, 'GET', `/v1/turns/ada-compact/${turn.number}`, { token: ADA })
+    assert.equal(stored.status, 200, JSON.stringify(stored.body))
+    assert.ok(Array.isArray(stored.body.turn.provenance.primed))
+    assertError(await call(app, 'POST', '/v1/turns/begin', { token: ADA, body: { session: 'ada-compact', message: 'x', compact: 'yes' } }), 400, 'invalid_argument')
+  })
+
   test('memorize and search act for the token\'s user; naming another user is refused', async () => {
     const saved = await call(app, 'POST', '/v1/memorize', { token: ADA, body: { entries: [{ text: 'The Orion staging deploy needs the VPN token refreshed every Monday.', kind: 'lesson' }] } })
     assert.equal(saved.status, 200, JSON.stringify(saved.body))

@@ -193,4 +193,7 @@ test('a maintenance schedule that is not a cron pattern stops engram serve at st
   assert.match(answer.error.message, /serve\.maintain "every five minutes" is not a cron pattern/)
   assert.match(answer.error.fix, /ENGRAM_SERVE_MAINTAIN/)
   assert.doesNotMatch(failed.stdout, /listening/)
+  // The tests' own start-up says why when the server does not start, whichever process failed and
+  // wherever it wrote (with --json, a failure is an envelope on stdout).
+  await assert.rejects(startServe({ home: temp.home, env: { ...temp.env, ENGRAM_SERVE_MAINTAIN: 'every five minutes' }, killAfterMs: 30_000 }), /exited 3 before listening:[\s\S]*is not a cron pattern/)
 })

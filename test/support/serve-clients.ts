@@ -141,7 +141,8 @@ export async function runClients(options: {
       const tag = tagOf(run, index, round)
       const word = WORDS[(index + round) % WORDS.length] as string
       const session = `${run}-c${index}-s${Math.floor(round / 20)}`
-      const begun = await request('turns/begin', user, { session, message: `${tag}: what do we know about the ${word} of ${tag}?` })
+      // A host that reads the turn's number and prompt, not its provenance: the compact answer.
+      const begun = await request('turns/begin', user, { session, message: `${tag}: what do we know about the ${word} of ${tag}?`, compact: true })
       if (stop(begun.status)) return
       const turn = ok(begun.status) ? ((begun.json.turn as { number: number }).number as number) : undefined
       const entry: EndedTurn | undefined = turn === undefined ? undefined : { user, session, turn, tag, ended: false }

@@ -44,7 +44,9 @@ export async function startServe(options: { home: string; env: Record<string, st
       const line = out.split('\n').find((candidate) => candidate.includes('"listening"'))
       if (line) done(JSON.parse(line) as { listening: string; dashboard: string } & Record<string, unknown>)
     })
-    void exited.then((code) => fail(new Error(`engram serve exited ${code} before listening:\n${stderr}`)))
+    // With --json a process's failure is its JSON envelope on stdout, a forked process's too
+    // (they share the pipes), so both are shown: stderr alone once left such a failure unexplained.
+    child.once('close', (code, signal) => fail(new Error(`engram serve exited ${code ?? signal} before listening:\nstderr: ${stderr}\nstdout: ${out}`)))
   })
   return {
     address: started.listening,

@@ -48,8 +48,9 @@ const beginSchema = z.object({
   message: z.string(),
   user: userField,
   at: z.iso.datetime({ offset: true }).optional(),
+  compact: z.boolean().optional().describe("true: the turn without what a host only reads to inspect it — its provenance (stored: GET /v1/turns/{session}/{turn}) and systemParts (system joined) — about half the answer's bytes"),
 })
-const beginBody = { schema: beginSchema, what: 'The turn', fix: 'send {"session": "s1", "message": "the user\'s message", "user": "optional, only with an administrator\'s token"}' }
+const beginBody = { schema: beginSchema, what: 'The turn', fix: 'send {"session": "s1", "message": "the user\'s message", "user": "optional, only with an administrator\'s token", "compact": "optional, true for the turn without provenance and systemParts"}' }
 
 const endSchema = z.object({
   session: sessionField,
@@ -102,10 +103,19 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** A turn as JSON: its tools by name, description and input schema (their functions stay here). */
-function turnJson(turn: Turn): Record<string, unknown> {
+/**
+ * A turn as JSON: its tools by name, description and input schema (their functions stay here).
+ * `compact` leaves out what a host reads only to inspect the turn, not to call its model: the
+ * provenance (stored with the turn, `GET /v1/turns/{session}/{turn}`) and `systemParts` (what
+ * `system` joins). Of a 46 KB answer on a small home they are 23 KB, each serialized, sent and
+ * parsed per turn (decision 0089, amended).
+ */
+function turnJson(turn: Turn, compact: boolean): Record<string, unknown> {
   const { tools, ...rest } = turn
-  return { ...rest, tools: tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema })) }
+  const described = tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema }))
+  if (!compact) return { ...rest, tools: described }
+  const { provenance, systemParts, ...kept } = rest
+  return { ...kept, tools: described }
 }
 
 /** The Hono app of `engram serve` over `mind`. The caller owns the mind and closes it. */
@@ -219,12 +229,12 @@ export function createServeApp(options: ServeAppOptions): Hono<ServeEnv> {
     return next()
   })
 
-  api.add({ method: 'post', path: '/v1/turns/begin', summary: 'Begin a turn: store the message, prime the prompt', returns: 'turn: system, its parts, messages, provenance, budgets, warnings, confirmations waiting for the user, the tools by name, description and input schema', body: beginBody }, async (c, { body }) => {
+  api.add({ method: 'post', path: '/v1/turns/begin', summary: 'Begin a turn: store the message, prime the prompt', returns: 'turn: system, its parts, messages, provenance, budgets, warnings, confirmations waiting for the user, the tools by name, description and input schema; with compact, without provenance and the parts', body: beginBody }, async (c, { body }) => {
     const user = actingUser(c.get('principal'), body.user)
     await checkSessionOwner(mind, body.session, user)
     const session = mind.session(body.session, user !== undefined ? { user } : {})
     const turn = await session.begin(body.at !== undefined ? { content: body.message, at: body.at } : body.message)
-    return c.json({ ok: true, turn: turnJson(turn) })
+    return c.json({ ok: true, turn: turnJson(turn, body.compact === true) })
   })
 
   api.add({ method: 'post', path: '/v1/turns/end', summary: 'End a turn: store the reply, schedule the learning', returns: 'messageIds: the stored replies; scheduled: the work queued; warnings; confirmations: the memories waiting for the user\'s yes or no (copilot mode)', body: endBody }, async (c, { body }) => {

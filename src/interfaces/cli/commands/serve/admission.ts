@@ -3,12 +3,18 @@
  * almost all of a request is CPU (search, priming, SQLite), so requests taken beyond a few only
  * wait behind each other: at 50 clients a `begin` waited 1–3 s in the process's own queue. Here a
  * process works on at most `serve.requestsInWork` requests at once, keeps at most
- * `serve.requestsQueued` more waiting in arrival order, and answers any further one at once with
- * 503, `Retry-After` and the API's error shape (over `/mcp` a JSON-RPC error, which the official
- * client raises with its text), before reading its body: a refusal costs a few microseconds of
- * this thread, so it is answered within the time of the request in work, not the queue's.
+ * `serve.requestsQueued` more waiting (a turn's beginning first, below), and answers any further
+ * one at once with 503, `Retry-After` and the API's error shape (over `/mcp` a JSON-RPC error,
+ * which the official client raises with its text), before reading its body: a refusal costs a few
+ * microseconds of this thread, so it is answered within the time of the request in work, not the
+ * queue's.
  *
  * The operators' probes (`GET /v1/health`, `GET /v1/status`) are never refused nor queued.
+ *
+ * The beginning of a turn goes ahead of the other requests waiting (decision 0089, amended): its
+ * user waits for it before the model can say anything, whereas an end or a memorize comes after
+ * the reply, and a search is one step of a reply already under way. A waiting request is passed
+ * over by at most `PASSED_OVER_AT_MOST` beginnings, so a stream of them cannot hold the rest back.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import { ErrorCode } from '../../../../core/errors.ts'
@@ -29,6 +35,14 @@ const REFUSAL_LOG_MS = 10_000
 
 const PROBES = new Set(['/v1/health', '/v1/status'])
 
+/** How many beginnings of turns may go ahead of a request that waited before them. */
+const PASSED_OVER_AT_MOST = 8
+
+/** A request whose caller's user waits for it before anything else happens: the beginning of a turn. */
+function goesFirst(request: IncomingMessage): boolean {
+  return request.method === 'POST' && (request.url ?? '').split('?')[0] === '/v1/turns/begin'
+}
+
 function isProbe(request: IncomingMessage): boolean {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false
   const path = (request.url ?? '').split('?')[0] ?? ''
@@ -48,13 +62,27 @@ function refuse(request: IncomingMessage, response: ServerResponse, limits: Admi
 }
 
 /**
- * `listener` behind the bounds: what it is given at once, what waits (in arrival order; a waiting
- * request whose client goes away leaves the queue), and what is refused.
+ * `listener` behind the bounds: what it is given at once, what waits (beginnings of turns first,
+ * each line in arrival order; a waiting request whose client goes away leaves its line), and what
+ * is refused.
  */
 export function admitRequests(listener: RequestListener, limits: AdmissionLimits, log: (line: string) => void): RequestListener {
   const inWork = Math.max(1, limits.requestsInWork)
   const queueBound = Math.max(0, limits.requestsQueued)
-  const waiting: Array<() => void> = []
+  // Two lines, each in arrival order: beginnings of turns, and the rest.
+  const first: Array<() => void> = []
+  const rest: Array<() => void> = []
+  let passedOver = 0
+  const waitingCount = () => first.length + rest.length
+  /** The next waiting request: a beginning, unless the oldest of the rest has been passed over enough. */
+  const next = (): (() => void) | undefined => {
+    if (first.length > 0 && (rest.length === 0 || passedOver < PASSED_OVER_AT_MOST)) {
+      if (rest.length > 0) passedOver++
+      return first.shift()
+    }
+    passedOver = 0
+    return rest.shift()
+  }
   let working = 0
   let refusedSinceLog = 0
   let loggedAt = Number.NEGATIVE_INFINITY
@@ -67,7 +95,7 @@ export function admitRequests(listener: RequestListener, limits: AdmissionLimits
       if (finished) return
       finished = true
       working--
-      if (working < inWork) waiting.shift()?.()
+      if (working < inWork) next()?.()
     }
     if (response.closed) finish()
     else response.once('close', finish)
@@ -82,17 +110,18 @@ export function admitRequests(listener: RequestListener, limits: AdmissionLimits
       start(request, response)
       return
     }
-    if (waiting.length < queueBound) {
+    if (waitingCount() < queueBound) {
+      const line = goesFirst(request) ? first : rest
       const go = () => {
         response.off('close', gone)
         start(request, response)
       }
       const gone = () => {
-        const at = waiting.indexOf(go)
-        if (at >= 0) waiting.splice(at, 1)
+        const at = line.indexOf(go)
+        if (at >= 0) line.splice(at, 1)
       }
       response.once('close', gone)
-      waiting.push(go)
+      line.push(go)
       return
     }
     refusedSinceLog++
