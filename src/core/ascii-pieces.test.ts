@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { seededRandom } from '../test-support/seeded-random.ts'
 import { asciiPieceEnd, isAscii } from './ascii-pieces.ts'
 import { O200K_PIECES } from './o200k-table.ts'
 
@@ -15,15 +16,6 @@ function scanned(text: string): string[] {
   return pieces
 }
 
-/** A deterministic pseudo-random generator, so a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state * 1_664_525 + 1_013_904_223) >>> 0
-    return state / 2 ** 32
-  }
-}
-
 // Every rule of the pattern in ASCII: both cases, contractions (whole, cut short, in either case),
 // digit runs, signs, slashes and line breaks after signs, every whitespace character, control characters.
 const FRAGMENTS = [
@@ -33,7 +25,7 @@ const FRAGMENTS = [
 ]
 
 test('finds the pieces the encoder’s pattern finds, on random ASCII texts of its edge cases (property)', () => {
-  const next = random(7)
+  const next = seededRandom(7)
   for (let i = 0; i < 20_000; i++) {
     let text = ''
     const parts = 1 + Math.floor(next() * 10)
