@@ -30,8 +30,14 @@ const EMPTY = -1
 const NO_RANK = Number.POSITIVE_INFINITY
 /** Half of a surrogate pair (TextEncoder writes it as U+FFFD; gpt-tokenizer's string lookup never finds it). */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-/** Pieces merged (not single tokens) whose count is remembered, as gpt-tokenizer's merge cache does. */
-const MERGE_MEMO_LIMIT = 50_000
+/**
+ * Pieces whose count is remembered: merged ones, as gpt-tokenizer's merge cache does, and whole
+ * tokens, whose look-up (encoding the piece, hashing its bytes) cost more than finding it here —
+ * priming counts the lines of memories it has not shown before, made of words it has. The memo
+ * has twice as many slots (open addressing) and is emptied when full.
+ */
+const PIECE_MEMO_LIMIT = 100_000
+const PIECE_MEMO_SLOTS = 262_144
 
 /** FNV-1a over `bytes[start, end)`. */
 function hashOf(bytes: Uint8Array, start: number, end: number): number {
@@ -86,7 +92,10 @@ export class O200kTable {
   readonly #encoder = new TextEncoder()
   /** The piece being counted, as UTF-8 (grown when a longer piece comes). */
   #scratch = new Uint8Array(256)
-  readonly #merged = new Map<string, number>()
+  /** The memo of piece counts, keyed by the piece's characters: found without making a string of a piece cut from a longer text. */
+  #memoKeys: Array<string | undefined> = new Array(PIECE_MEMO_SLOTS)
+  readonly #memoCounts = new Int32Array(PIECE_MEMO_SLOTS)
+  #memoSize = 0
 
   /** The file's contents as the table, or undefined when they are not a table of this format. */
   static read(file: Buffer): O200kTable | undefined {
@@ -167,20 +176,44 @@ export class O200kTable {
 
   /** Tokens of one piece of the o200k pre-tokenisation (a match of its split pattern). */
   countPiece(piece: string): number {
-    if (piece.length === 1 && piece.charCodeAt(0) < 0x80) return 1
-    const known = this.#merged.get(piece)
-    if (known !== undefined) return known
+    return this.countPieceIn(piece, 0, piece.length)
+  }
+
+  /** Tokens of the piece `text[start, end)`. */
+  countPieceIn(text: string, start: number, end: number): number {
+    if (end - start === 1 && text.charCodeAt(start) < 0x80) return 1
+    let hash = 0x811c9dc5
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
+    const mask = PIECE_MEMO_SLOTS - 1
+    let slot = hash & mask
+    for (let key = this.#memoKeys[slot]; key !== undefined; slot = (slot + 1) & mask, key = this.#memoKeys[slot]) {
+      if (key.length !== end - start) continue
+      let same = true
+      for (let i = 0; i < key.length && same; i++) same = key.charCodeAt(i) === text.charCodeAt(start + i)
+      if (same) return this.#memoCounts[slot] as number
+    }
+    // Kept as a copy: a piece cut from a long message must not keep the whole message alive.
+    const piece = ` ${text.slice(start, end)}`.slice(1)
+    const n = this.#countUncached(piece)
+    if (this.#memoSize >= PIECE_MEMO_LIMIT) {
+      this.#memoKeys = new Array(PIECE_MEMO_SLOTS)
+      this.#memoSize = 0
+      slot = hash & mask
+    }
+    this.#memoKeys[slot] = piece
+    this.#memoCounts[slot] = n
+    this.#memoSize++
+    return n
+  }
+
+  #countUncached(piece: string): number {
     if (this.#scratch.length < piece.length * 3) this.#scratch = new Uint8Array(piece.length * 3)
     const bytes = this.#scratch
     const length = this.#encoder.encodeInto(piece, bytes).written
     // A whole piece that is a token: gpt-tokenizer finds it among its string tokens (never one that
     // starts with a byte-order mark; never a piece holding half a surrogate pair).
-    if (!bomAt(bytes, 0, length) && this.#find(bytes, 0, length) >= 0 && (length === piece.length || !LONE_SURROGATE.test(piece))) return 1
-    const n = this.#mergedCount(bytes, length)
-    if (this.#merged.size >= MERGE_MEMO_LIMIT) this.#merged.clear()
-    // Kept as a copy: a piece cut from a long message must not keep the whole message alive.
-    this.#merged.set(` ${piece}`.slice(1), n)
-    return n
+    const whole = !bomAt(bytes, 0, length) && this.#find(bytes, 0, length) >= 0 && (length === piece.length || !LONE_SURROGATE.test(piece))
+    return whole ? 1 : this.#mergedCount(bytes, length)
   }
 
   /** Parts left after byte-pair merging `bytes[0, length)`: the lowest-ranked adjacent pair first, the leftmost of equals. */

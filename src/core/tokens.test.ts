@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { describe, test } from 'node:test'
-import { countTokens, countTokensByLine, EXACT_LIMIT, SEGMENT_CHARS, tokensAtLeast, tokensAtMost, truncateToTokens } from './tokens.ts'
+import { countTokens, countTokensByLine, EXACT_LIMIT, hasLongStretch, SEGMENT_CHARS, tokensAtLeast, tokensAtMost, truncateToTokens } from './tokens.ts'
 
 // The encoder itself, for reference counts (special-token text counted as text, as engram does).
 const library = (createRequire(import.meta.url)('gpt-tokenizer/cjs/encoding/o200k_base') as {
@@ -94,6 +94,25 @@ describe('countTokens', () => {
       const ours = countTokens(text)
       const exact = exactCount(text)
       assert.ok(ours >= exact && ours <= exact + 2 * Math.ceil(text.length / SEGMENT_CHARS), `${name}: ${ours} for exactly ${exact}`)
+    }
+  })
+
+  test('finds a long stretch exactly where the look-behind pattern it replaced does (property)', () => {
+    const pattern = new RegExp(`(?<!\\S)\\S{${SEGMENT_CHARS + 1}}|(?<!\\s)\\s{${SEGMENT_CHARS + 1}}`, 'u')
+    // Runs of one kind around the threshold, in code units and in code points: astral letters
+    // (two code units, one character), lone surrogates, every kind of whitespace.
+    const pieces = ['a', 'é', '東', '🙂', '\ud83d', '\ude42', ' ', '\t', '\n', '\r', '\u00a0', '\u2003', '\u2028', '\u3000', '\ufeff', '\u200b', '.']
+    const next = random(99)
+    for (let i = 0; i < 3_000; i++) {
+      let text = ''
+      const runs = 1 + Math.floor(next() * 4)
+      for (let r = 0; r < runs; r++) {
+        const piece = pieces[Math.floor(next() * pieces.length)] as string
+        const other = pieces[Math.floor(next() * pieces.length)] as string
+        const length = SEGMENT_CHARS - 3 + Math.floor(next() * 8)
+        for (let k = 0; k < length; k++) text += next() < 0.97 ? piece : other
+      }
+      assert.equal(hasLongStretch(text), pattern.test(text), JSON.stringify(text))
     }
   })
 

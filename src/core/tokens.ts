@@ -20,6 +20,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { asciiPieceEnd, isAscii } from './ascii-pieces.ts'
 import { O200K_PIECES, O200kTable } from './o200k-table.ts'
 
 // Nothing of the encoder is loaded at start-up: commands that never count tokens do not pay for it.
@@ -48,6 +49,14 @@ function encoder(): (text: string) => number {
       const ranks = table
       o200kCount = (text) => {
         let n = 0
+        // ASCII (most of what is counted): its pieces found without the pattern (ascii-pieces.ts).
+        if (isAscii(text)) {
+          for (let at = 0, end = 0; at < text.length; at = end) {
+            end = asciiPieceEnd(text, at)
+            n += ranks.countPieceIn(text, at, end)
+          }
+          return n
+        }
         for (let at = 0; at < text.length; at = PIECES.lastIndex) {
           PIECES.lastIndex = at
           const piece = PIECES.exec(text)?.[0]
@@ -117,10 +126,38 @@ const ESTIMATE_MARGIN = 1.1
  */
 const BREAK = /(?<=\p{L})(?![\p{L}\p{M}'])|(?<=\p{N})(?!\p{N})|(?<=[^\s\p{N}])(?=\p{N})|(?<=\S)(?=[^\S\r\n])/gu
 /**
- * A stretch longer than SEGMENT_CHARS without whitespace, or of whitespace: only such a text can
- * hold a piece long enough to be slow. Anchored at the start of each run, so the test is linear.
+ * Whether `text` holds a stretch of more than SEGMENT_CHARS characters (code points) without
+ * whitespace, or of whitespace: only such a text can hold a piece long enough to be slow. The
+ * answer of `/(?<!\S)\S{65}|(?<!\s)\s{65}/u`, found in one pass over the characters: that
+ * pattern, tried at every position with its look-behind, was a tenth of the cost of counting a
+ * priming line (tokens.test.ts holds the two to the same answers).
  */
-const LONG_STRETCH = new RegExp(`(?<!\\S)\\S{${SEGMENT_CHARS + 1}}|(?<!\\s)\\s{${SEGMENT_CHARS + 1}}`, 'u')
+export function hasLongStretch(text: string): boolean {
+  let run = 0
+  let inSpace = false
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    // A surrogate pair is one code point, never whitespace.
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) i++
+    }
+    const space = isWhitespace(code)
+    if (space === inSpace) run++
+    else {
+      inSpace = space
+      run = 1
+    }
+    if (run > SEGMENT_CHARS) return true
+  }
+  return false
+}
+
+/** What `\s` matches (ECMAScript WhiteSpace and LineTerminator), by code unit. */
+function isWhitespace(code: number): boolean {
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d)
+  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+}
 
 /**
  * A copy of `text` that shares no memory with the string it was cut from. The encoder keeps the
@@ -184,7 +221,7 @@ function estimate(text: string): number {
 
 function countUncached(text: string): number {
   if (text.length > EXACT_LIMIT) return estimate(text)
-  if (text.length <= SEGMENT_CHARS || !LONG_STRETCH.test(text)) return encoder()(text)
+  if (text.length <= SEGMENT_CHARS || !hasLongStretch(text)) return encoder()(text)
   return countInSegments(text)
 }
 
@@ -343,6 +380,6 @@ export function tokensAtLeast(text: string): number {
 
 /** A number of tokens countTokens(text) is never above, found without encoding (Infinity when the count is not exact). */
 export function tokensAtMost(text: string): number {
-  if (text.length > EXACT_LIMIT || (text.length > SEGMENT_CHARS && LONG_STRETCH.test(text))) return Number.POSITIVE_INFINITY
+  if (text.length > EXACT_LIMIT || (text.length > SEGMENT_CHARS && hasLongStretch(text))) return Number.POSITIVE_INFINITY
   return Buffer.byteLength(text, 'utf8')
 }

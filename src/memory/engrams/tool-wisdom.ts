@@ -11,6 +11,7 @@
 import { dedupeKey, type EngramEntry, type EngramScope, isRuleKind, ruleWithPolarity } from '../../core/engram.ts'
 import { countTokens } from '../../core/tokens.ts'
 import type { EngramStore } from '../../storage/contracts.ts'
+import { toolWisdom } from '../../storage/engram-entries.ts'
 import { escapeRecalled } from './escape-recalled.ts'
 
 /** The seed's budget for scratchpad wisdom, in o200k tokens: for all the tools of one request together. */
@@ -71,9 +72,25 @@ function render(lines: readonly string[]): string {
   return lines.length === 0 ? '' : [TOOL_WISDOM_HEADER, ...lines].join('\n')
 }
 
+/** What a store's tool wisdom is made of: its rules and its lessons, read once for every tool. */
+interface StoreWisdom {
+  scope: EngramScope
+  rules: EngramEntry[]
+  lessons: EngramEntry[]
+}
+
+/**
+ * Reads each store's rules and lessons once. Asked per tool (`recallToolWisdom`), the same files
+ * were read — each stat'ed — again for every tool, at every turn: most of what decorating the
+ * tools cost. Every store's `recallToolWisdom` is `toolWisdom` over these two reads.
+ */
+async function wisdomOf(stores: readonly EngramStore[]): Promise<StoreWisdom[]> {
+  return Promise.all(stores.map(async (store) => ({ scope: store.scope, rules: (await store.read('rules')).entries, lessons: await store.recallLessons() })))
+}
+
 /** The wisdom tagged for `toolName`: project entries first (more specific), then global; duplicates once. */
-async function candidatesFor(toolName: string, scopes: readonly EngramStore[]): Promise<Candidate[]> {
-  const found = await Promise.all(scopes.map(async (store) => (await store.recallToolWisdom(toolName)).map((entry) => ({ entry, scope: store.scope }))))
+function candidatesFor(toolName: string, stores: readonly StoreWisdom[]): Candidate[] {
+  const found = stores.map((store) => toolWisdom(store.rules, store.lessons, toolName).map((entry) => ({ entry, scope: store.scope })))
   const seen = new Set<string>()
   const out: Candidate[] = []
   for (const { entry, scope } of found.flat()) {
@@ -97,7 +114,8 @@ export async function decorateTools<T extends DescribedTool>(tools: readonly T[]
   const scopes = [...also.map((stores) => stores.project), options.project, ...also.map((stores) => stores.global), options.global].filter(
     (store): store is EngramStore => store !== undefined,
   )
-  const candidates = await Promise.all(tools.map((tool) => candidatesFor(tool.name, scopes)))
+  const read = await wisdomOf(scopes)
+  const candidates = tools.map((tool) => candidatesFor(tool.name, read))
   const headerCost = countTokens(TOOL_WISDOM_HEADER) + 1
   const chosen: Candidate[][] = tools.map(() => [])
   const next = tools.map(() => 0)

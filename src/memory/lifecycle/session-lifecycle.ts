@@ -222,7 +222,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       // id open all day (or makes a Session per turn) still gets a file that crossed the threshold
       // compacted at its next begin; a file as its compaction left it queues nothing.
       check('memory-file compaction check', async () => {
-        const state = await memoryCompactionDue(memory, await settledCompactionStates(store, agent), user)
+        const state = await memoryCompactionDue(memory, () => settledCompactionStates(store, agent), user)
         if (state === undefined) return
         await store.enqueue({ agent, ...memoryCompactionJob('session-start', clock.now(), compactionState(state)) })
         runner.kick()
@@ -309,7 +309,7 @@ export function createSessionLifecycle(deps: SessionLifecycleDeps): MindLifecycl
       if (options.forceCompaction) {
         await store.enqueue({ agent, ...memoryCompactionJob('forced', clock.now()) })
       } else {
-        const state = await memoryCompactionDue(memory, await settledCompactionStates(store, agent))
+        const state = await memoryCompactionDue(memory, () => settledCompactionStates(store, agent))
         if (state !== undefined) await store.enqueue({ agent, ...memoryCompactionJob('maintenance', clock.now(), compactionState(state)) })
       }
       for (const work of deps.scheduled ?? []) await store.enqueue({ agent, ...work.job(clock.now()) })

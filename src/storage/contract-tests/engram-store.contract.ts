@@ -7,6 +7,7 @@ import { describe, test } from 'node:test'
 import type { ManualClock } from '../../core/clock.ts'
 import type { EngramEntry, EngramKind } from '../../core/engram.ts'
 import type { EngramStore } from '../contracts.ts'
+import { toolWisdom } from '../engram-entries.ts'
 
 export interface EngramStoreFixture {
   store: EngramStore
@@ -132,6 +133,11 @@ export function runEngramStoreContract(name: string, make: () => Promise<EngramS
         assert.ok(!all.includes('Always be brief'))
         assert.ok(!all.includes('When a cell runs long, call progress()'))
         assert.ok(!all.includes('Unrelated lesson'))
+        // Tool wisdom decorates every tool of a turn from one read of the rules and lessons
+        // (memory/engrams/tool-wisdom.ts): that is what the store answers tool by tool.
+        const rules = (await store.read('rules')).entries
+        const lessons = await store.recallLessons()
+        for (const tool of ['scratchpad', 'web_search', 'other', undefined]) assert.deepEqual(toolWisdom(rules, lessons, tool), await store.recallToolWisdom(tool))
       }))
 
     test('rewriteIdentity replaces the profile snapshot', () =>

@@ -54,8 +54,11 @@ export function createSqliteConfirmationQueue(database: ConfirmationDatabase, op
   // A user answers only what their own sessions asked (decision 0017).
   const visible = `agent = ? AND asked_by = ? AND status = 'pending' AND (scope = 'global' OR project = ?)`
 
+  // Read before every prompt and after every answer: prepared once.
+  let selectVisible: Statement | undefined
   function selectPending(ids: number[] | 'all', user: string | undefined): Row[] {
-    const rows = database.db.prepare(`SELECT ${ROW_COLUMNS} FROM memory_confirmations WHERE ${visible} ORDER BY id`).all(agent, user ?? '', project) as unknown as Row[]
+    selectVisible ??= database.db.prepare(`SELECT ${ROW_COLUMNS} FROM memory_confirmations WHERE ${visible} ORDER BY id`)
+    const rows = selectVisible.all(agent, user ?? '', project) as unknown as Row[]
     if (ids === 'all') return rows
     const wanted = new Set(ids)
     return rows.filter((row) => wanted.has(row.id))
