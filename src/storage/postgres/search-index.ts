@@ -751,6 +751,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       return rows
     }
     const embeddingColumn = vectorsOn ? ', embedding' : ''
+    /** Kinds of units added, changed or removed, before and after: their stamps are raised. */
+    const changedKinds: string[] = []
     const fresh = pending.filter((p) => !previous.has(p.unit.id))
     if (fresh.length > 0) {
       // Rows are inserted in id order (the lock order), but numbered in the caller's order, as
@@ -773,6 +775,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       )
       // Units another process inserted meanwhile are updated like those that were there.
       const done = new Set(inserted.map((row) => row.id))
+      for (const p of fresh) if (done.has(p.unit.id)) changedKinds.push(p.unit.kind)
       const late = fresh.filter((p) => !done.has(p.unit.id))
       if (late.length > 0) {
         // Their share was counted as new: take it back, then count them as replacements.
@@ -783,13 +786,19 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     }
     const replaced = [...pending.filter((p) => previous.has(p.unit.id) && !fresh.includes(p)), ...fresh]
     if (replaced.length > 0) {
-      await client.query(
+      // `o` is the row as it was (the statement's snapshot; the row is locked): a unit written again
+      // exactly as it was (a message whose neighbours changed) changes no kind's stamp.
+      const { rows: updated } = await client.query<{ kind: string; kind_before: string; changed: boolean }>(
         `UPDATE index_units u SET kind = v.kind, text = v.text, source = v.source, provenance = v.provenance::json, scope = v.scope, agent = v.agent,
            user_id = v.user_id, owner = v.owner, created_at = v.created_at, updated_at = v.updated_at, hash = v.hash, links = v.links::json,
            meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count, terms = v.terms, counts = v.counts${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
-         FROM ${ROW_SOURCE} WHERE u.id = v.id`,
+         FROM ${ROW_SOURCE} JOIN index_units o ON o.id = v.id WHERE u.id = v.id
+         RETURNING u.kind, o.kind AS kind_before,
+           (o.kind, o.text, o.source, o.provenance::text, o.scope, o.agent, o.user_id, o.owner, o.created_at, o.updated_at, o.hash, o.links::text, o.meta::text, o.has_vector)
+           IS DISTINCT FROM (u.kind, u.text, u.source, u.provenance::text, u.scope, u.agent, u.user_id, u.owner, u.created_at, u.updated_at, u.hash, u.links::text, u.meta::text, u.has_vector) AS changed`,
         rowParams(rowsOf(replaced)),
       )
+      for (const row of updated) if (row.changed) changedKinds.push(row.kind, row.kind_before)
     }
     // Every unit's postings as new blocks per term, and a replaced unit's old ones as tombstones.
     const removed = new Map<string, Posting[]>()
@@ -822,7 +831,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       )
     }
     await delta.write(client, statsFoldKey)
-    await bumpStamps(client, [...pending.map((p) => p.unit.kind), ...[...previous.values()].map((row) => row.kind)])
+    await bumpStamps(client, changedKinds)
     await sweepTombstones(client, sweepKey)
   }
 
