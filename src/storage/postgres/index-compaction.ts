@@ -25,9 +25,11 @@ interface BlockRow {
   first: number
   units: number
   data: Buffer
+  /** Read as one of the term's small blocks to merge (else as a block holding a sought rowid). */
+  merge: boolean
 }
 
-/** A term's blocks as a write found them: its small blocks, and the larger ones that may hold a posting a tombstone cancels. */
+/** A term's blocks as a write found them: its small blocks to merge (tombstones among them), and blocks that may hold a posting a tombstone cancels. */
 interface TermBlocks {
   small: BlockRow[]
   holders: BlockRow[]
@@ -43,7 +45,7 @@ export async function writePostings(client: PgQueryable, added: Map<string, Post
   for (const list of removed.values()) list.sort(byRowid)
   const terms = [...new Set([...added.keys(), ...removed.keys()])]
   if (terms.length === 0) return
-  await compact(client, terms, added, removed, removed)
+  await compact(client, terms, added, removed, removed, MERGE_AT - 1)
 }
 
 let writes = 0
@@ -68,14 +70,22 @@ export async function sweepTombstones(client: PgQueryable, sweepKey: bigint | st
   for (const block of rows) tombstones.set(block.term, [...(tombstones.get(block.term) ?? []), ...decoded(Number(block.first), block.data)])
   const terms = [...tombstones.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
   sweepAfter = terms.length < SWEEP_TERMS ? '' : terms[terms.length - 1]!
-  if (terms.length > 0) await compact(client, terms, new Map(), new Map(), tombstones)
+  if (terms.length > 0) await compact(client, terms, new Map(), new Map(), tombstones, 1)
 }
 
 /**
  * Writes `added` and `removed` for `terms`, folding and merging what it can lock without waiting.
- * `seek` names postings (per term) whose larger blocks are read too: those a tombstone may cancel.
+ * `seek` names postings (per term) whose blocks are read too: those a tombstone may cancel. The
+ * small blocks of a term (its tombstones among them) are merged when it has `pile` of them.
  */
-async function compact(client: PgQueryable, terms: string[], added: Map<string, Posting[]>, removed: Map<string, Posting[]>, seek: Map<string, Posting[]>): Promise<void> {
+async function compact(
+  client: PgQueryable,
+  terms: string[],
+  added: Map<string, Posting[]>,
+  removed: Map<string, Posting[]>,
+  seek: Map<string, Posting[]>,
+  pile: number,
+): Promise<void> {
   const seekTerms: string[] = []
   const seekRowids: number[] = []
   for (const [term, list] of seek) {
@@ -84,20 +94,23 @@ async function compact(client: PgQueryable, terms: string[], added: Map<string, 
       seekRowids.push(p.rowid)
     }
   }
-  // Read without locks: a term's small blocks, and the larger blocks holding a sought rowid.
+  // Read without locks: the small blocks of the terms that have `pile` of them, and the blocks
+  // holding a sought rowid (a term's posting of a unit is in one block; a one-posting block
+  // while it is recent, as a rewritten message's usually is).
   const { rows: seen } = await client.query<BlockRow>(
-    `SELECT ctid::text AS ctid, term, first, units, data FROM index_blocks WHERE term = ANY($1::text[]) AND units < ${SMALL_BLOCK}
+    `WITH piled AS (SELECT term FROM index_blocks WHERE term = ANY($1::text[]) AND units < ${SMALL_BLOCK} GROUP BY term HAVING count(*) >= $4)
+     SELECT ctid::text AS ctid, term, first, units, data, true AS merge FROM index_blocks WHERE term IN (SELECT term FROM piled) AND units < ${SMALL_BLOCK}
      UNION ALL
-     SELECT b.ctid::text, b.term, b.first, b.units, b.data FROM unnest($2::text[], $3::bigint[]) AS p(term, rowid)
-       JOIN index_blocks b ON b.term = p.term AND b.last >= p.rowid AND b.first <= p.rowid AND b.units >= ${SMALL_BLOCK}`,
-    [terms, seekTerms, seekRowids],
+     SELECT b.ctid::text, b.term, b.first, b.units, b.data, false FROM unnest($2::text[], $3::bigint[]) AS p(term, rowid)
+       JOIN index_blocks b ON b.term = p.term AND b.last >= p.rowid AND b.first <= p.rowid AND b.units > 0`,
+    [terms, seekTerms, seekRowids, pile],
   )
   const found = byTerm(seen)
-  // The terms worth compacting: a tombstone cancels something found, or small blocks piled up.
+  // The terms worth compacting: small blocks piled up, or a tombstone cancels something found.
   const chosen = new Set<string>()
   for (const term of terms) {
-    const blocks = found.get(term) ?? { small: [], holders: [] }
-    if (blocks.small.length + 1 >= MERGE_AT || folded(blocks, added.get(term) ?? [], removed.get(term) ?? []).changed) chosen.add(term)
+    const blocks = found.get(term)
+    if (blocks && (blocks.small.length > 0 || folded(blocks, added.get(term) ?? [], removed.get(term) ?? []).gone.length > 0)) chosen.add(term)
   }
   let locked = new Map<string, TermBlocks>()
   if (chosen.size > 0) {
@@ -106,24 +119,21 @@ async function compact(client: PgQueryable, terms: string[], added: Map<string, 
       return blocks ? [...blocks.small, ...blocks.holders].map((block) => block.ctid) : []
     })
     // Only blocks no other transaction holds; a block deleted meanwhile is not returned.
-    const { rows } = ctids.length === 0 ? { rows: [] } : await client.query<BlockRow>(
-      'SELECT ctid::text AS ctid, term, first, units, data FROM index_blocks WHERE ctid = ANY($1::tid[]) FOR UPDATE SKIP LOCKED',
+    const { rows } = await client.query<{ ctid: string; term: string; first: number }>(
+      'SELECT ctid::text AS ctid, term, first FROM index_blocks WHERE ctid = ANY($1::tid[]) FOR UPDATE SKIP LOCKED',
       [ctids],
     )
-    locked = byTerm(rows.filter((row) => chosen.has(row.term)))
+    // Blocks are never updated, only deleted: a locked ctid holds the row read (checked all the same).
+    const held = new Set(rows.map((row) => `${row.ctid} ${row.term} ${row.first}`))
+    locked = byTerm(seen.filter((row) => chosen.has(row.term) && held.has(`${row.ctid} ${row.term} ${row.first}`)))
   }
   const rows = emptyRows()
   const gone: string[] = []
   for (const term of terms) {
     const own = added.get(term) ?? []
     const cancelled = removed.get(term) ?? []
-    const blocks = locked.get(term)
-    if (!chosen.has(term) || !blocks) {
-      if (own.length > 0) addBlocks(rows, term, own)
-      if (cancelled.length > 0) addBlocks(rows, term, cancelled, -1)
-      continue
-    }
-    const result = folded(blocks, own, cancelled)
+    // A posting written again as it was cancels its own tombstone: neither is written.
+    const result = folded((chosen.has(term) && locked.get(term)) || { small: [], holders: [] }, own, cancelled)
     gone.push(...result.gone)
     if (result.live.length > 0) addBlocks(rows, term, result.live.sort(byRowid))
     if (result.left.length > 0) addBlocks(rows, term, result.left, -1)
@@ -144,11 +154,12 @@ async function replaceBlocks(client: PgQueryable, gone: string[], rows: BlockRow
 function byTerm(rows: BlockRow[]): Map<string, TermBlocks> {
   const out = new Map<string, TermBlocks>()
   const seen = new Set<string>()
-  for (const row of rows) {
+  // A block read both ways is merged (the merge rows come first).
+  for (const row of [...rows].sort((a, b) => Number(b.merge) - Number(a.merge))) {
     if (seen.has(row.ctid)) continue
     seen.add(row.ctid)
     const blocks = out.get(row.term) ?? { small: [], holders: [] }
-    if (row.units < SMALL_BLOCK) blocks.small.push(row)
+    if (row.merge) blocks.small.push(row)
     else blocks.holders.push(row)
     out.set(row.term, blocks)
   }
@@ -158,20 +169,14 @@ function byTerm(rows: BlockRow[]): Map<string, TermBlocks> {
 /**
  * One term's blocks with `added` and `removed` folded in: every tombstone (removed, or a small
  * tombstone block) cancels one identical posting of the new ones or of the blocks; the small
- * blocks and the larger ones that lost a posting are `gone`, replaced by `live` and the tombstones
- * `left` (`changed`: some tombstone cancelled something).
+ * blocks and the blocks that lost a posting are `gone`, replaced by `live` and the tombstones
+ * `left`.
  */
-function folded(blocks: TermBlocks, added: Posting[], removed: Posting[]): { changed: boolean; gone: string[]; live: Posting[]; left: Posting[] } {
+function folded(blocks: TermBlocks, added: Posting[], removed: Posting[]): { gone: string[]; live: Posting[]; left: Posting[] } {
   const tombstones = new Tombstones()
   for (const p of removed) tombstones.add(p)
   for (const block of blocks.small) if (block.units < 0) for (const p of decoded(Number(block.first), block.data)) tombstones.add(p)
-  let changed = false
-  const keep = (postings: Posting[]): Posting[] =>
-    postings.filter((p) => {
-      const cancelled = tombstones.takes(p)
-      if (cancelled) changed = true
-      return !cancelled
-    })
+  const keep = (postings: Posting[]): Posting[] => postings.filter((p) => !tombstones.takes(p))
   const live = keep(added)
   const gone: string[] = []
   for (const block of blocks.small) {
@@ -185,5 +190,5 @@ function folded(blocks: TermBlocks, added: Posting[], removed: Posting[]): { cha
     gone.push(block.ctid)
     live.push(...kept)
   }
-  return { changed, gone, live, left: tombstones.left() }
+  return { gone, live, left: tombstones.left() }
 }
