@@ -114,6 +114,29 @@ onPostgres('tombstones of rewritten and removed units', (url) => {
       }
     })
 
+    test('a source of more units than one statement takes is removed in slices: no posting of it is left, frequencies exact', async () => {
+      const { handle, cleanup } = await openTestHandle(url)
+      try {
+        const index = await createPostgresSearchIndex(handle)
+        const kept = Array.from({ length: 20 }, (_, i) => unit(i, 1))
+        const bulk = Array.from({ length: 2_100 }, (_, i) => ({ ...unit(100 + i, 2), source: 'bulk' }))
+        await index.upsert([...kept, ...bulk])
+        assert.equal(await index.removeSource('bulk'), 2_100)
+        const { handle: fresh, cleanup: cleanupFresh } = await openTestHandle(url)
+        try {
+          const once = await createPostgresSearchIndex(fresh)
+          await once.upsert(kept)
+          assert.deepEqual(await postingsById(handle), await postingsById(fresh))
+          assert.deepEqual(await index.documentFrequencies?.(WORDS), await once.documentFrequencies?.(WORDS))
+          assert.deepEqual(await rankings(index), await rankings(once))
+        } finally {
+          await cleanupFresh()
+        }
+      } finally {
+        await cleanup()
+      }
+    })
+
     test('migration 10 gives each unit the counts a fresh write stores, and a rewrite after it cancels the old postings', async () => {
       const { handle, cleanup } = await openTestHandle(url)
       try {

@@ -83,6 +83,9 @@ const HNSW_MAX_DIMS = 2_000
  */
 const stamped = (kind: string): boolean => kind !== 'message'
 
+/** Units whose tombstones one statement writes when many are removed at once. */
+const REMOVE_BATCH = 1_000
+
 /** FTS5's bm25() constants (sqlite fts5_aux.c). */
 const BM25_K1 = 1.2
 const BM25_B = 0.75
@@ -640,12 +643,14 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       rowids,
     ])
     const delta = new StatsDelta()
-    const removed = new Map<string, Posting[]>()
-    for (const row of rows) {
-      delta.add(row.token_count, row.has_vector, -1)
-      unitPostings(row, removed)
+    for (const row of rows) delta.add(row.token_count, row.has_vector, -1)
+    // Their postings as tombstones, a slice of units at a time: a purge of many units would
+    // otherwise look for the blocks of every (term, unit) in one statement.
+    for (let at = 0; at < rows.length; at += REMOVE_BATCH) {
+      const removed = new Map<string, Posting[]>()
+      for (const row of rows.slice(at, at + REMOVE_BATCH)) unitPostings(row, removed)
+      await writePostings(client, new Map(), removed)
     }
-    await writePostings(client, new Map(), removed)
     await delta.write(client, statsFoldKey)
     await bumpStamps(client, rows.map((row) => row.kind))
     await sweepTombstones(client, sweepKey)
