@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { systemClock } from '../../core/clock.ts'
 import type { IndexUnit, SearchIndex, UnitKind } from '../contracts.ts'
-import { openPostgres } from './connection.ts'
+import { openPostgres, type PostgresHandle } from './connection.ts'
 import { applyPostgresMigrations } from './migrations.ts'
 import { createPostgresSearchIndex } from './search-index.ts'
 import { postingRows } from './test-support/posting-rows.ts'
@@ -48,11 +48,25 @@ async function rankings(index: SearchIndex): Promise<string[]> {
   return out
 }
 
+/** Asserts that `index` (on `handle`) holds what one write of `units` into a fresh schema gives. */
+async function sameAsWrittenOnce(url: string, handle: PostgresHandle, index: SearchIndex, units: IndexUnit[], when: string): Promise<void> {
+  const { handle: fresh, cleanup } = await openTestHandle(url)
+  try {
+    const once = await createPostgresSearchIndex(fresh)
+    await once.upsert(units)
+    assert.deepEqual(await postingsById(handle), await postingsById(fresh), `${when}: live postings`)
+    assert.deepEqual(await rankings(index), await rankings(once), `${when}: rankings and scores`)
+    assert.deepEqual(await index.documentFrequencies?.(WORDS), await once.documentFrequencies?.(WORDS), when)
+    assert.deepEqual([...((await index.vocabulary?.()) ?? [])].sort(), [...((await once.vocabulary?.()) ?? [])].sort(), when)
+  } finally {
+    await cleanup()
+  }
+}
+
 onPostgres('tombstones of rewritten and removed units', (url) => {
   describe('tombstones of rewritten and removed units (PostgreSQL)', () => {
     test('writers rewriting the same units at once leave what one write of the final units gives; the sweep folds every tombstone', async () => {
       const { handle, cleanup } = await openTestHandle(url)
-      const { handle: fresh, cleanup: cleanupFresh } = await openTestHandle(url)
       const others = await Promise.all([1, 2, 3].map(() => openPostgres({ url, schema: handle.schema })))
       let holder: Awaited<ReturnType<typeof handle.pool.connect>> | undefined
       try {
@@ -81,17 +95,10 @@ onPostgres('tombstones of rewritten and removed units', (url) => {
         const waited = await Promise.race([last.then(() => false), new Promise<boolean>((done) => setTimeout(() => done(true), 20_000).unref())])
         assert.equal(waited, false, 'a write waited for blocks another transaction held')
         const final = Array.from({ length: 40 }, (_, i) => unit(i, 7)).filter((u) => u.id !== 'm:3' && u.id !== 'm:4')
-        const once = await createPostgresSearchIndex(fresh)
-        await once.upsert(final)
 
         const tombstones = async () => (await handle.pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM index_blocks WHERE units < 0')).rows[0]!.n
         const index = writers[0]!
-        const same = async (when: string) => {
-          assert.deepEqual(await postingsById(handle), await postingsById(fresh), `${when}: live postings`)
-          assert.deepEqual(await rankings(index), await rankings(once), `${when}: rankings and scores`)
-          assert.deepEqual(await index.documentFrequencies?.(WORDS), await once.documentFrequencies?.(WORDS), when)
-          assert.deepEqual([...((await index.vocabulary?.()) ?? [])].sort(), [...((await once.vocabulary?.()) ?? [])].sort(), when)
-        }
+        const same = (when: string) => sameAsWrittenOnce(url, handle, index, final, when)
         const left = await tombstones()
         assert.ok(left > 0, 'tombstones were left where the blocks were held')
         await same(`after rewrites beside held blocks (${left} tombstone blocks)`)
@@ -109,7 +116,6 @@ onPostgres('tombstones of rewritten and removed units', (url) => {
         await holder?.query('ROLLBACK')
         holder?.release()
         await Promise.all(others.map((other) => other.close()))
-        await cleanupFresh()
         await cleanup()
       }
     })
@@ -122,16 +128,7 @@ onPostgres('tombstones of rewritten and removed units', (url) => {
         const bulk = Array.from({ length: 2_100 }, (_, i) => ({ ...unit(100 + i, 2), source: 'bulk' }))
         await index.upsert([...kept, ...bulk])
         assert.equal(await index.removeSource('bulk'), 2_100)
-        const { handle: fresh, cleanup: cleanupFresh } = await openTestHandle(url)
-        try {
-          const once = await createPostgresSearchIndex(fresh)
-          await once.upsert(kept)
-          assert.deepEqual(await postingsById(handle), await postingsById(fresh))
-          assert.deepEqual(await index.documentFrequencies?.(WORDS), await once.documentFrequencies?.(WORDS))
-          assert.deepEqual(await rankings(index), await rankings(once))
-        } finally {
-          await cleanupFresh()
-        }
+        await sameAsWrittenOnce(url, handle, index, kept, 'after the removal')
       } finally {
         await cleanup()
       }
@@ -151,13 +148,7 @@ onPostgres('tombstones of rewritten and removed units', (url) => {
         assert.deepEqual(await counts(), written)
         const rewritten = Array.from({ length: 30 }, (_, i) => unit(i, 2))
         await index.upsert(rewritten)
-        const { handle: fresh, cleanup: cleanupFresh } = await openTestHandle(url)
-        try {
-          await (await createPostgresSearchIndex(fresh)).upsert(rewritten)
-          assert.deepEqual(await postingsById(handle), await postingsById(fresh))
-        } finally {
-          await cleanupFresh()
-        }
+        await sameAsWrittenOnce(url, handle, index, rewritten, 'rewritten after migration 10')
       } finally {
         await cleanup()
       }
