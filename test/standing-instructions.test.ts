@@ -14,6 +14,7 @@ import { test } from 'node:test'
 import { ManualClock } from '../src/core/clock.ts'
 import { createMind, type Mind } from '../src/mind.ts'
 import { internalsOf } from '../src/mind-internals.ts'
+import { dropSchema, freshSchema, onPostgres } from '../src/storage/postgres/test-support/test-database.ts'
 import { makeTempHome } from '../src/testing/temp-home.ts'
 
 const PSQL = 'Always give me the psql command when I ask about databases.'
@@ -79,13 +80,19 @@ test('a question about what the agent recommended finds the agent\'s reply; the 
   assert.equal(await first('What was the name of the hotel?'), asked, 'without "you recommended", the agent\'s reply stays demoted')
 })
 
-test('the rules listed for a turn are kept until one is stated, in this process or another (decision 0090)', async (t) => {
+/**
+ * Rules stated in turns of one mind and of another process on the same home (and, on PostgreSQL,
+ * the same schema), and the index's stamp of rules around them: equal across a turn that states
+ * none (the retriever keeps what it listed), changed by a stated rule, which the next turn primes.
+ */
+async function rulesKeptUntilStated(database: Record<string, string>, backend: string): Promise<void> {
   const temp = makeTempHome('engram-rules-kept-')
-  const { ENGRAM_EMBED_MODEL: _small, ...env } = temp.env
+  const { ENGRAM_EMBED_MODEL: _small, ...homeEnv } = temp.env
+  const env = { ...homeEnv, ...database }
   const clock = new ManualClock('2026-03-02T09:00:00Z')
   const mind = await createMind({ home: temp.home, env, ignoreConfigFile: true, clock })
-  t.after(temp.cleanup)
-  t.after(() => mind.close())
+  try {
+  assert.equal(internalsOf(mind).backend.name, backend)
   const index = internalsOf(mind).backend.index
   const stamp = () => (index.stamp as NonNullable<typeof index.stamp>)(['rule'])
 
@@ -116,4 +123,22 @@ test('the rules listed for a turn are kept until one is stated, in this process 
   clock.set('2026-03-04T10:00:00Z')
   const both = await sitting(mind, 'wednesday-2', 'How do I write an SQL query that groups rows?', 'GROUP BY …')
   assert.ok(both.includes(PSQL) && both.includes(TYPESCRIPT), both)
+  } finally {
+    await mind.close()
+    temp.cleanup()
+  }
+}
+
+test('the rules listed for a turn are kept until one is stated, in this process or another (decision 0090)', () => rulesKeptUntilStated({}, 'embedded'))
+
+onPostgres('the rules listed for a turn kept until one is stated', (url) => {
+  test('on PostgreSQL too, the rules listed for a turn are kept until one is stated, in this process or another (decision 0094)', async () => {
+    const schema = freshSchema()
+    try {
+      await rulesKeptUntilStated({ ENGRAM_DATABASE_URL: url, ENGRAM_DATABASE_SCHEMA: schema }, 'postgres')
+    } finally {
+      await dropSchema(url, schema)
+    }
+  })
 })
+

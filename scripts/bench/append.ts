@@ -23,12 +23,13 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import pg from 'pg'
 import { openMindInternals } from '../../src/mind-internals.ts'
 import { type BenchBackend, benchBackends, benchDatabaseUrl, describeServer, dropSchema } from './postgres-target.ts'
 import { makeCorpus } from './synthetic-memories.ts'
@@ -57,6 +58,8 @@ interface WriterResult {
   calls: number[]
   startedAt: number
   finishedAt: number
+  /** The writer process's CPU seconds (user + system) from the start signal to its last append. */
+  cpu: number
 }
 
 /**
@@ -82,6 +85,7 @@ async function writer(home: string, session: string, seed: number, count: number
   const target = { sessionId: session, agent: mind.agent }
   const calls: number[] = []
   const startedAt = Date.now()
+  const cpuAtStart = process.cpuUsage()
   let sent = 0
   while (sent < count) {
     const size = Math.min(1 + Math.floor(random() * 5), count - sent)
@@ -92,8 +96,9 @@ async function writer(home: string, session: string, seed: number, count: number
     sent += size
   }
   const finishedAt = Date.now()
+  const used = process.cpuUsage(cpuAtStart)
   await mind.close()
-  const result: WriterResult = { messages: sent, calls, startedAt, finishedAt }
+  const result: WriterResult = { messages: sent, calls, startedAt, finishedAt, cpu: (used.user + used.system) / 1e6 }
   process.stdout.write(`@@result ${JSON.stringify(result)}\n`)
 }
 
@@ -107,6 +112,62 @@ interface Scenario {
   oneConversation: boolean
 }
 
+/** `url` with `application_name` set to `name`. */
+function withApplicationName(url: string, name: string): string {
+  const parsed = new URL(url)
+  parsed.searchParams.set('application_name', name)
+  return parsed.toString()
+}
+
+/**
+ * CPU seconds of the server processes serving connections named `name`, read from /proc while
+ * they live (every 200 ms; what a process spends after its last reading is not counted). The
+ * server must run on this machine; undefined when /proc cannot be read.
+ */
+function watchServerCpu(url: string, name: string): { stop(): Promise<number | undefined> } {
+  const ticks = 100 // USER_HZ on Linux
+  const seen = new Map<number, { first: number; last: number }>()
+  const readCpu = (pid: number): number | undefined => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      return (Number(fields[11]) + Number(fields[12])) / ticks
+    } catch {
+      return undefined
+    }
+  }
+  let stopped = false
+  let readable = false
+  let polled = false
+  const client = new pg.Client({ connectionString: url })
+  const loop = (async () => {
+    await client.connect()
+    while (!stopped) {
+      const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [name])
+      for (const { pid } of rows) {
+        const cpu = readCpu(pid)
+        // A connection closed meanwhile; /proc unreadable when none was ever read.
+        if (cpu === undefined) continue
+        readable = true
+        const entry = seen.get(pid)
+        if (entry) entry.last = cpu
+        else seen.set(pid, { first: polled ? 0 : cpu, last: cpu })
+      }
+      polled = true
+      await sleep(200)
+    }
+    await client.end()
+  })()
+  return {
+    async stop() {
+      stopped = true
+      await loop
+      if (!readable) return undefined
+      // A connection opened before the start (the writers' warm-up) counts from its first reading.
+      return [...seen.values()].reduce((n, entry) => n + entry.last - entry.first, 0)
+    },
+  }
+}
+
 interface Row {
   backend: BenchBackend
   scenario: string
@@ -117,6 +178,9 @@ interface Row {
   p50: number
   p95: number
   max: number
+  /** CPU seconds of the writer processes, and of the server processes serving them (PostgreSQL on this machine). */
+  writersCpu: number
+  serverCpu: number | undefined
 }
 
 /** Starts `writers` writer processes, lets them go at once and collects what they report. */
@@ -124,8 +188,10 @@ async function runScenario(backend: BenchBackend, scenario: Scenario, perWriter:
   const root = join(tmpdir(), `engram-bench-append-${backend}-${process.pid}-${randomBytes(3).toString('hex')}`)
   mkdirSync(root, { recursive: true })
   const startFile = join(root, 'start')
-  const url = backend === 'postgres' ? benchDatabaseUrl() : undefined
   const schema = `bench_${randomBytes(5).toString('hex')}`
+  // The writers' connections carry the schema's name (a URL parameter overrides the driver's
+  // application_name), so that their server processes' CPU can be told from other clients'.
+  const url = backend === 'postgres' ? withApplicationName(benchDatabaseUrl(), schema) : undefined
   try {
     const children = Array.from({ length: scenario.writers }, (_, w) => {
       // Embedded: one home for all (they share its SQLite file). PostgreSQL: a home each, one database.
@@ -157,9 +223,11 @@ async function runScenario(backend: BenchBackend, scenario: Scenario, perWriter:
     })
     // On one embedded home the writers open it one after the other (its first open creates it).
     await Promise.all(children.map((c) => c.ready))
+    const serverCpu = url === undefined ? undefined : watchServerCpu(url, schema)
     const start = Date.now()
     writeFileSync(startFile, '')
     const results = await Promise.all(children.map((c) => c.done))
+    const server = await serverCpu?.stop()
     const end = Math.max(...results.map((r) => r.finishedAt))
     const calls = results.flatMap((r) => r.calls)
     const messages = results.reduce((n, r) => n + r.messages, 0)
@@ -174,6 +242,8 @@ async function runScenario(backend: BenchBackend, scenario: Scenario, perWriter:
       p50: pct(calls, 0.5),
       p95: pct(calls, 0.95),
       max: Math.max(...calls),
+      writersCpu: results.reduce((n, r) => n + r.cpu, 0),
+      serverCpu: server,
     }
     process.stderr.write(`${JSON.stringify(row)}\n`)
     return row
@@ -203,9 +273,11 @@ if (values.child) {
   console.log(`Append benchmark (Node ${process.version}, ${process.platform}/${process.arch}; ${perWriter} messages per writer in batches of 1–5 through mind.context.append)`)
   if (server) console.log(`PostgreSQL: ${server}`)
   console.log('')
-  console.log('| backend | run | messages | wall s | messages/s | append call p50 / p95 / max ms |')
-  console.log('|---|---|---|---|---|---|')
+  console.log('| backend | run | messages | wall s | messages/s | append call p50 / p95 / max ms | CPU s writers + server (cores busy) |')
+  console.log('|---|---|---|---|---|---|---|')
   for (const r of rows) {
-    console.log(`| ${r.backend} | ${r.scenario} | ${r.messages.toLocaleString('en')} | ${r.seconds.toFixed(1)} | ${r.perSecond.toFixed(0)} | ${ms(r.p50)} / ${ms(r.p95)} / ${ms(r.max)} |`)
+    const cpu = r.writersCpu + (r.serverCpu ?? 0)
+    const cpuText = `${r.writersCpu.toFixed(1)} + ${r.serverCpu === undefined ? '?' : r.serverCpu.toFixed(1)} (${(cpu / r.seconds).toFixed(2)})`
+    console.log(`| ${r.backend} | ${r.scenario} | ${r.messages.toLocaleString('en')} | ${r.seconds.toFixed(1)} | ${r.perSecond.toFixed(0)} | ${ms(r.p50)} / ${ms(r.p95)} / ${ms(r.max)} | ${cpuText} |`)
   }
 }

@@ -15,7 +15,9 @@ export type BenchBackend = 'embedded' | 'postgres'
 export function benchBackends(option: string): BenchBackend[] {
   if (option === 'embedded') return ['embedded']
   if (option === 'postgres' || option === 'both') return ['embedded', 'postgres']
-  throw new Error(`--backend must be embedded, postgres or both, got ${JSON.stringify(option)}`)
+  // PostgreSQL without the embedded runs beside it (alternating builds against each other).
+  if (option === 'postgres-only') return ['postgres']
+  throw new Error(`--backend must be embedded, postgres, both or postgres-only, got ${JSON.stringify(option)}`)
 }
 
 /** One backend by name (the child processes of a bench are given one). */

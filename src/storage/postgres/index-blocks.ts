@@ -5,22 +5,20 @@
  * the unit's length) and a byte for the unit's kind. Migration 8's row per posting cost ~180 bytes
  * (a heap tuple and a covering primary key repeating it); a packed posting costs ~8.
  *
- * Writers never update a row another writer wrote: each write inserts its own blocks, so writers
- * on different hosts do not queue on a common word. A term's document frequency is the sum of its
- * blocks' `units` (its postings) and `own` (those with own > 0), read from the covering index, so
- * there is no per-term counter row to contend on. Small blocks (a single message appended writes a
- * block of one posting per term) are merged by later writes of the same term, skipping blocks
- * another transaction holds. A unit's postings are found through its terms (`index_units.terms`)
- * and cut out of the blocks that hold its rowid.
+ * Writers never update or cut a row another writer wrote (decision 0094): a write inserts its new
+ * postings as blocks, and a unit's old postings (a rewrite or a removal) as a *negative* block — a
+ * tombstone, `units` and `own` negated, holding the exact postings it cancels (each unit row keeps
+ * its terms' counts, `index_units.counts`, so the old postings are known without reading blocks).
+ * A reader subtracts a term's negative postings from its positive ones, one for one (an identical
+ * posting stands for any other: a unit's postings of one term differ only when its content did);
+ * sums over a term's blocks stay its document frequencies, so there is no per-term counter row to
+ * contend on. Compaction (index-compaction.ts) folds tombstones into the blocks holding their
+ * postings and merges small blocks, only where no other transaction holds them (SKIP LOCKED).
  */
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { PgQueryable } from './driver.ts'
 
 /** Postings per block at most: a block of ~1 KB stays in its heap row (no TOAST to decompress). */
 const BLOCK_POSTINGS = 128
-/** Blocks with fewer postings are small: once a term has MERGE_AT of them, a writer merges them. */
-const SMALL_BLOCK = 32
-const MERGE_AT = 8
 
 /**
  * Kind codes, fixed once written (a new kind is appended). An unknown kind is written as 255 and
@@ -120,13 +118,14 @@ export function decodeBlock(first: number, data: Uint8Array, visit: (p: Posting)
   forEachPosting(first, data, (rowid, own, near, far, related, tokens, kind) => visit({ rowid, own, near, far, related, tokens, kind }))
 }
 
-function decoded(first: number, data: Uint8Array): Posting[] {
+export function decoded(first: number, data: Uint8Array): Posting[] {
   const out: Posting[] = []
   decodeBlock(first, data, (p) => out.push(p))
   return out
 }
 
-interface BlockRows {
+/** Block rows to insert, as parallel arrays for `unnest`. */
+export interface BlockRows {
   term: string[]
   first: number[]
   last: number[]
@@ -135,145 +134,149 @@ interface BlockRows {
   data: Buffer[]
 }
 
-/** The blocks of one term's postings (sorted by rowid), BLOCK_POSTINGS each. */
-function addBlocks(rows: BlockRows, term: string, postings: readonly Posting[]): void {
+/**
+ * The blocks of one term's postings (sorted by rowid), BLOCK_POSTINGS each; `sign` -1 makes them
+ * tombstones (their `units` and `own` negated, so that sums over a term's blocks stay its counts).
+ */
+export function addBlocks(rows: BlockRows, term: string, postings: readonly Posting[], sign: 1 | -1 = 1): void {
   for (let at = 0; at < postings.length; at += BLOCK_POSTINGS) {
     const chunk = postings.slice(at, at + BLOCK_POSTINGS)
     rows.term.push(term)
     rows.first.push(chunk[0]!.rowid)
     rows.last.push(chunk[chunk.length - 1]!.rowid)
-    rows.units.push(chunk.length)
-    rows.own.push(chunk.reduce((n, p) => n + (p.own > 0 ? 1 : 0), 0))
+    rows.units.push(sign * chunk.length)
+    rows.own.push(sign * chunk.reduce((n, p) => n + (p.own > 0 ? 1 : 0), 0))
     rows.data.push(encode(chunk))
   }
 }
 
-const emptyRows = (): BlockRows => ({ term: [], first: [], last: [], units: [], own: [], data: [] })
+export const emptyRows = (): BlockRows => ({ term: [], first: [], last: [], units: [], own: [], data: [] })
+
+/** `rows` as the parameters of `INSERT … SELECT * FROM ${BLOCK_SOURCE}` (numbered from `first`). */
+export const blockSource = (first: number): string =>
+  `unnest($${first}::text[], $${first + 1}::bigint[], $${first + 2}::bigint[], $${first + 3}::integer[], $${first + 4}::integer[], $${first + 5}::bytea[])`
+export const blockParams = (rows: BlockRows): unknown[] => [rows.term, rows.first, rows.last, rows.units, rows.own, rows.data]
 
 async function insertBlocks(client: PgQueryable, rows: BlockRows): Promise<void> {
   if (rows.term.length === 0) return
-  await client.query(
-    `INSERT INTO index_blocks (term, first, last, units, own, data)
-     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], $5::integer[], $6::bytea[])`,
-    [rows.term, rows.first, rows.last, rows.units, rows.own, rows.data],
-  )
+  await client.query(`INSERT INTO index_blocks (term, first, last, units, own, data) SELECT * FROM ${blockSource(1)}`, blockParams(rows))
 }
 
-const byRowid = (a: Posting, b: Posting): number => a.rowid - b.rowid
+export const byRowid = (a: Posting, b: Posting): number => a.rowid - b.rowid
+
+const samePosting = (a: Posting, b: Posting): boolean =>
+  a.own === b.own && a.near === b.near && a.far === b.far && a.related === b.related && a.tokens === b.tokens && a.kind === b.kind
 
 /**
- * Writes postings (per term, any order) as new blocks, then merges the small blocks of the terms
- * written where they have piled up — only blocks no other transaction holds (SKIP LOCKED), so a
- * writer never waits for another here.
+ * A term's tombstones, to subtract from its postings one for one: `takes` says whether a posting
+ * is cancelled (and uses the tombstone up). Rowids outside the tombstones' range are answered
+ * without a lookup: tombstones are mostly of recent units, and a common word has hundreds of
+ * thousands of postings to check.
  */
-export async function writePostings(client: PgQueryable, byTerm: Map<string, Posting[]>): Promise<void> {
-  const rows = emptyRows()
-  const smallTerms: string[] = []
-  for (const [term, postings] of byTerm) {
-    postings.sort(byRowid)
-    addBlocks(rows, term, postings)
-    if (postings.length % BLOCK_POSTINGS < SMALL_BLOCK) smallTerms.push(term)
+export class Tombstones {
+  private readonly byRowid = new Map<number, Posting[]>()
+  private low = Number.POSITIVE_INFINITY
+  private high = Number.NEGATIVE_INFINITY
+
+  add(p: Posting): void {
+    const list = this.byRowid.get(p.rowid)
+    if (list) list.push(p)
+    else this.byRowid.set(p.rowid, [p])
+    if (p.rowid < this.low) this.low = p.rowid
+    if (p.rowid > this.high) this.high = p.rowid
   }
-  await insertBlocks(client, rows)
-  if (smallTerms.length === 0) return
-  const { rows: piled } = await client.query<{ term: string }>(
-    `SELECT term FROM index_blocks WHERE term = ANY($1::text[]) AND units < ${SMALL_BLOCK} GROUP BY term HAVING count(*) >= ${MERGE_AT}`,
-    [smallTerms],
-  )
-  if (piled.length === 0) return
-  const { rows: small } = await client.query<{ ctid: string; term: string; first: number; data: Buffer }>(
-    `SELECT ctid::text, term, first, data FROM index_blocks WHERE term = ANY($1::text[]) AND units < ${SMALL_BLOCK}
-     ORDER BY term COLLATE "C", first FOR UPDATE SKIP LOCKED`,
-    [piled.map((row) => row.term)],
-  )
-  const merged = new Map<string, { ctids: string[]; postings: Posting[] }>()
-  for (const block of small) {
-    const entry = merged.get(block.term) ?? { ctids: [], postings: [] }
-    entry.ctids.push(block.ctid)
-    decodeBlock(Number(block.first), block.data, (p) => entry.postings.push(p))
-    merged.set(block.term, entry)
+
+  /** Whether no block from `first` to `last` can hold a cancelled posting. */
+  misses(first: number, last: number): boolean {
+    return last < this.low || first > this.high
   }
-  const replace = emptyRows()
-  const gone: string[] = []
-  for (const [term, entry] of merged) {
-    if (entry.ctids.length < 2) continue
-    gone.push(...entry.ctids)
-    addBlocks(replace, term, entry.postings.sort(byRowid))
+
+  /** Whether some tombstone is of `rowid` (cheap: check before building a posting to `takes`). */
+  holds(rowid: number): boolean {
+    return rowid >= this.low && rowid <= this.high && this.byRowid.has(rowid)
   }
-  if (gone.length === 0) return
-  await client.query('DELETE FROM index_blocks WHERE ctid = ANY($1::tid[])', [gone])
-  await insertBlocks(client, replace)
+
+  takes(p: Posting): boolean {
+    if (p.rowid < this.low || p.rowid > this.high) return false
+    const list = this.byRowid.get(p.rowid)
+    if (!list) return false
+    const at = list.findIndex((t) => samePosting(t, p))
+    if (at < 0) return false
+    list.splice(at, 1)
+    if (list.length === 0) this.byRowid.delete(p.rowid)
+    return true
+  }
+
+  /** The tombstones not used up. */
+  left(): Posting[] {
+    return [...this.byRowid.values()].flat().sort(byRowid)
+  }
 }
-
-/** Tries without waiting for a block another writer holds, before waiting for it (~5 s of pauses). */
-const PATIENT_ATTEMPTS = 200
-
-/** Units whose postings one pass cuts out: a purge of many units reads their terms' blocks a slice at a time. */
-const REMOVE_BATCH = 1_000
 
 /**
- * Cuts the postings of `units` (rows the caller has locked; each with its rowid and the terms it
- * holds, `index_units.terms`) out of the blocks that hold them. Blocks are locked in (term, first)
- * order, as every remover locks them. A block merged meanwhile by a writer that held it is not
- * seen by the statement that waited for it, so the search is repeated until no block holds one of
- * the rowids.
+ * The live postings of some blocks (each with its term, first rowid, units and data): every
+ * tombstone cancels one identical posting of its term. Calls `visit` per live posting, in no
+ * particular order.
  */
-export async function removePostings(client: PgQueryable, units: ReadonlyArray<{ rowid: number; terms: string }>, removerKey: bigint | string): Promise<void> {
-  if (units.length === 0) return
-  // One remover at a time per schema, to the end of its transaction: removers cut shared blocks
-  // (a merged block holds many writers' units), and 8 appending writers cutting them at once
-  // deadlocked even when none waited for a block (decision 0091). Writes that only add postings
-  // do not take it.
-  await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [removerKey])
-  const sorted = [...units].sort((a, b) => a.rowid - b.rowid)
-  for (let at = 0; at < sorted.length; at += REMOVE_BATCH) {
-    const batch = sorted.slice(at, at + REMOVE_BATCH)
-    const terms = [...new Set(batch.flatMap((unit) => termsOf(unit.terms)))]
-    if (terms.length > 0) await removeBatch(client, new Set(batch.map((unit) => unit.rowid)), batch[0]!.rowid, batch[batch.length - 1]!.rowid, terms)
+export function forEachLivePosting(blocks: ReadonlyArray<{ term: string; first: number; units: number; data: Uint8Array }>, visit: (term: string, p: Posting) => void): void {
+  const tombstones = new Map<string, Tombstones>()
+  for (const block of blocks) {
+    if (block.units >= 0) continue
+    const of = tombstones.get(block.term) ?? new Tombstones()
+    decodeBlock(Number(block.first), block.data, (p) => of.add(p))
+    tombstones.set(block.term, of)
   }
-}
-
-async function removeBatch(client: PgQueryable, gone: Set<number>, low: number, high: number, terms: string[]): Promise<void> {
-  const holds = (first: number, data: Buffer): boolean => {
-    let found = false
-    forEachPosting(first, data, (rowid) => {
-      if (gone.has(rowid)) found = true
+  for (const block of blocks) {
+    if (block.units < 0) continue
+    const of = tombstones.get(block.term)
+    decodeBlock(Number(block.first), block.data, (p) => {
+      if (!of?.takes(p)) visit(block.term, p)
     })
-    return found
   }
-  for (let attempt = 0; ; attempt++) {
-    // Found without locks; only the blocks that hold one of the rowids are then locked, and
-    // without waiting: a block another writer holds (it cut or merged it, and commits within
-    // milliseconds) is tried again after a pause. Waiting instead deadlocked 8 appending writers
-    // (each holding blocks the other's units shared). After ~5 s of that, it waits.
-    const { rows: seen } = await client.query<{ ctid: string; first: number; data: Buffer }>(
-      'SELECT ctid::text, first, data FROM index_blocks WHERE term = ANY($1::text[]) AND last >= $2 AND first <= $3',
-      [terms, low, high],
-    )
-    const holding = seen.filter((block) => holds(Number(block.first), block.data)).map((block) => block.ctid)
-    if (holding.length === 0) return
-    const { rows: blocks } = await client.query<{ ctid: string; term: string; first: number; data: Buffer }>(
-      `SELECT ctid::text, term, first, data FROM index_blocks WHERE ctid = ANY($1::tid[])
-       ORDER BY term COLLATE "C", first, ctid FOR UPDATE ${attempt < PATIENT_ATTEMPTS ? 'SKIP LOCKED' : ''}`,
-      [holding],
-    )
-    const rewritten = emptyRows()
-    const deleted: string[] = []
-    for (const block of blocks) {
-      const postings = decoded(Number(block.first), block.data)
-      const kept = postings.filter((p) => !gone.has(p.rowid))
-      if (kept.length === postings.length) continue
-      deleted.push(block.ctid)
-      if (kept.length > 0) addBlocks(rewritten, block.term, kept)
+}
+
+/** A unit's counts of its terms (own, near, far, related each, in the order of its `terms`) as `index_units.counts` holds them. */
+export function countsBytes(counts: Iterable<readonly [number, number, number, number]>): Buffer {
+  const list = [...counts]
+  const out = Buffer.allocUnsafe(list.length * 20)
+  let at = 0
+  for (const c of list) for (const n of c) at = putVarint(out, at, n)
+  return Buffer.from(out.subarray(0, at))
+}
+
+/**
+ * The postings a unit row stands for (its terms, their counts, its length and kind): what a
+ * rewrite or removal of the unit cancels, added to `into` per term.
+ */
+export function unitPostings(
+  unit: { rowid: number; terms: string; counts: Uint8Array; token_count: number; kind: string },
+  into: Map<string, Posting[]>,
+): void {
+  const terms = termsOf(unit.terms)
+  const counts: number[] = []
+  forEachVarint(unit.counts, (n) => counts.push(n))
+  for (const [i, term] of terms.entries()) {
+    const c = counts.slice(i * 4, i * 4 + 4) as [number, number, number, number]
+    if (c.length < 4) break
+    const posting = postingOf(Number(unit.rowid), c, unit.token_count, unit.kind)
+    const list = into.get(term)
+    if (list) list.push(posting)
+    else into.set(term, [posting])
+  }
+}
+
+function forEachVarint(data: Uint8Array, visit: (n: number) => void): void {
+  let at = 0
+  while (at < data.length) {
+    let byte = data[at++]!
+    let value = byte & 0x7f
+    let scale = 0x80
+    while (byte >= 0x80) {
+      byte = data[at++]!
+      value += (byte & 0x7f) * scale
+      scale *= 0x80
     }
-    if (deleted.length > 0) {
-      await client.query('DELETE FROM index_blocks WHERE ctid = ANY($1::tid[])', [deleted])
-      await insertBlocks(client, rewritten)
-    }
-    // Every block found was locked and cut: done. Otherwise some were held by another writer, or
-    // moved meanwhile (the next look finds where).
-    if (deleted.length === holding.length) return
-    if (blocks.length < holding.length) await sleep(Math.min(2 ** attempt, 25))
+    visit(value)
   }
 }
 
@@ -338,4 +341,48 @@ export async function convertPostingsToBlocks(client: PgQueryable): Promise<void
   await client.query(
     `UPDATE index_units u SET terms = t.terms FROM (SELECT rowid, string_agg(term, ' ') AS terms FROM index_postings GROUP BY rowid) t WHERE u.rowid = t.rowid`,
   )
+}
+
+/** Units whose counts migration 10 fills per statement. */
+const COUNTS_BATCH = 2_000
+
+/**
+ * Migration 10: each unit's counts of its terms (`index_units.counts`), read out of the blocks that
+ * hold its rowid, a slice of units at a time (a database before it has no tombstones). A term the
+ * blocks do not hold for the unit (none should) leaves its `terms` too, so the two stay aligned.
+ */
+export async function fillUnitCounts(client: PgQueryable): Promise<void> {
+  let after = 0
+  for (;;) {
+    const { rows: units } = await client.query<{ rowid: number; terms: string }>('SELECT rowid, terms FROM index_units WHERE rowid > $1 ORDER BY rowid LIMIT $2', [
+      after,
+      COUNTS_BATCH,
+    ])
+    if (units.length === 0) return
+    const low = Number(units[0]!.rowid)
+    const high = Number(units[units.length - 1]!.rowid)
+    const found = new Map<number, Map<string, [number, number, number, number]>>(units.map((unit) => [Number(unit.rowid), new Map()]))
+    const terms = [...new Set(units.flatMap((unit) => termsOf(unit.terms)))]
+    const { rows: blocks } = await client.query<{ term: string; first: number; units: number; data: Buffer }>(
+      'SELECT term, first, units, data FROM index_blocks WHERE term = ANY($1::text[]) AND last >= $2 AND first <= $3',
+      [terms, low, high],
+    )
+    forEachLivePosting(blocks, (term, p) => found.get(p.rowid)?.set(term, [p.own, p.near, p.far, p.related]))
+    const rowids: number[] = []
+    const kept: string[] = []
+    const counts: Buffer[] = []
+    for (const unit of units) {
+      const held = found.get(Number(unit.rowid))!
+      const present = termsOf(unit.terms).filter((term) => held.has(term))
+      rowids.push(Number(unit.rowid))
+      kept.push(termsText(present))
+      counts.push(countsBytes(present.map((term) => held.get(term)!)))
+    }
+    await client.query('UPDATE index_units u SET terms = v.terms, counts = v.counts FROM unnest($1::bigint[], $2::text[], $3::bytea[]) AS v(rowid, terms, counts) WHERE u.rowid = v.rowid', [
+      rowids,
+      kept,
+      counts,
+    ])
+    after = high
+  }
 }

@@ -14,7 +14,7 @@ import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PgPool, PgQueryable } from './driver.ts'
-import { convertPostingsToBlocks } from './index-blocks.ts'
+import { convertPostingsToBlocks, fillUnitCounts } from './index-blocks.ts'
 import { resegmentPostings } from './resegment-index.ts'
 
 interface Migration {
@@ -465,6 +465,23 @@ DROP TABLE index_terms;
 ALTER TABLE index_stats DROP COLUMN only_row;`)
 }
 
+const searchTombstones = `
+-- Rewrites and removals as tombstones (index-compaction.ts, decision 0094): a unit's old postings
+-- are written as a negative block (units and own negated) that readers subtract, instead of being
+-- cut out of blocks other writers share. A unit row keeps its terms' counts (own, near, far and
+-- related per term as varints, in the order of terms), so its old postings are known without
+-- reading blocks; the sweep finds the terms that have tombstones through the partial index.
+ALTER TABLE index_units ADD COLUMN counts bytea NOT NULL DEFAULT '\\x';
+CREATE INDEX index_blocks_tombstones ON index_blocks (term COLLATE "C") WHERE units < 0;
+-- A count per unit kind, raised in the transaction that adds, changes or removes a unit of it
+-- (SearchIndex.stamp, decision 0094): a reader keeps the rules it listed until it changes.
+-- Messages have none (every append would queue on it): their stamp is never equal twice.
+CREATE TABLE index_stamps (
+  kind text PRIMARY KEY,
+  n    bigint NOT NULL
+);
+`
+
 /** Every migration this engram knows, in order. */
 const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle },
@@ -476,6 +493,7 @@ const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 7, name: 'search index', sql: searchIndex },
   { version: 8, name: 'search postings', sql: searchPostings },
   { version: 9, name: 'search blocks', sql: searchBlocks, after: toBlocks },
+  { version: 10, name: 'search tombstones', sql: searchTombstones, after: fillUnitCounts },
 ])
 
 export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)

@@ -44,7 +44,8 @@ import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexU
 import { UNIT_KINDS } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
-import { addStats, forEachPosting, kindCodes, type Posting, postingOf, removePostings, STATS_SUM, termsText, writePostings } from './index-blocks.ts'
+import { addStats, countsBytes, forEachPosting, kindCodes, type Posting, postingOf, STATS_SUM, Tombstones, termsText, unitPostings } from './index-blocks.ts'
+import { sweepTombstones, writePostings } from './index-compaction.ts'
 import { createPendingAccess } from '../pending-access.ts'
 import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
@@ -74,6 +75,16 @@ const EXACT_VECTORS = 10_000
 
 /** pgvector's HNSW indexes vectors of at most this many dimensions; larger ones are searched exactly. */
 const HNSW_MAX_DIMS = 2_000
+
+/**
+ * Kinds with a stamp (`index_stamps`, migration 10): all but messages, which every append writes —
+ * a count row of theirs would queue every writer of the schema on it. Standing instructions (rules)
+ * are what readers keep by their stamp (decision 0090).
+ */
+const stamped = (kind: string): boolean => kind !== 'message'
+
+/** Units whose tombstones one statement writes when many are removed at once. */
+const REMOVE_BATCH = 1_000
 
 /** FTS5's bm25() constants (sqlite fts5_aux.c). */
 const BM25_K1 = 1.2
@@ -192,11 +203,12 @@ interface RowArrays {
   keep: boolean[]
   rowid: Array<number | null>
   terms: string[]
+  counts: Buffer[]
 }
 
 const ROW_SOURCE = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-  $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::boolean[], $16::integer[], $17::text[], $18::boolean[], $19::bigint[], $20::text[])
-  AS v(id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector, token_count, embedding, keep, rowid, terms)`
+  $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[], $14::text[], $15::boolean[], $16::integer[], $17::text[], $18::boolean[], $19::bigint[], $20::text[], $21::bytea[])
+  AS v(id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta, has_vector, token_count, embedding, keep, rowid, terms, counts)`
 
 function rowParams(rows: RowArrays): unknown[] {
   return [
@@ -220,6 +232,7 @@ function rowParams(rows: RowArrays): unknown[] {
     rows.keep,
     rows.rowid,
     rows.terms,
+    rows.counts,
   ]
 }
 
@@ -233,13 +246,15 @@ interface Pending {
   order: number
 }
 
-/** What a unit row held before a write: enough to undo its share of the statistics. */
+/** What a unit row held before a write: enough to undo its share of the statistics and cancel its postings. */
 interface Previous {
   rowid: number
+  kind: string
   hash: string
   has_vector: boolean
   token_count: number
   terms: string
+  counts: Buffer
 }
 
 /** Changes to the corpus statistics (`index_stats`), summed over a write. */
@@ -302,7 +317,7 @@ export function postgresIndexWriterOn(handle: PostgresHandle, index: SearchIndex
 export async function createPostgresSearchIndex(handle: PostgresHandle, options: PostgresSearchIndexOptions = {}): Promise<SearchIndex> {
   const { pool } = handle
   const statsFoldKey = advisoryKey(handle.schema, 'engram:index-stats-fold').key
-  const removerKey = advisoryKey(handle.schema, 'engram:index-remove').key
+  const sweepKey = advisoryKey(handle.schema, 'engram:index-sweep').key
   const vectorsOn = handle.features.pgvector !== false && (await ensureEmbeddingColumn(handle))
   // pgvector 0.8 scans the HNSW graph further when a filter drops candidates (hnsw.iterative_scan).
   const iterativeScan = vectorsOn && versionAtLeast(String(handle.features.pgvector), [0, 8, 0])
@@ -449,7 +464,9 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
          FROM (${STATS_SUM}) s`,
         [distinctTokens],
       ),
-      pool.query<{ term: string; first: number; data: Buffer }>('SELECT term, first, data FROM index_blocks WHERE term = ANY($1::text[])', [distinctTokens]),
+      pool.query<{ term: string; first: number; last: number; units: number; data: Buffer }>('SELECT term, first, last, units, data FROM index_blocks WHERE term = ANY($1::text[])', [
+        distinctTokens,
+      ]),
     ])
     const stats = statsResult.rows[0]
     if (!stats || blocks.rows.length === 0) return []
@@ -473,9 +490,22 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const lengths: number[] = []
     const frequencies: number[] = []
     const kinds = query.kinds === undefined ? undefined : kindCodes(query.kinds)
+    // A term's tombstones (index-blocks.ts) cancel its postings of units rewritten or removed.
+    const tombstones = new Map<string, Tombstones>()
     for (const block of blocks.rows) {
+      if (block.units >= 0) continue
+      const of = tombstones.get(block.term) ?? new Tombstones()
+      forEachPosting(Number(block.first), block.data, (rowid, own, near, far, related, tokens, kind) => of.add({ rowid, own, near, far, related, tokens, kind }))
+      tombstones.set(block.term, of)
+    }
+    for (const block of blocks.rows) {
+      if (block.units < 0) continue
       const i = slot.get(block.term)!
-      forEachPosting(Number(block.first), block.data, (rowid, own, near, far, related, d, kind) => {
+      const first = Number(block.first)
+      const of = tombstones.get(block.term)
+      const cancels = of !== undefined && !of.misses(first, Number(block.last))
+      forEachPosting(first, block.data, (rowid, own, near, far, related, d, kind) => {
+        if (cancels && of.holds(rowid) && of.takes({ rowid, own, near, far, related, tokens: d, kind })) return
         if (kinds !== undefined && !kinds.has(kind)) return
         let unit = slotOf.get(rowid)
         if (unit === undefined) {
@@ -590,19 +620,40 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       .map((row) => ({ id: row.id, kind: row.kind as UnitKind, dense: Math.max(-1, Math.min(1, 1 - row.distance)) }))
   }
 
+  let unstampedCalls = 0
+
+  /** Raises the stamp of each stamped kind among `kinds` (written or removed units' kinds, before and after), in the writer's transaction. */
+  async function bumpStamps(client: PgQueryable, kinds: string[]): Promise<void> {
+    const raised = [...new Set(kinds.filter(stamped))].sort()
+    if (raised.length === 0) return
+    // In kind order, after the unit rows (every writer locks them first): bumps cannot deadlock.
+    await client.query(
+      `INSERT INTO index_stamps (kind, n) SELECT kind, 1 FROM unnest($1::text[]) AS k(kind) ORDER BY kind
+       ON CONFLICT (kind) DO UPDATE SET n = index_stamps.n + 1`,
+      [raised],
+    )
+  }
+
   /** Lock the unit rows `where` selects (in id order, as every writer does), delete them and undo their statistics. */
   async function deleteUnits(client: PgQueryable, where: string, params: unknown[]): Promise<number> {
     const { rows: locked } = await client.query<{ rowid: number }>(`SELECT rowid FROM index_units WHERE ${where} ORDER BY id FOR UPDATE`, params)
     if (locked.length === 0) return 0
     const rowids = locked.map((row) => row.rowid)
-    const { rows } = await client.query<{ rowid: number; has_vector: boolean; token_count: number; terms: string }>(
-      'DELETE FROM index_units WHERE rowid = ANY($1::bigint[]) RETURNING rowid, has_vector, token_count, terms',
-      [rowids],
-    )
+    const { rows } = await client.query<Omit<Previous, 'hash'>>('DELETE FROM index_units WHERE rowid = ANY($1::bigint[]) RETURNING rowid, kind, has_vector, token_count, terms, counts', [
+      rowids,
+    ])
     const delta = new StatsDelta()
     for (const row of rows) delta.add(row.token_count, row.has_vector, -1)
-    await removePostings(client, rows, removerKey)
+    // Their postings as tombstones, a slice of units at a time: a purge of many units would
+    // otherwise look for the blocks of every (term, unit) in one statement.
+    for (let at = 0; at < rows.length; at += REMOVE_BATCH) {
+      const removed = new Map<string, Posting[]>()
+      for (const row of rows.slice(at, at + REMOVE_BATCH)) unitPostings(row, removed)
+      await writePostings(client, new Map(), removed)
+    }
     await delta.write(client, statsFoldKey)
+    await bumpStamps(client, rows.map((row) => row.kind))
+    await sweepTombstones(client, sweepKey)
     return rows.length
   }
 
@@ -641,7 +692,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const rowids = new Map<number, number>()
     const lockExisting = async (list: string[]): Promise<void> => {
       const { rows } = await client.query<Previous & { id: string }>(
-        'SELECT id, rowid, hash, has_vector, token_count, terms FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+        'SELECT id, rowid, kind, hash, has_vector, token_count, terms, counts FROM index_units WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
         [list],
       )
       for (const row of rows) previous.set(row.id, row)
@@ -670,6 +721,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         keep: [],
         rowid: [],
         terms: [],
+        counts: [],
       }
       for (const { unit, analysed, vector, order } of list) {
         const before = previous.get(unit.id)
@@ -699,10 +751,13 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         rows.keep.push(keep)
         rows.rowid.push(rowids.get(order) ?? null)
         rows.terms.push(termsText(analysed.tf.keys()))
+        rows.counts.push(countsBytes(analysed.tf.values()))
       }
       return rows
     }
     const embeddingColumn = vectorsOn ? ', embedding' : ''
+    /** Kinds of units added, changed or removed, before and after: their stamps are raised. */
+    const changedKinds: string[] = []
     const fresh = pending.filter((p) => !previous.has(p.unit.id))
     if (fresh.length > 0) {
       // Rows are inserted in id order (the lock order), but numbered in the caller's order, as
@@ -715,9 +770,9 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       for (const [i, order] of orders.entries()) rowids.set(order, numbers[i]!.n)
       const { rows: inserted } = await client.query<{ id: string }>(
         `INSERT INTO index_units (rowid, id, kind, text, source, provenance, scope, agent, user_id, owner, created_at, updated_at, hash, links, meta,
-           has_vector, token_count, terms${embeddingColumn}) OVERRIDING SYSTEM VALUE
+           has_vector, token_count, terms, counts${embeddingColumn}) OVERRIDING SYSTEM VALUE
          SELECT v.rowid, v.id, v.kind, v.text, v.source, v.provenance::json, v.scope, v.agent, v.user_id, v.owner, v.created_at, v.updated_at, v.hash,
-           v.links::json, v.meta::json, v.has_vector, v.token_count, v.terms
+           v.links::json, v.meta::json, v.has_vector, v.token_count, v.terms, v.counts
            ${vectorsOn ? ', v.embedding::vector' : ''}
          FROM ${ROW_SOURCE} ORDER BY v.id
          ON CONFLICT (id) DO NOTHING RETURNING id`,
@@ -725,6 +780,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       )
       // Units another process inserted meanwhile are updated like those that were there.
       const done = new Set(inserted.map((row) => row.id))
+      for (const p of fresh) if (done.has(p.unit.id)) changedKinds.push(p.unit.kind)
       const late = fresh.filter((p) => !done.has(p.unit.id))
       if (late.length > 0) {
         // Their share was counted as new: take it back, then count them as replacements.
@@ -735,21 +791,23 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     }
     const replaced = [...pending.filter((p) => previous.has(p.unit.id) && !fresh.includes(p)), ...fresh]
     if (replaced.length > 0) {
-      await client.query(
+      // `o` is the row as it was (the statement's snapshot; the row is locked): a unit written again
+      // exactly as it was (a message whose neighbours changed) changes no kind's stamp.
+      const { rows: updated } = await client.query<{ kind: string; kind_before: string; changed: boolean }>(
         `UPDATE index_units u SET kind = v.kind, text = v.text, source = v.source, provenance = v.provenance::json, scope = v.scope, agent = v.agent,
            user_id = v.user_id, owner = v.owner, created_at = v.created_at, updated_at = v.updated_at, hash = v.hash, links = v.links::json,
-           meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count, terms = v.terms${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
-         FROM ${ROW_SOURCE} WHERE u.id = v.id`,
+           meta = v.meta::json, has_vector = v.has_vector, token_count = v.token_count, terms = v.terms, counts = v.counts${vectorsOn ? ', embedding = CASE WHEN v.keep THEN u.embedding ELSE v.embedding::vector END' : ''}
+         FROM ${ROW_SOURCE} JOIN index_units o ON o.id = v.id WHERE u.id = v.id
+         RETURNING u.kind, o.kind AS kind_before,
+           (o.kind, o.text, o.source, o.provenance::text, o.scope, o.agent, o.user_id, o.owner, o.created_at, o.updated_at, o.hash, o.links::text, o.meta::text, o.has_vector)
+           IS DISTINCT FROM (u.kind, u.text, u.source, u.provenance::text, u.scope, u.agent, u.user_id, u.owner, u.created_at, u.updated_at, u.hash, u.links::text, u.meta::text, u.has_vector) AS changed`,
         rowParams(rowsOf(replaced)),
       )
-      // The old postings go, the new ones come below.
-      await removePostings(
-        client,
-        replaced.map((p) => previous.get(p.unit.id)!),
-        removerKey,
-      )
+      for (const row of updated) if (row.changed) changedKinds.push(row.kind, row.kind_before)
     }
-    // Every unit's postings, as new blocks per term.
+    // Every unit's postings as new blocks per term, and a replaced unit's old ones as tombstones.
+    const removed = new Map<string, Posting[]>()
+    for (const p of replaced) unitPostings(previous.get(p.unit.id)!, removed)
     const postings = new Map<string, Posting[]>()
     for (const p of pending) {
       const rowid = previous.get(p.unit.id)?.rowid ?? rowids.get(p.order)!
@@ -760,7 +818,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         else postings.set(term, [posting])
       }
     }
-    await writePostings(client, postings)
+    await writePostings(client, postings, removed)
     const names = new Map<string, [string, string]>()
     for (const { unit } of pending) {
       const speaker = unit.kind === 'message' ? unit.meta?.name : undefined
@@ -778,6 +836,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       )
     }
     await delta.write(client, statsFoldKey)
+    await bumpStamps(client, changedKinds)
+    await sweepTombstones(client, sweepKey)
   }
 
   /**
@@ -923,7 +983,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
 
     /** Distinct tokens of the units' own words (query expansion looks for neighbours of a query word among them). */
     async vocabulary() {
-      const { rows } = await pool.query<{ term: string }>('SELECT DISTINCT term FROM index_blocks WHERE own > 0')
+      // A term whose own postings tombstones all cancel has a sum of 0.
+      const { rows } = await pool.query<{ term: string }>('SELECT term FROM index_blocks GROUP BY term HAVING sum(own) > 0')
       return new Set(rows.map((row) => row.term))
     },
 
@@ -936,6 +997,13 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       const found = new Map(rows.map((row) => [row.term, row.n]))
       for (const term of distinct) out.set(term, Math.max(0, found.get(term) ?? 0))
       return out
+    },
+
+    async stamp(kinds) {
+      if (kinds.some((kind) => !stamped(kind))) return `unstamped:${++unstampedCalls}`
+      const { rows } = await pool.query<{ kind: string; n: string }>('SELECT kind, n::text AS n FROM index_stamps WHERE kind = ANY($1::text[])', [kinds])
+      const n = new Map(rows.map((row) => [row.kind, row.n]))
+      return kinds.map((kind) => n.get(kind) ?? '0').join(',')
     },
 
     async count() {

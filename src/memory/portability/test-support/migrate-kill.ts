@@ -15,7 +15,7 @@ import { ManualClock, systemClock } from '../../../core/clock.ts'
 import type { Engram } from '../../../core/engram.ts'
 import { openMindInternals } from '../../../mind-internals.ts'
 import { openPostgresBackend } from '../../../storage/postgres/backend.ts'
-import { decodeBlock } from '../../../storage/postgres/index-blocks.ts'
+import { forEachLivePosting } from '../../../storage/postgres/index-blocks.ts'
 import { multiset } from '../migrate-backend.ts'
 import { type AgentDigest, digestAgent } from '../migration-digest.ts'
 
@@ -257,22 +257,28 @@ async function dumpTables(url: string, schema: string): Promise<TableDump> {
 /**
  * The search index as what it holds rather than how it is laid out: its postings out of their
  * blocks (without their rowids, an id), and the statistics rows (one per writing transaction) as
- * their sum. How postings fall into blocks and how many statistics rows there are depend on how
- * the writes were split, which a kill changes.
+ * their sum, tombstones subtracted and the kinds' stamps left out. How postings fall into blocks,
+ * how many statistics rows there are and what the stamps count depend on how the writes were split,
+ * which a kill changes.
  */
 function logicalIndex(dump: TableDump): TableDump {
   const blocks = dump.index_blocks
   if (blocks) {
     delete dump.index_blocks
     const rows: Array<Record<string, unknown>> = []
-    for (const block of blocks.rows) {
-      decodeBlock(Number(block.first), Buffer.from(String(block.data).slice(2), 'hex'), (p) =>
-        rows.push({ term: block.term, own: p.own, near: p.near, far: p.far, related: p.related, token_count: p.tokens, kind: p.kind }),
-      )
-    }
+    const read = blocks.rows.map((block) => ({
+      term: String(block.term),
+      first: Number(block.first),
+      units: Number(block.units),
+      data: Buffer.from(String(block.data).slice(2), 'hex'),
+    }))
+    // Tombstones subtracted: which postings a rewrite left as tombstones depends on what was locked.
+    forEachLivePosting(read, (term, p) => rows.push({ term, own: p.own, near: p.near, far: p.far, related: p.related, token_count: p.tokens, kind: p.kind }))
     const columns = ['term', 'own', 'near', 'far', 'related', 'token_count', 'kind'].map((name) => ({ name, type: name === 'term' ? 'text' : 'integer' }))
     dump.index_postings = { columns, rows }
   }
+  // The kinds' stamps count writing transactions, which a kill splits differently.
+  delete dump.index_stamps
   const stats = dump.index_stats
   if (stats) {
     const sum = (column: string): number => stats.rows.reduce((total, row) => total + Number(row[column] ?? 0), 0)

@@ -1,5 +1,5 @@
 /** The search index's postings read out of their blocks (../index-blocks.ts), for tests that compare two indexes. */
-import { decodeBlock } from '../index-blocks.ts'
+import { forEachLivePosting } from '../index-blocks.ts'
 import type { PgQueryable } from '../driver.ts'
 
 export interface PostingRow {
@@ -14,16 +14,14 @@ export interface PostingRow {
   kind: string
 }
 
-/** Every posting as a row, in (term, rowid) order. */
+/** Every live posting (tombstones subtracted) as a row, in (term, rowid) order. */
 export async function postingRows(db: PgQueryable): Promise<PostingRow[]> {
   const { rows: units } = await db.query<{ rowid: number; kind: string }>('SELECT rowid, kind FROM index_units')
   const kinds = new Map(units.map((unit) => [Number(unit.rowid), unit.kind]))
-  const { rows } = await db.query<{ term: string; first: number; data: Buffer }>('SELECT term, first, data FROM index_blocks')
+  const { rows } = await db.query<{ term: string; first: number; units: number; data: Buffer }>('SELECT term, first, units, data FROM index_blocks')
   const out: PostingRow[] = []
-  for (const block of rows) {
-    decodeBlock(Number(block.first), block.data, (p) =>
-      out.push({ term: block.term, rowid: p.rowid, own: p.own, near: p.near, far: p.far, related: p.related, token_count: p.tokens, kind: kinds.get(p.rowid) ?? '?' }),
-    )
-  }
+  forEachLivePosting(rows, (term, p) =>
+    out.push({ term, rowid: p.rowid, own: p.own, near: p.near, far: p.far, related: p.related, token_count: p.tokens, kind: kinds.get(p.rowid) ?? '?' }),
+  )
   return out.sort((a, b) => (a.term < b.term ? -1 : a.term > b.term ? 1 : a.rowid - b.rowid))
 }
