@@ -18,7 +18,7 @@ import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexU
 import { UNIT_KINDS } from '../contracts.ts'
 import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { createPendingAccess } from '../pending-access.ts'
-import type { SqliteHandle } from './database.ts'
+import { type SqliteHandle, statementCache } from './database.ts'
 import { eraseInTransaction } from './erase.ts'
 import { ftsFields, keptTerms, kindToken, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
@@ -333,16 +333,7 @@ export function createSqliteSearchIndex(handle: SqliteHandle, options: SqliteSea
   const LEXICAL_OVERFETCH = 1.2
   const LEXICAL_MIN_FETCH = 200
   // Statements are prepared once per distinct SQL (the filter changes the text, not often).
-  const statements = new Map<string, ReturnType<typeof db.prepare>>()
-  const cachedStatement = (sql: string): ReturnType<typeof db.prepare> => {
-    let statement = statements.get(sql)
-    if (!statement) {
-      statement = db.prepare(sql)
-      if (statements.size > 200) statements.clear()
-      statements.set(sql, statement)
-    }
-    return statement
-  }
+  const cachedStatement = statementCache(db)
 
   function lexical(query: IndexQuery, limit: number, fullFilter: UnitFilterSql): IndexCandidate[] {
     if (!fullText) return []
