@@ -102,7 +102,7 @@ onPostgres('an old index on PostgreSQL', (url) => {
     try {
       const expected = await state()
       // The layout of the build before (migration 8): a row per posting, a row per term, one stats
-      // row; migrations 9 and 10 are applied again on the next open.
+      // row; migrations 9 to 11 are applied again on the next open.
       const postings = await postingRows(handle.pool)
       await handle.pool.query(`CREATE TABLE index_postings (rowid bigint NOT NULL, own integer NOT NULL, near integer NOT NULL, far integer NOT NULL,
           related integer NOT NULL, token_count integer NOT NULL, kind text NOT NULL, term text NOT NULL);
@@ -113,7 +113,7 @@ onPostgres('an old index on PostgreSQL', (url) => {
         DELETE FROM index_stats; ALTER TABLE index_stats ADD COLUMN only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row);
         INSERT INTO index_stats (units, tokens, vectors) SELECT * FROM index_stats_old; DROP TABLE index_stats_old;
         DROP TABLE index_stamps; ALTER TABLE index_units DROP COLUMN counts;
-        DROP TABLE index_blocks; ALTER TABLE index_units DROP COLUMN terms; DELETE FROM schema_migrations WHERE version IN (9, 10);`)
+        DROP TABLE index_blocks; ALTER TABLE index_units DROP COLUMN terms; DELETE FROM schema_migrations WHERE version IN (9, 10, 11);`)
       await handle.pool.query(
         `INSERT INTO index_postings (term, rowid, own, near, far, related, token_count, kind)
          SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[], $5::integer[], $6::integer[], $7::integer[], $8::text[])`,

@@ -34,6 +34,10 @@
  * is followed. At the 10k size the quality of fusion is measured too (lexical only vs weighted
  * sum vs RRF) on queries with typos and inflections.
  *
+ * Queries whose every word is common (decision 0095) are timed apart, on the search path and on
+ * the lexical channel alone; on PostgreSQL also with `bestFirst: false` (every posting of the word
+ * read, as before that decision), the baseline in the same run.
+ *
  * On PostgreSQL every statement the mind sends while priming is timed (by statement); the slowest
  * statements' shares are printed on stderr, and the slowest one is run again under
  * EXPLAIN (ANALYZE, BUFFERS) and its plan printed (--explain 0 turns that off).
@@ -58,6 +62,7 @@ import { createRetriever, type RetrievalOptions } from '../../src/memory/retriev
 import type { RetrievalSettings } from '../../src/memory/retrieval/settings.ts'
 import { words } from '../../src/llm/embedders/text-features.ts'
 import type { PostgresBackend } from '../../src/storage/postgres/backend.ts'
+import { createPostgresSearchIndex } from '../../src/storage/postgres/search-index.ts'
 import type { PgClient } from '../../src/storage/postgres/driver.ts'
 import { openSqlite } from '../../src/storage/sqlite/database.ts'
 import { seededRandom } from '../../src/test-support/seeded-random.ts'
@@ -180,6 +185,14 @@ interface Row {
   /** Peak resident memory of the building process. */
   buildPeakRssMb: string
   dbMb: string
+  /**
+   * Queries whose every word is common (decision 0095), p50 / p95 ms wall: the search path, the
+   * lexical channel alone, and (PostgreSQL) the lexical channel reading every posting — the
+   * baseline in the same run.
+   */
+  common: [number, number]
+  commonIndex: [number, number]
+  commonWhole?: [number, number]
 }
 
 /** One statement as the pool saw it while priming: its text, how often and how long. */
@@ -417,6 +430,27 @@ async function measureOne(size: number, backend: BenchBackend, root: string, sch
       primeTokens += result.tokens
     }
     timing?.setRecording(false)
+
+    // Queries whose every word is common — content words of Zipf ranks 100–129, one or two — each
+    // kept alone by the lexical plan, its posting list in the hundred thousands at 1M units. Own
+    // random numbers, so the queries above stay as they were. Warm: each query set once first.
+    const commonRandom = seededRandom(size + 1)
+    const commonWord = (): string => corpus.vocabulary[100 + Math.floor(commonRandom() * 30)] as string
+    const commonQueries = Array.from({ length: Math.min(queryCount, 40) }, (_, i) => (i % 2 === 0 ? commonWord() : `${commonWord()} ${commonWord()}`))
+    const timed = async (run: (q: string) => Promise<unknown>): Promise<[number, number]> => {
+      for (const q of commonQueries) await run(q)
+      const times: number[] = []
+      for (const q of commonQueries) {
+        const t = performance.now()
+        await run(q)
+        times.push(performance.now() - t)
+      }
+      return [pct(times, 0.5), pct(times, 0.95)]
+    }
+    const common = await timed((q) => retriever.search(q, { recordAccess: false }))
+    const commonIndex = await timed((q) => mind.backend.index.search({ text: q, limit: 10 }))
+    const whole = pgBackend ? await createPostgresSearchIndex(pgBackend.handle, { bestFirst: false }) : undefined
+    const commonWhole = whole ? await timed((q) => whole.search({ text: q, limit: 10 })) : undefined
     // Resident memory of the mind after the measured priming (before the brute-force baseline
     // loads every text): the figure of an agent process that has been answering for a while.
     const primed = process.memoryUsage()
@@ -468,6 +502,9 @@ async function measureOne(size: number, backend: BenchBackend, root: string, sch
       primeByType: Object.fromEntries(Object.entries(primeByType).map(([type, times]) => [type, [Math.round(pct(times, 0.5) * 10) / 10, Math.round(pct(times, 0.95) * 10) / 10]])),
       primeTokens: primeTokens / messages.length,
       brute: [pct(bruteTimes, 0.5), pct(bruteTimes, 0.95)],
+      common,
+      commonIndex,
+      ...(commonWhole ? { commonWhole } : {}),
       bruteQueries,
       rssMb: mb(primed.rss),
       heapMb: mb(primed.heapUsed),
@@ -651,6 +688,9 @@ function medianRow(of: readonly Row[]): Row {
     ),
     primeTokens: median(of.map((r) => r.primeTokens)),
     brute: pair((r) => r.brute),
+    common: pair((r) => r.common),
+    commonIndex: pair((r) => r.commonIndex),
+    ...(first.commonWhole ? { commonWhole: pair((r) => r.commonWhole ?? [Number.NaN, Number.NaN]) } : {}),
     rssMb: mbMedian((r) => r.rssMb),
     heapMb: mbMedian((r) => r.heapMb),
     buildPeakRssMb: mbMedian((r) => r.buildPeakRssMb),
@@ -691,6 +731,15 @@ if (values.one !== undefined) {
     console.log(
       `| ${r.size.toLocaleString('en')} | ${r.backend} | ${r.vectors} | ${r.buildS.toFixed(1)} (${r.buildCpuS.toFixed(1)}) | ${ms(r.search[0])} / ${ms(r.search[1])} | ${ms(r.prime[0])} / ${ms(r.prime[1])} | ${ms(r.primeCpu[0])} / ${ms(r.primeCpu[1])} | ${r.primeTokens.toFixed(0)} | ${ms(r.brute[0])} / ${ms(r.brute[1])} (${r.bruteQueries}) | ${r.rssMb} (${r.heapMb}) | ${r.buildPeakRssMb} | ${r.dbMb} |`,
     )
+  }
+  console.log('')
+  console.log('Queries whose every word is common (40 queries of content words of Zipf ranks 100–129, one or two words; warm), p50 / p95 ms:')
+  console.log('')
+  console.log('| units | backend | search | lexical channel (limit 10) | lexical channel reading every posting (PostgreSQL before decision 0095) |')
+  console.log('|---|---|---|---|---|')
+  for (const r of rows) {
+    const whole = r.commonWhole ? `${ms(r.commonWhole[0])} / ${ms(r.commonWhole[1])}` : '—'
+    console.log(`| ${r.size.toLocaleString('en')} | ${r.backend} | ${ms(r.common[0])} / ${ms(r.common[1])} | ${ms(r.commonIndex[0])} / ${ms(r.commonIndex[1])} | ${whole} |`)
   }
   console.log('')
   console.log('Priming p50 / p95 ms by message type:')

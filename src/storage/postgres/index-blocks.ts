@@ -132,6 +132,76 @@ export interface BlockRows {
   units: number[]
   own: number[]
   data: Buffer[]
+  /** The block's peaks (`peaksOf`); null for a tombstone. */
+  peaks: Array<Buffer | null>
+}
+
+/** Peaks kept per block at most: more are merged, neighbours by length, into corners that bound them. */
+const MAX_PEAKS = 12
+
+/** A peak: counts a posting of the block has at most, at a length it has at least. */
+export interface Peak {
+  own: number
+  near: number
+  far: number
+  related: number
+  tokens: number
+}
+
+const dominates = (a: Peak, b: Peak): boolean => a.own >= b.own && a.near >= b.near && a.far >= b.far && a.related >= b.related && a.tokens <= b.tokens
+
+/**
+ * The postings of a block that no other of its postings outscores under any BM25 weights and
+ * corpus (decision 0095): BM25's score of a term grows with each field's count (for weights ≥ 0)
+ * and falls with the unit's length, so a posting with counts no higher and a length no shorter
+ * than another's never scores above it. The best score of the block, for any query of the term,
+ * is a peak's; a reader computes it from the peaks alone and reads the block's postings only when
+ * that bound could reach its best so far. Past MAX_PEAKS, neighbours (by length) are merged into
+ * their corner (the higher counts, the shorter length): still a bound, a little looser.
+ */
+export function peaksOf(postings: readonly Posting[]): Peak[] {
+  const sum = (p: Peak): number => p.own + p.near + p.far + p.related
+  // By length, then more counts first: whatever dominates a posting comes before it.
+  const sorted = [...postings].sort((a, b) => a.tokens - b.tokens || sum(b) - sum(a))
+  let peaks: Peak[] = []
+  for (const p of sorted) {
+    if (peaks.some((peak) => dominates(peak, p))) continue
+    peaks.push({ own: p.own, near: p.near, far: p.far, related: p.related, tokens: p.tokens })
+  }
+  while (peaks.length > MAX_PEAKS) {
+    const merged: Peak[] = []
+    for (let i = 0; i < peaks.length; i += 2) {
+      const a = peaks[i]!
+      const b = peaks[i + 1]
+      merged.push(
+        b
+          ? { own: Math.max(a.own, b.own), near: Math.max(a.near, b.near), far: Math.max(a.far, b.far), related: Math.max(a.related, b.related), tokens: Math.min(a.tokens, b.tokens) }
+          : a,
+      )
+    }
+    peaks = merged
+  }
+  return peaks
+}
+
+/** Peaks as `index_blocks.peaks` holds them: varints, length then the four counts, per peak. */
+export function peaksBytes(peaks: readonly Peak[]): Buffer {
+  const out = Buffer.allocUnsafe(peaks.length * 25)
+  let at = 0
+  for (const p of peaks) for (const n of [p.tokens, p.own, p.near, p.far, p.related]) at = putVarint(out, at, n)
+  return Buffer.from(out.subarray(0, at))
+}
+
+/** Calls `visit` with each peak of `index_blocks.peaks`, as numbers (a common word has thousands of blocks). */
+export function forEachPeak(data: Uint8Array, visit: (own: number, near: number, far: number, related: number, tokens: number) => void): void {
+  const n = [0, 0, 0, 0, 0]
+  let i = 0
+  forEachVarint(data, (value) => {
+    n[i++] = value
+    if (i < 5) return
+    i = 0
+    visit(n[1]!, n[2]!, n[3]!, n[4]!, n[0]!)
+  })
 }
 
 /**
@@ -147,19 +217,27 @@ export function addBlocks(rows: BlockRows, term: string, postings: readonly Post
     rows.units.push(sign * chunk.length)
     rows.own.push(sign * chunk.reduce((n, p) => n + (p.own > 0 ? 1 : 0), 0))
     rows.data.push(encode(chunk))
+    rows.peaks.push(sign > 0 ? peaksBytes(peaksOf(chunk)) : null)
   }
 }
 
-export const emptyRows = (): BlockRows => ({ term: [], first: [], last: [], units: [], own: [], data: [] })
+export const emptyRows = (): BlockRows => ({ term: [], first: [], last: [], units: [], own: [], data: [], peaks: [] })
 
-/** `rows` as the parameters of `INSERT … SELECT * FROM ${BLOCK_SOURCE}` (numbered from `first`). */
+/** The columns `blockSource` fills, in its order. */
+export const BLOCK_COLUMNS = 'term, first, last, units, own, data, peaks'
+
+/** `rows` as the parameters of `INSERT INTO index_blocks (${BLOCK_COLUMNS}) SELECT * FROM ${blockSource(n)}` (numbered from `first`). */
 export const blockSource = (first: number): string =>
-  `unnest($${first}::text[], $${first + 1}::bigint[], $${first + 2}::bigint[], $${first + 3}::integer[], $${first + 4}::integer[], $${first + 5}::bytea[])`
-export const blockParams = (rows: BlockRows): unknown[] => [rows.term, rows.first, rows.last, rows.units, rows.own, rows.data]
+  `unnest($${first}::text[], $${first + 1}::bigint[], $${first + 2}::bigint[], $${first + 3}::integer[], $${first + 4}::integer[], $${first + 5}::bytea[], $${first + 6}::bytea[])`
+export const blockParams = (rows: BlockRows): unknown[] => [rows.term, rows.first, rows.last, rows.units, rows.own, rows.data, rows.peaks]
 
-async function insertBlocks(client: PgQueryable, rows: BlockRows): Promise<void> {
+/** Migration 9's blocks, before migration 11 gave them peaks (it fills them). */
+async function insertBlocksWithoutPeaks(client: PgQueryable, rows: BlockRows): Promise<void> {
   if (rows.term.length === 0) return
-  await client.query(`INSERT INTO index_blocks (term, first, last, units, own, data) SELECT * FROM ${blockSource(1)}`, blockParams(rows))
+  await client.query(
+    'INSERT INTO index_blocks (term, first, last, units, own, data) SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::integer[], $5::integer[], $6::bytea[])',
+    blockParams(rows).slice(0, 6),
+  )
 }
 
 export const byRowid = (a: Posting, b: Posting): number => a.rowid - b.rowid
@@ -184,6 +262,11 @@ export class Tombstones {
     else this.byRowid.set(p.rowid, [p])
     if (p.rowid < this.low) this.low = p.rowid
     if (p.rowid > this.high) this.high = p.rowid
+  }
+
+  /** Whether there is none. */
+  empty(): boolean {
+    return this.byRowid.size === 0
   }
 
   /** Whether no block from `first` to `last` can hold a cancelled posting. */
@@ -334,7 +417,7 @@ export async function convertPostingsToBlocks(client: PgQueryable): Promise<void
     }
     const blocks = emptyRows()
     for (const [term, postings] of byTerm) addBlocks(blocks, term, postings)
-    await insertBlocks(client, blocks)
+    await insertBlocksWithoutPeaks(client, blocks)
     const last = rows[rows.length - 1]!
     after = { term: last.term, rowid: Number(last.rowid) }
   }
@@ -385,4 +468,25 @@ export async function fillUnitCounts(client: PgQueryable): Promise<void> {
     ])
     after = high
   }
+}
+
+/** Blocks migration 11 gives peaks per statement. */
+const PEAKS_BATCH = 5_000
+
+/**
+ * Migration 11: the peaks of every block written before it (tombstones have none), read through a
+ * cursor of the migration's transaction — it sees the blocks as they were when declared, so each
+ * is updated once, by the ctid it had — and written back a batch at a time (a kill rolls it all back).
+ */
+export async function fillBlockPeaks(client: PgQueryable): Promise<void> {
+  await client.query('DECLARE engram_block_peaks NO SCROLL CURSOR FOR SELECT ctid::text AS ctid, first, data FROM index_blocks WHERE units > 0')
+  for (;;) {
+    const { rows } = await client.query<{ ctid: string; first: number; data: Buffer }>(`FETCH ${PEAKS_BATCH} FROM engram_block_peaks`)
+    if (rows.length === 0) break
+    await client.query('UPDATE index_blocks b SET peaks = v.peaks FROM unnest($1::tid[], $2::bytea[]) AS v(ctid, peaks) WHERE b.ctid = v.ctid', [
+      rows.map((row) => row.ctid),
+      rows.map((row) => peaksBytes(peaksOf(decoded(Number(row.first), row.data)))),
+    ])
+  }
+  await client.query('CLOSE engram_block_peaks')
 }

@@ -10,7 +10,7 @@
  * term, or by the sweep that one writer at a time runs every SWEEP_EVERY writes of its process.
  */
 import type { PgQueryable } from './driver.ts'
-import { addBlocks, type BlockRows, blockParams, blockSource, byRowid, decoded, emptyRows, type Posting, Tombstones } from './index-blocks.ts'
+import { addBlocks, BLOCK_COLUMNS, type BlockRows, blockParams, blockSource, byRowid, decoded, emptyRows, type Posting, Tombstones } from './index-blocks.ts'
 
 /** Blocks with fewer postings are small: once a term has MERGE_AT of them, a writer merges them. Tombstones are small. */
 const SMALL_BLOCK = 32
@@ -146,7 +146,7 @@ async function replaceBlocks(client: PgQueryable, gone: string[], rows: BlockRow
   if (gone.length === 0 && rows.term.length === 0) return
   await client.query(
     `WITH gone AS (DELETE FROM index_blocks WHERE ctid = ANY($1::tid[]))
-     INSERT INTO index_blocks (term, first, last, units, own, data) SELECT * FROM ${blockSource(2)}`,
+     INSERT INTO index_blocks (${BLOCK_COLUMNS}) SELECT * FROM ${blockSource(2)}`,
     [gone, ...blockParams(rows)],
   )
 }

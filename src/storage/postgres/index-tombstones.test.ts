@@ -141,9 +141,11 @@ onPostgres('tombstones of rewritten and removed units', (url) => {
         await index.upsert(Array.from({ length: 30 }, (_, i) => unit(i, 1)))
         const counts = async () => (await handle.pool.query<{ id: string; terms: string; counts: Buffer }>('SELECT id, terms, counts FROM index_units ORDER BY id')).rows
         const written = await counts()
-        // The schema as migration 9 left it.
-        await handle.pool.query(`ALTER TABLE index_units DROP COLUMN counts; DROP TABLE index_stamps; DROP INDEX index_blocks_tombstones;
-          DELETE FROM schema_migrations WHERE version = 10`)
+        // The schema as migration 9 left it (migration 11's peaks undone too).
+        await handle.pool.query(`DROP INDEX index_blocks_term; ALTER TABLE index_blocks DROP COLUMN peaks;
+          CREATE INDEX index_blocks_term ON index_blocks (term, last) INCLUDE (first, units, own);
+          ALTER TABLE index_units DROP COLUMN counts; DROP TABLE index_stamps; DROP INDEX index_blocks_tombstones;
+          DELETE FROM schema_migrations WHERE version IN (10, 11)`)
         await applyPostgresMigrations(handle.pool, { schema: handle.schema, location: handle.location, clock: systemClock })
         assert.deepEqual(await counts(), written)
         const rewritten = Array.from({ length: 30 }, (_, i) => unit(i, 2))

@@ -14,7 +14,7 @@ import type { Clock } from '../../core/clock.ts'
 import { EngramError, ErrorCode } from '../../core/errors.ts'
 import { advisoryKey } from './advisory-key.ts'
 import type { PgPool, PgQueryable } from './driver.ts'
-import { convertPostingsToBlocks, fillUnitCounts } from './index-blocks.ts'
+import { convertPostingsToBlocks, fillBlockPeaks, fillUnitCounts } from './index-blocks.ts'
 import { resegmentPostings } from './resegment-index.ts'
 
 interface Migration {
@@ -482,6 +482,16 @@ CREATE TABLE index_stamps (
 );
 `
 
+const searchPeaks = `
+-- Each block's peaks (index-blocks.ts, decision 0095): the postings no other of the block
+-- outscores for any query of its term, a few bytes that bound the block's best score. A query of
+-- one common word reads its blocks' peaks (in the covering index, so without their postings),
+-- then the postings of the blocks that could still reach its best, best bound first.
+ALTER TABLE index_blocks ADD COLUMN peaks bytea;
+DROP INDEX index_blocks_term;
+CREATE INDEX index_blocks_term ON index_blocks (term, last) INCLUDE (first, units, own, peaks);
+`
+
 /** Every migration this engram knows, in order. */
 const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'jobs and lifecycle state', sql: jobsAndLifecycle },
@@ -494,6 +504,7 @@ const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 8, name: 'search postings', sql: searchPostings },
   { version: 9, name: 'search blocks', sql: searchBlocks, after: toBlocks },
   { version: 10, name: 'search tombstones', sql: searchTombstones, after: fillUnitCounts },
+  { version: 11, name: 'search block peaks', sql: searchPeaks, after: fillBlockPeaks },
 ])
 
 export const LATEST_POSTGRES_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0)

@@ -46,6 +46,7 @@ import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, ter
 import { unicode61Tokens } from '../unicode61.ts'
 import { addStats, countsBytes, forEachPosting, kindCodes, type Posting, postingOf, STATS_SUM, Tombstones, termsText, unitPostings } from './index-blocks.ts'
 import { sweepTombstones, writePostings } from './index-compaction.ts'
+import { boundable, openTermRanking } from './term-ranking.ts'
 import { createPendingAccess } from '../pending-access.ts'
 import { type IndexUnitRow, listPage, mergedCandidates, storedUnitOf, unitsInAskedOrder, validateIndexUnit, validateVector } from '../index-unit-records.ts'
 import { advisoryKey } from './advisory-key.ts'
@@ -61,6 +62,11 @@ export interface PostgresSearchIndexOptions {
   dimensions?: number
   /** Up to this many stored vectors, nearest neighbours are exact (a scan); above, the HNSW index answers. Default 10,000. */
   exactVectorsUpTo?: number
+  /**
+   * A query whose one kept word is common reads that word's best blocks first (decision 0095).
+   * Default true; false reads all its postings, as before: the bench's baseline, the same ranking.
+   */
+  bestFirst?: boolean
 }
 
 const META_EMBEDDER = 'embedder_id'
@@ -277,6 +283,26 @@ class StatsDelta {
 }
 
 type Ranked = Array<{ rowid: number; score: number }>
+/** fts5_aux.c's IDF of a phrase held by `n` of `units` rows: floored at 1e-6. */
+function idfOf(units: number, n: number): number {
+  const value = Math.log((units - n + 0.5) / (n + 0.5))
+  return value <= 0 ? 1e-6 : value
+}
+
+/** A term's frequency in a unit: its field weights added one occurrence at a time, in field order, as FTS5 adds them. */
+function weightedFrequency(own: number, near: number, far: number, related: number, weights: readonly [number, number, number, number]): number {
+  let frequency = 0
+  for (let k = 0; k < own; k++) frequency += weights[0]
+  for (let k = 0; k < near; k++) frequency += weights[1]
+  for (let k = 0; k < far; k++) frequency += weights[2]
+  for (let k = 0; k < related; k++) frequency += weights[3]
+  return frequency
+}
+
+/** One phrase's share of a unit's BM25, as fts5_aux.c computes it. */
+const bm25Part = (idf: number, frequency: number, length: number, avgdl: number): number =>
+  idf * ((frequency * (BM25_K1 + 1.0)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * length) / avgdl)))
+
 const byScoreThenRowid = (a: { rowid: number; score: number }, b: { rowid: number; score: number }): number => b.score - a.score || a.rowid - b.rowid
 
 /**
@@ -444,8 +470,8 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
       return token === undefined ? [] : [{ term, token }]
     })
     if (phrases.length === 0) return []
-    const counts = phrases.length > 1 ? await postingCountsOf(phrases.map((p) => p.token)) : undefined
-    const keptNames = counts ? keptTerms(phrases.map((p) => p.term), counts) : phrases.map((p) => p.term)
+    const counts = await postingCountsOf(phrases.map((p) => p.token))
+    const keptNames = phrases.length > 1 ? keptTerms(phrases.map((p) => p.term), counts) : phrases.map((p) => p.term)
     if (keptNames.length === 0) return []
     const tokenByTerm = new Map(phrases.map((p) => [p.term, p.token]))
     // Each kept term once per repetition, in the order FTS5 sums them.
@@ -453,6 +479,10 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const w = query.fieldWeights ?? { near: 0.5, far: 0.2, related: 0.3 }
     const weights = [1, w.near, w.far, w.related] as const
     const distinctTokens = [...new Set(tokens)]
+    // A word held by more units than any other kept term may be (every word of the query is
+    // common): its best postings only, read best block first (term-ranking.ts, decision 0095).
+    const common = distinctTokens.length === 1 && (counts[phrases.findIndex((p) => p.token === distinctTokens[0])] ?? 0) > POSTINGS_CAP
+    if (common && options.bestFirst !== false && boundable(weights)) return commonWord(distinctTokens[0]!, tokens.length, weights, query, limit)
     // Two reads at once: the corpus statistics with each term's document frequency (the sums of
     // its blocks' postings, from the covering index), and the blocks of the query's tokens
     // (index-blocks.ts: per unit its counts of that token, its length and kind, packed). Scoring
@@ -477,11 +507,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const avgdl = stats.tokens / stats.units
     const slot = new Map(distinctTokens.map((token, i) => [token, i]))
     const phraseSlots = tokens.map((token) => slot.get(token)!)
-    const idf = phraseSlots.map((i) => {
-      const n = stats.n[i] ?? 0
-      const value = Math.log((stats.units - n + 0.5) / (n + 0.5))
-      return value <= 0 ? 1e-6 : value
-    })
+    const idf = phraseSlots.map((i) => idfOf(stats.units, stats.n[i] ?? 0))
     // Per unit (a slot, in the order first seen), its length and the weighted frequency of each
     // distinct token it holds, in flat arrays: a common word brings hundreds of thousands.
     const width = distinctTokens.length
@@ -515,28 +541,55 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
           lengths.push(d)
           for (let t = 0; t < width; t++) frequencies.push(0)
         }
-        let frequency = 0
-        for (let k = 0; k < own; k++) frequency += weights[0]
-        for (let k = 0; k < near; k++) frequency += weights[1]
-        for (let k = 0; k < far; k++) frequency += weights[2]
-        for (let k = 0; k < related; k++) frequency += weights[3]
-        frequencies[unit * width + i] = frequency
+        frequencies[unit * width + i] = weightedFrequency(own, near, far, related, weights)
       })
     }
     if (rowids.length === 0) return []
     const scores = new Float64Array(rowids.length)
     for (let unit = 0; unit < rowids.length; unit++) {
       let score = 0
-      for (const [p, i] of phraseSlots.entries()) {
-        const frequency = frequencies[unit * width + i]!
-        score += idf[p]! * ((frequency * (BM25_K1 + 1.0)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * lengths[unit]!) / avgdl)))
-      }
+      for (const [p, i] of phraseSlots.entries()) score += bm25Part(idf[p]!, frequencies[unit * width + i]!, lengths[unit]!, avgdl)
       scores[unit] = score
     }
     // Best first; equal scores by rowid, as FTS5 returns them.
     const scored = bestFirst(scores, rowids, limit)
     const rows = await passing(scored.best, scored.rest, limit, query)
     // The units are read already: hand them up rather than have the caller read them again.
+    return rows.map(({ row, score }) => ({ id: row.id, kind: row.kind as UnitKind, lexical: score, unit: withPendingAccess(toStoredUnit(row)) }))
+  }
+
+  /**
+   * A query whose one kept word is common, repeated `repeats` times: its best postings read best
+   * block first, in one REPEATABLE READ transaction (every statement sees the blocks as the
+   * first did); the filter's rows read there too. When fewer than `limit` of the postings ranked
+   * pass the filter, four times as many are ranked, until enough pass or none is left.
+   */
+  async function commonWord(token: string, repeats: number, weights: readonly [number, number, number, number], query: IndexQuery, limit: number): Promise<IndexCandidate[]> {
+    const rows = await handle.transaction(async (client) => {
+      await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY')
+      const { rows: statsRows } = await client.query<{ units: number; tokens: number; n: number }>(
+        `SELECT s.units, s.tokens, coalesce((SELECT sum(b.units) FROM index_blocks b WHERE b.term = $1), 0)::bigint AS n FROM (${STATS_SUM}) s`,
+        [token],
+      )
+      const stats = statsRows[0]
+      const units = Number(stats?.units ?? 0)
+      if (units === 0) return []
+      const avgdl = Number(stats!.tokens) / units
+      const idf = idfOf(units, Number(stats!.n))
+      const score = (own: number, near: number, far: number, related: number, length: number): number => {
+        const frequency = weightedFrequency(own, near, far, related, weights)
+        let sum = 0
+        for (let p = 0; p < repeats; p++) sum += bm25Part(idf, frequency, length, avgdl)
+        return sum
+      }
+      const ranking = await openTermRanking(client, token, { score, kinds: query.kinds === undefined ? undefined : kindCodes(query.kinds) })
+      for (let want = limit; ; want *= 4) {
+        await ranking.rankAtLeast(want)
+        const ranked = ranking.ranked()
+        const found = await passing(ranked.slice(0, limit), () => ranked.slice(limit), limit, query, client)
+        if (found.length >= limit || ranking.complete) return found
+      }
+    })
     return rows.map(({ row, score }) => ({ id: row.id, kind: row.kind as UnitKind, lexical: score, unit: withPendingAccess(toStoredUnit(row)) }))
   }
 
@@ -550,12 +603,13 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     after: () => Array<{ rowid: number; score: number }>,
     limit: number,
     filter: IndexFilter,
+    db: PgQueryable = pool,
   ): Promise<Array<{ row: UnitRow; score: number }>> {
     const where = filterToSql(filter, 2)
     const and = where.sql ? `AND ${where.sql}` : ''
     const read = async (rowids: number[]): Promise<Map<number, UnitRow>> => {
       if (rowids.length === 0) return new Map()
-      const { rows } = await pool.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [rowids, ...where.params])
+      const { rows } = await db.query<UnitRow>(`SELECT ${UNIT_COLUMNS} FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [rowids, ...where.params])
       return new Map(rows.map((row) => [row.rowid, row]))
     }
     const found = await read(best.map((hit) => hit.rowid))
@@ -566,7 +620,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     if (out.length === limit) return out
     const rest = after()
     if (rest.length === 0) return out
-    const { rows: pass } = await pool.query<{ rowid: number }>(`SELECT u.rowid FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [
+    const { rows: pass } = await db.query<{ rowid: number }>(`SELECT u.rowid FROM index_units u WHERE u.rowid = ANY($1::bigint[]) ${and}`, [
       rest.map((hit) => hit.rowid),
       ...where.params,
     ])
