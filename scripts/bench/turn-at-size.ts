@@ -14,11 +14,13 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { ManualClock } from '../../src/core/clock.ts'
 import { openMindInternals } from '../../src/mind-internals.ts'
 import type { Turn } from '../../src/session/turn.ts'
 import { analyseQuery } from '../../src/memory/retrieval/query-analysis.ts'
 import { seededRandom } from '../../src/test-support/seeded-random.ts'
+import { SETTLE_MS } from '../../src/storage/files/file-stamp.ts'
 import { makeCorpus } from './synthetic-memories.ts'
 
 const NOW = new Date('2026-06-01T12:00:00Z')
@@ -116,6 +118,10 @@ const envOf = (root: string) => ({ HOME: join(root, 'user-home'), PATH: process.
 async function pass(kept: string, options: { units: number; turns: number }, timing: 'begin' | 'prime'): Promise<{ timed: Figures; floor: Figures }> {
   const root = mkdtempSync(join(tmpdir(), 'engram-bench-turn-size-'))
   cpSync(kept, root, { recursive: true })
+  // The copy gives every file a new change time, and a file changed in the last SETTLE_MS is read
+  // again rather than trusted by its stamp (file-stamp.ts): an agent's home was not all written a
+  // moment ago, so the pass starts once the copy has settled (decision 0096).
+  await sleep(SETTLE_MS + 100)
   const clock = new ManualClock(NOW)
   const mind = await openMindInternals({ home: join(root, 'home'), env: envOf(root), ignoreConfigFile: true, clock, reindexOnOpen: false })
   const floorDb = new DatabaseSync(join(root, 'floor.db'))
