@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type TestContext, test } from 'node:test'
-import { admitRequests } from './admission.ts'
+import { admitRequests, requestsInWorkOf } from './admission.ts'
 
 interface Held {
   path: string
@@ -102,4 +102,11 @@ test('beginnings wait in the one queue bound: one more than it holds is refused 
   assert.equal(await refused.status, 503)
   assert.deepEqual(await server.answerAll(2), ['in work', 'begin 1'])
   assert.deepEqual(await Promise.all([inWork.status, waiting.status]), [200, 200])
+})
+
+test('serve.requestsInWork 0 takes 2 on the embedded home and 4 on PostgreSQL; a number set is kept', () => {
+  assert.equal(requestsInWorkOf(0, false), 2)
+  assert.equal(requestsInWorkOf(0, true), 4)
+  assert.equal(requestsInWorkOf(7, false), 7)
+  assert.equal(requestsInWorkOf(1, true), 1)
 })

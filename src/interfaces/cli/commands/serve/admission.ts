@@ -35,6 +35,19 @@ const REFUSAL_LOG_MS = 10_000
 
 const PROBES = new Set(['/v1/health', '/v1/status'])
 
+/**
+ * Requests in work when serve.requestsInWork is 0 (decision 0096): on the embedded home a request
+ * is CPU on this thread from its start to its answer — SQLite is synchronous and a log line is
+ * appended without the thread pool — so one computing and one whose answer is being sent keep the
+ * thread busy, and more only interleave and make each wait longer (at 50 clients a turn's
+ * beginning waited 260–272 ms at p95 with 4, 173–203 with 2); on PostgreSQL a request also waits
+ * for the database's answers, during which another can compute.
+ */
+export function requestsInWorkOf(configured: number, onPostgres: boolean): number {
+  if (configured > 0) return configured
+  return onPostgres ? 4 : 2
+}
+
 /** How many beginnings of turns may go ahead of a request that waited before them. */
 const PASSED_OVER_AT_MOST = 8
 

@@ -25,7 +25,7 @@ import { createServeApp } from '../../../http/app.ts'
 import { checkBind, parseCredentials, withDashboardToken } from '../../../http/credentials.ts'
 import type { Command, CommandContext, CommandResult } from '../../command.ts'
 import { openMind } from '../../open-mind.ts'
-import { admitRequests } from './admission.ts'
+import { admitRequests, requestsInWorkOf } from './admission.ts'
 import { limitConnections, serverTimeouts } from './connection-limits.ts'
 import { forwardMcp } from './forward-mcp.ts'
 import { runWorkers, startLine, untilSignal, type WorkerRole, workerCount, workerRole } from './workers.ts'
@@ -165,7 +165,8 @@ export async function serveProcess(context: CommandContext, settings: Record<str
     // Before listening: a pattern that is not one is a configuration error at start. Of several
     // processes, one runs the schedule (what is due is claimed through the store anyway).
     if (role === undefined || role.maintains) schedule = scheduleMaintenance(mind, maintain, log)
-    const answer = admitRequests(getRequestListener(app.fetch, { hostname: host }), limits, log)
+    const inWork = requestsInWorkOf(limits.requestsInWork, mind.config.values.storage.url !== undefined)
+    const answer = admitRequests(getRequestListener(app.fetch, { hostname: host }), { requestsInWork: inWork, requestsQueued: limits.requestsQueued }, log)
     const makeServer = (listener: RequestListener) => {
       const server = createServer(serverTimeouts(limits), listener)
       servers.push(server)
