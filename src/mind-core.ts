@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path'
 import { type Clock, systemClock } from './core/clock.ts'
-import { describeError } from './core/errors.ts'
+import { describeError, EngramError, ErrorCode } from './core/errors.ts'
 import { createLineLogger, type Logger, withLevel } from './core/logger.ts'
 import { requireSupportedNode } from './core/node-version.ts'
 import type { ProgressOptions } from './core/progress.ts'
@@ -47,6 +47,12 @@ export interface CreateMindOptions {
   /** Where engram's log lines go (called as pino's are: fields, message), filtered by `log.level`. Default: stderr. */
   logger?: Logger
 }
+
+
+/** The home's lock of reindexing (decision 0097). */
+const REINDEX_LOCK = 'engram:reindex'
+/** How long a reindex waits for another that makes no progress before going ahead without the lock. */
+const REINDEX_LOCK_WAIT_MS = 10 * 60_000
 
 /** An opened home, before the memory systems: what a mind is built on. */
 export interface MindCore {
@@ -120,8 +126,21 @@ export async function openMindCore(options: CreateMindOptions = {}): Promise<Min
 
   const skills = createSkillStore({ dir: layout.skillsDir, clock, locks: backend.locks, archiveDir: join(layout.archiveDir, 'skills'), maxFileBytes: values.memory.maxFileBytes })
   let lastReindex: ReindexReport | undefined
+  // One reindex at a time across the home (decision 0097): a reindex removes from the index what it
+  // no longer finds in a file, so one that read a file before another process saved to it, and
+  // wrote after that process had indexed the save, removed the new memory until the file changed
+  // again. Waited for (a reindex takes what the files take); a holder that makes no progress for
+  // REINDEX_LOCK_WAIT_MS is passed by, with a warning, rather than stop the caller.
   const reindex = async (reindexOptions: { full?: boolean } & ProgressOptions = {}): Promise<ReindexReport> => {
-    lastReindex = await reindexFiles({ backend, embedder, clock, agent: values.agent, skills }, reindexOptions)
+    const run = () => reindexFiles({ backend, embedder, clock, agent: values.agent, skills }, reindexOptions)
+    try {
+      const outcome = await backend.locks.withLock(REINDEX_LOCK, run, { timeoutMs: REINDEX_LOCK_WAIT_MS })
+      lastReindex = outcome.kind === 'done' ? outcome.value : await run()
+    } catch (error) {
+      if (!EngramError.is(error) || error.code !== ErrorCode.lockBusy || error.details?.name !== REINDEX_LOCK) throw error
+      logger.warn({ lock: REINDEX_LOCK }, `reindexing without waiting longer: ${describeError(error)}`)
+      lastReindex = await run()
+    }
     return lastReindex
   }
   if (options.reindexOnOpen !== false) await reindex()
