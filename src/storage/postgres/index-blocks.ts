@@ -296,19 +296,25 @@ export class Tombstones {
   }
 }
 
+/** The tombstones among `blocks` (those with negative `units`), by term. */
+export function tombstonesByTerm(blocks: Iterable<{ term: string; first: number | string; units: number; data: Uint8Array }>): Map<string, Tombstones> {
+  const out = new Map<string, Tombstones>()
+  for (const block of blocks) {
+    if (block.units >= 0) continue
+    const of = out.get(block.term) ?? new Tombstones()
+    decodeBlock(Number(block.first), block.data, (p) => of.add(p))
+    out.set(block.term, of)
+  }
+  return out
+}
+
 /**
  * The live postings of some blocks (each with its term, first rowid, units and data): every
  * tombstone cancels one identical posting of its term. Calls `visit` per live posting, in no
  * particular order.
  */
 export function forEachLivePosting(blocks: ReadonlyArray<{ term: string; first: number; units: number; data: Uint8Array }>, visit: (term: string, p: Posting) => void): void {
-  const tombstones = new Map<string, Tombstones>()
-  for (const block of blocks) {
-    if (block.units >= 0) continue
-    const of = tombstones.get(block.term) ?? new Tombstones()
-    decodeBlock(Number(block.first), block.data, (p) => of.add(p))
-    tombstones.set(block.term, of)
-  }
+  const tombstones = tombstonesByTerm(blocks)
   for (const block of blocks) {
     if (block.units < 0) continue
     const of = tombstones.get(block.term)

@@ -44,7 +44,7 @@ import type { IndexCandidate, IndexCapabilities, IndexFilter, IndexQuery, IndexU
 import { UNIT_KINDS } from '../contracts.ts'
 import { ftsFields, keptTerms, lexicalTerms, POSTINGS_CAP, PostingCountMemo, termRepeats } from '../lexical-plan.ts'
 import { unicode61Tokens } from '../unicode61.ts'
-import { addStats, countsBytes, forEachPosting, kindCodes, type Posting, postingOf, STATS_SUM, Tombstones, termsText, unitPostings } from './index-blocks.ts'
+import { addStats, countsBytes, forEachPosting, kindCodes, type Posting, postingOf, STATS_SUM, termsText, tombstonesByTerm, unitPostings } from './index-blocks.ts'
 import { sweepTombstones, writePostings } from './index-compaction.ts'
 import { boundable, openTermRanking } from './term-ranking.ts'
 import { createPendingAccess } from '../pending-access.ts'
@@ -283,6 +283,16 @@ class StatsDelta {
 }
 
 type Ranked = Array<{ rowid: number; score: number }>
+/** BM25's N and total length, and each token's document frequency (the sums of its blocks' postings, from the covering index), in the order of $1. */
+const STATS_WITH_FREQUENCIES = `SELECT s.units, s.tokens, ARRAY(SELECT coalesce((SELECT sum(b.units) FROM index_blocks b WHERE b.term = p.token), 0)::bigint
+    FROM unnest($1::text[]) WITH ORDINALITY AS p(token, ord) ORDER BY p.ord) AS n
+  FROM (${STATS_SUM}) s`
+interface StatsRow {
+  units: number
+  tokens: number
+  n: number[]
+}
+
 /** fts5_aux.c's IDF of a phrase held by `n` of `units` rows: floored at 1e-6. */
 function idfOf(units: number, n: number): number {
   const value = Math.log((units - n + 0.5) / (n + 0.5))
@@ -439,6 +449,13 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     })
   })
   const withPendingAccess = (unit: StoredUnit): StoredUnit => pendingAccess.apply(unit)
+  /** A ranked unit row as a lexical candidate: the unit is read already, so it is handed up rather than read again. */
+  const lexicalCandidate = ({ row, score }: { row: UnitRow; score: number }): IndexCandidate => ({
+    id: row.id,
+    kind: row.kind as UnitKind,
+    lexical: score,
+    unit: withPendingAccess(toStoredUnit(row)),
+  })
 
   const postingCounts = new PostingCountMemo()
 
@@ -488,12 +505,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     // (index-blocks.ts: per unit its counts of that token, its length and kind, packed). Scoring
     // in SQL cost ~5 µs per unit in expression evaluation; here it follows fts5_aux.c exactly.
     const [statsResult, blocks] = await Promise.all([
-      pool.query<{ units: number; tokens: number; n: number[] }>(
-        `SELECT s.units, s.tokens, ARRAY(SELECT coalesce((SELECT sum(b.units) FROM index_blocks b WHERE b.term = p.token), 0)::bigint
-           FROM unnest($1::text[]) WITH ORDINALITY AS p(token, ord) ORDER BY p.ord) AS n
-         FROM (${STATS_SUM}) s`,
-        [distinctTokens],
-      ),
+      pool.query<StatsRow>(STATS_WITH_FREQUENCIES, [distinctTokens]),
       pool.query<{ term: string; first: number; last: number; units: number; data: Buffer }>('SELECT term, first, last, units, data FROM index_blocks WHERE term = ANY($1::text[])', [
         distinctTokens,
       ]),
@@ -517,13 +529,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     const frequencies: number[] = []
     const kinds = query.kinds === undefined ? undefined : kindCodes(query.kinds)
     // A term's tombstones (index-blocks.ts) cancel its postings of units rewritten or removed.
-    const tombstones = new Map<string, Tombstones>()
-    for (const block of blocks.rows) {
-      if (block.units >= 0) continue
-      const of = tombstones.get(block.term) ?? new Tombstones()
-      forEachPosting(Number(block.first), block.data, (rowid, own, near, far, related, tokens, kind) => of.add({ rowid, own, near, far, related, tokens, kind }))
-      tombstones.set(block.term, of)
-    }
+    const tombstones = tombstonesByTerm(blocks.rows)
     for (const block of blocks.rows) {
       if (block.units < 0) continue
       const i = slot.get(block.term)!
@@ -553,9 +559,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
     }
     // Best first; equal scores by rowid, as FTS5 returns them.
     const scored = bestFirst(scores, rowids, limit)
-    const rows = await passing(scored.best, scored.rest, limit, query)
-    // The units are read already: hand them up rather than have the caller read them again.
-    return rows.map(({ row, score }) => ({ id: row.id, kind: row.kind as UnitKind, lexical: score, unit: withPendingAccess(toStoredUnit(row)) }))
+    return (await passing(scored.best, scored.rest, limit, query)).map(lexicalCandidate)
   }
 
   /**
@@ -567,15 +571,11 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
   async function commonWord(token: string, repeats: number, weights: readonly [number, number, number, number], query: IndexQuery, limit: number): Promise<IndexCandidate[]> {
     const rows = await handle.transaction(async (client) => {
       await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY')
-      const { rows: statsRows } = await client.query<{ units: number; tokens: number; n: number }>(
-        `SELECT s.units, s.tokens, coalesce((SELECT sum(b.units) FROM index_blocks b WHERE b.term = $1), 0)::bigint AS n FROM (${STATS_SUM}) s`,
-        [token],
-      )
-      const stats = statsRows[0]
+      const stats = (await client.query<StatsRow>(STATS_WITH_FREQUENCIES, [[token]])).rows[0]
       const units = Number(stats?.units ?? 0)
       if (units === 0) return []
       const avgdl = Number(stats!.tokens) / units
-      const idf = idfOf(units, Number(stats!.n))
+      const idf = idfOf(units, Number(stats!.n[0] ?? 0))
       const score = (own: number, near: number, far: number, related: number, length: number): number => {
         const frequency = weightedFrequency(own, near, far, related, weights)
         let sum = 0
@@ -590,7 +590,7 @@ export async function createPostgresSearchIndex(handle: PostgresHandle, options:
         if (found.length >= limit || ranking.complete) return found
       }
     })
-    return rows.map(({ row, score }) => ({ id: row.id, kind: row.kind as UnitKind, lexical: score, unit: withPendingAccess(toStoredUnit(row)) }))
+    return rows.map(lexicalCandidate)
   }
 
   /**

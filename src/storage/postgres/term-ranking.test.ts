@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import type { IndexQuery, IndexUnit, SearchIndex, UnitKind } from '../contracts.ts'
+import { seededRandom } from '../../test-support/seeded-random.ts'
 import { openSqlite } from '../sqlite/database.ts'
 import { createSqliteSearchIndex } from '../sqlite/search-index.ts'
 import { fillBlockPeaks } from './index-blocks.ts'
@@ -24,20 +25,12 @@ import { onPostgres, openTestHandle } from './test-support/test-database.ts'
 const FILLER = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango'.split(' ')
 const KINDS: UnitKind[] = ['message', 'message', 'message', 'lesson', 'knowledge', 'summary', 'episode']
 
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state * 1_664_525 + 1_013_904_223) >>> 0
-    return state / 2 ** 32
-  }
-}
-
 /**
  * 4,000 units holding "plentiful" (own 1–3 times, in the neighbours too, lengths 1–60 words), 85%
  * of them "abundant" too, 5% of them Ana's; and 700 alike, to the letter ("plentiful filler"), so the best scores tie.
  */
 function units(): IndexUnit[] {
-  const next = random(11)
+  const next = seededRandom(11)
   const words = (n: number) => Array.from({ length: n }, () => FILLER[Math.floor(next() * FILLER.length)]!).join(' ')
   const out: IndexUnit[] = []
   for (let i = 0; i < 4_000; i++) {
@@ -89,6 +82,12 @@ const QUERIES: IndexQuery[] = [
   // A weight the bounds are not trusted with: the whole list is read, as before.
   { text: 'plentiful', fieldWeights: { near: 1e-9, far: 0.2, related: 0.3 }, limit: 20 },
 ]
+
+/** BM25's share of one term (the index's default field weights, an average length of 20): grows with each count, falls with the length. */
+function bm25Like(own: number, near: number, far: number, related: number, tokens: number): number {
+  const f = own + near * 0.5 + far * 0.2 + related * 0.3
+  return (f * 2.2) / (f + 1.2 * (0.25 + (0.75 * tokens) / 20))
+}
 
 /** Counts the statements that read blocks' peaks, on the handle's pooled connections. */
 function watchPeakReads(handle: PostgresHandle): { n: number } {
@@ -152,7 +151,7 @@ onPostgres('one common word ranked best block first', (url) => {
 
         // Read directly: the word's blocks, and how many the ten best took.
         const { rows: stats } = await handle.pool.query<{ blocks: number }>("SELECT count(*)::integer AS blocks FROM index_blocks WHERE term = 'plenti' AND units > 0")
-        const ranking = await openTermRanking(handle.pool, 'plenti', { score: (own, near, far, related, tokens) => (own + near / 2 + far / 5 + related / 3) / (own + 1 + tokens / 20) })
+        const ranking = await openTermRanking(handle.pool, 'plenti', { score: bm25Like })
         await ranking.rankAtLeast(10)
         assert.ok(ranking.ranked().length >= 10, JSON.stringify({ reads: ranking.reads, ranked: ranking.ranked().length, complete: ranking.complete }))
         const blocks = stats[0]!.blocks

@@ -19,7 +19,7 @@
  * MIN_BOUNDED_WEIGHT keeps exact scores apart by many orders of magnitude more than rounding.
  * The caller reads the whole list for any other weights.
  */
-import { forEachPeak, forEachPosting, Tombstones } from './index-blocks.ts'
+import { forEachPeak, forEachPosting, Tombstones, tombstonesByTerm } from './index-blocks.ts'
 import type { PgQueryable } from './driver.ts'
 
 /** The smallest positive field weight the bounds are trusted with (see the file comment). */
@@ -81,13 +81,10 @@ const bestFirst = (a: Ranked, b: Ranked): number => b.score - a.score || a.rowid
 export async function openTermRanking(db: PgQueryable, term: string, scoring: TermScoring): Promise<TermRanking> {
   const [heads, tombs] = await Promise.all([
     db.query<{ first: string; last: string; peaks: Buffer | null }>('SELECT first, last, peaks FROM index_blocks WHERE term = $1 AND units > 0', [term]),
-    db.query<{ first: string; data: Buffer }>('SELECT first, data FROM index_blocks WHERE term COLLATE "C" = $1 AND units < 0', [term]),
+    db.query<{ term: string; first: string; units: number; data: Buffer }>('SELECT term, first, units, data FROM index_blocks WHERE term COLLATE "C" = $1 AND units < 0', [term]),
   ])
   const reads: RankingReads = { blocks: heads.rows.length, blocksRead: 0, postingsRead: 0, statements: 2 }
-  const tombstones = new Tombstones()
-  for (const block of tombs.rows) {
-    forEachPosting(Number(block.first), block.data, (rowid, own, near, far, related, tokens, kind) => tombstones.add({ rowid, own, near, far, related, tokens, kind }))
-  }
+  const tombstones = tombstonesByTerm(tombs.rows).get(term) ?? new Tombstones()
   const byKey = new Map<string, Key>()
   for (const head of heads.rows) {
     let bound = Number.POSITIVE_INFINITY
